@@ -1,0 +1,78 @@
+"""Scaled dot-product and multi-head attention (paper section 3.2), one function per equation."""
+import numpy as np
+
+PROJ_TEX = {
+    "q": r"Q_i = X W_i^Q",
+    "k": r"K_i = X W_i^K",
+    "v": r"V_i = X W_i^V",
+}
+CROSS_PROJ_TEX = {
+    "q": r"Q_i = X_{\text{dec}} W_i^Q",
+    "k": r"K_i = X_{\text{enc}} W_i^K",
+    "v": r"V_i = X_{\text{enc}} W_i^V",
+}
+BIAS_TEX = {"q": r" + b_i^Q", "k": r" + b_i^K", "v": r" + b_i^V"}
+SCORES_TEX = r"S_i = Q_i K_i^\top"
+SCALED_TEX = {"sqrt_dk": r"S_i' = \frac{Q_i K_i^\top}{\sqrt{d_k}}", "number": r"S_i' = \frac{Q_i K_i^\top}{%s}"}
+MASK_TEX = r"M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}"
+MASKED_TEX = r"S_i'' = S_i' + M"
+WEIGHTS_TEX = r"A_i = \operatorname{softmax}(S_i')"
+MASKED_WEIGHTS_TEX = r"A_i = \operatorname{softmax}(S_i'')"
+SOFTMAX_ROW_TEX = {
+    "stable": r"\operatorname{softmax}(x)_j = \frac{e^{x_j - \max_k x_k}}{\sum_k e^{x_k - \max_k x_k}}",
+    "naive": r"\operatorname{softmax}(x)_j = \frac{e^{x_j}}{\sum_k e^{x_k}}",
+}
+HEADS_TEX = r"\text{head}_i = A_i V_i"
+CONCAT_TEX = r"\operatorname{Concat}(\text{head}_1, \ldots, \text{head}_h)"
+OUT_TEX = r"\operatorname{MultiHead}(Q,K,V) = \operatorname{Concat}(\text{head}_1, \ldots, \text{head}_h)\, W^O"
+
+
+def project(x, W, b=None):
+    """Per-head projection X W_i (+ b_i): [n, d_model] @ [h, d_model, d_k] -> [h, n, d_k]."""
+    out = x @ W  # (h, n, d_k)
+    return out if b is None else out + b[:, None, :]  # (h, n, d_k)
+
+
+def scores(q, k):
+    """S_i = Q_i K_i^T."""
+    return q @ k.transpose(0, 2, 1)  # (h, n_q, n_k)
+
+
+def scale(s, divisor):
+    """S / sqrt(d_k), or S / the chosen number."""
+    return s / divisor  # (h, n_q, n_k)
+
+
+def causal_mask(n):
+    """0 where a position may look (j <= i), -inf where it would see the future (j > i)."""
+    return np.where(np.triu(np.ones((n, n), dtype=bool), k=1), -np.inf, 0.0)  # (n, n)
+
+
+def apply_mask(s, mask):
+    """S + M: blocked cells become -inf, so softmax gives them weight exactly 0."""
+    return s + mask  # (h, n, n)
+
+
+def softmax(x, form="stable"):
+    """Row softmax over the last axis; "stable" subtracts the row max so exp never overflows."""
+    if form == "stable":
+        x = x - np.max(x, axis=-1, keepdims=True)
+    e = np.exp(x)
+    return e / np.sum(e, axis=-1, keepdims=True)
+
+
+def weighted_sum(weights, v):
+    """head_i = A_i V_i."""
+    return weights @ v  # (h, n_q, d_v)
+
+
+def concat_heads(heads):
+    """[h, n, d_v] -> [n, h*d_v], head 0's columns first."""
+    h, n, d_v = heads.shape
+    return heads.transpose(1, 0, 2).reshape(n, h * d_v)  # (n, h*d_v)
+
+
+def linear(x, W, b=None):
+    """x W (+ b)."""
+    out = x @ W  # (n, d_out)
+    return out if b is None else out + b  # (n, d_out)

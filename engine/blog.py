@@ -1,0 +1,103 @@
+"""The worked example of seed 002 ("The Random Transformer", hackerllama), as its published notebook computes it.
+
+Where the post's prose and its code disagree, the engine follows the code; DIFFERENCES records each case
+so that the app can explain it.
+"""
+import numpy as np
+
+VOCABULARY = ("hello", "mundo", "world", "how", "?", "EOS", "SOS", "a", "hola", "c", "<unk>")
+EMBEDDINGS = {"hello": [1, 2, 3, 4], "world": [2, 3, 4, 5], "SOS": [1, 0, 0, 0]}
+
+# Per-head projections as the post's code defines them; heads stacked first: (h, d_model, d_k).
+W_Q = np.array([[[0, 0, 0], [1, 1, 0], [0, 0, 1], [1, 0, 0]], [[1, 0, 1], [0, 1, 0], [1, 0, 0], [0, 1, 1]]], float)
+W_K = np.array([[[1, 0, 1], [0, 1, 0], [1, 0, 1], [0, 1, 0]], [[0, 1, 1], [1, 0, 1], [1, 1, 0], [0, 1, 0]]], float)
+W_V = np.array([[[0, 1, 1], [1, 0, 0], [1, 0, 1], [0, 1, 0]], [[1, 0, 0], [0, 1, 1], [0, 0, 1], [1, 0, 0]]], float)
+W_O = np.array([
+    [0.79445237, 0.1081456, 0.27411536, 0.78394531],
+    [0.29081936, -0.36187258, -0.32312791, -0.48530339],
+    [-0.36702934, -0.76471963, -0.88058366, -1.73713022],
+    [-0.02305587, -0.64315981, -0.68306653, -1.25393866],
+    [0.29077448, -0.04121674, 0.01509932, 0.13149906],
+    [0.57451867, -0.08895355, 0.02190485, 0.24535932],
+])  # (h*d_v, d_model)
+ENCODER_ATTENTION = {"W_Q": W_Q, "W_K": W_K, "W_V": W_V, "W_O": W_O}
+
+# Numbers the post prints, for tests and for the app's "paper vs blog" page.
+PRINTED = {
+    "encoder_input": [[1, 3, 3, 5], [2.84, 3.99, 4, 6]],
+    "K1": [[4, 8, 4], [6.84, 9.99, 6.84]],
+    "V1": [[6, 6, 4], [7.99, 8.84, 6.84]],
+    "Q1": [[8, 3, 3], [9.99, 3.99, 4]],
+    "scores1": [[68, 105.21], [87.88, 135.5517]],
+    "scores1_sqrt3": [[39.2598183, 60.74302182], [50.73754166, 78.26081048]],
+    "weights1_sqrt3": [[4.67695573e-10, 1.0], [1.11377182e-12, 1.0]],
+    "weights2_sqrt3": [[1.10613872e-14, 1.0], [4.95934510e-20, 1.0]],
+    "head1_sqrt3": [[7.99, 8.84, 6.84], [7.99, 8.84, 6.84]],
+    "head2_sqrt3": [[8.84, 3.99, 7.99], [8.84, 3.99, 7.99]],
+    "head1_div30": [[7.54348784, 8.20276657, 6.20276657], [7.65266185, 8.35857269, 6.35857269]],
+    "head2_div30": [[8.45589591, 3.85610456, 7.72085664], [8.63740591, 3.91937741, 7.84804146]],
+    "Z": [[11.46394285, -13.18016471, -11.59340253, -17.04387829],
+          [11.62608573, -13.47454936, -11.87126395, -17.4926367]],
+    "mean": [[-4.58837567], [-3.59559107]],
+    "std": [[9.92061529], [10.50653019]],
+    "layer_norm": [[1.71887693, -0.56365339, -0.40370747, -0.75151608],
+                   [1.71909039, -0.56050453, -0.40695381, -0.75163205]],
+}
+
+DIFFERENCES = (
+    {"key": "wq1", "topic": "W_Q of head 1",
+     "post": r"W^Q_1 \text{ in the LaTeX has last row } [1, 1, 0]",
+     "engine": r"W^Q_1 \text{ in the code has last row } [1, 0, 0]",
+     "why": "The code produced the post's numbers: Q1 = [[8, 3, 3], [9.99, 3.99, 4]] needs the code's matrix."},
+    {"key": "wk2", "topic": "W_K of head 2",
+     "post": r"W^K_2 \text{ in the LaTeX has third row } [1, 0, 1]",
+     "engine": r"W^K_2 \text{ in the code has third row } [1, 1, 0]",
+     "why": "The code produced the post's numbers for head 2."},
+    {"key": "pe_formula", "topic": "Positional encoding exponent",
+     "post": r"PE_{(pos,j)} \text{ uses } 10000^{2j/d} \text{ for column } j",
+     "engine": r"\text{paper: columns } 2i \text{ and } 2i+1 \text{ share } 10000^{2i/d}",
+     "why": "For World the paper gives [0.841, 0.540, 0.0100, 0.99995], the post [0.84, 0.99, 0, 1]. "
+            "The hello-world preset keeps the post's table; pos_encoding='sinusoidal' is the paper's."},
+    {"key": "pe_rounding", "topic": "Printed positional encoding",
+     "post": r"PE_{(1,1)} = \cos(0.01) \approx 0.99",
+     "engine": r"\cos(0.01) = 0.99995",
+     "why": "The post truncates 0.99995 to 0.99 and uses 2.84, 3.99 from then on; pos_encoding='blog' computes "
+            "the post's formula exactly, 'blog_table' uses its printed numbers."},
+    {"key": "divisor", "topic": "Attention divisor",
+     "post": r"\text{divides by } 30 \text{ (a hack so softmax does not saturate)}",
+     "engine": r"\text{paper divides by } \sqrt{d_k} = \sqrt{3}",
+     "why": "With sqrt(3) the weights saturate to [4.68e-10, 1]; the post switches to 30 to get its Z."},
+    {"key": "layer_norm", "topic": "LayerNorm form",
+     "post": r"\text{code: } \frac{x-\mu}{\sigma + 10^{-6}}",
+     "engine": r"\text{paper/PyTorch: } \frac{x-\mu}{\sqrt{\sigma^2 + 10^{-5}}}\gamma + \beta",
+     "why": "The prose shows the paper's form; the code, which made the numbers, adds eps to the standard deviation."},
+    {"key": "ln_rounding", "topic": "Printed LayerNorm value",
+     "post": r"\text{normalized}_1 = 1.718",
+     "engine": r"1.71887693",
+     "why": "The prose truncates 1.7188 to 1.718."},
+    {"key": "z_digits", "topic": "Z in the prose",
+     "post": r"Z_{11} = 11.46394281",
+     "engine": r"Z_{11} = 11.46394285",
+     "why": "The prose retypes Z with slightly different last digits; the code's output is what follows from W^O."},
+    {"key": "embed_scale", "topic": "Embedding scale",
+     "post": r"X = E + PE",
+     "engine": r"X = E\sqrt{d_{\text{model}}} + PE",
+     "why": "The paper multiplies embeddings by sqrt(d_model); the post does not."},
+    {"key": "mask", "topic": "Causal mask",
+     "post": r"\text{skipped (\"We'll skip this for now\")}",
+     "engine": r"M_{ij} = -\infty \text{ for } j > i",
+     "why": "With a single SOS token the mask changes nothing; with a longer target it hides the future."},
+    {"key": "softmax", "topic": "Softmax",
+     "post": r"\frac{e^{x_j}}{\sum_k e^{x_k}}",
+     "engine": r"\frac{e^{x_j - \max x}}{\sum_k e^{x_k - \max x}}",
+     "why": "The post's form overflows to NaN once scores pass ~709 (its 6-layer stack without LayerNorm did); "
+            "softmax='naive' reproduces it."},
+    {"key": "w_o_random", "topic": "W^O in deeper layers",
+     "post": r"\text{a fresh random } W^O \text{ on every call}",
+     "engine": r"\text{one fixed } W^O \text{ per block, drawn from the seed}",
+     "why": "Parameters must stay fixed for the numbers to be reproducible and editable."},
+    {"key": "generate", "topic": "Decoder input while generating",
+     "post": r"\text{feeds only the last token, no positional encoding}",
+     "engine": r"\text{feeds SOS + all tokens so far, with positions and the causal mask}",
+     "why": "The paper's decoder attends to every earlier output token."},
+)

@@ -1,0 +1,237 @@
+"""Per-cell arithmetic: for any cell of any step, the computation that produced it, with the real numbers.
+
+`explain(trace, name, index)` returns an Explanation whose `latex` and `text` end in the cell's value.
+Long sums are shortened with \\cdots in the LaTeX only; the text always lists every term.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .positional import PE_BASE, blog_exponent, paper_exponent, sinusoid_angle
+
+LATEX_TERMS = 8  # a LaTeX sum longer than this shows its first 6 and last 2 terms around \cdots
+
+
+@dataclass(frozen=True)
+class Explanation:
+    latex: str
+    text: str
+    value: float
+
+
+def explain(trace, name: str, index: tuple) -> Explanation:
+    step = trace.step(name)
+    index = _check_index(step, index)
+    latex, text, *where = _EXPLAINERS[step.kind](trace, step, index)
+    value = float(step.value[index])
+    label = f"{name}[{', '.join(map(str, index))}]"
+    latex, text = f"\\text{{{label}}} = {latex} = {num_tex(value)}", f"{label} = {text} = {num(value)}"
+    if where:  # definitions the expression uses, e.g. LayerNorm's mean and variance
+        latex, text = f"{latex} \\quad \\text{{where }} {where[0]}", f"{text}, where {where[1]}"
+    return Explanation(latex, text, value)
+
+
+def _check_index(step, index):
+    if len(index) != step.value.ndim:
+        raise ValueError(f"{step.name} has {step.value.ndim} axes, shape {step.shape}; give {step.value.ndim} indices")
+    for i, (k, size) in enumerate(zip(index, step.shape)):
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= k < size:
+            raise ValueError(f"index {k!r} on axis {i} of {step.name} is outside 0..{size - 1}")
+    return tuple(int(k) for k in index)
+
+
+def num(x: float) -> str:
+    """A number for people: 8 significant digits, minus sign as '−', infinities as '∞'."""
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    return f"{x:.8g}".replace("-", "−")
+
+
+def num_tex(x: float) -> str:
+    if math.isnan(x):
+        return r"\text{NaN}"
+    if math.isinf(x):
+        return r"\infty" if x > 0 else r"-\infty"
+    mantissa, _, exponent = f"{x:.8g}".partition("e")
+    return mantissa + (f" \\times 10^{{{int(exponent)}}}" if exponent else "")
+
+
+def _paren_tex(x):
+    s = num_tex(x)
+    return f"({s})" if s.startswith("-") else s
+
+
+def _paren(x):
+    s = num(x)
+    return f"({s})" if s.startswith("−") else s
+
+
+def _sum(terms_tex, terms_text):
+    """Join terms with +, eliding the middle of long LaTeX sums."""
+    if len(terms_tex) > LATEX_TERMS:
+        terms_tex = terms_tex[:6] + [r"\cdots"] + terms_tex[-2:]
+    return " + ".join(terms_tex) or "0", " + ".join(terms_text) or "0"
+
+
+def _dot(a, b, bias=None):
+    """a·b (+ bias) written term by term."""
+    tex = [f"{_paren_tex(x)} \\cdot {_paren_tex(y)}" for x, y in zip(a, b)]
+    text = [f"{_paren(x)}×{_paren(y)}" for x, y in zip(a, b)]
+    if bias is not None:
+        tex, text = tex + [_paren_tex(bias)], text + [_paren(bias)]
+    return _sum(tex, text)
+
+
+def _bias(trace, step, position, index):
+    return trace.resolve(step.inputs[position])[index] if len(step.inputs) > position else None
+
+
+def _embed(trace, step, index):
+    i, j = index
+    token, table = step.meta["tokens"][i], trace.resolve(step.inputs[0])
+    entry = table[step.meta["ids"][i], j]
+    tex, text = f"E[\\text{{{_tex_escape(token)}}}, {j}]", f"E[{token}, {j}]"
+    if step.meta["scale"] == 1.0:
+        return f"{tex}", f"{text}"
+    scale = step.meta["scale"]
+    return (f"{tex} \\cdot \\sqrt{{d_{{\\text{{model}}}}}} = {_paren_tex(entry)} \\cdot {num_tex(scale)}",
+            f"{text} × √d_model = {_paren(entry)} × {num(scale)}")
+
+
+def _pos(trace, step, index):
+    pos, j = index
+    form, d = step.meta["form"], step.meta["d_model"]
+    if form == "none":
+        return "0", "0 (no positional encoding)"
+    if form == "learned":
+        return f"P[{pos}, {j}]", f"P[{pos}, {j}] (learned)"
+    exponent = int((blog_exponent if form.startswith("blog") else paper_exponent)(j))
+    angle = sinusoid_angle(pos, j, d, exponent)
+    fn = "sin" if j % 2 == 0 else "cos"
+    tex = f"\\{fn}\\left(\\frac{{{pos}}}{{{PE_BASE:g}^{{{exponent}/{d}}}}}\\right) = \\{fn}({num_tex(angle)})"
+    text = f"{fn}({pos} / {PE_BASE:g}^({exponent}/{d})) = {fn}({num(angle)})"
+    exact = math.sin(angle) if fn == "sin" else math.cos(angle)
+    if form == "blog_table" and pos < 2 and j < 4:
+        return (r"\text{the post's printed value}", "the post's printed value",
+                f"\\text{{its formula gives }} {tex} = {num_tex(exact)}", f"its formula gives {text} = {num(exact)}")
+    if form == "blog_table":
+        return (f"\\operatorname{{round}}_2\\left({tex} = {num_tex(exact)}\\right)",
+                f"round({text} = {num(exact)}, 2 decimals)")
+    return tex, text
+
+
+def _add(trace, step, index):
+    a, b = (np.broadcast_to(trace.resolve(r), step.shape)[index] for r in step.inputs)
+    return f"{_paren_tex(a)} + {_paren_tex(b)}", f"{_paren(a)} + {_paren(b)}"
+
+
+def _proj(trace, step, index):
+    h, i, k = index
+    x, W = trace.resolve(step.inputs[0]), trace.resolve(step.inputs[1])
+    return _dot(x[i], W[h, :, k], _bias(trace, step, 2, (h, k)))
+
+
+def _scores(trace, step, index):
+    h, i, j = index
+    q, k = (trace.resolve(r) for r in step.inputs)
+    return _dot(q[h, i], k[h, j])
+
+
+def _scale(trace, step, index):
+    s = trace.resolve(step.inputs[0])[index]
+    divisor = step.meta["divisor"]
+    return f"\\frac{{{num_tex(s)}}}{{{step.meta['divisor_tex']}}}", f"{num(s)} / {num(divisor)}"
+
+
+def _mask(trace, step, index):
+    i, j = index
+    if j > i:
+        return f"-\\infty \\quad ({j} > {i}\\text{{: a later position}})", f"−∞ (position {j} comes after {i})"
+    return f"0 \\quad ({j} \\le {i})", f"0 (position {j} is not after {i})"
+
+
+def _softmax(trace, step, index):
+    row = trace.resolve(step.inputs[0])[index[:-1]]
+    j = index[-1]
+    shift = float(np.max(row)) if step.meta["form"] == "stable" else 0.0
+    exps = np.exp(row - shift)
+    arg_tex = (lambda x: f"{_paren_tex(x)} - {_paren_tex(shift)}") if shift else _paren_tex
+    arg_txt = (lambda x: f"{_paren(x)} − {_paren(shift)}") if shift else _paren
+    numerator_tex = f"e^{{{arg_tex(row[j])}}}"
+    sum_tex, sum_text = _sum([f"e^{{{arg_tex(x)}}}" for x in row], [f"e^({arg_txt(x)})" for x in row])
+    values_tex, values_text = _sum([num_tex(e) for e in exps], [num(e) for e in exps])
+    return (f"\\frac{{{numerator_tex}}}{{{sum_tex}}} = \\frac{{{num_tex(exps[j])}}}{{{values_tex}}}",
+            f"e^({arg_txt(row[j])}) / ({sum_text}) = {num(exps[j])} / ({values_text})")
+
+
+def _weighted(trace, step, index):
+    h, i, c = index
+    w, v = (trace.resolve(r) for r in step.inputs)
+    return _dot(w[h, i], v[h, :, c])
+
+
+def _concat(trace, step, index):
+    i, col = index
+    heads = trace.resolve(step.inputs[0])
+    h, c = divmod(col, heads.shape[2])
+    return f"\\text{{head}}_{{{h}}}[{i}, {c}]", f"head {h}[{i}, {c}]"
+
+
+def _linear(trace, step, index):
+    i, k = index
+    x, W = trace.resolve(step.inputs[0]), trace.resolve(step.inputs[1])
+    column = W[k] if step.meta.get("transpose") else W[:, k]
+    return _dot(x[i], column, _bias(trace, step, 2, (k,)))
+
+
+def _layer_norm(trace, step, index):
+    i, j = index
+    x = trace.resolve(step.inputs[0])[i]
+    gamma, beta = (trace.resolve(r)[j] for r in step.inputs[1:])
+    mu = float(np.mean(x))
+    var = float(np.mean((x - mu) ** 2))
+    eps, d = step.meta["eps"], len(x)
+    mean_tex, mean_text = _sum([_paren_tex(v) for v in x], [_paren(v) for v in x])
+    if step.meta["form"] == "paper":
+        denom_tex = f"\\sqrt{{{num_tex(var)} + {num_tex(eps)}}}"
+        denom_text = f"√({num(var)} + {num(eps)})"
+    else:
+        denom_tex = f"\\sqrt{{{num_tex(var)}}} + {num_tex(eps)}"
+        denom_text = f"√{num(var)} + {num(eps)}"
+    latex = (f"\\frac{{{_paren_tex(x[j])} - {_paren_tex(mu)}}}{{{denom_tex}}} \\cdot {_paren_tex(gamma)} + "
+             f"{_paren_tex(beta)}")
+    text = f"({_paren(x[j])} − {_paren(mu)}) / ({denom_text}) × {_paren(gamma)} + {_paren(beta)}"
+    where_tex = (f"\\mu = \\frac{{{mean_tex}}}{{{d}}} = {num_tex(mu)},\\ "
+                 f"\\sigma^2 = \\tfrac{{1}}{{{d}}}\\textstyle\\sum_k (x_k - \\mu)^2 = {num_tex(var)}")
+    where_text = f"μ = ({mean_text}) / {d} = {num(mu)} and σ² = mean((x − μ)²) = {num(var)}"
+    return latex, text, where_tex, where_text
+
+
+def _activation(trace, step, index):
+    h = float(trace.resolve(step.inputs[0])[index])
+    if step.meta["fn"] == "relu":
+        return f"\\max(0, {num_tex(h)})", f"max(0, {num(h)})"
+    return (f"\\tfrac{{{num_tex(h)}}}{{2}}\\left(1 + \\operatorname{{erf}}\\left(\\tfrac{{{num_tex(h)}}}{{\\sqrt{{2}}}}\\right)\\right)",
+            f"{num(h)}/2 × (1 + erf({num(h)}/√2))")
+
+
+def _copy(trace, step, index):
+    ref = step.inputs[0]
+    return f"\\text{{{ref}}}[{', '.join(map(str, index))}]", f"{ref}[{', '.join(map(str, index))}]"
+
+
+def _tex_escape(text: str) -> str:
+    return "".join("\\" + c if c in "#$%&_{}" else c for c in text).replace("<", r"\textless{}").replace(
+        ">", r"\textgreater{}")
+
+
+_EXPLAINERS = {
+    "embed": _embed, "pos": _pos, "add": _add, "proj": _proj, "scores": _scores, "scale": _scale,
+    "mask": _mask, "softmax": _softmax, "weighted": _weighted, "concat": _concat, "linear": _linear,
+    "layer_norm": _layer_norm, "activation": _activation, "copy": _copy,
+}

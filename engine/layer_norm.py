@@ -1,0 +1,15 @@
+"""Layer normalisation (paper section 3.1, Ba et al. 2016), the paper's form and the blog's."""
+import numpy as np
+
+LAYER_NORM_TEX = {
+    "paper": r"\operatorname{LayerNorm}(x) = \frac{x - \mu}{\sqrt{\sigma^2 + \epsilon}} \odot \gamma + \beta",
+    "blog": r"\operatorname{LayerNorm}(x) = \frac{x - \mu}{\sigma + \epsilon} \odot \gamma + \beta",
+}
+
+
+def layer_norm(x, gamma, beta, eps, form="paper"):
+    """Normalise each row to mean 0 and variance 1, then scale by gamma and shift by beta."""
+    mu = np.mean(x, axis=-1, keepdims=True)  # (n, 1)
+    var = np.mean((x - mu) ** 2, axis=-1, keepdims=True)  # (n, 1), the population variance
+    denominator = np.sqrt(var + eps) if form == "paper" else np.sqrt(var) + eps  # (n, 1)
+    return (x - mu) / denominator * gamma + beta  # (n, d_model)

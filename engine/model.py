@@ -1,0 +1,250 @@
+"""The encoder-decoder Transformer: parameters by name, and a forward pass that records every step."""
+from __future__ import annotations
+
+from types import MappingProxyType
+
+import numpy as np
+
+from . import attention as att
+from . import feed_forward as ff
+from . import positional as pe
+from .config import Config
+from .layer_norm import LAYER_NORM_TEX, layer_norm
+from .tokens import SOS, Vocabulary
+from .trace import Recorder, Trace
+
+ADD_TEX = r"X + \operatorname{Sublayer}(X)"
+OUTPUT_LN_TEX = r"\operatorname{LayerNorm}(x)"
+LOGITS_TEX = r"\text{logits} = y\, W_{\text{out}} + b_{\text{out}}"
+TIED_LOGITS_TEX = r"\text{logits} = y\, E^\top + b_{\text{out}}"
+PROBS_TEX = r"P = \operatorname{softmax}(\text{logits})"
+
+
+def attention_blocks(config: Config) -> list[str]:
+    """The name prefix of every attention block, in the order the forward pass meets them."""
+    enc = [f"enc.{l}.attn" for l in range(config.n_layers)]
+    dec = [f"dec.{l}.{kind}" for l in range(config.n_layers) for kind in ("self_attn", "cross_attn")]
+    return enc + dec
+
+
+def param_shapes(config: Config, vocab_size: int) -> dict[str, tuple]:
+    """Every parameter's name and shape; matrices multiply on the right (x @ W)."""
+    c, shapes = config, {}
+    shapes["embed.src"] = (vocab_size, c.d_model)
+    if not c.shared_embeddings:
+        shapes["embed.tgt"] = (vocab_size, c.d_model)
+    if c.pos_encoding == "learned":
+        shapes["pos.learned"] = (c.max_len, c.d_model)
+    for stack, sublayers in (("enc", ("attn", "ffn")), ("dec", ("self_attn", "cross_attn", "ffn"))):
+        for l in range(c.n_layers):
+            for k, sub in enumerate(sublayers, start=1):
+                shapes.update(_ffn_shapes(c, f"{stack}.{l}.ffn") if sub == "ffn" else _attn_shapes(c, f"{stack}.{l}.{sub}"))
+                shapes.update({f"{stack}.{l}.ln{k}.gamma": (c.d_model,), f"{stack}.{l}.ln{k}.beta": (c.d_model,)})
+        if c.norm_placement == "pre":
+            shapes.update({f"{stack}.ln_final.gamma": (c.d_model,), f"{stack}.ln_final.beta": (c.d_model,)})
+    if not c.tied_output:
+        shapes["unembed.W"] = (c.d_model, vocab_size)
+    shapes["unembed.b"] = (vocab_size,)
+    return shapes
+
+
+def _attn_shapes(c: Config, p: str) -> dict:
+    shapes = {f"{p}.W_Q": (c.n_heads, c.d_model, c.d_k), f"{p}.W_K": (c.n_heads, c.d_model, c.d_k),
+              f"{p}.W_V": (c.n_heads, c.d_model, c.d_v), f"{p}.W_O": (c.n_heads * c.d_v, c.d_model)}
+    if c.attn_bias:
+        shapes.update({f"{p}.b_Q": (c.n_heads, c.d_k), f"{p}.b_K": (c.n_heads, c.d_k),
+                       f"{p}.b_V": (c.n_heads, c.d_v), f"{p}.b_O": (c.d_model,)})
+    return shapes
+
+
+def _ffn_shapes(c: Config, p: str) -> dict:
+    shapes = {f"{p}.W_1": (c.d_model, c.d_ff), f"{p}.W_2": (c.d_ff, c.d_model)}
+    if c.ffn_bias:
+        shapes.update({f"{p}.b_1": (c.d_ff,), f"{p}.b_2": (c.d_model,)})
+    return shapes
+
+
+class Model:
+    """A configuration, a vocabulary and named parameters; `run` computes and records a forward pass."""
+
+    def __init__(self, name: str, config: Config, vocab: Vocabulary, params, seed: int = 0):
+        self.name, self.config, self.vocab, self.seed = name, config, vocab, seed
+        shapes = param_shapes(config, len(vocab))
+        if set(params) != set(shapes):
+            missing, extra = sorted(set(shapes) - set(params)), sorted(set(params) - set(shapes))
+            raise ValueError(f"parameters do not fit the config: missing {missing}, unexpected {extra}")
+        frozen = {}
+        for key, shape in shapes.items():
+            frozen[key] = _read_only(params[key], key, shape)
+        self.params = MappingProxyType(frozen)
+
+    def with_params(self, updates) -> "Model":
+        """A copy of this model with some parameters replaced (same names and shapes)."""
+        unknown = sorted(set(updates) - set(self.params))
+        if unknown:
+            raise ValueError(f"unknown parameter(s): {', '.join(unknown)}")
+        return Model(self.name, self.config, self.vocab, {**self.params, **updates}, self.seed)
+
+    @property
+    def embed_names(self) -> dict:
+        src = "embed.src"
+        return {"src": src, "tgt": src if self.config.shared_embeddings else "embed.tgt"}
+
+    def run(self, src: str, tgt: str | None = None) -> Trace:
+        """Encode `src`, decode SOS + `tgt` (the target shifted right), and record every step."""
+        src_ids, src_tokens, src_unknown = self.vocab.encode(src)
+        tgt_ids, tgt_tokens, tgt_unknown = self.vocab.encode(tgt or "")
+        dec_ids, dec_tokens = [self.vocab.id(SOS)] + tgt_ids, [SOS] + tgt_tokens
+        self._check_lengths(src_ids, dec_ids)
+        rec = Recorder()
+        with np.errstate(all="ignore"):  # non-finite numbers are reported by the trace, not raised
+            self._embed(rec, "src", src_ids, src_tokens)
+            self._encoder(rec)
+            self._embed(rec, "tgt", dec_ids, dec_tokens)
+            self._decoder(rec)
+            self._output(rec)
+        unknown = [("src", w) for w in src_unknown] + [("tgt", w) for w in tgt_unknown]
+        return Trace(self, rec.steps, src_tokens, dec_tokens, src_ids, dec_ids, unknown)
+
+    def _check_lengths(self, src_ids, dec_ids):
+        if not src_ids:
+            raise ValueError("The source sentence is empty: type at least one word.")
+        for side, ids in (("source sentence", src_ids), ("target prefix with its start token", dec_ids)):
+            if len(ids) > self.config.max_len:
+                raise ValueError(f"The {side} has {len(ids)} tokens; this model accepts at most "
+                                 f"{self.config.max_len} (max_len).")
+
+    def _embed(self, rec, side, ids, tokens):
+        c, table = self.config, self.embed_names[side]
+        scale = float(np.sqrt(c.d_model)) if c.embed_scale else 1.0
+        rec(f"{side}.embed", pe.embed(self.params[table], ids, scale), "embed",
+            pe.EMBED_SCALED_TEX if c.embed_scale else pe.EMBED_TEX,
+            "Look up each token's row of the embedding table" + (", times sqrt(d_model)." if c.embed_scale else "."),
+            inputs=(table,), ids=tuple(ids), tokens=tuple(tokens), scale=scale)
+        learned = self.params.get("pos.learned")
+        rec(f"{side}.pos", pe.positional_encoding(c.pos_encoding, len(ids), c.d_model, learned), "pos",
+            pe.PE_TEX[c.pos_encoding], "The positional encoding of each position.",
+            inputs=("pos.learned",) if learned is not None else (), form=c.pos_encoding, d_model=c.d_model)
+        rec(f"{side}.input", rec[f"{side}.embed"] + rec[f"{side}.pos"], "add", pe.INPUT_TEX,
+            "Add the positional encoding to the embedding.", inputs=(f"{side}.embed", f"{side}.pos"))
+
+    def _encoder(self, rec):
+        x = "src.input"
+        for l in range(self.config.n_layers):
+            x = self._sublayer(rec, f"enc.{l}", 1, x, lambda ref, l=l: self._attention(rec, f"enc.{l}.attn", ref, ref))
+            x = self._sublayer(rec, f"enc.{l}", 2, x, lambda ref, l=l: self._ffn(rec, f"enc.{l}.ffn", ref))
+        self._stack_output(rec, "enc", x)
+
+    def _decoder(self, rec):
+        x, n = "tgt.input", len(rec["tgt.input"])
+        for l in range(self.config.n_layers):
+            p = f"dec.{l}"
+            x = self._sublayer(rec, p, 1, x, lambda ref: self._attention(rec, f"{p}.self_attn", ref, ref, causal=n))
+            x = self._sublayer(rec, p, 2, x, lambda ref: self._attention(rec, f"{p}.cross_attn", ref, "enc.out"))
+            x = self._sublayer(rec, p, 3, x, lambda ref: self._ffn(rec, f"{p}.ffn", ref))
+        self._stack_output(rec, "dec", x)
+
+    def _sublayer(self, rec, layer, k, x, block):
+        """Post-norm: LayerNorm(x + Sublayer(x)). Pre-norm: x + Sublayer(LayerNorm(x)). Returns the output's name."""
+        if self.config.norm_placement == "post":
+            out = block(x)
+            self._add(rec, f"{layer}.add{k}", x, out)
+            return self._layer_norm(rec, f"{layer}.ln{k}", f"{layer}.add{k}")
+        out = block(self._layer_norm(rec, f"{layer}.ln{k}", x))
+        return self._add(rec, f"{layer}.add{k}", x, out)
+
+    def _add(self, rec, name, x, out):
+        rec(name, rec[x] + rec[out], "add", ADD_TEX, "Residual connection: add the sub-layer's input to its output.",
+            inputs=(x, out))
+        return name
+
+    def _layer_norm(self, rec, name, x, params=None):
+        c, params = self.config, params or name
+        gamma, beta = f"{params}.gamma", f"{params}.beta"
+        rec(name, layer_norm(rec[x], self.params[gamma], self.params[beta], c.eps, c.layer_norm), "layer_norm",
+            LAYER_NORM_TEX[c.layer_norm], "Layer normalisation of each row (each token).",
+            inputs=(x, gamma, beta), eps=c.eps, form=c.layer_norm)
+        return name
+
+    def _attention(self, rec, p, x_q, x_kv, causal=None):
+        c, P = self.config, self.params
+        texts = att.CROSS_PROJ_TEX if x_q != x_kv else att.PROJ_TEX
+        for key, source in (("q", x_q), ("k", x_kv), ("v", x_kv)):
+            W, b = f"{p}.W_{key.upper()}", f"{p}.b_{key.upper()}"
+            bias = (b,) if c.attn_bias else ()
+            rec(f"{p}.{key}", att.project(rec[source], P[W], P[b] if bias else None), "proj",
+                texts[key] + (att.BIAS_TEX[key] if bias else ""), f"Each head's {_QKV[key]}.", inputs=(source, W) + bias)
+        rec(f"{p}.scores", att.scores(rec[f"{p}.q"], rec[f"{p}.k"]), "scores", att.SCORES_TEX,
+            "Dot product of every query with every key.", inputs=(f"{p}.q", f"{p}.k"))
+        divisor_tex = r"\sqrt{d_k}" if c.attn_divisor == "sqrt_dk" else _number_tex(c.divisor)
+        scaled_tex = att.SCALED_TEX["sqrt_dk"] if c.attn_divisor == "sqrt_dk" else att.SCALED_TEX["number"] % divisor_tex
+        last = rec(f"{p}.scaled", att.scale(rec[f"{p}.scores"], c.divisor), "scale", scaled_tex,
+                   "Divide the scores so softmax does not saturate.", inputs=(f"{p}.scores",), divisor=c.divisor,
+                   divisor_tex=divisor_tex)
+        last_name = f"{p}.scaled"
+        if causal is not None:
+            rec(f"{p}.mask", att.causal_mask(causal), "mask", att.MASK_TEX,
+                "The causal mask: a position may not look at later positions.")
+            rec(f"{p}.masked", att.apply_mask(last, rec[f"{p}.mask"]), "add", att.MASKED_TEX,
+                "Add the mask: future positions become minus infinity.", inputs=(f"{p}.scaled", f"{p}.mask"))
+            last_name = f"{p}.masked"
+        rec(f"{p}.weights", att.softmax(rec[last_name], c.softmax), "softmax",
+            att.MASKED_WEIGHTS_TEX if causal is not None else att.WEIGHTS_TEX,
+            "Softmax of each row: the attention weights, which sum to 1.", inputs=(last_name,), form=c.softmax)
+        rec(f"{p}.heads", att.weighted_sum(rec[f"{p}.weights"], rec[f"{p}.v"]), "weighted", att.HEADS_TEX,
+            "Each head's output: the weighted sum of its values.", inputs=(f"{p}.weights", f"{p}.v"))
+        rec(f"{p}.concat", att.concat_heads(rec[f"{p}.heads"]), "concat", att.CONCAT_TEX,
+            "Put the heads' outputs side by side.", inputs=(f"{p}.heads",))
+        bias = (f"{p}.b_O",) if c.attn_bias else ()
+        rec(f"{p}.out", att.linear(rec[f"{p}.concat"], P[f"{p}.W_O"], P[bias[0]] if bias else None), "linear",
+            att.OUT_TEX + (r" + b^O" if bias else ""), "Mix the heads back to d_model with W^O.",
+            inputs=(f"{p}.concat", f"{p}.W_O") + bias)
+        return f"{p}.out"
+
+    def _ffn(self, rec, p, x):
+        c, P = self.config, self.params
+        b1, b2 = ((f"{p}.b_1",), (f"{p}.b_2",)) if c.ffn_bias else ((), ())
+        rec(f"{p}.hidden", att.linear(rec[x], P[f"{p}.W_1"], P[b1[0]] if b1 else None), "linear",
+            ff.HIDDEN_TEX if b1 else ff.HIDDEN_NO_BIAS_TEX, "First linear layer: widen to d_ff.",
+            inputs=(x, f"{p}.W_1") + b1)
+        rec(f"{p}.act", ff.ACTIVATIONS[c.activation](rec[f"{p}.hidden"]), "activation", ff.ACT_TEX[c.activation],
+            f"The {c.activation.upper()} non-linearity.", inputs=(f"{p}.hidden",), fn=c.activation)
+        out_tex = (ff.OUT_TEX if b2 else ff.OUT_NO_BIAS_TEX) % ("ReLU" if c.activation == "relu" else "GELU")
+        rec(f"{p}.out", att.linear(rec[f"{p}.act"], P[f"{p}.W_2"], P[b2[0]] if b2 else None), "linear", out_tex,
+            "Second linear layer: back to d_model.", inputs=(f"{p}.act", f"{p}.W_2") + b2)
+        return f"{p}.out"
+
+    def _stack_output(self, rec, stack, x):
+        if self.config.norm_placement == "pre":
+            self._layer_norm(rec, f"{stack}.out", x, params=f"{stack}.ln_final")
+        else:
+            rec(f"{stack}.out", rec[x], "copy", rec.steps[x].formula, f"The output of the last layer ({x}).",
+                inputs=(x,))
+
+    def _output(self, rec):
+        c = self.config
+        if c.tied_output:
+            W, tex, transpose = self.embed_names["tgt"], TIED_LOGITS_TEX, True
+        else:
+            W, tex, transpose = "unembed.W", LOGITS_TEX, False
+        matrix = self.params[W].T if transpose else self.params[W]
+        rec("logits", att.linear(rec["dec.out"], matrix, self.params["unembed.b"]), "linear", tex,
+            "Score every vocabulary word at every decoder position.", inputs=("dec.out", W, "unembed.b"),
+            transpose=transpose)
+        rec("probs", att.softmax(rec["logits"], c.softmax), "softmax", PROBS_TEX,
+            "Probability of each word being the next token.", inputs=("logits",), form=c.softmax)
+
+
+_QKV = {"q": "queries", "k": "keys", "v": "values"}
+
+
+def _number_tex(x: float) -> str:
+    return f"{x:.8g}"
+
+
+def _read_only(value, name, shape):
+    array = np.array(value, dtype=float)
+    if array.shape != tuple(shape):
+        raise ValueError(f"{name} must have shape {tuple(shape)}, got {array.shape}")
+    array.setflags(write=False)
+    return array

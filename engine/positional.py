@@ -1,0 +1,68 @@
+"""Token embeddings and positional encodings (paper section 3.4 and 3.5, and the blog's variants)."""
+import numpy as np
+
+EMBED_TEX = r"X_{\text{emb}} = E[\text{token}]"
+EMBED_SCALED_TEX = r"X_{\text{emb}} = E[\text{token}] \cdot \sqrt{d_{\text{model}}}"
+INPUT_TEX = r"X = X_{\text{emb}} + PE"
+PE_TEX = {
+    "sinusoidal": r"PE_{(pos,2i)} = \sin\left(\frac{pos}{10000^{2i/d_{\text{model}}}}\right),\quad "
+    r"PE_{(pos,2i+1)} = \cos\left(\frac{pos}{10000^{2i/d_{\text{model}}}}\right)",
+    "blog": r"PE_{(pos,j)} = \sin\left(\frac{pos}{10000^{2j/d_{\text{model}}}}\right)\ (j \text{ even}),\quad "
+    r"\cos\left(\frac{pos}{10000^{2j/d_{\text{model}}}}\right)\ (j \text{ odd})",
+    "blog_table": r"PE = \begin{bmatrix} 0 & 1 & 0 & 1 \\ 0.84 & 0.99 & 0 & 1 \end{bmatrix}"
+    r"\ \text{(the post's printed table)}",
+    "learned": r"PE_{(pos,:)} = P[pos] \ \text{(a learned table)}",
+    "none": r"PE = 0",
+}
+PE_BASE = 10000.0
+# The encodings the post prints for "Hello" and "World" (rounded by hand: cos(0.01) = 0.99995 shows as 0.99).
+BLOG_PRINTED_PE = np.array([[0.0, 1.0, 0.0, 1.0], [0.84, 0.99, 0.0, 1.0]])
+
+
+def embed(table, ids, scale):
+    """X_emb = E[ids] * scale."""
+    return table[ids] * scale  # (n, d_model)
+
+
+def sinusoid_angle(pos, j, d_model, exponent_index):
+    """pos / 10000^(exponent_index / d_model): the argument of sin/cos at row pos, column j."""
+    return pos / PE_BASE ** (exponent_index / d_model)
+
+
+def paper_exponent(j):
+    """Paper: columns 2i and 2i+1 share the exponent 2i."""
+    return 2 * (np.asarray(j) // 2)
+
+
+def blog_exponent(j):
+    """The blog writes 2*j/d for column j, so odd columns get a larger exponent than the paper's."""
+    return 2 * np.asarray(j)
+
+
+def sinusoidal(n, d_model, exponent=paper_exponent):
+    """sin at even columns, cos at odd columns of pos / 10000^(exponent(j) / d_model)."""
+    pos = np.arange(n)[:, None]  # (n, 1)
+    j = np.arange(d_model)[None, :]  # (1, d_model)
+    angle = sinusoid_angle(pos, j, d_model, exponent(j))  # (n, d_model)
+    return np.where(j % 2 == 0, np.sin(angle), np.cos(angle))  # (n, d_model)
+
+
+def blog_table(n, d_model):
+    """The post's printed rows where they exist; further rows from its formula, rounded to 2 decimals."""
+    table = np.round(sinusoidal(n, d_model, blog_exponent), 2)  # (n, d_model)
+    rows, cols = min(n, 2), min(d_model, 4)
+    table[:rows, :cols] = BLOG_PRINTED_PE[:rows, :cols]
+    return table  # (n, d_model)
+
+
+def positional_encoding(kind, n, d_model, learned=None):
+    """The (n, d_model) positional encoding of the given kind."""
+    if kind == "sinusoidal":
+        return sinusoidal(n, d_model)
+    if kind == "blog":
+        return sinusoidal(n, d_model, blog_exponent)
+    if kind == "blog_table":
+        return blog_table(n, d_model)
+    if kind == "learned":
+        return learned[:n]  # (n, d_model)
+    return np.zeros((n, d_model))

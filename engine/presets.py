@@ -1,0 +1,114 @@
+"""Ready-made models: the blog's 4-dimensional "Hello World" and the paper's base model."""
+from __future__ import annotations
+
+import dataclasses
+import zlib
+
+import numpy as np
+
+from . import blog
+from .config import Config
+from .model import Model, param_shapes
+from .tokens import EOS, SOS, UNK, Vocabulary
+
+PAPER_VOCABULARY = (
+    UNK, SOS, EOS, ".", ",", "?", "!",
+    "hello", "world", "how", "are", "you", "i", "am", "a", "the", "cat", "dog", "sat", "on", "mat", "is",
+    "good", "morning", "thank", "thanks", "yes", "no", "we", "love", "learning", "attention", "all", "need",
+    "hola", "mundo", "cómo", "estás", "yo", "soy", "un", "una", "el", "gato", "perro", "se", "sentó", "en",
+    "la", "alfombra", "es", "bueno", "buenos", "días", "gracias", "sí", "nosotros", "amamos", "aprender",
+    "你", "好", "世", "界", "我", "是", "猫", "狗", "谢", "早", "上", "注", "意", "力",
+)
+
+PRESETS = {
+    "hello-world": Config(d_model=4, n_heads=2, d_k=3, d_v=3, d_ff=8, n_layers=1, attn_divisor=30.0,
+                          layer_norm="blog", eps=1e-6, pos_encoding="blog_table", embed_scale=False,
+                          attn_bias=False, tied_output=False),
+    "paper": Config(),
+}
+DESCRIPTIONS = {
+    "hello-world": "The 4-dimensional worked example of 'The Random Transformer' (seed 002), as its code computes it.",
+    "paper": "'Attention is all you need' base model: d_model 512, 8 heads, 6 layers, random weights.",
+}
+SIZE_FIELDS = ("d_model", "n_heads")
+
+
+def preset(name: str, seed: int = 0, **overrides) -> Model:
+    """A model of the named preset with seeded random weights; overrides replace Config fields."""
+    if name not in PRESETS:
+        raise ValueError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
+        raise ValueError(f"seed must be a whole number from 0 to {2**32 - 1}, got {seed!r}")
+    config = _configure(PRESETS[name], overrides)
+    vocab = Vocabulary(blog.VOCABULARY if name == "hello-world" else PAPER_VOCABULARY)
+    if name == "hello-world":
+        params = _blog_params(config, vocab, seed)
+    else:
+        params = _paper_params(config, vocab, seed)
+    return Model(name, config, vocab, params, seed)
+
+
+def _configure(base: Config, overrides: dict) -> Config:
+    known = {f.name for f in dataclasses.fields(Config)}
+    unknown = sorted(set(overrides) - known)
+    if unknown:
+        raise ValueError(f"unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    if any(k in overrides for k in SIZE_FIELDS):
+        d_model = overrides.get("d_model", base.d_model)
+        n_heads = overrides.get("n_heads", base.n_heads)
+        needs_split = [k for k in ("d_k", "d_v") if k not in overrides]
+        if needs_split and isinstance(d_model, int) and isinstance(n_heads, int) and n_heads > 0:
+            if d_model % n_heads:
+                raise ValueError(f"d_model ({d_model}) is not divisible by n_heads ({n_heads}): "
+                                 "choose sizes that divide, or set d_k and d_v yourself")
+            overrides = {**{k: d_model // n_heads for k in needs_split}, **overrides}
+    return base.replace(**overrides)
+
+
+def _rng(seed: int, name: str) -> np.random.Generator:
+    """One generator per parameter, so changing one size does not redraw unrelated weights."""
+    return np.random.default_rng([seed, zlib.crc32(name.encode())])
+
+
+def _blog_params(config: Config, vocab: Vocabulary, seed: int) -> dict:
+    """The post's explicit numbers where their shapes fit, standard normal draws (like its randn) elsewhere."""
+    params = {}
+    for name, shape in param_shapes(config, len(vocab)).items():
+        norm = _identity_norm(name, shape)
+        params[name] = norm if norm is not None else _rng(seed, name).standard_normal(shape)
+    for word, row in blog.EMBEDDINGS.items():
+        for table in ("embed.src", "embed.tgt"):
+            if table in params and params[table].shape[1] == len(row):
+                params[table][vocab.id(word)] = row
+    for key, value in blog.ENCODER_ATTENTION.items():
+        name = f"enc.0.attn.{key}"
+        if params[name].shape == value.shape:
+            params[name] = value.copy()
+    return params
+
+
+def _paper_params(config: Config, vocab: Vocabulary, seed: int) -> dict:
+    """Xavier-uniform matrices (as PyTorch's nn.Transformer), N(0, d_model^-1/2) embeddings, zero biases."""
+    params = {}
+    for name, shape in param_shapes(config, len(vocab)).items():
+        norm = _identity_norm(name, shape)
+        if norm is not None:
+            params[name] = norm
+        elif name.startswith(("embed.", "pos.")):
+            params[name] = _rng(seed, name).normal(0.0, config.d_model ** -0.5, shape)
+        elif len(shape) == 1 or name.split(".")[-1].startswith("b_"):
+            params[name] = np.zeros(shape)
+        else:
+            fan_in, fan_out = shape[-2], shape[-1]
+            limit = np.sqrt(6.0 / (fan_in + fan_out))
+            params[name] = _rng(seed, name).uniform(-limit, limit, shape)
+    return params
+
+
+def _identity_norm(name: str, shape: tuple):
+    """LayerNorm starts as the identity affine map: gamma = 1, beta = 0."""
+    if name.endswith(".gamma"):
+        return np.ones(shape)
+    if name.endswith(".beta"):
+        return np.zeros(shape)
+    return None

@@ -1,0 +1,36 @@
+"""Word-level tokenisation against a fixed vocabulary (the blog splits "Hello World" into two words)."""
+import re
+
+UNK, SOS, EOS = "<unk>", "SOS", "EOS"
+# A CJK character is a token of its own; other words are runs of letters/digits; punctuation stands alone.
+_TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[^\W\u3400-\u9fff\uf900-\ufaff]+|[^\w\s]", re.UNICODE)
+
+
+def split(text: str) -> list[str]:
+    return _TOKEN.findall(text)
+
+
+class Vocabulary:
+    """Tokens in id order; look-up ignores case, so "Hello" finds "hello"."""
+
+    def __init__(self, tokens):
+        self.tokens = tuple(tokens)
+        if len(set(t.lower() for t in self.tokens)) != len(self.tokens):
+            raise ValueError("vocabulary tokens must be unique, ignoring case")
+        self._ids = {t.lower(): i for i, t in enumerate(self.tokens)}
+        for special in (UNK, SOS, EOS):
+            if special.lower() not in self._ids:
+                raise ValueError(f"the vocabulary needs the special token {special}")
+
+    def __len__(self):
+        return len(self.tokens)
+
+    def id(self, token: str) -> int:
+        return self._ids.get(token.lower(), self._ids[UNK.lower()])
+
+    def encode(self, text: str):
+        """(ids, tokens as the vocabulary spells them, words that were not in the vocabulary)."""
+        words = split(text)
+        ids = [self.id(w) for w in words]
+        unknown = [w for w in words if w.lower() not in self._ids]
+        return ids, [self.tokens[i] for i in ids], unknown
