@@ -1,0 +1,62 @@
+"""Weights of 1e300, inf or NaN never crash; non-finite results are reported by name."""
+import numpy as np
+import pytest
+
+import engine
+
+
+@pytest.mark.parametrize("value", [1e300, np.inf, -np.inf, np.nan])
+@pytest.mark.parametrize("param", ["embed.src", "enc.0.attn.W_Q", "enc.0.ffn.W_1", "dec.0.cross_attn.W_O"])
+def test_hostile_weights_do_not_crash(param, value):
+    model = engine.preset("hello-world")
+    hostile = np.full(model.params[param].shape, value)
+    trace = model.with_params({param: hostile}).run("Hello World", "hola")
+    assert trace.nonfinite, "a hostile weight must show up as a non-finite step"
+    first = trace.nonfinite[0]
+    assert list(trace).index(first) <= list(trace).index("probs")
+
+
+def test_one_huge_weight_keeps_stable_softmax_finite():
+    model = engine.preset("hello-world")
+    W = model.params["enc.0.attn.W_Q"].copy()
+    W[0, 0, 0] = 1e5
+    trace = model.with_params({"enc.0.attn.W_Q": W}).run("Hello World")
+    assert np.isfinite(trace["enc.0.attn.weights"]).all()
+    np.testing.assert_allclose(trace["enc.0.attn.weights"].sum(-1), 1.0)
+
+
+def test_wrong_shapes_and_names_are_refused_clearly():
+    model = engine.preset("hello-world")
+    with pytest.raises(ValueError, match=r"enc.0.attn.W_Q must have shape \(2, 4, 3\)"):
+        model.with_params({"enc.0.attn.W_Q": np.zeros((4, 3))})
+    with pytest.raises(ValueError, match="unknown parameter"):
+        model.with_params({"W_Z": np.zeros(1)})
+
+
+def test_too_long_and_empty_sentences_are_refused_clearly():
+    model = engine.preset("hello-world")
+    with pytest.raises(ValueError, match="at most 128"):
+        model.run(" ".join(["hello"] * 500))
+    with pytest.raises(ValueError, match="empty"):
+        model.run("   ")
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"d_model": 0}, "d_model must be between"),
+    ({"n_heads": 1.5}, "n_heads must be a whole number"),
+    ({"layer_norm": "batch"}, "layer_norm must be one of"),
+    ({"eps": float("nan")}, "eps must be"),
+    ({"attn_divisor": 0}, "attn_divisor"),
+    ({"embed_scale": "yes"}, "embed_scale must be true or false"),
+    ({"d_model": 10, "n_heads": 3}, "not divisible"),
+])
+def test_config_validation_messages(overrides, message):
+    with pytest.raises(ValueError, match=message):
+        engine.preset("paper", **overrides)
+
+
+def test_unknown_preset_and_bad_seed():
+    with pytest.raises(ValueError, match="unknown preset"):
+        engine.preset("gpt")
+    with pytest.raises(ValueError, match="seed"):
+        engine.preset("paper", seed=-1)

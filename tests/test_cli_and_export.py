@@ -1,0 +1,102 @@
+"""The command line and the export formats."""
+import csv
+import io
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import engine
+from engine.__main__ import main
+from engine.export import to_json_text, write_csv, write_npz
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "engine", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_presets_lists_both():
+    result = run_cli("presets")
+    names = [json.loads(line)["name"] for line in result.stdout.splitlines()]
+    assert result.returncode == 0 and names == ["hello-world", "paper"]
+
+
+def test_trace_json_is_strict_json_with_the_documented_keys(tmp_path):
+    out = tmp_path / "trace.json"
+    assert run_cli("trace", "--preset", "hello-world", "--format", "json", "--out", str(out)).returncode == 0
+    data = json.loads(out.read_text(), parse_constant=lambda c: pytest.fail(f"non-RFC constant {c}"))
+    assert {"config", "src_tokens", "tgt_tokens", "src_ids", "tgt_ids", "params", "steps"} <= set(data)
+    assert data["src_tokens"] == ["hello", "world"] and data["tgt_tokens"] == ["SOS"]
+    z = next(s for s in data["steps"] if s["name"] == "enc.0.attn.out")
+    assert z["shape"] == [2, 4] and z["formula"].startswith(r"\operatorname{MultiHead}")
+    np.testing.assert_allclose(z["value"][0][0], 11.46394285, atol=5e-9)
+    assert data["params"]["enc.0.attn.W_Q"][0][3] == [1.0, 0.0, 0.0]
+    assert data["config"]["attn_divisor"] == 30.0
+
+
+def test_non_finite_numbers_become_strings():
+    model = engine.preset("hello-world")
+    model = model.with_params({"embed.src": np.full(model.params["embed.src"].shape, np.inf)})
+    data = json.loads(to_json_text(model.run("Hello World")))
+    embed = next(s for s in data["steps"] if s["name"] == "src.embed")
+    weights = next(s for s in data["steps"] if s["name"] == "enc.0.attn.weights")
+    assert embed["value"][0][0] == "inf" and "nan" in json.dumps(weights["value"])
+
+
+def test_set_and_seed_change_the_model():
+    result = run_cli("trace", "--preset", "paper", "--set", "d_model=8", "--set", "n_heads=2", "--set", "d_ff=16",
+                     "--set", "n_layers=1", "--set", "norm_placement=pre", "--seed", "3", "--src", "hello world")
+    data = json.loads(result.stdout)
+    assert data["config"]["d_model"] == 8 and data["config"]["d_k"] == 4 and data["config"]["seed"] == 3
+    assert data["config"]["norm_placement"] == "pre"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["trace", "--preset", "nope"], "invalid choice"),
+    (["trace", "--preset", "paper", "--set", "d_model=10", "--set", "n_heads=3"], "not divisible"),
+    (["trace", "--preset", "paper", "--set", "colour=red"], "unknown setting"),
+    (["trace", "--preset", "paper", "--set", "d_model"], "FIELD=VALUE"),
+    (["trace", "--preset", "paper", "--set", "d_model=big"], "whole number"),
+    (["trace", "--preset", "paper", "--set", "attn_divisor=-1"], "attn_divisor"),
+    (["trace", "--preset", "paper", "--set", "n_layers=0"], "n_layers"),
+    (["trace", "--preset", "hello-world", "--src", ""], "empty"),
+    (["trace", "--preset", "hello-world", "--format", "xml"], "invalid choice"),
+    (["explain", "--preset", "hello-world", "--step", "nope", "--index", "0"], "unknown step"),
+    (["explain", "--preset", "hello-world", "--step", "src.pos", "--index", "a,b"], "whole numbers"),
+    (["explain", "--preset", "hello-world", "--step", "src.pos", "--index", "9,0"], "outside"),
+    (["explain", "--preset", "hello-world", "--step", "src.pos", "--index", "0"], "axes"),
+])
+def test_bad_options_give_one_line_and_exit_2(args, message, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(args)
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2
+    assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_explain_prints_the_dot_product():
+    result = run_cli("explain", "--preset", "hello-world", "--step", "enc.0.attn.scores", "--index", "0,0,1")
+    assert result.returncode == 0
+    assert result.stdout.splitlines()[0] == "enc.0.attn.scores[0, 0, 1] = 8×6.84 + 3×9.99 + 3×6.84 = 105.21"
+
+
+def test_npz_loads_without_pickle(tmp_path):
+    out = tmp_path / "t.npz"
+    write_npz(engine.preset("hello-world").run("Hello World"), str(out))
+    with np.load(out, allow_pickle=False) as data:
+        np.testing.assert_allclose(data["step/enc.0.ln1"][0, 0], 1.71887693, atol=5e-9)
+        assert json.loads(str(data["header"]))["src_tokens"] == ["hello", "world"]
+        assert data["param/enc.0.attn.W_O"].shape == (6, 4)
+
+
+def test_csv_has_one_row_per_number():
+    trace = engine.preset("hello-world").run("Hello World")
+    buffer = io.StringIO()
+    write_csv(trace, buffer)
+    rows = list(csv.DictReader(io.StringIO(buffer.getvalue())))
+    total = sum(v.size for v in trace.values()) + sum(v.size for v in trace.model.params.values())
+    assert len(rows) == total
+    score = next(r for r in rows if r["name"] == "enc.0.attn.scores" and r["index"] == "0,1,1")
+    assert float(score["value"]) == pytest.approx(135.5517)

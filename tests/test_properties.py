@@ -1,0 +1,184 @@
+"""Math properties of every step, and the trace contract: every documented name, with its shape."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import engine
+from engine import attention, layer_norm, positional
+
+SMALL = dict(d_model=12, n_heads=3, d_ff=20, n_layers=2)
+
+
+def expected_shapes(config, n_src, n_dec, vocab):
+    c, h = config, config.n_heads
+    shapes = {}
+    for side, n in (("src", n_src), ("tgt", n_dec)):
+        shapes.update({f"{side}.embed": (n, c.d_model), f"{side}.pos": (n, c.d_model), f"{side}.input": (n, c.d_model)})
+
+    def attn(p, n_q, n_k, masked):
+        out = {f"{p}.q": (h, n_q, c.d_k), f"{p}.k": (h, n_k, c.d_k), f"{p}.v": (h, n_k, c.d_v),
+               f"{p}.scores": (h, n_q, n_k), f"{p}.scaled": (h, n_q, n_k), f"{p}.weights": (h, n_q, n_k),
+               f"{p}.heads": (h, n_q, c.d_v), f"{p}.concat": (n_q, h * c.d_v), f"{p}.out": (n_q, c.d_model)}
+        if masked:
+            out.update({f"{p}.mask": (n_q, n_k), f"{p}.masked": (h, n_q, n_k)})
+        return out
+
+    def ffn(p, n):
+        return {f"{p}.hidden": (n, c.d_ff), f"{p}.act": (n, c.d_ff), f"{p}.out": (n, c.d_model)}
+
+    for l in range(c.n_layers):
+        shapes.update(attn(f"enc.{l}.attn", n_src, n_src, False))
+        shapes.update(ffn(f"enc.{l}.ffn", n_src))
+        shapes.update({f"enc.{l}.{s}{k}": (n_src, c.d_model) for s in ("add", "ln") for k in (1, 2)})
+        shapes.update(attn(f"dec.{l}.self_attn", n_dec, n_dec, True))
+        shapes.update(attn(f"dec.{l}.cross_attn", n_dec, n_src, False))
+        shapes.update(ffn(f"dec.{l}.ffn", n_dec))
+        shapes.update({f"dec.{l}.{s}{k}": (n_dec, c.d_model) for s in ("add", "ln") for k in (1, 2, 3)})
+    shapes.update({"enc.out": (n_src, c.d_model), "dec.out": (n_dec, c.d_model),
+                   "logits": (n_dec, vocab), "probs": (n_dec, vocab)})
+    return shapes
+
+
+@pytest.mark.parametrize("placement", ["post", "pre"])
+@pytest.mark.parametrize("name", ["hello-world", "paper"])
+def test_every_documented_step_is_present_with_its_shape(name, placement):
+    overrides = {} if name == "hello-world" else SMALL
+    model = engine.preset(name, norm_placement=placement, **overrides)
+    trace = model.run("hello world how", "hola mundo")
+    expected = expected_shapes(model.config, 3, 3, len(model.vocab))
+    assert {k: v.shape for k, v in trace.items()} == expected
+    assert list(trace)[:3] == ["src.embed", "src.pos", "src.input"]
+    assert list(trace)[-2:] == ["logits", "probs"]
+
+
+def test_trace_is_read_only():
+    trace = engine.preset("hello-world").run("Hello World")
+    with pytest.raises(ValueError):
+        trace["enc.0.attn.scores"][0, 0, 0] = 1.0
+    with pytest.raises(TypeError):
+        trace["x"] = 1
+
+
+def test_every_step_has_formula_and_description_and_every_cell_an_explanation():
+    trace = engine.preset("hello-world").run("Hello World", "hola mundo")
+    for step in trace.steps():
+        assert step.formula and step.description
+        index = tuple(s - 1 for s in step.shape)
+        explanation = trace.explain(step.name, index)
+        assert math.isclose(explanation.value, float(step.value[index]), rel_tol=0, abs_tol=0) or (
+            math.isinf(explanation.value) and math.isinf(step.value[index]))
+
+
+def test_parameter_names_and_shapes():
+    model = engine.preset("paper", tied_output=False, shared_embeddings=False, **SMALL)
+    p, c = model.params, model.config
+    assert p["embed.src"].shape == p["embed.tgt"].shape == (len(model.vocab), 12)
+    for block in ("enc.1.attn", "dec.0.self_attn", "dec.1.cross_attn"):
+        assert p[f"{block}.W_Q"].shape == p[f"{block}.W_K"].shape == (3, 12, 4)
+        assert p[f"{block}.W_V"].shape == (3, 12, 4) and p[f"{block}.W_O"].shape == (12, 12)
+        assert p[f"{block}.b_Q"].shape == (3, 4) and p[f"{block}.b_O"].shape == (12,)
+    assert p["dec.1.ln3.gamma"].shape == (12,) and p["enc.0.ffn.W_1"].shape == (12, 20)
+    assert p["unembed.W"].shape == (12, len(model.vocab)) and c.d_k == 4
+
+
+@given(st.lists(st.floats(-1e6, 1e6), min_size=1, max_size=12))
+def test_softmax_rows_sum_to_one(row):
+    weights = attention.softmax(np.array([row, row[::-1]]))
+    np.testing.assert_allclose(weights.sum(axis=-1), 1.0, rtol=1e-12)
+    assert (weights >= 0).all()
+
+
+def test_masked_cells_are_exactly_zero_and_rows_sum_to_one():
+    trace = engine.preset("paper", **SMALL).run("hello world", "hola mundo cómo estás")
+    for l in range(2):
+        weights = trace[f"dec.{l}.self_attn.weights"]
+        n = weights.shape[-1]
+        future = np.triu(np.ones((n, n), dtype=bool), k=1)
+        assert (weights[:, future] == 0.0).all()
+        assert (weights[:, ~future] > 0).all()
+        np.testing.assert_allclose(weights.sum(axis=-1), 1.0, rtol=1e-12)
+        assert (trace[f"dec.{l}.self_attn.mask"][future] == -np.inf).all()
+
+
+def test_causal_mask_means_the_past_does_not_see_the_future():
+    model = engine.preset("paper", **SMALL)
+    short, long = model.run("hello world", "hola"), model.run("hello world", "hola mundo cómo")
+    np.testing.assert_allclose(long["logits"][:2], short["logits"], rtol=1e-12, atol=1e-12)
+
+
+@given(st.lists(st.floats(-1e3, 1e3), min_size=2, max_size=16).filter(lambda r: np.ptp(r) > 1e-3))
+@settings(max_examples=50)
+def test_layer_norm_rows_have_mean_0_and_variance_1(row):
+    x = np.array([row])
+    d = x.shape[1]
+    y = layer_norm.layer_norm(x, np.ones(d), np.zeros(d), eps=0.0)
+    np.testing.assert_allclose(y.mean(), 0.0, atol=1e-9)
+    np.testing.assert_allclose(y.var(), 1.0, rtol=1e-9)
+
+
+def test_layer_norm_in_a_real_trace():
+    trace = engine.preset("paper", **SMALL).run("hello world how are you")
+    y = trace["enc.0.ln1"]
+    np.testing.assert_allclose(y.mean(axis=-1), 0.0, atol=1e-12)
+    np.testing.assert_allclose(y.var(axis=-1), 1.0, rtol=1e-4)  # eps = 1e-5 inside the root
+
+
+@pytest.mark.parametrize("d_model", [4, 6, 512])
+def test_sinusoidal_pe_matches_its_closed_form(d_model):
+    pe = positional.sinusoidal(50, d_model)
+    for pos in (0, 1, 7, 49):
+        for i in range(d_model // 2):
+            angle = pos / 10000 ** (2 * i / d_model)
+            assert pe[pos, 2 * i] == pytest.approx(math.sin(angle), abs=1e-13)
+            assert pe[pos, 2 * i + 1] == pytest.approx(math.cos(angle), abs=1e-13)
+
+
+def test_embedding_scale():
+    model = engine.preset("paper", **SMALL)
+    trace = model.run("hello")
+    np.testing.assert_allclose(trace["src.embed"][0], model.params["embed.src"][model.vocab.id("hello")] * math.sqrt(12))
+    off = engine.preset("paper", embed_scale=False, **SMALL).run("hello")
+    np.testing.assert_allclose(off["src.embed"][0], model.params["embed.src"][model.vocab.id("hello")])
+
+
+def test_pre_norm_ln_is_the_normalised_input_of_its_sublayer():
+    trace = engine.preset("paper", norm_placement="pre", **SMALL).run("hello world")
+    x = trace["src.input"]
+    expected = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(trace["enc.0.ln1"], expected, rtol=1e-12)
+    np.testing.assert_allclose(trace["enc.0.add1"], x + trace["enc.0.attn.out"], rtol=1e-12)
+
+
+def test_gelu_is_the_exact_erf_form():
+    trace = engine.preset("paper", activation="gelu", **SMALL).run("hello")
+    h = trace["enc.0.ffn.hidden"]
+    expected = 0.5 * h * (1 + np.vectorize(math.erf)(h / math.sqrt(2)))
+    np.testing.assert_allclose(trace["enc.0.ffn.act"], expected, rtol=1e-15)
+
+
+def test_tied_output_uses_the_embedding_transposed():
+    model = engine.preset("paper", **SMALL)
+    trace = model.run("hello", "hola")
+    np.testing.assert_allclose(trace["logits"], trace["dec.out"] @ model.params["embed.src"].T, rtol=1e-12)
+
+
+def test_learned_and_no_positional_encoding():
+    model = engine.preset("paper", pos_encoding="learned", **SMALL)
+    np.testing.assert_array_equal(model.run("hello world")["src.pos"], model.params["pos.learned"][:2])
+    assert not engine.preset("paper", pos_encoding="none", **SMALL).run("hello world")["src.pos"].any()
+
+
+def test_unknown_words_become_unk_and_are_reported():
+    trace = engine.preset("hello-world").run("Hello dear World", "hola amigo")
+    assert trace.src_tokens == ("hello", "<unk>", "world")
+    assert trace.tgt_tokens == ("SOS", "hola", "<unk>")
+    assert trace.unknown == (("src", "dear"), ("tgt", "amigo"))
+
+
+def test_seed_draws_reproducible_and_different_weights():
+    a, b, c = (engine.preset("paper", seed=s, **SMALL).params["enc.0.ffn.W_1"] for s in (1, 1, 2))
+    np.testing.assert_array_equal(a, b)
+    assert not np.allclose(a, c)
