@@ -243,8 +243,11 @@ def _number_tex(x: float) -> str:
 
 
 def _read_only(value, name, shape):
-    array = np.array(value, dtype=float)
+    """A read-only float64 array; one that already is (an unedited parameter) is shared, not copied."""
+    array = np.asarray(value, dtype=float)
     if array.shape != tuple(shape):
         raise ValueError(f"{name} must have shape {tuple(shape)}, got {array.shape}")
-    array.setflags(write=False)
+    if array.flags.writeable:
+        array = array.copy()
+        array.setflags(write=False)
     return array

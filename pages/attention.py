@@ -1,0 +1,9 @@
+from ui import context, views
+
+ctx = context.get()
+views.intro("attention")
+layer = views.layer_picker("layer.enc")
+block = f"enc.{layer}.attn"
+for head in views.head_tabs(f"heads.attention.{layer}"):
+    for kind in ("scores", "scaled", "weights", "heads"):
+        views.step(f"{block}.{kind}", head)

@@ -1,0 +1,11 @@
+from ui import context, views
+
+ctx = context.get()
+views.intro("masked_attention")
+layer = views.layer_picker("layer.dec")
+block = f"dec.{layer}.self_attn"
+views.step(f"{block}.mask")
+for head in views.head_tabs(f"heads.masked.{layer}"):
+    for kind in ("scaled", "masked", "weights", "heads"):
+        views.step(f"{block}.{kind}", head)
+views.step(f"{block}.out")

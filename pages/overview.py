@@ -1,0 +1,28 @@
+import numpy as np
+import streamlit as st
+
+from ui import context, views
+from ui.diagram import architecture
+from ui.navigation import PAGES, page_file
+
+ctx = context.get()
+views.intro("overview")
+c, trace = ctx.config, ctx.trace
+st.subheader(ctx.t("overview.flow"))
+st.markdown(ctx.t("overview.shapes", n_src=len(trace.src_tokens), n_tgt=len(trace.tgt_tokens), d_model=c.d_model,
+                  h=c.n_heads, n_layers=c.n_layers))
+last = trace["probs"][-1]
+best = int(np.argmax(last))
+left, middle, right = st.columns(3)
+left.metric(ctx.t("overview.src"), " ".join(trace.src_tokens))
+middle.metric(ctx.t("overview.tgt"), " ".join(trace.tgt_tokens))
+right.metric(ctx.t("overview.next"), ctx.model.vocab.tokens[best], f"{ctx.t('overview.prob')} {last[best]:.3f}",
+             delta_color="off")
+diagram, links = st.columns([3, 2])
+diagram.graphviz_chart(architecture(ctx.t, trace))
+with links:
+    st.subheader(ctx.t("overview.steps"))
+    for section, pages in PAGES.items():
+        st.markdown(f"**{ctx.t(f'section.{section}')}**")
+        for page in pages:
+            st.page_link(page_file(page), label=ctx.t(f"page.{page}"))

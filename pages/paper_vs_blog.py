@@ -1,0 +1,43 @@
+import math
+
+import streamlit as st
+
+from engine.blog import DIFFERENCES
+from ui import context, views
+
+ctx = context.get()
+views.intro("paper_vs_blog")
+t = ctx.t
+
+st.subheader(t("compare.pe"))
+for kind in ("blog_table", "blog", "sinusoidal"):
+    row = context.blog_variant((("pos_encoding", kind),))["src.pos"][1]
+    st.markdown(f"**{t(f'choice.{kind}')}**")
+    views.numbers(row, [""], [str(j) for j in range(len(row))])
+
+st.subheader(t("compare.weights"))
+left, right = st.columns(2)
+for column, (label, divisor) in zip((left, right), (("compare.divisor_sqrt", math.sqrt(3)), ("compare.divisor_30", 30.0))):
+    with column:
+        st.markdown(f"**{t(label)}**")
+        weights = context.blog_variant((("attn_divisor", divisor),))["enc.0.attn.weights"][0]
+        views.numbers(weights, ["Hello", "World"], ["Hello", "World"])
+
+st.subheader(t("compare.ln"))
+left, right = st.columns(2)
+for column, (label, overrides) in zip((left, right), (("compare.form_blog", ()),
+                                                      ("compare.form_paper", (("eps", 1e-5), ("layer_norm", "paper"))))):
+    with column:
+        st.markdown(f"**{t(label)}**")
+        views.numbers(context.blog_variant(overrides)["enc.0.ln1"][:1], ["Hello"], ["0", "1", "2", "3"])
+
+for difference in DIFFERENCES:
+    key = difference["key"]
+    with st.container(border=True):
+        st.markdown(f"**{t(f'diff.{key}.topic')}**")
+        left, right = st.columns(2)
+        left.caption(t("compare.post"))
+        left.latex(difference["post"])
+        right.caption(t("compare.engine"))
+        right.latex(difference["engine"])
+        st.markdown(t(f"diff.{key}.why"))

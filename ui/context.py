@@ -1,0 +1,186 @@
+"""The one place that turns widgets and the URL into a state, and a state into a model and a trace.
+
+app.py calls `build()` once per rerun, before the page runs; pages call `get()`. The engine runs at most
+once per distinct state across all sessions (cached), and never in a page.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+import engine
+from engine.config import CHOICES
+
+from . import state as app_state
+from .i18n import LANGUAGES, language_of, translator
+from .state import APP_LIMITS, AppState, LimitError
+
+SIZE_FIELDS = ("d_model", "n_heads", "d_k", "d_v", "d_ff", "n_layers")
+CHOICE_FIELDS = ("layer_norm", "norm_placement", "pos_encoding", "activation", "softmax")
+BOOL_FIELDS = ("embed_scale", "attn_bias", "ffn_bias", "shared_embeddings", "tied_output")
+
+
+@dataclass(frozen=True)
+class Context:
+    state: AppState
+    base: engine.Model  # the preset's model, before the user's edits
+    model: engine.Model
+    trace: engine.Trace
+    t: object  # the translator: t(key, **values) -> str
+
+    @property
+    def config(self) -> engine.Config:
+        return self.model.config
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _base_model(preset, seed, overrides):
+    return app_state.base_model(preset, seed, overrides)
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _run(model_key):
+    """One engine run per distinct state, shared by every session (a trace is read-only)."""
+    preset, seed, src, tgt, overrides, edits = model_key
+    base = _base_model(preset, seed, overrides)
+    model, dropped = app_state.apply_edits(base, edits)
+    return base, model, model.run(src, tgt or None), dropped
+
+
+def build() -> Context:
+    """Read the controls, build (or keep) the state, and remember the context for the page."""
+    if "state" not in st.session_state:
+        _start_session()
+    good: AppState = st.session_state.state
+    t = translator(st.session_state.get("ctl.lang", good.lang))
+    candidate = _controls(good, t)
+    try:
+        app_state.check_limits(candidate)
+        base, model, trace, dropped = _run(candidate.model_key)
+    except LimitError as error:
+        key, values = error.args
+        if "side" in values:
+            values = {**values, "side": t(f"side.{values['side']}")}
+        st.sidebar.error(t("msg.kept", error=t(key, **values)))
+        candidate = good
+        base, model, trace, dropped = _run(good.model_key)
+    except ValueError as error:
+        st.sidebar.error(t("msg.kept", error=str(error)))
+        candidate = good
+        base, model, trace, dropped = _run(good.model_key)
+    st.session_state.state = candidate
+    st.query_params.from_dict(app_state.encode(candidate))
+    if dropped:
+        st.sidebar.warning(t("msg.edits_dropped", n=dropped))
+    context = Context(candidate, base, model, trace, t)
+    st.session_state["context"] = context
+    return context
+
+
+def get() -> Context:
+    if "context" not in st.session_state:
+        _leave_folder_mode()
+    return st.session_state["context"]
+
+
+def _leave_folder_mode():
+    """A deep link opened before any session ran app.py finds Streamlit still in its legacy mode, where a
+    page of pages/ runs without the entry point. Switch to st.navigation's mode and run the entry point."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    PagesManager.uses_pages_directory = False
+    st.rerun()
+
+
+def set_state(new: AppState) -> None:
+    st.session_state.state = new
+    st.session_state["edit_version"] = st.session_state.get("edit_version", 0) + 1
+
+
+def _start_session():
+    state, notes = app_state.decode(st.query_params.to_dict(), default_lang=language_of(st.context.locale))
+    st.session_state.state = state
+    st.session_state.url_notes = notes
+    _sync_widgets(state)
+
+
+def _sync_widgets(state: AppState):
+    """Put the state's values into the control widgets (at the start and after a preset change)."""
+    config = state.config()
+    st.session_state.update({"ctl.lang": state.lang, "ctl.preset": state.preset, "ctl.src": state.src,
+                             "ctl.tgt": state.tgt, "ctl.seed": state.seed})
+    for field in SIZE_FIELDS + CHOICE_FIELDS + BOOL_FIELDS + ("eps",):
+        st.session_state[f"ctl.{field}"] = getattr(config, field)
+    st.session_state["ctl.divisor_kind"] = "sqrt" if config.attn_divisor == "sqrt_dk" else "number"
+    st.session_state["ctl.divisor"] = 30.0 if config.attn_divisor == "sqrt_dk" else float(config.attn_divisor)
+
+
+def _on_preset_change():
+    preset = st.session_state["ctl.preset"]
+    old = st.session_state.state
+    fresh = AppState(preset=preset, seed=old.seed, src=st.session_state["ctl.src"], tgt=st.session_state["ctl.tgt"],
+                     lang=old.lang)
+    set_state(fresh)
+    _sync_widgets(fresh)
+
+
+def _on_heads_change():
+    """Keep d_k = d_v = d_model / h when the sizes divide, as the paper does."""
+    d_model, heads = st.session_state["ctl.d_model"], st.session_state["ctl.n_heads"]
+    if heads and d_model % heads == 0:
+        st.session_state["ctl.d_k"] = st.session_state["ctl.d_v"] = d_model // heads
+
+
+def _controls(good: AppState, t) -> AppState:
+    sidebar = st.sidebar
+    notes = st.session_state.pop("url_notes", [])
+    for note in notes:
+        sidebar.warning(t("msg.url", detail=note))
+    sidebar.segmented_control(t("lang.label"), list(LANGUAGES), format_func=LANGUAGES.get, key="ctl.lang",
+                              required=True)
+    sidebar.selectbox(t("ctl.preset"), list(engine.PRESETS), format_func=lambda p: t(f"preset.{p}"),
+                      key="ctl.preset", on_change=_on_preset_change)
+    sidebar.text_input(t("ctl.src"), key="ctl.src", max_chars=500)
+    sidebar.text_input(t("ctl.tgt"), key="ctl.tgt", max_chars=500)
+    with sidebar.expander(t("ctl.options")):
+        overrides = _option_widgets(good, t)
+    if good.edits:
+        sidebar.caption(t("ctl.edits", n=len(good.edits)))
+        sidebar.button(t("ctl.reset_edits"), key="ctl.reset_edits", on_click=lambda: set_state(
+            st.session_state.state.without_edits()))
+    sidebar.caption(t("ctl.share"))
+    return good.replace(lang=st.session_state["ctl.lang"], src=st.session_state["ctl.src"],
+                        tgt=st.session_state["ctl.tgt"], seed=int(st.session_state["ctl.seed"]),
+                        overrides=overrides)
+
+
+def _option_widgets(good: AppState, t) -> tuple:
+    """The Config widgets; returns the fields that differ from the preset, as sorted pairs."""
+    st.caption(t("ctl.sizes"))
+    left, right = st.columns(2)
+    for i, field in enumerate(SIZE_FIELDS):
+        (left if i % 2 == 0 else right).number_input(
+            field, min_value=1, max_value=APP_LIMITS[field], step=1, key=f"ctl.{field}",
+            on_change=_on_heads_change if field in ("d_model", "n_heads") else None)
+    st.number_input(t("ctl.seed"), min_value=0, max_value=2**32 - 1, step=1, key="ctl.seed")
+    st.radio(t("ctl.divisor"), ["sqrt", "number"], format_func=lambda k: t(f"ctl.divisor.{k}"),
+             key="ctl.divisor_kind", horizontal=True)
+    if st.session_state["ctl.divisor_kind"] == "number":
+        st.number_input(t("ctl.divisor.value"), min_value=0.001, max_value=1e6, key="ctl.divisor")
+    for field in CHOICE_FIELDS:
+        st.selectbox(t(f"ctl.{field}"), CHOICES[field], format_func=lambda c: t(f"choice.{c}"), key=f"ctl.{field}")
+    st.number_input(t("ctl.eps"), min_value=0.0, max_value=1.0, format="%.0e", key="ctl.eps")
+    for field in BOOL_FIELDS:
+        st.toggle(t(f"ctl.{field}"), key=f"ctl.{field}")
+    chosen = {f: st.session_state[f"ctl.{f}"] for f in SIZE_FIELDS + CHOICE_FIELDS + BOOL_FIELDS + ("eps",)}
+    chosen["attn_divisor"] = "sqrt_dk" if st.session_state["ctl.divisor_kind"] == "sqrt" else float(
+        st.session_state["ctl.divisor"])
+    base = engine.PRESETS[good.preset]
+    return tuple(sorted((f, v) for f, v in chosen.items() if getattr(base, f) != v))
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def blog_variant(overrides: tuple) -> engine.Trace:
+    """The post's own example ("Hello World", hello-world preset) with some options changed."""
+    return engine.preset("hello-world", **dict(overrides)).run("Hello World")

@@ -1,0 +1,70 @@
+"""Plotly figures, built from arrays and labels only (pure: no Streamlit)."""
+import numpy as np
+import plotly.graph_objects as go
+
+from .format import table
+
+DIVERGING = "RdBu_r"  # ColorBrewer red-blue: colour-blind safe, centred at 0 for signed values
+SEQUENTIAL = "Blues"  # for values that cannot be negative (weights, probabilities, ReLU output)
+TEXT_CELLS = 200  # write the numbers inside the cells up to this many cells
+CLICK_CELLS = 30000  # above this many cells the click layer is left out (pickers still work)
+
+
+def heatmap(matrix, row_labels, col_labels, selected=None) -> go.Figure:
+    """A labelled heatmap; an invisible marker on every cell centre makes each cell clickable.
+
+    A click returns the marker's customdata [row, column]; plotly's own heatmap returns no selection
+    in Streamlit, so the markers carry it.
+    """
+    values = np.atleast_2d(np.asarray(matrix, dtype=float))
+    rows, cols = values.shape
+    finite = np.where(np.isfinite(values), values, np.nan)  # −∞ cells are drawn empty and labelled
+    signed = bool(np.nanmin(finite) < 0) if np.isfinite(finite).any() else False
+    limit = float(np.nanmax(np.abs(finite))) if np.isfinite(finite).any() else 1.0
+    figure = go.Figure(go.Heatmap(
+        z=finite, x=list(range(cols)), y=list(range(rows)),
+        colorscale=DIVERGING if signed else SEQUENTIAL, zmid=0 if signed else None,
+        zmin=-limit if signed else 0, zmax=limit or 1,
+        text=table(values, 3), texttemplate="%{text}" if rows * cols <= TEXT_CELLS else None,
+        customdata=np.dstack(np.meshgrid(row_labels, col_labels, indexing="ij")),
+        hovertemplate="%{customdata[0]} · %{customdata[1]}: %{text}<extra></extra>",
+        colorbar={"thickness": 12},
+    ))
+    if rows * cols <= CLICK_CELLS:
+        r, c = np.meshgrid(range(rows), range(cols), indexing="ij")
+        figure.add_trace(go.Scatter(
+            x=c.ravel(), y=r.ravel(), mode="markers", customdata=np.stack([r.ravel(), c.ravel()], axis=1),
+            marker={"symbol": "square", "size": 18, "opacity": 0}, hoverinfo="skip", showlegend=False))
+    if selected is not None:
+        i, j = selected
+        figure.add_shape(type="rect", x0=j - 0.5, x1=j + 0.5, y0=i - 0.5, y1=i + 0.5,
+                         line={"color": "#111", "width": 3})
+    _label_axes(figure, row_labels, col_labels)
+    figure.update_layout(height=min(640, max(180, 34 * rows + 90)), margin={"l": 10, "r": 10, "t": 10, "b": 10},
+                         dragmode=False, clickmode="event+select")
+    return figure
+
+
+def _label_axes(figure, row_labels, col_labels):
+    step = max(1, len(col_labels) // 24)  # at most ~24 tick labels across
+    figure.update_xaxes(tickvals=list(range(0, len(col_labels), step)), ticktext=list(col_labels)[::step],
+                        side="top", showgrid=False, zeroline=False, range=[-0.5, len(col_labels) - 0.5])
+    row_step = max(1, len(row_labels) // 24)
+    figure.update_yaxes(tickvals=list(range(0, len(row_labels), row_step)), ticktext=list(row_labels)[::row_step],
+                        autorange="reversed", showgrid=False, zeroline=False)
+
+
+def bars(labels, values, highlight=None) -> go.Figure:
+    """Horizontal bars, largest on top, e.g. the next-token probabilities."""
+    colours = ["#1f77b4" if label != highlight else "#d62728" for label in labels]
+    figure = go.Figure(go.Bar(x=values, y=labels, orientation="h", marker_color=colours,
+                              text=[f"{v:.3g}" for v in values], textposition="auto"))
+    figure.update_yaxes(autorange="reversed")
+    figure.update_layout(height=max(160, 28 * len(labels) + 40), margin={"l": 10, "r": 10, "t": 10, "b": 10})
+    return figure
+
+
+def lines(x, series: dict, y_title: str) -> go.Figure:
+    figure = go.Figure([go.Scatter(x=x, y=y, mode="lines+markers", name=name) for name, y in series.items()])
+    figure.update_layout(height=300, margin={"l": 10, "r": 10, "t": 10, "b": 10}, yaxis_title=y_title)
+    return figure

@@ -1,0 +1,60 @@
+"""Numbers for people: sensible precision, scientific where needed, −∞ for minus infinity."""
+import math
+
+import numpy as np
+
+LATEX_MAX = 8  # a bmatrix longer or wider than this elides its middle with \cdots / \vdots
+
+
+def fmt(x, digits: int = 6) -> str:
+    """`digits` significant digits; scientific below 0.001 and from 100000 on."""
+    x = float(x)
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    if x == 0:
+        return "0"
+    if 1e-3 <= abs(x) < 1e5:
+        text = f"{x:.{digits}g}"
+        if "e" not in text:
+            return text.replace("-", "−")
+    mantissa, exponent = f"{x:.{digits - 1}e}".split("e")
+    return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}".replace("-", "−")
+
+
+def fmt_tex(x, digits: int = 6) -> str:
+    text = fmt(x, digits).replace("−", "-")
+    if text in ("∞", "-∞"):
+        return text.replace("∞", r"\infty")
+    if text == "NaN":
+        return r"\text{NaN}"
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        return rf"{mantissa} \times 10^{{{exponent}}}"
+    return text
+
+
+def _elide(n: int) -> list:
+    """Indices to show along an axis of length n, with None where \\cdots goes."""
+    if n <= LATEX_MAX:
+        return list(range(n))
+    return list(range(LATEX_MAX - 2)) + [None] + [n - 2, n - 1]
+
+
+def bmatrix(matrix, digits: int = 6) -> str:
+    """A 1-D or 2-D array as a LaTeX bmatrix, eliding the middle beyond LATEX_MAX rows or columns."""
+    matrix = np.atleast_2d(matrix)
+    rows = []
+    for i in _elide(matrix.shape[0]):
+        cells = [r"\cdots" if j is None else (r"\vdots" if i is None else fmt_tex(matrix[i, j], digits))
+                 for j in _elide(matrix.shape[1])]
+        if i is None:
+            cells = [r"\ddots" if c == r"\cdots" else c for c in cells]
+        rows.append(" & ".join(cells))
+    return r"\begin{bmatrix}" + r" \\ ".join(rows) + r"\end{bmatrix}"
+
+
+def table(matrix, digits: int = 6) -> list[list[str]]:
+    """The cells of a 2-D array as display strings."""
+    return [[fmt(x, digits) for x in row] for row in np.atleast_2d(matrix)]

@@ -1,0 +1,55 @@
+"""Axis labels of every step and parameter: tokens for positions, "head i" for heads, indices for widths."""
+
+
+def _token_labels(tokens):
+    """Tokens as labels, numbered only where a token repeats so every label stays unique."""
+    repeated = {t for t in tokens if tokens.count(t) > 1}
+    return [f"{t} ({i})" if t in repeated else t for i, t in enumerate(tokens)]
+
+
+def _positions(name, trace):
+    """Which token sequence the rows (queries) and the columns (keys) of a step run over."""
+    src, tgt = _token_labels(trace.src_tokens), _token_labels(trace.tgt_tokens)
+    if name.startswith(("src.", "enc.")):
+        return src, src
+    if ".cross_attn." in name:
+        return tgt, src
+    return tgt, tgt
+
+
+def step_axes(trace, name) -> list[list[str]]:
+    """One list of labels per axis of the step's array."""
+    shape = trace[name].shape
+    rows, cols = _positions(name, trace)
+    leaf = name.rsplit(".", 1)[-1]
+    if name in ("logits", "probs"):
+        return [rows, list(trace.model.vocab.tokens)]
+    if leaf == "mask":
+        return [rows, cols]
+    if len(shape) == 3:
+        heads = [f"head {h + 1}" for h in range(shape[0])]
+        keyed = leaf in ("k", "v")
+        last = cols if leaf in ("scores", "scaled", "masked", "weights") else _indices(shape[2])
+        return [heads, cols if keyed else rows, last]
+    return [rows, _indices(shape[1])]
+
+
+def param_axes(vocab_tokens, name, shape) -> list[list[str]]:
+    if name.startswith(("embed.", "pos.")):
+        first = list(vocab_tokens) if name.startswith("embed.") else _indices(shape[0])
+        return [first, _indices(shape[1])]
+    if name == "unembed.W":
+        return [_indices(shape[0]), list(vocab_tokens)]
+    if len(shape) == 3:
+        return [[f"head {h + 1}" for h in range(shape[0])], _indices(shape[1]), _indices(shape[2])]
+    return [_indices(n) for n in shape]
+
+
+def _indices(n):
+    return [str(i) for i in range(n)]
+
+
+def top_tokens(row, tokens, k=10):
+    """The k most probable (token, probability) pairs of a row, most probable first."""
+    order = sorted(range(len(row)), key=lambda i: -row[i])[:k]
+    return [(tokens[i], float(row[i])) for i in order]

@@ -1,0 +1,11 @@
+"""The pages in the order data flows, by section; app.py builds st.navigation from this."""
+PAGES = {
+    "start": ["overview"],
+    "encoder": ["tokens", "positional", "qkv", "attention", "multihead", "add_norm", "ffn", "encoder_stack"],
+    "decoder": ["decoder_input", "masked_attention", "cross_attention", "output"],
+    "compare": ["paper_vs_blog"],
+}
+
+
+def page_file(page: str) -> str:
+    return f"pages/{page}.py"

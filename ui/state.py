@@ -1,0 +1,170 @@
+"""The whole state of a session (preset, options, text, edited cells), its URL form, and the model it builds.
+
+Pure Python: no Streamlit here, so it is tested directly. The URL is readable on purpose, e.g.
+    ?preset=hello-world&src=Hello+World&cfg=attn_divisor:sqrt_dk&edit=enc.0.attn.W_Q:0.1.2=1.5
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+import engine
+from engine.config import parse_field
+from engine.tokens import split
+
+APP_LIMITS = {"d_model": 512, "n_heads": 16, "d_k": 512, "d_v": 512, "d_ff": 2048, "n_layers": 8}
+MAX_TOKENS = 64
+MAX_WEIGHT = 1e6
+MAX_EDITS = 200
+DEFAULT_SOURCE = "Hello World"
+
+
+@dataclass(frozen=True)
+class AppState:
+    preset: str = "hello-world"
+    seed: int = 0
+    src: str = DEFAULT_SOURCE
+    tgt: str = ""
+    overrides: tuple = ()  # ((field, value), ...), sorted: Config fields that differ from the preset
+    edits: tuple = ()  # ((param, (i, j, ...), value), ...), sorted: weights typed by the user
+    lang: str = "en"
+
+    def replace(self, **changes) -> "AppState":
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def model_key(self) -> tuple:
+        """Everything that decides the numbers (the language does not)."""
+        return self.preset, self.seed, self.src, self.tgt, self.overrides, self.edits
+
+    def config(self) -> engine.Config:
+        return engine.PRESETS[self.preset].replace(**dict(self.overrides))
+
+    def with_edit(self, param: str, index: tuple, value: float) -> "AppState":
+        edits = {(p, i): v for p, i, v in self.edits}
+        edits[(param, tuple(index))] = float(value)
+        return self.replace(edits=tuple(sorted((p, i, v) for (p, i), v in edits.items())))
+
+    def without_edits(self, param: str | None = None) -> "AppState":
+        return self.replace(edits=tuple(e for e in self.edits if param is not None and e[0] != param))
+
+
+class LimitError(ValueError):
+    """A setting beyond what the app shows comfortably; args: (message key, values for the message)."""
+
+
+def check_limits(state: AppState) -> None:
+    for field, value in state.overrides:
+        high = APP_LIMITS.get(field)
+        if high is not None and isinstance(value, int) and value > high:
+            raise LimitError("msg.too_big", {"field": field, "high": high, "value": value})
+    for side, text in (("src", state.src), ("tgt", state.tgt)):
+        n = len(split(text)) + (side == "tgt")
+        if n > MAX_TOKENS:
+            raise LimitError("msg.too_long", {"side": side, "n": n, "high": MAX_TOKENS})
+    if not split(state.src):
+        raise LimitError("msg.empty", {})
+
+
+def check_weight(value) -> float:
+    """A typed weight, or ValueError: finite and within ±MAX_WEIGHT."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(value) from None
+    if not math.isfinite(number) or abs(number) > MAX_WEIGHT:
+        raise ValueError(value)
+    return number
+
+
+def base_model(preset: str, seed: int, overrides: tuple) -> engine.Model:
+    return engine.preset(preset, seed=seed, **dict(overrides))
+
+
+def apply_edits(model: engine.Model, edits: tuple) -> tuple[engine.Model, int]:
+    """The model with the edited cells written in, and how many edits did not fit its shapes."""
+    changed, dropped = {}, 0
+    for param, index, value in edits:
+        array = changed.get(param, model.params.get(param))
+        if array is None or len(index) != array.ndim or any(not 0 <= i < n for i, n in zip(index, array.shape)):
+            dropped += 1
+            continue
+        if param not in changed:
+            array = changed[param] = np.array(array)
+        array[index] = value
+    return (model.with_params(changed) if changed else model), dropped
+
+
+# ---- the URL -------------------------------------------------------------------------------------------
+
+def encode(state: AppState) -> dict[str, str]:
+    query = {"preset": state.preset, "src": state.src, "lang": state.lang}
+    if state.seed:
+        query["seed"] = str(state.seed)
+    if state.tgt:
+        query["tgt"] = state.tgt
+    if state.overrides:
+        query["cfg"] = ",".join(f"{k}:{_value_text(v)}" for k, v in state.overrides)
+    if state.edits:
+        query["edit"] = ";".join(f"{p}:{'.'.join(map(str, i))}={v!r}" for p, i, v in state.edits)
+    return query
+
+
+def decode(query, default_lang: str = "en") -> tuple[AppState, list[str]]:
+    """The state a link describes, and a note for every part that had to be ignored."""
+    notes, state = [], AppState(lang=default_lang)
+    preset = query.get("preset", state.preset)
+    if preset in engine.PRESETS:
+        state = state.replace(preset=preset)
+    else:
+        notes.append(f"preset={preset!r}")
+    if query.get("lang") in ("en", "zh"):
+        state = state.replace(lang=query["lang"])
+    elif "lang" in query:
+        notes.append(f"lang={query['lang']!r}")
+    seed = query.get("seed", "0")
+    if seed.isdigit() and int(seed) < 2**32:
+        state = state.replace(seed=int(seed))
+    else:
+        notes.append(f"seed={seed!r}")
+    state = state.replace(src=str(query.get("src", state.src))[:2000], tgt=str(query.get("tgt", ""))[:2000])
+    overrides, bad = _decode_overrides(query.get("cfg", ""), state.preset)
+    edits, bad_edits = _decode_edits(query.get("edit", ""))
+    notes += bad + bad_edits
+    return state.replace(overrides=overrides, edits=edits), notes
+
+
+def _decode_overrides(text: str, preset: str):
+    base, overrides, bad = engine.PRESETS[preset], {}, []
+    for part in filter(None, text.split(",")):
+        field, _, value = part.partition(":")
+        try:
+            parsed = parse_field(field, value)
+            base.replace(**{field: parsed})  # validates the value on its own
+        except (ValueError, TypeError):
+            bad.append(part[:80])
+            continue
+        if getattr(base, field) != parsed:
+            overrides[field] = parsed
+    return tuple(sorted(overrides.items())), bad
+
+
+def _decode_edits(text: str):
+    edits, bad = {}, []
+    for part in [p for p in text.split(";") if p][:MAX_EDITS]:
+        try:
+            target, value = part.rsplit("=", 1)
+            param, index = target.rsplit(":", 1)
+            edits[(param, tuple(int(i) for i in index.split(".")))] = check_weight(value)
+        except ValueError:
+            bad.append(part[:80])
+    return tuple(sorted((p, i, v) for (p, i), v in edits.items())), bad
+
+
+def _value_text(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value) if isinstance(value, float) else str(value)

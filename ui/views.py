@@ -1,0 +1,202 @@
+"""Streamlit building blocks every page uses: a step (formula, shape, numbers, heatmap, drill-down),
+per-head tabs, and weight editors. They only display the trace; the engine did the arithmetic."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from . import context
+from .figures import heatmap
+from .format import bmatrix, table
+from .labels import param_axes, step_axes
+from .state import check_weight
+
+LATEX_CELLS = 8  # matrices up to 8 x 8 are also written out as a bmatrix
+TABLE_COLS = 16  # wider matrices are shown as heatmaps only
+AXIS_SYMBOLS = {
+    "q": ("h", "n", "d_k"), "k": ("h", "n", "d_k"), "v": ("h", "n", "d_v"), "heads": ("h", "n", "d_v"),
+    "scores": ("h", "n_q", "n_k"), "scaled": ("h", "n_q", "n_k"), "masked": ("h", "n_q", "n_k"),
+    "weights": ("h", "n_q", "n_k"), "mask": ("n_q", "n_k"), "concat": ("n", "h·d_v"), "hidden": ("n", "d_ff"),
+    "act": ("n", "d_ff"), "logits": ("n", "vocab"), "probs": ("n", "vocab"),
+}
+
+
+def intro(page: str):
+    ctx = context.get()
+    st.title(ctx.t(f"page.{page}"))
+    st.markdown(ctx.t(f"intro.{page}"))
+    _notes(ctx)
+
+
+def _notes(ctx):
+    if ctx.trace.unknown:
+        st.info(ctx.t("msg.unknown", words=", ".join(w for _, w in ctx.trace.unknown)))
+    if ctx.trace.nonfinite:
+        st.warning(ctx.t("msg.nonfinite", step=ctx.trace.nonfinite[0]))
+    error = st.session_state.pop("edit_error", None)
+    if error:
+        st.error(error)
+
+
+def layer_picker(key: str) -> int:
+    ctx = context.get()
+    if ctx.config.n_layers == 1:
+        return 0
+    return st.segmented_control(ctx.t("ctl.layer"), list(range(ctx.config.n_layers)), default=0, required=True,
+                                key=key)
+
+
+def head_tabs(key: str):
+    """Lazy per-head tabs: yields (head index, tab) for the open tab only."""
+    ctx = context.get()
+    tabs = st.tabs([f"{ctx.t('view.head')} {h + 1}" for h in range(ctx.config.n_heads)], key=key, on_change="rerun")
+    for h, tab in enumerate(tabs):
+        if tab.open:
+            with tab:
+                yield h
+
+
+def step(name: str, head: int | None = None, drill: bool = True):
+    """One step of the trace: its formula, shape, numbers, heatmap and, on request, a cell's arithmetic."""
+    ctx = context.get()
+    s = ctx.trace.step(name)
+    st.markdown(f"##### `{name}` · {s.description}")
+    axes = step_axes(ctx.trace, name)
+    matrix = s.value if head is None or s.value.ndim < 3 else s.value[head]
+    rows, cols = (axes[-2], axes[-1]) if matrix.ndim == 2 else ([""], axes[-1])
+    key = f"{name}.{head}"
+    selected = _selection(key, len(rows), len(cols))
+    small = matrix.ndim < 2 or matrix.shape[-1] <= TABLE_COLS
+    left, right = st.columns([2, 3]) if small else (st.container(), st.container())
+    with left:
+        st.latex(s.formula)
+        st.caption(f"{ctx.t('view.shape')}: ({', '.join(_symbols(name, s.value.ndim))}) = "
+                   f"({', '.join(map(str, s.shape))})")
+        numbers(matrix, rows, cols, label=_tex_name(name, head))
+    with right:
+        st.plotly_chart(heatmap(matrix, rows, cols, selected), key=f"chart.{key}", on_select=_on_click(key),
+                        selection_mode="points", config={"displayModeBar": False})
+    if drill:
+        _drill(ctx, name, head, key, rows, cols)
+
+
+def numbers(matrix, rows, cols, label=None):
+    """Small matrices as a bmatrix and a table; wide ones are left to the heatmap."""
+    ctx = context.get()
+    matrix = matrix if matrix.ndim == 2 else matrix[None, :]
+    if matrix.shape[0] <= LATEX_CELLS and matrix.shape[1] <= LATEX_CELLS:
+        st.latex((f"{label} = " if label else "") + bmatrix(matrix))
+    if matrix.shape[1] <= TABLE_COLS:
+        st.dataframe(pd.DataFrame(table(matrix), index=_unique(rows), columns=_unique(cols)))
+    else:
+        st.caption(ctx.t("view.big", rows=matrix.shape[0], cols=matrix.shape[1]))
+
+
+def _symbols(name, ndim):
+    leaf = name if name in AXIS_SYMBOLS else name.rsplit(".", 1)[-1]
+    return AXIS_SYMBOLS.get(leaf, ("n", "d_model"))[:ndim] if ndim > 1 else ("d_model",)
+
+
+def _tex_name(name, head):
+    leaf = name.rsplit(".", 1)[-1].replace("_", r"\_")
+    return rf"\text{{{leaf}}}" + (f"_{{{head + 1}}}" if head is not None else "")
+
+
+def _unique(labels):
+    return [label if labels.count(label) == 1 else f"{label} ({i})" for i, label in enumerate(labels)]
+
+
+def _selection(key, n_rows, n_cols):
+    row = min(st.session_state.get(f"row.{key}", 0), n_rows - 1)
+    col = min(st.session_state.get(f"col.{key}", 0), n_cols - 1)
+    st.session_state[f"row.{key}"], st.session_state[f"col.{key}"] = row, col
+    return row, col
+
+
+def _on_click(key):
+    def callback():
+        points = st.session_state[f"chart.{key}"].selection.points
+        if points and "customdata" in points[0]:
+            st.session_state[f"row.{key}"], st.session_state[f"col.{key}"] = map(int, points[0]["customdata"][:2])
+    return callback
+
+
+def _drill(ctx, name, head, key, rows, cols):
+    with st.container(border=True):
+        st.markdown(f"**{ctx.t('view.drill')}** {ctx.t('view.drill_hint')}")
+        left, right = st.columns(2)
+        row = left.selectbox(ctx.t("view.row"), range(len(rows)), format_func=lambda i: rows[i], key=f"row.{key}")
+        col = right.selectbox(ctx.t("view.col"), range(len(cols)), format_func=lambda j: cols[j], key=f"col.{key}")
+        index = ((head,) if head is not None and ctx.trace[name].ndim == 3 else ()) + (
+            (row, col) if ctx.trace[name].ndim >= 2 else (col,))
+        explanation = ctx.trace.explain(name, index)
+        st.latex(explanation.latex)
+        with st.expander(ctx.t("view.plain")):
+            st.code(explanation.text, language=None, wrap_lines=True)
+
+
+# ---- editing weights --------------------------------------------------------------------------------------
+
+def edit_param(name: str, head: int | None = None, rows: list[int] | None = None):
+    """An editor for a parameter (one head's slice, optionally only some rows), with a reset button."""
+    ctx = context.get()
+    value = ctx.model.params[name]
+    axes = param_axes(ctx.model.vocab.tokens, name, value.shape)
+    matrix = value[head] if head is not None else value
+    matrix = matrix if matrix.ndim == 2 else matrix[None, :]
+    row_ids = rows if rows is not None else list(range(matrix.shape[0]))
+    row_labels = [axes[-2][i] for i in row_ids] if value.ndim > 1 else [name]
+    title = name + (f" · {ctx.t('view.head')} {head + 1}" if head is not None else "")
+    with st.expander(ctx.t("view.edit", name=title)):
+        st.caption(ctx.t("view.edit_hint"))
+        version = st.session_state.get("edit_version", 0)
+        key = f"edit.{name}.{head}.{version}"
+        columns = _unique(axes[-1])
+        frame = pd.DataFrame(matrix[row_ids], index=_unique(row_labels), columns=columns)
+        if matrix.shape[1] <= TABLE_COLS:
+            st.data_editor(frame, key=key, on_change=_on_edit, args=(key, name, head, row_ids, columns, value.ndim))
+        else:
+            _single_cell_editor(ctx, name, head, row_ids, row_labels, axes[-1], key, value.ndim)
+        if any(p == name for p, _, _ in ctx.state.edits):
+            st.button(ctx.t("view.reset", name=name), key=f"reset.{key}",
+                      on_click=lambda: context.set_state(st.session_state.state.without_edits(name)))
+
+
+def _full_index(head, row, col, ndim):
+    return ((head,) if head is not None else ()) + ((row, col) if ndim > 1 else (col,))
+
+
+def _on_edit(key, name, head, row_ids, columns, ndim):
+    state = st.session_state.state
+    for row, cells in st.session_state[key]["edited_rows"].items():
+        for column, typed in cells.items():
+            index = _full_index(head, row_ids[int(row)], columns.index(column), ndim)
+            try:
+                state = state.with_edit(name, index, check_weight(typed))
+            except ValueError:
+                _report_bad_edit(name, index, typed)
+    context.set_state(state)
+
+
+def _report_bad_edit(name, index, typed):
+    st.session_state["edit_error"] = context.get().t(
+        "msg.edit_bad", param=name, index=",".join(map(str, index)), value=typed)
+
+
+def _single_cell_editor(ctx, name, head, row_ids, row_labels, col_labels, key, ndim):
+    left, middle, right = st.columns(3)
+    r = left.selectbox(ctx.t("view.row"), range(len(row_ids)), format_func=lambda i: row_labels[i], key=f"{key}.r")
+    c = middle.selectbox(ctx.t("view.col"), range(len(col_labels)), format_func=lambda j: col_labels[j],
+                         key=f"{key}.c")
+    index = _full_index(head, row_ids[r], c, ndim)
+    current = float(ctx.model.params[name][index])
+    right.number_input(name, value=current, key=f"{key}.v.{index}", format="%.6g", on_change=_on_cell_edit,
+                       args=(f"{key}.v.{index}", name, index))
+
+
+def _on_cell_edit(widget_key, name, index):
+    typed = st.session_state[widget_key]
+    try:
+        context.set_state(st.session_state.state.with_edit(name, index, check_weight(typed)))
+    except ValueError:
+        _report_bad_edit(name, index, typed)
