@@ -11,5 +11,5 @@ navigation = st.navigation({
         st.Page(page_file(page), title=ctx.t(f"page.{page}"), url_path=page, default=page == "overview")
         for page in pages]
     for section, pages in PAGES.items()
-})
+}, expanded=True)
 navigation.run()

@@ -13,6 +13,8 @@ import numpy as np
 from .positional import PE_BASE, blog_exponent, paper_exponent, sinusoid_angle
 
 LATEX_TERMS = 8  # a LaTeX sum longer than this shows its first 6 and last 2 terms around \cdots
+LINE_TERMS = 3  # a LaTeX sum of more than 4 terms is broken into lines of this many terms
+BREAK = r" \\ &\quad "  # a line break inside the aligned environment explain() writes
 
 
 @dataclass(frozen=True)
@@ -28,10 +30,12 @@ def explain(trace, name: str, index: tuple) -> Explanation:
     latex, text, *where = _EXPLAINERS[step.kind](trace, step, index)
     value = float(step.value[index])
     label = f"{name}[{', '.join(map(str, index))}]"
-    latex, text = f"\\text{{{label}}} = {latex} = {num_tex(value)}", f"{label} = {text} = {num(value)}"
-    if where:  # definitions the expression uses, e.g. LayerNorm's mean and variance
-        latex, text = f"{latex} \\quad \\text{{where }} {where[0]}", f"{text}, where {where[1]}"
-    return Explanation(latex, text, value)
+    lines = [f"\\text{{{label}}} &= {latex}", f"&= {num_tex(value)}"]
+    text = f"{label} = {text} = {num(value)}"
+    if where:  # definitions the expression uses (LayerNorm's mean and variance, softmax's sum) come first
+        lines.insert(0, f"&\\text{{with }} {where[0]}")
+        text = f"With {where[1]}: {text}"
+    return Explanation(r"\begin{aligned}" + r" \\ ".join(lines) + r"\end{aligned}", text, value)
 
 
 def _check_index(step, index):
@@ -57,7 +61,7 @@ def num_tex(x: float) -> str:
         return r"\text{NaN}"
     if math.isinf(x):
         return r"\infty" if x > 0 else r"-\infty"
-    mantissa, _, exponent = f"{x:.8g}".partition("e")
+    mantissa, _, exponent = f"{x:.6g}".partition("e")
     return mantissa + (f" \\times 10^{{{int(exponent)}}}" if exponent else "")
 
 
@@ -71,10 +75,13 @@ def _paren(x):
     return f"({s})" if s.startswith("−") else s
 
 
-def _sum(terms_tex, terms_text):
-    """Join terms with +, eliding the middle of long LaTeX sums."""
+def _sum(terms_tex, terms_text, breaks=True):
+    """Join terms with +, eliding the middle of long LaTeX sums and breaking them into lines."""
     if len(terms_tex) > LATEX_TERMS:
         terms_tex = terms_tex[:6] + [r"\cdots"] + terms_tex[-2:]
+    if breaks and len(terms_tex) > LINE_TERMS + 1:
+        lines = [" + ".join(terms_tex[i:i + LINE_TERMS]) for i in range(0, len(terms_tex), LINE_TERMS)]
+        return (BREAK + "+ ").join(lines), " + ".join(terms_text)
     return " + ".join(terms_tex) or "0", " + ".join(terms_text) or "0"
 
 
@@ -117,8 +124,8 @@ def _pos(trace, step, index):
     text = f"{fn}({pos} / {PE_BASE:g}^({exponent}/{d})) = {fn}({num(angle)})"
     exact = math.sin(angle) if fn == "sin" else math.cos(angle)
     if form == "blog_table" and pos < 2 and j < 4:
-        return (r"\text{the post's printed value}", "the post's printed value",
-                f"\\text{{its formula gives }} {tex} = {num_tex(exact)}", f"its formula gives {text} = {num(exact)}")
+        return (f"\\text{{the post's printed value}} \\quad \\left(\\text{{its formula: }} {tex} = {num_tex(exact)}\\right)",
+                f"the post's printed value (its formula: {text} = {num(exact)})")
     if form == "blog_table":
         return (f"\\operatorname{{round}}_2\\left({tex} = {num_tex(exact)}\\right)",
                 f"round({text} = {num(exact)}, 2 decimals)")
@@ -160,13 +167,17 @@ def _softmax(trace, step, index):
     j = index[-1]
     shift = float(np.max(row)) if step.meta["form"] == "stable" else 0.0
     exps = np.exp(row - shift)
+    total = float(np.sum(exps))
     arg_tex = (lambda x: f"{_paren_tex(x)} - {_paren_tex(shift)}") if shift else _paren_tex
     arg_txt = (lambda x: f"{_paren(x)} − {_paren(shift)}") if shift else _paren
-    numerator_tex = f"e^{{{arg_tex(row[j])}}}"
-    sum_tex, sum_text = _sum([f"e^{{{arg_tex(x)}}}" for x in row], [f"e^({arg_txt(x)})" for x in row])
-    values_tex, values_text = _sum([num_tex(e) for e in exps], [num(e) for e in exps])
-    return (f"\\frac{{{numerator_tex}}}{{{sum_tex}}} = \\frac{{{num_tex(exps[j])}}}{{{values_tex}}}",
-            f"e^({arg_txt(row[j])}) / ({sum_text}) = {num(exps[j])} / ({values_text})")
+    sum_symbol = r"\sum_k e^{x_k - \max x}" if shift else r"\sum_k e^{x_k}"
+    sum_tex, sum_text = _sum([num_tex(e) for e in exps], [num(e) for e in exps])
+    terms_tex, _ = _sum([f"e^{{{arg_tex(x)}}}" for x in row], [], breaks=False)
+    expanded = f"{terms_tex}{BREAK}= " if len(row) <= 4 else ""  # the exponents in full for short rows
+    return (f"\\frac{{e^{{{arg_tex(row[j])}}}}}{{{sum_symbol}}} = \\frac{{{num_tex(exps[j])}}}{{{num_tex(total)}}}",
+            f"e^({arg_txt(row[j])}) / Σ = {num(exps[j])} / {num(total)}",
+            f"{sum_symbol} = {expanded}{sum_tex} = {num_tex(total)}",
+            "Σ = " + " + ".join(f"e^({arg_txt(x)})" for x in row) + f" = {sum_text} = {num(total)}")
 
 
 def _weighted(trace, step, index):

@@ -12,4 +12,5 @@ def layer_norm(x, gamma, beta, eps, form="paper"):
     mu = np.mean(x, axis=-1, keepdims=True)  # (n, 1)
     var = np.mean((x - mu) ** 2, axis=-1, keepdims=True)  # (n, 1), the population variance
     denominator = np.sqrt(var + eps) if form == "paper" else np.sqrt(var) + eps  # (n, 1)
-    return (x - mu) / denominator * gamma + beta  # (n, d_model)
+    out = (x - mu) / denominator * gamma + beta  # (n, d_model)
+    return np.where(np.isinf(var), np.nan, out)  # a variance past float64's range cannot be normalised by

@@ -73,8 +73,16 @@ class Trace(Mapping):
 
     @property
     def nonfinite(self) -> list[str]:
-        """Names of the steps holding inf or NaN, first one first."""
-        return [name for name, step in self._steps.items() if not np.all(np.isfinite(step.value))]
+        """Names of the steps holding inf or NaN, first one first; the causal mask's own −∞ do not count."""
+        return [name for name, step in self._steps.items() if np.any(~np.isfinite(step.value) & ~self._masked(step))]
+
+    def _masked(self, step) -> np.ndarray:
+        """Where a −∞ is the mask's doing: in the mask itself and in the scores it was added to."""
+        masks = [self._steps[ref].value for ref in (step.name, *step.inputs)
+                 if ref in self._steps and self._steps[ref].kind == "mask"]
+        if not masks:
+            return np.zeros(step.shape, dtype=bool)
+        return (np.broadcast_to(masks[0], step.shape) == -np.inf) & (step.value == -np.inf)
 
     def explain(self, name, index):
         """The arithmetic that produced one cell, with the real numbers (see engine.explain)."""

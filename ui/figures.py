@@ -13,8 +13,8 @@ CLICK_CELLS = 30000  # above this many cells the click layer is left out (picker
 def heatmap(matrix, row_labels, col_labels, selected=None) -> go.Figure:
     """A labelled heatmap; an invisible marker on every cell centre makes each cell clickable.
 
-    A click returns the marker's customdata [row, column]; plotly's own heatmap returns no selection
-    in Streamlit, so the markers carry it.
+    A click selects the nearest marker, whose x and y are the cell's column and row; plotly's own heatmap
+    returns no selection in Streamlit, so the markers carry it.
     """
     values = np.atleast_2d(np.asarray(matrix, dtype=float))
     rows, cols = values.shape
@@ -26,22 +26,23 @@ def heatmap(matrix, row_labels, col_labels, selected=None) -> go.Figure:
         colorscale=DIVERGING if signed else SEQUENTIAL, zmid=0 if signed else None,
         zmin=-limit if signed else 0, zmax=limit or 1,
         text=table(values, 3), texttemplate="%{text}" if rows * cols <= TEXT_CELLS else None,
-        customdata=np.dstack(np.meshgrid(row_labels, col_labels, indexing="ij")),
-        hovertemplate="%{customdata[0]} · %{customdata[1]}: %{text}<extra></extra>",
-        colorbar={"thickness": 12},
+        hoverinfo="skip", colorbar={"thickness": 12},
     ))
-    if rows * cols <= CLICK_CELLS:
+    if rows * cols <= CLICK_CELLS:  # the hover text and the click both come from the invisible markers
         r, c = np.meshgrid(range(rows), range(cols), indexing="ij")
+        cells = table(values, 6)
         figure.add_trace(go.Scatter(
-            x=c.ravel(), y=r.ravel(), mode="markers", customdata=np.stack([r.ravel(), c.ravel()], axis=1),
-            marker={"symbol": "square", "size": 18, "opacity": 0}, hoverinfo="skip", showlegend=False))
+            x=c.ravel(), y=r.ravel(), mode="markers",
+            text=[f"{row_labels[i]} · {col_labels[j]}: {cells[i][j]}" for i, j in zip(r.ravel(), c.ravel())],
+            hovertemplate="%{text}<extra></extra>", marker={"symbol": "square", "size": 24, "opacity": 0},
+            showlegend=False))
     if selected is not None:
         i, j = selected
         figure.add_shape(type="rect", x0=j - 0.5, x1=j + 0.5, y0=i - 0.5, y1=i + 0.5,
                          line={"color": "#111", "width": 3})
     _label_axes(figure, row_labels, col_labels)
     figure.update_layout(height=min(640, max(180, 34 * rows + 90)), margin={"l": 10, "r": 10, "t": 10, "b": 10},
-                         dragmode=False, clickmode="event+select")
+                         dragmode=False, clickmode="event+select", hovermode="closest", hoverdistance=-1)
     return figure
 
 

@@ -325,7 +325,7 @@ EN.update({f"diff.{d['key']}.topic": d["topic"] for d in DIFFERENCES})
 EN.update({f"diff.{d['key']}.why": d["why"] for d in DIFFERENCES})
 ZH.update({
     "diff.wq1.topic": "第 1 个头的 W_Q",
-    "diff.wq1.why": "博客的数值是代码算出来的：Q1 = [[8, 3, 3], [9.99, 3.99, 4]] 需要代码里的矩阵。",
+    "diff.wq1.why": "博客正文中的 LaTeX 与代码不一致；数值是代码算出来的：Q1 = [[8, 3, 3], [9.99, 3.99, 4]] 需要代码里的矩阵。",
     "diff.wk2.topic": "第 2 个头的 W_K",
     "diff.wk2.why": "第 2 个头的数值同样来自代码中的矩阵。",
     "diff.pe_formula.topic": "位置编码的指数",
@@ -335,9 +335,9 @@ ZH.update({
     "diff.pe_rounding.why": "博客把 0.99995 截断为 0.99，之后一直使用 2.84、3.99；pos_encoding='blog' 精确计算博客的公式，"
                             "'blog_table' 使用它打印的数。",
     "diff.divisor.topic": "注意力缩放除数",
-    "diff.divisor.why": "除以 √3 时权重饱和为 [4.68e−10, 1]；博客改为除以 30 才得到它的 Z。",
+    "diff.divisor.why": "除以 √3 时权重饱和为 [4.68e−10, 1]；博客临时改为除以 30，才得到它的 Z。",
     "diff.layer_norm.topic": "层归一化的形式",
-    "diff.layer_norm.why": "正文写的是论文的形式；算出数值的代码把 ε 加在标准差上。",
+    "diff.layer_norm.why": "博客正文写的是论文的形式；算出数值的代码把 ε 加在标准差上。",
     "diff.ln_rounding.topic": "博客打印的层归一化结果",
     "diff.ln_rounding.why": "正文把 1.7188 截断为 1.718。",
     "diff.z_digits.topic": "正文中的 Z",
@@ -345,12 +345,12 @@ ZH.update({
     "diff.embed_scale.topic": "嵌入的缩放",
     "diff.embed_scale.why": "论文把嵌入乘以 √d_model；博客没有。",
     "diff.mask.topic": "因果掩码",
-    "diff.mask.why": "只有一个 SOS 时掩码不起作用；目标更长时它遮住未来的位置。",
+    "diff.mask.why": "博客跳过了掩码（“We'll skip this for now”）。只有一个 SOS 时掩码不起作用；目标更长时它遮住未来的位置。",
     "diff.softmax.topic": "softmax",
     "diff.softmax.why": "分数超过约 709 时博客的写法会溢出为 NaN（它没有层归一化的 6 层堆叠就是如此）；"
                         "softmax='naive' 可以复现。",
     "diff.w_o_random.topic": "更深层的 W^O",
-    "diff.w_o_random.why": "参数必须固定，数值才能复现、才能修改。",
+    "diff.w_o_random.why": "博客每次调用都重新随机生成 W^O；参数必须固定，数值才能复现、才能修改。",
     "diff.generate.topic": "生成时的解码器输入",
-    "diff.generate.why": "论文的解码器会关注之前输出的每一个 token。",
+    "diff.generate.why": "博客的 generate 循环只输入最后一个 token，没有位置编码和掩码；论文的解码器会关注之前输出的每一个 token。",
 })

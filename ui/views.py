@@ -116,8 +116,8 @@ def _selection(key, n_rows, n_cols):
 def _on_click(key):
     def callback():
         points = st.session_state[f"chart.{key}"].selection.points
-        if points and "customdata" in points[0]:
-            st.session_state[f"row.{key}"], st.session_state[f"col.{key}"] = map(int, points[0]["customdata"][:2])
+        if points and isinstance(points[0].get("x"), (int, float)) and isinstance(points[0].get("y"), (int, float)):
+            st.session_state[f"row.{key}"], st.session_state[f"col.{key}"] = int(points[0]["y"]), int(points[0]["x"])
     return callback
 
 
