@@ -30,7 +30,7 @@ def explain(trace, name: str, index: tuple) -> Explanation:
     latex, text, *where = _EXPLAINERS[step.kind](trace, step, index)
     value = float(step.value[index])
     label = f"{name}[{', '.join(map(str, index))}]"
-    lines = [f"\\text{{{label}}} &= {latex}", f"&= {num_tex(value)}"]
+    lines = [f"\\text{{{_tex_escape(label)}}} &= {latex}", f"&= {num_tex(value)}"]
     text = f"{label} = {text} = {num(value)}"
     if where:  # definitions the expression uses (LayerNorm's mean and variance, softmax's sum) come first
         lines.insert(0, f"&\\text{{with }} {where[0]}")
@@ -233,7 +233,7 @@ def _activation(trace, step, index):
 
 def _copy(trace, step, index):
     ref = step.inputs[0]
-    return f"\\text{{{ref}}}[{', '.join(map(str, index))}]", f"{ref}[{', '.join(map(str, index))}]"
+    return f"\\text{{{_tex_escape(ref)}}}[{', '.join(map(str, index))}]", f"{ref}[{', '.join(map(str, index))}]"
 
 
 def _tex_escape(text: str) -> str:

@@ -43,3 +43,14 @@ def test_long_sums_are_elided_in_latex_but_complete_in_text():
     trace = engine.preset("paper", n_layers=1).run("hello")
     e = trace.explain("enc.0.ffn.hidden", (0, 0))
     assert r"\cdots" in e.latex and e.text.count("×") == 512
+
+
+def test_text_in_latex_is_escaped_for_katex():
+    """KaTeX rejects a bare _ or ^ inside \\text{...} (it renders the whole formula as a red error)."""
+    import re
+
+    trace = engine.preset("hello-world", n_layers=2).run("Hello World", "hola mundo")
+    for step in trace.steps():
+        for latex in (step.formula, trace.explain(step.name, (0,) * step.value.ndim).latex):
+            for content in re.findall(r"\\text\{((?:[^{}]|\{[^{}]*\})*)\}", latex):
+                assert not re.search(r"(?<!\\)[_^%#&]", content), (step.name, content)
