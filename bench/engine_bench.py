@@ -1,0 +1,98 @@
+"""The engine's traced forward pass against PyTorch's Transformer layers, and the BLAS kernel NumPy ran.
+
+    .venv/bin/python bench/engine_bench.py
+
+Paper base sizes (d_model 512, 8 heads, d_ff 2048, 6 encoder + 6 decoder layers), float64, CPU. Inputs:
+12 source tokens, and an 11-word target, which the decoder reads as SOS + target = 12 positions. PyTorch
+runs nn.TransformerEncoder/DecoderLayer stacks (dropout 0, inference mode, its own random weights; the
+values do not change the time) and the tied output projection on the engine's embedded inputs.
+
+OpenBLAS reads OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE when it loads, and a forced older core type slows
+NumPy's matmul; so the figures are measured here, then again in a child process without those two.
+"""
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # import engine from this repository
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from threadpoolctl import threadpool_info  # noqa: E402
+
+import engine  # noqa: E402
+
+SRC = "the cat sat on the mat . hello world how are you"  # 12 tokens
+TGT = "el gato se sentó en la alfombra . hola mundo cómo"  # 11 words -> SOS + 11 = 12 decoder positions
+OPENBLAS_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+CHILD_FLAG = "--without-openblas-vars"
+WARMUP, REPEATS, HELLO_REPEATS = 3, 15, 101
+
+
+def median_ms(fn, repeats=REPEATS):
+    for _ in range(WARMUP):
+        fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return 1e3 * statistics.median(times)
+
+
+def torch_forward(model, trace):
+    """A closure running PyTorch's encoder and decoder stacks and the output projection on the trace's inputs."""
+    c = model.config
+    sizes = dict(d_model=c.d_model, nhead=c.n_heads, dim_feedforward=c.d_ff, dropout=0.0, activation=c.activation,
+                 layer_norm_eps=c.eps, batch_first=True, norm_first=c.norm_placement == "pre", dtype=torch.float64)
+    encoder = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(**sizes), c.n_layers,
+                                          enable_nested_tensor=False).eval()
+    decoder = torch.nn.TransformerDecoder(torch.nn.TransformerDecoderLayer(**sizes), c.n_layers).eval()
+    src, tgt = (torch.tensor(trace[f"{side}.input"])[None] for side in ("src", "tgt"))
+    mask = torch.nn.Transformer.generate_square_subsequent_mask(tgt.shape[1], dtype=torch.float64)
+    embed, bias = torch.tensor(model.params["embed.src"]), torch.tensor(model.params["unembed.b"])
+
+    def forward():
+        with torch.inference_mode():
+            return decoder(tgt, encoder(src), tgt_mask=mask, tgt_is_causal=True) @ embed.T + bias
+
+    return forward
+
+
+def report(title):
+    model = engine.preset("paper")
+    trace = model.run(SRC, TGT)
+    assert len(trace.src_tokens) == len(trace.tgt_tokens) == 12, (trace.src_tokens, trace.tgt_tokens)
+    engine_ms = median_ms(lambda: model.run(SRC, TGT))
+    torch_ms = median_ms(torch_forward(model, trace))
+    hello = engine.preset("hello-world")
+    hello_ms = median_ms(lambda: hello.run("Hello World"), HELLO_REPEATS)
+    hello_with_preset_ms = median_ms(lambda: engine.preset("hello-world").run("Hello World"), HELLO_REPEATS)
+
+    settings = ", ".join(f"{name}={os.environ.get(name, '(unset)')}" for name in OPENBLAS_VARS)
+    print(f"== {title}: {settings}")
+    for lib in (info for info in threadpool_info() if info["user_api"] == "blas"):
+        print(f"  NumPy BLAS kernel: {lib['internal_api']} {lib['version']}, "
+              f"architecture {lib.get('architecture')}, {lib['num_threads']} threads")
+    rows = {"engine model.run, paper base, 12 src + 12 dec tokens": f"{engine_ms:9.2f} ms",
+            f"torch 6+6 layers + output projection, {torch.get_num_threads()} threads": f"{torch_ms:9.2f} ms",
+            "ratio engine / torch": f"{engine_ms / torch_ms:9.2f} x",
+            "hello-world: run('Hello World')": f"{hello_ms:9.3f} ms",
+            "hello-world: engine.preset('hello-world').run('Hello World')": f"{hello_with_preset_ms:9.3f} ms"}
+    for label, value in rows.items():
+        print(f"  {label:<62}{value}")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    if CHILD_FLAG in sys.argv:
+        report(f"child process without {' and '.join(OPENBLAS_VARS)}")
+    else:
+        print(f"median of {REPEATS} runs (hello-world: {HELLO_REPEATS}) after {WARMUP} warm-up runs; "
+              f"numpy {np.__version__}, torch {torch.__version__}")
+        report("this environment")
+        child_env = {name: value for name, value in os.environ.items() if name not in OPENBLAS_VARS}
+        subprocess.run([sys.executable, __file__, CHILD_FLAG], env=child_env, check=True)
