@@ -27,10 +27,24 @@ CONCAT_TEX = r"\operatorname{Concat}(\text{head}_1, \ldots, \text{head}_h)"
 OUT_TEX = r"\operatorname{MultiHead}(Q,K,V) = \operatorname{Concat}(\text{head}_1, \ldots, \text{head}_h)\, W^O"
 
 
-def project(x, W, b=None):
-    """Per-head projection X W_i (+ b_i): [n, d_model] @ [h, d_model, d_k] -> [h, n, d_k]."""
-    out = x @ W  # (h, n, d_k)
+def project(x, W, b=None, side_by_side=None):
+    """Per-head projection X W_i (+ b_i): [n, d_model] @ [h, d_model, d_k] -> [h, n, d_k].
+
+    side_by_side, if given, is W with the heads' columns next to each other, (d_model, h*d_k): the same
+    numbers in one matrix product instead of h small ones.
+    """
+    if side_by_side is None:
+        out = x @ W  # (h, n, d_k)
+    else:
+        h, _, d_k = W.shape
+        out = (x @ side_by_side).reshape(len(x), h, d_k).transpose(1, 0, 2)  # (h, n, d_k)
     return out if b is None else out + b[:, None, :]  # (h, n, d_k)
+
+
+def heads_side_by_side(W):
+    """[h, d_model, d_k] -> [d_model, h*d_k], head 0's columns first."""
+    h, d_model, d_k = W.shape
+    return W.transpose(1, 0, 2).reshape(d_model, h * d_k)  # (d_model, h*d_k)
 
 
 def scores(q, k):

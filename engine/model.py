@@ -77,6 +77,7 @@ class Model:
         for key, shape in shapes.items():
             frozen[key] = _read_only(params[key], key, shape)
         self.params = MappingProxyType(frozen)
+        self._side_by_side = {}  # per-head projection matrices laid out for one product, made on first use
 
     def with_params(self, updates) -> "Model":
         """A copy of this model with some parameters replaced (same names and shapes)."""
@@ -84,6 +85,11 @@ class Model:
         if unknown:
             raise ValueError(f"unknown parameter(s): {', '.join(unknown)}")
         return Model(self.name, self.config, self.vocab, {**self.params, **updates}, self.seed)
+
+    def _fused(self, name):
+        if name not in self._side_by_side:
+            self._side_by_side[name] = att.heads_side_by_side(self.params[name])
+        return self._side_by_side[name]
 
     @property
     def embed_names(self) -> dict:
@@ -172,7 +178,7 @@ class Model:
         for key, source in (("q", x_q), ("k", x_kv), ("v", x_kv)):
             W, b = f"{p}.W_{key.upper()}", f"{p}.b_{key.upper()}"
             bias = (b,) if c.attn_bias else ()
-            rec(f"{p}.{key}", att.project(rec[source], P[W], P[b] if bias else None), "proj",
+            rec(f"{p}.{key}", att.project(rec[source], P[W], P[b] if bias else None, self._fused(W)), "proj",
                 texts[key] + (att.BIAS_TEX[key] if bias else ""), f"Each head's {_QKV[key]}.", inputs=(source, W) + bias)
         rec(f"{p}.scores", att.scores(rec[f"{p}.q"], rec[f"{p}.k"]), "scores", att.SCORES_TEX,
             "Dot product of every query with every key.", inputs=(f"{p}.q", f"{p}.k"))

@@ -182,3 +182,11 @@ def test_seed_draws_reproducible_and_different_weights():
     a, b, c = (engine.preset("paper", seed=s, **SMALL).params["enc.0.ffn.W_1"] for s in (1, 1, 2))
     np.testing.assert_array_equal(a, b)
     assert not np.allclose(a, c)
+
+
+def test_projection_side_by_side_equals_head_by_head():
+    rng = np.random.default_rng(0)
+    x, W, b = rng.normal(size=(5, 12)), rng.normal(size=(3, 12, 4)), rng.normal(size=(3, 4))
+    fast = attention.project(x, W, b, attention.heads_side_by_side(W))
+    np.testing.assert_allclose(fast, attention.project(x, W, b), rtol=1e-13)
+    np.testing.assert_allclose(fast[1], x @ W[1] + b[1], rtol=1e-13)
