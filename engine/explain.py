@@ -13,7 +13,7 @@ import numpy as np
 from .positional import PE_BASE, blog_exponent, paper_exponent, sinusoid_angle
 
 LATEX_TERMS = 8  # a LaTeX sum longer than this shows its first 6 and last 2 terms around \cdots
-LINE_TERMS = 3  # a LaTeX sum of more than 4 terms is broken into lines of this many terms
+LINE_TERMS = 2  # a LaTeX sum of more than 3 terms is broken into lines of this many terms
 BREAK = r" \\ &\quad "  # a line break inside the aligned environment explain() writes
 
 
@@ -27,13 +27,14 @@ class Explanation:
 def explain(trace, name: str, index: tuple) -> Explanation:
     step = trace.step(name)
     index = _check_index(step, index)
-    latex, text, *where = _EXPLAINERS[step.kind](trace, step, index)
+    with np.errstate(all="ignore"):  # the naive softmax may overflow here as in the forward pass
+        latex, text, *where = _EXPLAINERS[step.kind](trace, step, index)
     value = float(step.value[index])
     label = f"{name}[{', '.join(map(str, index))}]"
     lines = [f"\\text{{{_tex_escape(label)}}} &= {latex}", f"&= {num_tex(value)}"]
     text = f"{label} = {text} = {num(value)}"
     if where:  # definitions the expression uses (LayerNorm's mean and variance, softmax's sum) come first
-        lines.insert(0, f"&\\text{{with }} {where[0]}")
+        lines.insert(0, f"&{where[0]}")
         text = f"With {where[1]}: {text}"
     return Explanation(r"\begin{aligned}" + r" \\ ".join(lines) + r"\end{aligned}", text, value)
 

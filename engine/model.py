@@ -214,8 +214,8 @@ class Model:
             ff.HIDDEN_TEX if b1 else ff.HIDDEN_NO_BIAS_TEX, "First linear layer: widen to d_ff.",
             inputs=(x, f"{p}.W_1") + b1)
         rec(f"{p}.act", ff.ACTIVATIONS[c.activation](rec[f"{p}.hidden"]), "activation", ff.ACT_TEX[c.activation],
-            f"The {c.activation.upper()} non-linearity.", inputs=(f"{p}.hidden",), fn=c.activation)
-        out_tex = (ff.OUT_TEX if b2 else ff.OUT_NO_BIAS_TEX) % ("ReLU" if c.activation == "relu" else "GELU")
+            f"The {_ACTIVATION_NAMES[c.activation]} non-linearity.", inputs=(f"{p}.hidden",), fn=c.activation)
+        out_tex = (ff.OUT_TEX if b2 else ff.OUT_NO_BIAS_TEX) % _ACTIVATION_NAMES[c.activation]
         rec(f"{p}.out", att.linear(rec[f"{p}.act"], P[f"{p}.W_2"], P[b2[0]] if b2 else None), "linear", out_tex,
             "Second linear layer: back to d_model.", inputs=(f"{p}.act", f"{p}.W_2") + b2)
         return f"{p}.out"
@@ -242,6 +242,7 @@ class Model:
 
 
 _QKV = {"q": "queries", "k": "keys", "v": "values"}
+_ACTIVATION_NAMES = {"relu": "ReLU", "gelu": "GELU"}
 
 
 def _number_tex(x: float) -> str:

@@ -39,7 +39,7 @@ def preset(name: str, seed: int = 0, **overrides) -> Model:
         raise ValueError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
         raise ValueError(f"seed must be a whole number from 0 to {2**32 - 1}, got {seed!r}")
-    config = _configure(PRESETS[name], overrides)
+    config = configure(name, **overrides)
     vocab = Vocabulary(blog.VOCABULARY if name == "hello-world" else PAPER_VOCABULARY)
     if name == "hello-world":
         params = _blog_params(config, vocab, seed)
@@ -48,7 +48,9 @@ def preset(name: str, seed: int = 0, **overrides) -> Model:
     return Model(name, config, vocab, params, seed)
 
 
-def _configure(base: Config, overrides: dict) -> Config:
+def configure(name: str, **overrides) -> Config:
+    """The preset's Config with overrides; d_k = d_v = d_model / n_heads follow the sizes unless given."""
+    base = PRESETS[name]
     known = {f.name for f in dataclasses.fields(Config)}
     unknown = sorted(set(overrides) - known)
     if unknown:

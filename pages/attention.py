@@ -5,5 +5,7 @@ views.intro("attention")
 layer = views.layer_picker("layer.enc")
 block = f"enc.{layer}.attn"
 for head in views.head_tabs(f"heads.attention.{layer}"):
+    views.edit_param(f"{block}.W_Q", head=head)
+    views.edit_param(f"{block}.W_K", head=head)
     for kind in ("scores", "scaled", "weights", "heads"):
         views.step(f"{block}.{kind}", head)

@@ -12,8 +12,8 @@ if not ctx.config.tied_output:
     views.edit_param("unembed.W")
 views.step("probs")
 st.subheader(ctx.t("output.top"))
-position = st.select_slider(ctx.t("output.position"), options=list(range(len(trace.tgt_tokens))),
-                            value=len(trace.tgt_tokens) - 1, format_func=lambda i: f"{i}: {trace.tgt_tokens[i]}",
-                            key="output.position")
+positions = list(range(len(trace.tgt_tokens)))
+position = st.selectbox(ctx.t("output.position"), positions, index=positions[-1],
+                        format_func=lambda i: f"{i}: {trace.tgt_tokens[i]}", key="output.position")
 ranked = top_tokens(trace["probs"][position], ctx.model.vocab.tokens)
 st.plotly_chart(bars([t for t, _ in ranked], [p for _, p in ranked], highlight=ranked[0][0]), key="output.bars")

@@ -4,6 +4,7 @@ import streamlit as st
 
 from engine.blog import DIFFERENCES
 from ui import context, views
+from ui.labels import step_axes
 
 ctx = context.get()
 views.intro("paper_vs_blog")
@@ -20,8 +21,9 @@ left, right = st.columns(2)
 for column, (label, divisor) in zip((left, right), (("compare.divisor_sqrt", math.sqrt(3)), ("compare.divisor_30", 30.0))):
     with column:
         st.markdown(f"**{t(label)}**")
-        weights = context.blog_variant((("attn_divisor", divisor),))["enc.0.attn.weights"][0]
-        views.numbers(weights, ["Hello", "World"], ["Hello", "World"])
+        variant = context.blog_variant((("attn_divisor", divisor),))
+        _, rows, cols = step_axes(variant, "enc.0.attn.weights")
+        views.numbers(variant["enc.0.attn.weights"][0], rows, cols)
 
 st.subheader(t("compare.ln"))
 left, right = st.columns(2)
@@ -29,7 +31,9 @@ for column, (label, overrides) in zip((left, right), (("compare.form_blog", ()),
                                                       ("compare.form_paper", (("eps", 1e-5), ("layer_norm", "paper"))))):
     with column:
         st.markdown(f"**{t(label)}**")
-        views.numbers(context.blog_variant(overrides)["enc.0.ln1"][:1], ["Hello"], ["0", "1", "2", "3"])
+        variant = context.blog_variant(overrides)
+        rows, cols = step_axes(variant, "enc.0.ln1")
+        views.numbers(variant["enc.0.ln1"][:1], rows[:1], cols, digits=10)
 
 for difference in DIFFERENCES:
     key = difference["key"]

@@ -14,7 +14,7 @@ from engine.config import CHOICES
 
 from . import state as app_state
 from .i18n import LANGUAGES, language_of, translator
-from .state import APP_LIMITS, AppState, LimitError
+from .state import APP_LIMITS, FLOAT_RANGES, AppState, LimitError
 
 SIZE_FIELDS = ("d_model", "n_heads", "d_k", "d_v", "d_ff", "n_layers")
 CHOICE_FIELDS = ("layer_norm", "norm_placement", "pos_encoding", "activation", "softmax")
@@ -59,10 +59,7 @@ def build() -> Context:
         app_state.check_limits(candidate)
         base, model, trace, dropped = _run(candidate.model_key)
     except LimitError as error:
-        key, values = error.args
-        if "side" in values:
-            values = {**values, "side": t(f"side.{values['side']}")}
-        st.sidebar.error(t("msg.kept", error=t(key, **values)))
+        st.sidebar.error(t("msg.kept", error=_limit_message(t, error)))
         candidate = good
         base, model, trace, dropped = _run(good.model_key)
     except ValueError as error:
@@ -76,6 +73,13 @@ def build() -> Context:
     context = Context(candidate, base, model, trace, t)
     st.session_state["context"] = context
     return context
+
+
+def _limit_message(t, error: LimitError) -> str:
+    key, values = error.args
+    if "side" in values:
+        values = {**values, "side": t(f"side.{values['side']}")}
+    return t(key, **values)
 
 
 def get() -> Context:
@@ -93,13 +97,25 @@ def _leave_folder_mode():
     st.rerun()
 
 
-def set_state(new: AppState) -> None:
+def set_state(new: AppState, reset_editors: bool = True) -> None:
+    """Replace the state; reset_editors redraws the weight editors from the model (after a reset, a preset
+    change or a refused value), instead of keeping what was typed into them."""
     st.session_state.state = new
-    st.session_state["edit_version"] = st.session_state.get("edit_version", 0) + 1
+    if reset_editors:
+        st.session_state["edit_version"] = st.session_state.get("edit_version", 0) + 1
 
 
 def _start_session():
     state, notes = app_state.decode(st.query_params.to_dict(), default_lang=language_of(st.context.locale))
+    try:  # a link's settings may be fine one by one and still not fit together
+        app_state.check_limits(state)
+        _run(state.model_key)
+    except LimitError as error:
+        notes.append(error)
+        state = AppState(lang=state.lang)
+    except ValueError as error:
+        notes.append(str(error))
+        state = AppState(lang=state.lang)
     st.session_state.state = state
     st.session_state.url_notes = notes
     _sync_widgets(state)
@@ -136,7 +152,7 @@ def _controls(good: AppState, t) -> AppState:
     sidebar = st.sidebar
     notes = st.session_state.pop("url_notes", [])
     for note in notes:
-        sidebar.warning(t("msg.url", detail=note))
+        sidebar.warning(t("msg.url", detail=_limit_message(t, note) if isinstance(note, LimitError) else note))
     sidebar.segmented_control(t("lang.label"), list(LANGUAGES), format_func=LANGUAGES.get, key="ctl.lang",
                               required=True)
     sidebar.selectbox(t("ctl.preset"), list(engine.PRESETS), format_func=lambda p: t(f"preset.{p}"),
@@ -167,10 +183,12 @@ def _option_widgets(good: AppState, t) -> tuple:
     st.radio(t("ctl.divisor"), ["sqrt", "number"], format_func=lambda k: t(f"ctl.divisor.{k}"),
              key="ctl.divisor_kind", horizontal=True)
     if st.session_state["ctl.divisor_kind"] == "number":
-        st.number_input(t("ctl.divisor.value"), min_value=0.001, max_value=1e6, key="ctl.divisor")
+        low, high = FLOAT_RANGES["attn_divisor"]
+        st.number_input(t("ctl.divisor.value"), min_value=low, max_value=high, key="ctl.divisor")
     for field in CHOICE_FIELDS:
         st.selectbox(t(f"ctl.{field}"), CHOICES[field], format_func=lambda c: t(f"choice.{c}"), key=f"ctl.{field}")
-    st.number_input(t("ctl.eps"), min_value=0.0, max_value=1.0, format="%.0e", key="ctl.eps")
+    st.number_input(t("ctl.eps"), min_value=FLOAT_RANGES["eps"][0], max_value=FLOAT_RANGES["eps"][1], format="%.0e",
+                    key="ctl.eps")
     for field in BOOL_FIELDS:
         st.toggle(t(f"ctl.{field}"), key=f"ctl.{field}")
     chosen = {f: st.session_state[f"ctl.{f}"] for f in SIZE_FIELDS + CHOICE_FIELDS + BOOL_FIELDS + ("eps",)}

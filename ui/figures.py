@@ -7,6 +7,7 @@ from .format import table
 DIVERGING = "RdBu_r"  # ColorBrewer red-blue: colour-blind safe, centred at 0 for signed values
 SEQUENTIAL = "Blues"  # for values that cannot be negative (weights, probabilities, ReLU output)
 TEXT_CELLS = 200  # write the numbers inside the cells up to this many cells
+TEXT_COLS = 8  # ... and when the cells are wide enough (at most this many columns)
 CLICK_CELLS = 30000  # above this many cells the click layer is left out (pickers still work)
 
 
@@ -25,7 +26,7 @@ def heatmap(matrix, row_labels, col_labels, selected=None) -> go.Figure:
         z=finite, x=list(range(cols)), y=list(range(rows)),
         colorscale=DIVERGING if signed else SEQUENTIAL, zmid=0 if signed else None,
         zmin=-limit if signed else 0, zmax=limit or 1,
-        text=table(values, 3), texttemplate="%{text}" if rows * cols <= TEXT_CELLS else None,
+        text=table(values, 3), texttemplate="%{text}" if rows * cols <= TEXT_CELLS and cols <= TEXT_COLS else None,
         hoverinfo="skip", colorbar={"thickness": 12},
     ))
     if rows * cols <= CLICK_CELLS:  # the hover text and the click both come from the invisible markers

@@ -45,6 +45,22 @@ def param_axes(vocab_tokens, name, shape) -> list[list[str]]:
     return [_indices(n) for n in shape]
 
 
+def description_key(name: str) -> str:
+    """The catalog key of a step's one-line description, e.g. "desc.attn.scores" or "desc.ffn.out"."""
+    parts = name.split(".")
+    if name in ("logits", "probs"):
+        return f"desc.{name}"
+    if parts[-1] in ("embed", "pos", "input"):
+        return f"desc.{parts[-1]}"
+    if parts[-1] == "out" and len(parts) == 2:
+        return f"desc.{parts[0]}.out"
+    if parts[-2] == "ffn":
+        return f"desc.ffn.{parts[-1]}"
+    if parts[-2].endswith("attn"):
+        return f"desc.attn.{parts[-1]}"
+    return f"desc.{parts[-1].rstrip('0123456789')}"  # add1, ln2, ...
+
+
 def _indices(n):
     return [str(i) for i in range(n)]
 

@@ -13,9 +13,11 @@ import numpy as np
 
 import engine
 from engine.config import parse_field
+from engine.presets import configure
 from engine.tokens import split
 
-APP_LIMITS = {"d_model": 512, "n_heads": 16, "d_k": 512, "d_v": 512, "d_ff": 2048, "n_layers": 8}
+APP_LIMITS = {"d_model": 512, "n_heads": 16, "d_k": 512, "d_v": 512, "d_ff": 2048, "n_layers": 8}  # from 1
+FLOAT_RANGES = {"attn_divisor": (0.001, 1e6), "eps": (0.0, 1.0)}  # what the option widgets accept
 MAX_TOKENS = 64
 MAX_WEIGHT = 1e6
 MAX_EDITS = 200
@@ -41,7 +43,7 @@ class AppState:
         return self.preset, self.seed, self.src, self.tgt, self.overrides, self.edits
 
     def config(self) -> engine.Config:
-        return engine.PRESETS[self.preset].replace(**dict(self.overrides))
+        return configure(self.preset, **dict(self.overrides))
 
     def with_edit(self, param: str, index: tuple, value: float) -> "AppState":
         edits = {(p, i): v for p, i, v in self.edits}
@@ -126,7 +128,7 @@ def decode(query, default_lang: str = "en") -> tuple[AppState, list[str]]:
     elif "lang" in query:
         notes.append(f"lang={query['lang']!r}")
     seed = query.get("seed", "0")
-    if seed.isdigit() and int(seed) < 2**32:
+    if seed.isascii() and seed.isdigit() and len(seed) <= 10 and int(seed) < 2**32:
         state = state.replace(seed=int(seed))
     else:
         notes.append(f"seed={seed!r}")
@@ -144,12 +146,22 @@ def _decode_overrides(text: str, preset: str):
         try:
             parsed = parse_field(field, value)
             base.replace(**{field: parsed})  # validates the value on its own
+            _check_range(field, parsed)
         except (ValueError, TypeError):
             bad.append(part[:80])
             continue
         if getattr(base, field) != parsed:
             overrides[field] = parsed
     return tuple(sorted(overrides.items())), bad
+
+
+def _check_range(field, value):
+    """The app's own bounds, which its widgets enforce too."""
+    if field in APP_LIMITS and not 1 <= value <= APP_LIMITS[field]:
+        raise ValueError(field)
+    low, high = FLOAT_RANGES.get(field, (None, None))
+    if low is not None and isinstance(value, float) and not low <= value <= high:
+        raise ValueError(field)
 
 
 def _decode_edits(text: str):

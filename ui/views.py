@@ -8,11 +8,12 @@ import streamlit as st
 from . import context
 from .figures import heatmap
 from .format import bmatrix, table
-from .labels import param_axes, step_axes
+from .labels import description_key, param_axes, step_axes
 from .state import check_weight
 
 LATEX_CELLS = 8  # matrices up to 8 x 8 are also written out as a bmatrix
 TABLE_COLS = 16  # wider matrices are shown as heatmaps only
+SIDE_BY_SIDE_COLS = 4  # up to this many columns the numbers sit beside the heatmap
 AXIS_SYMBOLS = {
     "q": ("h", "n", "d_k"), "k": ("h", "n", "d_k"), "v": ("h", "n", "d_v"), "heads": ("h", "n", "d_v"),
     "scores": ("h", "n_q", "n_k"), "scaled": ("h", "n_q", "n_k"), "masked": ("h", "n_q", "n_k"),
@@ -60,18 +61,18 @@ def step(name: str, head: int | None = None, drill: bool = True):
     """One step of the trace: its formula, shape, numbers, heatmap and, on request, a cell's arithmetic."""
     ctx = context.get()
     s = ctx.trace.step(name)
-    st.markdown(f"##### `{name}` · {s.description}")
+    st.markdown(f"##### `{name}` · {ctx.t(description_key(name))}")
+    st.latex(s.formula)
+    st.caption(f"{ctx.t('view.shape')}: ({', '.join(_symbols(name, s.value.ndim))}) = "
+               f"({', '.join(map(str, s.shape))})")
     axes = step_axes(ctx.trace, name)
     matrix = s.value if head is None or s.value.ndim < 3 else s.value[head]
     rows, cols = (axes[-2], axes[-1]) if matrix.ndim == 2 else ([""], axes[-1])
     key = f"{name}.{head}"
     selected = _selection(key, len(rows), len(cols))
-    small = matrix.ndim < 2 or matrix.shape[-1] <= TABLE_COLS
-    left, right = st.columns([2, 3]) if small else (st.container(), st.container())
+    narrow = matrix.shape[-1] <= SIDE_BY_SIDE_COLS  # numbers and heatmap side by side, else one above the other
+    left, right = st.columns([2, 3]) if narrow else (st.container(), st.container())
     with left:
-        st.latex(s.formula)
-        st.caption(f"{ctx.t('view.shape')}: ({', '.join(_symbols(name, s.value.ndim))}) = "
-                   f"({', '.join(map(str, s.shape))})")
         numbers(matrix, rows, cols, label=_tex_name(name, head))
     with right:
         st.plotly_chart(heatmap(matrix, rows, cols, selected), key=f"chart.{key}", on_select=_on_click(key),
@@ -80,14 +81,14 @@ def step(name: str, head: int | None = None, drill: bool = True):
         _drill(ctx, name, head, key, rows, cols)
 
 
-def numbers(matrix, rows, cols, label=None):
+def numbers(matrix, rows, cols, label=None, digits=6):
     """Small matrices as a bmatrix and a table; wide ones are left to the heatmap."""
     ctx = context.get()
     matrix = matrix if matrix.ndim == 2 else matrix[None, :]
     if matrix.shape[0] <= LATEX_CELLS and matrix.shape[1] <= LATEX_CELLS:
-        st.latex((f"{label} = " if label else "") + bmatrix(matrix))
+        st.latex((f"{label} = " if label else "") + bmatrix(matrix, digits))
     if matrix.shape[1] <= TABLE_COLS:
-        st.dataframe(pd.DataFrame(table(matrix), index=_unique(rows), columns=_unique(cols)))
+        st.dataframe(pd.DataFrame(table(matrix, digits), index=_unique(rows), columns=_unique(cols)))
     else:
         st.caption(ctx.t("view.big", rows=matrix.shape[0], cols=matrix.shape[1]))
 
@@ -167,7 +168,7 @@ def _full_index(head, row, col, ndim):
 
 
 def _on_edit(key, name, head, row_ids, columns, ndim):
-    state = st.session_state.state
+    state, refused = st.session_state.state, False
     for row, cells in st.session_state[key]["edited_rows"].items():
         for column, typed in cells.items():
             index = _full_index(head, row_ids[int(row)], columns.index(column), ndim)
@@ -175,7 +176,8 @@ def _on_edit(key, name, head, row_ids, columns, ndim):
                 state = state.with_edit(name, index, check_weight(typed))
             except ValueError:
                 _report_bad_edit(name, index, typed)
-    context.set_state(state)
+                refused = True
+    context.set_state(state, reset_editors=refused)
 
 
 def _report_bad_edit(name, index, typed):
@@ -197,6 +199,7 @@ def _single_cell_editor(ctx, name, head, row_ids, row_labels, col_labels, key, n
 def _on_cell_edit(widget_key, name, index):
     typed = st.session_state[widget_key]
     try:
-        context.set_state(st.session_state.state.with_edit(name, index, check_weight(typed)))
+        context.set_state(st.session_state.state.with_edit(name, index, check_weight(typed)), reset_editors=False)
     except ValueError:
         _report_bad_edit(name, index, typed)
+        context.set_state(st.session_state.state)

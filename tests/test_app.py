@@ -1,0 +1,546 @@
+"""The Streamlit app run headless with streamlit.testing.v1.AppTest: every page in both languages, the engine's
+formulas and numbers on the pages, weight edits flowing to later pages, the URL state, and bad input.
+
+Two things AppTest does not do by itself, done here on purpose:
+
+* AppTest resets `PagesManager.uses_pages_directory` before every run, and because this app keeps its pages in
+  a folder called `pages/`, Streamlit then runs a switched-to page in its legacy folder mode *without* app.py:
+  the page would read the context app.py stored on an earlier run, so no widget change would ever reach the
+  numbers. The `server_navigation` fixture keeps the flag False, as the real server does once app.py has called
+  st.navigation. (The deep-link test switches it off to exercise the app's own way out of folder mode.)
+* The app records weight edits in the data editor's on_change callback. `data_editor.set_value` is refused by
+  AppTest and a session-state write does not call on_change, so `type_cells` sends what the browser sends: the
+  editor's JSON edit state as the widget's value.
+"""
+import json
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import engine  # noqa: E402
+from engine.tokens import split  # noqa: E402
+from ui.format import bmatrix, table  # noqa: E402
+from ui.i18n import EN, ZH, translator  # noqa: E402
+from ui.labels import description_key  # noqa: E402
+from ui.navigation import PAGES  # noqa: E402
+from ui.state import APP_LIMITS, MAX_TOKENS  # noqa: E402
+
+APP = str(ROOT / "app.py")
+ALL_PAGES = [page for pages in PAGES.values() for page in pages]
+EN_T, ZH_T = translator("en"), translator("zh")
+CJK = re.compile(r"[\u3400-\u9fff]")
+STEP_HEADER = re.compile(r"^##### `([^`]+)` · (.*)$")
+DEFAULT_QUERY = {"preset": "hello-world", "src": "Hello World", "lang": "en"}
+
+
+@pytest.fixture(autouse=True)
+def server_navigation(monkeypatch):
+    original = PagesManager.__init__
+
+    def init(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(PagesManager, "__init__", init)
+
+
+# ---- helpers ------------------------------------------------------------------------------------------------
+
+def open_page(page="overview", **query):
+    at = AppTest.from_file(APP, default_timeout=60)
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
+    if page != "overview":
+        goto(at, page)
+    return at
+
+
+def goto(at, page):
+    at.switch_page(f"pages/{page}.py")
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    lang = at.session_state["ctl.lang"]
+    assert at.title[0].value == (ZH if lang == "zh" else EN)[f"page.{page}"]
+    return at
+
+
+def latex(at):
+    return [re.sub(r"^\$\$\n|\n\$\$$", "", element.value) for element in at.latex]
+
+
+def tables(at):
+    return [element.value.values.tolist() for element in at.dataframe]
+
+
+def notes(at):
+    return [w.value for w in at.warning] + [e.value for e in at.error]
+
+
+def assert_clean(at):
+    assert not at.exception, [e.message for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def query(at):
+    return dict(at.query_params)
+
+
+def editor_key(at, param, head=None):
+    keys = [e.key for e in at.data_editor if e.key.startswith(f"edit.{param}.{head}.")]
+    assert len(keys) == 1, (param, head, [e.key for e in at.data_editor])
+    return keys[0]
+
+
+def type_cells(at, key, edited_rows):
+    """Type into an st.data_editor as the browser does: {row position: {column label: typed value}}."""
+    editor = at.data_editor(key=key)
+    states = at._tree.get_widget_states()
+    states.widgets.append(WidgetState(id=editor.proto.id, string_value=json.dumps(
+        {"edited_rows": edited_rows, "added_rows": [], "deleted_rows": []})))
+    at._run(states)
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def engine_trace(edits=(), src="Hello World", tgt=None, seed=0, **overrides):
+    """The engine's own run with the same weights typed in: {param: {index: value}}."""
+    model = engine.preset("hello-world", seed=seed, **overrides)
+    changed = {}
+    for param, index, value in edits:
+        changed.setdefault(param, np.array(model.params[param]))[index] = value
+    return (model.with_params(changed) if changed else model).run(src, tgt)
+
+
+def shown(at, matrix):
+    """True if the page writes this matrix out, as a bmatrix or as a table, in the app's number format."""
+    matrix = np.atleast_2d(matrix)
+    return any(bmatrix(matrix) in body for body in latex(at)) or table(matrix) in tables(at)
+
+
+def shapes_line(t, n_src, n_tgt, d_model, h, n_layers):
+    return t("overview.shapes", n_src=n_src, n_tgt=n_tgt, d_model=d_model, h=h, n_layers=n_layers)
+
+
+def overview_numbers(at):
+    """(source tokens, decoder positions, d_model, heads, layers) as the overview page states them."""
+    line = next(m.value for m in at.markdown if "d_model = " in m.value)
+    match = re.fullmatch(r"(\d+) source tokens, (\d+) decoder positions, d_model = (\d+), (\d+) heads, "
+                         r"N = (\d+) layer\(s\)", line)
+    assert match, line
+    return tuple(int(g) for g in match.groups())
+
+
+# ---- every page, both languages --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("page", ALL_PAGES)
+def test_every_page_runs_cleanly(page, lang):
+    at = open_page(page, lang=lang)
+    assert_clean(at)
+    assert not at.warning, [w.value for w in at.warning]
+    catalog = ZH if lang == "zh" else EN
+    assert at.title[0].value == catalog[f"page.{page}"]
+    assert any(m.value == catalog[f"intro.{page}"] for m in at.markdown)
+    if lang == "zh":
+        assert CJK.search(at.title[0].value)
+        assert at.text_input(key="ctl.src").label == ZH["ctl.src"]
+    assert query(at) == {**DEFAULT_QUERY, "lang": lang}
+
+
+@pytest.mark.parametrize("page", ALL_PAGES)
+def test_every_page_runs_with_the_paper_model(page):
+    """The 512-d model: wide matrices are heatmaps only and big parameters get the single-cell editor."""
+    at = open_page(page, preset="paper", tgt="hola mundo")
+    assert_clean(at)
+    assert query(at)["preset"] == "paper"
+
+
+def test_language_switch_and_url_language():
+    at = open_page("attention")
+    english = latex(at)
+    at.session_state["ctl.lang"] = "zh"
+    at.run()
+    assert at.title[0].value == ZH["page.attention"]
+    assert query(at)["lang"] == "zh"
+    assert latex(at) == english, "the language changes words, not numbers"
+    assert any(ZH["view.drill"] in m.value for m in at.markdown)
+    fresh = open_page("attention", lang="zh")
+    assert fresh.title[0].value == ZH["page.attention"]
+    assert fresh.session_state["ctl.lang"] == "zh"
+
+
+def test_overview_states_the_example():
+    at = open_page()
+    trace = engine_trace()
+    assert overview_numbers(at) == (2, 1, 4, 2, 1)
+    assert [m.value for m in at.metric][:2] == ["hello world", "SOS"]
+    best = int(np.argmax(trace["probs"][-1]))
+    assert at.metric[2].value == trace.model.vocab.tokens[best]
+
+
+# ---- the engine's formulas and numbers ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("page", [p for p in ALL_PAGES if p not in ("overview", "paper_vs_blog")])
+def test_each_step_shows_the_engines_formula_description_and_numbers(page):
+    at = open_page(page)
+    trace = engine_trace()
+    bodies = latex(at)
+    steps = [STEP_HEADER.match(m.value) for m in at.markdown]
+    steps = [(m.group(1), m.group(2)) for m in steps if m]
+    assert steps, "every step page shows at least one step"
+    for name, description in steps:
+        step = trace.step(name)
+        assert description == EN[description_key(name)], name
+        assert step.formula in bodies, name
+        value = step.value[0] if step.value.ndim == 3 else step.value
+        assert shown(at, value), f"{name}: the engine's numbers are not on the page"
+
+
+def test_hello_world_numbers_on_the_pages():
+    at = open_page("attention")
+    scores = next(b for b in latex(at) if b.startswith(r"\text{scores}_{1} = "))
+    assert "105.21" in scores and "135.552" in scores
+    assert [["68", "105.21"], ["87.88", "135.552"]] in tables(at)
+    assert engine_trace().step("enc.0.attn.scores").formula in latex(at)
+    goto(at, "multihead")
+    out = next(b for b in latex(at) if b.startswith(r"\text{out} = "))
+    assert out.startswith(r"\text{out} = \begin{bmatrix}11.4639 & ")
+    goto(at, "add_norm")
+    ln1 = next(b for b in latex(at) if b.startswith(r"\text{ln1} = "))
+    assert ln1.startswith(r"\text{ln1} = \begin{bmatrix}1.71888 & ")
+
+
+def test_second_head_and_second_sublayer():
+    at = open_page("attention")
+    at.session_state["heads.attention.0"] = "Head 2"
+    at.run()
+    trace = engine_trace()
+    assert any(b.startswith(r"\text{scores}_{2} = " + bmatrix(trace["enc.0.attn.scores"][1])) for b in latex(at))
+    goto(at, "add_norm")
+    at.button_group(key="add_norm.sublayer").set_value(2).run()
+    assert_clean(at)
+    assert shown(at, trace["enc.0.ln2"]) and shown(at, trace["enc.0.add2"])
+    assert not shown(at, trace["enc.0.ln1"])
+
+
+def test_drill_down_explains_the_chosen_cell():
+    at = open_page("attention")
+    trace = engine_trace()
+    first = trace.explain("enc.0.attn.scores", (0, 0, 0))
+    assert first.latex in latex(at)
+    at.selectbox(key="row.enc.0.attn.scores.0").set_value(1)
+    at.selectbox(key="col.enc.0.attn.scores.0").set_value(1)
+    at.run()
+    chosen = trace.explain("enc.0.attn.scores", (0, 1, 1))
+    assert chosen.latex in latex(at) and first.latex not in latex(at)
+    assert "enc.0.attn.scores[0, 1, 1]" in chosen.latex
+    assert chosen.text in [c.value for c in at.code]
+    assert chosen.text.endswith("= 135.5517")
+
+
+# ---- edits flow to later pages ------------------------------------------------------------------------------
+
+EDIT_CASES = [
+    # page, parameter, head, typed cells, the engine index, a later page, a step on it
+    ("qkv", "enc.0.attn.W_Q", 0, {"0": {"0": 5.0}}, (0, 0, 0), "attention", "enc.0.attn.scores"),
+    ("qkv", "enc.0.attn.W_V", 0, {"3": {"2": -1.5}}, (0, 3, 2), "attention", "enc.0.attn.heads"),
+    ("multihead", "enc.0.attn.W_O", None, {"5": {"1": 2.5}}, (5, 1), "add_norm", "enc.0.ln1"),
+    ("add_norm", "enc.0.ln1.gamma", None, {"0": {"2": 3.0}}, (2,), "ffn", "enc.0.ffn.hidden"),
+    ("ffn", "enc.0.ffn.W_2", None, {"7": {"3": 0.75}}, (7, 3), "encoder_stack", "enc.out"),
+    ("tokens", "embed.src", None, {"1": {"0": 7.0}}, (2, 0), "positional", "src.input"),  # row 1 = "world", id 2
+    ("output", "unembed.W", None, {"0": {"hola": 4.0}}, (0, 8), "output", "logits"),
+]
+
+
+@pytest.mark.parametrize("page, param, head, cells, index, later, name", EDIT_CASES,
+                         ids=[f"{c[1]}->{c[6]}" for c in EDIT_CASES])
+def test_an_edit_changes_the_numbers_of_later_pages(page, param, head, cells, index, later, name):
+    at = open_page(page)
+    before, (typed,) = engine_trace(), [v for row in cells.values() for v in row.values()]
+    after = engine_trace([(param, index, typed)])
+    pick = (lambda v: v[0]) if after[name].ndim == 3 else (lambda v: v)
+    assert not np.allclose(pick(after[name]), pick(before[name])), "a test edit that changes nothing"
+    type_cells(at, editor_key(at, param, head), cells)
+    assert_clean(at)
+    assert at.session_state["state"].edits == ((param, index, typed),)
+    goto(at, later)
+    assert_clean(at)
+    assert shown(at, pick(after[name])), f"{name} does not show the engine's numbers after the edit"
+    assert not shown(at, pick(before[name])), f"{name} still shows the numbers from before the edit"
+
+
+def test_an_edit_survives_page_moves_and_the_language():
+    at = open_page("qkv")
+    type_cells(at, editor_key(at, "enc.0.attn.W_Q", 0), {"0": {"0": 5.0}, "2": {"1": -0.5}})
+    edits = [("enc.0.attn.W_Q", (0, 0, 0), 5.0), ("enc.0.attn.W_Q", (0, 2, 1), -0.5)]
+    after = engine_trace(edits)
+    for page in ("overview", "tokens", "ffn", "attention"):
+        goto(at, page)
+    assert shown(at, after["enc.0.attn.scores"][0])
+    assert EN_T("ctl.edits", n=2) in [c.value for c in at.sidebar.caption]
+    at.session_state["ctl.lang"] = "zh"
+    at.run()
+    assert shown(at, after["enc.0.attn.scores"][0])
+    goto(at, "qkv")
+    editor = at.data_editor(key=editor_key(at, "enc.0.attn.W_Q", 0)).value
+    assert editor.iloc[0, 0] == 5.0 and editor.iloc[2, 1] == -0.5 and editor.iloc[1, 0] == 1.0
+    assert shown(at, after["enc.0.attn.q"][0])
+
+
+def test_reset_buttons():
+    at = open_page("qkv")
+    type_cells(at, editor_key(at, "enc.0.attn.W_Q", 0), {"0": {"0": 5.0}})
+    type_cells(at, editor_key(at, "enc.0.attn.W_K", 0), {"1": {"1": 2.0}})
+    assert len(at.session_state["state"].edits) == 2
+    at.button(key=f"reset.{editor_key(at, 'enc.0.attn.W_Q', 0)}").click().run()
+    assert at.session_state["state"].edits == (("enc.0.attn.W_K", (0, 1, 1), 2.0),)
+    assert query(at)["edit"] == "enc.0.attn.W_K:0.1.1=2.0"
+    at.button(key="ctl.reset_edits").click().run()
+    assert_clean(at)
+    assert at.session_state["state"].edits == () and query(at) == DEFAULT_QUERY
+    assert shown(at, engine_trace()["enc.0.attn.q"][0])
+
+
+def test_single_cell_editor_of_a_big_parameter():
+    """Parameters wider than 16 columns are edited one cell at a time (paper model, W_1 is 512 x 2048)."""
+    at = open_page("ffn", preset="paper")
+    key = editor_key_single(at, "enc.0.ffn.W_1")
+    at.selectbox(key=f"{key}.r").set_value(3).run()
+    at.selectbox(key=f"{key}.c").set_value(0).run()
+    at.number_input(key=f"{key}.v.(3, 0)").set_value(12.5).run()
+    assert_clean(at)
+    assert at.session_state["state"].edits == (("enc.0.ffn.W_1", (3, 0), 12.5),)
+    assert query(at)["edit"] == "enc.0.ffn.W_1:3.0=12.5"
+    model = engine.preset("paper")
+    W = np.array(model.params["enc.0.ffn.W_1"])
+    W[3, 0] = 12.5
+    trace = model.with_params({"enc.0.ffn.W_1": W}).run("Hello World")
+    assert trace.explain("enc.0.ffn.hidden", (0, 0)).latex in latex(at)
+
+
+def editor_key_single(at, param):
+    keys = {n.key.split(".v.")[0] for n in at.number_input if n.key.startswith(f"edit.{param}.")}
+    assert len(keys) == 1, keys
+    return keys.pop()
+
+
+# ---- bad input never crashes and keeps the last good state ---------------------------------------------
+
+@pytest.mark.parametrize("typed", [float("nan"), float("inf"), float("-inf"), 1e300, -2e6, "abc"])
+def test_a_bad_weight_is_refused_and_the_old_value_kept(typed):
+    at = open_page("qkv")
+    type_cells(at, editor_key(at, "enc.0.attn.W_Q", 0), {"0": {"0": 5.0}})
+    good_query, good_latex = query(at), latex(at)
+    type_cells(at, editor_key(at, "enc.0.attn.W_Q", 0), {"0": {"0": typed}})
+    received = json.loads(json.dumps(typed))  # what arrives from the browser
+    assert [e.value for e in at.error] == [
+        EN_T("msg.edit_bad", param="enc.0.attn.W_Q", index="0,0,0", value=received)]
+    assert query(at) == good_query and latex(at) == good_latex
+    assert at.data_editor(key=editor_key(at, "enc.0.attn.W_Q", 0)).value.iloc[0, 0] == 5.0
+    at.run()
+    assert_clean(at)  # the message is shown once, not forever
+
+
+def test_a_bad_weight_message_in_chinese():
+    at = open_page("qkv", lang="zh")
+    type_cells(at, editor_key(at, "enc.0.attn.W_Q", 0), {"1": {"2": float("nan")}})
+    assert [e.value for e in at.error] == [ZH_T("msg.edit_bad", param="enc.0.attn.W_Q", index="0,1,2", value=float("nan"))]
+    assert CJK.search(at.error[0].value)
+
+
+def _kept(at, before_latex):
+    assert not at.exception, [e.message for e in at.exception]
+    assert query(at) == DEFAULT_QUERY
+    assert latex(at) == before_latex
+
+
+def test_empty_source_sentence():
+    at = open_page("attention")
+    before = latex(at)
+    at.text_input(key="ctl.src").set_value("  ").run()
+    assert [e.value for e in at.error] == [EN_T("msg.kept", error=EN_T("msg.empty"))]
+    _kept(at, before)
+
+
+@pytest.mark.parametrize("side, words, accepted", [
+    ("src", MAX_TOKENS, True), ("src", MAX_TOKENS + 1, False), ("src", 500, False),
+    ("tgt", MAX_TOKENS - 1, True), ("tgt", MAX_TOKENS, False),
+])
+def test_sentence_length_cap(side, words, accepted):
+    at = open_page("overview")
+    text = " ".join(["hello" if side == "src" else "hola"] * words)
+    at.text_input(key=f"ctl.{side}").set_value(text).run()
+    assert not at.exception, [e.message for e in at.exception]
+    received = at.session_state[f"ctl.{side}"]  # the input holds at most 500 characters
+    n = len(split(received)) + (side == "tgt")
+    if accepted:
+        assert_clean(at)
+        assert overview_numbers(at)[0 if side == "src" else 1] == n == MAX_TOKENS
+    else:
+        assert n > MAX_TOKENS
+        assert [e.value for e in at.error] == [EN_T("msg.kept", error=EN_T(
+            "msg.too_long", side=EN_T(f"side.{side}"), n=n, high=MAX_TOKENS))]
+        assert overview_numbers(at) == (2, 1, 4, 2, 1) and query(at) == DEFAULT_QUERY
+
+
+def test_non_divisible_head_count():
+    at = open_page("attention")
+    before = latex(at)
+    at.number_input(key="ctl.n_heads").set_value(3).run()
+    with pytest.raises(ValueError) as refused:
+        engine.preset("hello-world", n_heads=3)
+    assert [e.value for e in at.error] == [EN_T("msg.kept", error=str(refused.value))]
+    _kept(at, before)
+    at.number_input(key="ctl.n_heads").set_value(4).run()  # 4 divides 4: d_k = d_v = 1
+    assert_clean(at)
+    assert query(at)["cfg"] == "d_k:1,d_v:1,n_heads:4"
+    assert shown(at, engine_trace(n_heads=4)["enc.0.attn.scores"][0])
+
+
+def test_sizes_within_the_caps_are_accepted():
+    at = open_page("overview")
+    at.number_input(key="ctl.d_model").set_value(100).run()
+    assert_clean(at)
+    assert overview_numbers(at) == (2, 1, 100, 2, 1)
+    assert query(at)["cfg"] == "d_k:50,d_model:100,d_v:50"
+    at.number_input(key="ctl.n_layers").set_value(APP_LIMITS["n_layers"]).run()
+    assert_clean(at)
+    assert overview_numbers(at)[4] == APP_LIMITS["n_layers"]
+
+
+def test_layers_beyond_the_cap_from_the_widget():
+    """The browser's number input refuses more than max_value itself; a forged 64 must not get through."""
+    at = open_page("overview")
+    at.session_state["ctl.n_layers"] = 64
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert overview_numbers(at) == (2, 1, 4, 2, 1) and query(at) == DEFAULT_QUERY
+
+
+def test_preset_switch_starts_clean():
+    at = open_page("qkv")
+    type_cells(at, editor_key(at, "enc.0.attn.W_Q", 0), {"0": {"0": 5.0}})
+    at.selectbox(key="ctl.preset").set_value("paper").run()
+    goto(at, "overview")
+    assert_clean(at)
+    assert overview_numbers(at) == (2, 1, 512, 8, 6)
+    assert query(at) == {**DEFAULT_QUERY, "preset": "paper"}
+    assert at.number_input(key="ctl.d_model").value == 512
+
+
+def test_non_finite_numbers_are_reported_not_crashed():
+    at = open_page("attention", cfg="softmax:naive", edit="enc.0.attn.W_Q:0.0.0=1000000")
+    assert not at.exception and not at.error
+    trace = engine_trace([("enc.0.attn.W_Q", (0, 0, 0), 1e6)], softmax="naive")
+    assert trace.nonfinite
+    assert [w.value for w in at.warning] == [EN_T("msg.nonfinite", step=trace.nonfinite[0])]
+    assert any(isinstance(cell, str) and "NaN" in cell for t in tables(at) for row in t for cell in row)
+
+
+def test_unknown_words_are_read_as_unk():
+    at = open_page("tokens", src="Hello Mars")
+    assert_clean(at)
+    assert [i.value for i in at.info] == [EN_T("msg.unknown", words="Mars")]
+    assert at.dataframe[0].value[EN["tokens.token"]].tolist() == ["hello", "<unk>"]
+
+
+# ---- links ------------------------------------------------------------------------------------------------
+
+def test_the_url_holds_the_state():
+    at = open_page("qkv")
+    type_cells(at, editor_key(at, "enc.0.attn.W_Q", 0), {"0": {"0": 5.0}})
+    assert query(at) == {**DEFAULT_QUERY, "edit": "enc.0.attn.W_Q:0.0.0=5.0"}
+    at.text_input(key="ctl.src").set_value("world hello world").run()
+    at.text_input(key="ctl.tgt").set_value("hola").run()
+    at.number_input(key="ctl.seed").set_value(7).run()
+    at.radio(key="ctl.divisor_kind").set_value("sqrt").run()
+    goto(at, "attention")
+    assert_clean(at)
+    link = query(at)
+    assert link == {"preset": "hello-world", "src": "world hello world", "lang": "en", "seed": "7", "tgt": "hola",
+                    "cfg": "attn_divisor:sqrt_dk", "edit": "enc.0.attn.W_Q:0.0.0=5.0"}
+    expected = engine_trace([("enc.0.attn.W_Q", (0, 0, 0), 5.0)], src="world hello world", tgt="hola", seed=7,
+                            attn_divisor="sqrt_dk")
+    assert shown(at, expected["enc.0.attn.scaled"][0])
+    fresh = open_page("attention", **link)
+    assert_clean(fresh)
+    assert not fresh.warning
+    assert latex(fresh) == latex(at) and tables(fresh) == tables(at)
+    assert query(fresh) == link
+    goto(fresh, "qkv")
+    assert fresh.data_editor(key=editor_key(fresh, "enc.0.attn.W_Q", 0)).value.iloc[0, 0] == 5.0
+
+
+@pytest.mark.parametrize("link, fragment", [
+    ({"preset": "xyz"}, "xyz"),
+    ({"cfg": "d_model:abc"}, "d_model:abc"),
+    ({"cfg": "d_model"}, "d_model"),
+    ({"cfg": "eps:nan"}, "eps:nan"),
+    ({"edit": "garbage"}, "garbage"),
+    ({"edit": "enc.0.attn.W_Q:0.0"}, "enc.0.attn.W_Q:0.0"),
+    ({"edit": "enc.0.attn.W_Q:0.0.0="}, "enc.0.attn.W_Q:0.0.0="),
+    ({"edit": "enc.0.attn.W_Q:0.0.0=nan"}, "nan"),
+    ({"edit": "enc.0.attn.W_Q:0.0.0=1e300"}, "1e300"),
+    ({"seed": "-1"}, "-1"),
+    ({"seed": "99999999999"}, "99999999999"),
+    ({"seed": "²"}, "²"),
+    ({"lang": "fr"}, "fr"),
+], ids=lambda v: "-".join(f"{k}={x}" for k, x in v.items()) if isinstance(v, dict) else None)
+def test_a_tampered_link_is_noted_and_ignored(link, fragment):
+    at = open_page("overview", **link)
+    assert not at.exception, [e.message for e in at.exception]
+    assert len(at.warning) == 1 and not at.error, notes(at)
+    assert at.warning[0].value.startswith(EN_T("msg.url", detail="")) and fragment in at.warning[0].value
+    assert overview_numbers(at) == (2, 1, 4, 2, 1)
+    assert query(at) == DEFAULT_QUERY
+
+
+def test_an_edit_that_no_longer_fits_is_dropped_with_a_note():
+    at = open_page("attention", edit="enc.0.attn.W_Q:7.7.7=1;enc.0.attn.W_Q:0.0.0=5")
+    assert not at.exception and not at.error
+    assert [w.value for w in at.warning] == [EN_T("msg.edits_dropped", n=1)]
+    assert shown(at, engine_trace([("enc.0.attn.W_Q", (0, 0, 0), 5.0)])["enc.0.attn.scores"][0])
+
+
+@pytest.mark.parametrize("link", [
+    {"cfg": "n_layers:64"},
+    {"preset": "paper", "cfg": "n_layers:64"},
+    {"cfg": "d_model:1000"},
+    {"cfg": "n_heads:3"},
+    {"src": ""},
+    {"src": " ".join(["hello"] * 500)},
+    {"tgt": " ".join(["hola"] * 100)},
+    {"cfg": "attn_divisor:1e9"},
+    {"cfg": "eps:5"},
+], ids=lambda v: "-".join(f"{k}={x[:20]}" for k, x in v.items()))
+def test_a_link_beyond_the_app_limits_is_noted(link):
+    """A link can ask for what the controls would refuse; the app must say so and not show more than its caps."""
+    at = open_page("overview", **link)
+    assert not at.exception, [e.message for e in at.exception]
+    assert notes(at), "the link was changed or refused without a word"
+    n_src, n_tgt, d_model, heads, layers = overview_numbers(at)
+    assert n_src <= MAX_TOKENS and n_tgt <= MAX_TOKENS
+    assert d_model <= APP_LIMITS["d_model"] and heads <= APP_LIMITS["n_heads"] and layers <= APP_LIMITS["n_layers"]
+
+
+def test_deep_link_before_any_app_run(monkeypatch):
+    """A fresh server opening /tokens first: Streamlit is still in folder mode, the app must leave it."""
+    monkeypatch.undo()  # no server_navigation: the real first-request situation
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.switch_page("pages/tokens.py")
+    at.run()
+    assert_clean(at)
+    assert at.title[0].value == EN["page.tokens"]
+    assert at.text_input(key="ctl.src").value == "Hello World"
+    assert query(at) == DEFAULT_QUERY

@@ -1,0 +1,285 @@
+"""The app in a real browser (Playwright on Debian's Chromium) against a real `streamlit run` server: every page
+in English and Chinese with a full-page screenshot, a weight typed into the data grid, a click on a heatmap cell,
+and a deep link opened first on a fresh server.
+
+Screenshots go to build/screenshots/{page}-{lang}.png. Without /usr/bin/chromium the module is skipped, except
+in CI (CI=true), where a missing browser is a failure.
+"""
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect, sync_playwright
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import engine  # noqa: E402
+from ui.format import fmt  # noqa: E402
+from ui.i18n import EN, ZH  # noqa: E402
+from ui.navigation import PAGES  # noqa: E402
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+READY = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+SHOTS = ROOT / "build" / "screenshots"
+ALL_PAGES = [page for pages in PAGES.values() for page in pages]
+LOCALES = {"en": "en-US", "zh": "zh-CN"}
+WIDTH, MAX_HEIGHT = 1280, 6000
+
+
+# ---- server and browser ---------------------------------------------------------------------------------
+
+def _python():
+    venv = ROOT / ".venv" / "bin" / "python"
+    return str(venv) if venv.exists() else sys.executable
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self, log_path):
+        self.port = _free_port()
+        self.url = f"http://localhost:{self.port}"
+        self.log_path = log_path
+        self.log = open(log_path, "wb")
+        self.process = subprocess.Popen(
+            [_python(), "-m", "streamlit", "run", "app.py", "--server.port", str(self.port),
+             "--server.headless", "true", "--server.fileWatcherType", "none"],
+            cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + 60
+        while True:
+            if self.process.poll() is not None:
+                self.stop()
+                pytest.fail(f"streamlit exited with {self.process.returncode}:\n{Path(log_path).read_text()}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2) as answer:
+                    if answer.read() == b"ok":
+                        return
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                self.stop()
+                pytest.fail(f"streamlit did not answer within 60 s:\n{Path(log_path).read_text()}")
+            time.sleep(0.2)
+
+    def stop(self):
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)  # the group of the server this test started
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        self.log.close()
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{CHROMIUM} is missing (CI=true: the browser tests must run)")
+        pytest.skip(f"{CHROMIUM} is missing")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="session")
+def server(chromium, tmp_path_factory):
+    running = Server(tmp_path_factory.mktemp("streamlit") / "server.log")
+    yield running.url
+    running.stop()
+
+
+@pytest.fixture
+def fresh_server(chromium, tmp_path):
+    running = Server(tmp_path / "server.log")
+    yield running.url
+    running.stop()
+
+
+@pytest.fixture
+def new_page(chromium):
+    contexts = []
+
+    def make(lang="en"):
+        context = chromium.new_context(viewport={"width": WIDTH, "height": 900}, locale=LOCALES[lang])
+        contexts.append(context)
+        return context.new_page()
+
+    yield make
+    for context in contexts:
+        context.close()
+
+
+# ---- helpers ------------------------------------------------------------------------------------------------
+
+def settle(page, timeout=60):
+    """Wait for the script to finish, then for the page to stop changing (charts mount after the script)."""
+    page.wait_for_selector(READY, timeout=timeout * 1000)
+    page.wait_for_selector('[data-testid="stMain"] h1', timeout=timeout * 1000)
+    deadline, previous, same = time.monotonic() + timeout, None, 0
+    while time.monotonic() < deadline:
+        current = page.evaluate("""() => {
+            const charts = [...document.querySelectorAll('[data-testid="stPlotlyChart"]')];
+            const main = document.querySelector('[data-testid="stMain"]');
+            return [document.querySelectorAll('[data-testid="stElementContainer"]').length, charts.length,
+                    charts.filter(c => c.querySelector('.main-svg')).length,
+                    document.querySelectorAll('.katex').length, main ? main.scrollHeight : 0,
+                    document.querySelector('[data-testid="stApp"]').getAttribute('data-test-script-state')];
+        }""")
+        same = same + 1 if current == previous and current[1] == current[2] and current[5] == "notRunning" else 0
+        if same == 2:  # unchanged over ~0.7 s
+            return
+        previous = current
+        page.wait_for_timeout(350)
+    raise AssertionError(f"the page did not settle: {previous}")
+
+
+def url(base, page, **query):
+    path = "" if page == "overview" else page
+    return f"{base}/{path}" + ("?" + "&".join(f"{k}={v}" for k, v in query.items()) if query else "")
+
+
+def fit_viewport_to_content(page):
+    """Streamlit's main area scrolls inside the window: make the window as tall as the content (capped)."""
+    for _ in range(4):
+        height = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
+        target = min(max(height, 900), MAX_HEIGHT)
+        if page.viewport_size["height"] == target:
+            return
+        page.set_viewport_size({"width": WIDTH, "height": target})
+        settle(page)
+
+
+def katex_texts(page):
+    return [text.replace("\xa0", " ") for text in page.locator(".katex-display").all_inner_texts()]
+
+
+def no_exception(page):
+    exceptions = page.locator('[data-testid="stException"]')
+    assert exceptions.count() == 0, exceptions.all_inner_texts()
+
+
+# ---- tests ---------------------------------------------------------------------------------------------------
+
+def test_deep_link_first_on_a_fresh_server(fresh_server, new_page):
+    """Before any session has run app.py, Streamlit is in folder mode; /tokens must still work."""
+    page = new_page()
+    page.goto(url(fresh_server, "tokens"))
+    settle(page)
+    no_exception(page)
+    expect(page.locator("h1").first).to_have_text(EN["page.tokens"])
+    expect(page.locator('[data-testid="stSidebarNav"]')).to_contain_text(EN["page.attention"])
+    expect(page.get_by_label(EN["ctl.src"])).to_have_value("Hello World")
+    assert "preset=hello-world" in page.url and "/tokens" in page.url
+    page.locator('[data-testid="stSidebarNav"] a[href$="/attention"]').click()
+    expect(page.locator("h1").first).to_have_text(EN["page.attention"])
+    settle(page)
+    no_exception(page)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("name", ALL_PAGES)
+def test_every_page_and_its_screenshot(server, new_page, name, lang):
+    page = new_page(lang)
+    page.goto(url(server, name))
+    settle(page)
+    no_exception(page)
+    catalog = ZH if lang == "zh" else EN
+    expect(page.locator("h1").first).to_have_text(catalog[f"page.{name}"])
+    expect(page.locator('[data-testid="stSidebarNav"]')).to_contain_text(catalog["page.paper_vs_blog"])
+    alerts = page.locator('[data-testid="stAlert"]')
+    assert alerts.count() == 0, alerts.all_inner_texts()
+    assert f"lang={lang}" in page.url, "the language picked from the browser goes into the link"
+    fit_viewport_to_content(page)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / f"{name}-{lang}.png"
+    page.screenshot(path=str(path), full_page=True)
+    assert path.stat().st_size > 10_000
+
+
+def test_edit_a_weight_in_the_grid_changes_the_attention_page(server, new_page):
+    page = new_page()
+    page.goto(url(server, "qkv"))
+    settle(page)
+    editor = page.locator('[data-testid="stExpander"]', has_text="Edit enc.0.attn.W_Q · Head 1")
+    editor.locator("summary").click()
+    grid = editor.locator('[data-testid="stDataFrame"]')
+    grid.wait_for()
+    grid.scroll_into_view_if_needed()
+    page.wait_for_timeout(300)
+    box = grid.bounding_box()
+    # glide-data-grid draws on a canvas: rows are 35 px under a 35 px header; the index column is ~50 px wide.
+    page.mouse.dblclick(box["x"] + 90, box["y"] + 35 + 17)  # row 0, column "0"
+    cell = page.locator("#portal input.gdg-input, #portal textarea.gdg-input").first
+    expect(cell).to_have_value("0")  # W_Q of head 1, [0, 0], is 0 in the post's code
+    cell.fill("5")
+    cell.press("Enter")
+    page.wait_for_url(re.compile(r"edit=enc\.0\.attn\.W_Q%3A0\.0\.0%3D5\.0"), timeout=30_000)
+    settle(page)
+    no_exception(page)
+
+    model = engine.preset("hello-world")
+    W = model.params["enc.0.attn.W_Q"].copy()
+    W[0, 0, 0] = 5.0
+    before = model.run("Hello World")["enc.0.attn.scores"][0]
+    after = model.with_params({"enc.0.attn.W_Q": W}).run("Hello World")["enc.0.attn.scores"][0]
+    new_cells, old_cells = [fmt(x) for x in after.ravel()], [fmt(x) for x in before.ravel()]
+    assert set(new_cells).isdisjoint(old_cells)
+
+    page.locator('[data-testid="stSidebarNav"] a[href$="/attention"]').click()
+    expect(page.locator("h1").first).to_have_text(EN["page.attention"])
+    scores = page.locator(".katex-display", has_text="scores").filter(has_text=new_cells[1]).first
+    expect(scores).to_be_visible(timeout=30_000)
+    settle(page)
+    no_exception(page)
+    scores_texts = [t for t in katex_texts(page) if "scores" in t]
+    assert any(all(number in t for number in new_cells) for t in scores_texts), (new_cells, scores_texts)
+    assert not any(old in t for t in scores_texts for old in ("105.21", "135.552")), scores_texts
+    assert "edit=enc.0.attn.W_Q%3A0.0.0%3D5.0" in page.url
+
+
+def test_click_a_heatmap_cell_to_explain_it(server, new_page):
+    page = new_page()
+    page.goto(url(server, "attention"))
+    settle(page)
+    trace = engine.preset("hello-world").run("Hello World")
+    explained = re.compile(r"enc\.0\.attn\.scores\[0,\s*1,\s*1\]")
+    assert not any(explained.search(t) for t in katex_texts(page))
+    assert any(re.search(r"enc\.0\.attn\.scores\[0,\s*0,\s*0\]", t) for t in katex_texts(page))
+
+    chart = page.locator('[data-testid="stPlotlyChart"]').first  # head 1's 2 x 2 scores
+    chart.scroll_into_view_if_needed()
+    box = chart.bounding_box()
+    page.mouse.click(box["x"] + box["width"] * 0.70, box["y"] + box["height"] * 0.72)  # the (world, world) cell
+    expect(page.locator(".katex-display").filter(has_text=explained)).to_have_count(1, timeout=30_000)
+    settle(page)
+    no_exception(page)
+    text = next(t for t in katex_texts(page) if explained.search(t))
+    value = float(trace["enc.0.attn.scores"][0, 1, 1])
+    assert value == pytest.approx(135.5517)
+    shown = re.search(r"=\s*([0-9.]+)\s*$", explained_latex_tail(trace.explain("enc.0.attn.scores", (0, 1, 1)).latex))
+    assert shown and shown.group(1) in text, (shown, text)
+    expect(page.get_by_role("combobox", name=EN["view.row"]).first).to_have_value("world")
+    expect(page.get_by_role("combobox", name=EN["view.col"]).first).to_have_value("world")
+
+
+def explained_latex_tail(latex):
+    """The engine's explanation in LaTeX, without the aligned environment around it."""
+    return re.sub(r"\\end\{aligned\}\s*$", "", latex).strip()

@@ -1,0 +1,447 @@
+"""The app's pure helpers, without Streamlit: the URL state (ui/state.py), number formatting (ui/format.py),
+the two catalogs (ui/i18n.py) and the axis labels (ui/labels.py)."""
+import math
+import re
+import string
+import sys
+from pathlib import Path
+from urllib.parse import parse_qsl, urlencode
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import engine  # noqa: E402
+from engine.blog import DIFFERENCES  # noqa: E402
+from engine.config import CHOICES, LIMITS  # noqa: E402
+from ui import format as fmt_mod  # noqa: E402
+from ui import state as app_state  # noqa: E402
+from ui.format import bmatrix, fmt, fmt_tex, table  # noqa: E402
+from ui.i18n import EN, LANGUAGES, ZH, language_of, translator  # noqa: E402
+from ui.labels import param_axes, step_axes, top_tokens  # noqa: E402
+from ui.navigation import PAGES, page_file  # noqa: E402
+from ui.state import (APP_LIMITS, MAX_EDITS, MAX_TOKENS, MAX_WEIGHT, AppState, LimitError, apply_edits,  # noqa: E402
+                      check_limits, check_weight, decode, encode)
+
+PRESET_NAMES = sorted(engine.PRESETS)
+HELLO = engine.preset("hello-world")
+
+
+# ---- ui/state.py: the URL ---------------------------------------------------------------------------------
+
+def _field_values(field):
+    """Values of one Config field as decode() would produce them (valid on their own)."""
+    if field in APP_LIMITS:
+        return st.integers(1, APP_LIMITS[field])
+    if field in LIMITS:
+        low, high = LIMITS[field]
+        return st.integers(low, min(high, 600))
+    if field in CHOICES:
+        return st.sampled_from(CHOICES[field])
+    if field == "eps":
+        return st.floats(0, 1, allow_nan=False, allow_infinity=False)
+    if field == "attn_divisor":
+        return st.one_of(st.just("sqrt_dk"), st.floats(1e-3, 1e6, allow_nan=False, allow_infinity=False))
+    return st.booleans()
+
+
+CONFIG_FIELDS = sorted(engine.Config.__dataclass_fields__)
+PARAM_NAMES = st.one_of(st.sampled_from(sorted(HELLO.params)), st.from_regex(r"[A-Za-z_][A-Za-z0-9_.]{0,24}", fullmatch=True))
+WEIGHTS = st.floats(-MAX_WEIGHT, MAX_WEIGHT, allow_nan=False, allow_infinity=False)
+TEXT = st.text(max_size=120)
+
+
+@st.composite
+def app_states(draw):
+    """Any state the app can be in (canonical: overrides differ from the preset, everything sorted)."""
+    preset = draw(st.sampled_from(PRESET_NAMES))
+    base = engine.PRESETS[preset]
+    fields = draw(st.lists(st.sampled_from(CONFIG_FIELDS), unique=True, max_size=6))
+    overrides = {f: draw(_field_values(f)) for f in fields}
+    overrides = {f: v for f, v in overrides.items() if getattr(base, f) != v}
+    edits = draw(st.dictionaries(st.tuples(PARAM_NAMES, st.lists(st.integers(0, 5000), min_size=1, max_size=3)
+                                           .map(tuple)), WEIGHTS, max_size=12))
+    return AppState(preset=preset, seed=draw(st.integers(0, 2**32 - 1)), src=draw(TEXT), tgt=draw(TEXT),
+                    overrides=tuple(sorted(overrides.items())),
+                    edits=tuple(sorted((p, i, v) for (p, i), v in edits.items())),
+                    lang=draw(st.sampled_from(sorted(LANGUAGES))))
+
+
+@settings(max_examples=300, deadline=None)
+@given(app_states())
+def test_encode_decode_round_trip(state):
+    assert decode(encode(state)) == (state, [])
+
+
+@settings(max_examples=200, deadline=None)
+@given(app_states())
+def test_round_trip_through_a_real_query_string(state):
+    """What the browser's address bar holds: percent-encoded, then parsed back."""
+    query = dict(parse_qsl(urlencode(encode(state)), keep_blank_values=True))
+    assert decode(query) == (state, [])
+
+
+def test_encoded_url_is_readable():
+    state = AppState().with_edit("enc.0.attn.W_Q", (0, 1, 2), 1.5).replace(
+        overrides=(("attn_divisor", "sqrt_dk"),), seed=7, tgt="hola")
+    assert encode(state) == {"preset": "hello-world", "src": "Hello World", "lang": "en", "seed": "7", "tgt": "hola",
+                             "cfg": "attn_divisor:sqrt_dk", "edit": "enc.0.attn.W_Q:0.1.2=1.5"}
+    assert encode(AppState()) == {"preset": "hello-world", "src": "Hello World", "lang": "en"}
+
+
+HOSTILE = st.one_of(st.text(max_size=60), st.text(alphabet=":;=,.-+e0123456789²٣_ \x00", max_size=60),
+                    st.sampled_from(["nan", "inf", "-inf", "1e300", "²", "¹²", "-1", "", " ", "%00",
+                                     "enc.0.attn.W_Q:0.0.0=nan", "enc.0.attn.W_Q:0.0", "d_model:", ":", "=", ";;"]))
+QUERY_KEYS = st.sampled_from(["preset", "seed", "src", "tgt", "cfg", "edit", "lang", "junk"])
+
+
+def _check_invariants(state, notes):
+    assert isinstance(state, AppState)
+    assert all(isinstance(n, str) for n in notes)
+    assert state.preset in engine.PRESETS and state.lang in LANGUAGES
+    assert isinstance(state.seed, int) and 0 <= state.seed < 2**32
+    assert len(state.src) <= 2000 and len(state.tgt) <= 2000
+    assert len(state.edits) <= MAX_EDITS and list(state.edits) == sorted(state.edits)
+    for _, index, value in state.edits:
+        assert all(isinstance(i, int) for i in index)
+        assert math.isfinite(value) and abs(value) <= MAX_WEIGHT
+    assert list(state.overrides) == sorted(state.overrides)
+    base = engine.PRESETS[state.preset]
+    for field, value in state.overrides:
+        assert getattr(base, field) != value
+        base.replace(**{field: value})  # each override is valid on its own
+    assert decode(encode(state)) == (state, []), "what decode accepts must survive the next URL round trip"
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.dictionaries(QUERY_KEYS, HOSTILE, max_size=8))
+def test_decode_of_hostile_links_never_raises(query):
+    state, notes = decode(query)
+    _check_invariants(state, notes)
+
+
+@pytest.mark.parametrize("query", [
+    {"seed": "²"},  # str.isdigit() is true for superscripts, int() refuses them
+    {"seed": "9" * 5000},  # more digits than int() accepts
+    {"seed": "-1"}, {"seed": ""}, {"seed": str(2**32)},
+    {"preset": "xyz"}, {"lang": "fr"},
+    {"cfg": "d_model:abc"}, {"cfg": "d_model"}, {"cfg": "eps:nan"}, {"cfg": "attn_divisor:0"}, {"cfg": "nope:1"},
+    {"cfg": "d_model:" + "9" * 5000},
+    {"edit": "garbage"}, {"edit": "enc.0.attn.W_Q:0.0.0="}, {"edit": "enc.0.attn.W_Q:0.0.0=nan"},
+    {"edit": "enc.0.attn.W_Q:0.0.0=inf"}, {"edit": "enc.0.attn.W_Q:0.0.0=1e300"}, {"edit": "enc.0.attn.W_Q:=1"},
+    {"edit": "enc.0.attn.W_Q:0.0.²=1"},
+])
+def test_every_bad_part_of_a_link_is_noted(query):
+    state, notes = decode(query)
+    _check_invariants(state, notes)
+    assert len(notes) == 1, notes
+    assert state.overrides == () and state.edits == () and state.seed == 0 and state.preset == "hello-world"
+
+
+def test_decode_keeps_good_parts_next_to_bad_ones():
+    state, notes = decode({"preset": "paper", "seed": "12", "cfg": "d_model:64,bogus:1,n_heads:4",
+                           "edit": "enc.0.attn.W_Q:0.0.0=2;junk;enc.0.attn.W_K:1.2.3=-0.5", "lang": "zh"})
+    assert (state.preset, state.seed, state.lang) == ("paper", 12, "zh")
+    assert state.overrides == (("d_model", 64), ("n_heads", 4))
+    assert state.edits == (("enc.0.attn.W_K", (1, 2, 3), -0.5), ("enc.0.attn.W_Q", (0, 0, 0), 2.0))
+    assert notes == ["bogus:1", "junk"]
+
+
+def test_decode_caps_the_number_of_edits_and_the_text():
+    many = ";".join(f"enc.0.attn.W_Q:0.0.{i}=1" for i in range(MAX_EDITS + 50))
+    state, _ = decode({"edit": many, "src": "x" * 5000})
+    assert len(state.edits) == MAX_EDITS
+    assert len(state.src) == 2000
+
+
+def test_decode_language_default_comes_from_the_browser():
+    assert decode({}, default_lang="zh")[0].lang == "zh"
+    assert decode({"lang": "en"}, default_lang="zh")[0].lang == "en"
+    assert (language_of("zh-CN"), language_of("zh-TW"), language_of("en-US"), language_of(None)) == ("zh", "zh", "en", "en")
+
+
+# ---- ui/state.py: weights, edits and limits -------------------------------------------------------------
+
+@pytest.mark.parametrize("typed, expected", [
+    (1.5, 1.5), ("2.25", 2.25), (" -3 ", -3.0), (0, 0.0), (np.float32(0.5), 0.5), (MAX_WEIGHT, MAX_WEIGHT),
+    (-MAX_WEIGHT, -MAX_WEIGHT), ("1e-300", 1e-300),
+])
+def test_check_weight_accepts_finite_numbers_in_range(typed, expected):
+    assert check_weight(typed) == expected
+
+
+@pytest.mark.parametrize("typed", [
+    float("nan"), float("inf"), float("-inf"), 1e300, -1e300, MAX_WEIGHT * 1.000001, "nan", "inf", "abc", "",
+    None, [1.0], "1,5",
+])
+def test_check_weight_refuses_everything_else(typed):
+    with pytest.raises(ValueError):
+        check_weight(typed)
+
+
+def test_apply_edits_writes_cells_and_counts_the_misfits():
+    edits = (("enc.0.attn.W_Q", (0, 1, 2), 7.0), ("enc.0.attn.W_Q", (1, 3, 0), -2.0), ("embed.src", (2, 3), 0.25),
+             ("enc.0.attn.W_Q", (2, 0, 0), 1.0),  # head 3 of 2
+             ("enc.0.attn.W_Q", (0, 0), 1.0),  # wrong number of indices
+             ("no.such.param", (0,), 1.0), ("embed.src", (-1, 0), 1.0))
+    before = {name: np.array(value) for name, value in HELLO.params.items()}
+    model, dropped = apply_edits(HELLO, edits)
+    assert dropped == 4
+    expected_wq = before["enc.0.attn.W_Q"].copy()
+    expected_wq[0, 1, 2], expected_wq[1, 3, 0] = 7.0, -2.0
+    np.testing.assert_array_equal(model.params["enc.0.attn.W_Q"], expected_wq)
+    assert model.params["embed.src"][2, 3] == 0.25
+    for name, value in HELLO.params.items():  # the base model is untouched
+        np.testing.assert_array_equal(value, before[name])
+    untouched = [n for n in HELLO.params if n not in ("enc.0.attn.W_Q", "embed.src")]
+    for name in untouched:
+        np.testing.assert_array_equal(model.params[name], before[name])
+    # the edited model computes what the engine computes with the same weights
+    direct = HELLO.with_params({"enc.0.attn.W_Q": expected_wq, "embed.src": model.params["embed.src"]})
+    np.testing.assert_array_equal(model.run("Hello World")["probs"], direct.run("Hello World")["probs"])
+
+
+def test_apply_edits_without_edits_is_the_same_model():
+    model, dropped = apply_edits(HELLO, ())
+    assert model is HELLO and dropped == 0
+
+
+def test_with_edit_and_without_edits():
+    state = AppState().with_edit("b", (1,), 1.0).with_edit("a", (0, 0), 2.0).with_edit("b", (1,), 3.0)
+    assert state.edits == (("a", (0, 0), 2.0), ("b", (1,), 3.0))
+    assert state.without_edits("a").edits == (("b", (1,), 3.0),)
+    assert state.without_edits().edits == ()
+    assert state.model_key == ("hello-world", 0, "Hello World", "", (), state.edits)
+    assert state.replace(lang="zh").model_key == state.model_key  # the language does not change the numbers
+
+
+def _limit_key(state):
+    with pytest.raises(LimitError) as error:
+        check_limits(state)
+    return error.value.args
+
+
+def test_check_limits():
+    check_limits(AppState(src=" ".join(["hello"] * MAX_TOKENS)))
+    assert _limit_key(AppState(src=" ".join(["hello"] * (MAX_TOKENS + 1)))) == (
+        "msg.too_long", {"side": "src", "n": MAX_TOKENS + 1, "high": MAX_TOKENS})
+    check_limits(AppState(tgt=" ".join(["hola"] * (MAX_TOKENS - 1))))  # + SOS = 64
+    assert _limit_key(AppState(tgt=" ".join(["hola"] * MAX_TOKENS)))[1]["n"] == MAX_TOKENS + 1
+    assert _limit_key(AppState(src="  ")) == ("msg.empty", {})
+    for field, high in APP_LIMITS.items():
+        check_limits(AppState(overrides=((field, high),)))
+        assert _limit_key(AppState(overrides=((field, high + 1),))) == (
+            "msg.too_big", {"field": field, "high": high, "value": high + 1})
+
+
+# ---- ui/format.py -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("x, text", [
+    (float("-inf"), "−∞"), (float("inf"), "∞"), (float("nan"), "NaN"), (0.0, "0"), (-0.0, "0"),
+    (135.5517, "135.552"), (105.21, "105.21"), (-2.5, "−2.5"), (1.0, "1"), (0.001, "0.001"),
+    (0.000123456, "1.23456e−4"), (123456.0, "1.23456e5"), (-1e300, "−1e300"), (99999.0, "99999"),
+    (1e5, "1e5"), (11.46394285, "11.4639"), (1.71887693, "1.71888"),
+])
+def test_fmt(x, text):
+    assert fmt(x) == text
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_fmt_is_close_and_uses_the_minus_sign(x):
+    text = fmt(x)
+    assert "-" not in text and " " not in text
+    back = float(text.replace("−", "-"))
+    assert back == pytest.approx(x, rel=5e-6, abs=0)
+    assert len(text.replace("−", "").split("e")[0].replace(".", "").strip("0")) <= 6  # at most 6 significant digits
+    tex = fmt_tex(x)
+    assert "−" not in tex
+    if "e" in text:
+        mantissa, exponent = text.replace("−", "-").split("e")
+        assert tex == rf"{mantissa} \times 10^{{{exponent}}}"
+
+
+def test_fmt_tex_special_values():
+    assert fmt_tex(float("-inf")) == r"-\infty"
+    assert fmt_tex(float("inf")) == r"\infty"
+    assert fmt_tex(float("nan")) == r"\text{NaN}"
+    assert fmt_tex(-0.00015) == r"-1.5 \times 10^{-4}"
+    assert fmt(3.14159, digits=3) == "3.14"
+
+
+def _bmatrix_cells(tex):
+    assert tex.startswith(r"\begin{bmatrix}") and tex.endswith(r"\end{bmatrix}")
+    body = tex[len(r"\begin{bmatrix}"):-len(r"\end{bmatrix}")]
+    return [row.split(" & ") for row in body.split(r" \\ ")]
+
+
+def test_bmatrix_small_matrix_is_complete():
+    matrix = np.array([[68.0, 105.21], [87.88, 135.5517]])
+    assert bmatrix(matrix) == r"\begin{bmatrix}68 & 105.21 \\ 87.88 & 135.552\end{bmatrix}"
+    assert bmatrix(np.array([1.0, float("-inf"), float("nan")])) == \
+        r"\begin{bmatrix}1 & -\infty & \text{NaN}\end{bmatrix}"
+    cells = _bmatrix_cells(bmatrix(np.arange(64.0).reshape(8, 8)))
+    assert len(cells) == 8 and all(len(row) == 8 for row in cells)
+    assert r"\cdots" not in bmatrix(np.arange(64.0).reshape(8, 8))
+
+
+def test_bmatrix_elides_the_middle_of_big_matrices():
+    matrix = np.arange(20 * 30, dtype=float).reshape(20, 30)
+    cells = _bmatrix_cells(bmatrix(matrix))
+    shown = list(range(fmt_mod.LATEX_MAX - 2)) + [None, 18, 19]
+    shown_cols = list(range(fmt_mod.LATEX_MAX - 2)) + [None, 28, 29]
+    assert len(cells) == len(shown)
+    for row, i in zip(cells, shown):
+        assert len(row) == len(shown_cols)
+        for cell, j in zip(row, shown_cols):
+            if i is None and j is None:
+                assert cell == r"\ddots"
+            elif i is None:
+                assert cell == r"\vdots"
+            elif j is None:
+                assert cell == r"\cdots"
+            else:
+                assert cell == fmt_tex(matrix[i, j])
+    wide = _bmatrix_cells(bmatrix(np.ones((2, 9))))  # only the long axis is elided
+    assert len(wide) == 2 and wide[0][6] == r"\cdots" and r"\vdots" not in bmatrix(np.ones((2, 9)))
+
+
+def test_table():
+    assert table(np.array([[1.0, -2.5], [float("-inf"), 1e-7]])) == [["1", "−2.5"], ["−∞", "1e−7"]]
+    assert table(np.array([0.5, 2.0])) == [["0.5", "2"]]
+
+
+# ---- ui/i18n.py -------------------------------------------------------------------------------------------
+
+def _placeholders(text):
+    return sorted((name, conversion or "", spec or "") for _, name, spec, conversion in string.Formatter().parse(text)
+                  if name is not None)
+
+
+def test_catalogs_have_the_same_keys():
+    assert sorted(set(EN) - set(ZH)) == []
+    assert sorted(set(ZH) - set(EN)) == []
+
+
+@pytest.mark.parametrize("key", sorted(EN))
+def test_catalogs_have_the_same_placeholders(key):
+    assert _placeholders(EN[key]) == _placeholders(ZH[key]), key
+
+
+@pytest.mark.parametrize("lang", sorted(LANGUAGES))
+def test_every_message_formats_with_its_placeholders(lang):
+    t = translator(lang)
+    for key, text in (EN if lang == "en" else ZH).items():
+        values = {name: "X" for name, _, _ in _placeholders(text)}
+        result = t(key, **values)
+        assert "{" not in result.replace("{{", "") and result.strip(), key
+
+
+def test_chinese_catalog_is_chinese():
+    cjk = re.compile(r"[\u3400-\u9fff]")
+    for page in (p for pages in PAGES.values() for p in pages):
+        assert cjk.search(ZH[f"page.{page}"]) and ZH[f"page.{page}"] != EN[f"page.{page}"]
+        assert cjk.search(ZH[f"intro.{page}"])
+    assert translator("zh")("msg.too_big", field="n_layers", high=8, value=64) == \
+        "为保证页面流畅，n_layers 在本应用中最多为 8（请求的是 64）。"
+    assert translator("fr")("page.overview") == "Overview"  # an unknown language falls back to English
+
+
+def _keys_used_in_code():
+    literal = re.compile(r"""\bt\(\s*["']([a-z_]+\.[a-z_.]+)["']""")
+    keys = set()
+    for path in list((ROOT / "ui").glob("*.py")) + list((ROOT / "pages").glob("*.py")) + [ROOT / "app.py"]:
+        keys |= set(literal.findall(path.read_text(encoding="utf-8")))
+    return keys
+
+
+def test_every_key_the_code_asks_for_exists():
+    keys = _keys_used_in_code()
+    assert len(keys) > 30
+    keys |= {f"page.{p}" for ps in PAGES.values() for p in ps} | {f"intro.{p}" for ps in PAGES.values() for p in ps}
+    keys |= {f"section.{s}" for s in PAGES} | {f"preset.{p}" for p in engine.PRESETS}
+    keys |= {f"choice.{c}" for choices in CHOICES.values() for c in choices}
+    keys |= {f"ctl.{f}" for f in list(CHOICES) + ["embed_scale", "attn_bias", "ffn_bias", "shared_embeddings",
+                                                   "tied_output", "eps", "seed"]}
+    keys |= {"ctl.divisor.sqrt", "ctl.divisor.number", "side.src", "side.tgt"}
+    keys |= {f"diff.{d['key']}.{part}" for d in DIFFERENCES for part in ("topic", "why")}
+    missing = sorted(k for k in keys if k not in EN or k not in ZH)
+    assert missing == []
+    assert all(Path(ROOT, page_file(p)).is_file() for ps in PAGES.values() for p in ps)
+
+
+# ---- ui/labels.py -----------------------------------------------------------------------------------------
+
+TRACES = [
+    ("hello-world", {}, "Hello World", None),
+    ("hello-world", {}, "hello hello world mars", "hola mundo hola"),
+    ("hello-world", {"n_layers": 2, "norm_placement": "pre", "pos_encoding": "learned"}, "world", "a"),
+    ("paper", {"d_model": 16, "n_heads": 4, "d_ff": 24, "n_layers": 2, "tied_output": False}, "the cat sat on the mat", "el gato"),
+]
+
+
+@pytest.mark.parametrize("preset, overrides, src, tgt", TRACES)
+def test_step_axes_has_one_label_list_per_axis(preset, overrides, src, tgt):
+    trace = engine.preset(preset, **overrides).run(src, tgt)
+    n_src, n_tgt = len(trace.src_tokens), len(trace.tgt_tokens)
+    for name in trace:
+        shape = trace[name].shape
+        axes = step_axes(trace, name)
+        assert [len(a) for a in axes] == list(shape), name
+        for labels in axes:
+            assert all(isinstance(label, str) for label in labels)
+        if len(shape) == 3:
+            assert axes[0] == [f"head {h + 1}" for h in range(shape[0])]
+    src_labels = step_axes(trace, "src.input")[0]
+    assert len(set(src_labels)) == n_src, "repeated tokens get unique labels"
+    assert step_axes(trace, "enc.0.attn.scores")[1:] == [src_labels, src_labels]
+    tgt_labels = step_axes(trace, "tgt.input")[0]
+    assert step_axes(trace, "dec.0.cross_attn.weights")[1:] == [tgt_labels, src_labels]
+    assert step_axes(trace, "dec.0.self_attn.mask") == [tgt_labels, tgt_labels]
+    assert step_axes(trace, "probs") == [tgt_labels, list(trace.model.vocab.tokens)]
+    assert len(tgt_labels) == n_tgt
+
+
+def test_repeated_tokens_are_numbered():
+    trace = HELLO.run("hello world hello")
+    assert step_axes(trace, "src.embed")[0] == ["hello (0)", "world", "hello (2)"]
+
+
+@pytest.mark.parametrize("preset, overrides, src, tgt", TRACES)
+def test_param_axes_match_every_parameter(preset, overrides, src, tgt):
+    model = engine.preset(preset, **overrides)
+    for name, value in model.params.items():
+        axes = param_axes(model.vocab.tokens, name, value.shape)
+        assert [len(a) for a in axes] == list(value.shape), name
+
+
+def test_top_tokens():
+    ranked = top_tokens([0.1, 0.6, 0.3], ["a", "b", "c"], k=2)
+    assert ranked == [("b", 0.6), ("c", 0.3)]
+
+
+@pytest.mark.parametrize("part", ["n_layers:64", "n_layers:9", "d_model:1000", "attn_divisor:1e9", "eps:5",
+                                  "d_ff:0"])
+def test_link_values_outside_the_app_ranges_are_refused_with_a_note(part):
+    state, notes = decode({"preset": "paper", "cfg": part})
+    assert state.overrides == () and notes == [part]
+
+
+def test_sizes_from_a_link_derive_d_k_like_the_engine():
+    state, _ = decode({"cfg": "d_model:100"})
+    assert state.config().d_k == 50 == engine.preset("hello-world", d_model=100).config.d_k
+
+
+@pytest.mark.parametrize("placement", ["post", "pre"])
+def test_every_step_has_a_description_in_both_languages(placement):
+    from ui.labels import description_key
+
+    trace = engine.preset("paper", d_model=8, n_heads=2, d_ff=8, n_layers=2, norm_placement=placement).run(
+        "hello", "hola")
+    for name in trace:
+        assert description_key(name) in EN and description_key(name) in ZH, name
