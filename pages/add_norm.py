@@ -10,5 +10,3 @@ sublayer = st.segmented_control(ctx.t("view.input"), [1, 2], default=1, required
 order = ("add", "ln") if ctx.config.norm_placement == "post" else ("ln", "add")
 for kind in order:
     views.step(f"enc.{layer}.{kind}{sublayer}")
-for part in ("gamma", "beta"):
-    views.edit_param(f"enc.{layer}.ln{sublayer}.{part}")

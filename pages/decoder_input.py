@@ -7,7 +7,5 @@ ctx = context.get()
 views.intro("decoder_input")
 trace = ctx.trace
 st.dataframe(pd.DataFrame({ctx.t("tokens.token"): trace.tgt_tokens, ctx.t("tokens.id"): trace.tgt_ids}), hide_index=True)
-views.step("tgt.embed")
-views.edit_param(ctx.model.embed_names["tgt"], rows=sorted(set(trace.tgt_ids)))
-views.step("tgt.pos")
-views.step("tgt.input")
+for kind in ("embed", "pos", "input"):
+    views.step(f"tgt.{kind}")

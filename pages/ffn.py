@@ -3,9 +3,5 @@ from ui import context, views
 ctx = context.get()
 views.intro("ffn")
 layer = views.layer_picker("layer.enc")
-block = f"enc.{layer}.ffn"
-views.step(f"{block}.hidden")
-views.edit_param(f"{block}.W_1")
-views.step(f"{block}.act")
-views.step(f"{block}.out")
-views.edit_param(f"{block}.W_2")
+for kind in ("hidden", "act", "out"):
+    views.step(f"enc.{layer}.ffn.{kind}")

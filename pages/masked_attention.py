@@ -6,6 +6,8 @@ layer = views.layer_picker("layer.dec")
 block = f"dec.{layer}.self_attn"
 views.step(f"{block}.mask")
 for head in views.head_tabs(f"heads.masked.{layer}"):
+    views.edit_param(f"{block}.W_Q", head=head)
+    views.edit_param(f"{block}.W_K", head=head)
     for kind in ("scaled", "masked", "weights", "heads"):
         views.step(f"{block}.{kind}", head)
 views.step(f"{block}.out")

@@ -8,8 +8,6 @@ ctx = context.get()
 views.intro("output")
 trace = ctx.trace
 views.step("logits")
-if not ctx.config.tied_output:
-    views.edit_param("unembed.W")
 views.step("probs")
 st.subheader(ctx.t("output.top"))
 positions = list(range(len(trace.tgt_tokens)))

@@ -7,4 +7,3 @@ block = f"enc.{layer}.attn"
 for head in views.head_tabs(f"heads.qkv.{layer}"):
     for kind in ("q", "k", "v"):
         views.step(f"{block}.{kind}", head)
-        views.edit_param(f"{block}.W_{kind.upper()}", head=head)

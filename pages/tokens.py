@@ -5,7 +5,7 @@ from ui import context, views
 
 ctx = context.get()
 views.intro("tokens")
-trace, vocab = ctx.trace, ctx.model.vocab
+trace = ctx.trace
 st.subheader(ctx.t("tokens.table"))
 st.dataframe(pd.DataFrame({
     ctx.t("tokens.token"): trace.src_tokens,
@@ -13,4 +13,3 @@ st.dataframe(pd.DataFrame({
     ctx.t("tokens.known"): [ctx.t("tokens.no") if t == "<unk>" else ctx.t("tokens.yes") for t in trace.src_tokens],
 }), hide_index=True)
 views.step("src.embed")
-views.edit_param(ctx.model.embed_names["src"], rows=sorted(set(trace.src_ids)))

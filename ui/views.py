@@ -58,7 +58,8 @@ def head_tabs(key: str):
 
 
 def step(name: str, head: int | None = None, drill: bool = True):
-    """One step of the trace: its formula, shape, numbers, heatmap and, on request, a cell's arithmetic."""
+    """One step of the trace: its formula, shape, numbers, heatmap, a cell's arithmetic, and editors for the
+    parameters it reads."""
     ctx = context.get()
     s = ctx.trace.step(name)
     st.markdown(f"##### `{name}` · {ctx.t(description_key(name))}")
@@ -71,7 +72,7 @@ def step(name: str, head: int | None = None, drill: bool = True):
     key = f"{name}.{head}"
     selected = _selection(key, len(rows), len(cols))
     narrow = matrix.shape[-1] <= SIDE_BY_SIDE_COLS  # numbers and heatmap side by side, else one above the other
-    left, right = st.columns([2, 3]) if narrow else (st.container(), st.container())
+    left, right = st.columns(2) if narrow else (st.container(), st.container())
     with left:
         numbers(matrix, rows, cols, label=_tex_name(name, head))
     with right:
@@ -79,6 +80,11 @@ def step(name: str, head: int | None = None, drill: bool = True):
                         selection_mode="points", config={"displayModeBar": False})
     if drill:
         _drill(ctx, name, head, key, rows, cols)
+    for ref in s.inputs:
+        if ref in ctx.model.params:
+            per_head = ctx.model.params[ref].ndim == 3 or ref.rsplit(".", 1)[-1] in ("b_Q", "b_K", "b_V")
+            used_rows = sorted(set(s.meta["ids"])) if s.kind == "embed" else None
+            edit_param(ref, head=head if per_head else None, rows=used_rows)
 
 
 def numbers(matrix, rows, cols, label=None, digits=6):
@@ -146,7 +152,8 @@ def edit_param(name: str, head: int | None = None, rows: list[int] | None = None
     matrix = value[head] if head is not None else value
     matrix = matrix if matrix.ndim == 2 else matrix[None, :]
     row_ids = rows if rows is not None else list(range(matrix.shape[0]))
-    row_labels = [axes[-2][i] for i in row_ids] if value.ndim > 1 else [name]
+    row_labels = [axes[-2][i] for i in row_ids] if matrix.shape[0] > 1 or value.ndim - (head is not None) > 1 \
+        else [name]
     title = name + (f" · {ctx.t('view.head')} {head + 1}" if head is not None else "")
     with st.expander(ctx.t("view.edit", name=title)):
         st.caption(ctx.t("view.edit_hint"))
@@ -164,7 +171,9 @@ def edit_param(name: str, head: int | None = None, rows: list[int] | None = None
 
 
 def _full_index(head, row, col, ndim):
-    return ((head,) if head is not None else ()) + ((row, col) if ndim > 1 else (col,))
+    """The parameter's index of a cell of the editor (which shows one head's slice of per-head weights)."""
+    slice_ndim = ndim - (head is not None)
+    return ((head,) if head is not None else ()) + ((row, col) if slice_ndim > 1 else (col,))
 
 
 def _on_edit(key, name, head, row_ids, columns, ndim):
