@@ -6,6 +6,7 @@ Long sums are shortened with \\cdots in the LaTeX only; the text always lists ev
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,7 +14,7 @@ import numpy as np
 from .positional import PE_BASE, blog_exponent, paper_exponent, sinusoid_angle
 
 LATEX_TERMS = 8  # a LaTeX sum longer than this shows its first 6 and last 2 terms around \cdots
-LINE_TERMS = 2  # a LaTeX sum of more than 3 terms is broken into lines of this many terms
+LINE_WIDTH = 36  # a LaTeX sum wider than this many characters (commands count as one) is broken into lines
 BREAK = r" \\ &\quad "  # a line break inside the aligned environment explain() writes
 
 
@@ -77,13 +78,20 @@ def _paren(x):
 
 
 def _sum(terms_tex, terms_text, breaks=True):
-    """Join terms with +, eliding the middle of long LaTeX sums and breaking them into lines."""
+    """Join terms with +, eliding the middle of long LaTeX sums and breaking wide ones into lines."""
     if len(terms_tex) > LATEX_TERMS:
         terms_tex = terms_tex[:6] + [r"\cdots"] + terms_tex[-2:]
-    if breaks and len(terms_tex) > LINE_TERMS + 1:
-        lines = [" + ".join(terms_tex[i:i + LINE_TERMS]) for i in range(0, len(terms_tex), LINE_TERMS)]
-        return (BREAK + "+ ").join(lines), " + ".join(terms_text)
-    return " + ".join(terms_tex) or "0", " + ".join(terms_text) or "0"
+    lines = [[]]
+    for term in terms_tex:
+        if breaks and lines[-1] and _width(" + ".join(lines[-1] + [term])) > LINE_WIDTH:
+            lines.append([])
+        lines[-1].append(term)
+    return (BREAK + "+ ").join(" + ".join(line) for line in lines) or "0", " + ".join(terms_text) or "0"
+
+
+def _width(tex: str) -> int:
+    """Roughly how many characters wide a piece of LaTeX shows."""
+    return len(re.sub(r"\\[a-zA-Z]+|[{}^_ ]", lambda m: "x" if m.group().startswith("\\") else "", tex))
 
 
 def _dot(a, b, bias=None):
@@ -173,7 +181,7 @@ def _softmax(trace, step, index):
     arg_txt = (lambda x: f"{_paren(x)} − {_paren(shift)}") if shift else _paren
     sum_symbol = r"\sum_k e^{x_k - \max x}" if shift else r"\sum_k e^{x_k}"
     sum_tex, sum_text = _sum([num_tex(e) for e in exps], [num(e) for e in exps])
-    terms_tex, _ = _sum([f"e^{{{arg_tex(x)}}}" for x in row], [], breaks=False)
+    terms_tex, _ = _sum([f"e^{{{arg_tex(x)}}}" for x in row], [])
     expanded = f"{terms_tex}{BREAK}= " if len(row) <= 4 else ""  # the exponents in full for short rows
     return (f"\\frac{{e^{{{arg_tex(row[j])}}}}}{{{sum_symbol}}} = \\frac{{{num_tex(exps[j])}}}{{{num_tex(total)}}}",
             f"e^({arg_txt(row[j])}) / Σ = {num(exps[j])} / {num(total)}",

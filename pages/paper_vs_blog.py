@@ -26,22 +26,17 @@ for column, (label, divisor) in zip((left, right), (("compare.divisor_sqrt", mat
         views.numbers(variant["enc.0.attn.weights"][0], rows, cols)
 
 st.subheader(t("compare.ln"))
-left, right = st.columns(2)
-for column, (label, overrides) in zip((left, right), (("compare.form_blog", ()),
-                                                      ("compare.form_paper", (("eps", 1e-5), ("layer_norm", "paper"))))):
-    with column:
-        st.markdown(f"**{t(label)}**")
-        variant = context.blog_variant(overrides)
-        rows, cols = step_axes(variant, "enc.0.ln1")
-        views.numbers(variant["enc.0.ln1"][:1], rows[:1], cols, digits=10)
+for label, overrides in (("compare.form_blog", ()), ("compare.form_paper", (("eps", 1e-5), ("layer_norm", "paper")))):
+    st.markdown(f"**{t(label)}**")
+    variant = context.blog_variant(overrides)
+    rows, cols = step_axes(variant, "enc.0.ln1")
+    views.numbers(variant["enc.0.ln1"][:1], rows[:1], cols, digits=10)
 
 for difference in DIFFERENCES:
     key = difference["key"]
     with st.container(border=True):
         st.markdown(f"**{t(f'diff.{key}.topic')}**")
-        left, right = st.columns(2)
-        left.caption(t("compare.post"))
-        left.latex(difference["post"])
-        right.caption(t("compare.engine"))
-        right.latex(difference["engine"])
+        for side in ("post", "engine"):
+            st.caption(t(f"compare.{side}"))
+            st.latex(difference[side])
         st.markdown(t(f"diff.{key}.why"))

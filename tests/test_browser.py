@@ -171,6 +171,20 @@ def katex_texts(page):
     return [text.replace("\xa0", " ") for text in page.locator(".katex-display").all_inner_texts()]
 
 
+OVERFLOWING = """() => {
+    const main = document.querySelector('[data-testid="stMain"]');
+    const scrolling = [...document.querySelectorAll('.katex-display')]
+        .filter(e => e.scrollWidth > e.closest('[data-testid="stMarkdownContainer"]').clientWidth + 4);
+    return (main.scrollWidth > main.clientWidth + 1 ? ['the page itself'] : [])
+        .concat(scrolling.map(e => e.innerText.replace(/\\s+/g, ' ').slice(0, 80)));
+}"""
+
+
+def no_horizontal_overflow(page):
+    """Nothing wider than its column: no formula that has to be scrolled sideways (KaTeX scrolls, not wraps)."""
+    assert page.evaluate(OVERFLOWING) == []
+
+
 def no_exception(page):
     exceptions = page.locator('[data-testid="stException"]')
     assert exceptions.count() == 0, exceptions.all_inner_texts()
@@ -207,11 +221,26 @@ def test_every_page_and_its_screenshot(server, new_page, name, lang):
     alerts = page.locator('[data-testid="stAlert"]')
     assert alerts.count() == 0, alerts.all_inner_texts()
     assert f"lang={lang}" in page.url, "the language picked from the browser goes into the link"
+    no_horizontal_overflow(page)
     fit_viewport_to_content(page)
     SHOTS.mkdir(parents=True, exist_ok=True)
     path = SHOTS / f"{name}-{lang}.png"
     page.screenshot(path=str(path), full_page=True)
     assert path.stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("name", ALL_PAGES)
+def test_projector_width_shows_every_page_without_overflow(server, chromium, name):
+    """A classroom projector: 1920 x 1080."""
+    context = chromium.new_context(viewport={"width": 1920, "height": 1080}, locale=LOCALES["en"])
+    try:
+        page = context.new_page()
+        page.goto(url(server, name))
+        settle(page)
+        no_exception(page)
+        no_horizontal_overflow(page)
+    finally:
+        context.close()
 
 
 def test_edit_a_weight_in_the_grid_changes_the_attention_page(server, new_page):

@@ -71,10 +71,13 @@ def step(name: str, head: int | None = None, drill: bool = True):
     rows, cols = (axes[-2], axes[-1]) if matrix.ndim == 2 else ([""], axes[-1])
     key = f"{name}.{head}"
     selected = _selection(key, len(rows), len(cols))
-    narrow = matrix.shape[-1] <= SIDE_BY_SIDE_COLS  # numbers and heatmap side by side, else one above the other
+    flat = matrix if matrix.ndim == 2 else matrix[None, :]
+    if flat.shape[0] <= LATEX_CELLS and flat.shape[1] <= LATEX_CELLS:
+        st.latex(f"{_tex_name(name, head)} = " + bmatrix(flat))
+    narrow = flat.shape[1] <= SIDE_BY_SIDE_COLS  # the table beside the heatmap, else one above the other
     left, right = st.columns(2) if narrow else (st.container(), st.container())
     with left:
-        numbers(matrix, rows, cols, label=_tex_name(name, head))
+        numbers(flat, rows, cols, latex=False)
     with right:
         st.plotly_chart(heatmap(matrix, rows, cols, selected), key=f"chart.{key}", on_select=_on_click(key),
                         selection_mode="points", config={"displayModeBar": False})
@@ -87,11 +90,11 @@ def step(name: str, head: int | None = None, drill: bool = True):
             edit_param(ref, head=head if per_head else None, rows=used_rows)
 
 
-def numbers(matrix, rows, cols, label=None, digits=6):
+def numbers(matrix, rows, cols, label=None, digits=6, latex=True):
     """Small matrices as a bmatrix and a table; wide ones are left to the heatmap."""
     ctx = context.get()
     matrix = matrix if matrix.ndim == 2 else matrix[None, :]
-    if matrix.shape[0] <= LATEX_CELLS and matrix.shape[1] <= LATEX_CELLS:
+    if latex and matrix.shape[0] <= LATEX_CELLS and matrix.shape[1] <= LATEX_CELLS:
         st.latex((f"{label} = " if label else "") + bmatrix(matrix, digits))
     if matrix.shape[1] <= TABLE_COLS:
         st.dataframe(pd.DataFrame(table(matrix, digits), index=_unique(rows), columns=_unique(cols)))
