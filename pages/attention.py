@@ -7,5 +7,4 @@ block = f"enc.{layer}.attn"
 for head in views.head_tabs(f"heads.attention.{layer}"):
     views.edit_param(f"{block}.W_Q", head=head)
     views.edit_param(f"{block}.W_K", head=head)
-    for kind in ("scores", "scaled", "weights", "heads"):
-        views.step(f"{block}.{kind}", head)
+    views.flow([f"{block}.{kind}" for kind in ("scores", "scaled", "weights", "heads")], head, key="attention")

@@ -7,5 +7,4 @@ ctx = context.get()
 views.intro("decoder_input")
 trace = ctx.trace
 st.dataframe(pd.DataFrame({ctx.t("tokens.token"): trace.tgt_tokens, ctx.t("tokens.id"): trace.tgt_ids}), hide_index=True)
-for kind in ("embed", "pos", "input"):
-    views.step(f"tgt.{kind}")
+views.flow([f"tgt.{kind}" for kind in ("embed", "pos", "input")], key="decoder_input")

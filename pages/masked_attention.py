@@ -8,6 +8,5 @@ views.step(f"{block}.mask")
 for head in views.head_tabs(f"heads.masked.{layer}"):
     views.edit_param(f"{block}.W_Q", head=head)
     views.edit_param(f"{block}.W_K", head=head)
-    for kind in ("scaled", "masked", "weights", "heads"):
-        views.step(f"{block}.{kind}", head)
+    views.flow([f"{block}.{kind}" for kind in ("scaled", "masked", "weights", "heads")], head, key="masked")
 views.step(f"{block}.out")

@@ -7,8 +7,7 @@ from ui.labels import top_tokens
 ctx = context.get()
 views.intro("output")
 trace = ctx.trace
-views.step("logits")
-views.step("probs")
+views.flow(["logits", "probs"], key="output")
 st.subheader(ctx.t("output.top"))
 positions = list(range(len(trace.tgt_tokens)))
 position = st.selectbox(ctx.t("output.position"), positions, index=positions[-1],

@@ -2,5 +2,4 @@ from ui import context, views
 
 ctx = context.get()
 views.intro("positional")
-views.step("src.pos")
-views.step("src.input")
+views.flow(["src.embed", "src.pos", "src.input"], key="positional")

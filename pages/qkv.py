@@ -5,5 +5,4 @@ views.intro("qkv")
 layer = views.layer_picker("layer.enc")
 block = f"enc.{layer}.attn"
 for head in views.head_tabs(f"heads.qkv.{layer}"):
-    for kind in ("q", "k", "v"):
-        views.step(f"{block}.{kind}", head)
+    views.flow([f"{block}.{kind}" for kind in ("q", "k", "v")], head, key="qkv")

@@ -13,7 +13,7 @@ from .state import check_weight
 
 LATEX_CELLS = 8  # matrices up to 8 x 8 are also written out as a bmatrix
 TABLE_COLS = 16  # wider matrices are shown as heatmaps only
-SIDE_BY_SIDE_COLS = 4  # up to this many columns the numbers sit beside the heatmap
+GLANCE_COLS = 6  # a flow shows its matrices two to a row when none is wider than this
 AXIS_SYMBOLS = {
     "q": ("h", "n", "d_k"), "k": ("h", "n", "d_k"), "v": ("h", "n", "d_v"), "heads": ("h", "n", "d_v"),
     "scores": ("h", "n_q", "n_k"), "scaled": ("h", "n_q", "n_k"), "masked": ("h", "n_q", "n_k"),
@@ -48,16 +48,44 @@ def layer_picker(key: str) -> int:
 
 
 def head_tabs(key: str):
-    """Lazy per-head tabs: yields (head index, tab) for the open tab only."""
+    """Lazy per-head tabs: yields the head index of the open tab only."""
     ctx = context.get()
-    tabs = st.tabs([f"{ctx.t('view.head')} {h + 1}" for h in range(ctx.config.n_heads)], key=key, on_change="rerun")
-    for h, tab in enumerate(tabs):
+    yield from _open_tab(st.tabs([f"{ctx.t('view.head')} {h + 1}" for h in range(ctx.config.n_heads)], key=key,
+                                 on_change="rerun"))
+
+
+def _open_tab(tabs):
+    for i, tab in enumerate(tabs):
         if tab.open:
             with tab:
-                yield h
+                yield i
 
 
-def step(name: str, head: int | None = None, drill: bool = True):
+def flow(names: list[str], head: int | None = None, key: str = "flow"):
+    """Several steps of a page: their matrices side by side at a glance, then a tab per step, of which only
+    the open one is drawn (formula, heatmap, drill-down), so an edit redraws one chart, not all."""
+    ctx = context.get()
+    matrices = [_slice(ctx.trace[name], head) for name in names]
+    widest = max(m.shape[1] for m in matrices)
+    glance = widest <= GLANCE_COLS and all(m.shape[0] <= LATEX_CELLS for m in matrices)
+    if glance:
+        per_row = 2 if widest <= 3 else 1  # six-digit numbers: two matrices of three columns fit a row
+        for first in range(0, len(names), per_row):
+            row = zip(st.columns(per_row), names[first:first + per_row], matrices[first:first + per_row])
+            for column, name, matrix in row:
+                column.latex(f"{_tex_name(name, head)} = " + bmatrix(matrix))
+    tabs = st.tabs([f"{i + 1}. `{name.rsplit('.', 1)[-1]}`" for i, name in enumerate(names)], key=f"{key}.{head}",
+                   on_change="rerun")
+    for i in _open_tab(tabs):
+        step(names[i], head, show_numbers=not glance)
+
+
+def _slice(value, head):
+    value = value if head is None or value.ndim < 3 else value[head]
+    return value if value.ndim == 2 else value[None, :]
+
+
+def step(name: str, head: int | None = None, drill: bool = True, show_numbers: bool = True):
     """One step of the trace: its formula, shape, numbers, heatmap, a cell's arithmetic, and editors for the
     parameters it reads."""
     ctx = context.get()
@@ -67,20 +95,14 @@ def step(name: str, head: int | None = None, drill: bool = True):
     st.caption(f"{ctx.t('view.shape')}: ({', '.join(_symbols(name, s.value.ndim))}) = "
                f"({', '.join(map(str, s.shape))})")
     axes = step_axes(ctx.trace, name)
-    matrix = s.value if head is None or s.value.ndim < 3 else s.value[head]
-    rows, cols = (axes[-2], axes[-1]) if matrix.ndim == 2 else ([""], axes[-1])
+    values = _slice(s.value, head)  # (rows, cols)
+    rows, cols = (axes[-2], axes[-1]) if s.value.ndim > 1 else ([""], axes[-1])
     key = f"{name}.{head}"
     selected = _selection(key, len(rows), len(cols))
-    flat = matrix if matrix.ndim == 2 else matrix[None, :]
-    if flat.shape[0] <= LATEX_CELLS and flat.shape[1] <= LATEX_CELLS:
-        st.latex(f"{_tex_name(name, head)} = " + bmatrix(flat))
-    narrow = flat.shape[1] <= SIDE_BY_SIDE_COLS  # the table beside the heatmap, else one above the other
-    left, right = st.columns(2) if narrow else (st.container(), st.container())
-    with left:
-        numbers(flat, rows, cols, latex=False)
-    with right:
-        st.plotly_chart(heatmap(matrix, rows, cols, selected), key=f"chart.{key}", on_select=_on_click(key),
-                        selection_mode="points", config={"displayModeBar": False})
+    if show_numbers:
+        numbers(values, rows, cols, label=_tex_name(name, head))
+    st.plotly_chart(heatmap(values, rows, cols, selected), key=f"chart.{key}", on_select=_on_click(key),
+                    selection_mode="points", config={"displayModeBar": False}, width=_chart_width(len(cols)))
     if drill:
         _drill(ctx, name, head, key, rows, cols)
     for ref in s.inputs:
@@ -90,16 +112,21 @@ def step(name: str, head: int | None = None, drill: bool = True):
             edit_param(ref, head=head if per_head else None, rows=used_rows)
 
 
-def numbers(matrix, rows, cols, label=None, digits=6, latex=True):
-    """Small matrices as a bmatrix and a table; wide ones are left to the heatmap."""
+def numbers(matrix, rows, cols, label=None, digits=6):
+    """A matrix as a bmatrix when small, as a table when wider; the widest are left to the heatmap."""
     ctx = context.get()
     matrix = matrix if matrix.ndim == 2 else matrix[None, :]
-    if latex and matrix.shape[0] <= LATEX_CELLS and matrix.shape[1] <= LATEX_CELLS:
+    if matrix.shape[0] <= LATEX_CELLS and matrix.shape[1] <= LATEX_CELLS:
         st.latex((f"{label} = " if label else "") + bmatrix(matrix, digits))
-    if matrix.shape[1] <= TABLE_COLS:
+    elif matrix.shape[1] <= TABLE_COLS:
         st.dataframe(pd.DataFrame(table(matrix, digits), index=_unique(rows), columns=_unique(cols)))
     else:
         st.caption(ctx.t("view.big", rows=matrix.shape[0], cols=matrix.shape[1]))
+
+
+def _chart_width(n_cols):
+    """Narrow matrices get a compact heatmap; wide ones the whole width."""
+    return "stretch" if n_cols > 8 else 200 + 90 * n_cols
 
 
 def _symbols(name, ndim):
@@ -163,14 +190,23 @@ def edit_param(name: str, head: int | None = None, rows: list[int] | None = None
         version = st.session_state.get("edit_version", 0)
         key = f"edit.{name}.{head}.{version}"
         columns = _unique(axes[-1])
-        frame = pd.DataFrame(matrix[row_ids], index=_unique(row_labels), columns=columns)
         if matrix.shape[1] <= TABLE_COLS:
+            frame = _editor_frame(key, lambda: pd.DataFrame(matrix[row_ids], index=_unique(row_labels), columns=columns))
             st.data_editor(frame, key=key, on_change=_on_edit, args=(key, name, head, row_ids, columns, value.ndim))
         else:
             _single_cell_editor(ctx, name, head, row_ids, row_labels, axes[-1], key, value.ndim)
         if any(p == name for p, _, _ in ctx.state.edits):
             st.button(ctx.t("view.reset", name=name), key=f"reset.{key}",
                       on_click=lambda: context.set_state(st.session_state.state.without_edits(name)))
+
+
+def _editor_frame(key, make):
+    """The numbers an editor was opened with. Passing the same frame on every rerun keeps the grid's own
+    record of what was typed; new numbers would make the grid reset itself and ask for a second rerun."""
+    frames = st.session_state.setdefault("editor_frames", {})
+    if key not in st.session_state or key not in frames:  # a new editor, or one that left the page
+        frames[key] = make()
+    return frames[key]
 
 
 def _full_index(head, row, col, ndim):
