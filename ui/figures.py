@@ -65,8 +65,3 @@ def bars(labels, values, highlight=None) -> go.Figure:
     figure.update_layout(height=max(160, 28 * len(labels) + 40), margin={"l": 10, "r": 10, "t": 10, "b": 10})
     return figure
 
-
-def lines(x, series: dict, y_title: str) -> go.Figure:
-    figure = go.Figure([go.Scatter(x=x, y=y, mode="lines+markers", name=name) for name, y in series.items()])
-    figure.update_layout(height=300, margin={"l": 10, "r": 10, "t": 10, "b": 10}, yaxis_title=y_title)
-    return figure

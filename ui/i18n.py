@@ -5,7 +5,6 @@ LANGUAGES = {"en": "English", "zh": "简体中文"}
 
 EN = {
     # app frame
-    "app.title": "Transformer, step by step",
     "section.start": "Start",
     "section.encoder": "Encoder",
     "section.decoder": "Decoder",
@@ -63,10 +62,7 @@ EN = {
     "side.src": "source sentence",
     "side.tgt": "target prefix",
     # step view
-    "view.formula": "Formula",
     "view.shape": "Shape",
-    "view.numbers": "Numbers",
-    "view.heatmap": "Heatmap",
     "view.drill": "How was this cell computed?",
     "view.drill_hint": "Click a cell of the heatmap, or pick it here.",
     "view.row": "Row",
@@ -78,7 +74,6 @@ EN = {
     "view.big": "This matrix is {rows} × {cols}: shown as a heatmap only.",
     "view.plain": "Plain text",
     "view.input": "Input",
-    "view.output": "Output",
     # pages
     "page.overview": "Overview",
     "page.tokens": "Tokens & embedding",
@@ -170,10 +165,8 @@ EN = {
     "output.top": "Most likely next tokens",
     "output.position": "Decoder position",
     # compare page
-    "compare.topic": "Topic",
     "compare.post": "The blog",
     "compare.engine": "The app / the paper",
-    "compare.why": "Why it matters",
     "compare.pe": "Positional encoding of “World” (position 1)",
     "compare.weights": "Head 1 attention weights: divide by √3 (paper) or by 30 (blog)",
     "compare.ln": "LayerNorm of the first row of E + Z: the blog's form vs the paper's",
@@ -183,12 +176,9 @@ EN = {
     "compare.form_paper": "(x − μ)/√(σ² + ε), ε = 1e−5",
     # encoder stack
     "stack.layer_output": "Output of layer {l}",
-    "stack.layer_change": "How much each layer changes the tokens",
-    "stack.norm": "row norm ‖x‖",
 }
 
 ZH = {
-    "app.title": "Transformer，一步一步",
     "section.start": "开始",
     "section.encoder": "编码器",
     "section.decoder": "解码器",
@@ -244,10 +234,7 @@ ZH = {
     "msg.empty": "源句子为空：请至少输入一个词。",
     "side.src": "源句子",
     "side.tgt": "目标前缀",
-    "view.formula": "公式",
     "view.shape": "形状",
-    "view.numbers": "数值",
-    "view.heatmap": "热力图",
     "view.drill": "这个格子是怎么算出来的？",
     "view.drill_hint": "点击热力图中的格子，或在这里选择。",
     "view.row": "行",
@@ -259,7 +246,6 @@ ZH = {
     "view.big": "这个矩阵是 {rows} × {cols}：只显示热力图。",
     "view.plain": "纯文本",
     "view.input": "输入",
-    "view.output": "输出",
     "page.overview": "总览",
     "page.tokens": "Token 与词嵌入",
     "page.positional": "位置编码",
@@ -334,10 +320,8 @@ ZH = {
     "tokens.no": "否 → <unk>",
     "output.top": "最可能的下一个 token",
     "output.position": "解码器位置",
-    "compare.topic": "主题",
     "compare.post": "博客",
     "compare.engine": "本应用 / 论文",
-    "compare.why": "为什么重要",
     "compare.pe": "“World”（位置 1）的位置编码",
     "compare.weights": "第 1 个头的注意力权重：除以 √3（论文）或除以 30（博客）",
     "compare.ln": "E + Z 第一行的层归一化：博客的形式与论文的形式",
@@ -346,8 +330,6 @@ ZH = {
     "compare.form_blog": "(x − μ)/(σ + ε)，ε = 1e−6",
     "compare.form_paper": "(x − μ)/√(σ² + ε)，ε = 1e−5",
     "stack.layer_output": "第 {l} 层的输出",
-    "stack.layer_change": "每一层对 token 的改变有多大",
-    "stack.norm": "行范数 ‖x‖",
 }
 
 CATALOGS = {"en": EN, "zh": ZH}
