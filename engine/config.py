@@ -23,6 +23,14 @@ LIMITS = {  # inclusive bounds for the integer sizes
 }
 
 
+class ConfigError(ValueError):
+    """A setting that cannot work; `code` and `values` let an app word the message in its own language."""
+
+    def __init__(self, message: str, code: str | None = None, **values):
+        super().__init__(message)
+        self.code, self.values = code, values
+
+
 @dataclass(frozen=True)
 class Config:
     d_model: int = 512  # width of every token vector between sub-layers

@@ -7,7 +7,7 @@ import zlib
 import numpy as np
 
 from . import blog
-from .config import Config
+from .config import Config, ConfigError
 from .model import Model, param_shapes
 from .tokens import EOS, SOS, UNK, Vocabulary
 
@@ -61,8 +61,9 @@ def configure(name: str, **overrides) -> Config:
         needs_split = [k for k in ("d_k", "d_v") if k not in overrides]
         if needs_split and isinstance(d_model, int) and isinstance(n_heads, int) and n_heads > 0:
             if d_model % n_heads:
-                raise ValueError(f"d_model ({d_model}) is not divisible by n_heads ({n_heads}): "
-                                 "choose sizes that divide, or set d_k and d_v yourself")
+                raise ConfigError(f"d_model ({d_model}) is not divisible by n_heads ({n_heads}): "
+                                  "choose sizes that divide, or set d_k and d_v yourself", "not_divisible",
+                                  d_model=d_model, n_heads=n_heads)
             overrides = {**{k: d_model // n_heads for k in needs_split}, **overrides}
     return base.replace(**overrides)
 

@@ -420,6 +420,10 @@ def test_non_divisible_head_count():
         engine.preset("hello-world", n_heads=3)
     assert [e.value for e in at.error] == [EN_T("msg.kept", error=str(refused.value))]
     _kept(at, before)
+    at.session_state["ctl.lang"] = "zh"
+    at.run()
+    assert [e.value for e in at.error] == [translator("zh")("msg.kept", error=translator("zh")(
+        "msg.not_divisible", d_model=4, n_heads=3))]
     at.number_input(key="ctl.n_heads").set_value(4).run()  # 4 divides 4: d_k = d_v = 1
     assert_clean(at)
     assert query(at)["cfg"] == "d_k:1,d_v:1,n_heads:4"

@@ -67,6 +67,12 @@ def test_config_validation_messages(overrides, message):
         engine.preset("paper", **overrides)
 
 
+def test_non_divisible_sizes_carry_a_code_for_translations():
+    with pytest.raises(ValueError) as refused:
+        engine.preset("paper", d_model=10, n_heads=3)
+    assert refused.value.code == "not_divisible" and refused.value.values == {"d_model": 10, "n_heads": 3}
+
+
 def test_unknown_preset_and_bad_seed():
     with pytest.raises(ValueError, match="unknown preset"):
         engine.preset("gpt")

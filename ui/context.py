@@ -63,7 +63,7 @@ def build() -> Context:
         candidate = good
         base, model, trace, dropped = _run(good.model_key)
     except ValueError as error:
-        st.sidebar.error(t("msg.kept", error=str(error)))
+        st.sidebar.error(t("msg.kept", error=_engine_message(t, error)))
         candidate = good
         base, model, trace, dropped = _run(good.model_key)
     st.session_state.state = candidate
@@ -80,6 +80,12 @@ def _limit_message(t, error: LimitError) -> str:
     if "side" in values:
         values = {**values, "side": t(f"side.{values['side']}")}
     return t(key, **values)
+
+
+def _engine_message(t, error: ValueError) -> str:
+    """The engine's words for a refused setting, in the app's language where the catalog has them."""
+    code = getattr(error, "code", None)
+    return t(f"msg.{code}", **error.values) if code else str(error)
 
 
 def get() -> Context:

@@ -59,6 +59,8 @@ EN = {
     "msg.too_big": "{field} is limited to {high} in the app (asked for {value}), so pages stay fast.",
     "msg.too_long": "The {side} has {n} tokens; the app shows at most {high}.",
     "msg.empty": "The source sentence is empty: type at least one word.",
+    "msg.not_divisible": "d_model ({d_model}) is not divisible by n_heads ({n_heads}): choose sizes that divide, "
+                         "or set d_k and d_v yourself",
     "side.src": "source sentence",
     "side.tgt": "target prefix",
     # step view
@@ -232,6 +234,7 @@ ZH = {
     "msg.too_big": "为保证页面流畅，{field} 在本应用中最多为 {high}（请求的是 {value}）。",
     "msg.too_long": "{side}有 {n} 个 token；本应用最多显示 {high} 个。",
     "msg.empty": "源句子为空：请至少输入一个词。",
+    "msg.not_divisible": "d_model（{d_model}）不能被 n_heads（{n_heads}）整除：请选择能整除的维度，或自己设置 d_k 和 d_v",
     "side.src": "源句子",
     "side.tgt": "目标前缀",
     "view.shape": "形状",
