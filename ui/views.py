@@ -61,7 +61,7 @@ def _open_tab(tabs):
                 yield i
 
 
-def flow(names: list[str], head: int | None = None, key: str = "flow"):
+def flow(names: list[str], head: int | None = None, key: str = "flow", focus: str | None = None):
     """Several steps of a page: their matrices side by side at a glance, then a tab per step, of which only
     the open one is drawn (formula, heatmap, drill-down), so an edit redraws one chart, not all."""
     ctx = context.get()
@@ -74,8 +74,9 @@ def flow(names: list[str], head: int | None = None, key: str = "flow"):
             row = zip(st.columns(per_row), names[first:first + per_row], matrices[first:first + per_row])
             for column, name, matrix in row:
                 column.latex(f"{_tex_name(name, head)} = " + bmatrix(matrix))
-    tabs = st.tabs([f"{i + 1}. `{name.rsplit('.', 1)[-1]}`" for i, name in enumerate(names)], key=f"{key}.{head}",
-                   on_change="rerun")
+    labels = [f"{i + 1}. `{name.rsplit('.', 1)[-1]}`" for i, name in enumerate(names)]
+    tabs = st.tabs(labels, key=f"{key}.{head}", on_change="rerun",
+                   default=labels[names.index(focus)] if focus else None)  # focus: the step the page is about
     for i in _open_tab(tabs):
         step(names[i], head, show_numbers=not glance)
 
