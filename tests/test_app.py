@@ -566,3 +566,10 @@ def test_deep_link_before_any_app_run(monkeypatch):
     assert at.title[0].value == EN["page.tokens"]
     assert at.text_input(key="ctl.src").value == "Hello World"
     assert query(at) == DEFAULT_QUERY
+
+
+def test_per_head_bias_editor_shows_one_heads_slice():
+    """The paper model has b_Q (h, d_k): its editor on the Q step shows head 1's d_k numbers, in one row."""
+    at = open_page("qkv", preset="paper", cfg="d_model:8,n_heads:2,d_ff:8,n_layers:1")
+    key = editor_key(at, "enc.0.attn.b_Q", 0)
+    assert at.data_editor(key=key).value.shape == (1, 4)

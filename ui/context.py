@@ -58,12 +58,8 @@ def build() -> Context:
     try:
         app_state.check_limits(candidate)
         base, model, trace, dropped = _run(candidate.model_key)
-    except LimitError as error:
-        st.sidebar.error(t("msg.kept", error=_limit_message(t, error)))
-        candidate = good
-        base, model, trace, dropped = _run(good.model_key)
-    except ValueError as error:
-        st.sidebar.error(t("msg.kept", error=_engine_message(t, error)))
+    except ValueError as error:  # the app's limits (LimitError) or the engine's
+        st.sidebar.error(t("msg.kept", error=_refusal(t, error)))
         candidate = good
         base, model, trace, dropped = _run(good.model_key)
     st.session_state.state = candidate
@@ -75,16 +71,14 @@ def build() -> Context:
     return context
 
 
-def _limit_message(t, error: LimitError) -> str:
-    key, values = error.args
-    if "side" in values:
-        values = {**values, "side": t(f"side.{values['side']}")}
-    return t(key, **values)
-
-
-def _engine_message(t, error: ValueError) -> str:
-    """The engine's words for a refused setting, in the app's language where the catalog has them."""
-    code = getattr(error, "code", None)
+def _refusal(t, error: ValueError) -> str:
+    """Why a setting was refused, in the app's language where the catalog has the words."""
+    if isinstance(error, LimitError):
+        key, values = error.args
+        if "side" in values:
+            values = {**values, "side": t(f"side.{values['side']}")}
+        return t(key, **values)
+    code = getattr(error, "code", None)  # the engine's ConfigError
     return t(f"msg.{code}", **error.values) if code else str(error)
 
 
@@ -116,11 +110,8 @@ def _start_session():
     try:  # a link's settings may be fine one by one and still not fit together
         app_state.check_limits(state)
         _run(state.model_key)
-    except LimitError as error:
-        notes.append(error)
-        state = AppState(lang=state.lang)
     except ValueError as error:
-        notes.append(str(error))
+        notes.append(error)
         state = AppState(lang=state.lang)
     st.session_state.state = state
     st.session_state.url_notes = notes
@@ -158,7 +149,7 @@ def _controls(good: AppState, t) -> AppState:
     sidebar = st.sidebar
     notes = st.session_state.pop("url_notes", [])
     for note in notes:
-        sidebar.warning(t("msg.url", detail=_limit_message(t, note) if isinstance(note, LimitError) else note))
+        sidebar.warning(t("msg.url", detail=_refusal(t, note) if isinstance(note, ValueError) else note))
     sidebar.segmented_control(t("lang.label"), list(LANGUAGES), format_func=LANGUAGES.get, key="ctl.lang",
                               required=True)
     sidebar.selectbox(t("ctl.preset"), list(engine.PRESETS), format_func=lambda p: t(f"preset.{p}"),

@@ -165,9 +165,8 @@ def _drill(ctx, name, head, key, rows, cols):
         left, right = st.columns(2)
         row = left.selectbox(ctx.t("view.row"), range(len(rows)), format_func=lambda i: rows[i], key=f"row.{key}")
         col = right.selectbox(ctx.t("view.col"), range(len(cols)), format_func=lambda j: cols[j], key=f"col.{key}")
-        index = ((head,) if head is not None and ctx.trace[name].ndim == 3 else ()) + (
-            (row, col) if ctx.trace[name].ndim >= 2 else (col,))
-        explanation = ctx.trace.explain(name, index)
+        ndim = ctx.trace[name].ndim
+        explanation = ctx.trace.explain(name, _full_index(head if ndim == 3 else None, row, col, ndim))
         st.latex(explanation.latex)
         with st.expander(ctx.t("view.plain")):
             st.code(explanation.text, language=None, wrap_lines=True)
@@ -180,7 +179,7 @@ def edit_param(name: str, head: int | None = None, rows: list[int] | None = None
     ctx = context.get()
     value = ctx.model.params[name]
     axes = param_axes(ctx.model.vocab.tokens, name, value.shape)
-    matrix = value[head] if head is not None else value
+    matrix = value[head] if head is not None else value  # per-head weights and biases: one head's slice
     matrix = matrix if matrix.ndim == 2 else matrix[None, :]
     row_ids = rows if rows is not None else list(range(matrix.shape[0]))
     row_labels = [axes[-2][i] for i in row_ids] if matrix.shape[0] > 1 or value.ndim - (head is not None) > 1 \
