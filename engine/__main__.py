@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import io
 import json
 import sys
 
+from .backward import loss_and_grads
 from .config import parse_field
-from .export import WRITERS, header
+from .export import WRITERS, header, jsonable
+from .generate import STRATEGIES, beam_search, generate
 from .presets import DESCRIPTIONS, PRESETS, preset
 
 DEFAULT_SOURCE = "Hello World"
@@ -24,8 +27,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="python -m engine", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=OneLineParser)
     commands.add_parser("presets", help="list the presets and their settings")
-    for name in ("trace", "explain"):
-        sub = commands.add_parser(name, help="run a forward pass" if name == "trace" else "explain one cell")
+    for name in ("trace", "explain", "grads"):
+        sub = commands.add_parser(name, help={"trace": "run a forward pass", "explain": "explain one cell",
+                                              "grads": "the training loss and every parameter's gradient"}[name])
         sub.add_argument("--preset", required=True, choices=sorted(PRESETS))
         sub.add_argument("--src", default=DEFAULT_SOURCE, help="the source sentence")
         sub.add_argument("--tgt", default=None, help="the target prefix (the decoder starts with SOS)")
@@ -38,7 +42,26 @@ def build_parser() -> argparse.ArgumentParser:
     explain = commands.choices["explain"]
     explain.add_argument("--step", required=True, help="a step name, e.g. enc.0.attn.scores")
     explain.add_argument("--index", required=True, help="comma-separated indices, e.g. 0,0,1")
+    commands.choices["grads"].add_argument("--format", choices=["json"], default="json")
+    _add_generate(commands)
     return parser
+
+
+def _add_generate(commands):
+    sub = commands.add_parser("generate", help="write a translation token by token (greedy, sampling or beam)")
+    sub.add_argument("--preset", required=True, choices=sorted(PRESETS))
+    sub.add_argument("--src", default=DEFAULT_SOURCE, help="the source sentence")
+    sub.add_argument("--set", dest="settings", action="append", default=[], metavar="FIELD=VALUE",
+                     help="change one Config field, e.g. --set d_model=16")
+    sub.add_argument("--seed", type=int, default=0, help="the seed of the model's random weights")
+    sub.add_argument("--strategy", choices=STRATEGIES + ("beam",), default="greedy")
+    sub.add_argument("--max-len", type=int, default=None, help="the most tokens to write (default 10)")
+    sub.add_argument("--temperature", type=float, default=None, help="sampling: divide the logits by T (default 1)")
+    sub.add_argument("--k", type=int, default=None, help="top_k: sample among the k most likely tokens")
+    sub.add_argument("--p", type=float, default=None, help="top_p: sample among the most likely tokens up to mass p")
+    sub.add_argument("--sample-seed", type=int, default=None, help="sampling: the seed of the draws (default 0)")
+    sub.add_argument("--width", type=int, default=None, help="beam: how many sentences to keep (1-5, default 3)")
+    sub.add_argument("--alpha", type=float, default=None, help="beam: the length normalisation exponent (0.6)")
 
 
 def main(argv=None) -> int:
@@ -47,6 +70,10 @@ def main(argv=None) -> int:
     try:
         if args.command == "presets":
             return _presets()
+        if args.command == "grads":
+            return _grads(_model(args), args)
+        if args.command == "generate":
+            return _generate(_model(args), args)
         trace = _model(args).run(args.src, args.tgt)
         if args.command == "trace":
             return _trace(trace, args)
@@ -87,6 +114,63 @@ def _trace(trace, args) -> int:
     for side, word in trace.unknown:
         print(f"note: unknown {side} word {word!r} was read as <unk>", file=sys.stderr)
     return 0
+
+
+def _grads(model, args) -> int:
+    """One JSON object: the ids, the mean cross-entropy of the logits at dec_input_ids against target_ids (teacher
+    forcing, no label smoothing, no dropout), and every parameter with its gradient, streamed array by array."""
+    result = loss_and_grads(model, args.src, args.tgt or "")
+    head = {"src_ids": result.src_ids, "dec_input_ids": result.dec_input_ids, "target_ids": result.target_ids,
+            "loss": jsonable(result.loss)}
+    sys.stdout.write(json.dumps(head, allow_nan=False)[:-1])
+    for key, arrays in (("params", model.params), ("grads", result.grads)):
+        sys.stdout.write(f', "{key}": {{')
+        for i, (name, value) in enumerate(arrays.items()):
+            sys.stdout.write(("," if i else "") + f"{json.dumps(name)}: {json.dumps(jsonable(value), allow_nan=False)}")
+        sys.stdout.write("}")
+    sys.stdout.write("}\n")
+    for side, word in result.trace.unknown:
+        print(f"note: unknown {side} word {word!r} was read as <unk>", file=sys.stderr)
+    return 0
+
+
+_BEAM_ONLY, _SAMPLING_ONLY = ("width", "alpha"), ("temperature", "k", "p", "sample_seed")
+
+
+def _generate(model, args) -> int:
+    """One JSON object: the tokens, the text and each step's chosen token with its probability; for beam
+    search the ranked hypotheses and the beam tree instead of steps."""
+    given = {name: getattr(args, name) for name in ("max_len",) + _BEAM_ONLY + _SAMPLING_ONLY
+             if getattr(args, name) is not None}
+    beam = args.strategy == "beam"
+    misplaced = [n for n in given if n in (_SAMPLING_ONLY if beam else _BEAM_ONLY)
+                 or (n == "sample_seed" and args.strategy == "greedy")]
+    if misplaced:
+        raise ValueError(f"--{misplaced[0].replace('_', '-')} does not apply to --strategy {args.strategy}")
+    if beam:
+        result = _beam_json(beam_search(model, args.src, **given))
+    else:
+        given["seed"] = given.pop("sample_seed", 0)
+        result = _generation_json(generate(model, args.src, args.strategy, **given))
+    print(json.dumps({"preset": args.preset, "src": args.src, "strategy": args.strategy, **result},
+                     ensure_ascii=False, allow_nan=False))
+    return 0
+
+
+def _generation_json(g) -> dict:
+    steps = [{"prefix": list(s.prefix_tokens), "token": s.token, "token_id": s.token_id, "prob": s.prob,
+              "sampled_prob": s.sampled_prob} for s in g.steps]
+    return {"settings": g.settings, "tokens": list(g.tokens), "token_ids": list(g.token_ids), "text": g.text,
+            "finished": g.finished, "logprob": g.logprob, "steps": steps}
+
+
+def _beam_json(b) -> dict:
+    hypotheses = [{"tokens": list(h.tokens), "token_ids": list(h.token_ids), "text": h.text, "logprob": h.logprob,
+                   "score": h.score, "finished": h.finished} for h in b.hypotheses]
+    nodes = [dataclasses.asdict(n) for n in b.nodes]
+    return {"settings": b.settings, **{k: hypotheses[0][k] for k in ("tokens", "token_ids", "text", "finished",
+                                                                     "logprob", "score")},
+            "hypotheses": hypotheses, "nodes": nodes}
 
 
 def _explain(trace, args) -> int:

@@ -245,6 +245,14 @@ def _copy(trace, step, index):
     return f"\\text{{{_tex_escape(ref)}}}[{', '.join(map(str, index))}]", f"{ref}[{', '.join(map(str, index))}]"
 
 
+def _dropout(trace, step, index):
+    x, p = float(trace.resolve(step.inputs[0])[index]), step.meta["p"]
+    if step.meta["keep"][index]:
+        return (f"\\frac{{{num_tex(x)}}}{{1 - {num_tex(p)}}} \\quad (\\text{{kept}})",
+                f"{num(x)} / (1 − {num(p)}) (kept)")
+    return f"0 \\quad (\\text{{dropped; it was }} {num_tex(x)})", f"0 (dropped; it was {num(x)})"
+
+
 def _tex_escape(text: str) -> str:
     return "".join("\\" + c if c in "#$%&_{}" else c for c in text).replace("<", r"\textless{}").replace(
         ">", r"\textgreater{}")
@@ -253,5 +261,5 @@ def _tex_escape(text: str) -> str:
 _EXPLAINERS = {
     "embed": _embed, "pos": _pos, "add": _add, "proj": _proj, "scores": _scores, "scale": _scale,
     "mask": _mask, "softmax": _softmax, "weighted": _weighted, "concat": _concat, "linear": _linear,
-    "layer_norm": _layer_norm, "activation": _activation, "copy": _copy,
+    "layer_norm": _layer_norm, "activation": _activation, "copy": _copy, "dropout": _dropout,
 }

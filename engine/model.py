@@ -6,6 +6,7 @@ from types import MappingProxyType
 import numpy as np
 
 from . import attention as att
+from . import dropout as dr
 from . import feed_forward as ff
 from . import positional as pe
 from .config import Config
@@ -96,20 +97,43 @@ class Model:
         src = "embed.src"
         return {"src": src, "tgt": src if self.config.shared_embeddings else "embed.tgt"}
 
-    def run(self, src: str, tgt: str | None = None) -> Trace:
-        """Encode `src`, decode SOS + `tgt` (the target shifted right), and record every step."""
+    def run(self, src: str, tgt: str | None = None, *, dropout: float = 0.0, seed: int = 0) -> Trace:
+        """Encode `src`, decode SOS + `tgt` (the target shifted right), and record every step.
+
+        dropout > 0 is training mode (paper section 5.4): the embedding + PE sums, the attention weights and
+        each sub-layer's output lose a fraction `dropout` of their cells, chosen by `seed`; each dropout is a
+        step of kind "dropout" whose meta holds its keep mask. dropout = 0 records no such step.
+        """
+        drop = dr.Dropout(dropout, seed)
         src_ids, src_tokens, src_unknown = self.vocab.encode(src)
         tgt_ids, tgt_tokens, tgt_unknown = self.vocab.encode(tgt or "")
         dec_ids, dec_tokens = [self.vocab.id(SOS)] + tgt_ids, [SOS] + tgt_tokens
+        unknown = [("src", w) for w in src_unknown] + [("tgt", w) for w in tgt_unknown]
+        return self._forward(src_ids, src_tokens, dec_ids, dec_tokens, unknown, drop)
+
+    def run_ids(self, src_ids, dec_ids, unknown=()) -> Trace:
+        """The forward pass from token ids; `dec_ids` is the whole decoder input, its start token included.
+
+        Generation uses it: a generated token such as "<unk>" would not survive a trip through text."""
+        src_ids, dec_ids = self._check_ids(src_ids), self._check_ids(dec_ids)
+        if not dec_ids:
+            raise ValueError("The decoder input is empty: it needs at least its start token (SOS).")
+        tokens = self.vocab.tokens
+        return self._forward(src_ids, [tokens[i] for i in src_ids], dec_ids, [tokens[i] for i in dec_ids], unknown)
+
+    def _check_ids(self, ids) -> list[int]:
+        ids = [int(i) for i in ids]
+        if any(not 0 <= i < len(self.vocab) for i in ids):
+            raise ValueError(f"token ids must be between 0 and {len(self.vocab) - 1}, got {ids}")
+        return ids
+
+    def _forward(self, src_ids, src_tokens, dec_ids, dec_tokens, unknown, drop=dr.Dropout()) -> Trace:
         self._check_lengths(src_ids, dec_ids)
         rec = Recorder()
         with np.errstate(all="ignore"):  # non-finite numbers are reported by the trace, not raised
-            self._embed(rec, "src", src_ids, src_tokens)
-            self._encoder(rec)
-            self._embed(rec, "tgt", dec_ids, dec_tokens)
-            self._decoder(rec)
+            self._encoder(rec, self._embed(rec, "src", src_ids, src_tokens, drop), drop)
+            self._decoder(rec, self._embed(rec, "tgt", dec_ids, dec_tokens, drop), drop)
             self._output(rec)
-        unknown = [("src", w) for w in src_unknown] + [("tgt", w) for w in tgt_unknown]
         return Trace(self, rec.steps, src_tokens, dec_tokens, src_ids, dec_ids, unknown)
 
     def _check_lengths(self, src_ids, dec_ids):
@@ -120,7 +144,8 @@ class Model:
                 raise ValueError(f"The {side} has {len(ids)} tokens; this model accepts at most "
                                  f"{self.config.max_len} (max_len).")
 
-    def _embed(self, rec, side, ids, tokens):
+    def _embed(self, rec, side, ids, tokens, drop):
+        """Records the embedding, the positional encoding and their sum; returns the name the stack reads."""
         c, table = self.config, self.embed_names[side]
         scale = float(np.sqrt(c.d_model)) if c.embed_scale else 1.0
         rec(f"{side}.embed", pe.embed(self.params[table], ids, scale), "embed",
@@ -133,31 +158,47 @@ class Model:
             inputs=("pos.learned",) if learned is not None else (), form=c.pos_encoding, d_model=c.d_model)
         rec(f"{side}.input", rec[f"{side}.embed"] + rec[f"{side}.pos"], "add", pe.INPUT_TEX,
             "Add the positional encoding to the embedding.", inputs=(f"{side}.embed", f"{side}.pos"))
+        return self._dropout(rec, drop, f"{side}.dropout", f"{side}.input", "the sum of embedding and encoding")
 
-    def _encoder(self, rec):
-        x = "src.input"
+    def _encoder(self, rec, x, drop):
         for l in range(self.config.n_layers):
-            x = self._sublayer(rec, f"enc.{l}", 1, x, lambda ref, l=l: self._attention(rec, f"enc.{l}.attn", ref, ref))
-            x = self._sublayer(rec, f"enc.{l}", 2, x, lambda ref, l=l: self._ffn(rec, f"enc.{l}.ffn", ref))
+            x = self._sublayer(rec, f"enc.{l}", 1, x, lambda ref, l=l: self._attention(rec, f"enc.{l}.attn", ref, ref,
+                                                                                      drop=drop), drop)
+            x = self._sublayer(rec, f"enc.{l}", 2, x, lambda ref, l=l: self._ffn(rec, f"enc.{l}.ffn", ref), drop)
         self._stack_output(rec, "enc", x)
 
-    def _decoder(self, rec):
-        x, n = "tgt.input", len(rec["tgt.input"])
+    def _decoder(self, rec, x, drop):
+        n = len(rec["tgt.input"])
         for l in range(self.config.n_layers):
             p = f"dec.{l}"
-            x = self._sublayer(rec, p, 1, x, lambda ref: self._attention(rec, f"{p}.self_attn", ref, ref, causal=n))
-            x = self._sublayer(rec, p, 2, x, lambda ref: self._attention(rec, f"{p}.cross_attn", ref, "enc.out"))
-            x = self._sublayer(rec, p, 3, x, lambda ref: self._ffn(rec, f"{p}.ffn", ref))
+            x = self._sublayer(rec, p, 1, x, lambda ref: self._attention(rec, f"{p}.self_attn", ref, ref, causal=n,
+                                                                         drop=drop), drop)
+            x = self._sublayer(rec, p, 2, x, lambda ref: self._attention(rec, f"{p}.cross_attn", ref, "enc.out",
+                                                                         drop=drop), drop)
+            x = self._sublayer(rec, p, 3, x, lambda ref: self._ffn(rec, f"{p}.ffn", ref), drop)
         self._stack_output(rec, "dec", x)
 
-    def _sublayer(self, rec, layer, k, x, block):
-        """Post-norm: LayerNorm(x + Sublayer(x)). Pre-norm: x + Sublayer(LayerNorm(x)). Returns the output's name."""
+    def _sublayer(self, rec, layer, k, x, block, drop):
+        """Post-norm: LayerNorm(x + Sublayer(x)). Pre-norm: x + Sublayer(LayerNorm(x)). Returns the output's name.
+
+        In training, Sublayer(.) is followed by dropout, before the residual add (paper section 5.4)."""
+        what = "the sub-layer's output"
         if self.config.norm_placement == "post":
-            out = block(x)
+            out = self._dropout(rec, drop, f"{layer}.drop{k}", block(x), what)
             self._add(rec, f"{layer}.add{k}", x, out)
             return self._layer_norm(rec, f"{layer}.ln{k}", f"{layer}.add{k}")
-        out = block(self._layer_norm(rec, f"{layer}.ln{k}", x))
+        out = self._dropout(rec, drop, f"{layer}.drop{k}", block(self._layer_norm(rec, f"{layer}.ln{k}", x)), what)
         return self._add(rec, f"{layer}.add{k}", x, out)
+
+    def _dropout(self, rec, drop, name, x, what):
+        """Training: record `name`, step `x` with a random fraction of its cells zeroed. Inference: `x` itself."""
+        if not drop.p:
+            return x
+        keep = drop.keep_mask(name, rec[x].shape)
+        rec(name, dr.dropout(rec[x], keep, drop.p), "dropout", dr.DROPOUT_TEX,
+            f"Dropout on {what}: each cell is zeroed with probability {drop.p:g}, the rest divided by {1 - drop.p:g}.",
+            inputs=(x,), p=drop.p, seed=drop.seed, keep=keep)
+        return name
 
     def _add(self, rec, name, x, out):
         rec(name, rec[x] + rec[out], "add", ADD_TEX, "Residual connection: add the sub-layer's input to its output.",
@@ -172,7 +213,7 @@ class Model:
             inputs=(x, gamma, beta), eps=c.eps, form=c.layer_norm)
         return name
 
-    def _attention(self, rec, p, x_q, x_kv, causal=None):
+    def _attention(self, rec, p, x_q, x_kv, causal=None, drop=dr.Dropout()):
         c, P = self.config, self.params
         texts = att.CROSS_PROJ_TEX if x_q != x_kv else att.PROJ_TEX
         for key, source in (("q", x_q), ("k", x_kv), ("v", x_kv)):
@@ -197,8 +238,9 @@ class Model:
         rec(f"{p}.weights", att.softmax(rec[last_name], c.softmax), "softmax",
             att.MASKED_WEIGHTS_TEX if causal is not None else att.WEIGHTS_TEX,
             "Softmax of each row: the attention weights, which sum to 1.", inputs=(last_name,), form=c.softmax)
-        rec(f"{p}.heads", att.weighted_sum(rec[f"{p}.weights"], rec[f"{p}.v"]), "weighted", att.HEADS_TEX,
-            "Each head's output: the weighted sum of its values.", inputs=(f"{p}.weights", f"{p}.v"))
+        weights = self._dropout(rec, drop, f"{p}.dropout", f"{p}.weights", "the attention weights")
+        rec(f"{p}.heads", att.weighted_sum(rec[weights], rec[f"{p}.v"]), "weighted", att.HEADS_TEX,
+            "Each head's output: the weighted sum of its values.", inputs=(weights, f"{p}.v"))
         rec(f"{p}.concat", att.concat_heads(rec[f"{p}.heads"]), "concat", att.CONCAT_TEX,
             "Put the heads' outputs side by side.", inputs=(f"{p}.heads",))
         bias = (f"{p}.b_O",) if c.attn_bias else ()

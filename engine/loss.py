@@ -1,0 +1,76 @@
+"""The training loss (paper section 5.4): cross-entropy of the next token, with teacher forcing and label smoothing.
+
+The decoder reads SOS + target and must predict target + EOS: the target shifted left by one. The loss reads
+the logits through a log-softmax that subtracts the row max, whatever the `softmax` option, so a saturated
+model gets a large finite loss rather than log(0).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .tokens import EOS, SOS
+
+TEACHER_FORCING_TEX = (r"\text{decoder input} = (\text{SOS}, t_1, \ldots, t_m),\quad "
+                       r"y = (t_1, \ldots, t_m, \text{EOS})")
+CROSS_ENTROPY_TEX = r"\ell_i = -\log P_{i,\,y_i}"
+SMOOTHED_TARGET_TEX = r"q_{i,v} = (1 - \varepsilon)\,[v = y_i] + \frac{\varepsilon}{V}"
+SMOOTHED_LOSS_TEX = r"\ell_i = -\sum_{v=1}^{V} q_{i,v} \log P_{i,v}"
+MEAN_LOSS_TEX = r"L = \frac{1}{|I|} \sum_{i \in I} \ell_i,\quad I = \{\, i : y_i \ne \text{ignore} \,\}"
+LOGITS_GRAD_TEX = (r"\frac{\partial L}{\partial\, \text{logits}_{i,v}} = \frac{P_{i,v} - q_{i,v}}{|I|}\ (i \in I),"
+                   r"\ 0\ (i \notin I)")
+
+
+def teacher_forcing(vocab, tgt_ids) -> tuple[list[int], list[int]]:
+    """(decoder input, targets): SOS + tgt_ids and tgt_ids + EOS, one target per decoder position."""
+    tgt_ids = [int(i) for i in tgt_ids]
+    return [vocab.id(SOS)] + tgt_ids, tgt_ids + [vocab.id(EOS)]
+
+
+def log_softmax(logits):
+    """log P, computed as x - max - log(sum(exp(x - max))) so it stays finite where P underflows to 0."""
+    shifted = logits - np.max(logits, axis=-1, keepdims=True)  # (n, V)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True))  # (n, V)
+
+
+def target_distribution(targets, vocab_size, label_smoothing=0.0):
+    """q: (1 - eps) on the target word plus eps / V on every word (PyTorch's convention)."""
+    q = np.full((len(targets), vocab_size), label_smoothing / vocab_size)  # (n, V)
+    q[np.arange(len(targets)), targets] += 1.0 - label_smoothing  # (n, V)
+    return q
+
+
+def counted(targets, ignore_id=None):
+    """1.0 for the positions the loss counts, 0.0 where the target is the ignored id (padding)."""
+    targets = np.asarray(targets, dtype=int)  # (n,)
+    return np.ones(len(targets)) if ignore_id is None else (targets != ignore_id).astype(float)  # (n,)
+
+
+def cross_entropy(logits, targets, *, label_smoothing=0.0, ignore_id=None):
+    """(mean loss over the counted positions, per-position losses with 0 at ignored ones).
+
+    With no counted position the mean is 0.0 (PyTorch gives NaN): there is nothing to learn from."""
+    q, weight = _targets(logits, targets, label_smoothing, ignore_id)  # (n, V), (n,)
+    token_losses = -np.sum(q * log_softmax(logits), axis=-1) * weight  # (n,)
+    return float(np.sum(token_losses) / max(np.sum(weight), 1.0)), token_losses
+
+
+def cross_entropy_grad(logits, targets, *, label_smoothing=0.0, ignore_id=None):
+    """dL/dlogits = (P - q) / |I| on the counted rows, 0 on ignored rows."""
+    q, weight = _targets(logits, targets, label_smoothing, ignore_id)  # (n, V), (n,)
+    probs = np.exp(log_softmax(logits))  # (n, V)
+    return (probs - q) * (weight / max(np.sum(weight), 1.0))[:, None]  # (n, V)
+
+
+def _targets(logits, targets, label_smoothing, ignore_id):
+    """Checks the arguments; (q, counted), with q built from id 0 on ignored rows (they are weighted 0)."""
+    n, vocab_size = np.shape(logits) if np.ndim(logits) == 2 else (None, None)
+    if n is None or len(targets) != n:
+        raise ValueError(f"need one target per row of the logits, got {len(targets)} targets for shape "
+                         f"{np.shape(logits)}")
+    if isinstance(label_smoothing, bool) or not 0 <= label_smoothing <= 1:
+        raise ValueError(f"label_smoothing must be a number from 0 to 1, got {label_smoothing!r}")
+    weight = counted(targets, ignore_id)  # (n,)
+    ids = np.where(weight > 0, np.asarray(targets, dtype=int), 0)  # (n,)
+    if np.any((ids < 0) | (ids >= vocab_size)):
+        raise ValueError(f"target ids must be between 0 and {vocab_size - 1}, got {list(targets)}")
+    return target_distribution(ids, vocab_size, label_smoothing), weight
