@@ -17,7 +17,7 @@ left, middle, right = st.columns(3)
 left.metric(ctx.t("overview.src"), " ".join(trace.src_tokens))
 middle.metric(ctx.t("overview.tgt"), " ".join(trace.tgt_tokens))
 right.metric(ctx.t("overview.next"), ctx.model.vocab.tokens[best], f"{ctx.t('overview.prob')} {last[best]:.3f}",
-             delta_color="off")
+             delta_color="off", delta_arrow="off")
 diagram, links = st.columns([3, 2])
 diagram.graphviz_chart(architecture(ctx.t, trace))
 with links:

@@ -23,6 +23,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import engine  # noqa: E402
+from engine.generate import generate  # noqa: E402
 from ui.format import fmt  # noqa: E402
 from ui.i18n import EN, ZH  # noqa: E402
 from ui.navigation import PAGES  # noqa: E402
@@ -312,3 +313,31 @@ def test_click_a_heatmap_cell_to_explain_it(server, new_page):
 def explained_latex_tail(latex):
     """The engine's explanation in LaTeX, without the aligned environment around it."""
     return re.sub(r"\\end\{aligned\}\s*$", "", latex).strip()
+
+
+def test_a_shared_sampled_generation_plays_the_same_in_another_browser(server, new_page):
+    """A link holds the sampling settings and seed: a second browser sees the same sentence; Play walks the
+    steps and stops at the last one."""
+    query = {"preset": "paper", "cfg": "d_model:16,n_heads:2,d_ff:32,n_layers:1", "src": "good+morning",
+             "gen": "max_len:4,p:0.9,seed:5,strategy:top_p"}
+    model = engine.preset("paper", d_model=16, n_heads=2, d_ff=32, n_layers=1)
+    expected = generate(model, "good morning", strategy="top_p", p=0.9, seed=5, max_len=4)
+    line = f"{EN['gen.sentence']} SOS " + " ".join(expected.tokens)
+    sentences = []
+    for lang in ("en", "en"):
+        page = new_page(lang)
+        page.goto(url(server, "generate", **query))
+        settle(page)
+        no_exception(page)
+        sentences.append(page.get_by_text(EN["gen.sentence"]).first.locator("xpath=..").inner_text())
+    assert sentences[0] == sentences[1] == line, sentences
+    first_prefix = page.get_by_text("Decoder input at this step (1 token(s), SOS first):")
+    expect(first_prefix).to_be_visible()
+    page.get_by_role("button", name=EN["gen.play"]).click()
+    expect(page.get_by_role("button", name=EN["gen.pause"])).to_be_visible(timeout=30_000)
+    expect(page.get_by_role("button", name=EN["gen.play"])).to_be_visible(timeout=30_000)  # back to Play at the end
+    settle(page)
+    n = len(expected.steps)
+    expect(page.get_by_text(f"Decoder input at this step ({n} token(s), SOS first):")).to_be_visible()
+    expect(page.get_by_text(f"Chosen next token: {expected.steps[-1].token}").first).to_be_visible()
+    no_exception(page)

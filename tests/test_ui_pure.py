@@ -19,7 +19,9 @@ if str(ROOT) not in sys.path:
 import engine  # noqa: E402
 from engine.blog import DIFFERENCES  # noqa: E402
 from engine.config import CHOICES, LIMITS  # noqa: E402
+from engine.generate import beam_search  # noqa: E402
 from ui import format as fmt_mod  # noqa: E402
+from ui import generation  # noqa: E402
 from ui import state as app_state  # noqa: E402
 from ui.format import bmatrix, fmt, fmt_tex, table  # noqa: E402
 from ui.i18n import EN, LANGUAGES, ZH, language_of, translator  # noqa: E402
@@ -445,3 +447,41 @@ def test_every_step_has_a_description_in_both_languages(placement):
         "hello", "hola")
     for name in trace:
         assert description_key(name) in EN and description_key(name) in ZH, name
+
+
+# ---- generation settings, their URL form, and the beam tree ----------------------------------------------
+
+def test_generation_settings_round_trip_through_the_url():
+    pairs = generation.changed({**generation.DEFAULTS, "strategy": "top_p", "p": 0.75, "seed": 12})
+    assert pairs == (("p", 0.75), ("seed", 12), ("strategy", "top_p"))
+    assert generation.encode(pairs) == "p:0.75,seed:12,strategy:top_p"
+    assert generation.decode(generation.encode(pairs)) == (pairs, [])
+    assert generation.settings(pairs)["width"] == generation.DEFAULTS["width"]
+
+
+@pytest.mark.parametrize("part", ["strategy:x", "k:0", "k:101", "k:2.5", "p:0", "p:inf", "temperature:nan",
+                                  "alpha:-1", "seed:-3", "max_len:31", "nothing:1", "width"])
+def test_generation_link_parts_out_of_range_are_refused(part):
+    assert generation.decode(f"{part},seed:4") == ((("seed", 4),), [part])
+
+
+def test_generation_run_follows_the_settings():
+    hello = engine.preset("hello-world")
+    top_k = generation.run(hello, "Hello World", (("k", 100), ("seed", 3), ("strategy", "top_k")))
+    assert top_k.settings["k"] == len(hello.vocab) == 11, "k is capped at the vocabulary size"
+    model = engine.preset("paper", d_model=16, n_heads=2, d_ff=32, n_layers=1)
+    search = generation.run(model, "good morning", (("strategy", "beam"), ("width", 2), ("max_len", 4)))
+    assert search.settings == {"width": 2, "max_len": 4, "alpha": 0.6, "length_norm": "plain"}
+
+
+def test_beam_tree_marks_kept_pruned_finished_and_best():
+    model = engine.preset("paper", d_model=16, n_heads=2, d_ff=32, n_layers=1)
+    search = beam_search(model, "good morning", width=2, max_len=3)
+    dot = generation.beam_tree(search, {"logp": "log P", "score": "score"})
+    assert dot.count(" -> ") == len(search.nodes) - 1
+    pruned = [n for n in search.nodes if not n.kept]
+    assert dot.count("dashed") == len(pruned)
+    best_path = search.path(search.best.node)
+    assert dot.count('color="#d62728"') == len(best_path) - 1
+    assert f"score {search.best.score:.2f}" in dot
+    assert generation.path_probs(search) == pytest.approx([np.exp(n.logprob) for n in best_path[1:]])

@@ -48,6 +48,11 @@ def _run(model_key):
     return base, model, model.run(src, tgt or None), dropped
 
 
+def run_model(model_key) -> engine.Model:
+    """The model (edits applied) of a state's model_key, from the same cache as the page's trace."""
+    return _run(model_key)[1]
+
+
 def build() -> Context:
     """Read the controls, build (or keep) the state, and remember the context for the page."""
     if "state" not in st.session_state:
@@ -103,6 +108,12 @@ def set_state(new: AppState, reset_editors: bool = True) -> None:
     st.session_state.state = new
     if reset_editors:
         st.session_state["edit_version"] = st.session_state.get("edit_version", 0) + 1
+
+
+def adopt(new: AppState) -> None:
+    """Switch to a whole other state from a callback; the sidebar's widgets follow it."""
+    set_state(new)
+    _sync_widgets(new)
 
 
 def _start_session():

@@ -176,6 +176,60 @@ EN = {
     "compare.divisor_30": "÷ 30",
     "compare.form_blog": "(x − μ)/(σ + ε), ε = 1e−6",
     "compare.form_paper": "(x − μ)/√(σ² + ε), ε = 1e−5",
+    # generation page
+    "section.generate": "Generate & train",
+    "page.generate": "Generation (decoding)",
+    "intro.generate": "At test time the decoder writes the translation one token at a time: it starts from SOS, "
+                      "runs the whole model, picks a next token from the last row's probabilities, appends it to "
+                      "its input and runs again, until it writes EOS. Each step below is a complete forward pass. "
+                      "Always taking the most likely token (greedy) can miss a sentence that is more likely as a "
+                      "whole; sampling adds variety, beam search keeps several sentences going at once.",
+    "gen.strategy": "Strategy",
+    "gen.s.greedy": "greedy",
+    "gen.s.temperature": "temperature",
+    "gen.s.top_k": "top-k",
+    "gen.s.top_p": "top-p (nucleus)",
+    "gen.s.beam": "beam search",
+    "gen.temperature": "Temperature T",
+    "gen.k": "k (keep the k most likely)",
+    "gen.p": "p (keep the most likely until they add up to p)",
+    "gen.width": "Beam width",
+    "gen.alpha": "Length normalisation α",
+    "gen.max_len": "Most tokens to write",
+    "gen.seed": "Sampling seed",
+    "gen.failed": "No token can be chosen: {error}",
+    "gen.sentence": "Generated:",
+    "gen.finished": "The model wrote EOS after {n} step(s).",
+    "gen.stopped": "Stopped at the limit of {n} token(s) before the model wrote EOS.",
+    "gen.prev": "◀ Previous",
+    "gen.next": "Next ▶",
+    "gen.play": "▶ Play",
+    "gen.pause": "⏸ Pause",
+    "gen.step_label": "Step",
+    "gen.prefix": "**Decoder input at this step** ({n} token(s), SOS first):",
+    "gen.chosen": "**Chosen next token:** `{token}` — the model's probability {p}, its probability in the "
+                  "distribution it was drawn from {q}.",
+    "gen.mask": "Masked self-attention weights (layer 1, head 1): the mask grows with the input",
+    "gen.probs": "The model's next-token probabilities (the last row of P)",
+    "gen.sampled": "The distribution the token was drawn from (after temperature / top-k / top-p)",
+    "gen.open_step": "Show this step's forward pass on every page",
+    "gen.score": "score",
+    "gen.beam_best": "**Best sentence:** {text} — log P = {logp}, score = {score}",
+    "gen.beam_legend": "Each box is a prefix with its log probability; where a sentence ends, also its "
+                       "length-normalised score. Edges carry the model's probability of the token. Dashed grey: "
+                       "pruned (not among the width best); double border: finished with EOS; red: the best "
+                       "sentence's path.",
+    "gen.col.rank": "rank",
+    "gen.col.text": "sentence",
+    "gen.col.length": "length",
+    "gen.col.finished": "ended with EOS",
+    "gen.compare": "Greedy vs beam search: an example where they disagree",
+    "gen.compare_setup": "A small paper-style model (d_model 16, 2 heads, 1 layer, random weights) translating "
+                         "“{src}”, beam width {width}.",
+    "gen.compare_why": "Greedy takes the most likely token at each step: {greedy}, log P = {lg}. Beam search also "
+                       "keeps the runner-up first word and finds {beam}, log P = {lb}: a slightly less likely "
+                       "first word after which the model is much surer, so the sentence as a whole is more likely.",
+    "gen.compare_open": "Open this example in the app",
     # encoder stack
     "stack.layer_output": "Output of layer {l}",
 }
@@ -332,6 +386,53 @@ ZH = {
     "compare.divisor_30": "÷ 30",
     "compare.form_blog": "(x − μ)/(σ + ε)，ε = 1e−6",
     "compare.form_paper": "(x − μ)/√(σ² + ε)，ε = 1e−5",
+    # 生成页
+    "section.generate": "生成与训练",
+    "page.generate": "生成（自回归解码）",
+    "intro.generate": "在测试模式下，解码器一次写出一个 token：从起始符 SOS 开始，运行整个模型，从最后一行的概率中选出下一个 "
+                      "token，把它接到输入后面再运行一次，直到写出结束符 EOS。下面的每一步都是一次完整的前向计算。"
+                      "每次都取概率最大的 token（贪心）可能错过整体概率更大的句子；采样带来多样性，束搜索同时保留几个句子。",
+    "gen.strategy": "解码策略",
+    "gen.s.greedy": "贪心",
+    "gen.s.temperature": "温度采样",
+    "gen.s.top_k": "top-k",
+    "gen.s.top_p": "top-p（核采样）",
+    "gen.s.beam": "束搜索",
+    "gen.temperature": "温度 T",
+    "gen.k": "k（保留概率最大的 k 个）",
+    "gen.p": "p（按概率从大到小保留，直到累计达到 p）",
+    "gen.width": "束宽",
+    "gen.alpha": "长度归一化 α",
+    "gen.max_len": "最多生成的 token 数",
+    "gen.seed": "采样随机种子",
+    "gen.failed": "无法选出 token：{error}",
+    "gen.sentence": "生成结果：",
+    "gen.finished": "模型在第 {n} 步写出了 EOS。",
+    "gen.stopped": "达到 {n} 个 token 的上限，模型还没有写出 EOS。",
+    "gen.prev": "◀ 上一步",
+    "gen.next": "下一步 ▶",
+    "gen.play": "▶ 播放",
+    "gen.pause": "⏸ 暂停",
+    "gen.step_label": "步骤",
+    "gen.prefix": "**这一步的解码器输入**（{n} 个 token，SOS 在前）：",
+    "gen.chosen": "**选出的下一个 token：**`{token}` —— 模型给它的概率 {p}，它在采样所用分布中的概率 {q}。",
+    "gen.mask": "带掩码的自注意力权重（第 1 层，第 1 个头）：掩码随输入变大",
+    "gen.probs": "模型给出的下一个 token 的概率（P 的最后一行）",
+    "gen.sampled": "实际采样所用的概率分布（经过温度 / top-k / top-p 之后）",
+    "gen.open_step": "在所有页面上显示这一步的前向计算",
+    "gen.score": "得分",
+    "gen.beam_best": "**最佳句子：**{text} —— log P = {logp}，得分 = {score}",
+    "gen.beam_legend": "每个方框是一个前缀和它的对数概率；句子结束处还有长度归一化后的得分。"
+                       "边上的数是模型给这个 token 的概率。灰色虚线：被剪掉（不在最好的束宽个之内）；双边框：以 EOS 结束；红色：最佳句子的路径。",
+    "gen.col.rank": "名次",
+    "gen.col.text": "句子",
+    "gen.col.length": "长度",
+    "gen.col.finished": "以 EOS 结束",
+    "gen.compare": "贪心与束搜索：一个结果不同的例子",
+    "gen.compare_setup": "一个论文结构的小模型（d_model 16，2 个头，1 层，随机权重）翻译“{src}”，束宽 {width}。",
+    "gen.compare_why": "贪心每一步都取概率最大的 token：{greedy}，log P = {lg}。束搜索同时保留了第二可能的第一个词，"
+                       "找到 {beam}，log P = {lb}：第一个词的概率略低，但之后模型把握大得多，所以整句的概率更大。",
+    "gen.compare_open": "在应用中打开这个例子",
     "stack.layer_output": "第 {l} 层的输出",
 }
 

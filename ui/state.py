@@ -16,6 +16,8 @@ from engine.config import parse_field
 from engine.presets import configure
 from engine.tokens import split
 
+from . import generation
+
 APP_LIMITS = {"d_model": 512, "n_heads": 16, "d_k": 512, "d_v": 512, "d_ff": 2048, "n_layers": 8}  # from 1
 FLOAT_RANGES = {"attn_divisor": (0.001, 1e6), "eps": (0.0, 1.0)}  # what the option widgets accept
 MAX_TOKENS = 64
@@ -33,6 +35,7 @@ class AppState:
     overrides: tuple = ()  # ((field, value), ...), sorted: Config fields that differ from the preset
     edits: tuple = ()  # ((param, (i, j, ...), value), ...), sorted: weights typed by the user
     lang: str = "en"
+    gen: tuple = ()  # ((setting, value), ...), sorted: generation settings that differ from the defaults
 
     def replace(self, **changes) -> "AppState":
         return dataclasses.replace(self, **changes)
@@ -112,6 +115,8 @@ def encode(state: AppState) -> dict[str, str]:
         query["cfg"] = ",".join(f"{k}:{_value_text(v)}" for k, v in state.overrides)
     if state.edits:
         query["edit"] = ";".join(f"{p}:{'.'.join(map(str, i))}={v!r}" for p, i, v in state.edits)
+    if state.gen:
+        query["gen"] = generation.encode(state.gen)
     return query
 
 
@@ -135,8 +140,9 @@ def decode(query, default_lang: str = "en") -> tuple[AppState, list[str]]:
     state = state.replace(src=str(query.get("src", state.src))[:2000], tgt=str(query.get("tgt", ""))[:2000])
     overrides, bad = _decode_overrides(query.get("cfg", ""), state.preset)
     edits, bad_edits = _decode_edits(query.get("edit", ""))
-    notes += bad + bad_edits
-    return state.replace(overrides=overrides, edits=edits), notes
+    gen, bad_gen = generation.decode(query.get("gen", ""))
+    notes += bad + bad_edits + bad_gen
+    return state.replace(overrides=overrides, edits=edits, gen=gen), notes
 
 
 def _decode_overrides(text: str, preset: str):

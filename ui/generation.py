@@ -1,0 +1,114 @@
+"""Generation settings (a strategy and its numbers), their URL form, the engine call they make, and the beam
+tree as a Graphviz graph. Pure: no Streamlit here.
+
+In the URL the settings that differ from the defaults are one parameter, e.g. `gen=strategy:top_p,p:0.8,seed:7`.
+"""
+from __future__ import annotations
+
+import math
+
+from engine.generate import beam_search, generate
+
+STRATEGIES = ("greedy", "temperature", "top_k", "top_p", "beam")
+DEFAULTS = {"strategy": "greedy", "temperature": 1.0, "k": 5, "p": 0.9, "width": 3, "alpha": 0.6, "max_len": 10,
+            "seed": 0}
+RANGES = {"temperature": (0.05, 5.0), "k": (1, 100), "p": (0.01, 1.0), "width": (1, 5), "alpha": (0.0, 2.0),
+          "max_len": (1, 30), "seed": (0, 2**32 - 1)}
+USES = {  # the numbers each strategy reads, in the order the page shows them
+    "greedy": ("max_len",),
+    "temperature": ("temperature", "max_len", "seed"),
+    "top_k": ("k", "temperature", "max_len", "seed"),
+    "top_p": ("p", "temperature", "max_len", "seed"),
+    "beam": ("width", "alpha", "max_len"),
+}
+
+
+def settings(pairs: tuple) -> dict:
+    """Every setting: the defaults with the state's changes."""
+    return {**DEFAULTS, **dict(pairs)}
+
+
+def changed(values: dict) -> tuple:
+    """The settings that differ from the defaults, as sorted pairs (what the state and the URL keep)."""
+    return tuple(sorted((k, v) for k, v in values.items() if DEFAULTS.get(k) != v))
+
+
+def encode(pairs: tuple) -> str:
+    return ",".join(f"{k}:{v}" for k, v in pairs)
+
+
+def decode(text: str) -> tuple[tuple, list[str]]:
+    """The settings a link holds, and the parts that had to be ignored."""
+    values, bad = {}, []
+    for part in filter(None, text.split(",")):
+        name, _, raw = part.partition(":")
+        value = _parse(name, raw)
+        if value is None:
+            bad.append(part[:80])
+        else:
+            values[name] = value
+    return changed(values), bad
+
+
+def _parse(name: str, raw: str):
+    if name == "strategy":
+        return raw if raw in STRATEGIES else None
+    if name not in RANGES:
+        return None
+    kind = type(DEFAULTS[name])
+    try:
+        value = kind(raw) if kind is float else int(raw) if raw.isascii() and raw.isdigit() else None
+    except ValueError:
+        return None
+    low, high = RANGES[name]
+    return value if value is not None and math.isfinite(value) and low <= value <= high else None
+
+
+def run(model, src: str, pairs: tuple):
+    """The engine's Generation (or BeamSearch, for "beam") that the settings ask for."""
+    s = settings(pairs)
+    max_len = min(s["max_len"], model.config.max_len - 1)
+    if s["strategy"] == "beam":
+        return beam_search(model, src, width=s["width"], max_len=max_len, alpha=s["alpha"])
+    if s["strategy"] == "greedy":
+        return generate(model, src, max_len=max_len)
+    extra = {"top_k": {"k": min(s["k"], len(model.vocab))}, "top_p": {"p": s["p"]}}.get(s["strategy"], {})
+    return generate(model, src, strategy=s["strategy"], max_len=max_len, temperature=s["temperature"],
+                    seed=s["seed"], **extra)
+
+
+def path_probs(search, node_id=None) -> list[float]:
+    """The model's probability of each token on the path to a node (the best sentence's by default)."""
+    node_id = search.best.node if node_id is None else node_id
+    return [math.exp(n.logprob) for n in search.path(node_id)[1:]]
+
+
+def beam_tree(search, labels: dict) -> str:
+    """The beam tree in DOT: each prefix with its log probability (and its score if a sentence ends there); kept
+    prefixes solid, pruned ones grey and dashed, finished sentences doubled, the best sentence's path in red.
+    labels: "logp" and "score" in the page's language."""
+    best = {n.id for n in search.path(search.best.node)}
+    ends = {h.node for h in search.hypotheses}
+    lines = ['digraph beam { rankdir=LR; node [shape=box, style="rounded,filled", fontname="Noto Sans CJK SC", '
+             'fontsize=14]; edge [color="#888888"];']
+    for n in search.nodes:
+        text = _escape(n.token) if n.parent is None else f"{_escape(n.token)}\\n{labels['logp']} {n.cum_logprob:.2f}"
+        if n.id in ends:
+            text += f"\\n{labels['score']} {n.score:.2f}"
+        style = _node_style(n, n.id in best)
+        lines.append(f'n{n.id} [label="{text}", {style}];')
+        if n.parent is not None:
+            colour = ', color="#d62728", penwidth=2' if n.id in best else ""
+            lines.append(f'n{n.parent} -> n{n.id} [label="{math.exp(n.logprob):.2f}"{colour}];')
+    return "\n".join(lines + ["}"])
+
+
+def _node_style(node, on_best_path: bool) -> str:
+    if not node.kept:
+        return 'fillcolor="#f2f2f2", fontcolor="#777777", style="rounded,dashed,filled"'
+    fill = "#fde2e1" if on_best_path else "#eef4fb"
+    return f'fillcolor="{fill}"' + (", peripheries=2" if node.finished else "")
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')

@@ -1,0 +1,199 @@
+"""The generation page's building blocks: the strategy controls, the step-by-step player, the beam tree, and
+the example where greedy and beam search disagree. They only display what the engine generated."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from engine.generate import (DISAGREEMENT, GREEDY_TEX, SCORE_TEX, TEMPERATURE_TEX, TOP_K_TEX, TOP_P_TEX,
+                             disagreement_example)
+from engine.tokens import SOS, UNK
+
+from . import context, generation
+from .figures import bars, heatmap
+from .labels import top_tokens
+
+PLAY_SECONDS = 1.2  # one step per this many seconds while playing
+STRATEGY_TEX = {"greedy": GREEDY_TEX, "temperature": TEMPERATURE_TEX, "top_k": TOP_K_TEX, "top_p": TOP_P_TEX,
+                "beam": SCORE_TEX["plain"]}
+SLIDERS = {"temperature": 0.05, "p": 0.01, "alpha": 0.05, "width": 1}  # the rest are number inputs
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _generated(model_key, gen):
+    """One generation per distinct state and settings, shared by every session."""
+    model = context.run_model(model_key)
+    return generation.run(model, model_key[2], gen)
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def _disagreement():
+    return disagreement_example()
+
+
+def controls() -> dict:
+    """The strategy and its numbers; a change goes into the state (and so the URL) before the rerun."""
+    ctx = context.get()
+    values = generation.settings(ctx.state.gen)
+    for name, value in values.items():
+        st.session_state.setdefault(f"gen.{name}", value)
+    st.segmented_control(ctx.t("gen.strategy"), generation.STRATEGIES, format_func=lambda s: ctx.t(f"gen.s.{s}"),
+                         key="gen.strategy", required=True, on_change=_on_change)
+    used = generation.USES[st.session_state["gen.strategy"]]
+    for column, name in zip(st.columns(max(len(used), 3)), used):
+        with column:
+            _number(ctx, name)
+    st.latex(STRATEGY_TEX[st.session_state["gen.strategy"]])
+    return generation.settings(st.session_state.state.gen)
+
+
+def _number(ctx, name):
+    low, high = generation.RANGES[name]
+    if name in SLIDERS:
+        st.slider(ctx.t(f"gen.{name}"), low, high, step=SLIDERS[name], key=f"gen.{name}", on_change=_on_change)
+    else:
+        st.number_input(ctx.t(f"gen.{name}"), low, high, step=1, key=f"gen.{name}", on_change=_on_change)
+
+
+def _on_change():
+    values = {name: st.session_state.get(f"gen.{name}", default) for name, default in generation.DEFAULTS.items()}
+    context.set_state(st.session_state.state.replace(gen=generation.changed(values)), reset_editors=False)
+    st.session_state["gen.step"] = 1
+
+
+def result():
+    """The engine's Generation or BeamSearch for the current state, or None with a message."""
+    ctx = context.get()
+    try:
+        return _generated(ctx.state.model_key, ctx.state.gen)
+    except ValueError as error:
+        st.error(ctx.t("gen.failed", error=error))
+        return None
+
+
+# ---- sampling strategies: one step at a time ---------------------------------------------------------------
+
+def sentence(ctx, tokens, upto=None):
+    """The generated tokens as a line of code spans, those after `upto` greyed out."""
+    shown = [f"`{t}`" if upto is None or i < upto else f":gray[{t}]" for i, t in enumerate(tokens)]
+    st.markdown(f"**{ctx.t('gen.sentence')}** `{SOS}` " + " ".join(shown))
+
+
+def player(generated):
+    """Previous / next / play, and the chosen step drawn by a fragment that advances itself while playing."""
+    ctx, n = context.get(), len(generated.steps)
+    st.session_state["gen.step"] = min(max(st.session_state.get("gen.step", 1), 1), n)
+    sentence(ctx, generated.tokens)
+    st.caption(ctx.t("gen.finished" if generated.finished else "gen.stopped", n=n))
+    back, forward, play, _ = st.columns([1, 1, 1, 5])
+    back.button(ctx.t("gen.prev"), key="gen.prev", on_click=_move, args=(-1, n), disabled=n == 1)
+    forward.button(ctx.t("gen.next"), key="gen.next", on_click=_move, args=(1, n), disabled=n == 1)
+    playing = st.session_state.get("gen.playing", False)
+    play.button(ctx.t("gen.pause" if playing else "gen.play"), key="gen.play", on_click=_toggle_play, args=(n,),
+                disabled=n == 1)
+    st.fragment(run_every=PLAY_SECONDS if playing else None)(_step_view)(generated)
+
+
+def _move(delta, n):
+    st.session_state["gen.playing"] = False
+    st.session_state["gen.step"] = min(max(st.session_state["gen.step"] + delta, 1), n)
+
+
+def _toggle_play(n):
+    playing = not st.session_state.get("gen.playing", False)
+    st.session_state["gen.playing"] = playing
+    if playing and st.session_state["gen.step"] >= n:
+        st.session_state["gen.step"] = 1
+    st.session_state["gen.advance"] = False  # the first draw shows the current step
+
+
+def _step_view(generated):
+    n = len(generated.steps)
+    if st.session_state.get("gen.playing"):
+        if st.session_state.pop("gen.advance", True):
+            st.session_state["gen.step"] = min(st.session_state["gen.step"] + 1, n)
+        if st.session_state["gen.step"] >= n:
+            st.session_state["gen.playing"] = False
+            st.rerun(scope="app")  # drop the timer and show the play button again
+    ctx = context.get()
+    if n > 1:
+        st.slider(ctx.t("gen.step_label"), 1, n, key="gen.step")
+    step = generated.steps[st.session_state["gen.step"] - 1]
+    _one_step(ctx, generated, step)
+
+
+def _one_step(ctx, generated, step):
+    index = len(step.prefix_ids)
+    st.markdown(ctx.t("gen.prefix", n=index) + " " + " ".join(f"`{t}`" for t in step.prefix_tokens))
+    st.markdown(ctx.t("gen.chosen", token=step.token, p=f"{step.prob:.4g}", q=f"{step.sampled_prob:.4g}"))
+    sampling = generated.strategy != "greedy"
+    columns = st.columns(3 if sampling else 2)
+    with columns[0]:
+        st.markdown(f"**{ctx.t('gen.mask')}**")
+        tokens = list(step.prefix_tokens)
+        st.plotly_chart(heatmap(step.trace["dec.0.self_attn.weights"][0], tokens, tokens), key="gen.mask_chart",
+                        config={"displayModeBar": False})
+    shown = (("gen.probs", step.probs), ("gen.sampled", step.sampled_from)) if sampling else (("gen.probs", step.probs),)
+    for column, (label, distribution) in zip(columns[1:], shown):
+        column.markdown(f"**{ctx.t(label)}**")
+        ranked = top_tokens(distribution, ctx.model.vocab.tokens)
+        column.plotly_chart(bars([t for t, _ in ranked], [p for _, p in ranked], highlight=step.token),
+                            key=f"{label}_chart", config={"displayModeBar": False})
+    if UNK not in step.prefix_tokens:
+        st.button(ctx.t("gen.open_step"), key="gen.open_step", on_click=_open_prefix, args=(step.prefix_tokens,))
+
+
+def _open_prefix(prefix_tokens):
+    """Every page then shows this step's forward pass: the target prefix is the tokens after SOS."""
+    text = " ".join(t for t in prefix_tokens[1:])
+    st.session_state["ctl.tgt"] = text
+    context.set_state(st.session_state.state.replace(tgt=text), reset_editors=False)
+
+
+# ---- beam search -------------------------------------------------------------------------------------------
+
+def beam(search):
+    ctx = context.get()
+    best = search.best
+    st.markdown(ctx.t("gen.beam_best", text=best.text or "∅", logp=f"{best.logprob:.4f}", score=f"{best.score:.4f}"))
+    st.graphviz_chart(generation.beam_tree(search, {"logp": "log P", "score": ctx.t("gen.score")}), width="stretch")
+    st.caption(ctx.t("gen.beam_legend"))
+    rows = [{ctx.t("gen.col.rank"): i + 1, ctx.t("gen.col.text"): " ".join(h.tokens),
+             "log P": round(h.logprob, 4), ctx.t("gen.col.length"): len(h.tokens),
+             ctx.t("gen.score"): round(h.score, 4), ctx.t("gen.col.finished"): "✓" if h.finished else ""}
+            for i, h in enumerate(search.hypotheses)]
+    st.dataframe(pd.DataFrame(rows), hide_index=True)
+
+
+# ---- greedy vs beam ----------------------------------------------------------------------------------------
+
+def disagreement():
+    ctx = context.get()
+    st.subheader(ctx.t("gen.compare"))
+    _, greedy, search = _disagreement()
+    example = DISAGREEMENT
+    st.markdown(ctx.t("gen.compare_setup", src=example["src"], width=example["width"]))
+    answers = (("gen.s.greedy", greedy.tokens, greedy.logprob), ("gen.s.beam", search.best.tokens, search.best.logprob))
+    for column, (label, tokens, logprob) in zip(st.columns(2), answers):
+        column.metric(ctx.t(label), " ".join(tokens), f"log P {logprob:.3f}", delta_color="off", delta_arrow="off")
+    st.markdown(ctx.t("gen.compare_why", greedy=_with_probs(greedy.tokens, [s.prob for s in greedy.steps]),
+                      beam=_with_probs(search.best.tokens, generation.path_probs(search)),
+                      lg=f"{greedy.logprob:.3f}", lb=f"{search.best.logprob:.3f}"))
+    st.graphviz_chart(generation.beam_tree(search, {"logp": "log P", "score": ctx.t("gen.score")}), width="stretch")
+    st.button(ctx.t("gen.compare_open"), key="gen.compare_open", on_click=_open_example)
+
+
+def _with_probs(tokens, probs):
+    return " → ".join(f"`{t}` ({p:.4f})" for t, p in zip(tokens, probs))
+
+
+def _open_example():
+    example = DISAGREEMENT
+    state = st.session_state.state.replace(
+        preset=example["preset"], seed=example["seed"], src=example["src"], tgt="", edits=(),
+        overrides=tuple(sorted(example["overrides"].items())),
+        gen=generation.changed({**generation.DEFAULTS, "strategy": "beam", "width": example["width"],
+                                "max_len": example["max_len"], "alpha": example["alpha"]}))
+    context.adopt(state)
+    for name, value in generation.settings(state.gen).items():
+        st.session_state[f"gen.{name}"] = value
