@@ -10,14 +10,11 @@ sends an edit).
 import argparse
 import statistics
 import subprocess
-import sys
 import time
-import urllib.request
-from pathlib import Path
 
+from load import start_server
 from playwright.sync_api import sync_playwright
 
-ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run"]
 READY = '[data-testid="stApp"][data-test-script-state="notRunning"]'
@@ -26,17 +23,7 @@ CHANGED = f"([needle, before]) => ({FORMULA})(needle)?.innerText !== before"
 
 
 def serve(script: str, port: int) -> subprocess.Popen:
-    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port),
-                               "--server.headless", "true"], cwd=ROOT, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL)
-    for _ in range(120):
-        try:
-            urllib.request.urlopen(f"http://localhost:{port}/_stcore/health", timeout=1)
-            return server
-        except OSError:
-            time.sleep(0.5)
-    server.kill()
-    raise RuntimeError(f"{script} did not start")
+    return start_server(script, port, subprocess.DEVNULL)
 
 
 def formula_text(page, needle):

@@ -11,7 +11,6 @@ OpenBLAS reads OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE when it loads, and a force
 NumPy's matmul; so the figures are measured here, then again in a child process without those two.
 """
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -24,23 +23,13 @@ import torch  # noqa: E402
 from threadpoolctl import threadpool_info  # noqa: E402
 
 import engine  # noqa: E402
+from timing import median_ms  # noqa: E402
 
 SRC = "the cat sat on the mat . hello world how are you"  # 12 tokens
 TGT = "el gato se sentó en la alfombra . hola mundo cómo"  # 11 words -> SOS + 11 = 12 decoder positions
 OPENBLAS_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 CHILD_FLAG = "--without-openblas-vars"
 WARMUP, REPEATS, HELLO_REPEATS = 3, 15, 101
-
-
-def median_ms(fn, repeats=REPEATS):
-    for _ in range(WARMUP):
-        fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return 1e3 * statistics.median(times)
 
 
 def torch_forward(model, trace):
@@ -66,11 +55,11 @@ def report(title):
     model = engine.preset("paper")
     trace = model.run(SRC, TGT)
     assert len(trace.src_tokens) == len(trace.tgt_tokens) == 12, (trace.src_tokens, trace.tgt_tokens)
-    engine_ms = median_ms(lambda: model.run(SRC, TGT))
-    torch_ms = median_ms(torch_forward(model, trace))
+    engine_ms = median_ms(lambda: model.run(SRC, TGT), REPEATS, WARMUP)
+    torch_ms = median_ms(torch_forward(model, trace), REPEATS, WARMUP)
     hello = engine.preset("hello-world")
-    hello_ms = median_ms(lambda: hello.run("Hello World"), HELLO_REPEATS)
-    hello_with_preset_ms = median_ms(lambda: engine.preset("hello-world").run("Hello World"), HELLO_REPEATS)
+    hello_ms = median_ms(lambda: hello.run("Hello World"), HELLO_REPEATS, WARMUP)
+    hello_with_preset_ms = median_ms(lambda: engine.preset("hello-world").run("Hello World"), HELLO_REPEATS, WARMUP)
 
     settings = ", ".join(f"{name}={os.environ.get(name, '(unset)')}" for name in OPENBLAS_VARS)
     print(f"== {title}: {settings}")

@@ -1,17 +1,22 @@
-"""Command line: `python -m engine presets | trace | explain` (see README)."""
+"""Command line: `python -m engine presets | trace | explain | grads | generate | train` (see README)."""
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import io
 import json
+import os
 import sys
 
 from .backward import loss_and_grads
+from .checkpoint import save
 from .config import parse_field
+from .corpus import CORPORA, pairs
 from .export import WRITERS, header, jsonable
 from .generate import STRATEGIES, beam_search, generate
+from .optim import OPTIMIZERS
 from .presets import DESCRIPTIONS, PRESETS, preset
+from .train import TRAINING_SETUP, TrainSettings, corpus_loss, start_model, training, translations
 
 DEFAULT_SOURCE = "Hello World"
 
@@ -44,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--index", required=True, help="comma-separated indices, e.g. 0,0,1")
     commands.choices["grads"].add_argument("--format", choices=["json"], default="json")
     _add_generate(commands)
+    _add_train(commands)
     return parser
 
 
@@ -64,6 +70,21 @@ def _add_generate(commands):
     sub.add_argument("--alpha", type=float, default=None, help="beam: the length normalisation exponent (0.6)")
 
 
+def _add_train(commands):
+    sub = commands.add_parser("train", help="learn a tiny corpus from scratch, then translate it greedily")
+    sub.add_argument("--corpus", choices=sorted(CORPORA), default="en-es")
+    sub.add_argument("--steps", type=int, default=None, help="optimisation steps (default 300)")
+    sub.add_argument("--batch-size", type=int, default=None, help="sentence pairs per step (default 16)")
+    sub.add_argument("--optimizer", choices=sorted(OPTIMIZERS), default=None, help="default adam")
+    sub.add_argument("--lr-scale", type=float, default=None, help="multiplies the paper's schedule (default 1)")
+    sub.add_argument("--warmup", type=int, default=None, help="steps of rising learning rate (default 100)")
+    sub.add_argument("--label-smoothing", type=float, default=None, help="the paper uses 0.1 (default 0)")
+    sub.add_argument("--dropout", type=float, default=None, help="the paper uses 0.1 (default 0)")
+    sub.add_argument("--seed", type=int, default=TRAINING_SETUP["seed"],
+                     help="fixes the initial weights, the order of the pairs and the dropout masks")
+    sub.add_argument("--out", default=None, help="write the trained weights to this .npz file")
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -74,6 +95,8 @@ def main(argv=None) -> int:
             return _grads(_model(args), args)
         if args.command == "generate":
             return _generate(_model(args), args)
+        if args.command == "train":
+            return _train(args)
         trace = _model(args).run(args.src, args.tgt)
         if args.command == "trace":
             return _trace(trace, args)
@@ -171,6 +194,42 @@ def _beam_json(b) -> dict:
     return {"settings": b.settings, **{k: hypotheses[0][k] for k in ("tokens", "token_ids", "text", "finished",
                                                                      "logprob", "score")},
             "hypotheses": hypotheses, "nodes": nodes}
+
+
+_TRAIN_OPTIONS = ("steps", "batch_size", "optimizer", "lr_scale", "warmup", "label_smoothing", "dropout")
+
+
+def _train(args) -> int:
+    """A progress line every tenth of the run, the final loss, each greedy translation; the weights to --out."""
+    given = {name: getattr(args, name) for name in _TRAIN_OPTIONS if getattr(args, name) is not None}
+    settings = TrainSettings(corpus=args.corpus, seed=args.seed, **given)
+    if args.out and not os.path.isdir(os.path.dirname(os.path.abspath(args.out))):
+        raise ValueError(f"cannot write {args.out!r}: its folder does not exist")  # before training, not after
+    model, sentences = start_model(args.seed), pairs(args.corpus)
+    updates = training(model, settings)
+    sizes = ", ".join(f"{k} {v}" for k, v in TRAINING_SETUP["overrides"].items())
+    print(f"training the {model.name} model ({sizes}) on {args.corpus}: {len(sentences)} pairs, "
+          f"{settings.steps} steps of {settings.batch_size} pairs, {settings.optimizer}")
+    every, width = max(1, settings.steps // 10), len(str(settings.steps))
+    for update in updates:
+        if update.step % every == 0 or update.step == settings.steps:
+            print(f"step {update.step:>{width}}/{settings.steps}  epoch {update.epoch:>3}  "
+                  f"loss {update.loss:.4f}  lr {update.lr:.5f}")
+    model = update.model
+    print(f"final loss {corpus_loss(model, sentences):.4f} (mean over the {len(sentences)} pairs, "
+          "no dropout or smoothing)")
+    results = translations(model, sentences)
+    for t in results:
+        expected = "" if t.exact else f"  (expected {' '.join(t.expected)})"
+        print(f"{'ok' if t.exact else 'NO'}  {t.src} -> {t.text or '(nothing)'}{expected}")
+    print(f"{sum(t.exact for t in results)}/{len(results)} translated exactly")
+    if args.out:
+        try:
+            save(model, args.out)
+        except OSError as error:
+            raise ValueError(f"cannot write {args.out!r}: {error.strerror}") from None
+        print(f"saved to {args.out}")
+    return 0
 
 
 def _explain(trace, args) -> int:

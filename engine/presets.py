@@ -18,6 +18,15 @@ PAPER_VOCABULARY = (
     "hola", "mundo", "cómo", "estás", "yo", "soy", "un", "una", "el", "gato", "perro", "se", "sentó", "en",
     "la", "alfombra", "es", "bueno", "buenos", "días", "gracias", "sí", "nosotros", "amamos", "aprender",
     "你", "好", "世", "界", "我", "是", "猫", "狗", "谢", "早", "上", "注", "意", "力",
+    # appended for the training corpora (engine.corpus); ids above stay as they were
+    "afternoon", "night", "goodbye", "see", "tomorrow", "very", "much", "my", "friend", "small", "big", "sleeps",
+    "runs", "where", "and", "friends", "student", "students", "like", "important",
+    "buenas", "tardes", "noches", "adiós", "hasta", "mañana", "muchas", "¿", "mi", "amigo", "pequeño", "grande",
+    "duerme", "corre", "dónde", "está", "y", "son", "amigos", "estudiante", "somos", "estudiantes", "te", "quiero",
+    "me", "encanta", "gusta", "atención", "todo", "lo", "que", "necesitas", "importante", "necesito",
+    "下", "午", "晚", "安", "再", "见", "明", "天", "非", "常", "感", "吗", "？", "的", "不", "朋",
+    "友", "坐", "在", "垫", "子", "很", "小", "大", "睡", "觉", "跑", "哪", "里", "和", "一", "只",
+    "学", "生", "们", "爱", "习", "喜", "欢", "需", "要", "重",
 )
 
 PRESETS = {

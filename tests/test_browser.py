@@ -23,6 +23,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import engine  # noqa: E402
+from engine.corpus import pairs  # noqa: E402
 from engine.generate import generate  # noqa: E402
 from ui.format import fmt  # noqa: E402
 from ui.i18n import EN, ZH  # noqa: E402
@@ -340,4 +341,42 @@ def test_a_shared_sampled_generation_plays_the_same_in_another_browser(server, n
     n = len(expected.steps)
     expect(page.get_by_text(f"Decoder input at this step ({n} token(s), SOS first):")).to_be_visible()
     expect(page.get_by_text(f"Chosen next token: {expected.steps[-1].token}").first).to_be_visible()
+    no_exception(page)
+
+
+def start_training(server, new_page):
+    page = new_page()
+    page.goto(url(server, "train"))
+    settle(page)
+    page.get_by_role("button", name=EN["train.start"], exact=True).click()
+    return page
+
+
+def test_training_can_be_stopped_and_its_weights_shared(server, new_page):
+    page = start_training(server, new_page)
+    expect(page.get_by_text(re.compile(r"Step \d+ of 300: loss"))).to_be_visible(timeout=60_000)
+    page.get_by_role("button", name=EN["train.stop"], exact=True).click()
+    done = page.get_by_text(re.compile(r"^Stopped after \d+ steps; last loss"))
+    expect(done).to_be_visible(timeout=60_000)
+    settle(page)
+    no_exception(page)
+    steps = int(re.search(r"after (\d+) steps", done.inner_text()).group(1))
+    assert 0 < steps < 300
+    weights = re.search(r"weights=([0-9a-f]{12})", page.url).group(1)
+    other = new_page()
+    other.goto(page.url.replace("/train", "/output"))
+    settle(other)
+    no_exception(other)
+    expect(other.get_by_text(f"({weights})")).to_be_visible()
+
+
+def test_training_to_the_end_reproduces_the_corpus_and_a_bad_upload_is_refused(server, new_page):
+    page = start_training(server, new_page)
+    expect(page.get_by_text(re.compile(r"^Trained for 300 steps"))).to_be_visible(timeout=240_000)
+    settle(page)
+    n = len(pairs("en-es"))
+    expect(page.get_by_text(f"Greedy decoding reproduces {n} of {n} training targets exactly.")).to_be_visible()
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(
+        files=[{"name": "broken.npz", "mimeType": "application/octet-stream", "buffer": b"PK\x03\x04 not really"}])
+    expect(page.get_by_text(re.compile(r"^broken\.npz could not be loaded: "))).to_be_visible(timeout=30_000)
     no_exception(page)

@@ -16,7 +16,7 @@ from engine.generate import (DISAGREEMENT, beam_search, disagreement_example, ge
                              with_temperature)
 from engine.tokens import EOS, SOS
 
-SMALL = {"d_model": 16, "n_heads": 2, "d_ff": 32, "n_layers": 1}  # fast; the paper vocabulary has 73 tokens
+SMALL = {"d_model": 16, "n_heads": 2, "d_ff": 32, "n_layers": 1}  # fast; the paper vocabulary has 169 tokens
 SOURCES = ("Hello World", "the cat sat on the mat", "good morning", "how are you ?")
 
 
@@ -80,8 +80,9 @@ def test_run_ids_is_run_from_token_ids(small):
     assert list(by_ids) == list(by_text) and by_ids.tgt_tokens == ("SOS", "el", "gato")
     for name in by_text:
         np.testing.assert_array_equal(by_ids[name], by_text[name])
-    with pytest.raises(ValueError, match="between 0 and 72, got"):
-        small.run_ids([1], [1, 73])
+    last = len(small.vocab) - 1
+    with pytest.raises(ValueError, match=f"between 0 and {last}, got"):
+        small.run_ids([1], [1, last + 1])
     with pytest.raises(ValueError, match="start token"):
         small.run_ids([1], [])
 
@@ -206,7 +207,7 @@ def test_sampling_draws_follow_the_distribution(hello):
 @pytest.mark.parametrize("width", [1, 2, 3, 5])
 @pytest.mark.parametrize("alpha, norm", [(0.0, "plain"), (0.6, "plain"), (1.0, "gnmt")])
 def test_the_beam_tree_is_consistent(small, width, alpha, norm):
-    model = with_eos_bias(small, 2.5)  # some sentences finish, some run to max_len
+    model = with_eos_bias(small, 3.0)  # some sentences finish, some run to max_len
     b = beam_search(model, "the cat sat on the mat", width=width, max_len=6, alpha=alpha, length_norm=norm)
     if width > 1:
         assert {h.finished for h in b.hypotheses} == {True, False}
@@ -265,19 +266,19 @@ def test_log_softmax_does_not_underflow():
 def test_greedy_and_beam_disagree_on_the_documented_example():
     model, greedy, beam = disagreement_example()
     assert model.config.d_model == 16 and DISAGREEMENT["src"] == "the cat sat on the mat"
-    assert greedy.tokens == ("soy", EOS) and greedy.finished
-    assert beam.best.tokens == ("el", EOS) and beam.best.finished
-    np.testing.assert_allclose([s.prob for s in greedy.steps], [0.0822, 0.0521], atol=5e-5)
-    np.testing.assert_allclose([greedy.logprob, greedy.score(0.6)], [-5.4532, -3.5978], atol=5e-5)
-    np.testing.assert_allclose([beam.best.logprob, beam.best.score], [-4.5241, -2.9848], atol=5e-5)
+    assert greedy.tokens == ("the", "the", EOS) and greedy.finished
+    assert beam.best.tokens == ("soy", EOS) and beam.best.finished
+    np.testing.assert_allclose([s.prob for s in greedy.steps], [0.0363, 0.0439, 0.0431], atol=5e-5)
+    np.testing.assert_allclose([greedy.logprob, greedy.score(0.6)], [-9.5845, -4.9579], atol=5e-5)
+    np.testing.assert_allclose([beam.best.logprob, beam.best.score], [-6.3421, -4.1842], atol=5e-5)
     first = greedy.steps[0].probs
-    el, soy = model.vocab.id("el"), model.vocab.id("soy")
-    assert first[soy] > first[el]  # greedy's first choice is better ...
+    the, soy = model.vocab.id("the"), model.vocab.id("soy")
+    assert first[the] > first[soy]  # greedy's first choice is better ...
     assert beam.best.logprob > greedy.logprob  # ... but the beam's sentence is more likely as a whole
     for width in (2, 3, 4, 5):
         for alpha in (0.0, 0.6):
             b = beam_search(model, DISAGREEMENT["src"], width=width, max_len=8, alpha=alpha)
-            assert b.best.tokens == ("el", EOS) and b.best.score > greedy.score(alpha)
+            assert b.best.tokens == ("soy", EOS) and b.best.score > greedy.score(alpha)
 
 
 # --- arguments ----------------------------------------------------------------------------------------------
@@ -362,9 +363,9 @@ def test_cli_beam_prints_hypotheses_and_tree(capsys):
     settings_ = [a for field, value in d["overrides"].items() for a in ("--set", f"{field}={value}")]
     code, out = run_main(capsys, "--preset", d["preset"], *settings_, "--seed", str(d["seed"]), "--src", d["src"],
                          "--strategy", "beam", "--width", "3", "--max-len", "8")
-    assert code == 0 and out["tokens"] == ["el", "EOS"] and out["text"] == "el"
-    assert out["hypotheses"][0]["tokens"] == ["el", "EOS"] and out["settings"]["alpha"] == 0.6
-    np.testing.assert_allclose(out["score"], -2.9848, atol=5e-5)
+    assert code == 0 and out["tokens"] == ["soy", "EOS"] and out["text"] == "soy"
+    assert out["hypotheses"][0]["tokens"] == ["soy", "EOS"] and out["settings"]["alpha"] == 0.6
+    np.testing.assert_allclose(out["score"], -4.1842, atol=5e-5)
     assert out["nodes"][0]["token"] == "SOS" and {"parent", "kept", "cum_logprob"} <= set(out["nodes"][1])
 
 

@@ -15,6 +15,7 @@ from engine.config import CHOICES
 from . import state as app_state
 from .i18n import LANGUAGES, language_of, translator
 from .state import APP_LIMITS, FLOAT_RANGES, AppState, LimitError
+from .weights import WeightsStore
 
 SIZE_FIELDS = ("d_model", "n_heads", "d_k", "d_v", "d_ff", "n_layers")
 CHOICE_FIELDS = ("layer_norm", "norm_placement", "pos_encoding", "activation", "softmax")
@@ -39,11 +40,24 @@ def _base_model(preset, seed, overrides):
     return app_state.base_model(preset, seed, overrides)
 
 
+@st.cache_resource(show_spinner=False)
+def weights_store() -> WeightsStore:
+    """Trained and uploaded weights, shared by every session of this server."""
+    return WeightsStore()
+
+
+def _weights(weights_id: str) -> engine.Model:
+    model = weights_store().get(weights_id)
+    if model is None:
+        raise LimitError("msg.weights_gone", {"id": weights_id})
+    return model
+
+
 @st.cache_resource(max_entries=64, show_spinner=False)
 def _run(model_key):
     """One engine run per distinct state, shared by every session (a trace is read-only)."""
-    preset, seed, src, tgt, overrides, edits = model_key
-    base = _base_model(preset, seed, overrides)
+    preset, seed, src, tgt, overrides, edits, weights = model_key
+    base = _weights(weights) if weights else _base_model(preset, seed, overrides)
     model, dropped = app_state.apply_edits(base, edits)
     return base, model, model.run(src, tgt or None), dropped
 
@@ -57,6 +71,9 @@ def build() -> Context:
     """Read the controls, build (or keep) the state, and remember the context for the page."""
     if "state" not in st.session_state:
         _start_session()
+    pending = st.session_state.pop("adopt_pending", None)
+    if pending is not None:
+        adopt_model(pending["model"], **pending["changes"])
     good: AppState = st.session_state.state
     t = translator(st.session_state.get("ctl.lang", good.lang))
     candidate = _controls(good, t)
@@ -64,7 +81,7 @@ def build() -> Context:
         app_state.check_limits(candidate)
         base, model, trace, dropped = _run(candidate.model_key)
     except ValueError as error:  # the app's limits (LimitError) or the engine's
-        st.sidebar.error(t("msg.kept", error=_refusal(t, error)))
+        st.sidebar.error(t("msg.kept", error=refusal(t, error)))
         candidate = good
         base, model, trace, dropped = _run(good.model_key)
     st.session_state.state = candidate
@@ -76,7 +93,7 @@ def build() -> Context:
     return context
 
 
-def _refusal(t, error: ValueError) -> str:
+def refusal(t, error: ValueError) -> str:
     """Why a setting was refused, in the app's language where the catalog has the words."""
     if isinstance(error, LimitError):
         key, values = error.args
@@ -116,8 +133,27 @@ def adopt(new: AppState) -> None:
     _sync_widgets(new)
 
 
+def adopt_model(model: engine.Model, **changes) -> None:
+    """Make trained or uploaded weights the starting point of every page (from a callback)."""
+    weights = weights_store().put(model)
+    adopt(st.session_state.state.replace(edits=(), weights=weights, **app_state.model_settings(model), **changes))
+
+
+def adopt_model_later(model: engine.Model, **changes) -> None:
+    """adopt_model from a page's body (after the sidebar's widgets exist): done at the start of the next run."""
+    st.session_state["adopt_pending"] = {"model": model, "changes": changes}
+
+
+def check_model_limits(model: engine.Model) -> None:
+    """LimitError if a loaded model is bigger than the app shows."""
+    app_state.check_limits(AppState(**app_state.model_settings(model)))
+
+
 def _start_session():
     state, notes = app_state.decode(st.query_params.to_dict(), default_lang=language_of(st.context.locale))
+    if state.weights and weights_store().get(state.weights) is None:
+        notes.append(LimitError("msg.weights_gone", {"id": state.weights}))
+        state = state.replace(weights="", edits=())
     try:  # a link's settings may be fine one by one and still not fit together
         app_state.check_limits(state)
         _run(state.model_key)
@@ -144,7 +180,7 @@ def _on_preset_change():
     preset = st.session_state["ctl.preset"]
     old = st.session_state.state
     fresh = AppState(preset=preset, seed=old.seed, src=st.session_state["ctl.src"], tgt=st.session_state["ctl.tgt"],
-                     lang=old.lang)
+                     lang=old.lang, gen=old.gen)
     set_state(fresh)
     _sync_widgets(fresh)
 
@@ -160,7 +196,7 @@ def _controls(good: AppState, t) -> AppState:
     sidebar = st.sidebar
     notes = st.session_state.pop("url_notes", [])
     for note in notes:
-        sidebar.warning(t("msg.url", detail=_refusal(t, note) if isinstance(note, ValueError) else note))
+        sidebar.warning(t("msg.url", detail=refusal(t, note) if isinstance(note, ValueError) else note))
     sidebar.segmented_control(t("lang.label"), list(LANGUAGES), format_func=LANGUAGES.get, key="ctl.lang",
                               required=True)
     sidebar.selectbox(t("ctl.preset"), list(engine.PRESETS), format_func=lambda p: t(f"preset.{p}"),
@@ -169,14 +205,20 @@ def _controls(good: AppState, t) -> AppState:
     sidebar.text_input(t("ctl.tgt"), key="ctl.tgt", max_chars=500)
     with sidebar.expander(t("ctl.options")):
         overrides = _option_widgets(good, t)
+    if good.weights:
+        sidebar.info(t("ctl.weights", id=good.weights))
+        sidebar.button(t("ctl.drop_weights"), key="ctl.drop_weights", on_click=lambda: set_state(
+            st.session_state.state.replace(weights="", edits=())))
     if good.edits:
         sidebar.caption(t("ctl.edits", n=len(good.edits)))
         sidebar.button(t("ctl.reset_edits"), key="ctl.reset_edits", on_click=lambda: set_state(
             st.session_state.state.without_edits()))
     sidebar.caption(t("ctl.share"))
+    seed = int(st.session_state["ctl.seed"])
+    same_model = (seed, overrides) == (good.seed, good.overrides)  # trained weights fit only their own model
     return good.replace(lang=st.session_state["ctl.lang"], src=st.session_state["ctl.src"],
-                        tgt=st.session_state["ctl.tgt"], seed=int(st.session_state["ctl.seed"]),
-                        overrides=overrides)
+                        tgt=st.session_state["ctl.tgt"], seed=seed, overrides=overrides,
+                        weights=good.weights if same_model else "")
 
 
 def _option_widgets(good: AppState, t) -> tuple:

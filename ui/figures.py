@@ -65,3 +65,13 @@ def bars(labels, values, highlight=None) -> go.Figure:
     figure.update_layout(height=max(160, 28 * len(labels) + 40), margin={"l": 10, "r": 10, "t": 10, "b": 10})
     return figure
 
+
+
+def curves(x, series: dict, x_title: str, y_title: str, log_y: bool = False) -> go.Figure:
+    """Lines over a shared x, e.g. the loss per training step or the learning-rate schedule."""
+    figure = go.Figure([go.Scatter(x=list(x), y=list(y), mode="lines", name=name) for name, y in series.items()])
+    figure.update_xaxes(title=x_title)
+    figure.update_yaxes(title=y_title, type="log" if log_y else "linear")
+    figure.update_layout(height=300, margin={"l": 10, "r": 10, "t": 10, "b": 10}, showlegend=len(series) > 1,
+                         legend={"orientation": "h", "y": 1.1})
+    return figure

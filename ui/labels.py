@@ -69,3 +69,10 @@ def top_tokens(row, tokens, k=10):
     """The k most probable (token, probability) pairs of a row, most probable first."""
     order = sorted(range(len(row)), key=lambda i: -row[i])[:k]
     return [(tokens[i], float(row[i])) for i in order]
+
+
+def loss_rows(result, tokens):
+    """Per decoder position: (i, input token, target token, P(target), loss) of a teacher-forced pair."""
+    probs = result.trace["probs"]
+    return [(i, tokens[x], tokens[y], float(probs[i, y]), float(result.token_losses[i]))
+            for i, (x, y) in enumerate(zip(result.dec_input_ids, result.target_ids))]

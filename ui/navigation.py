@@ -3,7 +3,7 @@ PAGES = {
     "start": ["overview"],
     "encoder": ["tokens", "positional", "qkv", "attention", "multihead", "add_norm", "ffn", "encoder_stack"],
     "decoder": ["decoder_input", "masked_attention", "cross_attention", "output"],
-    "generate": ["generate"],
+    "generate": ["generate", "train"],
     "compare": ["paper_vs_blog"],
 }
 

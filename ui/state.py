@@ -17,6 +17,7 @@ from engine.presets import configure
 from engine.tokens import split
 
 from . import generation
+from .weights import ID as WEIGHTS_ID
 
 APP_LIMITS = {"d_model": 512, "n_heads": 16, "d_k": 512, "d_v": 512, "d_ff": 2048, "n_layers": 8}  # from 1
 FLOAT_RANGES = {"attn_divisor": (0.001, 1e6), "eps": (0.0, 1.0)}  # what the option widgets accept
@@ -36,6 +37,7 @@ class AppState:
     edits: tuple = ()  # ((param, (i, j, ...), value), ...), sorted: weights typed by the user
     lang: str = "en"
     gen: tuple = ()  # ((setting, value), ...), sorted: generation settings that differ from the defaults
+    weights: str = ""  # the id of trained or uploaded weights held by the server (ui.weights), or "" for the preset's
 
     def replace(self, **changes) -> "AppState":
         return dataclasses.replace(self, **changes)
@@ -43,7 +45,7 @@ class AppState:
     @property
     def model_key(self) -> tuple:
         """Everything that decides the numbers (the language does not)."""
-        return self.preset, self.seed, self.src, self.tgt, self.overrides, self.edits
+        return self.preset, self.seed, self.src, self.tgt, self.overrides, self.edits, self.weights
 
     def config(self) -> engine.Config:
         return configure(self.preset, **dict(self.overrides))
@@ -89,6 +91,13 @@ def base_model(preset: str, seed: int, overrides: tuple) -> engine.Model:
     return engine.preset(preset, seed=seed, **dict(overrides))
 
 
+def model_settings(model: engine.Model) -> dict:
+    """The preset, seed and overrides of a state whose base model has this model's shapes (e.g. after training)."""
+    base = engine.PRESETS[model.name]
+    overrides = {k: v for k, v in model.config.as_dict().items() if getattr(base, k) != v}
+    return {"preset": model.name, "seed": model.seed, "overrides": tuple(sorted(overrides.items()))}
+
+
 def apply_edits(model: engine.Model, edits: tuple) -> tuple[engine.Model, int]:
     """The model with the edited cells written in, and how many edits did not fit its shapes."""
     changed, dropped = {}, 0
@@ -117,6 +126,8 @@ def encode(state: AppState) -> dict[str, str]:
         query["edit"] = ";".join(f"{p}:{'.'.join(map(str, i))}={v!r}" for p, i, v in state.edits)
     if state.gen:
         query["gen"] = generation.encode(state.gen)
+    if state.weights:
+        query["weights"] = state.weights
     return query
 
 
@@ -142,7 +153,11 @@ def decode(query, default_lang: str = "en") -> tuple[AppState, list[str]]:
     edits, bad_edits = _decode_edits(query.get("edit", ""))
     gen, bad_gen = generation.decode(query.get("gen", ""))
     notes += bad + bad_edits + bad_gen
-    return state.replace(overrides=overrides, edits=edits, gen=gen), notes
+    weights = query.get("weights", "")
+    if weights and not WEIGHTS_ID.fullmatch(weights):
+        notes.append(f"weights={weights[:40]!r}")
+        weights = ""
+    return state.replace(overrides=overrides, edits=edits, gen=gen, weights=weights), notes
 
 
 def _decode_overrides(text: str, preset: str):

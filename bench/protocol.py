@@ -1,0 +1,162 @@
+"""A Streamlit session spoken over the websocket the browser uses, without a browser (Streamlit 1.67).
+
+The browser opens `ws://HOST/_stcore/stream` (subprotocol "streamlit") and sends `BackMsg`s; the server
+answers with `ForwardMsg`s. A script run is asked for with a `rerun_script` BackMsg carrying a
+`ClientState`: the query string, the page (`page_name` = the page's url path, and after the first run the
+`page_script_hash` the server reported in its `navigation` message), `context_info` (locale, timezone,
+url) and the `WidgetStates` of the widgets the user has set (the server keeps the others' values). The server replies with `new_session`, the
+deltas of the run (each element at its `metadata.delta_path`) and `script_finished`. A run ended with
+FINISHED_EARLY_FOR_RERUN is followed by another one (st.rerun()); the rerun is done at the next status.
+
+Like the browser, a session keeps the messages the server marked cacheable and lists their hashes in
+`cached_message_hashes`, so the server may send a `ref_hash` instead of the message.
+"""
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from dataclasses import dataclass, field
+
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+from websockets.asyncio.client import connect
+
+EARLY_FOR_RERUN = ForwardMsg.FINISHED_EARLY_FOR_RERUN
+TEXT_FIELDS = {"markdown": "body", "heading": "body", "code": "code_text", "text": "body", "alert": "body",
+               "exception": "message"}
+
+
+class RerunTimeout(Exception):
+    """The server did not finish a run in time."""
+
+
+@dataclass
+class Run:
+    """What one script run rendered: its elements by delta path, and what else the server sent."""
+    elements: dict = field(default_factory=dict)  # delta path -> (element type, element proto)
+    query_string: str | None = None  # the address the run set (st.query_params), if it changed it
+    status: int | None = None  # the ForwardMsg script_finished status of the last run
+    page_not_found: bool = False
+    messages: int = 0
+    bytes: int = 0
+
+    @property
+    def exceptions(self) -> list:
+        return [proto for kind, proto in self.elements.values() if kind == "exception"]
+
+    def widget(self, key_pattern: str):
+        """The (type, proto) of the element whose widget id ends with a user key matching the regex."""
+        pattern = re.compile(rf"-(?:{key_pattern})$")
+        for kind, proto in self.elements.values():
+            if pattern.search(getattr(proto, "id", "") or ""):
+                return kind, proto
+        return None
+
+    def texts(self) -> list[str]:
+        """Everything the run wrote as text: markdown and LaTeX, headings, code, alerts, exceptions, the
+        values of number inputs, and the address it set."""
+        found = [getattr(proto, TEXT_FIELDS[kind]) for kind, proto in self.elements.values() if kind in TEXT_FIELDS]
+        found += [repr(proto.value) for kind, proto in self.elements.values()
+                  if kind == "number_input" and proto.HasField("value")]
+        return found + ([self.query_string] if self.query_string is not None else [])
+
+
+class Session:
+    """One browser tab: `await Session.open(url, page)`, then `await session.rerun({widget_id: state})`."""
+
+    def __init__(self, websocket, url: str, page: str, query_string: str, locale: str):
+        self.websocket = websocket
+        self.url, self.page, self.query_string, self.locale = url, page, query_string, locale
+        self.page_script_hash = ""
+        self.widgets: dict[str, WidgetState] = {}  # what the user has set, re-sent with every rerun
+        self.cache: dict[str, ForwardMsg] = {}
+        self.last: Run | None = None
+
+    @classmethod
+    async def open(cls, url: str, page: str = "", query_string: str = "", locale: str = "en-US",
+                   timeout: float = 60.0) -> "Session":
+        """Connect to the server at url (http://host:port) and load a page (its url path) like a browser."""
+        stream = re.sub(r"^http", "ws", url.rstrip("/")) + "/_stcore/stream"
+        # Browsers send no pings of their own; the server pings, and the client answers.
+        websocket = await connect(stream, subprotocols=["streamlit"], max_size=None, ping_interval=None,
+                                  open_timeout=timeout)
+        session = cls(websocket, url, page, query_string, locale)
+        await session.rerun(timeout=timeout)
+        return session
+
+    @property
+    def compression(self) -> str:
+        return self.websocket.response.headers.get("Sec-WebSocket-Extensions", "") or "none"
+
+    def set_widget(self, widget_id: str, **value) -> None:
+        """Remember a widget's new value, e.g. set_widget(id, string_value=...) or double_value=..."""
+        self.widgets[widget_id] = WidgetState(id=widget_id, **value)
+
+    async def rerun(self, timeout: float = 60.0) -> Run:
+        """Send the widget states (a rerun, as after a user's change) and wait for the run to finish."""
+        message = BackMsg()
+        state = message.rerun_script
+        state.query_string = self.query_string
+        state.page_script_hash = self.page_script_hash
+        state.page_name = self.page
+        state.widget_states.widgets.extend(self.widgets.values())
+        state.cached_message_hashes.extend(self.cache)
+        state.context_info.locale = self.locale
+        state.context_info.timezone = "UTC"
+        state.context_info.url = f"{self.url.rstrip('/')}/{self.page}" + (
+            f"?{self.query_string}" if self.query_string else "")
+        await self.websocket.send(message.SerializeToString())
+        try:
+            async with asyncio.timeout(timeout):
+                run = await self._receive_run()
+        except TimeoutError:
+            raise RerunTimeout(f"no script_finished within {timeout:g} s") from None
+        # The browser forgets the states of widgets that left the page.
+        shown = {getattr(proto, "id", "") for _, proto in run.elements.values()}
+        self.widgets = {wid: value for wid, value in self.widgets.items() if wid in shown}
+        self.last = run
+        return run
+
+    async def _receive_run(self) -> Run:
+        run = Run()
+        while True:
+            data = await self.websocket.recv()
+            message = ForwardMsg()
+            message.ParseFromString(data)
+            run.messages += 1
+            run.bytes += len(data)
+            if message.HasField("ref_hash"):
+                cached = self.cache[message.ref_hash]
+                cached.metadata.CopyFrom(message.metadata)
+                message = cached
+            elif message.metadata.cacheable and message.hash:
+                self.cache[message.hash] = message
+            kind = message.WhichOneof("type")
+            if kind == "new_session":  # a (re)run starts: what came before belongs to a finished run
+                run.elements.clear()
+            elif kind == "delta" and message.delta.WhichOneof("type") == "new_element":
+                element = message.delta.new_element
+                element_kind = element.WhichOneof("type")
+                run.elements[tuple(message.metadata.delta_path)] = (element_kind, getattr(element, element_kind))
+            elif kind == "page_info_changed":
+                run.query_string = self.query_string = message.page_info_changed.query_string
+            elif kind == "navigation":
+                self.page_script_hash = message.navigation.page_script_hash
+            elif kind == "page_not_found":
+                run.page_not_found = True
+            elif kind == "script_finished":
+                run.status = message.script_finished
+                if message.script_finished != EARLY_FOR_RERUN:
+                    return run
+
+    async def close(self) -> None:
+        await self.websocket.close()
+
+
+async def timed_rerun(session: Session, timeout: float) -> tuple[float, Run]:
+    """A rerun and its latency in seconds, from sending the BackMsg to receiving script_finished."""
+    start = time.perf_counter()
+    run = await session.rerun(timeout=timeout)
+    return time.perf_counter() - start, run

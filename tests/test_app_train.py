@@ -1,0 +1,161 @@
+"""The training page through AppTest: the loss table and gradients are the engine's, training adopts its weights
+on every page and in the URL, a link to trained weights opens them in another session of the same server, a
+stopped run keeps what it learned, and uploads (good and malformed) load or are refused with a message."""
+import io
+
+import numpy as np
+import pytest
+
+import engine
+from engine import checkpoint
+from engine.backward import backward_formula, loss_and_grads
+from engine.generate import generate
+from engine.train import TrainSettings, start_model, train, training
+from test_app import assert_clean, goto, latex, notes, open_page, query, server_navigation  # noqa: F401 (fixture)
+from ui.i18n import EN, ZH, translator
+
+T = translator("en")
+SMALL_CFG = "d_model:16,n_heads:2,d_ff:32,n_layers:1"
+
+
+def small_model():
+    return engine.preset("paper", d_model=16, n_heads=2, d_ff=32, n_layers=1)
+
+
+def loss_table(at):
+    return at.dataframe[0].value
+
+
+def test_the_loss_table_is_the_engines():
+    at = open_page("train", preset="paper", cfg=SMALL_CFG, src="Hello World", tgt="hola mundo")
+    assert_clean(at)
+    expected = loss_and_grads(small_model(), "Hello World", "hola mundo")
+    table = loss_table(at)
+    assert table[EN["train.col.input"]].tolist() == ["SOS", "hola", "mundo"]
+    assert table[EN["train.col.target"]].tolist() == ["hola", "mundo", "EOS"]
+    np.testing.assert_allclose(table[EN["train.col.loss"]], expected.token_losses, rtol=1e-12)
+    probs = expected.trace["probs"]
+    np.testing.assert_allclose(table[EN["train.col.p_target"]], [probs[i, y] for i, y in enumerate(expected.target_ids)],
+                               rtol=1e-12)
+    assert {m.label: m.value for m in at.metric}[EN["train.mean_loss"]] == f"{expected.loss:.6g}"
+
+
+def test_label_smoothing_changes_the_loss_as_the_engine_does():
+    at = open_page("train", preset="paper", cfg=SMALL_CFG, src="Hello World", tgt="hola mundo")
+    at.slider(key="train.view_smoothing").set_value(0.1).run()
+    assert_clean(at)
+    expected = loss_and_grads(small_model(), "Hello World", "hola mundo", label_smoothing=0.1)
+    assert {m.label: m.value for m in at.metric}[EN["train.mean_loss"]] == f"{expected.loss:.6g}"
+
+
+def test_gradients_of_a_step_and_a_weight():
+    at = open_page("train", preset="paper", cfg=SMALL_CFG, src="Hello World", tgt="hola mundo")
+    expected = loss_and_grads(small_model(), "Hello World", "hola mundo")
+    steps = at.selectbox(key="train.grad_step")
+    assert steps.options == list(expected.backward)
+    steps.set_value("grad.dec.0.ln3").run()
+    assert_clean(at)
+    assert backward_formula(expected.trace.step("dec.0.ln3")) in latex(at)
+    at.selectbox(key="train.grad_param").set_value("enc.0.attn.W_Q").run()
+    at.selectbox(key="train.grad_param_head").set_value(1).run()
+    assert_clean(at)
+
+
+def test_training_adopts_the_weights_everywhere_and_a_link_shares_them():
+    at = open_page("train")
+    at.number_input(key="train.steps").set_value(20).run()
+    at.button(key="train.start").click().run(timeout=300)
+    assert_clean(at)
+    run = train(start_model(), TrainSettings(steps=20))
+    assert [s.value for s in at.success] == [T("train.done", steps=20, loss=f"{run.losses[-1]:.4f}")]
+    link = query(at)
+    trained = run.model
+    assert link["preset"] == "paper" and link["weights"]
+    assert (link["src"], link["tgt"]) == ("Hello World", "Hola Mundo")
+    shared = open_page("generate", **link)
+    assert_clean(shared)
+    expected = generate(trained, "Hello World", max_len=10)
+    assert any(m.value.endswith(" ".join(f"`{t}`" for t in expected.tokens)) for m in shared.markdown)
+    again = open_page("train")
+    again.number_input(key="train.steps").set_value(20).run()
+    again.button(key="train.start").click().run(timeout=300)
+    assert EN["train.replayed"] in [c.value for c in again.caption], "the same settings are trained once per server"
+    assert query(again)["weights"] == link["weights"]
+
+
+def test_a_size_change_drops_trained_weights():
+    at = open_page("train")
+    at.number_input(key="train.steps").set_value(10).run()
+    at.button(key="train.start").click().run(timeout=300)
+    assert query(at).get("weights")
+    at.number_input(key="ctl.d_ff").set_value(48).run()
+    assert_clean(at)
+    assert "weights" not in query(at)
+
+
+def test_a_stopped_run_keeps_what_it_learned():
+    """Stop interrupts the script; the next run finds the last step's weights and keeps them."""
+    at = open_page("train")
+    settings = TrainSettings(steps=50)
+    losses, model = [], start_model()
+    for update in training(model, settings):
+        losses.append(update.loss)
+        if update.step == 7:
+            model = update.model
+            break
+    at.session_state["train.partial"] = {"settings": settings, "model": model, "losses": losses}
+    at.run()
+    assert_clean(at)
+    assert at.success[0].value.startswith("Stopped after 7 steps")
+    assert query(at)["weights"]
+
+
+def test_a_link_to_weights_this_server_does_not_hold_is_noted():
+    at = open_page(weights="0123456789ab")
+    assert any(T("msg.weights_gone", id="0123456789ab") in n for n in notes(at)), notes(at)
+    assert "weights" not in query(at)
+    bad = open_page(weights="../../etc")
+    assert any("weights=" in n for n in notes(bad))
+
+
+def test_upload_good_weights_and_refuse_a_malformed_file():
+    model = train(start_model(), TrainSettings(steps=5)).model
+    buffer = io.BytesIO()
+    checkpoint.save(model, buffer)
+    at = open_page("train")
+    at.file_uploader(key="train.upload").upload("trained.npz", buffer.getvalue()).run()
+    assert_clean(at)
+    assert query(at)["weights"] and query(at)["preset"] == "paper"
+    np.testing.assert_array_equal(at.session_state["context"].model.params["enc.0.attn.W_Q"],
+                                  model.params["enc.0.attn.W_Q"])
+    bad = open_page("train")
+    bad.file_uploader(key="train.upload").upload("broken.npz", b"not a zip file").run()
+    assert not bad.exception
+    assert bad.error and bad.error[0].value.startswith("broken.npz could not be loaded: ")
+    assert "weights" not in query(bad)
+
+
+def test_the_page_in_chinese():
+    at = open_page("train", lang="zh")
+    assert_clean(at)
+    assert at.title[0].value == ZH["page.train"]
+    assert at.button(key="train.start").label == ZH["train.start"]
+
+
+def test_a_diverging_run_keeps_its_last_finite_weights(monkeypatch):
+    import ui.training_views as views
+
+    def diverging(model, settings):
+        for update in training(model, settings.replace(steps=2)):
+            yield update
+        raise ValueError("training diverged at step 3: try a smaller lr_scale")
+
+    monkeypatch.setattr(views, "training", diverging)
+    at = open_page("train")
+    at.number_input(key="train.steps").set_value(40).run()
+    at.button(key="train.start").click().run(timeout=300)
+    assert not at.exception
+    assert [e.value for e in at.error] == [T("train.diverged", error="training diverged at step 3: try a smaller "
+                                                                      "lr_scale")]
+    assert at.success[0].value.startswith("Stopped after 2 steps")
+    assert query(at)["weights"]

@@ -1,0 +1,105 @@
+"""Two students on one server never see each other's weights: two concurrent sessions over Streamlit's own
+websocket protocol (bench/protocol.py, no browser), each editing a different weight of the attention page.
+
+Each session's runs are checked for its own numbers (the scores its edit gives, computed here with the
+engine, and its edit in the address) and never the other's, during and after the concurrent edits.
+"""
+import asyncio
+import random
+import re
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+for path in (ROOT, ROOT / "bench"):
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+
+from load import Editor, Target, free_port  # noqa: E402
+from protocol import Session  # noqa: E402
+from ui import state as app_state  # noqa: E402
+from ui.format import fmt_tex  # noqa: E402
+
+TIMEOUT = 60  # seconds for a page load or a rerun on a busy machine; nothing here is timed
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+EDITS = {"a": ("enc.0.attn.W_Q", 7.125), "b": ("enc.0.attn.W_K", -3.375)}  # row 0, column 0 of head 1
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    port = free_port()
+    log = open(tmp_path_factory.mktemp("server") / "streamlit.log", "wb")
+    process = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+                                "--server.headless", "true"], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            try:
+                urllib.request.urlopen(f"http://localhost:{port}/_stcore/health", timeout=2)
+                break
+            except OSError:
+                assert process.poll() is None and time.monotonic() < deadline, "the server did not start"
+                time.sleep(0.25)
+        yield f"http://localhost:{port}"
+    finally:
+        process.kill()
+        process.wait()
+        log.close()
+
+
+def numbers(texts) -> set[str]:
+    return set(NUMBER.findall(" ".join(texts).replace("−", "-")))
+
+
+def expected_scores(param, value) -> set[str]:
+    """The attention scores of head 1 as the app writes them, after one edited weight on the default state."""
+    state = app_state.AppState().with_edit(param, (0, 0, 0), value)
+    base = app_state.base_model(state.preset, state.seed, state.overrides)
+    model, _ = app_state.apply_edits(base, state.edits)
+    return {fmt_tex(x) for x in model.run(state.src, None)["enc.0.attn.scores"][0].ravel()}
+
+
+async def edit(session: Session, param: str, value: float):
+    """Type a value into row 0, column 0 of the head-1 editor of param, as the grid or the number input does."""
+    editor = Editor(session, Target.app("attention", param, "0").editor_key, random.Random(0))
+    kind = editor.kind()
+    assert kind, f"no editor for {param} on the attention page"
+    typed = editor.change(row=0, column=0, value=value)
+    assert kind == "grid" or "(0, 0, 0)" in typed, typed  # the single-cell editor starts on cell 0, 0
+    return await session.rerun(timeout=TIMEOUT)
+
+
+def test_two_sessions_see_only_their_own_edit(server):
+    async def scenario():
+        a, b = await asyncio.gather(*(Session.open(server, "attention", timeout=TIMEOUT) for _ in "ab"))
+        try:
+            first = {"a": a.last, "b": b.last}
+            edited = dict(zip("ab", await asyncio.gather(edit(a, *EDITS["a"]), edit(b, *EDITS["b"]))))
+            again = dict(zip("ab", await asyncio.gather(a.rerun(TIMEOUT), b.rerun(TIMEOUT))))  # a plain rerun
+            return first, edited, again
+        finally:
+            await asyncio.gather(a.close(), b.close())
+
+    first, edited, again = asyncio.run(scenario())
+    base = numbers(first["a"].texts()) | numbers(first["b"].texts())
+    scores = {name: expected_scores(*EDITS[name]) for name in "ab"}
+    for own, other in (("a", "b"), ("b", "a")):
+        for run in (first[own], edited[own], again[own]):
+            assert run.status == 0 and not run.exceptions and not run.page_not_found
+        own_param, own_value = EDITS[own]
+        other_param, other_value = EDITS[other]
+        foreign = scores[other] - scores[own] - base
+        assert foreign, "the two edits must give scores that tell them apart"
+        assert numbers(first[own].texts()).isdisjoint(scores[own] - base)  # the edit is what brings them
+        for run in (first[own], edited[own], again[own]):
+            assert numbers(run.texts()).isdisjoint(foreign), f"session {own} shows numbers of the other's edit"
+            assert other_param not in (run.query_string or "") and repr(abs(other_value)) not in " ".join(run.texts())
+        for run in (edited[own], again[own]):
+            assert f"{own_param}:0.0.0={own_value!r}" in urllib.parse.unquote(run.query_string or "")
+            assert scores[own] <= numbers(run.texts()), f"session {own} does not show the scores of its own edit"

@@ -1,0 +1,254 @@
+"""The training page's building blocks: the loss of one pair with teacher forcing, the backward pass of each
+step, live training on the shipped corpus (progress, loss curve, stop), its before/after, and saving or loading
+weights. They only display what the engine computed."""
+from __future__ import annotations
+
+import io
+import threading
+
+import pandas as pd
+import streamlit as st
+
+from engine import checkpoint, optim
+from engine.backward import GRAD_TEX, backward_formula, loss_and_grads
+from engine.corpus import CORPORA, pairs
+from engine.loss import (CROSS_ENTROPY_TEX, LOGITS_GRAD_TEX, MEAN_LOSS_TEX, SMOOTHED_LOSS_TEX, SMOOTHED_TARGET_TEX,
+                         TEACHER_FORCING_TEX)
+from engine.train import TRAINING_SETUP, TrainSettings, start_model, training, translations
+
+from . import context
+from .figures import curves, heatmap
+from .labels import loss_rows, param_axes, step_axes
+
+MAX_UPLOAD_MB = 50
+CHART_EVERY = 20  # redraw the loss curve every this many steps while training
+NUMBERS = {  # setting: (widget, low, high, step)
+    "steps": ("number", 10, 2000, 10), "batch_size": ("number", 1, 16, 1), "warmup": ("number", 1, 1000, 10),
+    "lr_scale": ("slider", 0.1, 5.0, 0.1), "label_smoothing": ("slider", 0.0, 0.3, 0.05),
+    "dropout": ("slider", 0.0, 0.5, 0.05), "seed": ("number", 0, 2**32 - 1, 1),
+}
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _loss(model_key, label_smoothing):
+    return loss_and_grads(context.run_model(model_key), model_key[2], model_key[3], label_smoothing=label_smoothing)
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _before(corpus):
+    """The untrained model's greedy translations of a corpus (the same for every session)."""
+    model = start_model()
+    return model, translations(model, pairs(corpus))
+
+
+@st.cache_resource(show_spinner=False)
+def _finished_runs() -> dict:
+    """Finished trainings by settings, shared by the class: the same settings are trained once per server."""
+    return {"runs": {}, "lock": threading.Lock()}
+
+
+# ---- one pair: teacher forcing, the loss, and backpropagation -----------------------------------------------
+
+def loss_section():
+    ctx = context.get()
+    st.subheader(ctx.t("train.loss"))
+    st.markdown(ctx.t("train.loss_intro"))
+    st.latex(TEACHER_FORCING_TEX)
+    smoothing = st.slider(ctx.t("train.label_smoothing"), 0.0, 0.3, 0.0, step=0.05, key="train.view_smoothing")
+    st.latex(SMOOTHED_TARGET_TEX + r",\quad " + SMOOTHED_LOSS_TEX if smoothing else CROSS_ENTROPY_TEX)
+    st.latex(MEAN_LOSS_TEX)
+    result = _loss(ctx.state.model_key, smoothing)
+    header = [ctx.t(f"train.col.{c}") for c in ("position", "input", "target", "p_target", "loss")]
+    st.dataframe(pd.DataFrame(loss_rows(result, ctx.model.vocab.tokens), columns=header), hide_index=True)
+    st.metric(ctx.t("train.mean_loss"), f"{result.loss:.6g}")
+    return result
+
+
+def backward_section(result):
+    ctx = context.get()
+    st.subheader(ctx.t("train.backward"))
+    st.markdown(ctx.t("train.backward_intro"))
+    st.latex(GRAD_TEX + r",\qquad " + LOGITS_GRAD_TEX)
+    left, right = st.columns(2)
+    name = left.selectbox(ctx.t("train.grad_step"), list(result.backward), key="train.grad_step")
+    param = right.selectbox(ctx.t("train.grad_param"), list(result.grads), key="train.grad_param")
+    step = result.trace.step(name.removeprefix("grad."))
+    st.latex(backward_formula(step))
+    left, right = st.columns(2)
+    with left:
+        _gradient(ctx, result.backward[name], step_axes(result.trace, step.name), "train.grad_step_head")
+    with right:
+        value = result.grads[param]
+        _gradient(ctx, value, param_axes(ctx.model.vocab.tokens, param, value.shape), "train.grad_param_head")
+
+
+def _gradient(ctx, value, axes, key):
+    if value.ndim == 3:
+        head = st.selectbox(ctx.t("view.head"), range(value.shape[0]), format_func=lambda h: f"{h + 1}", key=key)
+        value, axes = value[head], axes[1:]
+    rows, cols = (axes[0], axes[1]) if value.ndim == 2 else ([""], axes[0])
+    st.plotly_chart(heatmap(value, rows, cols), config={"displayModeBar": False}, key=f"{key}.chart")
+
+
+# ---- training on the corpus ---------------------------------------------------------------------------------
+
+def trainer():
+    ctx = context.get()
+    _keep_interrupted_run()
+    st.subheader(ctx.t("train.corpus_title"))
+    setup = TRAINING_SETUP["overrides"]
+    st.markdown(ctx.t("train.corpus_intro", **setup))
+    corpus = st.segmented_control(ctx.t("train.corpus"), list(CORPORA), default="en-es", required=True,
+                                  format_func=lambda c: ctx.t(f"train.corpus.{c}"), key="train.corpus")
+    with st.expander(ctx.t("train.pairs", n=len(pairs(corpus)))):
+        st.dataframe(pd.DataFrame(pairs(corpus), columns=[ctx.t("train.col.src"), ctx.t("train.col.tgt")]),
+                     hide_index=True)
+    settings = _settings(ctx, corpus)
+    if settings is None:
+        return
+    left, right = st.columns(2)
+    left.latex(optim.ADAM_TEX if settings.optimizer == "adam" else optim.MOMENTUM_TEX)
+    left.latex(optim.SCHEDULE_TEX)
+    steps, rates = optim.schedule(settings.steps, d_model=setup["d_model"], warmup=settings.warmup,
+                                  scale=settings.lr_scale)
+    right.plotly_chart(curves(steps, {"η": rates}, ctx.t("train.step"), ctx.t("train.lr")),
+                       config={"displayModeBar": False}, key="train.schedule")
+    start, stop, _ = st.columns([1, 1, 4])
+    clicked = start.button(ctx.t("train.start"), type="primary", key="train.start")
+    stop.button(ctx.t("train.stop"), key="train.stop", help=ctx.t("train.stop_help"))
+    if clicked:
+        _train(ctx, settings)
+    error = st.session_state.pop("train.error", None)
+    if error:
+        st.error(error)
+    _results(ctx)
+
+
+def _settings(ctx, corpus):
+    optimizer = st.segmented_control(ctx.t("train.optimizer"), list(optim.OPTIMIZERS), default="adam",
+                                     required=True, key="train.optimizer")
+    defaults, values = TrainSettings(), {}
+    for column, (name, (widget, low, high, step)) in zip(st.columns(4) + st.columns(4), NUMBERS.items()):
+        value = getattr(defaults, name)
+        with column:
+            if widget == "slider":
+                values[name] = st.slider(ctx.t(f"train.{name}"), low, high, float(value), step=step, key=f"train.{name}")
+            else:
+                values[name] = st.number_input(ctx.t(f"train.{name}"), low, high, int(value), step=step,
+                                               key=f"train.{name}")
+    try:
+        return TrainSettings(corpus=corpus, optimizer=optimizer, **values)
+    except ValueError as error:
+        st.error(str(error))
+        return None
+
+
+def _train(ctx, settings):
+    runs = _finished_runs()
+    with runs["lock"]:
+        done = runs["runs"].get(settings)
+    if done is not None:
+        st.session_state["train.partial"] = {**done, "replayed": True}
+    else:
+        progress, chart, losses = st.progress(0.0), st.empty(), []
+        try:
+            _steps(ctx, settings, progress, chart, losses)
+        except ValueError as error:  # the weights diverged: keep the last finite ones
+            st.session_state["train.error"] = ctx.t("train.diverged", error=error)
+            _keep_interrupted_run()
+            return
+        with runs["lock"]:
+            runs["runs"][settings] = st.session_state["train.partial"]
+    _keep_interrupted_run()
+
+
+def _steps(ctx, settings, progress, chart, losses):
+    """Train, keeping every step's weights where the next run finds them if this one is interrupted."""
+    for update in training(start_model(), settings):
+        losses.append(update.loss)
+        st.session_state["train.partial"] = {"settings": settings, "model": update.model, "losses": list(losses)}
+        if update.step % 5 == 0 or update.step == settings.steps:  # each of these is where Stop can interrupt
+            progress.progress(update.step / settings.steps,
+                              text=ctx.t("train.progress", step=update.step, steps=settings.steps,
+                                         loss=f"{update.loss:.4f}"))
+        if update.step % CHART_EVERY == 0:
+            chart.plotly_chart(curves(range(1, len(losses) + 1), {"loss": losses}, ctx.t("train.step"),
+                                      ctx.t("train.loss_axis"), log_y=True), config={"displayModeBar": False})
+
+
+def _keep_interrupted_run():
+    """A finished or interrupted (Stop, or leaving the page) run: its weights become every page's model."""
+    partial = st.session_state.pop("train.partial", None)
+    if partial is None:
+        return
+    settings, model = partial["settings"], partial["model"]
+    st.session_state["train.result"] = {**partial, "stopped": len(partial["losses"]) < settings.steps,
+                                        "after": translations(model, pairs(settings.corpus))}
+    src, tgt = pairs(settings.corpus)[0]
+    context.adopt_model_later(model, src=src, tgt=tgt)
+    st.rerun()
+
+
+def _results(ctx):
+    result = st.session_state.get("train.result")
+    if result is None:
+        return
+    settings, losses = result["settings"], result["losses"]
+    st.success(ctx.t("train.done_stopped" if result["stopped"] else "train.done", steps=len(losses),
+                     loss=f"{losses[-1]:.4f}"))
+    if result.get("replayed"):
+        st.caption(ctx.t("train.replayed"))
+    st.plotly_chart(curves(range(1, len(losses) + 1), {"loss": losses}, ctx.t("train.step"), ctx.t("train.loss_axis"),
+                           log_y=True), config={"displayModeBar": False}, key="train.curve")
+    start, before = _before(settings.corpus)
+    after = result["after"]
+    exact = sum(t.exact for t in after)
+    st.markdown(ctx.t("train.exact", exact=exact, n=len(after)))
+    rows = [{ctx.t("train.col.src"): a.src, ctx.t("train.col.tgt"): " ".join(a.expected),
+             ctx.t("train.col.before"): b.text, ctx.t("train.col.after"): a.text, "✓": "✓" if a.exact else ""}
+            for b, a in zip(before, after)]
+    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    _attention_before_after(ctx, start, result["model"], pairs(settings.corpus)[0])
+
+
+def _attention_before_after(ctx, before, after, pair):
+    src, tgt = pair
+    block = f"dec.{before.config.n_layers - 1}.cross_attn.weights"
+    st.markdown(ctx.t("train.attention", src=src, tgt=tgt))
+    for column, (label, model) in zip(st.columns(2), (("train.col.before", before), ("train.col.after", after))):
+        trace = model.run(src, tgt)
+        axes = step_axes(trace, block)
+        column.markdown(f"**{ctx.t(label)}**")
+        column.plotly_chart(heatmap(trace[block][0], axes[1], axes[2]), config={"displayModeBar": False},
+                            key=f"train.attention.{label}")
+
+
+# ---- saving and loading weights -----------------------------------------------------------------------------
+
+def save_load():
+    ctx = context.get()
+    st.subheader(ctx.t("train.files"))
+    st.markdown(ctx.t("train.files_intro"))
+    model = ctx.model
+    st.download_button(ctx.t("train.download"), data=lambda: checkpoint.to_bytes(model), mime="application/octet-stream",
+                       file_name=f"transformer-{ctx.state.weights or model.name}.npz", key="train.download")
+    st.file_uploader(ctx.t("train.upload"), type=["npz"], max_upload_size=MAX_UPLOAD_MB, key="train.upload",
+                     on_change=_on_upload)
+    error = st.session_state.pop("train.upload_error", None)
+    if error:
+        st.error(error)
+
+
+def _on_upload():
+    uploaded = st.session_state.get("train.upload")
+    if uploaded is None:
+        return
+    t = context.get().t
+    try:
+        model = checkpoint.load(io.BytesIO(uploaded.getvalue()))
+        context.check_model_limits(model)
+    except ValueError as error:
+        st.session_state["train.upload_error"] = t("train.upload_bad", name=uploaded.name,
+                                                   error=context.refusal(t, error))
+        return
+    context.adopt_model(model)
