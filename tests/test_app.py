@@ -66,6 +66,14 @@ def open_page(page="overview", **query):
     return at
 
 
+def open_options(at):
+    """Open the sidebar's "Model options" expander: its widgets are drawn only while it is open."""
+    at.session_state["ctl.options"] = True
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
 def goto(at, page):
     at.switch_page(f"pages/{page}.py")
     at.run()
@@ -413,7 +421,7 @@ def test_sentence_length_cap(side, words, accepted):
 
 
 def test_non_divisible_head_count():
-    at = open_page("attention")
+    at = open_options(open_page("attention"))
     before = latex(at)
     at.number_input(key="ctl.n_heads").set_value(3).run()
     with pytest.raises(ValueError) as refused:
@@ -422,6 +430,8 @@ def test_non_divisible_head_count():
     _kept(at, before)
     at.session_state["ctl.lang"] = "zh"
     at.run()
+    open_options(at)  # the expander's label changed with the language, so it is a new, closed one
+    at.number_input(key="ctl.n_heads").set_value(3).run()
     assert [e.value for e in at.error] == [translator("zh")("msg.kept", error=translator("zh")(
         "msg.not_divisible", d_model=4, n_heads=3))]
     at.number_input(key="ctl.n_heads").set_value(4).run()  # 4 divides 4: d_k = d_v = 1
@@ -431,7 +441,7 @@ def test_non_divisible_head_count():
 
 
 def test_sizes_within_the_caps_are_accepted():
-    at = open_page("overview")
+    at = open_options(open_page("overview"))
     at.number_input(key="ctl.d_model").set_value(100).run()
     assert_clean(at)
     assert overview_numbers(at) == (2, 1, 100, 2, 1)
@@ -443,7 +453,7 @@ def test_sizes_within_the_caps_are_accepted():
 
 def test_layers_beyond_the_cap_from_the_widget():
     """The browser's number input refuses more than max_value itself; a forged 64 must not get through."""
-    at = open_page("overview")
+    at = open_options(open_page("overview"))
     at.session_state["ctl.n_layers"] = 64
     at.run()
     assert not at.exception, [e.message for e in at.exception]
@@ -458,7 +468,7 @@ def test_preset_switch_starts_clean():
     assert_clean(at)
     assert overview_numbers(at) == (2, 1, 512, 8, 6)
     assert query(at) == {**DEFAULT_QUERY, "preset": "paper"}
-    assert at.number_input(key="ctl.d_model").value == 512
+    assert open_options(at).number_input(key="ctl.d_model").value == 512
 
 
 def test_non_finite_numbers_are_reported_not_crashed():
@@ -485,7 +495,7 @@ def test_the_url_holds_the_state():
     assert query(at) == {**DEFAULT_QUERY, "edit": "enc.0.attn.W_Q:0.0.0=5.0"}
     at.text_input(key="ctl.src").set_value("world hello world").run()
     at.text_input(key="ctl.tgt").set_value("hola").run()
-    at.number_input(key="ctl.seed").set_value(7).run()
+    open_options(at).number_input(key="ctl.seed").set_value(7).run()
     at.radio(key="ctl.divisor_kind").set_value("sqrt").run()
     goto(at, "attention")
     assert_clean(at)

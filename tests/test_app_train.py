@@ -11,7 +11,7 @@ from engine import checkpoint
 from engine.backward import backward_formula, loss_and_grads
 from engine.generate import generate
 from engine.train import TrainSettings, start_model, train, training
-from test_app import assert_clean, goto, latex, notes, open_page, query, server_navigation  # noqa: F401 (fixture)
+from test_app import assert_clean, goto, latex, notes, open_options, open_page, query, server_navigation  # noqa: F401 (fixture)
 from ui.i18n import EN, ZH, translator
 
 T = translator("en")
@@ -88,7 +88,7 @@ def test_a_size_change_drops_trained_weights():
     at.number_input(key="train.steps").set_value(10).run()
     at.button(key="train.start").click().run(timeout=300)
     assert query(at).get("weights")
-    at.number_input(key="ctl.d_ff").set_value(48).run()
+    open_options(at).number_input(key="ctl.d_ff").set_value(48).run()
     assert_clean(at)
     assert "weights" not in query(at)
 

@@ -167,13 +167,18 @@ def _start_session():
 
 def _sync_widgets(state: AppState):
     """Put the state's values into the control widgets (at the start and after a preset change)."""
-    config = state.config()
     st.session_state.update({"ctl.lang": state.lang, "ctl.preset": state.preset, "ctl.src": state.src,
-                             "ctl.tgt": state.tgt, "ctl.seed": state.seed})
-    for field in SIZE_FIELDS + CHOICE_FIELDS + BOOL_FIELDS + ("eps",):
-        st.session_state[f"ctl.{field}"] = getattr(config, field)
-    st.session_state["ctl.divisor_kind"] = "sqrt" if config.attn_divisor == "sqrt_dk" else "number"
-    st.session_state["ctl.divisor"] = 30.0 if config.attn_divisor == "sqrt_dk" else float(config.attn_divisor)
+                             "ctl.tgt": state.tgt, **_option_values(state)})
+
+
+def _option_values(state: AppState) -> dict:
+    """The option widgets' values for a state, by widget key."""
+    config = state.config()
+    values = {f"ctl.{field}": getattr(config, field) for field in SIZE_FIELDS + CHOICE_FIELDS + BOOL_FIELDS + ("eps",)}
+    values["ctl.seed"] = state.seed
+    values["ctl.divisor_kind"] = "sqrt" if config.attn_divisor == "sqrt_dk" else "number"
+    values["ctl.divisor"] = 30.0 if config.attn_divisor == "sqrt_dk" else float(config.attn_divisor)
+    return values
 
 
 def _on_preset_change():
@@ -203,8 +208,15 @@ def _controls(good: AppState, t) -> AppState:
                       key="ctl.preset", on_change=_on_preset_change)
     sidebar.text_input(t("ctl.src"), key="ctl.src", max_chars=500)
     sidebar.text_input(t("ctl.tgt"), key="ctl.tgt", max_chars=500)
-    with sidebar.expander(t("ctl.options")):
-        overrides = _option_widgets(good, t)
+    options = sidebar.expander(t("ctl.options"), key="ctl.options", on_change="rerun")
+    if options.open:  # the option widgets are drawn (and cost a rerun's time) only while they are shown
+        if not st.session_state.get("ctl.options_drawn"):  # hidden widgets forget their values: give them back
+            st.session_state.update(_option_values(good))
+        with options:
+            overrides, seed = _option_widgets(good, t)
+    else:
+        overrides, seed = good.overrides, good.seed
+    st.session_state["ctl.options_drawn"] = options.open
     if good.weights:
         sidebar.info(t("ctl.weights", id=good.weights))
         sidebar.button(t("ctl.drop_weights"), key="ctl.drop_weights", on_click=lambda: set_state(
@@ -214,7 +226,6 @@ def _controls(good: AppState, t) -> AppState:
         sidebar.button(t("ctl.reset_edits"), key="ctl.reset_edits", on_click=lambda: set_state(
             st.session_state.state.without_edits()))
     sidebar.caption(t("ctl.share"))
-    seed = int(st.session_state["ctl.seed"])
     same_model = (seed, overrides) == (good.seed, good.overrides)  # trained weights fit only their own model
     return good.replace(lang=st.session_state["ctl.lang"], src=st.session_state["ctl.src"],
                         tgt=st.session_state["ctl.tgt"], seed=seed, overrides=overrides,
@@ -222,7 +233,7 @@ def _controls(good: AppState, t) -> AppState:
 
 
 def _option_widgets(good: AppState, t) -> tuple:
-    """The Config widgets; returns the fields that differ from the preset, as sorted pairs."""
+    """The Config widgets; returns the fields that differ from the preset, as sorted pairs, and the seed."""
     st.caption(t("ctl.sizes"))
     left, right = st.columns(2)
     for i, field in enumerate(SIZE_FIELDS):
@@ -245,7 +256,7 @@ def _option_widgets(good: AppState, t) -> tuple:
     chosen["attn_divisor"] = "sqrt_dk" if st.session_state["ctl.divisor_kind"] == "sqrt" else float(
         st.session_state["ctl.divisor"])
     base = engine.PRESETS[good.preset]
-    return tuple(sorted((f, v) for f, v in chosen.items() if getattr(base, f) != v))
+    return tuple(sorted((f, v) for f, v in chosen.items() if getattr(base, f) != v)), int(st.session_state["ctl.seed"])
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
