@@ -3,7 +3,7 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: app test setup setup-test browser bench
+.PHONY: app test setup setup-test browser bench classroom perf
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,3 +28,18 @@ test: setup-test browser
 
 bench: setup-test
 	$(BIN)/python bench/engine_bench.py
+
+# The whole performance harness, each figure a ratio to a reference of the same run (bench/pages_bench.py): the
+# engine vs PyTorch, every page's server CPU per rerun and browser edit-to-update vs a trivial page; LOAD=1 adds
+# the classroom load (bench/load.py, ~6 min). Replaces the "Per page" section of docs/PERFORMANCE.md.
+perf: setup-test browser
+	$(BIN)/python bench/pages_bench.py --engine $(if $(LOAD),--load) --write docs/PERFORMANCE.md
+
+# A class larger than one process can serve: PROCESSES Streamlit processes behind nginx on PORT, which keeps each
+# browser on one process (deploy/classroom.py, deploy/nginx.conf.template); Ctrl-C stops them all.
+PROCESSES ?= 2
+PORT ?= 8501
+classroom: setup
+	@command -v nginx >/dev/null || test -x /usr/sbin/nginx || \
+		{ apt-get update -qq && apt-get install -y -qq nginx; }
+	$(BIN)/python deploy/classroom.py --processes $(PROCESSES) --port $(PORT)

@@ -106,6 +106,45 @@ def server_pid(port: int) -> int | None:
     return None
 
 
+# ---- several processes behind nginx (deploy/classroom.py, with --pids) --------------------------------------
+
+@dataclass(frozen=True)
+class Processes:
+    """The Streamlit processes ({port: pid}) and nginx's master pid, from the pids.json deploy/classroom.py
+    writes."""
+    streamlit: dict
+    nginx: int | None
+
+    @classmethod
+    def read(cls, path) -> "Processes":
+        listed = json.loads(Path(path).read_text())
+        return cls({int(port): pid for port, pid in listed["streamlit"].items()}, listed.get("nginx"))
+
+
+def connections(port: int) -> int:
+    """Established TCP connections into a local port: one per session on that process (its websocket, or
+    nginx's connection that carries it)."""
+    count = 0
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            parts = line.split()
+            if parts[3] == "01" and int(parts[1].rsplit(":", 1)[1], 16) == port:  # 01: ESTABLISHED
+                count += 1
+    return count
+
+
+def family_cpu_seconds(pid: int) -> float:
+    """CPU time of a process and its children (nginx's master and its worker)."""
+    children = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:  # ppid
+                children.append(int(entry))
+        except OSError:
+            continue
+    return sum(cpu_seconds(p) for p in [pid, *children] if Path(f"/proc/{p}").exists())
+
+
 # ---- what a student does -----------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -225,7 +264,8 @@ async def student(number: int, url: str, target: Target, args, tally: Tally, sta
 
 async def _load(url, target, args, tally, rng):
     begin = time.perf_counter()
-    session = await Session.open(url, target.page, target.query_string, timeout=args.timeout)
+    headers = await asyncio.to_thread(page_cookies, url, target, args.timeout) if args.cookies else None
+    session = await Session.open(url, target.page, target.query_string, timeout=args.timeout, headers=headers)
     tally.sessions.append(session)
     tally.loads.append(time.perf_counter() - begin)
     tally.loaded_at.append(time.monotonic())
@@ -238,6 +278,18 @@ async def _load(url, target, args, tally, rng):
         await _discard(session, tally)
         raise LookupError(f"no editor whose key matches {target.editor_key!r} on the page")
     return session, editor
+
+
+def page_cookies(url, target, timeout) -> dict:
+    """What a browser sends with its websocket after loading the page: the cookies the page's response set
+    (behind deploy/'s nginx, the one that keeps the session on one process) and its Origin."""
+    address = f"{url.rstrip('/')}/{target.page}" + (f"?{target.query_string}" if target.query_string else "")
+    with urllib.request.urlopen(address, timeout=timeout) as response:
+        cookies = [header.split(";", 1)[0] for header in response.headers.get_all("Set-Cookie") or []]
+    headers = {"Origin": url.rstrip("/")}
+    if cookies:
+        headers["Cookie"] = "; ".join(cookies)
+    return headers
 
 
 async def _discard(session, tally):
@@ -281,12 +333,30 @@ class Reading:
     cpu: float = 0.0  # the server's CPU seconds, all threads
     loop_cpu: float = 0.0  # of its main thread, which runs the event loop (websockets, sending ForwardMsgs)
     rss: float = float("nan")  # MB
+    per_process: tuple = ()  # with --pids: (port, CPU seconds, sessions, RSS) of each Streamlit process
+    proxy_cpu: float | None = None  # with --pids: nginx's CPU seconds
 
     @classmethod
-    def of(cls, pid: int | None) -> "Reading":
+    def of(cls, pid: int | Processes | None) -> "Reading":
         if pid is None:
             return cls(time.monotonic())
+        if isinstance(pid, Processes):  # the sums over the processes, and each one's share
+            pids = pid.streamlit.values()
+            per_process = tuple((port, cpu_seconds(p), connections(port), rss_mb(p))
+                                for port, p in pid.streamlit.items())
+            return cls(time.monotonic(), sum(p[1] for p in per_process), sum(cpu_seconds(p, p) for p in pids),
+                       sum(p[3] for p in per_process), per_process, pid.nginx and family_cpu_seconds(pid.nginx))
         return cls(time.monotonic(), cpu_seconds(pid), cpu_seconds(pid, pid), rss_mb(pid))
+
+
+def spread(window: Reading, end: Reading) -> dict | None:
+    """How the sessions and RSS (at the end) and the CPU (over the window) went over the processes, with --pids."""
+    if not end.per_process:
+        return None
+    before = {port: cpu for port, cpu, _, _ in window.per_process}
+    return {"per_process": [{"port": port, "sessions": sessions, "cpu_s": cpu - before[port], "rss_mb": rss}
+                            for port, cpu, sessions, rss in end.per_process],
+            "proxy_cpu_s": None if end.proxy_cpu is None else end.proxy_cpu - window.proxy_cpu}
 
 
 async def phase(url: str, pid: int | None, target: Target, args) -> dict:
@@ -344,6 +414,7 @@ async def phase(url: str, pid: int | None, target: Target, args) -> dict:
         "server_cpu_per_rerun_s": per_rerun(end.cpu - window.cpu),
         "event_loop_cpu_per_rerun_s": per_rerun(end.loop_cpu - window.loop_cpu),
         "rss_mb": {"one_session": one.rss, "all_sessions": end.rss, "peak": rss_peak},
+        "processes": spread(window, end),
         "mb_per_extra_session": (end.rss - one.rss) / (args.sessions - 1) if pid and args.sessions > 1 else None,
         "kb_sent_per_edit": statistics.fmean(tally.bytes_per_edit) / 1024 if tally.bytes_per_edit else None,
         "client_cpu_s": time.process_time() - client_cpu,
@@ -354,9 +425,11 @@ async def phase(url: str, pid: int | None, target: Target, args) -> dict:
 def run_phase(script: str | None, url: str | None, target: Target, args, log) -> dict:
     server = None
     if url is None:
-        port = free_port()
+        port = free_port(*args.ports)
         server = start_server(script, port, log, args.source, tuple(args.server_arg))
         url, pid = f"http://localhost:{port}", server.pid
+    elif args.pids:
+        pid = Processes.read(args.pids)
     else:
         pid = server_pid(int(url.rsplit(":", 1)[1].split("/")[0])) if re.search(r":\d+", url) else None
     try:
@@ -393,6 +466,11 @@ def describe(result: dict) -> list[str]:
             f"(peak {rss['peak']:.0f}): {result['mb_per_extra_session']:.2f} MB per extra session"
             if result["mb_per_extra_session"] is not None else f"  server RSS {rss['all_sessions']:.0f} MB",
         ]
+    if result["processes"]:
+        nginx = result["processes"]["proxy_cpu_s"]
+        lines.append("  over the processes: " + "; ".join(
+            f"port {p['port']}: {p['sessions']} sessions, {p['cpu_s']:.1f} s CPU, {p['rss_mb']:.0f} MB"
+            for p in result["processes"]["per_process"]) + ("" if nginx is None else f"; nginx {nginx:.1f} s CPU"))
     lines.append(f"  {result['kb_sent_per_edit'] or 0:.1f} kB from the server per edit; load generator CPU "
                  f"{result['client_cpu_s']:.1f} s; load average before {_avg(result['loadavg_before'])}, "
                  f"after {_avg(result['loadavg_after'])}")
@@ -465,6 +543,13 @@ def main(argv=None):
                              "reloads modules that change under it, so others' edits would disturb a long run")
     parser.add_argument("--server-arg", action="append", default=[],
                         help="an extra `streamlit run` flag, e.g. --server-arg=--server.fileWatcherType=none")
+    parser.add_argument("--cookies", action="store_true",
+                        help="each session GETs the page first and sends the cookies it set with its websocket, as "
+                             "a browser does: deploy/'s nginx keeps a session on one process by such a cookie")
+    parser.add_argument("--pids", help="with --url: the pids.json of deploy/classroom.py; server CPU and RSS are "
+                                       "summed over its Streamlit processes, and each one's share is shown")
+    parser.add_argument("--ports", type=lambda text: tuple(map(int, text.split("-"))), default=(8600, 8699),
+                        help="LO-HI: the range the servers it starts listen in")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args(argv)

@@ -76,12 +76,13 @@ class Session:
 
     @classmethod
     async def open(cls, url: str, page: str = "", query_string: str = "", locale: str = "en-US",
-                   timeout: float = 60.0) -> "Session":
-        """Connect to the server at url (http://host:port) and load a page (its url path) like a browser."""
+                   timeout: float = 60.0, headers: dict | None = None) -> "Session":
+        """Connect to the server at url (http://host:port) and load a page (its url path) like a browser;
+        headers go with the websocket's HTTP request (a Cookie, an Origin)."""
         stream = re.sub(r"^http", "ws", url.rstrip("/")) + "/_stcore/stream"
         # Browsers send no pings of their own; the server pings, and the client answers.
         websocket = await connect(stream, subprotocols=["streamlit"], max_size=None, ping_interval=None,
-                                  open_timeout=timeout)
+                                  open_timeout=timeout, additional_headers=headers)
         session = cls(websocket, url, page, query_string, locale)
         await session.rerun(timeout=timeout)
         return session

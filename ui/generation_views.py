@@ -37,6 +37,8 @@ def controls() -> dict:
     values = generation.settings(ctx.state.gen)
     for name, value in values.items():
         st.session_state.setdefault(f"gen.{name}", value)
+    if st.session_state["gen.strategy"] not in generation.STRATEGIES:  # see _on_change
+        st.session_state["gen.strategy"] = values["strategy"]
     st.segmented_control(ctx.t("gen.strategy"), generation.STRATEGIES, format_func=lambda s: ctx.t(f"gen.s.{s}"),
                          key="gen.strategy", required=True, on_change=_on_change)
     used = generation.USES[st.session_state["gen.strategy"]]
@@ -56,7 +58,10 @@ def _number(ctx, name):
 
 
 def _on_change():
-    values = {name: st.session_state.get(f"gen.{name}", default) for name, default in generation.DEFAULTS.items()}
+    current = generation.settings(st.session_state.state.gen)
+    values = {name: st.session_state.get(f"gen.{name}", value) for name, value in current.items()}
+    if values["strategy"] not in generation.STRATEGIES:  # no strategy: only from a forged message, as the browser
+        values["strategy"] = current["strategy"]        # does not let a required control be emptied
     context.set_state(st.session_state.state.replace(gen=generation.changed(values)), reset_editors=False)
     st.session_state["gen.step"] = 1
 

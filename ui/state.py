@@ -13,6 +13,7 @@ import numpy as np
 
 import engine
 from engine.config import parse_field
+from engine.model import param_shapes
 from engine.presets import configure
 from engine.tokens import split
 
@@ -24,6 +25,7 @@ FLOAT_RANGES = {"attn_divisor": (0.001, 1e6), "eps": (0.0, 1.0)}  # what the opt
 MAX_TOKENS = 64
 MAX_WEIGHT = 1e6
 MAX_EDITS = 200
+MAX_PARAMS = 60_000_000  # the paper's sizes with N = 8: 59 million weights, 470 MB
 DEFAULT_SOURCE = "Hello World"
 
 
@@ -68,12 +70,24 @@ def check_limits(state: AppState) -> None:
         high = APP_LIMITS.get(field)
         if high is not None and isinstance(value, int) and value > high:
             raise LimitError("msg.too_big", {"field": field, "high": high, "value": value})
+    _check_size(state)
     for side, text in (("src", state.src), ("tgt", state.tgt)):
         n = len(split(text)) + (side == "tgt")
         if n > MAX_TOKENS:
             raise LimitError("msg.too_long", {"side": side, "n": n, "high": MAX_TOKENS})
     if not split(state.src):
         raise LimitError("msg.empty", {})
+
+
+def _check_size(state: AppState) -> None:
+    """The weights' count: a link or the options may combine caps (h = 16, d_k = 512, N = 8) into gigabytes."""
+    try:
+        config = state.config()
+    except ValueError:
+        return  # not a model at all: the engine says why when the model is built
+    n = sum(math.prod(shape) for shape in param_shapes(config, 0).values())  # the embeddings are left out
+    if n > MAX_PARAMS:
+        raise LimitError("msg.too_big", {"field": "#params", "high": f"{MAX_PARAMS:,}", "value": f"{n:,}"})
 
 
 def check_weight(value) -> float:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import threading
+import zipfile
 
 import pandas as pd
 import streamlit as st
@@ -14,6 +15,7 @@ from engine.backward import GRAD_TEX, backward_formula, loss_and_grads
 from engine.corpus import CORPORA, pairs
 from engine.loss import (CROSS_ENTROPY_TEX, LOGITS_GRAD_TEX, MEAN_LOSS_TEX, SMOOTHED_LOSS_TEX, SMOOTHED_TARGET_TEX,
                          TEACHER_FORCING_TEX)
+from engine.tokens import EOS, SOS, UNK, split
 from engine.train import TRAINING_SETUP, TrainSettings, start_model, training, translations
 
 from . import context
@@ -99,7 +101,7 @@ def trainer():
     setup = TRAINING_SETUP["overrides"]
     st.markdown(ctx.t("train.corpus_intro", **setup))
     corpus = st.segmented_control(ctx.t("train.corpus"), list(CORPORA), default="en-es", required=True,
-                                  format_func=lambda c: ctx.t(f"train.corpus.{c}"), key="train.corpus")
+                                  format_func=lambda c: ctx.t(f"train.corpus.{c}"), key="train.corpus") or "en-es"
     with st.expander(ctx.t("train.pairs", n=len(pairs(corpus)))):
         st.dataframe(pd.DataFrame(pairs(corpus), columns=[ctx.t("train.col.src"), ctx.t("train.col.tgt")]),
                      hide_index=True)
@@ -243,12 +245,35 @@ def _on_upload():
     uploaded = st.session_state.get("train.upload")
     if uploaded is None:
         return
-    t = context.get().t
+    t, data = context.get().t, uploaded.getvalue()
     try:
-        model = checkpoint.load(io.BytesIO(uploaded.getvalue()))
+        _check_unpacked_size(data)
+        model = checkpoint.load(io.BytesIO(data))
+        _check_vocabulary(model)
         context.check_model_limits(model)
-    except ValueError as error:
+    except (ValueError, MemoryError) as error:  # MemoryError: an array header that claims an impossible shape
         st.session_state["train.upload_error"] = t("train.upload_bad", name=uploaded.name,
                                                    error=context.refusal(t, error))
         return
     context.adopt_model(model)
+
+
+def _check_unpacked_size(data: bytes) -> None:
+    """Refuse an archive that unpacks to more than the upload limit, from its directory alone: a small compressed
+    file can hold gigabytes of zeros (the app's own files are not compressed, so they unpack to their size)."""
+    try:
+        members = zipfile.ZipFile(io.BytesIO(data)).infolist()
+    except (zipfile.BadZipFile, ValueError, OSError):
+        return  # checkpoint.load says what is wrong with it
+    unpacked = sum(member.file_size for member in members)  # zipfile reads no more than this
+    if unpacked > MAX_UPLOAD_MB * 2**20:
+        raise ValueError(f"it unpacks to {unpacked / 2**20:,.0f} MB; at most {MAX_UPLOAD_MB} MB are loaded")
+
+
+def _check_vocabulary(model) -> None:
+    """Every token must be one printable word as the tokenizer reads it (or a special token): no sentence reaches
+    any other, and the pages write tokens into Markdown and chart labels, where markup or a right-to-left override
+    would show to everyone given the weights' link."""
+    odd = [t for t in model.vocab.tokens if not (split(t) == [t] and t.isprintable()) and t not in (UNK, SOS, EOS)]
+    if odd:
+        raise ValueError(f"{len(odd)} vocabulary entries are not single words, which no sentence can reach")

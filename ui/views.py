@@ -174,8 +174,10 @@ def _drill(ctx, name, head, key, rows, cols):
 
 # ---- editing weights --------------------------------------------------------------------------------------
 
-def edit_param(name: str, head: int | None = None, rows: list[int] | None = None):
-    """An editor for a parameter (one head's slice, optionally only some rows), with a reset button."""
+def edit_param(name: str, head: int | None = None, rows: list[int] | None = None, one_cell: bool = False):
+    """An editor for a parameter (one head's slice, optionally only some rows), with a reset button: a grid,
+    or one cell at a time (row, column, number) for wide matrices and where one_cell asks for the lighter
+    widget (an edit then redraws a number input, not a grid)."""
     ctx = context.get()
     value = ctx.model.params[name]
     axes = param_axes(ctx.model.vocab.tokens, name, value.shape)
@@ -190,7 +192,7 @@ def edit_param(name: str, head: int | None = None, rows: list[int] | None = None
         version = st.session_state.get("edit_version", 0)
         key = f"edit.{name}.{head}.{version}"
         columns = _unique(axes[-1])
-        if matrix.shape[1] <= TABLE_COLS:
+        if matrix.shape[1] <= TABLE_COLS and not one_cell:
             frame = _editor_frame(key, lambda: pd.DataFrame(matrix[row_ids], index=_unique(row_labels), columns=columns))
             st.data_editor(frame, key=key, on_change=_on_edit, args=(key, name, head, row_ids, columns, value.ndim))
         else:

@@ -1,0 +1,849 @@
+"""Hostile input, property-based: every widget of every page, the weight grids, uploads and the URL, driven
+through AppTest with values a careless or hostile student could send. Each example checks the same promises:
+
+* no exception reaches the page;
+* an input is either taken, and then the state is exactly what it asked for, or refused, and then the state and
+  the URL are the ones from before and a message says so (sidebar, page or upload);
+* whatever happened, the state is one a link can hold (URL == encode(state), and decoding it gives it back with no
+  note), it is within the app's limits, the page's trace is the engine's own run of that state (outside the app's
+  caches), the numbers the page writes out are that trace's, and no element renders HTML.
+
+Two kinds of input are told apart. What a browser can send: any text typed or pasted into a text input or a grid
+cell, any number the number inputs accept, any .npz file, any link. What only a hand-made websocket message can
+send (the browser's widgets never do): NaN for a slider, an option that is not offered, an emptied required
+choice, a grid cell outside the grid, a chart selection that is not a point. Both are tried; the forged ones
+that still raise are strict xfails at the end of this file, each with the fix it needs.
+
+Every input tried is counted; the counts go to build/reliability.json (docs/RELIABILITY.md quotes them).
+"""
+import io
+import json
+import math
+import time
+import tracemalloc
+import zipfile
+from collections import Counter
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, example, given, settings
+from hypothesis import strategies as st
+from streamlit import config as streamlit_config
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+from streamlit.testing.v1 import AppTest
+
+import engine
+from engine import checkpoint
+from engine.backward import loss_and_grads
+from engine.config import CHOICES
+from engine.model import Model
+from engine.tokens import Vocabulary
+from engine.train import start_model
+from test_app import (APP, ALL_PAGES, STEP_HEADER, goto, open_options, open_page, query,  # noqa: F401 (fixture)
+                      server_navigation, shown, type_cells)
+from ui import context, generation
+from ui import state as app_state
+from ui.i18n import translator
+from ui.state import AppState
+
+ROOT = Path(__file__).resolve().parents[1]
+REPORT = ROOT / "build" / "reliability.json"
+TRIED = Counter()  # inputs tried, by test
+DETAIL = Counter()  # the same inputs, by what was sent
+STARTED = time.monotonic()
+STEP_PAGES = [p for p in ALL_PAGES if p not in ("overview", "generate", "train", "paper_vs_blog")]
+HOSTILE = settings(deadline=None, suppress_health_check=[
+    HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+@pytest.fixture(scope="module", autouse=True)
+def full_error_details():
+    """The production config hides error details (client.showErrorDetails = "none"); a failing example here should
+    say what went wrong, so this module sees them. The counts are written when the module ends."""
+    before = streamlit_config.get_option("client.showErrorDetails")
+    streamlit_config.set_option("client.showErrorDetails", "full")
+    yield
+    streamlit_config.set_option("client.showErrorDetails", before)
+    REPORT.parent.mkdir(exist_ok=True)
+    report = {"total": sum(TRIED.values()), "seconds": round(time.monotonic() - STARTED, 1),
+              "inputs": dict(sorted(TRIED.items())), "detail": dict(sorted(DETAIL.items()))}
+    REPORT.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    print(f"\nreliability: {report['total']} hostile inputs in {report['seconds']} s -> {REPORT}")
+
+
+# ---- hostile values -----------------------------------------------------------------------------------------
+
+NASTY_TEXT = [
+    "", " ", "\t", "\x00", "\u202e", "\r\n", "Hello\x00World", "Hello\r\nWorld", "\u202eHello World",
+    "<script>alert(1)</script>", '<img src=x onerror="alert(1)">', "<b>Hello</b> World", "x" * 10_000,
+    "🙂" * 40, "👨‍👩‍👧 Hello 🌍", "مرحبا بالعالم", "שלום עולם", "Hello \u200fWorld\u200e", "ﷺ" * 30, "Z̷̢͎a̸l̵g̶o̷",
+    "**bold** [link](javascript:alert(1)) ![x](http://127.0.0.1:9/x.png)", "$\\frac{1}{0}$ \\begin{bmatrix}",
+    "{error} {0} %s %(x)s", "'; DROP TABLE pupils; --", "hello " * 70, "hola " * 64, "你好世界" * 20,
+    "Hello World", "hello world hola", "\ufeffHello", "Ｈｅｌｌｏ", "hello\u0301 world",
+]
+TEXT = st.one_of(
+    st.sampled_from(NASTY_TEXT),
+    st.text(st.characters(exclude_categories=("Cs",)), max_size=80),  # no lone surrogates: not valid UTF-8 on the wire
+    st.lists(st.sampled_from(["hello", "world", "Hello", "hola", "mundo", "<", "🙂", "\x00", "\u202e", "١٢"]),
+             max_size=80).map(" ".join),
+)
+NASTY_NUMBERS = [math.nan, math.inf, -math.inf, 1e308, -1e308, 0, -0.0, -1, -3, 1e-320, 2**53 + 1, 2**63, -(2**31),
+                 1e6, 1e6 + 1, -1e6, 0.5]
+FLOATS = st.one_of(st.sampled_from(NASTY_NUMBERS), st.floats(allow_nan=True, allow_infinity=True))
+FINITE = st.one_of(st.sampled_from([v for v in NASTY_NUMBERS if math.isfinite(v)]), st.integers(-10, 600),
+                   st.integers(-(2**70), 2**70), st.floats(-1e308, 1e308))
+TYPED_CELLS = st.one_of(
+    st.sampled_from(["1e400", "-1e400", "nan", "NaN", "-inf", "inf", "infinity", "abc", "", " ", "1,5", "0x10",
+                     "1_0", "١٢", "½", "∞", "+5", "5.", ".5", "1e-400", "-0", "1e6", "1000000.5", "-1e6", " 7 ",
+                     "<script>", "\x00", "🙂", None, True, [1], {"a": 1}]),
+    FLOATS, st.text(max_size=12),
+)
+
+
+def forge(at, widget, **value):
+    """Send one widget's value as a websocket message would, unchecked by the browser's widget."""
+    states = at._tree.get_widget_states()
+    states.widgets.append(WidgetState(id=widget.id, **value))
+    at._run(states)
+    return at
+
+
+# ---- what every example checks --------------------------------------------------------------------------------
+
+def _walk(node):
+    for child in getattr(node, "children", {}).values():
+        yield child
+        yield from _walk(child)
+
+
+def assert_no_html(at):
+    """Nothing on the page is raw HTML: no st.html, iframe or component, and no Markdown with HTML allowed."""
+    for node in _walk(at._tree):
+        assert getattr(node, "type", None) not in ("html", "iframe", "component_instance", "bidi_component"), node
+        assert not getattr(getattr(node, "proto", None), "allow_html", False), node
+
+
+def engine_run(at, state):
+    """The engine's own model and trace for a state, outside the app's caches (uploaded or trained weights: the
+    model the app holds for that id, which the upload test compares with the file separately)."""
+    base = at.session_state["context"].base if state.weights else \
+        app_state.base_model(state.preset, state.seed, state.overrides)
+    model, _ = app_state.apply_edits(base, state.edits)
+    return model, model.run(state.src, state.tgt or None)
+
+
+def assert_numbers_are_the_engines(at, page, state):
+    model, trace = engine_run(at, state)
+    shown_trace = at.session_state["context"].trace
+    assert list(shown_trace) == list(trace)
+    for name in trace:
+        np.testing.assert_array_equal(shown_trace[name], trace[name], err_msg=name)
+    t = translator(state.lang)
+    markdown = [m.value for m in at.markdown]
+    for header in markdown:
+        match = STEP_HEADER.match(header)
+        if match:
+            value = trace[match.group(1)]
+            slices = list(value) if value.ndim == 3 else [value]
+            if slices[0].shape[-1] <= 16:  # wider matrices are heatmaps only
+                assert any(shown(at, s) for s in slices), f"{match.group(1)}: the engine's numbers are not shown"
+    if page == "overview":
+        c = model.config
+        assert t("overview.shapes", n_src=len(trace.src_tokens), n_tgt=len(trace.tgt_tokens), d_model=c.d_model,
+                 h=c.n_heads, n_layers=c.n_layers) in markdown
+    elif page == "generate":
+        try:
+            generated = generation.run(model, state.src, state.gen)
+        except ValueError as error:
+            assert t("gen.failed", error=error) in [e.value for e in at.error]
+            return
+        if generation.settings(state.gen)["strategy"] == "beam":
+            best = generated.best
+            assert t("gen.beam_best", text=best.text or "∅", logp=f"{best.logprob:.4f}",
+                     score=f"{best.score:.4f}") in markdown
+        else:
+            assert f"**{t('gen.sentence')}** `SOS` " + " ".join(f"`{w}`" for w in generated.tokens) in markdown
+    elif page == "train":
+        result = loss_and_grads(model, state.src, state.tgt, label_smoothing=at.session_state["train.view_smoothing"])
+        assert {m.label: m.value for m in at.metric}[t("train.mean_loss")] == f"{result.loss:.6g}"
+
+
+def assert_consistent(at, page):
+    """The promises every example keeps, whatever it sent; returns the state."""
+    assert not at.exception, [e.message + "\n" + "\n".join(e.stack_trace) for e in at.exception]
+    state = at.session_state["state"]
+    assert query(at) == app_state.encode(state), "the URL is not the state"
+    again, notes = app_state.decode(app_state.encode(state), default_lang=state.lang)
+    assert (again, notes) == (state, []), "the URL of this state does not open this state"
+    app_state.check_limits(state)
+    assert_no_html(at)
+    assert_numbers_are_the_engines(at, page, state)
+    return state
+
+
+def kept(lang, reason):
+    return translator(lang)("msg.kept", error=reason)
+
+
+def refusals(at):
+    """The sidebar's "... the previous settings are kept" messages."""
+    suffix = kept(at.session_state["state"].lang, "")
+    return [e.value for e in at.sidebar.error if e.value.endswith(suffix)]
+
+
+def why_not(state):
+    """Why the app cannot show a state (its limits or the engine's), in the state's language, or None if it can."""
+    try:
+        app_state.check_limits(state)
+        model, _ = app_state.apply_edits(app_state.base_model(state.preset, state.seed, state.overrides), state.edits)
+        model.run(state.src, state.tgt or None)
+    except ValueError as error:
+        return context.refusal(translator(state.lang), error)
+    return None
+
+
+# ---- the sidebar: source and target text ----------------------------------------------------------------------
+
+@settings(HOSTILE, max_examples=60)
+@given(page=st.sampled_from(ALL_PAGES), side=st.sampled_from(["src", "tgt"]), text=TEXT)
+@example(page="overview", side="src", text="x" * 10_000)
+@example(page="attention", side="src", text="")
+@example(page="tokens", side="src", text='<img src=x onerror="alert(1)">')
+@example(page="output", side="tgt", text="hola " * 64)
+def test_typed_text_is_taken_or_refused_with_a_message(page, side, text):
+    TRIED["text input"] += 1
+    at = open_page(page)
+    before, url = at.session_state["state"], query(at)
+    at.text_input(key=f"ctl.{side}").set_value(text).run()
+    received = at.session_state[f"ctl.{side}"]
+    assert text.startswith(received) and len(received) <= 500, "the input holds at most 500 characters"
+    asked = before.replace(**{side: received})
+    reason = why_not(asked)
+    state = assert_consistent(at, page)
+    DETAIL["text input: taken" if reason is None else "text input: refused"] += 1
+    if reason is None:
+        assert state == asked and not refusals(at)
+    else:
+        assert state == before and query(at) == url
+        assert refusals(at) == [kept(state.lang, reason)]
+
+
+# ---- the sidebar: model options ---------------------------------------------------------------------------------
+
+OPTION_INPUTS = st.one_of(
+    st.tuples(st.just("number"), st.sampled_from([f"ctl.{f}" for f in context.SIZE_FIELDS] + ["ctl.seed"]),
+              FINITE),  # whole numbers: NaN and inf are the Streamlit xfail at the end
+    st.tuples(st.just("number"), st.sampled_from(["ctl.eps", "ctl.divisor"]), FLOATS),
+    st.tuples(st.just("choice"), st.sampled_from([f"ctl.{f}" for f in context.BOOL_FIELDS]), st.booleans()),
+    *[st.tuples(st.just("choice"), st.just(f"ctl.{f}"), st.sampled_from(CHOICES[f])) for f in context.CHOICE_FIELDS],
+    st.tuples(st.just("choice"), st.just("ctl.divisor_kind"), st.sampled_from(["sqrt", "number"])),
+    st.tuples(st.just("choice"), st.just("ctl.lang"), st.sampled_from(["en", "zh"])),
+    st.tuples(st.just("choice"), st.just("ctl.preset"), st.sampled_from(list(engine.PRESETS))),
+    st.tuples(st.just("forged option"), st.sampled_from([f"ctl.{f}" for f in context.CHOICE_FIELDS]), TEXT),
+    st.tuples(st.just("forged radio"), st.just("ctl.divisor_kind"), TEXT),
+)
+
+
+def _sidebar_widget(at, key):
+    return next(w for kind in ("toggle", "selectbox", "radio", "button_group") for w in getattr(at.sidebar, kind)
+                if w.key == key)
+
+
+def send_option(at, kind, key, value):
+    if kind == "number":
+        forge(at, at.number_input(key=key), double_value=float(value))
+    elif kind == "choice":
+        _sidebar_widget(at, key).set_value(value).run()
+    elif kind == "forged option":
+        forge(at, at.selectbox(key=key), string_value=value)
+    else:
+        forge(at, at.radio(key=key), string_value=value)
+
+
+def sidebar_agrees(at, state):
+    """The sidebar's widgets show the state (an accepted input), rather than a refused value."""
+    values = at.session_state
+    if (values["ctl.src"], values["ctl.tgt"], values["ctl.lang"], values["ctl.preset"]) != (
+            state.src, state.tgt, state.lang, state.preset):
+        return False
+    if not values["ctl.options"]:
+        return True
+    config = state.config()
+    fields = context.SIZE_FIELDS + context.CHOICE_FIELDS + context.BOOL_FIELDS + ("eps",)
+    kind = "sqrt" if config.attn_divisor == "sqrt_dk" else "number"
+    return (all(values[f"ctl.{f}"] == getattr(config, f) for f in fields) and values["ctl.seed"] == state.seed
+            and values["ctl.divisor_kind"] == kind and (kind == "sqrt" or values["ctl.divisor"] == config.attn_divisor))
+
+
+@settings(HOSTILE, max_examples=70)
+@given(page=st.sampled_from(ALL_PAGES), divisor_number=st.booleans(), sent=OPTION_INPUTS)
+@example(page="overview", divisor_number=False, sent=("number", "ctl.n_heads", 3))
+@example(page="overview", divisor_number=False, sent=("number", "ctl.d_model", -1e308))
+@example(page="attention", divisor_number=True, sent=("number", "ctl.divisor", math.nan))
+@example(page="overview", divisor_number=False, sent=("number", "ctl.eps", math.inf))
+@example(page="qkv", divisor_number=False, sent=("forged option", "ctl.softmax", "<script>alert(1)</script>"))
+def test_model_options_are_taken_or_refused_with_a_message(page, divisor_number, sent):
+    TRIED["model option"] += 1
+    DETAIL[f"model option: {sent[0]}"] += 1
+    at = open_options(open_page(page))
+    if divisor_number:
+        at.radio(key="ctl.divisor_kind").set_value("number").run()
+    before, url = at.session_state["state"], query(at)
+    send_option(at, *sent)
+    state = assert_consistent(at, page)
+    agrees = sidebar_agrees(at, state)
+    DETAIL["model option: taken" if agrees else "model option: refused"] += 1
+    if agrees:
+        assert not refusals(at)
+    else:  # the widgets show a value the app did not take: it must say so, and keep what it had
+        assert state == before and query(at) == url, "a refused option changed the state"
+        assert refusals(at), f"{sent} was refused without a word"
+
+
+# ---- the weight grids ---------------------------------------------------------------------------------------
+
+EDITOR_PAGES = ["tokens", "qkv", "attention", "multihead", "add_norm", "ffn", "masked_attention", "output"]
+OPEN_TABS = {"qkv": ("qkv.0", ["1. `q`", "2. `k`", "3. `v`"]), "ffn": ("ffn.None", ["1. `hidden`", "3. `out`"]),
+             "add_norm": ("add_norm.1.None", ["1. `add1`", "2. `ln1`"]), "output": ("output.None", ["1. `logits`"]),
+             "multihead": ("multihead.None", ["2. `out`"])}  # the tabs whose steps read parameters
+
+
+def _editor_of(key):
+    """The parameter and head of an editor's widget key, edit.<param>.<head>.<version>[.v.<index>]."""
+    name, head = key[len("edit."):].split(".v.")[0].rsplit(".", 2)[:2]
+    return name, None if head == "None" else int(head)
+
+
+def _type_into_grid(at, key, data):
+    """Type hostile cells into a grid; returns the state the app must hold and the message it must show."""
+    name, head = _editor_of(key)
+    grid = at.data_editor(key=key).value
+    columns = list(grid.columns)
+    expected, ctx, refused = at.session_state["state"], at.session_state["context"], None
+    row_ids = sorted(set(ctx.trace.src_ids)) if name == "embed.src" else list(range(len(grid)))
+    slice_ndim = ctx.model.params[name].ndim - (head is not None)
+    cells = data.draw(st.dictionaries(
+        st.integers(0, len(grid) - 1).map(str),
+        st.dictionaries(st.sampled_from(columns), TYPED_CELLS, min_size=1, max_size=3), min_size=1, max_size=3))
+    TRIED["weight cell"] += sum(len(row) for row in cells.values())
+    type_cells(at, key, cells)
+    for row, typed_row in cells.items():
+        for column, typed in typed_row.items():
+            received = json.loads(json.dumps(typed))  # what arrives from the browser
+            index = ((head,) if head is not None else ()) + (
+                (row_ids[int(row)], columns.index(column)) if slice_ndim > 1 else (columns.index(column),))
+            try:
+                expected = expected.with_edit(name, index, app_state.check_weight(received))
+            except ValueError:
+                refused = translator("en")("msg.edit_bad", param=name, index=",".join(map(str, index)), value=received)
+    return expected, refused
+
+
+def _type_into_cell(at, key, data):
+    """Type a hostile number into a one-cell editor (a number input, so the browser sends a number)."""
+    name, _ = _editor_of(key)
+    index = tuple(int(i) for i in key.split(".v.")[1].strip("()").split(",") if i.strip())
+    before = at.session_state["state"]
+    current = float(at.session_state["context"].model.params[name][index])
+    typed = float(data.draw(FLOATS))  # the wire holds a double
+    TRIED["weight cell"] += 1
+    forge(at, at.number_input(key=key), double_value=typed)
+    if not math.isfinite(typed) or typed == current:  # Streamlit puts a non-finite number back to the old one
+        return before, None
+    try:
+        return before.with_edit(name, index, app_state.check_weight(typed)), None
+    except ValueError:
+        return before, translator("en")("msg.edit_bad", param=name, index=",".join(map(str, index)), value=typed)
+
+
+@settings(HOSTILE, max_examples=60)
+@given(page=st.sampled_from(EDITOR_PAGES), data=st.data())
+def test_typed_weights_are_taken_or_refused_with_a_message(page, data):
+    at = open_page(page)
+    if page in OPEN_TABS:
+        tabs, labels = OPEN_TABS[page]
+        at.session_state[tabs] = data.draw(st.sampled_from(labels))
+        at.run()
+    grids = [e.key for e in at.data_editor]
+    cells = [n.key for n in at.number_input if n.key.startswith("edit.") and ".v." in n.key]
+    assume(grids + cells)
+    key = data.draw(st.sampled_from(sorted(grids + cells)))
+    DETAIL["weight editor: grid" if key in grids else "weight editor: one cell"] += 1
+    expected, refused = (_type_into_grid if key in grids else _type_into_cell)(at, key, data)
+    state = assert_consistent(at, page)
+    assert state == expected, "the accepted cells are not exactly the typed ones"
+    errors = [e.value for e in at.main.error]
+    assert errors == ([refused] if refused else []), "a refused weight needs its message (the last one is shown)"
+    DETAIL["weight editor: refused" if refused else "weight editor: taken"] += 1
+
+
+# ---- the widgets of each page (not the sidebar) --------------------------------------------------------------
+
+SKIPPED_BUTTONS = {"train.start"}  # trains for seconds per click; tests/test_app_train.py drives it
+
+
+def _tab_keys(at):
+    labels = {tab.label for tab in at.tabs}
+    return sorted(k for k, v in at.session_state.items() if isinstance(v, str) and v in labels)
+
+
+def page_input(at, draw):
+    """One hostile input for one widget drawn in the page's body: (kind, key, value). The kind is drawn first, so
+    the many drill-down pickers do not crowd out the page's few sliders and buttons."""
+    widgets = {}
+    for widget in at.main.selectbox:
+        forged_ok = not widget.key.startswith(("row.", "col."))  # strict xfail below: views._selection
+        widgets.setdefault("selectbox", []).append(
+            (widget.key, st.sampled_from(widget.options) | (TEXT if forged_ok else st.nothing())))
+    for widget in at.main.button_group:
+        emptied_ok = not widget.key.startswith("layer.")  # strict xfail below: views.layer_picker
+        choices = st.sampled_from(widget.options).map(lambda c: [c]) if widget.options else st.nothing()
+        widgets.setdefault("segmented", []).append(
+            (widget.key, choices | st.just(["zzz"]) | (st.just([]) if emptied_ok else st.nothing())))
+    for widget in at.main.number_input:
+        whole = widget.proto.data_type == widget.proto.INT
+        widgets.setdefault("number", []).append((widget.key, FINITE if whole else FLOATS))
+    for widget in at.main.slider:
+        widgets.setdefault("slider", []).append((widget.key, FLOATS))
+    for widget in at.main.button:
+        if widget.key not in SKIPPED_BUTTONS:
+            widgets.setdefault("button", []).append((widget.key, st.just(True)))
+    for key in _tab_keys(at):
+        widgets.setdefault("tab", []).append((key, st.sampled_from(sorted({tab.label for tab in at.tabs})) | TEXT))
+    assume(widgets)
+    kind = draw(st.sampled_from(sorted(widgets)))
+    key, values = draw(st.sampled_from(widgets[kind]))
+    return kind, key, draw(values)
+
+
+def send_to_page(at, kind, key, value):
+    if kind == "selectbox":
+        forge(at, at.selectbox(key=key), string_value=value)
+    elif kind == "segmented":
+        forge(at, at.button_group(key=key), string_array_value={"data": value})
+    elif kind == "number":
+        forge(at, at.number_input(key=key), double_value=float(value))
+    elif kind == "slider":
+        forge(at, at.slider(key=key), double_array_value={"data": [value]})
+    elif kind == "button":
+        at.button(key=key).click().run()
+    else:  # a tab: the browser sends the open tab's label
+        at.session_state[key] = value
+        at.run()
+
+
+PAGE_LINKS = [{}, {"gen": "strategy:beam"}, {"gen": "strategy:top_p,seed:3"},
+              {"preset": "paper", "cfg": "d_model:16,n_heads:2,d_ff:32,n_layers:2", "tgt": "hola"}]
+
+
+def _drive(page, link, data):
+    at = open_page(page, **link)
+    kind, key, value = page_input(at, data.draw)
+    TRIED["page widget"] += 1
+    DETAIL[f"page widget: {kind}"] += 1
+    send_to_page(at, kind, key, value)
+    assert_consistent(at, page)
+    at.run()  # and the rerun after it (messages shown once, timers, adoptions left for the next run)
+    assert_consistent(at, page)
+
+
+@pytest.mark.parametrize("page", STEP_PAGES)  # overview and paper_vs_blog draw no widget of their own (page links)
+@settings(HOSTILE, max_examples=8)
+@given(link=st.sampled_from(PAGE_LINKS), data=st.data())
+def test_every_widget_of_every_step_page_survives_hostile_values(page, link, data):
+    _drive(page, link, data)
+
+
+@pytest.mark.parametrize("page", ["generate", "train"])
+@settings(HOSTILE, max_examples=40)
+@given(link=st.sampled_from(PAGE_LINKS), data=st.data())
+def test_every_widget_of_the_generation_and_training_pages_survives_hostile_values(page, link, data):
+    _drive(page, link, data)
+
+
+# ---- uploads --------------------------------------------------------------------------------------------------
+
+def _npz(**arrays):
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    return buffer.getvalue()
+
+
+def _zip(**members):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def _with_vocabulary(model, token, at=5):
+    tokens = list(model.vocab.tokens)
+    tokens[at] = token
+    return checkpoint.to_bytes(Model(model.name, model.config, Vocabulary(tokens), model.params, model.seed))
+
+
+def _lying_header(shape):
+    """An .npz whose one array says it has `shape` but holds three numbers."""
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "<f8", "fortran_order": False, "shape": shape})
+    return _zip(**{"embed.src.npy": header.getvalue() + bytes(24)})
+
+
+GOOD_MODEL = start_model()
+GOOD_FILE = checkpoint.to_bytes(GOOD_MODEL)
+_bomb = io.BytesIO()
+np.savez_compressed(_bomb, zeros=np.zeros(12_500_000))  # 100 MB of zeros in a 100 kB file
+BOMB = _bomb.getvalue()
+_ARRAYS = dict(np.load(io.BytesIO(GOOD_FILE), allow_pickle=False))
+NAN_WEIGHTS = _npz(**{**_ARRAYS, "unembed.b": np.full_like(_ARRAYS["unembed.b"], np.nan)})
+PICKLED = _npz(**{**_ARRAYS, "unembed.b": np.array([{"a": 1}], dtype=object)})
+NAMES = st.sampled_from(["weights", "<script>alert(1)</script>", "**x**[y](http://e)", "\u202eevil", "🙂" * 30,
+                         "x" * 300, "..\\..\\etc\\passwd", "مرحبا"]).map(lambda n: n + ".npz")
+MARKUP_TOKENS = ['<a href="https://evil.example">click</a>', "![x](http://127.0.0.1:9/x.png)",
+                 "<img src=x onerror=alert(1)>", "hello world", "**bold**", "`x`", "\u202e", "a\nb"]
+
+
+class Upload(NamedTuple):
+    kind: str
+    name: str
+    data: bytes
+    good: bool | None  # True if the app must take the file, None if either way is right
+
+    def __repr__(self):
+        return f"Upload({self.kind!r}, {self.name!r}, {len(self.data)} bytes)"
+
+
+@st.composite
+def uploads(draw):
+    kind = draw(st.sampled_from(["good", "truncated", "random", "flipped", "meta", "vocabulary", "nan", "pickle",
+                                 "bomb", "header", "npy", "empty zip", "not npy"]))
+    good = None if kind == "flipped" else kind == "good"
+    if kind == "good":
+        data = GOOD_FILE
+    elif kind == "truncated":
+        data = GOOD_FILE[:draw(st.integers(0, len(GOOD_FILE) - 1))]
+    elif kind == "random":
+        data = draw(st.binary(max_size=2000))
+    elif kind == "flipped":
+        at = draw(st.integers(0, len(GOOD_FILE) - 1))
+        data = GOOD_FILE[:at] + bytes([GOOD_FILE[at] ^ draw(st.integers(1, 255))]) + GOOD_FILE[at + 1:]
+    elif kind == "meta":
+        data = _npz(**{**_ARRAYS, "meta": np.array([draw(TEXT)])})
+    elif kind == "vocabulary":
+        data = _with_vocabulary(GOOD_MODEL, draw(st.sampled_from(MARKUP_TOKENS)))
+    elif kind == "nan":
+        data = NAN_WEIGHTS
+    elif kind == "pickle":
+        data = PICKLED
+    elif kind == "bomb":
+        data = BOMB
+    elif kind == "header":
+        data = _lying_header(draw(st.sampled_from([(2**40,), (2**31,), (10**9, 10**9)])))
+    elif kind == "npy":
+        buffer = io.BytesIO()
+        np.save(buffer, np.zeros(3))
+        data = buffer.getvalue()
+    elif kind == "empty zip":
+        data = _zip()
+    else:
+        data = _zip(**{"embed.src.npy": draw(st.binary(max_size=200))})
+    return Upload(kind, draw(NAMES), data, good)
+
+
+@settings(HOSTILE, max_examples=40)
+@given(upload=uploads())
+def test_an_uploaded_file_is_loaded_or_refused_with_a_message(upload):
+    kind, name, data, good = upload
+    TRIED["upload"] += 1
+    DETAIL[f"upload: {kind}"] += 1
+    at = open_page("train")
+    before, url = at.session_state["state"], query(at)
+    at.file_uploader(key="train.upload").upload(name, data).run()
+    state = assert_consistent(at, "train")
+    errors = [e.proto.icon + e.value for e in at.main.error]  # Streamlit shows a leading emoji as the alert's icon
+    DETAIL["upload: taken" if state != before else "upload: refused"] += 1
+    if state != before:
+        assert good is not False, "a bad file was taken"
+        assert state.weights and not errors
+        for param, value in checkpoint.load(data).params.items():
+            np.testing.assert_array_equal(at.session_state["context"].model.params[param], value)
+    else:
+        assert good is not True, f"a good file was refused: {errors}"
+        assert query(at) == url
+        prefix = translator("en")("train.upload_bad", name=name, error="")
+        assert len(errors) == 1 and errors[0].startswith(prefix), errors
+
+
+def test_a_zip_bomb_is_refused_before_it_is_unpacked():
+    """100 kB that unpack to 100 MB of zeros: refused from the archive's directory, with a small memory peak."""
+    at = open_page("train")
+    tracemalloc.start()
+    at.file_uploader(key="train.upload").upload("bomb.npz", BOMB).run()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert_consistent(at, "train")
+    assert [e.value for e in at.error] == [translator("en")(
+        "train.upload_bad", name="bomb.npz", error="it unpacks to 95 MB; at most 50 MB are loaded")]
+    assert peak < 30e6, f"{peak / 1e6:.0f} MB allocated while refusing a 100 kB file"
+
+
+@pytest.mark.parametrize("shape", [(2**40,), (10**9, 10**9)])
+def test_an_array_header_claiming_terabytes_is_refused(shape):
+    at = open_page("train")
+    at.file_uploader(key="train.upload").upload("lie.npz", _lying_header(shape)).run()
+    assert_consistent(at, "train")
+    assert [e.value[:28] for e in at.error] == ["lie.npz could not be loaded:"]
+
+
+@pytest.mark.parametrize("token", MARKUP_TOKENS[:2])
+def test_a_vocabulary_with_markup_is_refused(token):
+    """Tokens are written into Markdown and chart labels on every page of whoever opens the weights' link."""
+    at = open_page("train")
+    at.file_uploader(key="train.upload").upload("vocab.npz", _with_vocabulary(GOOD_MODEL, token)).run()
+    assert_consistent(at, "train")
+    assert [e.value for e in at.error] == [translator("en")(
+        "train.upload_bad", name="vocab.npz",
+        error="1 vocabulary entries are not single words, which no sentence can reach")]
+    assert "weights" not in query(at)
+
+
+@pytest.mark.parametrize("name, error", [("weights.npy", "Invalid file extension: `.npy`. Allowed: ['.npz']"),
+                                         ("\x00.npz", "Filename cannot contain null bytes.")])
+def test_a_file_the_browser_would_not_send_is_stopped_by_streamlit(name, error):
+    """The uploader takes .npz files only and a browser never sends a NUL in a name; a forged upload is refused by
+    Streamlit itself, with its own error (a generic one in production), before the app reads a byte; the state
+    and the URL stay."""
+    TRIED["forged message"] += 1
+    at = open_page("train")
+    before, url = at.session_state["state"], query(at)
+    at.file_uploader(key="train.upload").upload(name, GOOD_FILE).run()
+    assert [e.message for e in at.exception] == [error]
+    assert at.session_state["state"] == before and query(at) == url
+
+
+# ---- links ----------------------------------------------------------------------------------------------------
+
+@st.composite
+def valid_links(draw):
+    preset = draw(st.sampled_from(list(engine.PRESETS)))
+    fields = {"hello-world": [("attn_divisor", "sqrt_dk"), ("d_model", 8), ("n_heads", 4), ("softmax", "naive"),
+                              ("eps", 0.5), ("pos_encoding", "sinusoidal"), ("n_layers", 2)],
+              "paper": [("n_heads", 4), ("activation", "gelu"), ("norm_placement", "pre")]}
+    overrides = dict(draw(st.lists(st.sampled_from(fields[preset]), max_size=4)))
+    if preset == "paper":
+        overrides.update({"d_model": 16, "d_ff": 32, "n_layers": 1})  # the paper's full size takes a second to build
+    edits = {(p, i): v for p, i, v in draw(st.lists(st.tuples(
+        st.sampled_from(["enc.0.attn.W_Q", "unembed.b", "embed.src", "nope"]),
+        st.lists(st.integers(0, 3), min_size=1, max_size=3).map(tuple), st.floats(-1e6, 1e6)), max_size=3))}
+    gen = dict(draw(st.lists(st.sampled_from([("strategy", "beam"), ("strategy", "top_k"), ("k", 3), ("p", 0.5),
+                                              ("width", 2), ("max_len", 4), ("temperature", 2.0), ("seed", 9)]),
+                             max_size=3)))
+    sentence = st.sampled_from(["Hello World", "hello world hola", "Hello Mars"]) | TEXT
+    state = AppState(preset=preset, seed=draw(st.integers(0, 2**32 - 1)), src=draw(sentence), tgt=draw(TEXT),
+                     lang=draw(st.sampled_from(["en", "zh"])), overrides=tuple(sorted(overrides.items())),
+                     edits=tuple(sorted((p, i, v) for (p, i), v in edits.items())),
+                     gen=generation.changed({**generation.DEFAULTS, **gen}),
+                     weights=draw(st.sampled_from(["", "", "", "0123456789ab"])))  # an id this server does not hold
+    return app_state.encode(state)
+
+
+@st.composite
+def tampered_links(draw):
+    link = dict(draw(valid_links()))
+    for key in draw(st.lists(st.sampled_from(["preset", "seed", "src", "tgt", "lang", "cfg", "edit", "gen",
+                                              "weights"]), max_size=4)):
+        value = link.get(key, "")
+        value = value[-1] if isinstance(value, list) else value  # tampered twice: the last of a repeated key
+        how = draw(st.sampled_from(["truncated", "bytes", "text", "huge", "separators", "repeated", "number",
+                                    "missing"]))
+        DETAIL[f"link: {key} {how}"] += 1
+        if how == "truncated":
+            link[key] = value[:draw(st.integers(0, len(value)))]
+        elif how == "bytes":
+            link[key] = draw(st.binary(max_size=60)).decode("utf-8", "replace")
+        elif how == "text":
+            link[key] = draw(TEXT)
+        elif how == "huge":
+            link[key] = value + draw(st.sampled_from(["9" * 400, "9" * 5000, "1e308", ";" * 5000, "x" * 20000]))
+        elif how == "separators":
+            for separator in draw(st.lists(st.sampled_from([",", ";", ":", "=", "."]), min_size=1)):
+                value = value.replace(separator, separator * draw(st.integers(2, 4)))
+            link[key] = value
+        elif how == "repeated":
+            link[key] = [draw(TEXT), value]  # ?key=a&key=b: Streamlit keeps the last one
+        elif how == "number":
+            link[key] = draw(st.sampled_from(["nan", "-inf", "1e308", "-1", "0", "-0", "2e9", "٣", "0x1f", "1_000"]))
+        else:
+            link.pop(key, None)
+    for side in ("src", "tgt"):  # longer text: the strict xfail test_a_long_sentence_in_a_link_is_kept_or_noted
+        if isinstance(link.get(side), str):
+            link[side] = link[side][:500]
+    return link
+
+
+def expected_start(link):
+    """The state a fresh session must open on, and the notes it must show (ui.context._start_session, by hand)."""
+    flat = {k: v[-1] if isinstance(v, list) else v for k, v in link.items()}
+    state, notes = app_state.decode(flat, default_lang="en")
+    t = translator(state.lang)
+    notes = [t("msg.url", detail=note) for note in notes]
+    if state.weights:  # this test server holds no trained weights
+        notes.append(t("msg.url", detail=t("msg.weights_gone", id=state.weights)))
+        state = state.replace(weights="", edits=())
+    reason = why_not(state)
+    if reason is not None:
+        notes.append(t("msg.url", detail=reason))
+        state = AppState(lang=state.lang)
+    return state, notes
+
+
+@settings(HOSTILE, max_examples=100)
+@given(page=st.sampled_from(ALL_PAGES), link=tampered_links())
+@example(page="overview", link={"gen": "width:" + "9" * 400})
+@example(page="overview", link={"preset": "paper", "cfg": "n_layers:8,n_heads:16,d_k:512,d_v:512"})
+@example(page="attention", link={"edit": "enc.0.attn.W_Q:0.0.0=1e400;;;" + "=" * 5000, "seed": "٣"})
+def test_a_tampered_link_opens_what_it_can_and_says_what_it_ignored(page, link):
+    TRIED["link"] += 1
+    expected, notes = expected_start(link)
+    at = AppTest.from_file(APP, default_timeout=60)
+    for key, value in link.items():
+        at.query_params[key] = value
+    at.run()
+    DETAIL["link: noted" if notes else "link: opened as it is"] += 1
+    url_prefix = translator(expected.lang)("msg.url", detail="").strip()
+    shown_notes = [w.value for w in at.sidebar.warning if w.value.startswith(url_prefix)]
+    assert shown_notes == [note.strip() for note in notes]  # Streamlit strips an alert's text
+    if page != "overview":
+        goto(at, page)
+    assert assert_consistent(at, page) == expected
+
+
+# ---- forged messages the app now survives (fixed with these tests) ---------------------------------------------
+
+@pytest.mark.parametrize("page, key, link", [
+    ("add_norm", "add_norm.sublayer", {}),
+    ("generate", "gen.strategy", {"gen": "strategy:beam"}),
+    ("train", "train.corpus", {}),
+    ("train", "train.optimizer", {}),
+])
+def test_an_emptied_required_choice_keeps_the_page(page, key, link):
+    """required=True is enforced by the browser only: a forged message can still send no choice at all."""
+    TRIED["forged message"] += 1
+    at = open_page(page, **link)
+    before = at.session_state["state"]
+    forge(at, at.button_group(key=key), string_array_value={"data": []})
+    assert assert_consistent(at, page) == before
+
+
+def test_a_link_with_a_huge_generation_number_opens():
+    """int("9" * 400) is a fine int, but math.isfinite of it overflowed: the link raised instead of being noted."""
+    at = open_page("generate", gen="width:" + "9" * 400)
+    assert_consistent(at, "generate")
+    assert "gen" not in query(at)
+
+
+def test_a_model_of_gigabytes_is_refused():
+    """Each size cap alone is fine; together (h = 16, d_k = d_v = 512, N = 8) they asked for 3.5 GB of weights and
+    seconds of CPU per distinct link (four such models were cached): now refused before anything is built."""
+    huge = AppState(preset="paper", overrides=(("d_k", 512), ("d_v", 512), ("n_heads", 16), ("n_layers", 8)))
+    with pytest.raises(app_state.LimitError) as refused:
+        app_state.check_limits(huge)
+    assert refused.value.args == ("msg.too_big", {"field": "#params", "high": "60,000,000", "value": "436,891,648"})
+    app_state.check_limits(AppState(preset="paper", overrides=(("n_layers", 8),)))  # the paper's sizes with N = 8
+    at = open_page("overview", preset="paper", cfg="n_layers:8,n_heads:16,d_k:512,d_v:512")
+    assert assert_consistent(at, "overview") == AppState()
+    t = translator("en")
+    assert [w.value for w in at.sidebar.warning] == [t("msg.url", detail=t("msg.too_big", **refused.value.args[1]))]
+
+
+# ---- what still fails: strict xfails, each with its fix ----------------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason="ui/state.py decode keeps 2000 characters of src and tgt (more are dropped "
+                   "without a note), but ui/context.py's text inputs hold max_chars=500: the first page shows the "
+                   "link's sentence, the next rerun silently cuts it to 500 characters and changes the URL. Fix: one "
+                   "limit for both (e.g. max_chars=2000 in context, or decode at 500 with a note).")
+def test_a_long_sentence_in_a_link_is_kept_or_noted():
+    long_word = "x" * 1000
+    at = open_page("overview", src=long_word)
+    first, noted = at.session_state["state"], bool(at.sidebar.warning)
+    goto(at, "tokens")
+    assert at.session_state["state"] == first or noted
+
+
+
+def assert_no_exception(at):
+    assert not at.exception, [e.message for e in at.exception]
+
+
+@pytest.mark.xfail(strict=True, reason="ui/views.py _selection reads st.session_state['row.*'] before the selectbox "
+                   "validates it: min('<script>', n) raises TypeError. Fix: use the value only if it is an int.")
+def test_forged_drill_down_option():
+    at = open_page("attention")
+    forge(at, at.selectbox(key="row.enc.0.attn.scores.0"), string_value="<script>")
+    assert_no_exception(at)
+
+
+@pytest.mark.xfail(strict=True, reason="ui/context.py _on_preset_change reads st.session_state['ctl.preset'] in the "
+                   "callback, before the selectbox validates it: PRESETS['nope'] raises KeyError. Fix: return early "
+                   "when the value is not in engine.PRESETS.")
+def test_forged_preset():
+    at = open_page("overview")
+    forge(at, at.selectbox(key="ctl.preset"), string_value="nope")
+    assert_no_exception(at)
+
+
+@pytest.mark.xfail(strict=True, reason="ui/context.py _controls copies st.session_state['ctl.lang'] into the state "
+                   "unchecked: an emptied (required) language control stores lang=None, and the URL says lang=None. "
+                   "Fix: take the value only if it is in LANGUAGES, else keep good.lang.")
+def test_forged_empty_language_keeps_the_language():
+    at = open_page("overview")
+    forge(at, at.button_group(key="ctl.lang"), string_array_value={"data": []})
+    assert at.session_state["state"].lang == "en" and query(at)["lang"] == "en"
+
+
+@pytest.mark.xfail(strict=True, reason="ui/views.py layer_picker returns the segmented control's value, None when a "
+                   "forged message empties it: f'enc.{None}.attn' is no step (KeyError). Fix: `... or 0`.")
+def test_forged_empty_layer_choice():
+    at = open_page("attention", cfg="n_layers:2")
+    forge(at, at.button_group(key="layer.enc"), string_array_value={"data": []})
+    assert_no_exception(at)
+
+
+@pytest.mark.xfail(strict=True, reason="ui/views.py _on_edit indexes row_ids[int(row)] and columns.index(column) "
+                   "outside its try: a forged cell outside the grid raises IndexError/ValueError (and row '-1' edits "
+                   "the last row). Fix: skip rows not in range(len(row_ids)) and columns not in columns.")
+@pytest.mark.parametrize("cells", [{"99": {"0": 1.0}}, {"abc": {"0": 1.0}}, {"0": {"zzz": 1.0}}])
+def test_forged_cell_outside_the_grid(cells):
+    at = open_page("qkv")
+    key = next(e.key for e in at.data_editor if e.key.startswith("edit.enc.0.attn.W_Q.0."))
+    editor = at.data_editor(key=key)
+    states = at._tree.get_widget_states()
+    states.widgets.append(WidgetState(id=editor.proto.id, string_value=json.dumps(
+        {"edited_rows": cells, "added_rows": [], "deleted_rows": []})))
+    at._run(states)
+    assert_no_exception(at)
+
+
+@pytest.mark.xfail(strict=True, reason="ui/views.py _on_click takes int() of the point's x and y: NaN and inf raise, "
+                   "a point that is not a dict raises AttributeError (and negative numbers are stored as the cell). "
+                   "Fix: take only dict points whose x and y are ints within the matrix.")
+@pytest.mark.parametrize("points", [[{"x": math.nan, "y": 0}], [{"x": math.inf, "y": 0}], ["point"], [None]])
+def test_forged_chart_selection(points):
+    at = open_page("attention")
+    chart = next(e for e in at.get("plotly_chart") if e.proto.id.endswith("chart.enc.0.attn.scores.0"))
+    forge(at, chart.proto, string_value=json.dumps({"selection": {"points": points, "point_indices": [], "box": [],
+                                                                   "lasso": []}}))
+    assert_no_exception(at)
+
+
+@pytest.mark.xfail(strict=True, reason="Streamlit 1.67 NumberInputSerde.deserialize calls int(value) before its range "
+                   "check, so NaN or inf sent to a whole-number input raises inside Streamlit, before the app runs "
+                   "(the browser never sends it; the session shows a generic error and keeps its state).")
+@pytest.mark.parametrize("value", [math.nan, math.inf])
+def test_streamlit_forged_non_finite_whole_number(value):
+    at = open_options(open_page("overview"))
+    forge(at, at.number_input(key="ctl.n_layers"), double_value=value)
+    assert_no_exception(at)

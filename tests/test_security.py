@@ -1,0 +1,264 @@
+"""Security rules, each enforced by a test:
+
+* no project code evaluates, unpickles or parses as code anything (no eval/exec, sympify/parse_expr, pickle and
+  friends, pandas' eval/query); every np.load passes allow_pickle=False. Read with `ast`, not grep, in engine/,
+  ui/, pages/ and app.py;
+* no raw HTML: no unsafe_allow_html, st.html, iframes or components in ui/, pages/ and app.py;
+* the server's settings (.streamlit/config.toml), as Streamlit itself reads them: XSRF protection and CORS on,
+  uploads capped at the uploader's 50 MB, error details hidden from students; and no launch command turns them off;
+* in a real browser against a real server with that config: user text from a link is shown as text, never as
+  HTML, and an upload request without the page's XSRF token is refused.
+"""
+import ast
+import re
+import tomllib
+import urllib.error
+import urllib.request
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from streamlit import config as streamlit_config
+from streamlit.testing.v1 import AppTest
+from streamlit.web.server.server_util import is_xsrf_enabled
+
+from test_app import open_page, server_navigation  # noqa: F401 (fixture)
+from test_browser import Server, chromium, new_page, no_exception, settle, url  # noqa: F401 (fixtures)
+from ui import training_views
+
+ROOT = Path(__file__).resolve().parents[1]
+UI = [ROOT / "app.py", *sorted((ROOT / "ui").glob("*.py")), *sorted((ROOT / "pages").glob("*.py"))]
+PROJECT = UI + sorted((ROOT / "engine").glob("*.py"))
+CONFIG = ROOT / ".streamlit" / "config.toml"
+MAX_UPLOAD_MB = 50
+GENERIC_ERROR = "This app has encountered an error."  # how Streamlit's redacted message starts
+
+# Calls that run text as code or rebuild Python objects from bytes, by dotted name or by their last part.
+CODE_CALLS = {"eval", "exec", "compile", "__import__", "os.system", "os.popen"}
+CODE_ENDINGS = {"sympify", "parse_expr", "read_pickle", "unsafe_load"}
+UNPICKLERS = {"pickle", "cPickle", "_pickle", "cloudpickle", "dill", "marshal", "shelve", "joblib", "jsonpickle"}
+EVAL_METHODS = {"eval", "query"}  # pandas' DataFrame.eval/query and pd.eval evaluate their text argument
+
+
+# ---- reading the code ------------------------------------------------------------------------------------------
+
+def dotted(node) -> str:
+    """The dotted name of a call's function, e.g. "np.load", "st.sidebar.markdown"; "?" for computed parts."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{dotted(node.value)}.{node.attr}"
+    return "?"
+
+
+def code_findings(source: str, where: str = "<code>") -> list[str]:
+    """Every place in the source that could run text as code or unpickle bytes."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            for module in modules:
+                if module.split(".")[0] in UNPICKLERS or module.startswith("sympy.parsing"):
+                    found.append(f"{where}:{node.lineno} imports {module}")
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("numpy", "sympy", "yaml"):
+                for alias in node.names:
+                    if alias.name in ("load", "sympify", "parse_expr", "unsafe_load"):
+                        found.append(f"{where}:{node.lineno} imports {alias.name} from {node.module}")
+        if not isinstance(node, ast.Call):
+            continue
+        name = dotted(node.func)
+        last = name.rsplit(".", 1)[-1]
+        if name in CODE_CALLS or last in CODE_ENDINGS:
+            found.append(f"{where}:{node.lineno} calls {name}")
+        elif isinstance(node.func, ast.Attribute) and last in EVAL_METHODS:
+            found.append(f"{where}:{node.lineno} calls .{last}() (pandas evaluates its text)")
+        elif name.split(".")[0] in UNPICKLERS or name in ("yaml.load", "torch.load"):
+            found.append(f"{where}:{node.lineno} calls {name}")
+        elif name in ("np.load", "numpy.load"):
+            pickles = [k.value for k in node.keywords if k.arg == "allow_pickle"]
+            if not (len(pickles) == 1 and isinstance(pickles[0], ast.Constant) and pickles[0].value is False):
+                found.append(f"{where}:{node.lineno} calls {name} without allow_pickle=False")
+    return found
+
+
+def html_findings(source: str, where: str = "<code>") -> list[str]:
+    """Every place in the source that could put raw HTML on a page."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            found += [f"{where}:{node.lineno} imports {m}" for m in modules if m.startswith("streamlit.components")]
+        if not isinstance(node, ast.Call):
+            continue
+        name = dotted(node.func)
+        if name.rsplit(".", 1)[-1] in ("html", "iframe", "declare_component") or ".components." in f".{name}.":
+            found.append(f"{where}:{node.lineno} calls {name}")
+        for keyword in node.keywords:
+            if keyword.arg == "unsafe_allow_html" and not (
+                    isinstance(keyword.value, ast.Constant) and keyword.value.value is False):
+                found.append(f"{where}:{node.lineno} {name}(unsafe_allow_html=...)")
+    return found
+
+
+def _sources(paths):
+    return [(path.relative_to(ROOT), path.read_text()) for path in paths]
+
+
+@pytest.mark.parametrize("snippet", [
+    "eval(text)", "exec(text)", "x = compile(text, 'f', 'exec')", "import pickle", "from pickle import loads",
+    "pickle.loads(data)", "import dill", "np.load(f)", "np.load(f, allow_pickle=True)", "numpy.load(f, allow_pickle=x)",
+    "from numpy import load", "sympy.sympify(text)", "from sympy.parsing.sympy_parser import parse_expr",
+    "parse_expr(text)", "pd.read_pickle(f)", "frame.query(text)", "pd.eval(text)", "yaml.load(f)", "os.system(c)",
+])
+def test_the_code_scanner_finds(snippet):
+    assert code_findings(snippet), snippet
+
+
+@pytest.mark.parametrize("snippet", [
+    "st.html(text)", "st.markdown(text, unsafe_allow_html=True)", "st.write(x, unsafe_allow_html=flag)",
+    "import streamlit.components.v1 as components", "components.html(text)", "st.components.v1.iframe(u)",
+    "st.sidebar.caption(t, unsafe_allow_html=True)",
+])
+def test_the_html_scanner_finds(snippet):
+    assert html_findings(snippet), snippet
+
+
+def test_the_scanners_let_the_safe_forms_through():
+    assert code_findings("np.load(f, allow_pickle=False); re.compile(p); json.loads(s); ast.literal_eval(s)") == []
+    assert html_findings("st.markdown(text); st.markdown(t, unsafe_allow_html=False); st.latex(s)") == []
+
+
+def test_no_code_runs_or_unpickles_what_a_user_sent():
+    found = [f for path, source in _sources(PROJECT) for f in code_findings(source, path)]
+    assert found == []
+
+
+def test_every_np_load_refuses_pickles():
+    """Not vacuous: the project does load .npz files (engine/checkpoint.py), always with allow_pickle=False."""
+    loads = [(path, node) for path, source in _sources(PROJECT) for node in ast.walk(ast.parse(source))
+             if isinstance(node, ast.Call) and dotted(node.func) in ("np.load", "numpy.load")]
+    assert loads, "the scan found no np.load at all: is it looking at the right files?"
+    for path, node in loads:
+        pickles = [(k.arg, k.value.value) for k in node.keywords if k.arg == "allow_pickle"]
+        assert pickles == [("allow_pickle", False)], f"{path}:{node.lineno}"
+
+
+def test_no_raw_html_in_the_app():
+    sources = _sources(UI)
+    assert sum(source.count("st.markdown") for _, source in sources) > 5, "the scan is not reading the pages"
+    assert [f for path, source in sources for f in html_findings(source, path)] == []
+
+
+# ---- the server's settings ----------------------------------------------------------------------------------
+
+def test_the_config_file_keeps_the_protections():
+    settings = tomllib.loads(CONFIG.read_text())
+    server, client = settings.get("server", {}), settings.get("client", {})
+    assert server.get("enableXsrfProtection") is True
+    assert server.get("enableCORS") is True
+    assert server.get("maxUploadSize") == training_views.MAX_UPLOAD_MB <= MAX_UPLOAD_MB
+    assert client.get("showErrorDetails") == "none"
+    assert settings.get("global", {}).get("developmentMode", False) is False
+    assert server.get("enableStaticServing", False) is False
+
+
+@pytest.fixture
+def project_config(monkeypatch):
+    """Streamlit's options as it reads them when started in the project's folder (and back to before, after)."""
+    monkeypatch.chdir(ROOT)
+    streamlit_config.get_config_options(force_reparse=True)
+    yield streamlit_config
+    streamlit_config.get_config_options(force_reparse=True)
+
+
+def test_streamlit_reads_the_protections(project_config):
+    assert project_config.get_option("server.enableXsrfProtection") is True and is_xsrf_enabled()
+    assert project_config.get_option("server.enableCORS") is True
+    assert project_config.get_option("server.maxUploadSize") == MAX_UPLOAD_MB
+    details = project_config.get_option("client.showErrorDetails")
+    assert details == project_config.ShowErrorDetailsConfigOptions.NONE  # the value Streamlit 1.67 knows
+    assert project_config.get_where_defined("client.showErrorDetails").endswith("config.toml")
+
+
+def test_an_unexpected_error_shows_no_details(project_config):
+    """With the project's config, an uncaught exception reaches the browser as Streamlit's generic message:
+    no type, no message, no traceback (they go to the server's log)."""
+    at = AppTest.from_string("raise ValueError('secret /home/teacher/grades.csv')").run()
+    (error,) = at.exception
+    assert error.message.startswith(GENERIC_ERROR)
+    assert "secret" not in str(error.proto) and not error.stack_trace and not error.proto.type
+
+
+def test_the_uploader_is_capped(project_config):
+    """The server refuses bigger requests (server.maxUploadSize); the uploader says the same limit to the browser,
+    which checks it before sending."""
+    at = open_page("train")
+    (uploader,) = at.file_uploader
+    assert uploader.proto.max_upload_size_mb == MAX_UPLOAD_MB
+    calls = [node for _, source in _sources(UI) for node in ast.walk(ast.parse(source))
+             if isinstance(node, ast.Call) and dotted(node.func).endswith("file_uploader")]
+    assert calls and all(any(k.arg == "max_upload_size" for k in node.keywords) for node in calls)
+
+
+LAUNCHERS = ["Makefile", "Dockerfile", "README.md", ".ci/*", "deploy/*", "bench/*.py"]
+SWITCHED_OFF = re.compile(r"(enableXsrfProtection|enableCORS|ENABLE_XSRF_PROTECTION|ENABLE_CORS)\W{1,4}(false|0)\b",
+                          re.IGNORECASE)
+ERROR_DETAILS = re.compile(r"(showErrorDetails|SHOW_ERROR_DETAILS)\W{1,4}(\w+)")
+UPLOAD_SIZE = re.compile(r"(maxUploadSize|MAX_UPLOAD_SIZE)\W{1,4}(\d+)")
+
+
+def test_no_launch_command_turns_the_protections_off():
+    """`streamlit run` flags and STREAMLIT_* environment variables override config.toml: none of the ways this
+    repository starts the app may switch a protection off, show error details or raise the upload cap."""
+    found = []
+    for path in sorted(p for pattern in LAUNCHERS for p in ROOT.glob(pattern) if p.is_file()):
+        text = path.read_text(errors="replace")
+        found += [f"{path.relative_to(ROOT)}: {m.group(0)}" for m in SWITCHED_OFF.finditer(text)]
+        found += [f"{path.relative_to(ROOT)}: {m.group(0)}" for m in ERROR_DETAILS.finditer(text)
+                  if m.group(2) != "none"]
+        found += [f"{path.relative_to(ROOT)}: {m.group(0)}" for m in UPLOAD_SIZE.finditer(text)
+                  if int(m.group(2)) > MAX_UPLOAD_MB]
+    assert found == []
+
+
+# ---- the running server, in a browser ---------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def production_server(chromium, tmp_path_factory):  # noqa: F811 (the fixture imported from test_browser)
+    """`streamlit run app.py` in the project's folder, so with .streamlit/config.toml as a classroom runs it."""
+    running = Server(tmp_path_factory.mktemp("streamlit") / "server.log")
+    yield running.url
+    running.stop()
+
+
+HOSTILE_LINK = {"preset": '<img src=x onerror="window.pwned=1">', "lang": "<b>bold</b>",
+                "cfg": "d_model:[x](javascript:window.pwned=2)", "src": "<script>window.pwned=3</script> Hello"}
+
+
+def test_user_text_from_a_link_is_shown_as_text(production_server, new_page):  # noqa: F811
+    page = new_page()
+    page.on("dialog", lambda dialog: pytest.fail(f"a dialog opened: {dialog.message}"))
+    query = "&".join(f"{k}={quote(v)}" for k, v in HOSTILE_LINK.items())
+    page.goto(f"{url(production_server, 'tokens')}?{query}")
+    settle(page)
+    no_exception(page)
+    notes = " ".join(page.locator('[data-testid="stSidebar"] [data-testid="stAlert"]').all_inner_texts())
+    assert '<img src=x onerror="window.pwned=1">' in notes and "<b>bold</b>" in notes  # written out, as text
+    assert page.evaluate("window.pwned") is None
+    injected = """() => [...document.querySelectorAll('img[src="x"], script, a[href^="javascript"]')]
+        .filter(e => e.tagName !== 'SCRIPT' || e.textContent.includes('pwned')).length"""
+    assert page.evaluate(injected) == 0
+    assert page.locator("b", has_text="bold").count() == 0
+
+
+def test_an_upload_without_the_xsrf_token_is_refused(production_server, new_page):  # noqa: F811
+    page = new_page()
+    page.goto(url(production_server, "train"))
+    settle(page)
+    assert "_streamlit_xsrf" in {c["name"] for c in page.context.cookies()}
+    assert page.get_by_text(f"{MAX_UPLOAD_MB}MB per file").count() == 1  # the uploader tells the browser its cap
+    request = urllib.request.Request(f"{production_server}/_stcore/upload_file/any-session/any-file", data=b"x" * 10,
+                                     method="PUT")
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=10)
+    assert refused.value.code == 403 and b"XSRF" in refused.value.read()
