@@ -16,7 +16,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -90,18 +90,6 @@ class Server:
 
 
 @pytest.fixture(scope="session")
-def chromium():
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{CHROMIUM} is missing (CI=true: the browser tests must run)")
-        pytest.skip(f"{CHROMIUM} is missing")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
-
-
-@pytest.fixture(scope="session")
 def server(chromium, tmp_path_factory):
     running = Server(tmp_path_factory.mktemp("streamlit") / "server.log")
     yield running.url
@@ -113,20 +101,6 @@ def fresh_server(chromium, tmp_path):
     running = Server(tmp_path / "server.log")
     yield running.url
     running.stop()
-
-
-@pytest.fixture
-def new_page(chromium):
-    contexts = []
-
-    def make(lang="en"):
-        context = chromium.new_context(viewport={"width": WIDTH, "height": 900}, locale=LOCALES[lang])
-        contexts.append(context)
-        return context.new_page()
-
-    yield make
-    for context in contexts:
-        context.close()
 
 
 # ---- helpers ------------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ The nginx tests are skipped where nginx is not installed: `make classroom` insta
 No Docker daemon is needed: the Dockerfile is read, not built.
 """
 import asyncio
+import concurrent.futures
 import json
 import random
 import re
@@ -119,6 +120,13 @@ def free_port_run(count: int, low=8800, high=8899) -> int:
     raise RuntimeError(f"no {count} consecutive free ports in {low}-{high}")
 
 
+
+def in_own_thread(scenario):
+    """asyncio.run in a thread of its own: a browser test earlier in the run may leave a loop running here."""
+    with concurrent.futures.ThreadPoolExecutor(1) as thread:
+        return thread.submit(lambda: asyncio.run(scenario())).result()
+
+
 @pytest.fixture
 def classroom(tmp_path):
     """`deploy/classroom.py --processes 2` on free ports; yields (url, pids, run_dir); SIGTERM stops it."""
@@ -170,7 +178,7 @@ def test_nginx_keeps_each_browser_on_one_process(classroom):
         for route in routes:  # one after the other: the first run on each process is its slowest
             await browse(route)
 
-    asyncio.run(scenario())
+    in_own_thread(scenario)
     upstreams = defaultdict(set)
     for _ in range(40):  # nginx writes a websocket's line when it closes
         upstreams.clear()
@@ -207,4 +215,4 @@ def test_nginx_passes_the_host_that_streamlit_checks_the_origin_against(classroo
     async def scenario():
         return [await handshake(f"http://classroom.example:{port}"), await handshake("http://elsewhere.example")]
 
-    assert asyncio.run(scenario()) == [101, 403]
+    assert in_own_thread(scenario) == [101, 403]

@@ -23,7 +23,7 @@ from streamlit.testing.v1 import AppTest
 from streamlit.web.server.server_util import is_xsrf_enabled
 
 from test_app import open_page, server_navigation  # noqa: F401 (fixture)
-from test_browser import Server, chromium, new_page, no_exception, settle, url  # noqa: F401 (fixtures)
+from test_browser import Server, no_exception, settle, url
 from ui import training_views
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -224,7 +224,7 @@ def test_no_launch_command_turns_the_protections_off():
 # ---- the running server, in a browser ---------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def production_server(chromium, tmp_path_factory):  # noqa: F811 (the fixture imported from test_browser)
+def production_server(chromium, tmp_path_factory):
     """`streamlit run app.py` in the project's folder, so with .streamlit/config.toml as a classroom runs it."""
     running = Server(tmp_path_factory.mktemp("streamlit") / "server.log")
     yield running.url

@@ -1,0 +1,35 @@
+"""Fixtures shared by test modules: one Chromium for the whole run (a second sync Playwright cannot start while
+the first one's event loop is running)."""
+import os
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import sync_playwright
+
+from test_browser import CHROMIUM, CHROMIUM_ARGS, LOCALES, WIDTH
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{CHROMIUM} is missing (CI=true: the browser tests must run)")
+        pytest.skip(f"{CHROMIUM} is missing")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def new_page(chromium):
+    contexts = []
+
+    def make(lang="en"):
+        context = chromium.new_context(viewport={"width": WIDTH, "height": 900}, locale=LOCALES[lang])
+        contexts.append(context)
+        return context.new_page()
+
+    yield make
+    for context in contexts:
+        context.close()
