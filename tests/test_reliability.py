@@ -394,14 +394,10 @@ def page_input(at, draw):
     the many drill-down pickers do not crowd out the page's few sliders and buttons."""
     widgets = {}
     for widget in at.main.selectbox:
-        forged_ok = not widget.key.startswith(("row.", "col."))  # strict xfail below: views._selection
-        widgets.setdefault("selectbox", []).append(
-            (widget.key, st.sampled_from(widget.options) | (TEXT if forged_ok else st.nothing())))
+        widgets.setdefault("selectbox", []).append((widget.key, st.sampled_from(widget.options) | TEXT))
     for widget in at.main.button_group:
-        emptied_ok = not widget.key.startswith("layer.")  # strict xfail below: views.layer_picker
         choices = st.sampled_from(widget.options).map(lambda c: [c]) if widget.options else st.nothing()
-        widgets.setdefault("segmented", []).append(
-            (widget.key, choices | st.just(["zzz"]) | (st.just([]) if emptied_ok else st.nothing())))
+        widgets.setdefault("segmented", []).append((widget.key, choices | st.just(["zzz"]) | st.just([])))
     for widget in at.main.number_input:
         whole = widget.proto.data_type == widget.proto.INT
         widgets.setdefault("number", []).append((widget.key, FINITE if whole else FLOATS))
@@ -778,34 +774,24 @@ def assert_no_exception(at):
     assert not at.exception, [e.message for e in at.exception]
 
 
-@pytest.mark.xfail(strict=True, reason="ui/views.py _selection reads st.session_state['row.*'] before the selectbox "
-                   "validates it: min('<script>', n) raises TypeError. Fix: use the value only if it is an int.")
 def test_forged_drill_down_option():
     at = open_page("attention")
     forge(at, at.selectbox(key="row.enc.0.attn.scores.0"), string_value="<script>")
     assert_no_exception(at)
 
 
-@pytest.mark.xfail(strict=True, reason="ui/context.py _on_preset_change reads st.session_state['ctl.preset'] in the "
-                   "callback, before the selectbox validates it: PRESETS['nope'] raises KeyError. Fix: return early "
-                   "when the value is not in engine.PRESETS.")
 def test_forged_preset():
     at = open_page("overview")
     forge(at, at.selectbox(key="ctl.preset"), string_value="nope")
     assert_no_exception(at)
 
 
-@pytest.mark.xfail(strict=True, reason="ui/context.py _controls copies st.session_state['ctl.lang'] into the state "
-                   "unchecked: an emptied (required) language control stores lang=None, and the URL says lang=None. "
-                   "Fix: take the value only if it is in LANGUAGES, else keep good.lang.")
 def test_forged_empty_language_keeps_the_language():
     at = open_page("overview")
     forge(at, at.button_group(key="ctl.lang"), string_array_value={"data": []})
     assert at.session_state["state"].lang == "en" and query(at)["lang"] == "en"
 
 
-@pytest.mark.xfail(strict=True, reason="ui/views.py layer_picker returns the segmented control's value, None when a "
-                   "forged message empties it: f'enc.{None}.attn' is no step (KeyError). Fix: `... or 0`.")
 def test_forged_empty_layer_choice():
     at = open_page("attention", cfg="n_layers:2")
     forge(at, at.button_group(key="layer.enc"), string_array_value={"data": []})

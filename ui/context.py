@@ -183,6 +183,8 @@ def _option_values(state: AppState) -> dict:
 
 def _on_preset_change():
     preset = st.session_state["ctl.preset"]
+    if preset not in engine.PRESETS:  # only a forged message can name another
+        return
     old = st.session_state.state
     fresh = AppState(preset=preset, seed=old.seed, src=st.session_state["ctl.src"], tgt=st.session_state["ctl.tgt"],
                      lang=old.lang, gen=old.gen)
@@ -227,7 +229,8 @@ def _controls(good: AppState, t) -> AppState:
             st.session_state.state.without_edits()))
     sidebar.caption(t("ctl.share"))
     same_model = (seed, overrides) == (good.seed, good.overrides)  # trained weights fit only their own model
-    return good.replace(lang=st.session_state["ctl.lang"], src=st.session_state["ctl.src"],
+    lang = st.session_state["ctl.lang"] if st.session_state["ctl.lang"] in LANGUAGES else good.lang
+    return good.replace(lang=lang, src=st.session_state["ctl.src"],
                         tgt=st.session_state["ctl.tgt"], seed=seed, overrides=overrides,
                         weights=good.weights if same_model else "")
 

@@ -44,7 +44,7 @@ def layer_picker(key: str) -> int:
     if ctx.config.n_layers == 1:
         return 0
     return st.segmented_control(ctx.t("ctl.layer"), list(range(ctx.config.n_layers)), default=0, required=True,
-                                key=key)
+                                key=key) or 0  # required is the browser's rule: a forged message can empty it
 
 
 def head_tabs(key: str):
@@ -145,8 +145,10 @@ def _unique(labels):
 
 
 def _selection(key, n_rows, n_cols):
-    row = min(st.session_state.get(f"row.{key}", 0), n_rows - 1)
-    col = min(st.session_state.get(f"col.{key}", 0), n_cols - 1)
+    """The drill-down's cell, within the matrix; anything but a whole number (a forged message) means 0."""
+    row, col = (st.session_state.get(f"{axis}.{key}", 0) for axis in ("row", "col"))
+    row = min(row, n_rows - 1) if isinstance(row, int) and row >= 0 else 0
+    col = min(col, n_cols - 1) if isinstance(col, int) and col >= 0 else 0
     st.session_state[f"row.{key}"], st.session_state[f"col.{key}"] = row, col
     return row, col
 
