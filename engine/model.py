@@ -85,7 +85,10 @@ class Model:
         unknown = sorted(set(updates) - set(self.params))
         if unknown:
             raise ValueError(f"unknown parameter(s): {', '.join(unknown)}")
-        return Model(self.name, self.config, self.vocab, {**self.params, **updates}, self.seed)
+        model = Model(self.name, self.config, self.vocab, {**self.params, **updates}, self.seed)
+        model._side_by_side = {name: self._fused(name) for name, value in self.params.items()
+                               if value.ndim == 3 and name not in updates}  # unchanged weights: laid out once
+        return model
 
     def _fused(self, name):
         if name not in self._side_by_side:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -71,10 +72,11 @@ class Trace(Mapping):
             return self._steps[ref].value
         return self.model.params[ref]
 
-    @property
-    def nonfinite(self) -> list[str]:
+    @cached_property
+    def nonfinite(self) -> tuple[str, ...]:
         """Names of the steps holding inf or NaN, first one first; the causal mask's own −∞ do not count."""
-        return [name for name, step in self._steps.items() if np.any(~np.isfinite(step.value) & ~self._masked(step))]
+        return tuple(name for name, step in self._steps.items()
+                     if np.any(~np.isfinite(step.value) & ~self._masked(step)))
 
     def _masked(self, step) -> np.ndarray:
         """Where a −∞ is the mask's doing: in the mask itself and in the scores it was added to."""

@@ -190,3 +190,19 @@ def test_projection_side_by_side_equals_head_by_head():
     fast = attention.project(x, W, b, attention.heads_side_by_side(W))
     np.testing.assert_allclose(fast, attention.project(x, W, b), rtol=1e-13)
     np.testing.assert_allclose(fast[1], x @ W[1] + b[1], rtol=1e-13)
+
+
+def test_a_model_with_changed_weights_computes_as_a_fresh_one():
+    """with_params shares the unchanged weights' side-by-side layout with its parent: the changed ones must
+    not be taken from the parent's."""
+    base = engine.preset("paper", d_model=8, n_heads=2, d_k=4, d_v=4, d_ff=16, n_layers=2)
+    base.run("Hello World", "Hola")  # the parent has laid out every weight
+    W = np.array(base.params["enc.1.attn.W_K"])
+    W[1, 3, 2] += 0.5
+    changed = base.with_params({"enc.1.attn.W_K": W})
+    fresh = engine.Model(base.name, base.config, base.vocab, {**base.params, "enc.1.attn.W_K": W}, base.seed)
+    got, want = changed.run("Hello World", "Hola"), fresh.run("Hello World", "Hola")
+    assert not np.allclose(got["enc.1.attn.k"], base.run("Hello World", "Hola")["enc.1.attn.k"])
+    assert list(got) == list(want)
+    for name in want:
+        np.testing.assert_array_equal(got[name], want[name])
