@@ -485,3 +485,34 @@ def test_beam_tree_marks_kept_pruned_finished_and_best():
     assert dot.count('color="#d62728"') == len(best_path) - 1
     assert f"score {search.best.score:.2f}" in dot
     assert generation.path_probs(search) == pytest.approx([np.exp(n.logprob) for n in best_path[1:]])
+
+
+# ---- figures ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("matrix", [np.array([[1.0, -2.0], [3.0, -np.inf]]), np.array([[0.25, 0.75]]),
+                                    np.zeros((3, 40)), np.full((2, 2), np.nan)])
+def test_an_unvalidated_heatmap_is_a_valid_plotly_figure(matrix):
+    """ui.figures.heatmap skips plotly's validation for speed: the same dicts must pass it."""
+    import plotly.graph_objects as go
+
+    from ui.figures import heatmap
+
+    rows, cols = [f"r{i}" for i in range(matrix.shape[0])], [f"c{j}" for j in range(matrix.shape[1])]
+    figure = heatmap(matrix, rows, cols, selected=(0, 1))
+    validated = go.Figure(figure.to_dict())  # raises on any property plotly does not know or accept
+    cells = validated.data[0]
+    signed = bool((matrix[np.isfinite(matrix)] < 0).any())
+    assert (cells.zmid == 0) is signed and cells.colorscale[0][1] == ("rgb(5,48,97)" if signed else "rgb(247,251,255)")
+    assert (cells.texttemplate is not None) is (matrix.size <= 200 and matrix.shape[1] <= 8)
+    assert validated.layout.shapes[0].x0 == 0.5 and validated.layout.shapes[0].y0 == -0.5
+
+
+def test_unvalidated_bars_and_curves_are_valid_plotly_figures():
+    import plotly.graph_objects as go
+
+    from ui.figures import bars, curves
+
+    ranked = go.Figure(bars(["a", "b"], np.array([0.75, 0.25]), highlight="b").to_dict())
+    assert list(ranked.data[0].marker.color) == ["#1f77b4", "#d62728"] and ranked.layout.yaxis.autorange == "reversed"
+    loss = go.Figure(curves(range(1, 4), {"loss": np.array([3.0, 2.0, 1.5])}, "step", "loss", log_y=True).to_dict())
+    assert loss.layout.yaxis.type == "log" and loss.layout.xaxis.title.text == "step" and list(loss.data[0].y) == [3, 2, 1.5]
