@@ -5,7 +5,9 @@
 
 nginx listens on --address:--port; the processes listen on the next N ports of 127.0.0.1 only, so students
 cannot bypass nginx. Each process is `streamlit run app.py` run from this checkout, so .streamlit/config.toml
-applies. nginx keeps every browser on one process with a cookie (deploy/nginx.conf.template says why).
+applies. nginx keeps every browser on one process with a cookie (deploy/nginx.conf.template says why). Every
+process gets the same absolute TRANSFORMER_WEIGHTS_DIR (--weights-dir), so a `?weights=` link made on one process
+opens on the others (ui/weights.py).
 
 The run directory (build/classroom/ by default) holds nginx.conf, access.log (with the process that answered
 each request), one log per Streamlit process, and pids.json ({"url", "launcher": pid, "nginx": pid,
@@ -62,9 +64,10 @@ def _die_with_parent():
     ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
 
 
-def start_streamlit(port: int, log) -> subprocess.Popen:
+def start_streamlit(port: int, log, weights_dir: Path) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
                              "--server.address", "127.0.0.1"], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
+                            env={**os.environ, "TRANSFORMER_WEIGHTS_DIR": str(weights_dir.resolve())},
                             preexec_fn=_die_with_parent)
 
 
@@ -106,6 +109,9 @@ def main(argv=None) -> int:
     parser.add_argument("--port", type=int, default=8501, help="nginx's port; the processes use the next ports")
     parser.add_argument("--address", default="0.0.0.0", help="nginx's address (0.0.0.0: every interface)")
     parser.add_argument("--run-dir", type=Path, default=ROOT / "build" / "classroom")
+    parser.add_argument("--weights-dir", type=Path, help="where the processes share trained and loaded weights "
+                        "(default: $TRANSFORMER_WEIGHTS_DIR, else build/weights)",
+                        default=os.environ.get("TRANSFORMER_WEIGHTS_DIR") or ROOT / "build" / "weights")
     args = parser.parse_args(argv)
     if args.processes < 1:
         parser.error("--processes must be at least 1")
@@ -126,7 +132,7 @@ def main(argv=None) -> int:
     try:
         for port in ports:
             logs.append(open(run_dir / f"streamlit-{port}.log", "wb"))
-            names[start_streamlit(port, logs[-1])] = f"Streamlit on port {port}"
+            names[start_streamlit(port, logs[-1], args.weights_dir)] = f"Streamlit on port {port}"
         deadline = time.monotonic() + START_TIMEOUT
         for (process, name), port in zip(names.items(), ports):
             wait_until_healthy(f"http://127.0.0.1:{port}", name, process, deadline)
@@ -138,7 +144,8 @@ def main(argv=None) -> int:
             str(port): process.pid for process, port in zip(names, ports)}}) + "\n")
         backends = ", ".join(f"127.0.0.1:{port}" for port in ports)
         print(f"Classroom server on {args.address}:{args.port} ({url} on this machine): nginx in front of "
-              f"Streamlit on {backends}; logs in {run_dir}. Ctrl-C stops them all.", flush=True)
+              f"Streamlit on {backends}; logs in {run_dir}, shared weights in {args.weights_dir.resolve()}. "
+              f"Ctrl-C stops them all.", flush=True)
         while True:
             for process, name in names.items():
                 if process.poll() is not None:

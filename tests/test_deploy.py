@@ -1,6 +1,6 @@
 """The classroom deployment (deploy/, Dockerfile): the nginx config renders and passes `nginx -t`, its upload cap
 is the app's, the Dockerfile follows Streamlit's deployment guide, and two Streamlit processes behind nginx
-keep every browser on one process.
+keep every browser on one process, and weights trained on one process open on the other (a shared directory).
 
 The nginx tests are skipped where nginx is not installed: `make classroom` installs it, `make test` does not.
 No Docker daemon is needed: the Dockerfile is read, not built.
@@ -20,6 +20,7 @@ import tomllib
 import urllib.request
 from collections import defaultdict
 from pathlib import Path
+from urllib.parse import parse_qsl
 
 import pytest
 
@@ -32,6 +33,7 @@ from classroom import TEMPLATE, nginx_command, render  # noqa: E402
 from websockets.asyncio.client import connect  # noqa: E402
 from websockets.exceptions import InvalidStatus  # noqa: E402
 from protocol import Session  # noqa: E402
+from ui.i18n import translator  # noqa: E402
 
 NGINX = shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin:/usr/local/sbin")
 needs_nginx = pytest.mark.skipif(NGINX is None, reason="nginx is not installed (make classroom installs it)")
@@ -129,10 +131,12 @@ def in_own_thread(scenario):
 
 @pytest.fixture
 def classroom(tmp_path):
-    """`deploy/classroom.py --processes 2` on free ports; yields (url, pids, run_dir); SIGTERM stops it."""
+    """`deploy/classroom.py --processes 2` on free ports, weights in run_dir/weights; yields (url, pids, run_dir);
+    SIGTERM stops it."""
     port = free_port_run(3)
     launcher = subprocess.Popen([sys.executable, str(ROOT / "deploy" / "classroom.py"), "--processes", "2",
-                                 "--port", str(port), "--address", "127.0.0.1", "--run-dir", str(tmp_path)],
+                                 "--port", str(port), "--address", "127.0.0.1", "--run-dir", str(tmp_path),
+                                 "--weights-dir", str(tmp_path / "weights")],
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     pids_file = tmp_path / "pids.json"
     try:
@@ -216,3 +220,39 @@ def test_nginx_passes_the_host_that_streamlit_checks_the_origin_against(classroo
         return [await handshake(f"http://classroom.example:{port}"), await handshake("http://elsewhere.example")]
 
     assert in_own_thread(scenario) == [101, 403]
+
+
+@needs_nginx
+def test_weights_trained_on_one_process_open_on_the_other(classroom):
+    """A teacher trains on one process and shares the link; a student on the other process gets the same weights,
+    from the directory that the launcher gives both processes (each process is reached directly here, so the
+    test does not depend on where nginx's hash sends a route)."""
+    _, pids, run_dir = classroom
+    weights_dir = str((run_dir / "weights").resolve())
+    for pid in pids["streamlit"].values():
+        environ = Path(f"/proc/{pid}/environ").read_text().split("\0")
+        assert f"TRANSFORMER_WEIGHTS_DIR={weights_dir}" in environ
+    teacher_url, student_url = (f"http://127.0.0.1:{port}" for port in pids["streamlit"])
+
+    async def scenario():
+        teacher = await Session.open(teacher_url, "train", timeout=TIMEOUT)
+        try:
+            teacher.set_widget(teacher.last.widget(r"train\.steps")[1].id, int_value=10)
+            teacher.set_widget(teacher.last.widget(r"train\.start")[1].id, trigger_value=True)
+            await teacher.rerun(timeout=TIMEOUT)
+            link = teacher.query_string
+        finally:
+            await teacher.close()
+        opened = []
+        for query in (link, re.sub(r"weights=\w+", "weights=0123456789ab", link)):  # and a link to no weights
+            student = await Session.open(student_url, "generate", query_string=query, timeout=TIMEOUT)
+            opened.append((dict(parse_qsl(student.query_string)).get("weights"), student.last.texts()))
+            await student.close()
+        return link, opened
+
+    link, [(kept, texts), (dropped, missing_texts)] = in_own_thread(scenario)
+    weights = dict(parse_qsl(link)).get("weights")
+    assert weights and sorted(p.name for p in Path(weights_dir).iterdir()) == [f"{weights}.npz"]
+    gone = translator("en")
+    assert kept == weights and not any(gone("msg.weights_gone", id=weights) in text for text in texts), texts
+    assert dropped is None and any(gone("msg.weights_gone", id="0123456789ab") in text for text in missing_texts)

@@ -1,16 +1,31 @@
 """Trained or uploaded weights, kept on the server under a short id that the URL carries (pure).
 
-A link such as `?weights=3f2a9c0d81b7` opens the same weights in another browser for as long as this server
-holds them; the store forgets the oldest when it is full, and a link to forgotten weights gets a note.
+A link such as `?weights=3f2a9c0d81b7` opens the same weights in another browser. Each model is saved as
+`<id>.npz` (engine.checkpoint, no pickles) in a directory that every process of the machine shares, so a link
+works whichever process of a classroom server a student lands on; a few models also stay in memory so a rerun
+does not read the disk. The directory is bounded: the least recently used files go when it holds too many
+bytes or files, and a link to forgotten weights gets a note.
+
+    TRANSFORMER_WEIGHTS_DIR        the directory (default: build/weights in this checkout)
+    TRANSFORMER_WEIGHTS_MAX_MB     total size of its files (default 2048)
+    TRANSFORMER_WEIGHTS_MAX_FILES  how many files (default 200)
 """
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import tempfile
 import threading
+import time
 from collections import OrderedDict
+from pathlib import Path
+
+from engine import checkpoint
 
 ID = re.compile(r"[0-9a-f]{12}")
+DEFAULT_DIR = Path(__file__).resolve().parent.parent / "build" / "weights"
+STALE_TEMP_SECONDS = 3600  # a temporary file this old was left by a process that died while writing
 
 
 def weights_id(model) -> str:
@@ -24,25 +39,107 @@ def weights_id(model) -> str:
 
 
 class WeightsStore:
-    """A bounded, thread-safe map from id to Model, shared by every session of the server."""
+    """A map from id to Model on disk, shared by every process that uses `directory`, with a thread-safe LRU
+    of `memory` models in front; the disk keeps at most `max_bytes` and `max_files`."""
 
-    def __init__(self, capacity: int = 16):
-        self.capacity = capacity
+    def __init__(self, directory, *, max_bytes: int = 2048 * 2**20, max_files: int = 200, memory: int = 4):
+        self.directory = Path(directory)
+        self.max_bytes, self.max_files, self.memory = max_bytes, max_files, memory
         self._models: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
 
+    @classmethod
+    def from_environment(cls, environ=os.environ) -> "WeightsStore":
+        return cls(environ.get("TRANSFORMER_WEIGHTS_DIR") or DEFAULT_DIR,
+                   max_bytes=int(environ.get("TRANSFORMER_WEIGHTS_MAX_MB", 2048)) * 2**20,
+                   max_files=int(environ.get("TRANSFORMER_WEIGHTS_MAX_FILES", 200)))
+
     def put(self, model) -> str:
+        """Keep the model and return its id; if the disk cannot take it, it stays in this process only."""
         key = weights_id(model)
-        with self._lock:
-            self._models[key] = model
-            self._models.move_to_end(key)
-            while len(self._models) > self.capacity:
-                self._models.popitem(last=False)
+        self._remember(key, model)
+        path = self._path(key)
+        try:
+            if not _touch(path):
+                self._write(path, model)
+            self._evict()
+        except OSError:  # a full or read-only disk: the link works on this process only
+            pass
         return key
 
     def get(self, key: str):
+        """The model with this id, or None if the id is malformed or the weights are not (or no longer) kept."""
+        if not ID.fullmatch(key):
+            return None
         with self._lock:
             model = self._models.get(key)
             if model is not None:
                 self._models.move_to_end(key)
+        path = self._path(key)
+        on_disk = _touch(path)  # a use, which keeps the file from eviction
+        if model is not None or not on_disk:
             return model
+        try:
+            with open(path, "rb") as file:
+                model = checkpoint.load(file)
+        except FileNotFoundError:  # evicted by another process since the touch
+            return None
+        except (OSError, ValueError):
+            model = None
+        if model is None or weights_id(model) != key:  # truncated, corrupt or not what its name says
+            path.unlink(missing_ok=True)
+            return None
+        self._remember(key, model)
+        return model
+
+    def _path(self, key: str) -> Path:
+        return self.directory / f"{key}.npz"
+
+    def _remember(self, key, model) -> None:
+        with self._lock:
+            self._models[key] = model
+            self._models.move_to_end(key)
+            while len(self._models) > self.memory:
+                self._models.popitem(last=False)
+
+    def _write(self, path: Path, model) -> None:
+        """Readers see the whole file or none: a temporary file in the same directory, then a rename."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(dir=self.directory, prefix=".", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as file:
+                checkpoint.save(model, file)
+            os.replace(temp, path)
+        except BaseException:
+            os.unlink(temp)
+            raise
+
+    def _evict(self) -> None:
+        """Delete the least recently used files until the directory is within its caps (other processes may be
+        doing the same: a file already gone is skipped)."""
+        files = []
+        for entry in os.scandir(self.directory):
+            try:
+                stat = entry.stat()
+            except FileNotFoundError:
+                continue
+            if entry.name.endswith(".tmp") and stat.st_mtime < time.time() - STALE_TEMP_SECONDS:
+                Path(entry.path).unlink(missing_ok=True)
+            elif entry.name.endswith(".npz") and ID.fullmatch(entry.name[:-4]):
+                files.append((stat.st_mtime_ns, stat.st_size, entry.path))
+        files.sort()  # oldest first
+        total, count = sum(size for _, size, _ in files), len(files)
+        for _, size, path in files:
+            if total <= self.max_bytes and count <= self.max_files:
+                break
+            Path(path).unlink(missing_ok=True)
+            total, count = total - size, count - 1
+
+
+def _touch(path: Path) -> bool:
+    """Mark the file as just used (eviction goes by modification time); False if there is no such file."""
+    try:
+        os.utime(path)
+        return True
+    except OSError:  # not there, or not ours to touch
+        return False

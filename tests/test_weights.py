@@ -1,0 +1,180 @@
+"""The weights store (ui/weights.py): a model put by one store is found by another on the same directory, as
+another process of a classroom server would find it; the directory stays within its caps (least recently used
+first); a corrupt, truncated or misnamed file is a missing one, and removed; a malformed id never touches the
+disk; concurrent puts leave whole files."""
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import engine  # noqa: E402
+from engine import checkpoint  # noqa: E402
+from ui.weights import DEFAULT_DIR, WeightsStore, weights_id  # noqa: E402
+
+
+def small_model(seed=0):
+    return engine.preset("paper", seed=seed, d_model=16, n_heads=2, d_ff=32, n_layers=1)
+
+
+def files(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir())
+
+
+def set_age(store: WeightsStore, key: str, seconds_ago: float) -> None:
+    """A file's last use, set outright: writes within one clock tick can share a modification time."""
+    when = time.time() - seconds_ago
+    os.utime(store.directory / f"{key}.npz", (when, when))
+
+
+def test_a_second_store_on_the_same_directory_loads_what_the_first_put(tmp_path):
+    model = small_model()
+    key = WeightsStore(tmp_path).put(model)
+    assert key == weights_id(model)
+    assert files(tmp_path) == [f"{key}.npz"]
+    loaded = WeightsStore(tmp_path).get(key)  # another process: nothing in its memory
+    assert weights_id(loaded) == key and loaded.name == model.name and loaded.seed == model.seed
+    assert loaded.config == model.config and loaded.vocab.tokens == model.vocab.tokens
+    for name, value in model.params.items():
+        np.testing.assert_array_equal(loaded.params[name], value)
+
+
+def test_a_loaded_model_stays_in_memory(tmp_path):
+    first, other = WeightsStore(tmp_path), WeightsStore(tmp_path)
+    key = first.put(small_model())
+    loaded = other.get(key)
+    (tmp_path / f"{key}.npz").unlink()
+    assert other.get(key) is loaded  # the rerun reads no disk
+    assert first.get(key) is not None  # and the process that put it still has it
+    assert WeightsStore(tmp_path).get(key) is None
+
+
+def test_the_memory_keeps_the_most_recently_used(tmp_path):
+    store = WeightsStore(tmp_path, memory=2)
+    keys = [store.put(small_model(seed)) for seed in range(3)]
+    for key in keys:
+        (tmp_path / f"{key}.npz").unlink()
+    assert [store.get(key) is not None for key in keys] == [False, True, True]
+
+
+def test_the_least_recently_used_file_goes_when_there_are_too_many(tmp_path):
+    store = WeightsStore(tmp_path, max_files=2)
+    old, used = store.put(small_model(0)), store.put(small_model(1))
+    set_age(store, old, 20)
+    set_age(store, used, 30)
+    assert WeightsStore(tmp_path).get(used) is not None  # a read is a use: now the newest
+    new = store.put(small_model(2))
+    assert files(tmp_path) == sorted([f"{used}.npz", f"{new}.npz"])
+
+
+def test_the_oldest_files_go_when_they_hold_too_many_bytes(tmp_path):
+    size = len(checkpoint.to_bytes(small_model()))
+    store = WeightsStore(tmp_path, max_bytes=2 * size + size // 2)
+    keys = [store.put(small_model(0)), store.put(small_model(1))]
+    set_age(store, keys[0], 20)
+    set_age(store, keys[1], 10)
+    keys.append(store.put(small_model(2)))
+    assert files(tmp_path) == sorted(f"{key}.npz" for key in keys[1:])
+    assert sum(p.stat().st_size for p in tmp_path.iterdir()) <= store.max_bytes
+
+
+def test_a_model_bigger_than_the_cap_stays_in_this_process_only(tmp_path):
+    store = WeightsStore(tmp_path, max_bytes=1000)
+    key = store.put(small_model())
+    assert files(tmp_path) == []
+    assert store.get(key) is not None and WeightsStore(tmp_path).get(key) is None
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "another model", "a pickle"])
+def test_a_damaged_file_is_missing_and_removed(tmp_path, damage):
+    model = small_model()
+    key = weights_id(model)
+    good = checkpoint.to_bytes(model)
+    path = tmp_path / f"{key}.npz"
+    if damage == "truncated":
+        path.write_bytes(good[:len(good) // 2])
+    elif damage == "garbage":
+        path.write_bytes(b"\0" * 100)
+    elif damage == "another model":  # a well-formed checkpoint whose weights are not the ones its name says
+        path.write_bytes(checkpoint.to_bytes(small_model(seed=1)))
+    else:
+        np.savez(path, meta=np.array([{"format": 1}], dtype=object))
+    assert WeightsStore(tmp_path).get(key) is None
+    assert not path.exists()
+
+
+@pytest.mark.parametrize("key", ["../../etc/passwd", "0123456789AB", "0123456789a", "0123456789abc", "",
+                                 "0123456789ab.npz", "/tmp/0123456789ab", "0123456789ab\n"])
+def test_a_malformed_id_is_refused_without_touching_the_disk(tmp_path, key):
+    directory = tmp_path / "weights"
+    store = WeightsStore(directory)
+    assert store.get(key) is None
+    assert not directory.exists()
+
+
+def test_an_id_that_was_never_put_is_missing(tmp_path):
+    assert WeightsStore(tmp_path).get("0123456789ab") is None
+
+
+def test_a_directory_that_cannot_be_written_keeps_the_weights_in_this_process(tmp_path):
+    (tmp_path / "a file").write_text("")
+    store = WeightsStore(tmp_path / "a file" / "weights")
+    key = store.put(small_model())
+    assert store.get(key) is not None
+
+
+def test_a_temporary_file_left_by_a_dead_writer_is_cleaned_up(tmp_path):
+    stale, fresh = tmp_path / ".dead.tmp", tmp_path / ".writing.tmp"
+    stale.write_bytes(b"half")
+    fresh.write_bytes(b"half")
+    os.utime(stale, (0, 0))
+    WeightsStore(tmp_path).put(small_model())
+    assert not stale.exists() and fresh.exists()
+
+
+def test_concurrent_puts_leave_whole_files_within_the_caps(tmp_path):
+    models = [small_model(seed) for seed in range(6)]
+    stores = [WeightsStore(tmp_path, max_files=4) for _ in range(3)]  # three "processes"
+    keys, errors = [], []
+    barrier = threading.Barrier(12)
+
+    def put(store, model):
+        try:
+            barrier.wait()
+            keys.append(store.put(model))
+        except Exception as error:  # noqa: BLE001 (reported below)
+            errors.append(error)
+
+    threads = [threading.Thread(target=put, args=(stores[i % 3], models[i % 6])) for i in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    assert sorted(set(keys)) == sorted(weights_id(m) for m in models)
+    on_disk = files(tmp_path)
+    assert on_disk and len(on_disk) <= 4 and all(name.endswith(".npz") for name in on_disk)  # no temporary files
+    for name in on_disk:
+        assert WeightsStore(tmp_path).get(name[:-4]) is not None  # whole, and what its name says
+
+
+def test_the_environment_sets_the_directory_and_the_caps(tmp_path):
+    store = WeightsStore.from_environment({"TRANSFORMER_WEIGHTS_DIR": str(tmp_path), "TRANSFORMER_WEIGHTS_MAX_MB": "5",
+                                           "TRANSFORMER_WEIGHTS_MAX_FILES": "7"})
+    assert (store.directory, store.max_bytes, store.max_files) == (tmp_path, 5 * 2**20, 7)
+    default = WeightsStore.from_environment({})
+    assert default.directory == DEFAULT_DIR == ROOT / "build" / "weights"
+    assert (default.max_bytes, default.max_files) == (2048 * 2**20, 200)
+
+
+def test_the_weights_directory_is_left_out_of_git_and_docker():
+    for ignore in (".gitignore", ".dockerignore"):
+        lines = {line.strip().strip("/") for line in (ROOT / ignore).read_text().splitlines()}
+        assert "build" in lines, ignore
