@@ -104,7 +104,8 @@ def qkv_edits(page, url, n):
     """The Q, K, V page edits W_Q of head 1 in a grid."""
     page.goto(url)
     page.wait_for_selector(READY)
-    page.get_by_text("Edit enc.0.attn.W_Q · Head 1").click()
+    page.get_by_text("Edit enc.0.attn.W_Q · Head 1").click()  # a rerun draws the grid into the expander
+    page.locator('[data-testid="stMain"] [data-testid="stDataFrame"]').first.wait_for()
     time.sleep(1)
     return grid_edits(page, url, n, "q", 90)
 

@@ -61,6 +61,7 @@ SETTLE = 0.05  # seconds after script_finished that still count towards a rerun 
 TIMEOUT = 60.0
 SOURCES = ("Hello World", "World Hello")  # the sidebar change alternates between these; known to both presets
 EDITOR_KEY = r"edit\..+\.\d+(?:\.v\.\(.*\))?"  # ui/views.edit_param's keys: a grid, or a one-cell number input
+EXPANDER_KEY = r"open\..+"  # ... and the expander that holds each one
 SIDEBAR_KEY = r"ctl\.src"
 TRIVIAL_KEYS = {"grid": "grid", "number": "x"}
 CONTENT = """() => [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stElementContainer"]')]
@@ -154,6 +155,8 @@ async def server_case(url: str, pid: int, case: Case, reruns: int, warmup: int) 
     session = await Session.open(url, case.path, case.query_string, timeout=TIMEOUT)
     try:
         _check(session.last, case)
+        if not case.trivial and case.input != "sidebar":  # the weight editors are drawn while open
+            await session.open_expander(EXPANDER_KEY, TIMEOUT)
         change, resolved = _changer(session, case)
         cpu, latency, sent = [], [], []
         for i in range(warmup + reruns):
@@ -228,7 +231,8 @@ def _typist(page, case: Case):
         if scope.count() == 0:
             kind = "sidebar"
         else:
-            scope.locator("summary").click()
+            scope.locator("summary").click()  # a rerun draws the editor into it
+            scope.locator('[data-testid="stDataFrame"], [data-testid="stNumberInputField"]').first.wait_for()
             time.sleep(1)  # the expander opens with an animation, which moves what it holds
             kind = "grid" if scope.locator('[data-testid="stDataFrame"]').count() else "number"
     if kind in ("sidebar", "number"):

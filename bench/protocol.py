@@ -36,6 +36,7 @@ class RerunTimeout(Exception):
 class Run:
     """What one script run rendered: its elements by delta path, and what else the server sent."""
     elements: dict = field(default_factory=dict)  # delta path -> (element type, element proto)
+    fragments: dict = field(default_factory=dict)  # delta path -> id of the st.fragment that drew it
     query_string: str | None = None  # the address the run set (st.query_params), if it changed it
     status: int | None = None  # the ForwardMsg script_finished status of the last run
     page_not_found: bool = False
@@ -73,6 +74,7 @@ class Session:
         self.widgets: dict[str, WidgetState] = {}  # what the user has set, re-sent with every rerun
         self.cache: dict[str, ForwardMsg] = {}
         self.last: Run | None = None
+        self.fragment: str | None = None  # the fragment of the widgets set since the last rerun ("" = several)
 
     @classmethod
     async def open(cls, url: str, page: str = "", query_string: str = "", locale: str = "en-US",
@@ -92,8 +94,13 @@ class Session:
         return self.websocket.response.headers.get("Sec-WebSocket-Extensions", "") or "none"
 
     def set_widget(self, widget_id: str, **value) -> None:
-        """Remember a widget's new value, e.g. set_widget(id, string_value=...) or double_value=..."""
+        """Remember a widget's new value, e.g. set_widget(id, string_value=...) or double_value=...
+
+        As in the browser, a change to a widget inside an st.fragment reruns that fragment only."""
         self.widgets[widget_id] = WidgetState(id=widget_id, **value)
+        paths = [path for path, (_, proto) in self.last.elements.items() if getattr(proto, "id", "") == widget_id]
+        fragment = self.last.fragments.get(paths[0], "") if paths else ""
+        self.fragment = fragment if self.fragment in (None, fragment) else ""
 
     async def rerun(self, timeout: float = 60.0) -> Run:
         """Send the widget states (a rerun, as after a user's change) and wait for the run to finish."""
@@ -102,6 +109,8 @@ class Session:
         state.query_string = self.query_string
         state.page_script_hash = self.page_script_hash
         state.page_name = self.page
+        fragment, self.fragment = self.fragment or "", None
+        state.fragment_id = fragment
         state.widget_states.widgets.extend(self.widgets.values())
         state.cached_message_hashes.extend(self.cache)
         state.context_info.locale = self.locale
@@ -111,7 +120,7 @@ class Session:
         await self.websocket.send(message.SerializeToString())
         try:
             async with asyncio.timeout(timeout):
-                run = await self._receive_run()
+                run = await self._receive_run(self.last, fragment) if fragment else await self._receive_run()
         except TimeoutError:
             raise RerunTimeout(f"no script_finished within {timeout:g} s") from None
         # The browser forgets the states of widgets that left the page.
@@ -120,8 +129,13 @@ class Session:
         self.last = run
         return run
 
-    async def _receive_run(self) -> Run:
+    async def _receive_run(self, before: Run | None = None, fragment: str = "") -> Run:
+        """The next run's messages; a fragment's run redraws its part of `before`, the page's last run."""
         run = Run()
+        if before is not None:  # what the fragment does not draw this time is gone, the rest stays
+            kept = [path for path in before.elements if before.fragments.get(path) != fragment]
+            run.elements = {path: before.elements[path] for path in kept}
+            run.fragments = {path: before.fragments[path] for path in kept}
         while True:
             data = await self.websocket.recv()
             message = ForwardMsg()
@@ -135,12 +149,19 @@ class Session:
             elif message.metadata.cacheable and message.hash:
                 self.cache[message.hash] = message
             kind = message.WhichOneof("type")
-            if kind == "new_session":  # a (re)run starts: what came before belongs to a finished run
+            if kind == "new_session" and before is None:  # a (re)run starts: what came before was a finished run
                 run.elements.clear()
+                run.fragments.clear()
             elif kind == "delta" and message.delta.WhichOneof("type") == "new_element":
                 element = message.delta.new_element
                 element_kind = element.WhichOneof("type")
                 run.elements[tuple(message.metadata.delta_path)] = (element_kind, getattr(element, element_kind))
+                run.fragments[tuple(message.metadata.delta_path)] = message.delta.fragment_id
+            elif kind == "delta" and message.delta.WhichOneof("type") == "add_block":
+                block = message.delta.add_block  # an expander with a key is a widget: its open state
+                if block.WhichOneof("type") == "expandable" and block.expandable.id:
+                    run.elements[tuple(message.metadata.delta_path)] = ("expandable", block.expandable)
+                    run.fragments[tuple(message.metadata.delta_path)] = message.delta.fragment_id
             elif kind == "page_info_changed":
                 run.query_string = self.query_string = message.page_info_changed.query_string
             elif kind == "navigation":
@@ -151,6 +172,16 @@ class Session:
                 run.status = message.script_finished
                 if message.script_finished != EARLY_FOR_RERUN:
                     return run
+
+    async def open_expander(self, key_pattern: str, timeout: float = 60.0) -> bool:
+        """Open the first expander whose user key matches, as a click on its label does (it reruns); False if
+        the page has none."""
+        found = self.last.widget(key_pattern)
+        if found is None or found[0] != "expandable":
+            return False
+        self.set_widget(found[1].id, bool_value=True)
+        await self.rerun(timeout)
+        return True
 
     async def close(self) -> None:
         await self.websocket.close()

@@ -1,9 +1,16 @@
-from ui import context, views
+import streamlit as st
 
-ctx = context.get()
-views.intro("cross_attention")
-layer = views.layer_picker("layer.dec")
-block = f"dec.{layer}.cross_attn"
-for head in views.head_tabs(f"heads.cross.{layer}"):
-    views.flow([f"{block}.{kind}" for kind in ("q", "k", "v", "scores", "weights", "heads")], head, key="cross")
-views.step(f"{block}.out")
+from ui import views
+
+
+@st.fragment  # the page's own widgets rerun the page alone (see ui.context.get)
+def page():
+    views.intro("cross_attention")
+    layer = views.layer_picker("layer.dec")
+    block = f"dec.{layer}.cross_attn"
+    for head in views.head_tabs(f"heads.cross.{layer}"):
+        views.flow([f"{block}.{kind}" for kind in ("q", "k", "v", "scores", "weights", "heads")], head, key="cross")
+    views.step(f"{block}.out")
+
+
+page()

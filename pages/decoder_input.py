@@ -3,8 +3,14 @@ import streamlit as st
 
 from ui import context, views
 
-ctx = context.get()
-views.intro("decoder_input")
-trace = ctx.trace
-st.dataframe(pd.DataFrame({ctx.t("tokens.token"): trace.tgt_tokens, ctx.t("tokens.id"): trace.tgt_ids}), hide_index=True)
-views.flow([f"tgt.{kind}" for kind in ("embed", "pos", "input")], key="decoder_input")
+
+@st.fragment  # the page's own widgets rerun the page alone (see ui.context.get)
+def page():
+    ctx = context.get()
+    views.intro("decoder_input")
+    trace = ctx.trace
+    st.dataframe(pd.DataFrame({ctx.t("tokens.token"): trace.tgt_tokens, ctx.t("tokens.id"): trace.tgt_ids}), hide_index=True)
+    views.flow([f"tgt.{kind}" for kind in ("embed", "pos", "input")], key="decoder_input")
+
+
+page()

@@ -1,6 +1,13 @@
-from ui import context, views
+import streamlit as st
 
-ctx = context.get()
-views.intro("ffn")
-layer = views.layer_picker("layer.enc")
-views.flow([f"enc.{layer}.ffn.{kind}" for kind in ("hidden", "act", "out")], key="ffn")
+from ui import views
+
+
+@st.fragment  # the page's own widgets rerun the page alone (see ui.context.get)
+def page():
+    views.intro("ffn")
+    layer = views.layer_picker("layer.enc")
+    views.flow([f"enc.{layer}.ffn.{kind}" for kind in ("hidden", "act", "out")], key="ffn")
+
+
+page()

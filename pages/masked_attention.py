@@ -1,12 +1,19 @@
-from ui import context, views
+import streamlit as st
 
-ctx = context.get()
-views.intro("masked_attention")
-layer = views.layer_picker("layer.dec")
-block = f"dec.{layer}.self_attn"
-views.step(f"{block}.mask")
-for head in views.head_tabs(f"heads.masked.{layer}"):
-    views.edit_param(f"{block}.W_Q", head=head)
-    views.edit_param(f"{block}.W_K", head=head)
-    views.flow([f"{block}.{kind}" for kind in ("scaled", "masked", "weights", "heads")], head, key="masked")
-views.step(f"{block}.out")
+from ui import views
+
+
+@st.fragment  # the page's own widgets rerun the page alone (see ui.context.get)
+def page():
+    views.intro("masked_attention")
+    layer = views.layer_picker("layer.dec")
+    block = f"dec.{layer}.self_attn"
+    views.step(f"{block}.mask")
+    for head in views.head_tabs(f"heads.masked.{layer}"):
+        views.edit_param(f"{block}.W_Q", head=head)
+        views.edit_param(f"{block}.W_K", head=head)
+        views.flow([f"{block}.{kind}" for kind in ("scaled", "masked", "weights", "heads")], head, key="masked")
+    views.step(f"{block}.out")
+
+
+page()

@@ -1,6 +1,13 @@
-from ui import context, views
+import streamlit as st
 
-ctx = context.get()
-views.intro("multihead")
-layer = views.layer_picker("layer.enc")
-views.flow([f"enc.{layer}.attn.concat", f"enc.{layer}.attn.out"], key="multihead")
+from ui import views
+
+
+@st.fragment  # the page's own widgets rerun the page alone (see ui.context.get)
+def page():
+    views.intro("multihead")
+    layer = views.layer_picker("layer.enc")
+    views.flow([f"enc.{layer}.attn.concat", f"enc.{layer}.attn.out"], key="multihead")
+
+
+page()

@@ -4,13 +4,19 @@ from ui import context, views
 from ui.figures import bars
 from ui.labels import top_tokens
 
-ctx = context.get()
-views.intro("output")
-trace = ctx.trace
-views.flow(["logits", "probs"], key="output")
-st.subheader(ctx.t("output.top"))
-positions = list(range(len(trace.tgt_tokens)))
-position = st.selectbox(ctx.t("output.position"), positions, index=positions[-1],
-                        format_func=lambda i: f"{i}: {trace.tgt_tokens[i]}", key="output.position")
-ranked = top_tokens(trace["probs"][position], ctx.model.vocab.tokens)
-st.plotly_chart(bars([t for t, _ in ranked], [p for _, p in ranked], highlight=ranked[0][0]), key="output.bars")
+
+@st.fragment  # the page's own widgets rerun the page alone (see ui.context.get)
+def page():
+    ctx = context.get()
+    views.intro("output")
+    trace = ctx.trace
+    views.flow(["logits", "probs"], key="output")
+    st.subheader(ctx.t("output.top"))
+    positions = list(range(len(trace.tgt_tokens)))
+    position = st.selectbox(ctx.t("output.position"), positions, index=positions[-1],
+                            format_func=lambda i: f"{i}: {trace.tgt_tokens[i]}", key="output.position")
+    ranked = top_tokens(trace["probs"][position], ctx.model.vocab.tokens)
+    st.plotly_chart(bars([t for t, _ in ranked], [p for _, p in ranked], highlight=ranked[0][0]), key="output.bars")
+
+
+page()

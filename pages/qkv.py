@@ -1,8 +1,15 @@
-from ui import context, views
+import streamlit as st
 
-ctx = context.get()
-views.intro("qkv")
-layer = views.layer_picker("layer.enc")
-block = f"enc.{layer}.attn"
-for head in views.head_tabs(f"heads.qkv.{layer}"):
-    views.flow([f"{block}.{kind}" for kind in ("q", "k", "v")], head, key="qkv")
+from ui import views
+
+
+@st.fragment  # the page's own widgets rerun the page alone (see ui.context.get)
+def page():
+    views.intro("qkv")
+    layer = views.layer_picker("layer.enc")
+    block = f"enc.{layer}.attn"
+    for head in views.head_tabs(f"heads.qkv.{layer}"):
+        views.flow([f"{block}.{kind}" for kind in ("q", "k", "v")], head, key="qkv")
+
+
+page()

@@ -3,13 +3,19 @@ import streamlit as st
 
 from ui import context, views
 
-ctx = context.get()
-views.intro("tokens")
-trace = ctx.trace
-st.subheader(ctx.t("tokens.table"))
-st.dataframe(pd.DataFrame({
-    ctx.t("tokens.token"): trace.src_tokens,
-    ctx.t("tokens.id"): trace.src_ids,
-    ctx.t("tokens.known"): [ctx.t("tokens.no") if t == "<unk>" else ctx.t("tokens.yes") for t in trace.src_tokens],
-}), hide_index=True)
-views.step("src.embed")
+
+@st.fragment  # the page's own widgets rerun the page alone (see ui.context.get)
+def page():
+    ctx = context.get()
+    views.intro("tokens")
+    trace = ctx.trace
+    st.subheader(ctx.t("tokens.table"))
+    st.dataframe(pd.DataFrame({
+        ctx.t("tokens.token"): trace.src_tokens,
+        ctx.t("tokens.id"): trace.src_ids,
+        ctx.t("tokens.known"): [ctx.t("tokens.no") if t == "<unk>" else ctx.t("tokens.yes") for t in trace.src_tokens],
+    }), hide_index=True)
+    views.step("src.embed")
+
+
+page()

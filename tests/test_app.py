@@ -104,7 +104,20 @@ def query(at):
     return dict(at.query_params)
 
 
+def open_editors(at):
+    """Open every weight editor's expander on the page: each draws its editor only while open."""
+    for expander in at.expander:
+        key = expander.proto.id.rsplit("-", 1)[-1]
+        if key.startswith("open."):
+            at.session_state[key] = True
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
 def editor_key(at, param, head=None):
+    if not any(e.key.startswith(f"edit.{param}.{head}.") for e in at.data_editor):
+        open_editors(at)
     keys = [e.key for e in at.data_editor if e.key.startswith(f"edit.{param}.{head}.")]
     assert len(keys) == 1, (param, head, [e.key for e in at.data_editor])
     return keys[0]
@@ -179,6 +192,22 @@ def test_every_page_runs_cleanly(page, lang):
         assert CJK.search(at.title[0].value)
         assert at.text_input(key="ctl.src").label == ZH["ctl.src"]
     assert query(at) == {**DEFAULT_QUERY, "lang": lang}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_paper_vs_blog_shows_every_difference_both_ways(lang):
+    from engine.blog import DIFFERENCES
+
+    at = open_page("paper_vs_blog", lang=lang)
+    t = translator(lang)
+    texts = [m.value for m in at.markdown]
+    for difference in DIFFERENCES:
+        key = difference["key"]
+        shown = [text for text in texts if text.startswith(f"**{t(f'diff.{key}.topic')}**")]
+        assert len(shown) == 1, key
+        for side in ("post", "engine"):
+            assert f":gray[{t(f'compare.{side}')}]\n\n$$\n{difference[side]}\n$$" in shown[0]
+        assert shown[0].endswith(t(f"diff.{key}.why"))
 
 
 @pytest.mark.parametrize("page", ALL_PAGES)
@@ -312,12 +341,13 @@ def test_an_edit_survives_page_moves_and_the_language():
     for page in ("overview", "tokens", "ffn", "attention"):
         goto(at, page)
     assert shown(at, after["enc.0.attn.scores"][0])
-    assert EN_T("ctl.edits", n=2) in [c.value for c in at.sidebar.caption]
+    assert EN_T("ctl.edits") in [c.value for c in at.sidebar.caption]
     at.session_state["ctl.lang"] = "zh"
     at.run()
     assert shown(at, after["enc.0.attn.scores"][0])
     goto(at, "qkv")
-    editor = at.data_editor(key=editor_key(at, "enc.0.attn.W_Q", 0)).value
+    key = editor_key(at, "enc.0.attn.W_Q", 0)  # opens the editor (a rerun) before the tree is read
+    editor = at.data_editor(key=key).value
     assert editor.iloc[0, 0] == 5.0 and editor.iloc[2, 1] == -0.5 and editor.iloc[1, 0] == 1.0
     assert shown(at, after["enc.0.attn.q"][0])
 
@@ -329,7 +359,8 @@ def test_reset_buttons():
     type_cells(at, editor_key(at, "enc.0.attn.W_K", 0), {"1": {"1": 2.0}})
     assert len(at.session_state["state"].edits) == 2
     open_tab(at, "qkv", "q")
-    at.button(key=f"reset.{editor_key(at, 'enc.0.attn.W_Q', 0)}").click().run()
+    key = editor_key(at, "enc.0.attn.W_Q", 0)  # opens the editor (a rerun) before the tree is read
+    at.button(key=f"reset.{key}").click().run()
     assert at.session_state["state"].edits == (("enc.0.attn.W_K", (0, 1, 1), 2.0),)
     assert query(at)["edit"] == "enc.0.attn.W_K:0.1.1=2.0"
     at.button(key="ctl.reset_edits").click().run()
@@ -356,6 +387,8 @@ def test_single_cell_editor_of_a_big_parameter():
 
 
 def editor_key_single(at, param):
+    if not any(n.key.startswith(f"edit.{param}.") for n in at.number_input):
+        open_editors(at)
     keys = {n.key.split(".v.")[0] for n in at.number_input if n.key.startswith(f"edit.{param}.")}
     assert len(keys) == 1, keys
     return keys.pop()
@@ -373,7 +406,8 @@ def test_a_bad_weight_is_refused_and_the_old_value_kept(typed):
     assert [e.value for e in at.error] == [
         EN_T("msg.edit_bad", param="enc.0.attn.W_Q", index="0,0,0", value=received)]
     assert query(at) == good_query and latex(at) == good_latex
-    assert at.data_editor(key=editor_key(at, "enc.0.attn.W_Q", 0)).value.iloc[0, 0] == 5.0
+    key = editor_key(at, "enc.0.attn.W_Q", 0)  # opens the editor (a rerun) before the tree is read
+    assert at.data_editor(key=key).value.iloc[0, 0] == 5.0
     at.run()
     assert_clean(at)  # the message is shown once, not forever
 
@@ -408,7 +442,7 @@ def test_sentence_length_cap(side, words, accepted):
     text = " ".join(["hello" if side == "src" else "hola"] * words)
     at.text_input(key=f"ctl.{side}").set_value(text).run()
     assert not at.exception, [e.message for e in at.exception]
-    received = at.session_state[f"ctl.{side}"]  # the input holds at most 500 characters
+    received = at.session_state[f"ctl.{side}"]  # the input holds at most MAX_CHARS characters
     n = len(split(received)) + (side == "tgt")
     if accepted:
         assert_clean(at)
@@ -511,7 +545,8 @@ def test_the_url_holds_the_state():
     assert latex(fresh) == latex(at) and tables(fresh) == tables(at)
     assert query(fresh) == link
     goto(fresh, "qkv")
-    assert fresh.data_editor(key=editor_key(fresh, "enc.0.attn.W_Q", 0)).value.iloc[0, 0] == 5.0
+    key = editor_key(fresh, "enc.0.attn.W_Q", 0)  # opens the editor (a rerun) before the tree is read
+    assert fresh.data_editor(key=key).value.iloc[0, 0] == 5.0
 
 
 @pytest.mark.parametrize("link, fragment", [

@@ -22,7 +22,7 @@ for path in (ROOT, ROOT / "bench"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from load import Editor, Target, free_port  # noqa: E402
+from load import Editor, Target, free_port, open_editor  # noqa: E402
 from protocol import Session  # noqa: E402
 from ui import state as app_state  # noqa: E402
 from ui.format import fmt_tex  # noqa: E402
@@ -68,7 +68,9 @@ def expected_scores(param, value) -> set[str]:
 
 async def edit(session: Session, param: str, value: float):
     """Type a value into row 0, column 0 of the head-1 editor of param, as the grid or the number input does."""
-    editor = Editor(session, Target.app("attention", param, "0").editor_key, random.Random(0))
+    target = Target.app("attention", param, "0")
+    await open_editor(session, target, TIMEOUT)
+    editor = Editor(session, target.editor_key, random.Random(0))
     kind = editor.kind()
     assert kind, f"no editor for {param} on the attention page"
     typed = editor.change(row=0, column=0, value=value)

@@ -27,7 +27,7 @@ from ui.format import bmatrix, fmt, fmt_tex, table  # noqa: E402
 from ui.i18n import EN, LANGUAGES, ZH, language_of, translator  # noqa: E402
 from ui.labels import param_axes, step_axes, top_tokens  # noqa: E402
 from ui.navigation import PAGES, page_file  # noqa: E402
-from ui.state import (APP_LIMITS, MAX_EDITS, MAX_TOKENS, MAX_WEIGHT, AppState, LimitError, apply_edits,  # noqa: E402
+from ui.state import (APP_LIMITS, MAX_CHARS, MAX_EDITS, MAX_TOKENS, MAX_WEIGHT, AppState, LimitError, apply_edits,  # noqa: E402
                       check_limits, check_weight, decode, encode)
 
 PRESET_NAMES = sorted(engine.PRESETS)
@@ -107,7 +107,7 @@ def _check_invariants(state, notes):
     assert all(isinstance(n, str) for n in notes)
     assert state.preset in engine.PRESETS and state.lang in LANGUAGES
     assert isinstance(state.seed, int) and 0 <= state.seed < 2**32
-    assert len(state.src) <= 2000 and len(state.tgt) <= 2000
+    assert len(state.src) <= MAX_CHARS and len(state.tgt) <= MAX_CHARS
     assert len(state.edits) <= MAX_EDITS and list(state.edits) == sorted(state.edits)
     for _, index, value in state.edits:
         assert all(isinstance(i, int) for i in index)
@@ -158,7 +158,7 @@ def test_decode_caps_the_number_of_edits_and_the_text():
     many = ";".join(f"enc.0.attn.W_Q:0.0.{i}=1" for i in range(MAX_EDITS + 50))
     state, _ = decode({"edit": many, "src": "x" * 5000})
     assert len(state.edits) == MAX_EDITS
-    assert len(state.src) == 2000
+    assert len(state.src) == MAX_CHARS
 
 
 def test_decode_language_default_comes_from_the_browser():

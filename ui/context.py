@@ -8,14 +8,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import streamlit as st
+from threadpoolctl import threadpool_limits
 
 import engine
 from engine.config import CHOICES
 
 from . import state as app_state
 from .i18n import LANGUAGES, language_of, translator
-from .state import APP_LIMITS, FLOAT_RANGES, AppState, LimitError
+from .state import APP_LIMITS, FLOAT_RANGES, MAX_CHARS, AppState, LimitError
 from .weights import WeightsStore
+
+# One BLAS thread: a session's products are small (a few tokens), so a second thread mostly waits for the
+# first and burns CPU that other sessions need; the server runs many sessions at once instead.
+threadpool_limits(1, user_api="blas")
 
 SIZE_FIELDS = ("d_model", "n_heads", "d_k", "d_v", "d_ff", "n_layers")
 CHOICE_FIELDS = ("layer_norm", "norm_placement", "pos_encoding", "activation", "softmax")
@@ -42,8 +47,9 @@ def _base_model(preset, seed, overrides):
 
 @st.cache_resource(show_spinner=False)
 def weights_store() -> WeightsStore:
-    """Trained and uploaded weights, shared by every session of this server."""
-    return WeightsStore()
+    """Trained and uploaded weights, shared by every session of this server and, on disk, by every process of
+    this machine that uses the same TRANSFORMER_WEIGHTS_DIR."""
+    return WeightsStore.from_environment()
 
 
 def _weights(weights_id: str) -> engine.Model:
@@ -76,18 +82,22 @@ def build() -> Context:
         adopt_model(pending["model"], **pending["changes"])
     good: AppState = st.session_state.state
     t = translator(st.session_state.get("ctl.lang", good.lang))
-    candidate = _controls(good, t)
+    return _make(_controls(good, t), good, t, st.sidebar)
+
+
+def _make(candidate: AppState, good: AppState, t, notes) -> Context:
+    """The context of a candidate state, or of the last good one (with a message in `notes`) if it is refused."""
     try:
         app_state.check_limits(candidate)
         base, model, trace, dropped = _run(candidate.model_key)
     except ValueError as error:  # the app's limits (LimitError) or the engine's
-        st.sidebar.error(t("msg.kept", error=refusal(t, error)))
+        notes.error(t("msg.kept", error=refusal(t, error)))
         candidate = good
         base, model, trace, dropped = _run(good.model_key)
     st.session_state.state = candidate
     st.query_params.from_dict(app_state.encode(candidate))
     if dropped:
-        st.sidebar.warning(t("msg.edits_dropped", n=dropped))
+        notes.warning(t("msg.edits_dropped", n=dropped))
     context = Context(candidate, base, model, trace, t)
     st.session_state["context"] = context
     return context
@@ -105,9 +115,17 @@ def refusal(t, error: ValueError) -> str:
 
 
 def get() -> Context:
+    """The page's context. A step page is a fragment (st.fragment): its own widgets rerun the page alone, without
+    app.py and the sidebar, so after an edit made there the new state's context is made here."""
     if "context" not in st.session_state:
         _leave_folder_mode()
-    return st.session_state["context"]
+    context = st.session_state["context"]
+    state = st.session_state.state
+    if state is not context.state:
+        if bool(state.edits) != bool(context.state.edits):
+            st.rerun(scope="app")  # the sidebar shows whether weights are edited, with a button to reset them
+        context = _make(state, context.state, context.t, st)
+    return context
 
 
 def _leave_folder_mode():
@@ -192,6 +210,20 @@ def _on_preset_change():
     _sync_widgets(fresh)
 
 
+def _whole_number_input(container, label: str, key: str, low: int, high: int):
+    """A size or the seed. A float input shown without decimals ("%g"): Streamlit 1.67's whole-number input raises
+    on a forged NaN or inf (int() before its range check), where a float input puts its default back."""
+    container.number_input(label, min_value=float(low), max_value=float(high), step=1.0, format="%g", key=key,
+                           on_change=_on_whole_number, args=(key,))
+
+
+def _on_whole_number(key):
+    """Drop a typed fraction (2.5 becomes 2), as a whole-number input does in the browser."""
+    st.session_state[key] = int(st.session_state[key])
+    if key in ("ctl.d_model", "ctl.n_heads"):
+        _on_heads_change()
+
+
 def _on_heads_change():
     """Keep d_k = d_v = d_model / h when the sizes divide, as the paper does."""
     d_model, heads = st.session_state["ctl.d_model"], st.session_state["ctl.n_heads"]
@@ -208,8 +240,8 @@ def _controls(good: AppState, t) -> AppState:
                               required=True)
     sidebar.selectbox(t("ctl.preset"), list(engine.PRESETS), format_func=lambda p: t(f"preset.{p}"),
                       key="ctl.preset", on_change=_on_preset_change)
-    sidebar.text_input(t("ctl.src"), key="ctl.src", max_chars=500)
-    sidebar.text_input(t("ctl.tgt"), key="ctl.tgt", max_chars=500)
+    sidebar.text_input(t("ctl.src"), key="ctl.src", max_chars=MAX_CHARS)
+    sidebar.text_input(t("ctl.tgt"), key="ctl.tgt", max_chars=MAX_CHARS)
     options = sidebar.expander(t("ctl.options"), key="ctl.options", on_change="rerun")
     if options.open:  # the option widgets are drawn (and cost a rerun's time) only while they are shown
         if not st.session_state.get("ctl.options_drawn"):  # hidden widgets forget their values: give them back
@@ -224,7 +256,7 @@ def _controls(good: AppState, t) -> AppState:
         sidebar.button(t("ctl.drop_weights"), key="ctl.drop_weights", on_click=lambda: set_state(
             st.session_state.state.replace(weights="", edits=())))
     if good.edits:
-        sidebar.caption(t("ctl.edits", n=len(good.edits)))
+        sidebar.caption(t("ctl.edits"))
         sidebar.button(t("ctl.reset_edits"), key="ctl.reset_edits", on_click=lambda: set_state(
             st.session_state.state.without_edits()))
     sidebar.caption(t("ctl.share"))
@@ -240,10 +272,8 @@ def _option_widgets(good: AppState, t) -> tuple:
     st.caption(t("ctl.sizes"))
     left, right = st.columns(2)
     for i, field in enumerate(SIZE_FIELDS):
-        (left if i % 2 == 0 else right).number_input(
-            field, min_value=1, max_value=APP_LIMITS[field], step=1, key=f"ctl.{field}",
-            on_change=_on_heads_change if field in ("d_model", "n_heads") else None)
-    st.number_input(t("ctl.seed"), min_value=0, max_value=2**32 - 1, step=1, key="ctl.seed")
+        _whole_number_input(left if i % 2 == 0 else right, field, f"ctl.{field}", 1, APP_LIMITS[field])
+    _whole_number_input(st, t("ctl.seed"), "ctl.seed", 0, 2**32 - 1)
     st.radio(t("ctl.divisor"), ["sqrt", "number"], format_func=lambda k: t(f"ctl.divisor.{k}"),
              key="ctl.divisor_kind", horizontal=True)
     if st.session_state["ctl.divisor_kind"] == "number":
@@ -255,7 +285,8 @@ def _option_widgets(good: AppState, t) -> tuple:
                     key="ctl.eps")
     for field in BOOL_FIELDS:
         st.toggle(t(f"ctl.{field}"), key=f"ctl.{field}")
-    chosen = {f: st.session_state[f"ctl.{f}"] for f in SIZE_FIELDS + CHOICE_FIELDS + BOOL_FIELDS + ("eps",)}
+    chosen = {f: st.session_state[f"ctl.{f}"] for f in CHOICE_FIELDS + BOOL_FIELDS + ("eps",)}
+    chosen |= {f: int(st.session_state[f"ctl.{f}"]) for f in SIZE_FIELDS}  # a float after Streamlit resets one
     chosen["attn_divisor"] = "sqrt_dk" if st.session_state["ctl.divisor_kind"] == "sqrt" else float(
         st.session_state["ctl.divisor"])
     base = engine.PRESETS[good.preset]

@@ -23,6 +23,7 @@ from .weights import ID as WEIGHTS_ID
 APP_LIMITS = {"d_model": 512, "n_heads": 16, "d_k": 512, "d_v": 512, "d_ff": 2048, "n_layers": 8}  # from 1
 FLOAT_RANGES = {"attn_divisor": (0.001, 1e6), "eps": (0.0, 1.0)}  # what the option widgets accept
 MAX_TOKENS = 64
+MAX_CHARS = 2000  # a sentence's characters, in the text inputs and in a link: room for MAX_TOKENS long words
 MAX_WEIGHT = 1e6
 MAX_EDITS = 200
 MAX_PARAMS = 60_000_000  # the paper's sizes with N = 8: 59 million weights, 470 MB
@@ -145,8 +146,9 @@ def encode(state: AppState) -> dict[str, str]:
     return query
 
 
-def decode(query, default_lang: str = "en") -> tuple[AppState, list[str]]:
-    """The state a link describes, and a note for every part that had to be ignored."""
+def decode(query, default_lang: str = "en") -> tuple[AppState, list]:
+    """The state a link describes, and a note for every part that had to be ignored: the part itself, or a
+    LimitError when a sentence is longer than MAX_CHARS (its start is kept)."""
     notes, state = [], AppState(lang=default_lang)
     preset = query.get("preset", state.preset)
     if preset in engine.PRESETS:
@@ -162,7 +164,10 @@ def decode(query, default_lang: str = "en") -> tuple[AppState, list[str]]:
         state = state.replace(seed=int(seed))
     else:
         notes.append(f"seed={seed!r}")
-    state = state.replace(src=str(query.get("src", state.src))[:2000], tgt=str(query.get("tgt", ""))[:2000])
+    for side, text in (("src", str(query.get("src", state.src))), ("tgt", str(query.get("tgt", "")))):
+        if len(text) > MAX_CHARS:
+            notes.append(LimitError("msg.text_cut", {"side": side, "n": len(text), "high": MAX_CHARS}))
+        state = state.replace(**{side: text[:MAX_CHARS]})
     overrides, bad = _decode_overrides(query.get("cfg", ""), state.preset)
     edits, bad_edits = _decode_edits(query.get("edit", ""))
     gen, bad_gen = generation.decode(query.get("gen", ""))

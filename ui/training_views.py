@@ -102,9 +102,10 @@ def trainer():
     st.markdown(ctx.t("train.corpus_intro", **setup))
     corpus = st.segmented_control(ctx.t("train.corpus"), list(CORPORA), default="en-es", required=True,
                                   format_func=lambda c: ctx.t(f"train.corpus.{c}"), key="train.corpus") or "en-es"
-    with st.expander(ctx.t("train.pairs", n=len(pairs(corpus)))):
-        st.dataframe(pd.DataFrame(pairs(corpus), columns=[ctx.t("train.col.src"), ctx.t("train.col.tgt")]),
-                     hide_index=True)
+    box = st.expander(ctx.t("train.pairs", n=len(pairs(corpus))), key="train.pairs", on_change="rerun")
+    if box.open:  # the table is drawn (and costs a rerun's time) only while it is shown
+        box.dataframe(pd.DataFrame(pairs(corpus), columns=[ctx.t("train.col.src"), ctx.t("train.col.tgt")]),
+                      hide_index=True)
     settings = _settings(ctx, corpus)
     if settings is None:
         return

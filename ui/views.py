@@ -102,8 +102,9 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     selected = _selection(key, len(rows), len(cols))
     if show_numbers:
         numbers(values, rows, cols, label=_tex_name(name, head))
-    st.plotly_chart(heatmap(values, rows, cols, selected), key=f"chart.{key}", on_select=_on_click(key),
-                    selection_mode="points", config={"displayModeBar": False}, width=_chart_width(len(cols)))
+    st.plotly_chart(heatmap(values, rows, cols, selected), key=f"chart.{key}",
+                    on_select=_on_click(key, len(rows), len(cols)), selection_mode="points",
+                    config={"displayModeBar": False}, width=_chart_width(len(cols)))
     if drill:
         _drill(ctx, name, head, key, rows, cols)
     for ref in s.inputs:
@@ -153,12 +154,22 @@ def _selection(key, n_rows, n_cols):
     return row, col
 
 
-def _on_click(key):
+def _on_click(key, n_rows, n_cols):
+    """A click on the heatmap picks the drill-down's cell; a forged selection (not a point of the matrix) is
+    ignored."""
     def callback():
         points = st.session_state[f"chart.{key}"].selection.points
-        if points and isinstance(points[0].get("x"), (int, float)) and isinstance(points[0].get("y"), (int, float)):
-            st.session_state[f"row.{key}"], st.session_state[f"col.{key}"] = int(points[0]["y"]), int(points[0]["x"])
+        point = points[0] if points and isinstance(points[0], dict) else {}
+        row, col = _position(point.get("y"), n_rows), _position(point.get("x"), n_cols)
+        if row is not None and col is not None:
+            st.session_state[f"row.{key}"], st.session_state[f"col.{key}"] = row, col
     return callback
+
+
+def _position(value, n):
+    """A chart coordinate or a grid's row as a position in range(n), or None if it is not one (NaN, -1, 2.5, "a")."""
+    whole = isinstance(value, int) and not isinstance(value, bool) or isinstance(value, float) and value.is_integer()
+    return int(value) if whole and 0 <= value < n else None
 
 
 def _drill(ctx, name, head, key, rows, cols):
@@ -177,9 +188,9 @@ def _drill(ctx, name, head, key, rows, cols):
 # ---- editing weights --------------------------------------------------------------------------------------
 
 def edit_param(name: str, head: int | None = None, rows: list[int] | None = None, one_cell: bool = False):
-    """An editor for a parameter (one head's slice, optionally only some rows), with a reset button: a grid,
-    or one cell at a time (row, column, number) for wide matrices and where one_cell asks for the lighter
-    widget (an edit then redraws a number input, not a grid)."""
+    """An editor for a parameter (one head's slice, optionally only some rows) in an expander, with a reset
+    button: a grid, or one cell at a time (row, column, number) for wide matrices and where one_cell asks for
+    the lighter widget (an edit then redraws a number input, not a grid)."""
     ctx = context.get()
     value = ctx.model.params[name]
     axes = param_axes(ctx.model.vocab.tokens, name, value.shape)
@@ -189,14 +200,19 @@ def edit_param(name: str, head: int | None = None, rows: list[int] | None = None
     row_labels = [axes[-2][i] for i in row_ids] if matrix.shape[0] > 1 or value.ndim - (head is not None) > 1 \
         else [name]
     title = name + (f" · {ctx.t('view.head')} {head + 1}" if head is not None else "")
-    with st.expander(ctx.t("view.edit", name=title)):
-        st.caption(ctx.t("view.edit_hint"))
+    box = st.expander(ctx.t("view.edit", name=title), key=f"open.{name}.{head}", on_change="rerun")
+    if not box.open:  # the editor is drawn (and costs a rerun's time) only while its expander is open
+        return
+    with box:
         version = st.session_state.get("edit_version", 0)
         key = f"edit.{name}.{head}.{version}"
         columns = _unique(axes[-1])
-        if matrix.shape[1] <= TABLE_COLS and not one_cell:
+        grid = matrix.shape[1] <= TABLE_COLS and not one_cell
+        st.caption(ctx.t("view.edit_hint" if grid else "view.edit_hint_cell"))
+        if grid:
             frame = _editor_frame(key, lambda: pd.DataFrame(matrix[row_ids], index=_unique(row_labels), columns=columns))
-            st.data_editor(frame, key=key, on_change=_on_edit, args=(key, name, head, row_ids, columns, value.ndim))
+            st.data_editor(frame, key=key, disabled=["_index"],  # the row labels are tokens or positions, not weights
+                           on_change=_on_edit, args=(key, name, head, row_ids, columns, value.ndim))
         else:
             _single_cell_editor(ctx, name, head, row_ids, row_labels, axes[-1], key, value.ndim)
         if any(p == name for p, _, _ in ctx.state.edits):
@@ -223,7 +239,11 @@ def _on_edit(key, name, head, row_ids, columns, ndim):
     state, refused = st.session_state.state, False
     for row, cells in st.session_state[key]["edited_rows"].items():
         for column, typed in cells.items():
-            index = _full_index(head, row_ids[int(row)], columns.index(column), ndim)
+            position = _position(row, len(row_ids))
+            if position is None or column not in columns:  # a forged cell, or a row label ("_index"): ignored,
+                refused = True  # and the grid redrawn, as Streamlit would fail to write that cell into its own copy
+                continue
+            index = _full_index(head, row_ids[position], columns.index(column), ndim)
             try:
                 state = state.with_edit(name, index, check_weight(typed))
             except ValueError:
