@@ -3,7 +3,7 @@ import streamlit as st
 from ui import context, views
 
 
-@st.fragment  # the page's own widgets rerun the page alone (see ui.context.get)
+@views.page
 def page():
     ctx = context.get()
     views.intro("add_norm")

@@ -4,7 +4,7 @@ import streamlit as st
 from ui import context, views
 
 
-@st.fragment  # the page's own widgets rerun the page alone (see ui.context.get)
+@views.page
 def page():
     ctx = context.get()
     views.intro("decoder_input")

@@ -1,9 +1,7 @@
-import streamlit as st
-
 from ui import views
 
 
-@st.fragment  # the page's own widgets rerun the page alone (see ui.context.get)
+@views.page
 def page():
     views.intro("masked_attention")
     layer = views.layer_picker("layer.dec")

@@ -5,7 +5,7 @@ from ui.figures import bars
 from ui.labels import top_tokens
 
 
-@st.fragment  # the page's own widgets rerun the page alone (see ui.context.get)
+@views.page
 def page():
     ctx = context.get()
     views.intro("output")

@@ -352,6 +352,25 @@ def test_an_edit_survives_page_moves_and_the_language():
     assert shown(at, after["enc.0.attn.q"][0])
 
 
+def test_a_session_does_not_keep_the_widgets_it_no_longer_shows():
+    """A clickable heatmap gets a new widget id whenever its numbers or its marked cell change; Streamlit 1.67
+    forgets the old id's state but kept its metadata, ~1.4 kB per rerun for as long as the session lived."""
+    at = open_page("attention")
+
+    def metadata():
+        session = at._session_state._state
+        return len(session._new_widget_state.widget_metadata) + len(session._key_id_mapper.id_key_mapping)
+
+    key = editor_key_single(at, "enc.0.attn.W_Q")
+    sizes = []
+    for i in range(12):
+        at.number_input(key=f"{key}.v.(0, 0, 0)").set_value(1.0 + i).run()
+        at.selectbox(key="row.enc.0.attn.scores.0").set_value(i % 2).run()
+        sizes.append(metadata())
+    assert_clean(at)
+    assert max(sizes[4:]) <= sizes[3], sizes
+
+
 def test_reset_buttons():
     at = open_page("qkv")
     type_cells(at, editor_key(at, "enc.0.attn.W_Q", 0), {"0": {"0": 5.0}})

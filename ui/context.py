@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import streamlit as st
+from streamlit.runtime.state import get_session_state
 from threadpoolctl import threadpool_limits
 
 import engine
@@ -82,6 +83,7 @@ def build() -> Context:
         adopt_model(pending["model"], **pending["changes"])
     good: AppState = st.session_state.state
     t = translator(st.session_state.get("ctl.lang", good.lang))
+    forget_stale_widgets()
     return _make(_controls(good, t), good, t, st.sidebar)
 
 
@@ -126,6 +128,21 @@ def get() -> Context:
             st.rerun(scope="app")  # the sidebar shows whether weights are edited, with a button to reset them
         context = _make(state, context.state, context.t, st)
     return context
+
+
+def forget_stale_widgets() -> None:
+    """Drop what Streamlit 1.67 keeps of widgets a session no longer shows: after each run it forgets a stale
+    widget's value but not its metadata. A clickable heatmap gets a new widget id whenever its numbers or its
+    marked cell change, so a session grew by ~1.4 kB per rerun for as long as it lived (docs/PERFORMANCE.md,
+    memory soak). Private API, checked by tests/test_app.py: a widget is live while it has a value (sent by the
+    browser or kept from the last run) or is the one its key names."""
+    session = get_session_state()._state
+    widgets, keys = session._new_widget_state, session._key_id_mapper
+    live = widgets.states.keys() | session._old_state.keys() | set(keys._key_id_mapping.values())
+    for stale in widgets.widget_metadata.keys() - live:
+        del widgets.widget_metadata[stale]
+    for stale in keys.id_key_mapping.keys() - live:  # the key's earlier ids
+        del keys.id_key_mapping[stale]
 
 
 def _leave_folder_mode():

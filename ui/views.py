@@ -2,6 +2,8 @@
 per-head tabs, and weight editors. They only display the trace; the engine did the arithmetic."""
 from __future__ import annotations
 
+import functools
+
 import pandas as pd
 import streamlit as st
 
@@ -20,6 +22,17 @@ AXIS_SYMBOLS = {
     "weights": ("h", "n_q", "n_k"), "mask": ("n_q", "n_k"), "concat": ("n", "h·d_v"), "hidden": ("n", "d_ff"),
     "act": ("n", "d_ff"), "logits": ("n", "vocab"), "probs": ("n", "vocab"),
 }
+
+
+def page(body):
+    """A step page's body, as a fragment: its own widgets (editors, tabs, drill-down) rerun the page alone, not
+    app.py and the sidebar (see context.get)."""
+    @st.fragment
+    @functools.wraps(body)
+    def run():
+        context.forget_stale_widgets()
+        body()
+    return run
 
 
 def intro(page: str):
