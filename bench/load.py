@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/load.py [--sessions 60] [--duration 120] [--interval 1-3] [--page attention]
                                    [--param enc.0.attn.W_Q --head 0] [--no-reference] [--source DIR] [--json FILE]
+                                   [--sample-every 30] [--settle 120]
 
 No browser: each session speaks Streamlit's own websocket protocol (bench/protocol.py) on loopback, so 60 of
 them fit on 2 cores. A session loads the page, then, until the time is up, waits a random interval and
@@ -13,6 +14,10 @@ The script starts its own server (`streamlit run app.py` in --source, the reposi
 --url. The reference is the trivial page (bench/trivial_app.py: one input, one formula, one chart) under
 the same load right after the app, with the same kind of input as the app's editor; the ratios against it
 are what compares across machines. Server CPU and RSS are read from /proc. docs/PERFORMANCE.md has figures.
+
+For a soak (--duration 600), --sample-every records the server's RSS over the run, and the report gives the
+growth and the least-squares slope (MB/min) from --settle seconds to the end. RSS is the only figure seen
+from outside: it includes the Python heap, but cannot tell it from NumPy's buffers or allocator slack.
 """
 from __future__ import annotations
 
@@ -40,7 +45,7 @@ from protocol import RerunTimeout, Session, timed_rerun
 
 ROOT = Path(__file__).resolve().parent.parent
 TICKS = os.sysconf("SC_CLK_TCK")
-TARGETS = {"p95_ms": 500, "errors": 0, "mb_per_session": 2}
+TARGETS = {"p95_ms": 500, "errors": 0, "mb_per_session": 2, "mb_per_min": 0.5}
 
 
 # ---- the server and its process ----------------------------------------------------------------------------
@@ -154,17 +159,25 @@ class Target:
     page: str  # url path; "" for a single-page app
     query_string: str
     editor_key: str
+    expander_key: str = ""  # the expander the editor is drawn in while it is open, if any
 
     @classmethod
     def app(cls, page, param, head):
         # ui/views.edit_param keys an editor f"edit.{name}.{head}.{version}"; its single-cell form adds
-        # f".v.{index}" to the number input.
-        return cls(f"{page} page", page, "", rf"edit\.{re.escape(param)}\.{re.escape(head)}\.\d+(?:\.v\.\(.*\))?")
+        # f".v.{index}" to the number input. The editor's expander is f"open.{name}.{head}".
+        name = rf"{re.escape(param)}\.{re.escape(head)}"
+        return cls(f"{page} page", page, "", rf"edit\.{name}\.\d+(?:\.v\.\(.*\))?", rf"open\.{name}")
 
     @classmethod
     def trivial(cls, kind):
         return cls(f"trivial page ({'data editor' if kind == 'grid' else 'number input'})", "",
                    "input=grid" if kind == "grid" else "", "grid" if kind == "grid" else "x")
+
+
+async def open_editor(session: Session, target: Target, timeout: float = 60.0) -> None:
+    """Open the expander of the target's editor, as a student clicks it, if the editor is not shown."""
+    if target.expander_key and session.last.widget(target.editor_key) is None:
+        await session.open_expander(target.expander_key, timeout)
 
 
 class Editor:
@@ -272,6 +285,7 @@ async def _load(url, target, args, tally, rng):
     tally.compression = session.compression
     if not _check(session.last, tally, "load"):  # counted; the student tries again
         return await _discard(session, tally), None
+    await open_editor(session, target, args.timeout)
     editor = Editor(session, target.editor_key, rng)
     tally.editor_kind = tally.editor_kind or editor.kind()
     if editor.kind() is None:
@@ -349,6 +363,17 @@ class Reading:
         return cls(time.monotonic(), cpu_seconds(pid), cpu_seconds(pid, pid), rss_mb(pid))
 
 
+def flatness(timeline: list, settle: float) -> dict | None:
+    """RSS from the first sample at or after `settle` seconds to the last one, and the least-squares slope over
+    those samples (MB per minute); None with fewer than 3 such samples."""
+    after = [(sample["t_s"], sample["rss_mb"]) for sample in timeline if sample["t_s"] >= settle]
+    if len(after) < 3:
+        return None
+    slope = statistics.linear_regression([t for t, _ in after], [mb for _, mb in after]).slope
+    return {"settle_s": settle, "from": after[0], "to": after[-1], "growth_mb": after[-1][1] - after[0][1],
+            "slope_mb_per_min": slope * 60, "samples": len(after)}
+
+
 def spread(window: Reading, end: Reading) -> dict | None:
     """How the sessions and RSS (at the end) and the CPU (over the window) went over the processes, with --pids."""
     if not end.per_process:
@@ -377,17 +402,26 @@ async def phase(url: str, pid: int | None, target: Target, args) -> dict:
     tasks += [asyncio.create_task(student(i, url, target, args, tally, one.at + i * step, clock))
               for i in range(1, args.sessions)]
     rss_peak, window, cut = one.rss, None, False
+    timeline = [{"t_s": 0.0, "rss_mb": one.rss, "sessions": len(tally.sessions)}]  # RSS every --sample-every s
+
+    def sample(reading):
+        timeline.append({"t_s": reading.at - one.at, "rss_mb": reading.rss, "sessions": len(tally.sessions)})
     try:
         async with asyncio.timeout_at(args.deadline):
             while time.monotonic() < clock.stop_at:
                 await asyncio.sleep(0.5)
+                now = Reading.of(pid)
                 if window is None and len(tally.loaded_at) + sum(tally.errors.values()) >= args.sessions:
-                    window = Reading.of(pid)
-                rss_peak = max(rss_peak, Reading.of(pid).rss)
+                    window = now
+                rss_peak = max(rss_peak, now.rss)
+                if args.sample_every and now.at - one.at >= len(timeline) * args.sample_every:
+                    sample(now)
             end = Reading.of(pid)
+            sample(end)
             await asyncio.gather(*tasks)  # the edits in flight finish
     except TimeoutError:
         cut, end = True, Reading.of(pid)
+        sample(end)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -414,6 +448,8 @@ async def phase(url: str, pid: int | None, target: Target, args) -> dict:
         "server_cpu_per_rerun_s": per_rerun(end.cpu - window.cpu),
         "event_loop_cpu_per_rerun_s": per_rerun(end.loop_cpu - window.loop_cpu),
         "rss_mb": {"one_session": one.rss, "all_sessions": end.rss, "peak": rss_peak},
+        "rss_timeline": timeline if pid else None,
+        "rss_flatness": flatness(timeline, args.settle) if pid else None,
         "processes": spread(window, end),
         "mb_per_extra_session": (end.rss - one.rss) / (args.sessions - 1) if pid and args.sessions > 1 else None,
         "kb_sent_per_edit": statistics.fmean(tally.bytes_per_edit) / 1024 if tally.bytes_per_edit else None,
@@ -466,6 +502,14 @@ def describe(result: dict) -> list[str]:
             f"(peak {rss['peak']:.0f}): {result['mb_per_extra_session']:.2f} MB per extra session"
             if result["mb_per_extra_session"] is not None else f"  server RSS {rss['all_sessions']:.0f} MB",
         ]
+    if result.get("rss_flatness"):
+        flat = result["rss_flatness"]
+        lines += [
+            "  server RSS over the run (s: MB): " + ", ".join(
+                f"{sample['t_s']:.0f}: {sample['rss_mb']:.1f}" for sample in result["rss_timeline"]),
+            f"  from {flat['from'][0]:.0f} s to the end ({flat['to'][0]:.0f} s): {flat['growth_mb']:+.1f} MB, "
+            f"slope {flat['slope_mb_per_min']:+.2f} MB/min (least squares over {flat['samples']} samples)",
+        ]
     if result["processes"]:
         nginx = result["processes"]["proxy_cpu_s"]
         lines.append("  over the processes: " + "; ".join(
@@ -502,6 +546,10 @@ def verdict(result: dict) -> str:
     if mb is not None:
         checks.append(f"{mb:.2f} MB per extra session < {TARGETS['mb_per_session']} MB: "
                       f"{'yes' if mb < TARGETS['mb_per_session'] else 'NO'}")
+    if result.get("rss_flatness"):
+        slope = result["rss_flatness"]["slope_mb_per_min"]
+        checks.append(f"RSS slope {slope:+.2f} MB/min < {TARGETS['mb_per_min']} MB/min: "
+                      f"{'yes' if slope < TARGETS['mb_per_min'] else 'NO'}")
     return "targets: " + "; ".join(checks)
 
 
@@ -550,6 +598,10 @@ def main(argv=None):
                                        "summed over its Streamlit processes, and each one's share is shown")
     parser.add_argument("--ports", type=lambda text: tuple(map(int, text.split("-"))), default=(8600, 8699),
                         help="LO-HI: the range the servers it starts listen in")
+    parser.add_argument("--sample-every", type=float, default=30,
+                        help="seconds between readings of the server's RSS over the run (0: none)")
+    parser.add_argument("--settle", type=float, default=120,
+                        help="seconds after the first session's load from which RSS growth and slope are taken")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args(argv)
