@@ -1,6 +1,6 @@
 """Edit-to-update time in headless Chromium: a weight edit on the app's pages vs the trivial page.
 
-    .venv/bin/python bench/app_bench.py [--edits 15]
+    .venv/bin/python bench/app_bench.py [--edits 15] [--rounds 3]
 
 Both apps are served on loopback by this script; the figures that matter are the ratios of medians,
 measured in the same browser run. The trivial page is measured twice: with a number input, and with a
@@ -119,23 +119,35 @@ def trivial_grid_edits(page, url, n):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--edits", type=int, default=15)
+    parser.add_argument("--edits", type=int, default=15, help="timed edits per page and round")
+    parser.add_argument("--rounds", type=int, default=3, help="the pages take turns this many times, so that "
+                        "a change in the machine's load falls on the pages and their references alike")
     args = parser.parse_args()
     servers = [serve("bench/trivial_app.py", 8611), serve("app.py", 8612)]
+    measures = {
+        "trivial page, number input": lambda page: trivial_edits(page, "http://localhost:8611/", args.edits),
+        "trivial page, data editor": lambda page: trivial_grid_edits(page, "http://localhost:8611/?input=grid",
+                                                                     args.edits),
+        "attention page, number input": lambda page: attention_edits(page, "http://localhost:8612/attention",
+                                                                     args.edits),
+        "Q, K, V page, data editor": lambda page: qkv_edits(page, "http://localhost:8612/qkv", args.edits),
+    }
+    results = {name: [] for name in measures}
     try:
         with sync_playwright() as p:
             browser, page = launch(p)
             trivial_edits(page, "http://localhost:8611/", 3)  # warm-up
-            results = {
-                "trivial page, number input": trivial_edits(page, "http://localhost:8611/", args.edits),
-                "trivial page, data editor": trivial_grid_edits(page, "http://localhost:8611/?input=grid", args.edits),
-                "attention page, number input": attention_edits(page, "http://localhost:8612/attention", args.edits),
-                "Q, K, V page, data editor": qkv_edits(page, "http://localhost:8612/qkv", args.edits),
-            }
+            for _ in range(args.rounds):
+                for name, measure in measures.items():
+                    results[name] += measure(page)
             browser.close()
     finally:
         for server in servers:
             server.kill()
+    report(results)
+
+
+def report(results):
     medians = {name: statistics.median(times) for name, times in results.items()}
     for name, times in results.items():
         print(f"{name:30s} edit-to-update: median {medians[name]:5.0f} ms, max {max(times):5.0f} ms "

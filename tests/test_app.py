@@ -134,16 +134,16 @@ def type_cells(at, key, edited_rows):
     return at
 
 
-# The flows of steps on each page (ui.views.flow): their tab widget's key and the steps in tab order.
+# The flows of steps on each page (ui.views.flow): their step picker's key and the steps in order.
 FLOWS = {"qkv": ("qkv.0", ["q", "k", "v"]), "multihead": ("multihead.None", ["concat", "out"]),
          "add_norm": ("add_norm.1.None", ["add1", "ln1"]), "ffn": ("ffn.None", ["hidden", "act", "out"]),
          "output": ("output.None", ["logits", "probs"])}
 
 
-def open_tab(at, page, leaf):
-    """Open the tab of a page's flow that draws the step ending in `leaf` (only the open tab is drawn)."""
+def open_step(at, page, leaf):
+    """Choose the step of a page's flow that ends in `leaf` (only the chosen step is drawn)."""
     key, leaves = FLOWS[page]
-    at.session_state[key] = f"{leaves.index(leaf) + 1}. `{leaf}`"
+    at.session_state[key] = leaves.index(leaf)
     at.run()
     assert not at.exception, [e.message for e in at.exception]
     return at
@@ -261,15 +261,19 @@ def test_each_step_shows_the_engines_formula_description_and_numbers(page):
 
 def test_hello_world_numbers_on_the_pages():
     at = open_page("attention")
-    scores = [b for b in latex(at) if b.startswith(r"\text{scores}_{1} = ")]
-    assert any("105.21" in b and "135.552" in b for b in scores)
+    scores = matrix_shown(at, r"\text{scores}_{1}")
+    assert "105.21" in scores and "135.552" in scores
     assert engine_trace().step("enc.0.attn.scores").formula in latex(at)
     goto(at, "multihead")
-    out = next(b for b in latex(at) if b.startswith(r"\text{out} = "))
-    assert out.startswith(r"\text{out} = \begin{bmatrix}11.4639 & ")
+    assert matrix_shown(at, r"\text{out}").startswith(r"\begin{bmatrix}11.4639 & ")
     goto(at, "add_norm")
-    ln1 = next(b for b in latex(at) if b.startswith(r"\text{ln1} = "))
-    assert ln1.startswith(r"\text{ln1} = \begin{bmatrix}1.71888 & ")
+    assert matrix_shown(at, r"\text{ln1}").startswith(r"\begin{bmatrix}1.71888 & ")
+
+
+def matrix_shown(at, tex_name):
+    """The bmatrix written as `tex_name = ...` in the page's formulas (a step's, or one of a flow's glance)."""
+    body = next(b for b in latex(at) if f"{tex_name} = " in b)
+    return body.split(f"{tex_name} = ", 1)[1].split(r"\end{bmatrix}", 1)[0] + r"\end{bmatrix}"
 
 
 def test_second_head_and_second_sublayer():
@@ -277,7 +281,7 @@ def test_second_head_and_second_sublayer():
     at.session_state["heads.attention.0"] = "Head 2"
     at.run()
     trace = engine_trace()
-    assert any(b.startswith(r"\text{scores}_{2} = " + bmatrix(trace["enc.0.attn.scores"][1])) for b in latex(at))
+    assert any(r"\text{scores}_{2} = " + bmatrix(trace["enc.0.attn.scores"][1]) in b for b in latex(at))
     goto(at, "add_norm")
     at.button_group(key="add_norm.sublayer").set_value(2).run()
     assert_clean(at)
@@ -296,6 +300,9 @@ def test_drill_down_explains_the_chosen_cell():
     chosen = trace.explain("enc.0.attn.scores", (0, 1, 1))
     assert chosen.latex in latex(at) and first.latex not in latex(at)
     assert "enc.0.attn.scores[0, 1, 1]" in chosen.latex
+    assert not at.code, "the plain text is drawn only when its expander is opened"
+    at.session_state["plain.enc.0.attn.scores.0"] = True
+    at.run()
     assert chosen.text in [c.value for c in at.code]
     assert chosen.text.endswith("= 135.5517")
 
@@ -303,7 +310,7 @@ def test_drill_down_explains_the_chosen_cell():
 # ---- edits flow to later pages ------------------------------------------------------------------------------
 
 EDIT_CASES = [
-    # page, its tab, parameter, head, typed cells, the engine index, a later page, a step on it
+    # page, its step, parameter, head, typed cells, the engine index, a later page, a step on it
     ("qkv", "q", "enc.0.attn.W_Q", 0, {"0": {"0": 5.0}}, (0, 0, 0), "attention", "enc.0.attn.scores"),
     ("qkv", "v", "enc.0.attn.W_V", 0, {"3": {"2": -1.5}}, (0, 3, 2), "attention", "enc.0.attn.heads"),
     ("multihead", "out", "enc.0.attn.W_O", None, {"5": {"1": 2.5}}, (5, 1), "add_norm", "enc.0.ln1"),
@@ -314,12 +321,12 @@ EDIT_CASES = [
 ]
 
 
-@pytest.mark.parametrize("page, tab, param, head, cells, index, later, name", EDIT_CASES,
+@pytest.mark.parametrize("page, leaf, param, head, cells, index, later, name", EDIT_CASES,
                          ids=[f"{c[2]}->{c[7]}" for c in EDIT_CASES])
-def test_an_edit_changes_the_numbers_of_later_pages(page, tab, param, head, cells, index, later, name):
+def test_an_edit_changes_the_numbers_of_later_pages(page, leaf, param, head, cells, index, later, name):
     at = open_page(page)
-    if tab:
-        open_tab(at, page, tab)
+    if leaf:
+        open_step(at, page, leaf)
     before, (typed,) = engine_trace(), [v for row in cells.values() for v in row.values()]
     after = engine_trace([(param, index, typed)])
     pick = (lambda v: v[0]) if after[name].ndim == 3 else (lambda v: v)
@@ -374,10 +381,10 @@ def test_a_session_does_not_keep_the_widgets_it_no_longer_shows():
 def test_reset_buttons():
     at = open_page("qkv")
     type_cells(at, editor_key(at, "enc.0.attn.W_Q", 0), {"0": {"0": 5.0}})
-    open_tab(at, "qkv", "k")
+    open_step(at, "qkv", "k")
     type_cells(at, editor_key(at, "enc.0.attn.W_K", 0), {"1": {"1": 2.0}})
     assert len(at.session_state["state"].edits) == 2
-    open_tab(at, "qkv", "q")
+    open_step(at, "qkv", "q")
     key = editor_key(at, "enc.0.attn.W_Q", 0)  # opens the editor (a rerun) before the tree is read
     at.button(key=f"reset.{key}").click().run()
     assert at.session_state["state"].edits == (("enc.0.attn.W_K", (0, 1, 1), 2.0),)
@@ -491,6 +498,21 @@ def test_non_divisible_head_count():
     assert_clean(at)
     assert query(at)["cfg"] == "d_k:1,d_v:1,n_heads:4"
     assert shown(at, engine_trace(n_heads=4)["enc.0.attn.scores"][0])
+
+
+def test_the_head_and_layer_pickers_keep_a_valid_choice_when_there_are_fewer():
+    at = open_options(open_page("attention"))
+    at.number_input(key="ctl.n_heads").set_value(4).run()
+    at.number_input(key="ctl.n_layers").set_value(3).run()
+    at.session_state["layer.enc"], at.session_state["heads.attention.2"] = 2, 3
+    at.run()
+    assert_clean(at)
+    assert shown(at, engine_trace(n_heads=4, n_layers=3)["enc.2.attn.scores"][3])
+    at.number_input(key="ctl.n_heads").set_value(2).run()
+    at.number_input(key="ctl.n_layers").set_value(1).run()
+    assert_clean(at)
+    assert query(at)["cfg"] == "d_k:2,d_v:2"  # set by the change to 4 heads, kept: the preset's d_k is 3
+    assert shown(at, engine_trace(d_k=2, d_v=2)["enc.0.attn.scores"][0])
 
 
 def test_sizes_within_the_caps_are_accepted():

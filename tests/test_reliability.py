@@ -306,9 +306,8 @@ def test_model_options_are_taken_or_refused_with_a_message(page, divisor_number,
 # ---- the weight grids ---------------------------------------------------------------------------------------
 
 EDITOR_PAGES = ["tokens", "qkv", "attention", "multihead", "add_norm", "ffn", "masked_attention", "output"]
-OPEN_TABS = {"qkv": ("qkv.0", ["1. `q`", "2. `k`", "3. `v`"]), "ffn": ("ffn.None", ["1. `hidden`", "3. `out`"]),
-             "add_norm": ("add_norm.1.None", ["1. `add1`", "2. `ln1`"]), "output": ("output.None", ["1. `logits`"]),
-             "multihead": ("multihead.None", ["2. `out`"])}  # the tabs whose steps read parameters
+OPEN_STEPS = {"qkv": ("qkv.0", [0, 1, 2]), "ffn": ("ffn.None", [0, 2]), "add_norm": ("add_norm.1.None", [0, 1]),
+              "output": ("output.None", [0]), "multihead": ("multihead.None", [1])}  # the steps that read parameters
 
 
 def _editor_of(key):
@@ -363,9 +362,9 @@ def _type_into_cell(at, key, data):
 @given(page=st.sampled_from(EDITOR_PAGES), data=st.data())
 def test_typed_weights_are_taken_or_refused_with_a_message(page, data):
     at = open_page(page)
-    if page in OPEN_TABS:
-        tabs, labels = OPEN_TABS[page]
-        at.session_state[tabs] = data.draw(st.sampled_from(labels))
+    if page in OPEN_STEPS:
+        key, steps = OPEN_STEPS[page]
+        at.session_state[key] = data.draw(st.sampled_from(steps))
         at.run()
     open_editors(at)  # each editor is drawn only while its expander is open
     grids = [e.key for e in at.data_editor]
@@ -386,11 +385,6 @@ def test_typed_weights_are_taken_or_refused_with_a_message(page, data):
 SKIPPED_BUTTONS = {"train.start"}  # trains for seconds per click; tests/test_app_train.py drives it
 
 
-def _tab_keys(at):
-    labels = {tab.label for tab in at.tabs}
-    return sorted(k for k, v in at.session_state.items() if isinstance(v, str) and v in labels)
-
-
 def page_input(at, draw):
     """One hostile input for one widget drawn in the page's body: (kind, key, value). The kind is drawn first, so
     the many drill-down pickers do not crowd out the page's few sliders and buttons."""
@@ -408,8 +402,6 @@ def page_input(at, draw):
     for widget in at.main.button:
         if widget.key not in SKIPPED_BUTTONS:
             widgets.setdefault("button", []).append((widget.key, st.just(True)))
-    for key in _tab_keys(at):
-        widgets.setdefault("tab", []).append((key, st.sampled_from(sorted({tab.label for tab in at.tabs})) | TEXT))
     assume(widgets)
     kind = draw(st.sampled_from(sorted(widgets)))
     key, values = draw(st.sampled_from(widgets[kind]))
@@ -425,11 +417,8 @@ def send_to_page(at, kind, key, value):
         forge(at, at.number_input(key=key), double_value=float(value))
     elif kind == "slider":
         forge(at, at.slider(key=key), double_array_value={"data": [value]})
-    elif kind == "button":
+    else:
         at.button(key=key).click().run()
-    else:  # a tab: the browser sends the open tab's label
-        at.session_state[key] = value
-        at.run()
 
 
 PAGE_LINKS = [{}, {"gen": "strategy:beam"}, {"gen": "strategy:top_p,seed:3"},

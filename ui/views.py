@@ -1,5 +1,5 @@
 """Streamlit building blocks every page uses: a step (formula, shape, numbers, heatmap, drill-down),
-per-head tabs, and weight editors. They only display the trace; the engine did the arithmetic."""
+per-head pickers, and weight editors. They only display the trace; the engine did the arithmetic."""
 from __future__ import annotations
 
 import functools
@@ -25,7 +25,7 @@ AXIS_SYMBOLS = {
 
 
 def page(body):
-    """A step page's body, as a fragment: its own widgets (editors, tabs, drill-down) rerun the page alone, not
+    """A step page's body, as a fragment: its own widgets (editors, pickers, drill-down) rerun the page alone, not
     app.py and the sidebar (see context.get)."""
     @st.fragment
     @functools.wraps(body)
@@ -56,42 +56,39 @@ def layer_picker(key: str) -> int:
     ctx = context.get()
     if ctx.config.n_layers == 1:
         return 0
-    return st.segmented_control(ctx.t("ctl.layer"), list(range(ctx.config.n_layers)), default=0, required=True,
-                                key=key) or 0  # required is the browser's rule: a forged message can empty it
+    return _picker(key, ctx.t("ctl.layer"), [str(layer) for layer in range(ctx.config.n_layers)], collapsed=False)
 
 
-def head_tabs(key: str):
-    """Lazy per-head tabs: yields the head index of the open tab only."""
+def head_picker(key: str) -> int:
+    """The head a per-head page shows."""
     ctx = context.get()
-    yield from _open_tab(st.tabs([f"{ctx.t('view.head')} {h + 1}" for h in range(ctx.config.n_heads)], key=key,
-                                 on_change="rerun"))
+    return _picker(key, ctx.t("view.head"), [f"{ctx.t('view.head')} {h + 1}" for h in range(ctx.config.n_heads)])
 
 
-def _open_tab(tabs):
-    for i, tab in enumerate(tabs):
-        if tab.open:
-            with tab:
-                yield i
+def _picker(key: str, label: str, choices: list[str], default: int = 0, collapsed: bool = True) -> int:
+    """The position of the chosen button of a row (a segmented control, not tabs: lazy tabs cost the browser
+    ~16 ms each to redraw on every edit, a button row ~0.5 ms, docs/PERFORMANCE.md)."""
+    chosen = st.segmented_control(label, range(len(choices)), format_func=choices.__getitem__, default=default,
+                                  required=True, key=key, label_visibility="collapsed" if collapsed else "visible")
+    return default if chosen is None else chosen  # required is the browser's rule: a forged message can empty it
 
 
 def flow(names: list[str], head: int | None = None, key: str = "flow", focus: str | None = None):
-    """Several steps of a page: their matrices side by side at a glance, then a tab per step, of which only
-    the open one is drawn (formula, heatmap, drill-down), so an edit redraws one chart, not all."""
+    """Several steps of a page: their matrices side by side at a glance, then a button per step, of which only
+    the chosen one is drawn (formula, heatmap, drill-down), so an edit redraws one chart, not all."""
     ctx = context.get()
     matrices = [_slice(ctx.trace[name], head) for name in names]
     widest = max(m.shape[1] for m in matrices)
     glance = widest <= GLANCE_COLS and all(m.shape[0] <= LATEX_CELLS for m in matrices)
-    if glance:
+    if glance:  # one formula, not one per matrix: each element an edit redraws costs the browser time
         per_row = 2 if widest <= 3 else 1  # six-digit numbers: two matrices of three columns fit a row
-        for first in range(0, len(names), per_row):
-            row = zip(st.columns(per_row), names[first:first + per_row], matrices[first:first + per_row])
-            for column, name, matrix in row:
-                column.latex(f"{_tex_name(name, head)} = " + bmatrix(matrix))
-    labels = [f"{i + 1}. `{name.rsplit('.', 1)[-1]}`" for i, name in enumerate(names)]
-    tabs = st.tabs(labels, key=f"{key}.{head}", on_change="rerun",
-                   default=labels[names.index(focus)] if focus else None)  # focus: the step the page is about
-    for i in _open_tab(tabs):
-        step(names[i], head, show_numbers=not glance)
+        cells = [f"{_tex_name(name, head)} = " + bmatrix(matrix) for name, matrix in zip(names, matrices)]
+        lines = [r" & \qquad ".join(cells[first:first + per_row]) for first in range(0, len(cells), per_row)]
+        st.latex(r"\begin{array}{" + "l" * per_row + "}" + r" \\[1em] ".join(lines) + r"\end{array}")
+    labels = [f"{i + 1}. {name.rsplit('.', 1)[-1]}" for i, name in enumerate(names)]
+    chosen = _picker(f"{key}.{head}", ctx.t("view.step"), labels,
+                     default=names.index(focus) if focus else 0)  # focus: the step the page is about
+    step(names[chosen], head, show_numbers=not glance)
 
 
 def _slice(value, head):
@@ -194,8 +191,10 @@ def _drill(ctx, name, head, key, rows, cols):
         ndim = ctx.trace[name].ndim
         explanation = ctx.trace.explain(name, _full_index(head if ndim == 3 else None, row, col, ndim))
         st.latex(explanation.latex)
-        with st.expander(ctx.t("view.plain")):
-            st.code(explanation.text, language=None, wrap_lines=True)
+        plain = st.expander(ctx.t("view.plain"), key=f"plain.{key}", on_change="rerun")
+        if plain.open:  # the text is drawn only when asked for: an edit redraws one element less
+            with plain:
+                st.code(explanation.text, language=None, wrap_lines=True)
 
 
 # ---- editing weights --------------------------------------------------------------------------------------
