@@ -514,5 +514,7 @@ def test_unvalidated_bars_and_curves_are_valid_plotly_figures():
 
     ranked = go.Figure(bars(["a", "b"], np.array([0.75, 0.25]), highlight="b").to_dict())
     assert list(ranked.data[0].marker.color) == ["#1f77b4", "#d62728"] and ranked.layout.yaxis.autorange == "reversed"
-    loss = go.Figure(curves(range(1, 4), {"loss": np.array([3.0, 2.0, 1.5])}, "step", "loss", log_y=True).to_dict())
-    assert loss.layout.yaxis.type == "log" and loss.layout.xaxis.title.text == "step" and list(loss.data[0].y) == [3, 2, 1.5]
+    figure = curves(range(1, 4), {"loss": np.array([3.0, 2.0, 1.5])}, "step", "loss", log_y=True)
+    loss = go.Figure(figure.to_dict())  # the numbers travel as base64 blocks ({"dtype", "bdata"}), which plotly accepts
+    assert loss.layout.yaxis.type == "log" and loss.layout.xaxis.title.text == "step"
+    assert list(figure.data[0].x) == [1, 2, 3] and list(figure.data[0].y) == [3, 2, 1.5]

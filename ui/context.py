@@ -201,9 +201,13 @@ def _start_session():
 
 
 def _sync_widgets(state: AppState):
-    """Put the state's values into the control widgets (at the start and after a preset change)."""
+    """Put the state's values into the control widgets (at the start and after a preset change). The option
+    widgets get theirs when they are drawn: a value kept for a widget not on the page is one more entry that
+    Streamlit copies for every keyed widget of every rerun."""
     st.session_state.update({"ctl.lang": state.lang, "ctl.preset": state.preset, "ctl.src": state.src,
-                             "ctl.tgt": state.tgt, **_option_values(state)})
+                             "ctl.tgt": state.tgt})
+    if st.session_state.get("ctl.options_drawn"):
+        st.session_state.update(_option_values(state))
 
 
 def _option_values(state: AppState) -> dict:

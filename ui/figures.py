@@ -70,7 +70,7 @@ def _ticks(labels) -> dict:
 def bars(labels, values, highlight=None) -> go.Figure:
     """Horizontal bars, largest on top, e.g. the next-token probabilities."""
     colours = ["#1f77b4" if label != highlight else "#d62728" for label in labels]
-    data = [{"type": "bar", "x": list(values), "y": list(labels), "orientation": "h", "marker": {"color": colours},
+    data = [{"type": "bar", "x": _numbers(values), "y": list(labels), "orientation": "h", "marker": {"color": colours},
              "text": [f"{v:.3g}" for v in values], "textposition": "auto"}]
     return _figure(data, {"height": max(160, 28 * len(labels) + 40), "margin": MARGIN,
                           "yaxis": {"autorange": "reversed"}})
@@ -78,8 +78,13 @@ def bars(labels, values, highlight=None) -> go.Figure:
 
 def curves(x, series: dict, x_title: str, y_title: str, log_y: bool = False) -> go.Figure:
     """Lines over a shared x, e.g. the loss per training step or the learning-rate schedule."""
-    data = [{"type": "scatter", "x": list(x), "y": list(y), "mode": "lines", "name": name}
+    data = [{"type": "scatter", "x": _numbers(x), "y": _numbers(y), "mode": "lines", "name": name}
             for name, y in series.items()]
     return _figure(data, {"height": 300, "margin": MARGIN, "showlegend": len(series) > 1,
                           "legend": {"orientation": "h", "y": 1.1}, "xaxis": {"title": {"text": x_title}},
                           "yaxis": {"title": {"text": y_title}, "type": "log" if log_y else "linear"}})
+
+
+def _numbers(values) -> np.ndarray:
+    """A float array: plotly writes it as one base64 block; a list of NumPy scalars costs a call per number."""
+    return np.asarray(values, dtype=float)
