@@ -6,10 +6,10 @@ def page():
     views.intro("attention")
     layer = views.layer_picker("layer.enc")
     block = f"enc.{layer}.attn"
-    head = views.head_picker(f"heads.attention.{layer}")
-    views.edit_param(f"{block}.W_Q", head=head, one_cell=True)
-    views.edit_param(f"{block}.W_K", head=head, one_cell=True)
-    views.flow([f"{block}.{kind}" for kind in ("scores", "scaled", "weights", "heads")], head, key="attention")
+    for head in views.head_tabs(f"heads.attention.{layer}"):
+        views.edit_param(f"{block}.W_Q", head=head, one_cell=True)
+        views.edit_param(f"{block}.W_K", head=head, one_cell=True)
+        views.flow([f"{block}.{kind}" for kind in ("scores", "scaled", "weights", "heads")], head, key="attention")
 
 
 page()

@@ -6,8 +6,8 @@ def page():
     views.intro("cross_attention")
     layer = views.layer_picker("layer.dec")
     block = f"dec.{layer}.cross_attn"
-    head = views.head_picker(f"heads.cross.{layer}")
-    views.flow([f"{block}.{kind}" for kind in ("q", "k", "v", "scores", "weights", "heads")], head, key="cross")
+    for head in views.head_tabs(f"heads.cross.{layer}"):
+        views.flow([f"{block}.{kind}" for kind in ("q", "k", "v", "scores", "weights", "heads")], head, key="cross")
     views.step(f"{block}.out")
 
 

@@ -7,10 +7,10 @@ def page():
     layer = views.layer_picker("layer.dec")
     block = f"dec.{layer}.self_attn"
     views.step(f"{block}.mask")
-    head = views.head_picker(f"heads.masked.{layer}")
-    views.edit_param(f"{block}.W_Q", head=head)
-    views.edit_param(f"{block}.W_K", head=head)
-    views.flow([f"{block}.{kind}" for kind in ("scaled", "masked", "weights", "heads")], head, key="masked")
+    for head in views.head_tabs(f"heads.masked.{layer}"):
+        views.edit_param(f"{block}.W_Q", head=head)
+        views.edit_param(f"{block}.W_K", head=head)
+        views.flow([f"{block}.{kind}" for kind in ("scaled", "masked", "weights", "heads")], head, key="masked")
     views.step(f"{block}.out")
 
 

@@ -504,7 +504,7 @@ def test_the_head_and_layer_pickers_keep_a_valid_choice_when_there_are_fewer():
     at = open_options(open_page("attention"))
     at.number_input(key="ctl.n_heads").set_value(4).run()
     at.number_input(key="ctl.n_layers").set_value(3).run()
-    at.session_state["layer.enc"], at.session_state["heads.attention.2"] = 2, 3
+    at.session_state["layer.enc"], at.session_state["heads.attention.2"] = 2, "Head 4"
     at.run()
     assert_clean(at)
     assert shown(at, engine_trace(n_heads=4, n_layers=3)["enc.2.attn.scores"][3])

@@ -385,6 +385,11 @@ def test_typed_weights_are_taken_or_refused_with_a_message(page, data):
 SKIPPED_BUTTONS = {"train.start"}  # trains for seconds per click; tests/test_app_train.py drives it
 
 
+def _tab_keys(at):
+    labels = {tab.label for tab in at.tabs}
+    return sorted(k for k, v in at.session_state.items() if isinstance(v, str) and v in labels)
+
+
 def page_input(at, draw):
     """One hostile input for one widget drawn in the page's body: (kind, key, value). The kind is drawn first, so
     the many drill-down pickers do not crowd out the page's few sliders and buttons."""
@@ -402,6 +407,8 @@ def page_input(at, draw):
     for widget in at.main.button:
         if widget.key not in SKIPPED_BUTTONS:
             widgets.setdefault("button", []).append((widget.key, st.just(True)))
+    for key in _tab_keys(at):
+        widgets.setdefault("tab", []).append((key, st.sampled_from(sorted({tab.label for tab in at.tabs})) | TEXT))
     assume(widgets)
     kind = draw(st.sampled_from(sorted(widgets)))
     key, values = draw(st.sampled_from(widgets[kind]))
@@ -417,8 +424,11 @@ def send_to_page(at, kind, key, value):
         forge(at, at.number_input(key=key), double_value=float(value))
     elif kind == "slider":
         forge(at, at.slider(key=key), double_array_value={"data": [value]})
-    else:
+    elif kind == "button":
         at.button(key=key).click().run()
+    else:  # a tab: the browser sends the open tab's label
+        at.session_state[key] = value
+        at.run()
 
 
 PAGE_LINKS = [{}, {"gen": "strategy:beam"}, {"gen": "strategy:top_p,seed:3"},

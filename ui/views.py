@@ -1,5 +1,5 @@
 """Streamlit building blocks every page uses: a step (formula, shape, numbers, heatmap, drill-down),
-per-head pickers, and weight editors. They only display the trace; the engine did the arithmetic."""
+per-head tabs, and weight editors. They only display the trace; the engine did the arithmetic."""
 from __future__ import annotations
 
 import functools
@@ -59,15 +59,18 @@ def layer_picker(key: str) -> int:
     return _picker(key, ctx.t("ctl.layer"), [str(layer) for layer in range(ctx.config.n_layers)], collapsed=False)
 
 
-def head_picker(key: str) -> int:
-    """The head a per-head page shows."""
+def head_tabs(key: str):
+    """Lazy per-head tabs: yields the head index of the open tab only, inside that tab."""
     ctx = context.get()
-    return _picker(key, ctx.t("view.head"), [f"{ctx.t('view.head')} {h + 1}" for h in range(ctx.config.n_heads)])
+    tabs = st.tabs([f"{ctx.t('view.head')} {h + 1}" for h in range(ctx.config.n_heads)], key=key, on_change="rerun")
+    for head, tab in enumerate(tabs):
+        if tab.open:
+            with tab:
+                yield head
 
 
 def _picker(key: str, label: str, choices: list[str], default: int = 0, collapsed: bool = True) -> int:
-    """The position of the chosen button of a row (a segmented control, not tabs: lazy tabs cost the browser
-    ~16 ms each to redraw on every edit, a button row ~0.5 ms, docs/PERFORMANCE.md)."""
+    """The position of the chosen button of a row (a segmented control)."""
     chosen = st.segmented_control(label, range(len(choices)), format_func=choices.__getitem__, default=default,
                                   required=True, key=key, label_visibility="collapsed" if collapsed else "visible")
     return default if chosen is None else chosen  # required is the browser's rule: a forged message can empty it
