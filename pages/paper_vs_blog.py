@@ -34,6 +34,6 @@ for label, overrides in (("compare.form_blog", ()), ("compare.form_paper", (("ep
 
 for difference in DIFFERENCES:  # one markdown each (display math in $$): ~30 elements fewer to send per rerun
     key = difference["key"]
-    sides = [f":gray[{t(f'compare.{side}')}]\n\n$$\n{difference[side]}\n$$" for side in ("post", "engine")]
+    sides = [f":gray[{t(f'compare.{side}')}]\n\n$$\n{t.math(difference[side])}\n$$" for side in ("post", "engine")]
     st.container(border=True).markdown("\n\n".join([f"**{t(f'diff.{key}.topic')}**", *sides,
                                                       t(f"diff.{key}.why")]))

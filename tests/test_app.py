@@ -232,6 +232,22 @@ def test_language_switch_and_url_language():
     assert fresh.session_state["ctl.lang"] == "zh"
 
 
+def test_words_inside_formulas_are_chinese_in_chinese():
+    at = open_page("masked_attention", lang="zh", tgt="hola")
+    at.selectbox(key="col.dec.0.self_attn.mask.None").set_value(1).run()  # row SOS, column hola: a later position
+    assert_clean(at)
+    assert any(r"\text{：后面的位置}" in body for body in latex(at))
+    goto(at, "train")
+    bodies = latex(at)
+    assert any(r"\text{解码器输入}" in body for body in bodies) and any(r"\text{忽略}" in body for body in bodies)
+    assert not any("decoder input" in body or "ignore" in body for body in bodies)
+    at.selectbox(key="train.grad_step").set_value("grad.dec.0.self_attn.mask").run()
+    assert any(r"\text{是常数：它的梯度不会传到任何参数}" in body for body in latex(at))
+    at.session_state["ctl.lang"] = "en"
+    at.run()
+    assert any(r"\text{is a constant: its gradient reaches no parameter}" in body for body in latex(at))
+
+
 def test_overview_states_the_example():
     at = open_page()
     trace = engine_trace()

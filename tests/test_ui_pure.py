@@ -24,7 +24,7 @@ from ui import format as fmt_mod  # noqa: E402
 from ui import generation  # noqa: E402
 from ui import state as app_state  # noqa: E402
 from ui.format import bmatrix, fmt, fmt_tex, table  # noqa: E402
-from ui.i18n import EN, LANGUAGES, ZH, language_of, translator  # noqa: E402
+from ui.i18n import EN, LANGUAGES, MATH_WORDS, ZH, language_of, translator  # noqa: E402
 from ui.labels import param_axes, step_axes, top_tokens  # noqa: E402
 from ui.navigation import PAGES, page_file  # noqa: E402
 from ui.state import (APP_LIMITS, MAX_CHARS, MAX_EDITS, MAX_TOKENS, MAX_WEIGHT, AppState, LimitError, apply_edits,  # noqa: E402
@@ -518,3 +518,16 @@ def test_unvalidated_bars_and_curves_are_valid_plotly_figures():
     loss = go.Figure(figure.to_dict())  # the numbers travel as base64 blocks ({"dtype", "bdata"}), which plotly accepts
     assert loss.layout.yaxis.type == "log" and loss.layout.xaxis.title.text == "step"
     assert list(figure.data[0].x) == [1, 2, 3] and list(figure.data[0].y) == [3, 2, 1.5]
+
+
+def test_every_word_written_inside_the_engines_formulas_has_its_chinese():
+    sources = "".join(path.read_text(encoding="utf-8") for path in (ROOT / "engine").glob("*.py"))
+    written = {w.replace("{{", "{").replace("}}", "}") for w in re.findall(r"\\text\{\{?([^}$]*?)\}", sources)}
+    identifiers = {"EOS", "NaN", "SOS", "dec", "emb", "enc", "head", "logits", "model", "normalized", "out", "score",
+                   "token", "top-", "warmup"}  # names, the same in both languages
+    words = {w for w in written - identifiers if not w.startswith("{")}  # "{...": a token or label put in
+    assert words == set(MATH_WORDS["zh"]), words ^ set(MATH_WORDS["zh"])
+    t = translator("zh")
+    assert t.math(r"M\ \text{is a constant: its gradient reaches no parameter}") == r"M\ \text{是常数：它的梯度不会传到任何参数}"
+    assert translator("en").math(r"\text{decoder input} = x") == r"\text{decoder input} = x"
+    assert t.math(r"\text{ignored} + \text{ignore}") == r"\text{ignored} + \text{忽略}", "whole \\text{} only"

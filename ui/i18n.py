@@ -1,4 +1,6 @@
 """Every user-facing string, in English and Simplified Chinese (terms from shared/GLOSSARY.md)."""
+import functools
+
 from engine.blog import DIFFERENCES
 
 LANGUAGES = {"en": "English", "zh": "简体中文"}
@@ -572,6 +574,27 @@ def language_of(locale: str | None) -> str:
     return "zh" if (locale or "").lower().startswith("zh") else "en"
 
 
+# The words the engine writes inside its formulas (\text{...}), in the other languages; the math stays as it is.
+MATH_WORDS = {"zh": {
+    "is not passed on: the encoding is fixed, not learned": "不再往回传：位置编码是固定的，不用学习",
+    "is a constant: its gradient reaches no parameter": "是常数：它的梯度不会传到任何参数",
+    "(each row)": "（逐行）",
+    "columns ": "第 ",
+    " of ": " 列，取自 ",
+    "the post's printed value": "博客打印的数值",
+    "its formula: ": "按公式：",
+    ": a later position": "：后面的位置",
+    "kept": "保留",
+    "dropped; it was ": "被丢弃；原值为 ",
+    "decoder input": "解码器输入",
+    "ignore": "忽略",
+    " even": " 为偶数",
+    " odd": " 为奇数",
+    "(the post's printed table)": "（博客打印的表）",
+    "(a learned table)": "（学习得到的表）",
+}}
+
+
 def translator(lang: str):
     catalog = CATALOGS.get(lang, EN)
 
@@ -579,7 +602,15 @@ def translator(lang: str):
         text = catalog.get(key, EN[key])
         return text.format(**values) if values else text
 
+    t.math = functools.partial(math_words, lang)  # t.math(latex): a formula with its words in the language
     return t
+
+
+def math_words(lang: str, latex: str) -> str:
+    """The engine's formula with the words inside its \text{} in the language."""
+    for english, words in MATH_WORDS.get(lang, {}).items():
+        latex = latex.replace(f"\\text{{{english}}}", f"\\text{{{words}}}")
+    return latex
 
 # The blog-vs-paper differences: English from the engine's record, Chinese here.
 EN.update({f"diff.{d['key']}.topic": d["topic"] for d in DIFFERENCES})

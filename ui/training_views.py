@@ -55,10 +55,10 @@ def loss_section():
     ctx = context.get()
     st.subheader(ctx.t("train.loss"))
     st.markdown(ctx.t("train.loss_intro"))
-    st.latex(TEACHER_FORCING_TEX)
+    st.latex(ctx.t.math(TEACHER_FORCING_TEX))
     smoothing = st.slider(ctx.t("train.label_smoothing"), 0.0, 0.3, 0.0, step=0.05, key="train.view_smoothing")
     st.latex(SMOOTHED_TARGET_TEX + r",\quad " + SMOOTHED_LOSS_TEX if smoothing else CROSS_ENTROPY_TEX)
-    st.latex(MEAN_LOSS_TEX)
+    st.latex(ctx.t.math(MEAN_LOSS_TEX))
     result = _loss(ctx.state.model_key, smoothing)
     header = [ctx.t(f"train.col.{c}") for c in ("position", "input", "target", "p_target", "loss")]
     st.dataframe(pd.DataFrame(loss_rows(result, ctx.model.vocab.tokens), columns=header), hide_index=True)
@@ -75,7 +75,7 @@ def backward_section(result):
     name = left.selectbox(ctx.t("train.grad_step"), list(result.backward), key="train.grad_step")
     param = right.selectbox(ctx.t("train.grad_param"), list(result.grads), key="train.grad_param")
     step = result.trace.step(name.removeprefix("grad."))
-    st.latex(backward_formula(step))
+    st.latex(ctx.t.math(backward_formula(step)))
     left, right = st.columns(2)
     with left:
         _gradient(ctx, result.backward[name], step_axes(result.trace, step.name), "train.grad_step_head")

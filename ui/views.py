@@ -105,7 +105,7 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     ctx = context.get()
     s = ctx.trace.step(name)
     st.markdown(f"##### `{name}` · {ctx.t(description_key(name))}")
-    st.latex(s.formula)
+    st.latex(ctx.t.math(s.formula))
     st.caption(f"{ctx.t('view.shape')}: ({', '.join(_symbols(name, s.value.ndim))}) = "
                f"({', '.join(map(str, s.shape))})")
     axes = step_axes(ctx.trace, name)
@@ -193,7 +193,7 @@ def _drill(ctx, name, head, key, rows, cols):
         col = right.selectbox(ctx.t("view.col"), range(len(cols)), format_func=lambda j: cols[j], key=f"col.{key}")
         ndim = ctx.trace[name].ndim
         explanation = ctx.trace.explain(name, _full_index(head if ndim == 3 else None, row, col, ndim))
-        st.latex(explanation.latex)
+        st.latex(ctx.t.math(explanation.latex))
         plain = st.expander(ctx.t("view.plain"), key=f"plain.{key}", on_change="rerun")
         if plain.open:  # the text is drawn only when asked for: an edit redraws one element less
             with plain:
