@@ -237,6 +237,9 @@ def test_words_inside_formulas_are_chinese_in_chinese():
     at.selectbox(key="col.dec.0.self_attn.mask.None").set_value(1).run()  # row SOS, column hola: a later position
     assert_clean(at)
     assert any(r"\text{：后面的位置}" in body for body in latex(at))
+    at.session_state["plain.dec.0.self_attn.mask.None"] = True
+    at.run()
+    assert [c.value for c in at.code] == ["dec.0.self_attn.mask[0, 1] = −∞ （位置 1 在 0 之后） = −∞"]
     goto(at, "train")
     bodies = latex(at)
     assert any(r"\text{解码器输入}" in body for body in bodies) and any(r"\text{忽略}" in body for body in bodies)

@@ -24,7 +24,7 @@ from ui import format as fmt_mod  # noqa: E402
 from ui import generation  # noqa: E402
 from ui import state as app_state  # noqa: E402
 from ui.format import bmatrix, fmt, fmt_tex, table  # noqa: E402
-from ui.i18n import EN, LANGUAGES, MATH_WORDS, ZH, language_of, translator  # noqa: E402
+from ui.i18n import EN, LANGUAGES, MATH_WORDS, PLAIN_WORDS, ZH, language_of, translator  # noqa: E402
 from ui.labels import param_axes, step_axes, top_tokens  # noqa: E402
 from ui.navigation import PAGES, page_file  # noqa: E402
 from ui.state import (APP_LIMITS, MAX_CHARS, MAX_EDITS, MAX_TOKENS, MAX_WEIGHT, AppState, LimitError, apply_edits,  # noqa: E402
@@ -531,3 +531,23 @@ def test_every_word_written_inside_the_engines_formulas_has_its_chinese():
     assert t.math(r"M\ \text{is a constant: its gradient reaches no parameter}") == r"M\ \text{是常数：它的梯度不会传到任何参数}"
     assert translator("en").math(r"\text{decoder input} = x") == r"\text{decoder input} = x"
     assert t.math(r"\text{ignored} + \text{ignore}") == r"\text{ignored} + \text{忽略}", "whole \\text{} only"
+
+
+def test_the_plain_text_arithmetic_has_its_words_in_chinese():
+    model = engine.preset("hello-world")
+    dropped = model.run("Hello World", dropout=0.5, seed=1)
+    drop = dropped["enc.0.drop1"]
+    cases = [(model.run("Hello World how", "hola mundo"), name, index) for name, index in (
+        ("dec.0.self_attn.mask", (0, 1)), ("dec.0.self_attn.mask", (1, 0)), ("enc.0.ln1", (0, 1)),
+        ("src.pos", (1, 1)), ("src.pos", (2, 1)))]
+    cases += [(engine.preset("hello-world", pos_encoding=kind).run("Hello World"), "src.pos", (0, 1))
+              for kind in ("learned", "none")]
+    cases += [(dropped, "enc.0.drop1", tuple(np.argwhere(drop == 0)[0])),
+              (dropped, "enc.0.drop1", tuple(np.argwhere(drop != 0)[0]))]
+    english = [trace.explain(name, index).text for trace, name, index in cases]
+    chinese = [translator("zh").plain(text) for text in english]
+    assert all(re.search(pattern, "\n".join(english), re.M) for pattern, _ in PLAIN_WORDS["zh"]), "a stale pattern"
+    words = re.compile(r"\b(With|and|position|after|learned|positional|printed|formula|decimals|kept|dropped)\b")
+    assert [text for text in chinese if words.search(text)] == []
+    assert chinese[0] == "dec.0.self_attn.mask[0, 1] = −∞ （位置 1 在 0 之后） = −∞"
+    assert [translator("en").plain(text) for text in english] == english

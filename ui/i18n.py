@@ -1,5 +1,6 @@
 """Every user-facing string, in English and Simplified Chinese (terms from shared/GLOSSARY.md)."""
 import functools
+import re
 
 from engine.blog import DIFFERENCES
 
@@ -595,6 +596,21 @@ MATH_WORDS = {"zh": {
 }}
 
 
+# The words of the engine's plain-text arithmetic (Explanation.text), as (pattern, replacement) pairs.
+PLAIN_WORDS = {"zh": [
+    (r"^With (.*?): ", r"其中 \1："),
+    (r" and σ² = ", "，σ² = "),
+    (r"\(no positional encoding\)", "（没有位置编码）"),
+    (r"\(learned\)", "（学习得到）"),
+    (r"the post's printed value \(its formula: (.*)\) = ", r"博客打印的数值（按公式：\1） = "),
+    (r", 2 decimals\)", "，保留 2 位小数)"),
+    (r"\(position (\d+) comes after (\d+)\)", r"（位置 \1 在 \2 之后）"),
+    (r"\(position (\d+) is not after (\d+)\)", r"（位置 \1 不在 \2 之后）"),
+    (r"\(kept\)", "（保留）"),
+    (r"\(dropped; it was (.*?)\)", r"（被丢弃；原值为 \1）"),
+]}
+
+
 def translator(lang: str):
     catalog = CATALOGS.get(lang, EN)
 
@@ -603,6 +619,7 @@ def translator(lang: str):
         return text.format(**values) if values else text
 
     t.math = functools.partial(math_words, lang)  # t.math(latex): a formula with its words in the language
+    t.plain = functools.partial(plain_words, lang)  # t.plain(text): the plain-text arithmetic, likewise
     return t
 
 
@@ -646,3 +663,10 @@ ZH.update({
     "diff.generate.topic": "生成时的解码器输入",
     "diff.generate.why": "博客的 generate 循环只输入最后一个 token，没有位置编码和掩码；论文的解码器会关注之前输出的每一个 token。",
 })
+
+
+def plain_words(lang: str, text: str) -> str:
+    """The engine's plain-text arithmetic with its words in the language."""
+    for pattern, replacement in PLAIN_WORDS.get(lang, []):
+        text = re.sub(pattern, replacement, text)
+    return text

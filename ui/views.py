@@ -197,7 +197,7 @@ def _drill(ctx, name, head, key, rows, cols):
         plain = st.expander(ctx.t("view.plain"), key=f"plain.{key}", on_change="rerun")
         if plain.open:  # the text is drawn only when asked for: an edit redraws one element less
             with plain:
-                st.code(explanation.text, language=None, wrap_lines=True)
+                st.code(ctx.t.plain(explanation.text), language=None, wrap_lines=True)
 
 
 # ---- editing weights --------------------------------------------------------------------------------------
