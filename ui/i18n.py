@@ -624,10 +624,18 @@ def translator(lang: str):
 
 
 def math_words(lang: str, latex: str) -> str:
-    """The engine's formula with the words inside its \text{} in the language."""
+    r"""The engine's formula with the words inside its \text{} in the language."""
     for english, words in MATH_WORDS.get(lang, {}).items():
         latex = latex.replace(f"\\text{{{english}}}", f"\\text{{{words}}}")
     return latex
+
+
+def plain_words(lang: str, text: str) -> str:
+    """The engine's plain-text arithmetic with its words in the language."""
+    for pattern, replacement in PLAIN_WORDS.get(lang, []):
+        text = re.sub(pattern, replacement, text)
+    return text
+
 
 # The blog-vs-paper differences: English from the engine's record, Chinese here.
 EN.update({f"diff.{d['key']}.topic": d["topic"] for d in DIFFERENCES})
@@ -663,10 +671,3 @@ ZH.update({
     "diff.generate.topic": "生成时的解码器输入",
     "diff.generate.why": "博客的 generate 循环只输入最后一个 token，没有位置编码和掩码；论文的解码器会关注之前输出的每一个 token。",
 })
-
-
-def plain_words(lang: str, text: str) -> str:
-    """The engine's plain-text arithmetic with its words in the language."""
-    for pattern, replacement in PLAIN_WORDS.get(lang, []):
-        text = re.sub(pattern, replacement, text)
-    return text
