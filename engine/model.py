@@ -133,11 +133,17 @@ class Model:
     def _forward(self, src_ids, src_tokens, dec_ids, dec_tokens, unknown, drop=dr.Dropout()) -> Trace:
         self._check_lengths(src_ids, dec_ids)
         rec = Recorder()
-        with np.errstate(all="ignore"):  # non-finite numbers are reported by the trace, not raised
-            self._encoder(rec, self._embed(rec, "src", src_ids, src_tokens, drop), drop)
-            self._decoder(rec, self._embed(rec, "tgt", dec_ids, dec_tokens, drop), drop)
-            self._output(rec)
-        return Trace(self, rec.steps, src_tokens, dec_tokens, src_ids, dec_ids, unknown)
+        stages = self._stages(rec, src_ids, src_tokens, dec_ids, dec_tokens, drop)
+        return Trace(self, stages, rec.steps, src_tokens, dec_tokens, src_ids, dec_ids, unknown)
+
+    def _stages(self, rec, src_ids, src_tokens, dec_ids, dec_tokens, drop):
+        """The forward pass, paused after each stage (an embedding, a sub-layer, a stack's output): the trace
+        runs it only as far as the steps that are read."""
+        yield from self._encoder(rec, self._embed(rec, "src", src_ids, src_tokens, drop), drop)
+        x = self._embed(rec, "tgt", dec_ids, dec_tokens, drop)
+        yield
+        yield from self._decoder(rec, x, drop)
+        self._output(rec)
 
     def _check_lengths(self, src_ids, dec_ids):
         if not src_ids:
@@ -164,22 +170,31 @@ class Model:
         return self._dropout(rec, drop, f"{side}.dropout", f"{side}.input", "the sum of embedding and encoding")
 
     def _encoder(self, rec, x, drop):
+        """The encoder's sub-layers, pausing after each (see _stages)."""
         for l in range(self.config.n_layers):
             x = self._sublayer(rec, f"enc.{l}", 1, x, lambda ref, l=l: self._attention(rec, f"enc.{l}.attn", ref, ref,
                                                                                       drop=drop), drop)
+            yield
             x = self._sublayer(rec, f"enc.{l}", 2, x, lambda ref, l=l: self._ffn(rec, f"enc.{l}.ffn", ref), drop)
+            yield
         self._stack_output(rec, "enc", x)
+        yield
 
     def _decoder(self, rec, x, drop):
+        """The decoder's sub-layers, pausing after each (see _stages)."""
         n = len(rec["tgt.input"])
         for l in range(self.config.n_layers):
             p = f"dec.{l}"
             x = self._sublayer(rec, p, 1, x, lambda ref: self._attention(rec, f"{p}.self_attn", ref, ref, causal=n,
                                                                          drop=drop), drop)
+            yield
             x = self._sublayer(rec, p, 2, x, lambda ref: self._attention(rec, f"{p}.cross_attn", ref, "enc.out",
                                                                          drop=drop), drop)
+            yield
             x = self._sublayer(rec, p, 3, x, lambda ref: self._ffn(rec, f"{p}.ffn", ref), drop)
+            yield
         self._stack_output(rec, "dec", x)
+        yield
 
     def _sublayer(self, rec, layer, k, x, block, drop):
         """Post-norm: LayerNorm(x + Sublayer(x)). Pre-norm: x + Sublayer(LayerNorm(x)). Returns the output's name.

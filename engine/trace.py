@@ -1,13 +1,15 @@
 """The record of a forward pass: every intermediate tensor by a stable name, in computation order."""
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
 
 import numpy as np
 
 from .explain import explain
+
+_DONE = object()  # what next() gives for a pass that has run to its end
 
 
 @dataclass(frozen=True)
@@ -42,41 +44,77 @@ class Recorder:
 
 
 class Trace(Mapping):
-    """A read-only mapping from step name to array, in computation order, with the tokens it ran on."""
+    """A read-only mapping from step name to array, in computation order, with the tokens it ran on.
 
-    def __init__(self, model, steps, src_tokens, tgt_tokens, src_ids, tgt_ids, unknown):
+    The forward pass runs lazily, one stage (an embedding, a sub-layer, the output) at a time, only as far as the
+    step asked for: a page about the first encoder layer does not pay for the decoder. Iterating, len() and
+    `nonfinite` run it to the end. Threads may share a trace (the app does): a lock runs the stages in order.
+    """
+
+    def __init__(self, model, stages, steps, src_tokens, tgt_tokens, src_ids, tgt_ids, unknown):
         self.model = model
-        self._steps = dict(steps)
+        self._stages = stages  # an iterator whose every next() records one stage's steps into `steps`
+        self._steps = steps
+        self._lock = threading.Lock()
+        self._nonfinite = {}  # step name -> whether it holds inf or NaN, checked once
         self.src_tokens, self.tgt_tokens = tuple(src_tokens), tuple(tgt_tokens)
         self.src_ids, self.tgt_ids = tuple(src_ids), tuple(tgt_ids)
         self.unknown = tuple(unknown)  # (side, word) pairs that were mapped to <unk>
 
+    def _run_until(self, name=None):
+        """Run stages until step `name` is recorded, or (None) to the end of the pass."""
+        with self._lock:
+            while self._stages is not None and (name is None or name not in self._steps):
+                with np.errstate(all="ignore"):  # non-finite numbers are reported by the trace, not raised
+                    if next(self._stages, _DONE) is _DONE:
+                        self._stages = None
+
+    def _recorded(self) -> list[str]:
+        with self._lock:
+            return list(self._steps)
+
     def __getitem__(self, name):
-        return self._steps[name].value
+        return self.step(name).value
 
     def __iter__(self):
+        self._run_until()
         return iter(self._steps)
 
     def __len__(self):
+        self._run_until()
         return len(self._steps)
 
     def step(self, name) -> Step:
+        if name not in self._steps:
+            self._run_until(name)
         return self._steps[name]
 
     def steps(self):
+        self._run_until()
         return list(self._steps.values())
 
     def resolve(self, ref):
-        """The array a step input refers to: a step of this trace or a parameter of the model."""
-        if ref in self._steps:
-            return self._steps[ref].value
-        return self.model.params[ref]
+        """The array a step input refers to: a parameter of the model or a step of this trace."""
+        if ref in self.model.params:
+            return self.model.params[ref]
+        return self[ref]
 
-    @cached_property
+    @property
     def nonfinite(self) -> tuple[str, ...]:
         """Names of the steps holding inf or NaN, first one first; the causal mask's own −∞ do not count."""
-        return tuple(name for name, step in self._steps.items()
-                     if np.any(~np.isfinite(step.value) & ~self._masked(step)))
+        return tuple(name for name in self if self._holds_nonfinite(name))
+
+    def nonfinite_through(self, name) -> tuple[str, ...]:
+        """`nonfinite` among the steps up to and including `name` only (the pass runs no further)."""
+        self.step(name)
+        names = self._recorded()
+        return tuple(n for n in names[:names.index(name) + 1] if self._holds_nonfinite(n))
+
+    def _holds_nonfinite(self, name) -> bool:
+        if name not in self._nonfinite:
+            step = self._steps[name]
+            self._nonfinite[name] = bool(np.any(~np.isfinite(step.value) & ~self._masked(step)))
+        return self._nonfinite[name]
 
     def _masked(self, step) -> np.ndarray:
         """Where a −∞ is the mask's doing: in the mask itself and in the scores it was added to."""

@@ -6,6 +6,7 @@ The two `slow` tests are the bar training was written to meet: from the fixed se
 import io
 import json
 import math
+import re
 import subprocess
 import sys
 
@@ -210,11 +211,15 @@ def test_stopping_early_leaves_the_model_of_that_step():
 
 def test_a_diverging_run_stops_with_an_explanation_and_keeps_its_last_good_model():
     updates, settings = [], TrainSettings(optimizer="sgd", lr_scale=1e4, warmup=1, steps=50, batch_size=1)
-    with pytest.raises(ValueError, match=r"training diverged at step 6: the update made some weights inf or NaN, "
-                                         r"which happens when the learning rate \(722 here\) is too large"):
+    with pytest.raises(ValueError, match=r"training diverged at step (\d+): the update made some weights inf or NaN, "
+                                         r"which happens when the learning rate \(([\d.]+) here\) is too large") as raised:
         for update in training(start_model(), settings, pairs=[PAIR]):
             updates.append(update)
-    assert [u.step for u in updates] == [1, 2, 3, 4, 5]
+    # the step itself depends on rounding (BLAS threads, CPU): from step 6 on one thread, 7 on two, here
+    step, lr = re.search(r"step (\d+): .*rate \(([\d.]+) here", str(raised.value)).groups()
+    assert 3 <= int(step) <= 10
+    assert float(lr) == float(f"{learning_rate(int(step), d_model=start_model().config.d_model, warmup=1, scale=1e4):.3g}")
+    assert [u.step for u in updates] == list(range(1, int(step)))
     assert all(np.all(np.isfinite(value)) for value in updates[-1].model.params.values())
 
 
