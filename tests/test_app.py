@@ -418,8 +418,9 @@ def test_single_cell_editor_of_a_big_parameter():
     """Parameters wider than 16 columns are edited one cell at a time (paper model, W_1 is 512 x 2048)."""
     at = open_page("ffn", preset="paper")
     key = editor_key_single(at, "enc.0.ffn.W_1")
-    at.selectbox(key=f"{key}.r").set_value(3).run()
-    at.selectbox(key=f"{key}.c").set_value(0).run()
+    assert at.number_input(key=f"{key}.r").label == "Row (0–511)"  # 512 positions: typed, not picked from a list
+    at.number_input(key=f"{key}.r").set_value(3).run()
+    at.number_input(key=f"{key}.c").set_value(0).run()
     at.number_input(key=f"{key}.v.(3, 0)").set_value(12.5).run()
     assert_clean(at)
     assert at.session_state["state"].edits == (("enc.0.ffn.W_1", (3, 0), 12.5),)
@@ -431,10 +432,23 @@ def test_single_cell_editor_of_a_big_parameter():
     assert trace.explain("enc.0.ffn.hidden", (0, 0)).latex in latex(at)
 
 
+def test_a_word_axis_of_a_big_parameter_is_picked_from_its_words():
+    at = open_page("output", preset="paper", cfg="tied_output:false")  # its own output matrix: 512 x vocabulary
+    key = editor_key_single(at, "unembed.W")
+    words = at.selectbox(key=f"{key}.c").options
+    assert len(words) == len(engine.preset("paper").vocab) > 32 and "world" in words
+    at.selectbox(key=f"{key}.c").set_value(words.index("world")).run()
+    at.number_input(key=f"{key}.r").set_value(7).run()
+    index = (7, words.index("world"))
+    at.number_input(key=f"{key}.v.{index}").set_value(-2.0).run()
+    assert_clean(at)
+    assert at.session_state["state"].edits == (("unembed.W", index, -2.0),)
+
+
 def editor_key_single(at, param):
     if not any(n.key.startswith(f"edit.{param}.") for n in at.number_input):
         open_editors(at)
-    keys = {n.key.split(".v.")[0] for n in at.number_input if n.key.startswith(f"edit.{param}.")}
+    keys = {n.key.split(".v.")[0] for n in at.number_input if n.key.startswith(f"edit.{param}.") and ".v." in n.key}
     assert len(keys) == 1, keys
     return keys.pop()
 
@@ -572,6 +586,33 @@ def test_non_finite_numbers_are_reported_not_crashed():
     assert trace.nonfinite
     assert [w.value for w in at.warning] == [EN_T("msg.nonfinite", step=trace.nonfinite[0])]
     assert any(r"\text{NaN}" in body for body in latex(at))
+
+
+def test_a_page_warns_of_inf_or_nan_only_up_to_the_steps_it_shows():
+    query = {"cfg": "softmax:naive", "edit": "enc.0.attn.W_Q:0.0.0=1000000"}  # NaN from enc.0.attn.weights on
+    tokens = open_page("tokens", **query)
+    assert_clean(tokens)
+    assert not tokens.warning
+    for page in ("attention", "output"):
+        assert [w.value for w in open_page(page, **query).warning] == [
+            EN_T("msg.nonfinite", step="enc.0.attn.weights")]
+
+
+def test_a_page_about_the_first_encoder_layer_does_not_run_the_decoder(monkeypatch):
+    decoded, decoder = [], engine.Model._decoder
+
+    def spied(self, *args):
+        decoded.append(self.name)
+        yield from decoder(self, *args)
+
+    monkeypatch.setattr(engine.Model, "_decoder", spied)
+    at = open_page("attention", preset="paper")  # the overview, on the way, runs the whole pass
+    decoded.clear()
+    at.text_input(key="ctl.src").set_value("a sentence typed by this test alone").run()
+    assert_clean(at)
+    assert decoded == []
+    goto(at, "cross_attention")
+    assert decoded == ["paper"]
 
 
 def test_unknown_words_are_read_as_unk():

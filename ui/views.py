@@ -2,7 +2,9 @@
 per-head tabs, and weight editors. They only display the trace; the engine did the arithmetic."""
 from __future__ import annotations
 
+import contextvars
 import functools
+import math
 
 import pandas as pd
 import streamlit as st
@@ -15,6 +17,7 @@ from .state import check_weight
 
 LATEX_CELLS = 8  # matrices up to 8 x 8 are also written out as a bmatrix
 TABLE_COLS = 16  # wider matrices are shown as heatmaps only
+POSITION_LIST = 32  # a weight's row or column is picked from a list up to this many positions, else by its number
 GLANCE_COLS = 6  # a flow shows its matrices two to a row when none is wider than this
 AXIS_SYMBOLS = {
     "q": ("h", "n", "d_k"), "k": ("h", "n", "d_k"), "v": ("h", "n", "d_v"), "heads": ("h", "n", "d_v"),
@@ -24,14 +27,37 @@ AXIS_SYMBOLS = {
 }
 
 
+class _Drawn:
+    """What a step page has drawn so far: the steps, and the place under its intro for the note on non-finite
+    numbers, which is written once the page knows how far into the forward pass it went."""
+
+    def __init__(self):
+        self.steps, self.notes = [], None
+
+    def note_nonfinite(self, ctx):
+        bad = max((ctx.trace.nonfinite_through(name) for name in self.steps), key=len, default=())
+        if bad and self.notes is not None:
+            self.notes.warning(ctx.t("msg.nonfinite", step=bad[0]))
+
+
+_DRAWN = contextvars.ContextVar("drawn", default=None)  # the step page being drawn by this thread, if any
+
+
 def page(body):
     """A step page's body, as a fragment: its own widgets (editors, pickers, drill-down) rerun the page alone, not
-    app.py and the sidebar (see context.get)."""
+    app.py and the sidebar (see context.get). The forward pass runs only as far as the steps the page draws
+    (engine.Trace is lazy), and the page warns of inf or NaN only up to those steps."""
     @st.fragment
     @functools.wraps(body)
     def run():
         context.forget_stale_widgets()
-        body()
+        drawn = _Drawn()
+        token = _DRAWN.set(drawn)
+        try:
+            body()
+        finally:
+            _DRAWN.reset(token)
+        drawn.note_nonfinite(context.get())
     return run
 
 
@@ -45,7 +71,10 @@ def intro(page: str):
 def _notes(ctx):
     if ctx.trace.unknown:
         st.info(ctx.t("msg.unknown", words=", ".join(w for _, w in ctx.trace.unknown)))
-    if ctx.trace.nonfinite:
+    drawn = _DRAWN.get()
+    if drawn is not None:
+        drawn.notes = st.container()
+    elif ctx.trace.nonfinite:  # a page about the whole pass (overview, generation, training)
         st.warning(ctx.t("msg.nonfinite", step=ctx.trace.nonfinite[0]))
     error = st.session_state.pop("edit_error", None)
     if error:
@@ -60,13 +89,17 @@ def layer_picker(key: str) -> int:
 
 
 def head_tabs(key: str):
-    """Lazy per-head tabs: yields the head index of the open tab only, inside that tab."""
+    """Per-head tabs: yields the head index of the open tab only, inside that tab."""
     ctx = context.get()
-    tabs = st.tabs([f"{ctx.t('view.head')} {h + 1}" for h in range(ctx.config.n_heads)], key=key, on_change="rerun")
-    for head, tab in enumerate(tabs):
+    yield from lazy_tabs([f"{ctx.t('view.head')} {h + 1}" for h in range(ctx.config.n_heads)], key)
+
+
+def lazy_tabs(labels: list[str], key: str):
+    """Tabs of which only the open one is drawn: yields its position, inside it (a rerun draws one tab's worth)."""
+    for position, tab in enumerate(st.tabs(labels, key=key, on_change="rerun")):
         if tab.open:
             with tab:
-                yield head
+                yield position
 
 
 def _picker(key: str, label: str, choices: list[str], default: int = 0, collapsed: bool = True) -> int:
@@ -80,6 +113,7 @@ def flow(names: list[str], head: int | None = None, key: str = "flow", focus: st
     """Several steps of a page: their matrices side by side at a glance, then a button per step, of which only
     the chosen one is drawn (formula, heatmap, drill-down), so an edit redraws one chart, not all."""
     ctx = context.get()
+    _record_drawn(names)
     matrices = [_slice(ctx.trace[name], head) for name in names]
     widest = max(m.shape[1] for m in matrices)
     glance = widest <= GLANCE_COLS and all(m.shape[0] <= LATEX_CELLS for m in matrices)
@@ -94,6 +128,12 @@ def flow(names: list[str], head: int | None = None, key: str = "flow", focus: st
     step(names[chosen], head, show_numbers=not glance)
 
 
+def _record_drawn(names):
+    drawn = _DRAWN.get()
+    if drawn is not None:
+        drawn.steps += names
+
+
 def _slice(value, head):
     value = value if head is None or value.ndim < 3 else value[head]
     return value if value.ndim == 2 else value[None, :]
@@ -103,6 +143,7 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     """One step of the trace: its formula, shape, numbers, heatmap, a cell's arithmetic, and editors for the
     parameters it reads."""
     ctx = context.get()
+    _record_drawn([name])
     s = ctx.trace.step(name)
     st.markdown(f"##### `{name}` · {ctx.t(description_key(name))}")
     st.latex(ctx.t.math(s.formula))
@@ -274,13 +315,23 @@ def _report_bad_edit(name, index, typed):
 
 def _single_cell_editor(ctx, name, head, row_ids, row_labels, col_labels, key, ndim):
     left, middle, right = st.columns(3)
-    r = left.selectbox(ctx.t("view.row"), range(len(row_ids)), format_func=lambda i: row_labels[i], key=f"{key}.r")
-    c = middle.selectbox(ctx.t("view.col"), range(len(col_labels)), format_func=lambda j: col_labels[j],
-                         key=f"{key}.c")
+    r = _position_picker(left, ctx.t("view.row"), row_labels, f"{key}.r")
+    c = _position_picker(middle, ctx.t("view.col"), col_labels, f"{key}.c")
     index = _full_index(head, row_ids[r], c, ndim)
     current = float(ctx.model.params[name][index])
     right.number_input(name, value=current, key=f"{key}.v.{index}", format="%.6g", on_change=_on_cell_edit,
                        args=(f"{key}.v.{index}", name, index))
+
+
+def _position_picker(container, label: str, labels: list[str], key: str) -> int:
+    """A row or column of a weight matrix: from a list, or by its number where the labels are only the positions
+    0..n-1 and there are many of them (a list of 512 costs every rerun a few milliseconds)."""
+    n = len(labels)
+    if n <= POSITION_LIST or labels != [str(i) for i in range(n)]:
+        return container.selectbox(label, range(n), format_func=labels.__getitem__, key=key)
+    typed = container.number_input(f"{label} (0–{n - 1})", min_value=0.0, max_value=float(n - 1), value=0.0,
+                                   step=1.0, format="%g", key=key)  # a float input: see context._whole_number_input
+    return min(max(int(typed), 0), n - 1) if math.isfinite(typed) else 0
 
 
 def _on_cell_edit(widget_key, name, index):
