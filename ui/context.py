@@ -9,19 +9,17 @@ from dataclasses import dataclass
 
 import streamlit as st
 from streamlit.runtime.state import get_session_state
-from threadpoolctl import threadpool_limits
 
 import engine
 from engine.config import CHOICES
 
+from . import server
 from . import state as app_state
 from .i18n import LANGUAGES, language_of, translator
 from .state import APP_LIMITS, FLOAT_RANGES, MAX_CHARS, AppState, LimitError
 from .weights import WeightsStore
 
-# One BLAS thread: a session's products are small (a few tokens), so a second thread mostly waits for the
-# first and burns CPU that other sessions need; the server runs many sessions at once instead.
-threadpool_limits(1, user_api="blas")
+server.configure()
 
 SIZE_FIELDS = ("d_model", "n_heads", "d_k", "d_v", "d_ff", "n_layers")
 CHOICE_FIELDS = ("layer_norm", "norm_placement", "pos_encoding", "activation", "softmax")

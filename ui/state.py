@@ -124,6 +124,8 @@ def apply_edits(model: engine.Model, edits: tuple) -> tuple[engine.Model, int]:
         if param not in changed:
             array = changed[param] = np.array(array)
         array[index] = value
+    for array in changed.values():
+        array.setflags(write=False)  # the model keeps it as it is, without a copy of its own
     return (model.with_params(changed) if changed else model), dropped
 
 
