@@ -22,6 +22,14 @@ def small_model():
     return engine.preset("paper", d_model=16, n_heads=2, d_ff=32, n_layers=1)
 
 
+def open_tab(at, label="train.corpus_title"):
+    """Open one of the page's tabs (the loss and gradients are open at first): only the open one is drawn."""
+    at.session_state["train.tab"] = (ZH if at.session_state["ctl.lang"] == "zh" else EN)[label]
+    at.run()
+    assert_clean(at)
+    return at
+
+
 def loss_table(at):
     return at.dataframe[0].value
 
@@ -62,7 +70,7 @@ def test_gradients_of_a_step_and_a_weight():
 
 
 def test_training_adopts_the_weights_everywhere_and_a_link_shares_them():
-    at = open_page("train")
+    at = open_tab(open_page("train"))
     at.number_input(key="train.steps").set_value(20).run()
     at.button(key="train.start").click().run(timeout=300)
     assert_clean(at)
@@ -76,7 +84,7 @@ def test_training_adopts_the_weights_everywhere_and_a_link_shares_them():
     assert_clean(shared)
     expected = generate(trained, "Hello World", max_len=10)
     assert any(m.value.endswith(" ".join(f"`{t}`" for t in expected.tokens)) for m in shared.markdown)
-    again = open_page("train")
+    again = open_tab(open_page("train"))
     again.number_input(key="train.steps").set_value(20).run()
     again.button(key="train.start").click().run(timeout=300)
     assert EN["train.replayed"] in [c.value for c in again.caption], "the same settings are trained once per server"
@@ -84,7 +92,7 @@ def test_training_adopts_the_weights_everywhere_and_a_link_shares_them():
 
 
 def test_a_size_change_drops_trained_weights():
-    at = open_page("train")
+    at = open_tab(open_page("train"))
     at.number_input(key="train.steps").set_value(10).run()
     at.button(key="train.start").click().run(timeout=300)
     assert query(at).get("weights")
@@ -95,7 +103,7 @@ def test_a_size_change_drops_trained_weights():
 
 def test_a_stopped_run_keeps_what_it_learned():
     """Stop interrupts the script; the next run finds the last step's weights and keeps them."""
-    at = open_page("train")
+    at = open_tab(open_page("train"))
     settings = TrainSettings(steps=50)
     losses, model = [], start_model()
     for update in training(model, settings):
@@ -110,6 +118,20 @@ def test_a_stopped_run_keeps_what_it_learned():
     assert query(at)["weights"]
 
 
+def test_the_tabs_draw_one_section_and_a_run_left_for_another_tab_keeps_what_it_learned():
+    at = open_page("train")
+    assert at.dataframe and not [b for b in at.button if b.key == "train.start"]  # the loss tab only
+    settings = TrainSettings(steps=50)
+    update = next(training(start_model(), settings))
+    at.session_state["train.partial"] = {"settings": settings, "model": update.model, "losses": [update.loss]}
+    at.run()  # the run was interrupted by a click on the loss tab
+    assert_clean(at)
+    assert query(at)["weights"] and not [b for b in at.button if b.key == "train.start"]
+    open_tab(at)
+    assert at.success[0].value.startswith("Stopped after 1 steps") and at.button(key="train.start")
+    assert not at.dataframe or EN["train.col.loss"] not in at.dataframe[0].value.columns
+
+
 def test_a_link_to_weights_this_server_does_not_hold_is_noted():
     at = open_page(weights="0123456789ab")
     assert any(T("msg.weights_gone", id="0123456789ab") in n for n in notes(at)), notes(at)
@@ -122,13 +144,13 @@ def test_upload_good_weights_and_refuse_a_malformed_file():
     model = train(start_model(), TrainSettings(steps=5)).model
     buffer = io.BytesIO()
     checkpoint.save(model, buffer)
-    at = open_page("train")
+    at = open_tab(open_page("train"), "train.files")
     at.file_uploader(key="train.upload").upload("trained.npz", buffer.getvalue()).run()
     assert_clean(at)
     assert query(at)["weights"] and query(at)["preset"] == "paper"
     np.testing.assert_array_equal(at.session_state["context"].model.params["enc.0.attn.W_Q"],
                                   model.params["enc.0.attn.W_Q"])
-    bad = open_page("train")
+    bad = open_tab(open_page("train"), "train.files")
     bad.file_uploader(key="train.upload").upload("broken.npz", b"not a zip file").run()
     assert not bad.exception
     assert bad.error and bad.error[0].value.startswith("broken.npz could not be loaded: ")
@@ -136,8 +158,7 @@ def test_upload_good_weights_and_refuse_a_malformed_file():
 
 
 def test_the_page_in_chinese():
-    at = open_page("train", lang="zh")
-    assert_clean(at)
+    at = open_tab(open_page("train", lang="zh"))
     assert at.title[0].value == ZH["page.train"]
     assert at.button(key="train.start").label == ZH["train.start"]
 
@@ -151,7 +172,7 @@ def test_a_diverging_run_keeps_its_last_finite_weights(monkeypatch):
         raise ValueError("training diverged at step 3: try a smaller lr_scale")
 
     monkeypatch.setattr(views, "training", diverging)
-    at = open_page("train")
+    at = open_tab(open_page("train"))
     at.number_input(key="train.steps").set_value(40).run()
     at.button(key="train.start").click().run(timeout=300)
     assert not at.exception

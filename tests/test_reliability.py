@@ -44,6 +44,7 @@ from engine.tokens import Vocabulary
 from engine.train import start_model
 from test_app import (APP, ALL_PAGES, STEP_HEADER, editor_key, goto, open_editors, open_options,  # noqa: F401
                       open_page, query, server_navigation, shown, type_cells)  # server_navigation: a fixture
+from test_app_train import open_tab
 from ui import context, generation
 from ui import state as app_state
 from ui.i18n import translator
@@ -166,7 +167,7 @@ def assert_numbers_are_the_engines(at, page, state):
                      score=f"{best.score:.4f}") in markdown
         else:
             assert f"**{t('gen.sentence')}** `SOS` " + " ".join(f"`{w}`" for w in generated.tokens) in markdown
-    elif page == "train":
+    elif page == "train" and at.metric:  # the loss tab is open
         result = loss_and_grads(model, state.src, state.tgt, label_smoothing=at.session_state["train.view_smoothing"])
         assert {m.label: m.value for m in at.metric}[t("train.mean_loss")] == f"{result.loss:.6g}"
 
@@ -437,6 +438,9 @@ PAGE_LINKS = [{}, {"gen": "strategy:beam"}, {"gen": "strategy:top_p,seed:3"},
 
 def _drive(page, link, data):
     at = open_page(page, **link)
+    for key in _tab_keys(at):  # only the open tab is drawn: open any of them first (the training page's sections)
+        at.session_state[key] = data.draw(st.sampled_from(sorted({tab.label for tab in at.tabs})))
+        at.run()
     kind, key, value = page_input(at, data.draw)
     TRIED["page widget"] += 1
     DETAIL[f"page widget: {kind}"] += 1
@@ -556,7 +560,7 @@ def test_an_uploaded_file_is_loaded_or_refused_with_a_message(upload):
     kind, name, data, good = upload
     TRIED["upload"] += 1
     DETAIL[f"upload: {kind}"] += 1
-    at = open_page("train")
+    at = open_tab(open_page("train"), "train.files")
     before, url = at.session_state["state"], query(at)
     at.file_uploader(key="train.upload").upload(name, data).run()
     state = assert_consistent(at, "train")
@@ -576,7 +580,7 @@ def test_an_uploaded_file_is_loaded_or_refused_with_a_message(upload):
 
 def test_a_zip_bomb_is_refused_before_it_is_unpacked():
     """100 kB that unpack to 100 MB of zeros: refused from the archive's directory, with a small memory peak."""
-    at = open_page("train")
+    at = open_tab(open_page("train"), "train.files")
     tracemalloc.start()
     at.file_uploader(key="train.upload").upload("bomb.npz", BOMB).run()
     peak = tracemalloc.get_traced_memory()[1]
@@ -589,7 +593,7 @@ def test_a_zip_bomb_is_refused_before_it_is_unpacked():
 
 @pytest.mark.parametrize("shape", [(2**40,), (10**9, 10**9)])
 def test_an_array_header_claiming_terabytes_is_refused(shape):
-    at = open_page("train")
+    at = open_tab(open_page("train"), "train.files")
     at.file_uploader(key="train.upload").upload("lie.npz", _lying_header(shape)).run()
     assert_consistent(at, "train")
     assert [e.value[:28] for e in at.error] == ["lie.npz could not be loaded:"]
@@ -598,7 +602,7 @@ def test_an_array_header_claiming_terabytes_is_refused(shape):
 @pytest.mark.parametrize("token", MARKUP_TOKENS[:2])
 def test_a_vocabulary_with_markup_is_refused(token):
     """Tokens are written into Markdown and chart labels on every page of whoever opens the weights' link."""
-    at = open_page("train")
+    at = open_tab(open_page("train"), "train.files")
     at.file_uploader(key="train.upload").upload("vocab.npz", _with_vocabulary(GOOD_MODEL, token)).run()
     assert_consistent(at, "train")
     assert [e.value for e in at.error] == [translator("en")(
@@ -614,7 +618,7 @@ def test_a_file_the_browser_would_not_send_is_stopped_by_streamlit(name, error):
     Streamlit itself, with its own error (a generic one in production), before the app reads a byte; the state
     and the URL stay."""
     TRIED["forged message"] += 1
-    at = open_page("train")
+    at = open_tab(open_page("train"), "train.files")
     before, url = at.session_state["state"], query(at)
     at.file_uploader(key="train.upload").upload(name, GOOD_FILE).run()
     assert [e.message for e in at.exception] == [error]
@@ -727,6 +731,8 @@ def test_an_emptied_required_choice_keeps_the_page(page, key, link):
     """required=True is enforced by the browser only: a forged message can still send no choice at all."""
     TRIED["forged message"] += 1
     at = open_page(page, **link)
+    if page == "train":
+        open_tab(at)  # the corpus's
     before = at.session_state["state"]
     forge(at, at.button_group(key=key), string_array_value={"data": []})
     assert assert_consistent(at, page) == before

@@ -295,6 +295,7 @@ EN = {
     "train.exact": "Greedy decoding reproduces **{exact} of {n}** training targets exactly.",
     "train.attention": "Cross-attention of the last decoder layer (head 1) on “{src}” → “{tgt}”:",
     "train.files": "Save and load weights",
+    "train.tab.loss": "Loss and gradients",
     "train.files_intro": "Download the current weights as a .npz file, or load one saved by this app (or by "
                          "`python -m engine train --out`): it becomes the starting point of every page.",
     "train.download": "Download the weights (.npz)",
@@ -559,6 +560,7 @@ ZH = {
     "train.exact": "贪心解码准确复现了 **{n} 个训练目标中的 {exact} 个**。",
     "train.attention": "最后一个解码器层（第 1 个头）的交叉注意力，“{src}” → “{tgt}”：",
     "train.files": "保存和载入权重",
+    "train.tab.loss": "损失与梯度",
     "train.files_intro": "把当前的权重下载为 .npz 文件，或者载入本应用（或 `python -m engine train --out`）保存的文件："
                          "它会成为所有页面的起点。",
     "train.download": "下载权重（.npz）",
@@ -618,6 +620,7 @@ def translator(lang: str):
         text = catalog.get(key, EN[key])
         return text.format(**values) if values else text
 
+    t.lang = lang if lang in CATALOGS else "en"
     t.math = functools.partial(math_words, lang)  # t.math(latex): a formula with its words in the language
     t.plain = functools.partial(plain_words, lang)  # t.plain(text): the plain-text arithmetic, likewise
     return t

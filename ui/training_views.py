@@ -96,8 +96,6 @@ def _gradient(ctx, value, axes, key):
 
 def trainer():
     ctx = context.get()
-    _keep_interrupted_run()
-    st.subheader(ctx.t("train.corpus_title"))
     setup = TRAINING_SETUP["overrides"]
     st.markdown(ctx.t("train.corpus_intro", **setup))
     corpus = st.segmented_control(ctx.t("train.corpus"), list(CORPORA), default="en-es", required=True,
@@ -158,11 +156,11 @@ def _train(ctx, settings):
             _steps(ctx, settings, progress, chart, losses)
         except ValueError as error:  # the weights diverged: keep the last finite ones
             st.session_state["train.error"] = ctx.t("train.diverged", error=error)
-            _keep_interrupted_run()
+            keep_interrupted_run()
             return
         with runs["lock"]:
             runs["runs"][settings] = st.session_state["train.partial"]
-    _keep_interrupted_run()
+    keep_interrupted_run()
 
 
 def _steps(ctx, settings, progress, chart, losses):
@@ -179,7 +177,7 @@ def _steps(ctx, settings, progress, chart, losses):
                                       ctx.t("train.loss_axis"), log_y=True), config={"displayModeBar": False})
 
 
-def _keep_interrupted_run():
+def keep_interrupted_run():
     """A finished or interrupted (Stop, or leaving the page) run: its weights become every page's model."""
     partial = st.session_state.pop("train.partial", None)
     if partial is None:
@@ -230,7 +228,6 @@ def _attention_before_after(ctx, before, after, pair):
 
 def save_load():
     ctx = context.get()
-    st.subheader(ctx.t("train.files"))
     st.markdown(ctx.t("train.files_intro"))
     model = ctx.model
     st.download_button(ctx.t("train.download"), data=lambda: checkpoint.to_bytes(model), mime="application/octet-stream",
