@@ -47,6 +47,12 @@ def heads_side_by_side(W):
     return W.transpose(1, 0, 2).reshape(d_model, h * d_k)  # (d_model, h*d_k)
 
 
+def heads_of(side_by_side, shape):
+    """The inverse of heads_side_by_side, as a view: [d_model, h*d_k] -> [h, d_model, d_k]."""
+    h, d_model, d_k = shape
+    return side_by_side.reshape(d_model, h, d_k).transpose(1, 0, 2)  # (h, d_model, d_k)
+
+
 def scores(q, k):
     """S_i = Q_i K_i^T."""
     return q @ k.transpose(0, 2, 1)  # (h, n_q, n_k)

@@ -90,6 +90,26 @@ class Model:
                                if value.ndim == 3 and name not in updates}  # unchanged weights: laid out once
         return model
 
+    def with_cells(self, cells) -> "Model":
+        """A copy of this model with some cells changed: {name: [(index, value), ...]}. A changed per-head weight is
+        copied once, in the heads-side-by-side layout the forward pass reads, and the parameter is a view of it."""
+        updates, fused = {}, {}
+        for name, changes in cells.items():
+            if self.params[name].ndim == 3:
+                fused[name] = self._fused(name).copy()
+                array = att.heads_of(fused[name], self.params[name].shape)
+            else:
+                array = np.array(self.params[name])
+            for index, value in changes:
+                array[index] = value
+            array.setflags(write=False)
+            updates[name] = array
+        model = self.with_params(updates)
+        for name, side_by_side in fused.items():
+            side_by_side.setflags(write=False)
+            model._side_by_side[name] = side_by_side
+        return model
+
     def _fused(self, name):
         if name not in self._side_by_side:
             self._side_by_side[name] = att.heads_side_by_side(self.params[name])

@@ -322,12 +322,12 @@ def start_training(server, new_page):
     page = new_page()
     page.goto(url(server, "train"))
     settle(page)
-    open_tab(page, EN["train.corpus_title"])
+    click_tab(page, EN["train.corpus_title"])
     page.get_by_role("button", name=EN["train.start"], exact=True).click()
     return page
 
 
-def open_tab(page, label):
+def click_tab(page, label):
     page.get_by_role("tab", name=label, exact=True).click()
     settle(page)
 
@@ -356,7 +356,7 @@ def test_training_to_the_end_reproduces_the_corpus_and_a_bad_upload_is_refused(s
     settle(page)
     n = len(pairs("en-es"))
     expect(page.get_by_text(f"Greedy decoding reproduces {n} of {n} training targets exactly.")).to_be_visible()
-    open_tab(page, EN["train.files"])
+    click_tab(page, EN["train.files"])
     page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(
         files=[{"name": "broken.npz", "mimeType": "application/octet-stream", "buffer": b"PK\x03\x04 not really"}])
     expect(page.get_by_text(re.compile(r"^broken\.npz could not be loaded: "))).to_be_visible(timeout=30_000)

@@ -71,3 +71,21 @@ def test_a_parameter_is_resolved_without_running_the_pass(projections):
     trace = engine.preset("hello-world").run(SRC)
     assert trace.resolve("enc.0.attn.W_Q") is trace.model.params["enc.0.attn.W_Q"]
     assert projections == []
+
+
+def test_changed_cells_give_the_model_with_those_weights():
+    model = engine.preset("paper", n_layers=2)
+    cells = {"enc.0.attn.W_Q": [((1, 2, 3), 0.5), ((7, 511, 63), -2.0)], "enc.1.ffn.W_1": [((4, 5), 9.0)]}
+    changed = model.with_cells(cells)
+    expected = {}
+    for name, changes in cells.items():
+        expected[name] = np.array(model.params[name])
+        for index, value in changes:
+            expected[name][index] = value
+    reference = model.with_params(expected)
+    for name in model.params:
+        np.testing.assert_array_equal(changed.params[name], reference.params[name])
+        assert not changed.params[name].flags.writeable
+    assert changed.params["enc.0.attn.W_K"] is model.params["enc.0.attn.W_K"]  # unchanged: shared, not copied
+    np.testing.assert_array_equal(changed.run(SRC, TGT)["probs"], reference.run(SRC, TGT)["probs"])
+    assert model.params["enc.0.attn.W_Q"][1, 2, 3] != 0.5  # the parent is untouched

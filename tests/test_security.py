@@ -23,8 +23,10 @@ from streamlit.testing.v1 import AppTest
 from streamlit.web.server.server_util import is_xsrf_enabled
 
 from test_app import open_page, server_navigation  # noqa: F401 (fixture)
-from test_browser import Server, no_exception, settle, url
+from test_app_train import open_tab
+from test_browser import Server, click_tab, no_exception, settle, url
 from ui import training_views
+from ui.i18n import EN
 
 ROOT = Path(__file__).resolve().parents[1]
 UI = [ROOT / "app.py", *sorted((ROOT / "ui").glob("*.py")), *sorted((ROOT / "pages").glob("*.py"))]
@@ -192,7 +194,7 @@ def test_an_unexpected_error_shows_no_details(project_config):
 def test_the_uploader_is_capped(project_config):
     """The server refuses bigger requests (server.maxUploadSize); the uploader says the same limit to the browser,
     which checks it before sending."""
-    at = open_page("train")
+    at = open_tab(open_page("train"), "train.files")
     (uploader,) = at.file_uploader
     assert uploader.proto.max_upload_size_mb == MAX_UPLOAD_MB
     calls = [node for _, source in _sources(UI) for node in ast.walk(ast.parse(source))
@@ -255,6 +257,7 @@ def test_an_upload_without_the_xsrf_token_is_refused(production_server, new_page
     page = new_page()
     page.goto(url(production_server, "train"))
     settle(page)
+    click_tab(page, EN["train.files"])
     assert "_streamlit_xsrf" in {c["name"] for c in page.context.cookies()}
     assert page.get_by_text(f"{MAX_UPLOAD_MB}MB per file").count() == 1  # the uploader tells the browser its cap
     request = urllib.request.Request(f"{production_server}/_stcore/upload_file/any-session/any-file", data=b"x" * 10,

@@ -245,8 +245,8 @@ EN = {
     "intro.train": "The model learns by **teacher forcing**: the decoder reads the correct target shifted right "
                    "(SOS first) and at every position is scored by the cross-entropy of the next correct token. "
                    "Backpropagation gives every weight its gradient, and the optimiser (Adam, with the paper's "
-                   "warm-up schedule) moves the weights a little against it. Train the small model below on our "
-                   "corpus: its weights then become the starting point of every page.",
+                   "warm-up schedule) moves the weights a little against it. Train a small model on our corpus "
+                   "in the second tab: its weights then become the starting point of every page.",
     "train.loss": "The loss of the current sentence pair",
     "train.loss_intro": "The source sentence and the target in the sidebar, as one training example (the target "
                         "prefix is the whole target sentence here).",
@@ -514,7 +514,7 @@ ZH = {
     "page.train": "训练",
     "intro.train": "模型用**教师强制**学习：解码器读入右移后的正确目标（SOS 在前），每个位置都用下一个正确 token 的"
                    "交叉熵打分。反向传播给出每个权重的梯度，优化器（Adam，采用论文的预热学习率）沿梯度的反方向把权重"
-                   "移动一点。在下面用我们的语料训练小模型：训练好的权重随后成为所有页面的起点。",
+                   "移动一点。在第二个标签页用我们的语料训练小模型：训练好的权重随后成为所有页面的起点。",
     "train.loss": "当前句子对的损失",
     "train.loss_intro": "侧栏中的源句子和目标作为一个训练样本（这里目标前缀就是完整的目标句子）。",
     "train.label_smoothing": "标签平滑 ε",

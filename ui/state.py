@@ -9,8 +9,6 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
 import engine
 from engine.config import parse_field
 from engine.model import param_shapes
@@ -115,18 +113,14 @@ def model_settings(model: engine.Model) -> dict:
 
 def apply_edits(model: engine.Model, edits: tuple) -> tuple[engine.Model, int]:
     """The model with the edited cells written in, and how many edits did not fit its shapes."""
-    changed, dropped = {}, 0
+    cells, dropped = {}, 0
     for param, index, value in edits:
-        array = changed.get(param, model.params.get(param))
+        array = model.params.get(param)
         if array is None or len(index) != array.ndim or any(not 0 <= i < n for i, n in zip(index, array.shape)):
             dropped += 1
             continue
-        if param not in changed:
-            array = changed[param] = np.array(array)
-        array[index] = value
-    for array in changed.values():
-        array.setflags(write=False)  # the model keeps it as it is, without a copy of its own
-    return (model.with_params(changed) if changed else model), dropped
+        cells.setdefault(param, []).append((index, value))
+    return (model.with_cells(cells) if cells else model), dropped
 
 
 # ---- the URL -------------------------------------------------------------------------------------------

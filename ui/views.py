@@ -226,12 +226,18 @@ def _position(value, n):
     return int(value) if whole and 0 <= value < n else None
 
 
+def _row_of_widgets():
+    """Widgets side by side, sharing the width: one block where st.columns sends a block per column (each block
+    is one more message to the browser on every rerun)."""
+    return st.container(horizontal=True, gap="medium")
+
+
 def _drill(ctx, name, head, key, rows, cols):
     with st.container(border=True):
         st.markdown(f"**{ctx.t('view.drill')}** {ctx.t('view.drill_hint')}")
-        left, right = st.columns(2)
-        row = left.selectbox(ctx.t("view.row"), range(len(rows)), format_func=lambda i: rows[i], key=f"row.{key}")
-        col = right.selectbox(ctx.t("view.col"), range(len(cols)), format_func=lambda j: cols[j], key=f"col.{key}")
+        pickers = _row_of_widgets()
+        row = pickers.selectbox(ctx.t("view.row"), range(len(rows)), format_func=lambda i: rows[i], key=f"row.{key}")
+        col = pickers.selectbox(ctx.t("view.col"), range(len(cols)), format_func=lambda j: cols[j], key=f"col.{key}")
         ndim = ctx.trace[name].ndim
         explanation = ctx.trace.explain(name, _full_index(head if ndim == 3 else None, row, col, ndim))
         st.latex(ctx.t.math(explanation.latex))
@@ -314,12 +320,12 @@ def _report_bad_edit(name, index, typed):
 
 
 def _single_cell_editor(ctx, name, head, row_ids, row_labels, col_labels, key, ndim):
-    left, middle, right = st.columns(3)
-    r = _position_picker(left, ctx.t("view.row"), row_labels, f"{key}.r")
-    c = _position_picker(middle, ctx.t("view.col"), col_labels, f"{key}.c")
+    cell = _row_of_widgets()
+    r = _position_picker(cell, ctx.t("view.row"), row_labels, f"{key}.r")
+    c = _position_picker(cell, ctx.t("view.col"), col_labels, f"{key}.c")
     index = _full_index(head, row_ids[r], c, ndim)
     current = float(ctx.model.params[name][index])
-    right.number_input(name, value=current, key=f"{key}.v.{index}", format="%.6g", on_change=_on_cell_edit,
+    cell.number_input(name, value=current, key=f"{key}.v.{index}", format="%.6g", on_change=_on_cell_edit,
                        args=(f"{key}.v.{index}", name, index))
 
 
