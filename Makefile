@@ -3,7 +3,7 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: app test setup setup-test browser bench classroom perf
+.PHONY: app test setup setup-test browser nginx bench classroom perf
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,7 +23,7 @@ browser:
 app: setup
 	$(BIN)/streamlit run app.py --server.port 8501
 
-test: setup-test browser
+test: setup-test browser nginx  # nginx: the classroom tests (tests/test_deploy.py) run two processes behind it
 	$(BIN)/python -m pytest
 
 bench: setup-test
@@ -39,7 +39,9 @@ perf: setup-test browser
 # browser on one process (deploy/classroom.py, deploy/nginx.conf.template); Ctrl-C stops them all.
 PROCESSES ?= 2
 PORT ?= 8501
-classroom: setup
+classroom: setup nginx
+	$(BIN)/python deploy/classroom.py --processes $(PROCESSES) --port $(PORT)
+
+nginx:
 	@command -v nginx >/dev/null || test -x /usr/sbin/nginx || \
 		{ apt-get update -qq && apt-get install -y -qq nginx; }
-	$(BIN)/python deploy/classroom.py --processes $(PROCESSES) --port $(PORT)

@@ -158,9 +158,10 @@ class Session:
                 run.elements[tuple(message.metadata.delta_path)] = (element_kind, getattr(element, element_kind))
                 run.fragments[tuple(message.metadata.delta_path)] = message.delta.fragment_id
             elif kind == "delta" and message.delta.WhichOneof("type") == "add_block":
-                block = message.delta.add_block  # an expander with a key is a widget: its open state
-                if block.WhichOneof("type") == "expandable" and block.expandable.id:
-                    run.elements[tuple(message.metadata.delta_path)] = ("expandable", block.expandable)
+                block = message.delta.add_block  # an expander or tabs with a key: a widget (what is open)
+                block_kind = block.WhichOneof("type")
+                if block_kind in ("expandable", "tab_container") and getattr(block, block_kind).id:
+                    run.elements[tuple(message.metadata.delta_path)] = (block_kind, getattr(block, block_kind))
                     run.fragments[tuple(message.metadata.delta_path)] = message.delta.fragment_id
             elif kind == "page_info_changed":
                 run.query_string = self.query_string = message.page_info_changed.query_string
@@ -172,6 +173,16 @@ class Session:
                 run.status = message.script_finished
                 if message.script_finished != EARLY_FOR_RERUN:
                     return run
+
+    async def open_tab(self, key_pattern: str, label: str, timeout: float = 60.0) -> bool:
+        """Open a tab of the first keyed st.tabs whose user key matches, as a click on its label does (it reruns);
+        False if the page has none."""
+        found = self.last.widget(key_pattern)
+        if found is None or found[0] != "tab_container":
+            return False
+        self.set_widget(found[1].id, string_value=label)
+        await self.rerun(timeout)
+        return True
 
     async def open_expander(self, key_pattern: str, timeout: float = 60.0) -> bool:
         """Open the first expander whose user key matches, as a click on its label does (it reruns); False if
