@@ -237,7 +237,7 @@ def _typist(page, case: Case):
             kind = "grid" if scope.locator('[data-testid="stDataFrame"]').count() else "number"
     if kind in ("sidebar", "number"):
         box = page.locator('[data-testid="stSidebar"] [data-testid="stTextInputField"]').first if kind == "sidebar" \
-            else scope.locator('[data-testid="stNumberInputField"]').first
+            else scope.locator('[data-testid="stNumberInputField"]').last  # after a big weight's row and column
         texts = SOURCES[1:] + SOURCES[:1] if kind == "sidebar" else None
 
         def type_text(i):
@@ -459,7 +459,7 @@ def markdown(results: dict, summary: dict) -> str:
 
 def _engine_lines(engine: dict) -> list[str]:
     lines = ["### Engine", "",
-             "The traced forward pass (`model.run`, paper base sizes, 12 + 12 tokens, float64) against PyTorch's "
+             "The traced forward pass (`model.run(...)['probs']`, the whole lazy pass; paper base sizes, 12 + 12 tokens, float64) against PyTorch's "
              "encoder and decoder layers on the same inputs; median of 15 runs. Both use 2 threads, which wait for "
              "each other when another process holds a core: on a shared CPU these times swing by several times "
              "from run to run.", "",

@@ -192,10 +192,11 @@ class Model:
     def _encoder(self, rec, x, drop):
         """The encoder's sub-layers, pausing after each (see _stages)."""
         for l in range(self.config.n_layers):
-            x = self._sublayer(rec, f"enc.{l}", 1, x, lambda ref, l=l: self._attention(rec, f"enc.{l}.attn", ref, ref,
-                                                                                      drop=drop), drop)
+            x = yield from self._sublayer(rec, f"enc.{l}", 1, x, lambda ref, l=l: self._attention(
+                rec, f"enc.{l}.attn", ref, ref, drop=drop), drop)
             yield
-            x = self._sublayer(rec, f"enc.{l}", 2, x, lambda ref, l=l: self._ffn(rec, f"enc.{l}.ffn", ref), drop)
+            x = yield from self._sublayer(rec, f"enc.{l}", 2, x, lambda ref, l=l: self._ffn(rec, f"enc.{l}.ffn", ref),
+                                          drop)
             yield
         self._stack_output(rec, "enc", x)
         yield
@@ -205,27 +206,29 @@ class Model:
         n = len(rec["tgt.input"])
         for l in range(self.config.n_layers):
             p = f"dec.{l}"
-            x = self._sublayer(rec, p, 1, x, lambda ref: self._attention(rec, f"{p}.self_attn", ref, ref, causal=n,
-                                                                         drop=drop), drop)
+            x = yield from self._sublayer(rec, p, 1, x, lambda ref: self._attention(
+                rec, f"{p}.self_attn", ref, ref, causal=n, drop=drop), drop)
             yield
-            x = self._sublayer(rec, p, 2, x, lambda ref: self._attention(rec, f"{p}.cross_attn", ref, "enc.out",
-                                                                         drop=drop), drop)
+            x = yield from self._sublayer(rec, p, 2, x, lambda ref: self._attention(
+                rec, f"{p}.cross_attn", ref, "enc.out", drop=drop), drop)
             yield
-            x = self._sublayer(rec, p, 3, x, lambda ref: self._ffn(rec, f"{p}.ffn", ref), drop)
+            x = yield from self._sublayer(rec, p, 3, x, lambda ref: self._ffn(rec, f"{p}.ffn", ref), drop)
             yield
         self._stack_output(rec, "dec", x)
         yield
 
     def _sublayer(self, rec, layer, k, x, block, drop):
-        """Post-norm: LayerNorm(x + Sublayer(x)). Pre-norm: x + Sublayer(LayerNorm(x)). Returns the output's name.
+        """Post-norm: LayerNorm(x + Sublayer(x)). Pre-norm: x + Sublayer(LayerNorm(x)). Returns the output's name;
+        pauses where its block does (a generator, see _stages).
 
         In training, Sublayer(.) is followed by dropout, before the residual add (paper section 5.4)."""
         what = "the sub-layer's output"
         if self.config.norm_placement == "post":
-            out = self._dropout(rec, drop, f"{layer}.drop{k}", block(x), what)
+            out = self._dropout(rec, drop, f"{layer}.drop{k}", (yield from block(x)), what)
             self._add(rec, f"{layer}.add{k}", x, out)
             return self._layer_norm(rec, f"{layer}.ln{k}", f"{layer}.add{k}")
-        out = self._dropout(rec, drop, f"{layer}.drop{k}", block(self._layer_norm(rec, f"{layer}.ln{k}", x)), what)
+        normed = self._layer_norm(rec, f"{layer}.ln{k}", x)
+        out = self._dropout(rec, drop, f"{layer}.drop{k}", (yield from block(normed)), what)
         return self._add(rec, f"{layer}.add{k}", x, out)
 
     def _dropout(self, rec, drop, name, x, what):
@@ -252,6 +255,7 @@ class Model:
         return name
 
     def _attention(self, rec, p, x_q, x_kv, causal=None, drop=dr.Dropout()):
+        """One attention block; a generator that pauses after the heads' outputs and returns the output's name."""
         c, P = self.config, self.params
         texts = att.CROSS_PROJ_TEX if x_q != x_kv else att.PROJ_TEX
         for key, source in (("q", x_q), ("k", x_kv), ("v", x_kv)):
@@ -279,6 +283,7 @@ class Model:
         weights = self._dropout(rec, drop, f"{p}.dropout", f"{p}.weights", "the attention weights")
         rec(f"{p}.heads", att.weighted_sum(rec[weights], rec[f"{p}.v"]), "weighted", att.HEADS_TEX,
             "Each head's output: the weighted sum of its values.", inputs=(weights, f"{p}.v"))
+        yield  # a page about the heads needs no more of the pass (W^O alone is a d_model x d_model matrix)
         rec(f"{p}.concat", att.concat_heads(rec[f"{p}.heads"]), "concat", att.CONCAT_TEX,
             "Put the heads' outputs side by side.", inputs=(f"{p}.heads",))
         bias = (f"{p}.b_O",) if c.attn_bias else ()
@@ -288,6 +293,7 @@ class Model:
         return f"{p}.out"
 
     def _ffn(self, rec, p, x):
+        """The feed-forward block; a generator that pauses after the activation and returns the output's name."""
         c, P = self.config, self.params
         b1, b2 = ((f"{p}.b_1",), (f"{p}.b_2",)) if c.ffn_bias else ((), ())
         rec(f"{p}.hidden", att.linear(rec[x], P[f"{p}.W_1"], P[b1[0]] if b1 else None), "linear",
@@ -295,6 +301,7 @@ class Model:
             inputs=(x, f"{p}.W_1") + b1)
         rec(f"{p}.act", ff.ACTIVATIONS[c.activation](rec[f"{p}.hidden"]), "activation", ff.ACT_TEX[c.activation],
             f"The {_ACTIVATION_NAMES[c.activation]} non-linearity.", inputs=(f"{p}.hidden",), fn=c.activation)
+        yield
         out_tex = (ff.OUT_TEX if b2 else ff.OUT_NO_BIAS_TEX) % _ACTIVATION_NAMES[c.activation]
         rec(f"{p}.out", att.linear(rec[f"{p}.act"], P[f"{p}.W_2"], P[b2[0]] if b2 else None), "linear", out_tex,
             "Second linear layer: back to d_model.", inputs=(f"{p}.act", f"{p}.W_2") + b2)
