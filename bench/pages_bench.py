@@ -605,13 +605,14 @@ def main(argv=None):
     if not over_target(summary) and "server" in summary:
         print(f"every page is within {TARGET:g}x the trivial page's CPU per rerun")
     section = markdown(results, summary)
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=1, default=str) + "\n")
     if args.write:
         write_section(args.write, section)
         print(f"wrote the 'Per page' section of {args.write}")
     else:
         print(section)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(results, indent=1, default=str) + "\n")
     return results
 
 
