@@ -151,29 +151,54 @@ def _check(run, case):
         raise RuntimeError(f"{case.label}: {problem}")
 
 
-async def server_case(url: str, pid: int, case: Case, reruns: int, warmup: int) -> dict:
+async def _prepared(url: str, case: Case) -> tuple[Session, object, str]:
+    """A session on the case's page with its input found (and its editor's expander open): the session, the
+    function that makes the i-th change, and the resolved input."""
     session = await Session.open(url, case.path, case.query_string, timeout=TIMEOUT)
     try:
         _check(session.last, case)
         if not case.trivial and case.input != "sidebar":  # the weight editors are drawn while open
             await session.open_expander(EXPANDER_KEY, TIMEOUT)
         change, resolved = _changer(session, case)
-        cpu, latency, sent = [], [], []
-        for i in range(warmup + reruns):
-            change(i)
-            start = process_cpu(pid)
-            seconds, run = await timed_rerun(session, TIMEOUT)
-            await asyncio.sleep(SETTLE)
-            used = process_cpu(pid) - start
-            _check(run, case)
-            if i >= warmup:
-                cpu.append(used * 1000)
-                latency.append(seconds * 1000)
-                sent.append(run.bytes / 1024)
-    finally:
+    except BaseException:
         await session.close()
-    return {"case": asdict(replace(case, input=resolved)), "cpu_ms": cpu, "latency_ms": latency,
-            "kb_sent": statistics.fmean(sent)}
+        raise
+    return session, change, resolved
+
+
+async def _measured(session: Session, pid: int, change, i: int, case: Case) -> tuple[float, float, float]:
+    """The i-th change and its rerun: server CPU (ms), latency (ms) and kB sent."""
+    change(i)
+    start = process_cpu(pid)
+    seconds, run = await timed_rerun(session, TIMEOUT)
+    await asyncio.sleep(SETTLE)
+    used = process_cpu(pid) - start
+    _check(run, case)
+    return used * 1000, seconds * 1000, run.bytes / 1024
+
+
+async def server_case(app, trivial, case: Case, reruns: int, warmup: int) -> dict:
+    """The case's reruns, each followed by one of its reference (the trivial page, same kind of input, on its own
+    server): a change in the machine's load shows in both, and the ratio is taken pair by pair's medians."""
+    page_session, page_change, resolved = await _prepared(app.url, case)
+    reference = replace(case, input=resolved).reference
+    try:
+        ref_session, ref_change, _ = await _prepared(trivial.url, reference)
+        try:
+            samples = {"page": [], "reference": []}
+            for i in range(warmup + reruns):
+                pair = (await _measured(page_session, app.pid, page_change, i, case),
+                        await _measured(ref_session, trivial.pid, ref_change, i, reference))
+                if i >= warmup:
+                    samples["page"].append(pair[0])
+                    samples["reference"].append(pair[1])
+        finally:
+            await ref_session.close()
+    finally:
+        await page_session.close()
+    cpu, latency, sent = zip(*samples["page"])
+    return {"case": asdict(replace(case, input=resolved)), "cpu_ms": list(cpu), "latency_ms": list(latency),
+            "kb_sent": statistics.fmean(sent), "reference_cpu_ms": [sample[0] for sample in samples["reference"]]}
 
 
 async def idle_cpu_ms_per_s(pid: int, seconds: float = 2.0) -> float:
@@ -183,25 +208,16 @@ async def idle_cpu_ms_per_s(pid: int, seconds: float = 2.0) -> float:
 
 
 async def server_phase(app, trivial, chosen: list[Case], args) -> dict:
-    """The trivial page's two inputs before and after the pages (pooled, so a drift in the machine's load
-    shows in both), and each case."""
-    references = [Case("trivial", "grid"), Case("trivial", "number")]
+    """Each case, its reruns interleaved with its reference's."""
     results = {"idle_ms_per_s": {"app": await idle_cpu_ms_per_s(app.pid),
-                                 "trivial": await idle_cpu_ms_per_s(trivial.pid)},
-               "references": [], "pages": []}
-    for when in ("before", "after"):
-        for case in references:
-            result = await server_case(trivial.url, trivial.pid, case, args.reruns, args.warmup)
-            results["references"].append({**result, "when": when})
-            _print_server(result)
-        if when == "before":
-            for case in chosen:
-                try:
-                    result = await server_case(app.url, app.pid, case, args.reruns, args.warmup)
-                except Exception as error:  # reported with the others, which are still measured
-                    result = _failed(case, error)
-                results["pages"].append(result)
-                _print_server(result)
+                                 "trivial": await idle_cpu_ms_per_s(trivial.pid)}, "pages": []}
+    for case in chosen:
+        try:
+            result = await server_case(app, trivial, case, args.reruns, args.warmup)
+        except Exception as error:  # reported with the others, which are still measured
+            result = _failed(case, error)
+        results["pages"].append(result)
+        _print_server(result)
     return results
 
 
@@ -216,7 +232,8 @@ def _print_server(result):
         return
     print(f"  server {case.label:34s} {case.change:27s} CPU p50 {statistics.median(result['cpu_ms']):6.1f} ms, "
           f"p90 {percentile(result['cpu_ms'], 90):6.1f} ms; latency p50 {statistics.median(result['latency_ms']):6.1f} "
-          f"ms; {result['kb_sent']:.0f} kB", flush=True)
+          f"ms; {result['kb_sent']:.0f} kB; its reference p50 {statistics.median(result['reference_cpu_ms']):6.1f} ms",
+          flush=True)
 
 
 # ---- the browser: edit-to-update ---------------------------------------------------------------------------
@@ -387,7 +404,6 @@ def summarize(results: dict) -> dict:
     """Medians, p90s and ratios of the server and browser phases: {"server": [...], "browser": [...]}."""
     summary = {}
     if "server" in results:
-        reference = _pooled(results["server"]["references"], "cpu_ms")
         rows = []
         for result in results["server"]["pages"]:
             case = Case(**result["case"])
@@ -395,10 +411,11 @@ def summarize(results: dict) -> dict:
                 rows.append({"case": case, "error": result["error"]})
                 continue
             p50, p90 = statistics.median(result["cpu_ms"]), percentile(result["cpu_ms"], 90)
-            ref = reference[case.reference.input]
-            rows.append({"case": case, "p50": p50, "p90": p90, "x_p50": p50 / ref["p50"], "x_p90": p90 / ref["p90"],
-                         "latency_p50": statistics.median(result["latency_ms"]), "kb_sent": result["kb_sent"]})
-        summary["server"], summary["server_reference"] = rows, reference
+            ref_p50, ref_p90 = statistics.median(result["reference_cpu_ms"]), percentile(result["reference_cpu_ms"], 90)
+            rows.append({"case": case, "p50": p50, "p90": p90, "ref_p50": ref_p50, "x_p50": p50 / ref_p50,
+                         "x_p90": p90 / ref_p90, "latency_p50": statistics.median(result["latency_ms"]),
+                         "kb_sent": result["kb_sent"]})
+        summary["server"], summary["server_reference"] = rows, _paired_references(results["server"]["pages"])
     if "browser" in results:
         reference = _pooled(results["browser"]["references"], "ms")
         rows = []
@@ -412,6 +429,19 @@ def summarize(results: dict) -> dict:
                          "x": median / reference[case.reference.input]["p50"], "text_changes": result["text_changes"]})
         summary["browser"], summary["browser_reference"] = rows, reference
     return summary
+
+
+def _paired_references(pages: list[dict]) -> dict:
+    """Per trivial input: the median, p90 and range of the references' medians, over the cases paired with it."""
+    pooled = {}
+    for kind in ("grid", "number"):
+        runs = [r["reference_cpu_ms"] for r in pages if "error" not in r and Case(**r["case"]).reference.input == kind]
+        if runs:
+            medians = [statistics.median(run) for run in runs]
+            pooled[kind] = {"p50": statistics.median([x for run in runs for x in run]),
+                            "p90": percentile([x for run in runs for x in run], 90),
+                            "low": min(medians), "high": max(medians)}
+    return pooled
 
 
 def _pooled(references: list[dict], field: str) -> dict:
@@ -477,22 +507,26 @@ def _server_lines(results: dict, summary: dict) -> list[str]:
              f"One session per page, {args['reruns']} reruns after {args['warmup']} warm-up ones; the server's CPU "
              f"time (all threads) from sending a rerun to {SETTLE * 1000:.0f} ms after its `script_finished`. "
              "The reference is the trivial page with the same kind of input (a one-cell grid for a grid edit, its "
-             "number input for a number input or the sidebar), measured before and after the pages "
-             f"(medians: grid {ref['grid']['before']:.1f} → {ref['grid']['after']:.1f} ms, number input "
-             f"{ref['number']['before']:.1f} → {ref['number']['after']:.1f} ms), pooled. The idle servers used "
+             "number input for a number input or the sidebar), on a server of its own: each of the page's reruns is "
+             "followed by one of the reference's, and each page is read against the reference's reruns paired with "
+             "it, so that the machine's load, which drifts over a run, weighs on both alike (the reference's "
+             "median moved between "
+             + ", ".join(f"{ref[kind]['low']:.1f} and {ref[kind]['high']:.1f} ms ({Case('trivial', kind).label})"
+                         for kind in ref) + f" from one page to another). The idle servers used "
              f"{idle['app']:.1f} and {idle['trivial']:.1f} ms of CPU per second.", "",
-             "| page | rerun | CPU p50 | CPU p90 | × trivial (p50) | × trivial (p90) | latency p50 | kB sent |",
-             "|---|---|---|---|---|---|---|---|"]
-    for kind in ("grid", "number"):
-        lines.append(f"| {Case('trivial', kind).label} | {Case('trivial', kind).change} | {ref[kind]['p50']:.1f} ms | "
-                     f"{ref[kind]['p90']:.1f} ms | 1 | 1 | | |")
+             "| page | rerun | CPU p50 | CPU p90 | reference p50 | × trivial (p50) | × trivial (p90) | latency p50 "
+             "| kB sent |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for kind in ref:
+        lines.append(f"| {Case('trivial', kind).label}, all pairs | {Case('trivial', kind).change} | "
+                     f"{ref[kind]['p50']:.1f} ms | {ref[kind]['p90']:.1f} ms | | 1 | 1 | | |")
     for row in summary["server"]:
         if "error" in row:
             lines.append(_failure_line(row))
             continue
         mark = "**" if row["x_p50"] > TARGET else ""
         lines.append(f"| {row['case'].label} | {row['case'].change} | {row['p50']:.1f} ms | {row['p90']:.1f} ms | "
-                     f"{mark}{row['x_p50']:.1f}×{mark} | {row['x_p90']:.1f}× | {row['latency_p50']:.0f} ms | "
+                     f"{row['ref_p50']:.1f} ms | {mark}{row['x_p50']:.1f}×{mark} | {row['x_p90']:.1f}× | {row['latency_p50']:.0f} ms | "
                      f"{row['kb_sent']:.0f} |")
     missed = over_target(summary)
     lines += ["", f"Over the {TARGET:g}× target ({len(missed)} of {len(summary['server'])}): "
