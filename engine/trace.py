@@ -113,7 +113,8 @@ class Trace(Mapping):
     def _holds_nonfinite(self, name) -> bool:
         if name not in self._nonfinite:
             step = self._steps[name]
-            self._nonfinite[name] = bool(np.any(~np.isfinite(step.value) & ~self._masked(step)))
+            finite = np.isfinite(step.value)
+            self._nonfinite[name] = not finite.all() and bool(np.any(~finite & ~self._masked(step)))
         return self._nonfinite[name]
 
     def _masked(self, step) -> np.ndarray:

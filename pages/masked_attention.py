@@ -6,11 +6,11 @@ def page():
     views.intro("masked_attention")
     layer = views.layer_picker("layer.dec")
     block = f"dec.{layer}.self_attn"
-    views.step(f"{block}.mask")
     for head in views.head_tabs(f"heads.masked.{layer}"):
         views.edit_param(f"{block}.W_Q", head=head)
         views.edit_param(f"{block}.W_K", head=head)
-        views.flow([f"{block}.{kind}" for kind in ("scaled", "masked", "weights", "heads")], head, key="masked")
+        views.flow([f"{block}.{kind}" for kind in ("mask", "scaled", "masked", "weights", "heads")], head,
+                   key="masked", focus=f"{block}.masked")  # the mask is shown at a glance and is one step
     views.step(f"{block}.out")
 
 

@@ -1,7 +1,7 @@
-import pandas as pd
 import streamlit as st
 
 from ui import context, views
+from ui.format import arrow
 
 
 @views.page
@@ -10,7 +10,7 @@ def page():
     views.intro("tokens")
     trace = ctx.trace
     st.subheader(ctx.t("tokens.table"))
-    st.dataframe(pd.DataFrame({
+    st.dataframe(arrow({
         ctx.t("tokens.token"): trace.src_tokens,
         ctx.t("tokens.id"): trace.src_ids,
         ctx.t("tokens.known"): [ctx.t("tokens.no") if t == "<unk>" else ctx.t("tokens.yes") for t in trace.src_tokens],

@@ -39,7 +39,7 @@ APP = str(ROOT / "app.py")
 ALL_PAGES = [page for pages in PAGES.values() for page in pages]
 EN_T, ZH_T = translator("en"), translator("zh")
 CJK = re.compile(r"[\u3400-\u9fff]")
-STEP_HEADER = re.compile(r"^##### `([^`]+)` · (.*)$")
+STEP_HEADER = re.compile(r"^##### `([^`]+)` · ([^\n]*)\n\n:gray\[:small\[Shape: \([^)]*\) = \(([\d, ]+)\)\]\]$")
 DEFAULT_QUERY = {"preset": "hello-world", "src": "Hello World", "lang": "en"}
 
 
@@ -88,7 +88,8 @@ def latex(at):
 
 
 def tables(at):
-    return [element.value.values.tolist() for element in at.dataframe]
+    """The tables' cells, without a matrix's row labels (its column "")."""
+    return [element.value.drop(columns=[""], errors="ignore").values.tolist() for element in at.dataframe]
 
 
 def notes(at):
@@ -137,7 +138,8 @@ def type_cells(at, key, edited_rows):
 # The flows of steps on each page (ui.views.flow): their step picker's key and the steps in order.
 FLOWS = {"qkv": ("qkv.0", ["q", "k", "v"]), "multihead": ("multihead.None", ["concat", "out"]),
          "add_norm": ("add_norm.1.None", ["add1", "ln1"]), "ffn": ("ffn.None", ["hidden", "act", "out"]),
-         "output": ("output.None", ["logits", "probs"])}
+         "output": ("output.None", ["logits", "probs"]),
+         "masked_attention": ("masked.0", ["mask", "scaled", "masked", "weights", "heads"])}
 
 
 def open_step(at, page, leaf):
@@ -233,11 +235,11 @@ def test_language_switch_and_url_language():
 
 
 def test_words_inside_formulas_are_chinese_in_chinese():
-    at = open_page("masked_attention", lang="zh", tgt="hola")
-    at.selectbox(key="col.dec.0.self_attn.mask.None").set_value(1).run()  # row SOS, column hola: a later position
+    at = open_step(open_page("masked_attention", lang="zh", tgt="hola"), "masked_attention", "mask")
+    at.selectbox(key="col.dec.0.self_attn.mask.0").set_value(1).run()  # row SOS, column hola: a later position
     assert_clean(at)
     assert any(r"\text{：后面的位置}" in body for body in latex(at))
-    at.session_state["plain.dec.0.self_attn.mask.None"] = True
+    at.session_state["plain.dec.0.self_attn.mask.0"] = True
     at.run()
     assert [c.value for c in at.code] == ["dec.0.self_attn.mask[0, 1] = −∞ （位置 1 在 0 之后） = −∞"]
     goto(at, "train")
@@ -268,11 +270,12 @@ def test_each_step_shows_the_engines_formula_description_and_numbers(page):
     trace = engine_trace()
     bodies = latex(at)
     steps = [STEP_HEADER.match(m.value) for m in at.markdown]
-    steps = [(m.group(1), m.group(2)) for m in steps if m]
+    steps = [m.groups() for m in steps if m]
     assert steps, "every step page shows at least one step"
-    for name, description in steps:
+    for name, description, shape in steps:
         step = trace.step(name)
         assert description == EN[description_key(name)], name
+        assert shape == ", ".join(map(str, step.value.shape)), name
         assert step.formula in bodies, name
         value = step.value[0] if step.value.ndim == 3 else step.value
         assert shown(at, value), f"{name}: the engine's numbers are not on the page"

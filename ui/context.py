@@ -95,7 +95,10 @@ def _make(candidate: AppState, good: AppState, t, notes) -> Context:
         candidate = good
         base, model, trace, dropped = _run(good.model_key)
     st.session_state.state = candidate
-    st.query_params.from_dict(app_state.encode(candidate))
+    query = app_state.encode(candidate)
+    if {key: st.query_params.get_all(key) for key in st.query_params} != {key: [v] for key, v in query.items()}:
+        # each write is a message to the browser, so the URL is written only when it changes
+        st.query_params.from_dict(query)
     if dropped:
         notes.warning(t("msg.edits_dropped", n=dropped))
     context = Context(candidate, base, model, trace, t)

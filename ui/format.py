@@ -2,6 +2,7 @@
 import math
 
 import numpy as np
+import pyarrow as pa
 
 LATEX_MAX = 8  # a bmatrix longer or wider than this elides its middle with \cdots / \vdots
 
@@ -53,6 +54,12 @@ def bmatrix(matrix, digits: int = 6) -> str:
             cells = [r"\ddots" if c == r"\cdots" else c for c in cells]
         rows.append(" & ".join(cells))
     return r"\begin{bmatrix}" + r" \\ ".join(rows) + r"\end{bmatrix}"
+
+
+def arrow(columns: dict) -> pa.Table:
+    """A table for st.dataframe, by column ({name: values}). Streamlit sends Arrow: from a pandas frame a small
+    table costs ~1.6 ms of every rerun that draws it, built directly ~0.1 ms."""
+    return pa.table({name: list(values) for name, values in columns.items()})
 
 
 def table(matrix, digits: int = 6) -> list[list[str]]:

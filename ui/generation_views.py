@@ -2,7 +2,6 @@
 the example where greedy and beam search disagree. They only display what the engine generated."""
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from engine.generate import (DISAGREEMENT, GREEDY_TEX, SCORE_TEX, TEMPERATURE_TEX, TOP_K_TEX, TOP_P_TEX,
@@ -11,6 +10,7 @@ from engine.tokens import SOS, UNK
 
 from . import context, generation
 from .figures import bars, heatmap
+from .format import arrow
 from .labels import top_tokens
 
 PLAY_SECONDS = 1.2  # one step per this many seconds while playing
@@ -90,12 +90,12 @@ def player(generated):
     st.session_state["gen.step"] = min(max(st.session_state.get("gen.step", 1), 1), n)
     sentence(ctx, generated.tokens)
     st.caption(ctx.t("gen.finished" if generated.finished else "gen.stopped", n=n))
-    back, forward, play, _ = st.columns([1, 1, 1, 5])
-    back.button(ctx.t("gen.prev"), key="gen.prev", on_click=_move, args=(-1, n), disabled=n == 1)
-    forward.button(ctx.t("gen.next"), key="gen.next", on_click=_move, args=(1, n), disabled=n == 1)
+    buttons = st.container(horizontal=True)  # one block; st.columns would send one per column
+    buttons.button(ctx.t("gen.prev"), key="gen.prev", on_click=_move, args=(-1, n), disabled=n == 1)
+    buttons.button(ctx.t("gen.next"), key="gen.next", on_click=_move, args=(1, n), disabled=n == 1)
     playing = st.session_state.get("gen.playing", False)
-    play.button(ctx.t("gen.pause" if playing else "gen.play"), key="gen.play", on_click=_toggle_play, args=(n,),
-                disabled=n == 1)
+    buttons.button(ctx.t("gen.pause" if playing else "gen.play"), key="gen.play", on_click=_toggle_play, args=(n,),
+                   disabled=n == 1)
     st.fragment(run_every=PLAY_SECONDS if playing else None)(_step_view)(generated)
 
 
@@ -163,11 +163,13 @@ def beam(search):
     st.markdown(ctx.t("gen.beam_best", text=best.text or "∅", logp=f"{best.logprob:.4f}", score=f"{best.score:.4f}"))
     st.graphviz_chart(generation.beam_tree(search, {"logp": "log P", "score": ctx.t("gen.score")}), width="stretch")
     st.caption(ctx.t("gen.beam_legend"))
-    rows = [{ctx.t("gen.col.rank"): i + 1, ctx.t("gen.col.text"): " ".join(h.tokens),
-             "log P": round(h.logprob, 4), ctx.t("gen.col.length"): len(h.tokens),
-             ctx.t("gen.score"): round(h.score, 4), ctx.t("gen.col.finished"): "✓" if h.finished else ""}
-            for i, h in enumerate(search.hypotheses)]
-    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    hypotheses = search.hypotheses
+    st.dataframe(arrow({ctx.t("gen.col.rank"): range(1, len(hypotheses) + 1),
+                        ctx.t("gen.col.text"): [" ".join(h.tokens) for h in hypotheses],
+                        "log P": [round(h.logprob, 4) for h in hypotheses],
+                        ctx.t("gen.col.length"): [len(h.tokens) for h in hypotheses],
+                        ctx.t("gen.score"): [round(h.score, 4) for h in hypotheses],
+                        ctx.t("gen.col.finished"): ["✓" if h.finished else "" for h in hypotheses]}), hide_index=True)
 
 
 # ---- greedy vs beam ----------------------------------------------------------------------------------------

@@ -7,7 +7,6 @@ import io
 import threading
 import zipfile
 
-import pandas as pd
 import streamlit as st
 
 from engine import checkpoint, optim
@@ -20,6 +19,7 @@ from engine.train import TRAINING_SETUP, TrainSettings, start_model, training, t
 
 from . import context
 from .figures import curves, heatmap
+from .format import arrow
 from .labels import loss_rows, param_axes, step_axes
 
 MAX_UPLOAD_MB = 50
@@ -61,7 +61,7 @@ def loss_section():
     st.latex(ctx.t.math(MEAN_LOSS_TEX))
     result = _loss(ctx.state.model_key, smoothing)
     header = [ctx.t(f"train.col.{c}") for c in ("position", "input", "target", "p_target", "loss")]
-    st.dataframe(pd.DataFrame(loss_rows(result, ctx.model.vocab.tokens), columns=header), hide_index=True)
+    st.dataframe(arrow(dict(zip(header, zip(*loss_rows(result, ctx.model.vocab.tokens))))), hide_index=True)
     st.metric(ctx.t("train.mean_loss"), f"{result.loss:.6g}")
     return result
 
@@ -102,7 +102,7 @@ def trainer():
                                   format_func=lambda c: ctx.t(f"train.corpus.{c}"), key="train.corpus") or "en-es"
     box = st.expander(ctx.t("train.pairs", n=len(pairs(corpus))), key="train.pairs", on_change="rerun")
     if box.open:  # the table is drawn (and costs a rerun's time) only while it is shown
-        box.dataframe(pd.DataFrame(pairs(corpus), columns=[ctx.t("train.col.src"), ctx.t("train.col.tgt")]),
+        box.dataframe(arrow(dict(zip([ctx.t("train.col.src"), ctx.t("train.col.tgt")], zip(*pairs(corpus))))),
                       hide_index=True)
     settings = _settings(ctx, corpus)
     if settings is None:
@@ -205,10 +205,10 @@ def _results(ctx):
     after = result["after"]
     exact = sum(t.exact for t in after)
     st.markdown(ctx.t("train.exact", exact=exact, n=len(after)))
-    rows = [{ctx.t("train.col.src"): a.src, ctx.t("train.col.tgt"): " ".join(a.expected),
-             ctx.t("train.col.before"): b.text, ctx.t("train.col.after"): a.text, "✓": "✓" if a.exact else ""}
-            for b, a in zip(before, after)]
-    st.dataframe(pd.DataFrame(rows), hide_index=True)
+    st.dataframe(arrow({ctx.t("train.col.src"): [a.src for a in after],
+                        ctx.t("train.col.tgt"): [" ".join(a.expected) for a in after],
+                        ctx.t("train.col.before"): [b.text for b in before], ctx.t("train.col.after"): [a.text for a in after],
+                        "✓": ["✓" if a.exact else "" for a in after]}), hide_index=True)
     _attention_before_after(ctx, start, result["model"], pairs(settings.corpus)[0])
 
 

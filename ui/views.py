@@ -11,7 +11,7 @@ import streamlit as st
 
 from . import context
 from .figures import heatmap
-from .format import bmatrix, table
+from .format import arrow, bmatrix, table
 from .labels import description_key, param_axes, step_axes
 from .state import check_weight
 
@@ -119,7 +119,8 @@ def flow(names: list[str], head: int | None = None, key: str = "flow", focus: st
     glance = widest <= GLANCE_COLS and all(m.shape[0] <= LATEX_CELLS for m in matrices)
     if glance:  # one formula, not one per matrix: each element an edit redraws costs the browser time
         per_row = 2 if widest <= 3 else 1  # six-digit numbers: two matrices of three columns fit a row
-        cells = [f"{_tex_name(name, head)} = " + bmatrix(matrix) for name, matrix in zip(names, matrices)]
+        cells = [f"{_tex_name(name, _head_of(ctx.trace[name], head))} = " + bmatrix(matrix)
+                 for name, matrix in zip(names, matrices)]
         lines = [r" & \qquad ".join(cells[first:first + per_row]) for first in range(0, len(cells), per_row)]
         st.latex(r"\begin{array}{" + "l" * per_row + "}" + r" \\[1em] ".join(lines) + r"\end{array}")
     labels = [f"{i + 1}. {name.rsplit('.', 1)[-1]}" for i, name in enumerate(names)]
@@ -145,17 +146,16 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     ctx = context.get()
     _record_drawn([name])
     s = ctx.trace.step(name)
-    st.markdown(f"##### `{name}` · {ctx.t(description_key(name))}")
+    shape = f"{ctx.t('view.shape')}: ({', '.join(_symbols(name, s.value.ndim))}) = ({', '.join(map(str, s.shape))})"
+    st.markdown(f"##### `{name}` · {ctx.t(description_key(name))}\n\n:gray[:small[{shape}]]")  # one element, not two
     st.latex(ctx.t.math(s.formula))
-    st.caption(f"{ctx.t('view.shape')}: ({', '.join(_symbols(name, s.value.ndim))}) = "
-               f"({', '.join(map(str, s.shape))})")
     axes = step_axes(ctx.trace, name)
     values = _slice(s.value, head)  # (rows, cols)
     rows, cols = (axes[-2], axes[-1]) if s.value.ndim > 1 else ([""], axes[-1])
     key = f"{name}.{head}"
     selected = _selection(key, len(rows), len(cols))
     if show_numbers:
-        numbers(values, rows, cols, label=_tex_name(name, head))
+        numbers(values, rows, cols, label=_tex_name(name, _head_of(s.value, head)))
     st.plotly_chart(heatmap(values, rows, cols, selected), key=f"chart.{key}",
                     on_select=_on_click(key, len(rows), len(cols)), selection_mode="points",
                     config={"displayModeBar": False}, width=_chart_width(len(cols)))
@@ -175,7 +175,9 @@ def numbers(matrix, rows, cols, label=None, digits=6):
     if matrix.shape[0] <= LATEX_CELLS and matrix.shape[1] <= LATEX_CELLS:
         st.latex((f"{label} = " if label else "") + bmatrix(matrix, digits))
     elif matrix.shape[1] <= TABLE_COLS:
-        st.dataframe(pd.DataFrame(table(matrix, digits), index=_unique(rows), columns=_unique(cols)))
+        cells = dict(zip(_unique(cols), zip(*table(matrix, digits))))
+        st.dataframe(arrow({"": _unique(rows), **cells}), hide_index=True,
+                     column_config={"": st.column_config.TextColumn(pinned=True)})  # the row labels
     else:
         st.caption(ctx.t("view.big", rows=matrix.shape[0], cols=matrix.shape[1]))
 
@@ -188,6 +190,11 @@ def _chart_width(n_cols):
 def _symbols(name, ndim):
     leaf = name if name in AXIS_SYMBOLS else name.rsplit(".", 1)[-1]
     return AXIS_SYMBOLS.get(leaf, ("n", "d_model"))[:ndim] if ndim > 1 else ("d_model",)
+
+
+def _head_of(value, head):
+    """The head a step's matrix belongs to: none for a step all heads share (the causal mask)."""
+    return head if value.ndim == 3 else None
 
 
 def _tex_name(name, head):
