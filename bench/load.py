@@ -162,11 +162,12 @@ class Target:
     expander_key: str = ""  # the expander the editor is drawn in while it is open, if any
 
     @classmethod
-    def app(cls, page, param, head):
+    def app(cls, page, param, head, query_string=""):
         # ui/views.edit_param keys an editor f"edit.{name}.{head}.{version}"; its single-cell form adds
         # f".v.{index}" to the number input. The editor's expander is f"open.{name}.{head}".
         name = rf"{re.escape(param)}\.{re.escape(head)}"
-        return cls(f"{page} page", page, "", rf"edit\.{name}\.\d+(?:\.v\.\(.*\))?", rf"open\.{name}")
+        label = f"{page} page" + (f" ({query_string})" if query_string else "")
+        return cls(label, page, query_string, rf"edit\.{name}\.\d+(?:\.v\.\(.*\))?", rf"open\.{name}")
 
     @classmethod
     def trivial(cls, kind):
@@ -575,6 +576,7 @@ def main(argv=None):
     parser.add_argument("--page", default="attention", help="the app page's url path, or 'trivial'")
     parser.add_argument("--param", default="enc.0.attn.W_Q", help="the weight whose editor the students change")
     parser.add_argument("--head", default="0", help="the editor's head (0-based), or None for unsplit weights")
+    parser.add_argument("--query", default="", help="the app page's query string, e.g. preset=paper")
     parser.add_argument("--sessions", type=int, default=60)
     parser.add_argument("--duration", type=float, default=120, help="seconds all sessions edit together")
     parser.add_argument("--interval", type=parse_interval, default=(1.0, 3.0), help="LO-HI seconds between edits")
@@ -618,7 +620,7 @@ def main(argv=None):
     print(f"serving {args.source} ({results['version']})")
     with tempfile.NamedTemporaryFile(prefix="load-server-", suffix=".log", delete=False) as log:
         if args.page != "trivial":
-            app = run_phase("app.py", args.url, Target.app(args.page, args.param, args.head), args, log)
+            app = run_phase("app.py", args.url, Target.app(args.page, args.param, args.head, args.query), args, log)
             results["app"] = app
             print("\n".join(describe(app)))
             print(verdict(app))
