@@ -108,6 +108,9 @@ def test_beam_search_shows_the_engines_best_sentence_and_ranking():
 
 def test_the_greedy_and_beam_example_disagrees_and_opens():
     at = open_page("generate")
+    assert not at.metric, "the example is in the second tab, drawn when it is open"
+    at.session_state["gen.tab"] = EN["gen.tab.compare"]
+    at.run()
     metrics = {m.label: m.value for m in at.metric}
     assert metrics[EN["gen.s.greedy"]] != metrics[EN["gen.s.beam"]]
     at.button(key="gen.compare_open").click().run()
@@ -118,7 +121,7 @@ def test_the_greedy_and_beam_example_disagrees_and_opens():
     model = engine.preset(DISAGREEMENT["preset"], seed=DISAGREEMENT["seed"], **DISAGREEMENT["overrides"])
     best = beam_search(model, DISAGREEMENT["src"], width=DISAGREEMENT["width"], max_len=DISAGREEMENT["max_len"],
                        alpha=DISAGREEMENT["alpha"]).best
-    assert any(m.value.startswith(f"**Best sentence:** {best.text} ") for m in at.markdown)
+    assert any(m.value.startswith(f"**Best sentence:** {best.text} ") for m in at.markdown), "shown in the first tab"
 
 
 @pytest.mark.parametrize("part", ["strategy:magic", "k:0", "p:1.5", "temperature:nan", "width:9", "max_len:-1",
@@ -146,4 +149,4 @@ def test_the_page_in_chinese():
     assert_clean(at)
     assert at.title[0].value == ZH["page.generate"]
     assert at.segmented_control(key="gen.strategy").label == ZH["gen.strategy"]
-    assert any(m.value.startswith("**最佳句子：**") for m in at.markdown)
+    assert any(m.value.startswith("**最佳句子**：") for m in at.markdown)

@@ -155,7 +155,7 @@ def assert_numbers_are_the_engines(at, page, state):
         c = model.config
         assert t("overview.shapes", n_src=len(trace.src_tokens), n_tgt=len(trace.tgt_tokens), d_model=c.d_model,
                  h=c.n_heads, n_layers=c.n_layers) in markdown
-    elif page == "generate":
+    elif page == "generate" and any(w.key == "gen.strategy" for w in at.button_group):  # the decoding tab is open
         try:
             generated = generation.run(model, state.src, state.gen)
         except ValueError as error:

@@ -344,6 +344,15 @@ def test_every_message_formats_with_its_placeholders(lang):
         assert "{" not in result.replace("{{", "") and result.strip(), key
 
 
+@pytest.mark.parametrize("lang", sorted(LANGUAGES))
+def test_bold_words_are_closed_where_markdown_can_close_them(lang):
+    """CommonMark does not end **bold** on a ** that follows punctuation and precedes a letter: "**最佳句子：**soy"
+    shows its stars. The punctuation goes after the closing stars ("**最佳句子**：soy")."""
+    unclosed = {key: text for key, text in (EN if lang == "en" else ZH).items()
+                if re.search(r"[，。：；！？）:;!?)]\*\*[\w{`]", text)}
+    assert not unclosed
+
+
 def test_chinese_catalog_is_chinese():
     cjk = re.compile(r"[\u3400-\u9fff]")
     for page in (p for pages in PAGES.values() for p in pages):

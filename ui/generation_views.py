@@ -204,3 +204,4 @@ def _open_example():
     context.adopt(state)
     for name, value in generation.settings(state.gen).items():
         st.session_state[f"gen.{name}"] = value
+    st.session_state["gen.tab"] = context.get().t("gen.tab.run")  # where the example's beam search is shown

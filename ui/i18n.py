@@ -193,7 +193,8 @@ EN = {
                       "runs the whole model, picks a next token from the last row's probabilities, appends it to "
                       "its input and runs again, until it writes EOS. Each step below is a complete forward pass. "
                       "Always taking the most likely token (greedy) can miss a sentence that is more likely as a "
-                      "whole; sampling adds variety, beam search keeps several sentences going at once.",
+                      "whole; sampling adds variety, beam search keeps several sentences going at once (the second tab "
+                      "shows an example).",
     "gen.strategy": "Strategy",
     "gen.s.greedy": "greedy",
     "gen.s.temperature": "temperature",
@@ -234,6 +235,8 @@ EN = {
     "gen.col.length": "length",
     "gen.col.finished": "ended with EOS",
     "gen.compare": "Greedy vs beam search: an example where they disagree",
+    "gen.tab.run": "Decode the sentence",
+    "gen.tab.compare": "Greedy vs beam search",
     "gen.compare_setup": "A small paper-style model (d_model 16, 2 heads, 1 layer, random weights) translating "
                          "“{src}”, beam width {width}.",
     "gen.compare_why": "Greedy takes the most likely token at each step: {greedy}, log P = {lg}. Beam search also "
@@ -468,7 +471,7 @@ ZH = {
     "page.generate": "生成（自回归解码）",
     "intro.generate": "在测试模式下，解码器一次写出一个 token：从起始符 SOS 开始，运行整个模型，从最后一行的概率中选出下一个 "
                       "token，把它接到输入后面再运行一次，直到写出结束符 EOS。下面的每一步都是一次完整的前向计算。"
-                      "每次都取概率最大的 token（贪心）可能错过整体概率更大的句子；采样带来多样性，束搜索同时保留几个句子。",
+                      "每次都取概率最大的 token（贪心）可能错过整体概率更大的句子；采样带来多样性，束搜索同时保留几个句子（第二个标签页有一个例子）。",
     "gen.strategy": "解码策略",
     "gen.s.greedy": "贪心",
     "gen.s.temperature": "温度采样",
@@ -492,13 +495,13 @@ ZH = {
     "gen.pause": "⏸ 暂停",
     "gen.step_label": "步骤",
     "gen.prefix": "**这一步的解码器输入**（{n} 个 token，SOS 在前）：",
-    "gen.chosen": "**选出的下一个 token：**`{token}` —— 模型给它的概率 {p}，它在采样所用分布中的概率 {q}。",
+    "gen.chosen": "**选出的下一个 token**：`{token}` —— 模型给它的概率 {p}，它在采样所用分布中的概率 {q}。",
     "gen.mask": "带掩码的自注意力权重（第 1 层，第 1 个头）：掩码随输入变大",
     "gen.probs": "模型给出的下一个 token 的概率（P 的最后一行）",
     "gen.sampled": "实际采样所用的概率分布（经过温度 / top-k / top-p 之后）",
     "gen.open_step": "在所有页面上显示这一步的前向计算",
     "gen.score": "得分",
-    "gen.beam_best": "**最佳句子：**{text} —— log P = {logp}，得分 = {score}",
+    "gen.beam_best": "**最佳句子**：{text} —— log P = {logp}，得分 = {score}",
     "gen.beam_legend": "每个方框是一个前缀和它的对数概率；句子结束处还有长度归一化后的得分。"
                        "边上的数是模型给这个 token 的概率。灰色虚线：被剪掉（不在最好的束宽个之内）；双边框：以 EOS 结束；红色：最佳句子的路径。",
     "gen.col.rank": "名次",
@@ -506,6 +509,8 @@ ZH = {
     "gen.col.length": "长度",
     "gen.col.finished": "以 EOS 结束",
     "gen.compare": "贪心与束搜索：一个结果不同的例子",
+    "gen.tab.run": "解码当前句子",
+    "gen.tab.compare": "贪心与束搜索",
     "gen.compare_setup": "一个论文结构的小模型（d_model 16，2 个头，1 层，随机权重）翻译“{src}”，束宽 {width}。",
     "gen.compare_why": "贪心每一步都取概率最大的 token：{greedy}，log P = {lg}。束搜索同时保留了第二可能的第一个词，"
                        "找到 {beam}，log P = {lb}：第一个词的概率略低，但之后模型把握大得多，所以整句的概率更大。",
