@@ -85,13 +85,13 @@ def test_two_sessions_see_only_their_own_edit(server):
             first = {"a": a.last, "b": b.last}
             edited = dict(zip("ab", await asyncio.gather(edit(a, *EDITS["a"]), edit(b, *EDITS["b"]))))
             again = dict(zip("ab", await asyncio.gather(a.rerun(TIMEOUT), b.rerun(TIMEOUT))))  # a plain rerun
-            return first, edited, again
+            return first, edited, again, {"a": a.query_string, "b": b.query_string}  # each one's address now
         finally:
             await asyncio.gather(a.close(), b.close())
 
     # A thread of its own: a browser test earlier in the run may leave an event loop running in this one.
     with concurrent.futures.ThreadPoolExecutor(1) as thread:
-        first, edited, again = thread.submit(lambda: asyncio.run(scenario())).result()
+        first, edited, again, addresses = thread.submit(lambda: asyncio.run(scenario())).result()
     base = numbers(first["a"].texts()) | numbers(first["b"].texts())
     scores = {name: expected_scores(*EDITS[name]) for name in "ab"}
     for own, other in (("a", "b"), ("b", "a")):
@@ -105,6 +105,9 @@ def test_two_sessions_see_only_their_own_edit(server):
         for run in (first[own], edited[own], again[own]):
             assert numbers(run.texts()).isdisjoint(foreign), f"session {own} shows numbers of the other's edit"
             assert other_param not in (run.query_string or "") and repr(abs(other_value)) not in " ".join(run.texts())
+        # the edit's run writes the address; a plain rerun leaves it as it is (the app writes it only when it changes)
+        for address in (edited[own].query_string, addresses[own]):
+            assert other_param not in address and f"{own_param}:0.0.0={own_value!r}" in urllib.parse.unquote(address)
+        assert again[own].query_string is None
         for run in (edited[own], again[own]):
-            assert f"{own_param}:0.0.0={own_value!r}" in urllib.parse.unquote(run.query_string or "")
             assert scores[own] <= numbers(run.texts()), f"session {own} does not show the scores of its own edit"
