@@ -177,20 +177,18 @@ class Session:
     async def open_tab(self, key_pattern: str, label: str, timeout: float = 60.0) -> bool:
         """Open a tab of the first keyed st.tabs whose user key matches, as a click on its label does (it reruns);
         False if the page has none."""
-        found = self.last.widget(key_pattern)
-        if found is None or found[0] != "tab_container":
-            return False
-        self.set_widget(found[1].id, string_value=label)
-        await self.rerun(timeout)
-        return True
+        return await self._open(key_pattern, "tab_container", timeout, string_value=label)
 
     async def open_expander(self, key_pattern: str, timeout: float = 60.0) -> bool:
         """Open the first expander whose user key matches, as a click on its label does (it reruns); False if
         the page has none."""
+        return await self._open(key_pattern, "expandable", timeout, bool_value=True)
+
+    async def _open(self, key_pattern: str, kind: str, timeout: float, **value) -> bool:
         found = self.last.widget(key_pattern)
-        if found is None or found[0] != "expandable":
+        if found is None or found[0] != kind:
             return False
-        self.set_widget(found[1].id, bool_value=True)
+        self.set_widget(found[1].id, **value)
         await self.rerun(timeout)
         return True
 

@@ -1,4 +1,4 @@
-from ui import context, generation_views, views
+from ui import generation_views, views
 
 
 def decode():
@@ -10,9 +10,5 @@ def decode():
         generation_views.player(result)
 
 
-ctx = context.get()
 views.intro("generate")
-SECTIONS = {"gen.tab.run": decode, "gen.tab.compare": generation_views.disagreement}  # tab label: what it draws
-labels = list(SECTIONS)
-for open_tab in views.lazy_tabs([ctx.t(label) for label in labels], "gen.tab"):
-    SECTIONS[labels[open_tab]]()
+views.section_tabs({"gen.tab.run": decode, "gen.tab.compare": generation_views.disagreement}, "gen.tab")

@@ -102,6 +102,14 @@ def lazy_tabs(labels: list[str], key: str):
                 yield position
 
 
+def section_tabs(sections: dict, key: str):
+    """A page's sections as lazy tabs: {label key: function that draws the section}; only the open one is drawn."""
+    ctx = context.get()
+    labels = list(sections)
+    for position in lazy_tabs([ctx.t(label) for label in labels], key):
+        sections[labels[position]]()
+
+
 def _picker(key: str, label: str, choices: list[str], default: int = 0, collapsed: bool = True) -> int:
     """The position of the chosen button of a row (a segmented control)."""
     chosen = st.segmented_control(label, range(len(choices)), format_func=choices.__getitem__, default=default,
