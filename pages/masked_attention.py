@@ -9,9 +9,8 @@ def page():
     for head in views.head_tabs(f"heads.masked.{layer}"):
         views.edit_param(f"{block}.W_Q", head=head)
         views.edit_param(f"{block}.W_K", head=head)
-        views.flow([f"{block}.{kind}" for kind in ("mask", "scaled", "masked", "weights", "heads")], head,
-                   key="masked", focus=f"{block}.masked")  # the mask is shown at a glance and is one step
-    views.step(f"{block}.out")
+        views.flow([f"{block}.{kind}" for kind in ("mask", "scaled", "masked", "weights", "heads", "out")], head,
+                   key="masked", focus=f"{block}.masked")  # the mask and W^O's output (all heads) are steps too
 
 
 page()
