@@ -17,12 +17,17 @@ def small_model(seed=0):
     return engine.preset("paper", seed=seed, d_model=16, n_heads=2, d_ff=32, n_layers=1)
 
 
+def markdown_line(at, start):
+    """The paragraph of the page's markdown that starts with `start` (an element may hold several)."""
+    return next(line for m in at.markdown for line in m.value.split("\n\n") if line.startswith(start))
+
+
 def sentence_line(at):
-    return next(m.value for m in at.markdown if m.value.startswith(f"**{EN['gen.sentence']}**"))
+    return markdown_line(at, f"**{EN['gen.sentence']}**")
 
 
 def chosen_line(at):
-    return next(m.value for m in at.markdown if m.value.startswith("**Chosen next token:**"))
+    return markdown_line(at, "**Chosen next token:**")
 
 
 def expected_sentence(tokens):

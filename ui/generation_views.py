@@ -16,6 +16,7 @@ from .labels import top_tokens
 PLAY_SECONDS = 1.2  # one step per this many seconds while playing
 STRATEGY_TEX = {"greedy": GREEDY_TEX, "temperature": TEMPERATURE_TEX, "top_k": TOP_K_TEX, "top_p": TOP_P_TEX,
                 "beam": SCORE_TEX["plain"]}
+CONTROL_WIDTH = 300  # pixels per number control
 SLIDERS = {"temperature": 0.05, "p": 0.01, "alpha": 0.05, "width": 1}  # the rest are number inputs
 
 
@@ -42,8 +43,11 @@ def controls() -> dict:
     st.segmented_control(ctx.t("gen.strategy"), generation.STRATEGIES, format_func=lambda s: ctx.t(f"gen.s.{s}"),
                          key="gen.strategy", required=True, on_change=_on_change)
     used = generation.USES[st.session_state["gen.strategy"]]
-    for column, name in zip(st.columns(max(len(used), 3)), used):
-        with column:
+    # One block (st.columns would send one per column), as wide as its controls need: one input is not stretched
+    # across the page. A width over the page's is the page's.
+    numbers = st.container(horizontal=True, gap="medium", width=CONTROL_WIDTH * len(used))
+    for name in used:
+        with numbers:
             _number(ctx, name)
     st.latex(STRATEGY_TEX[st.session_state["gen.strategy"]])
     return generation.settings(st.session_state.state.gen)
@@ -78,18 +82,17 @@ def result():
 
 # ---- sampling strategies: one step at a time ---------------------------------------------------------------
 
-def sentence(ctx, tokens, upto=None):
-    """The generated tokens as a line of code spans, those after `upto` greyed out."""
-    shown = [f"`{t}`" if upto is None or i < upto else f":gray[{t}]" for i, t in enumerate(tokens)]
-    st.markdown(f"**{ctx.t('gen.sentence')}** `{SOS}` " + " ".join(shown))
+def sentence(ctx, tokens, note=""):
+    """The generated tokens as a line of code spans, and a note in small grey type under it (one element)."""
+    line = f"**{ctx.t('gen.sentence')}** `{SOS}` " + " ".join(f"`{t}`" for t in tokens)
+    st.markdown(line + (f"\n\n:gray[:small[{note}]]" if note else ""))
 
 
 def player(generated):
     """Previous / next / play, and the chosen step drawn by a fragment that advances itself while playing."""
     ctx, n = context.get(), len(generated.steps)
     st.session_state["gen.step"] = min(max(st.session_state.get("gen.step", 1), 1), n)
-    sentence(ctx, generated.tokens)
-    st.caption(ctx.t("gen.finished" if generated.finished else "gen.stopped", n=n))
+    sentence(ctx, generated.tokens, ctx.t("gen.finished" if generated.finished else "gen.stopped", n=n))
     buttons = st.container(horizontal=True)  # one block; st.columns would send one per column
     buttons.button(ctx.t("gen.prev"), key="gen.prev", on_click=_move, args=(-1, n), disabled=n == 1)
     buttons.button(ctx.t("gen.next"), key="gen.next", on_click=_move, args=(1, n), disabled=n == 1)
@@ -129,8 +132,8 @@ def _step_view(generated):
 
 def _one_step(ctx, generated, step):
     index = len(step.prefix_ids)
-    st.markdown(ctx.t("gen.prefix", n=index) + " " + " ".join(f"`{t}`" for t in step.prefix_tokens))
-    st.markdown(ctx.t("gen.chosen", token=step.token, p=f"{step.prob:.4g}", q=f"{step.sampled_prob:.4g}"))
+    st.markdown(ctx.t("gen.prefix", n=index) + " " + " ".join(f"`{t}`" for t in step.prefix_tokens) + "\n\n" +
+                ctx.t("gen.chosen", token=step.token, p=f"{step.prob:.4g}", q=f"{step.sampled_prob:.4g}"))
     sampling = generated.strategy != "greedy"
     columns = st.columns(3 if sampling else 2)
     with columns[0]:
