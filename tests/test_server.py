@@ -27,6 +27,25 @@ for _ in range(3):
 print(json.dumps(rounds))
 """
 
+# Eight threads (script runs) alive at once, each making a 2 MB array; then glibc's count of its heaps (arenas).
+ARENAS = """
+import ctypes, json, sys, threading
+import numpy as np
+from ui import server
+if sys.argv[1] == "configured":
+    server.configure()
+together = threading.Barrier(8)
+def script_run():
+    array = np.ones(2**18)
+    together.wait()
+threads = [threading.Thread(target=script_run) for _ in range(8)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+ctypes.CDLL("libc.so.6").malloc_stats()  # "Arena 0:", "Arena 1:", ... on stderr
+"""
+
 BLAS = """
 import json
 from threadpoolctl import threadpool_info
@@ -36,10 +55,10 @@ print(json.dumps([info["num_threads"] for info in threadpool_info() if info["use
 """
 
 
-def run(code: str):
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+def run(code: str, *args: str, output: str = "json"):
+    done = subprocess.run([sys.executable, "-c", code, *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)
+    return json.loads(done.stdout) if output == "json" else done.stderr
 
 
 def test_freed_weight_sized_blocks_are_reused_without_page_faults():
@@ -51,3 +70,10 @@ def test_freed_weight_sized_blocks_are_reused_without_page_faults():
 
 def test_blas_runs_on_one_thread():
     assert run(BLAS) and set(run(BLAS)) == {1}
+
+
+def test_threads_share_two_heaps():
+    def arenas(setting):
+        return run(ARENAS, setting, output="stderr").count("Arena ")
+    assert arenas("default") > 2  # glibc gives each new thread a heap of its own, up to 8 per core
+    assert arenas("configured") == 2
