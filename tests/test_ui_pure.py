@@ -222,6 +222,28 @@ def test_with_edit_and_without_edits():
     assert state.replace(lang="zh").model_key == state.model_key  # the language does not change the numbers
 
 
+def _cache_hash(key):
+    """The hash Streamlit's caches give a model key (ui.context._run and the generation and training caches)."""
+    import hashlib
+
+    from streamlit.runtime.caching.cache_type import CacheType
+    from streamlit.runtime.caching.hashing import update_hash
+    hasher = hashlib.new("md5")
+    update_hash(key, hasher, CacheType.RESOURCE, hash_funcs=app_state.CACHE_HASH)
+    return hasher.hexdigest()
+
+
+def test_the_caches_key_a_run_by_every_number_of_its_state():
+    state = AppState(preset="paper").with_edit("enc.0.attn.W_Q", (0, 1, 2), 0.1)
+    assert _cache_hash(state.model_key) == _cache_hash(AppState(preset="paper").with_edit("enc.0.attn.W_Q", (0, 1, 2),
+                                                                                              0.1).model_key)
+    assert _cache_hash(state.model_key) == _cache_hash(state.replace(lang="zh").model_key)
+    others = [state.with_edit("enc.0.attn.W_Q", (0, 1, 2), math.nextafter(0.1, 1)),  # one ulp
+              state.with_edit("enc.0.attn.W_Q", (0, 2, 1), 0.1), state.replace(seed=1), state.replace(src="Hello"),
+              state.replace(tgt="hola"), state.replace(overrides=(("eps", 1e-5),)), state.replace(weights="0" * 12)]
+    assert len({_cache_hash(state.model_key)} | {_cache_hash(other.model_key) for other in others}) == len(others) + 1
+
+
 def _limit_key(state):
     with pytest.raises(LimitError) as error:
         check_limits(state)

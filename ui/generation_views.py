@@ -12,6 +12,7 @@ from . import context, generation
 from .figures import bars, heatmap
 from .format import arrow
 from .labels import top_tokens
+from .state import CACHE_HASH
 
 PLAY_SECONDS = 1.2  # one step per this many seconds while playing
 STRATEGY_TEX = {"greedy": GREEDY_TEX, "temperature": TEMPERATURE_TEX, "top_k": TOP_K_TEX, "top_p": TOP_P_TEX,
@@ -20,7 +21,7 @@ CONTROL_WIDTH = 300  # pixels per number control
 SLIDERS = {"temperature": 0.05, "p": 0.01, "alpha": 0.05, "width": 1}  # the rest are number inputs
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
+@st.cache_resource(max_entries=32, show_spinner=False, hash_funcs=CACHE_HASH)
 def _generated(model_key, gen):
     """One generation per distinct state and settings, shared by every session."""
     model = context.run_model(model_key)

@@ -21,6 +21,7 @@ from . import context
 from .figures import curves, heatmap
 from .format import arrow
 from .labels import loss_rows, param_axes, step_axes
+from .state import CACHE_HASH
 
 MAX_UPLOAD_MB = 50
 CHART_EVERY = 20  # redraw the loss curve every this many steps while training
@@ -31,7 +32,7 @@ NUMBERS = {  # setting: (widget, low, high, step)
 }
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
+@st.cache_resource(max_entries=32, show_spinner=False, hash_funcs=CACHE_HASH)
 def _loss(model_key, label_smoothing):
     return loss_and_grads(context.run_model(model_key), model_key[2], model_key[3], label_smoothing=label_smoothing)
 
