@@ -1,6 +1,7 @@
 """The encoder-decoder Transformer: parameters by name, and a forward pass that records every step."""
 from __future__ import annotations
 
+import copy
 from types import MappingProxyType
 
 import numpy as np
@@ -85,7 +86,9 @@ class Model:
         unknown = sorted(set(updates) - set(self.params))
         if unknown:
             raise ValueError(f"unknown parameter(s): {', '.join(unknown)}")
-        model = Model(self.name, self.config, self.vocab, {**self.params, **updates}, self.seed)
+        model = copy.copy(self)  # the others are this model's, already checked: only the new ones are
+        model.params = MappingProxyType({**self.params, **{name: _read_only(value, name, self.params[name].shape)
+                                                           for name, value in updates.items()}})
         model._side_by_side = {name: self._fused(name) for name, value in self.params.items()
                                if value.ndim == 3 and name not in updates}  # unchanged weights: laid out once
         return model
