@@ -83,6 +83,11 @@ def goto(at, page):
     return at
 
 
+def paragraphs(at):
+    """Every paragraph of the page's markdown (an element may hold several, e.g. a sentence and its note)."""
+    return [paragraph for element in at.markdown for paragraph in element.value.split("\n\n")]
+
+
 def latex(at):
     return [re.sub(r"^\$\$\n|\n\$\$$", "", element.value) for element in at.latex]
 

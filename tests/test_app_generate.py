@@ -6,7 +6,7 @@ import pytest
 
 import engine
 from engine.generate import DISAGREEMENT, beam_search, generate
-from test_app import assert_clean, goto, notes, open_page, query, server_navigation  # noqa: F401 (fixture)
+from test_app import assert_clean, goto, notes, open_page, paragraphs, query, server_navigation  # noqa: F401 (fixture)
 from ui.i18n import EN, ZH, translator
 
 T = translator("en")
@@ -18,8 +18,8 @@ def small_model(seed=0):
 
 
 def markdown_line(at, start):
-    """The paragraph of the page's markdown that starts with `start` (an element may hold several)."""
-    return next(line for m in at.markdown for line in m.value.split("\n\n") if line.startswith(start))
+    """The paragraph of the page's markdown that starts with `start`."""
+    return next(line for line in paragraphs(at) if line.startswith(start))
 
 
 def sentence_line(at):
@@ -43,6 +43,8 @@ def test_greedy_is_the_engines_and_the_player_steps():
     assert_clean(at)
     expected = generate(small_model(), SMALL["src"], max_len=10)
     assert sentence_line(at) == expected_sentence(expected.tokens)
+    ending = T("gen.finished" if expected.finished else "gen.stopped", n=len(expected.steps))
+    assert f":gray[:small[{ending}]]" in paragraphs(at)  # under the sentence, in the same element
     assert chosen_line(at) == expected_chosen(expected.steps[0])
     at.button(key="gen.next").click().run()
     at.button(key="gen.next").click().run()

@@ -11,7 +11,8 @@ from engine import checkpoint
 from engine.backward import backward_formula, loss_and_grads
 from engine.generate import generate
 from engine.train import TrainSettings, start_model, train, training
-from test_app import assert_clean, goto, latex, notes, open_options, open_page, query, server_navigation  # noqa: F401 (fixture)
+from test_app import (assert_clean, goto, latex, notes, open_options, open_page, paragraphs, query,  # noqa: F401
+                      server_navigation)  # server_navigation: a fixture
 from ui.i18n import EN, ZH, translator
 
 T = translator("en")
@@ -83,7 +84,7 @@ def test_training_adopts_the_weights_everywhere_and_a_link_shares_them():
     shared = open_page("generate", **link)
     assert_clean(shared)
     expected = generate(trained, "Hello World", max_len=10)
-    assert any(m.value.endswith(" ".join(f"`{t}`" for t in expected.tokens)) for m in shared.markdown)
+    assert any(p.endswith(" ".join(f"`{t}`" for t in expected.tokens)) for p in paragraphs(shared))
     again = open_tab(open_page("train"))
     again.number_input(key="train.steps").set_value(20).run()
     again.button(key="train.start").click().run(timeout=300)

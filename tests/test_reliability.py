@@ -43,7 +43,7 @@ from engine.model import Model
 from engine.tokens import Vocabulary
 from engine.train import start_model
 from test_app import (APP, ALL_PAGES, STEP_HEADER, editor_key, goto, open_editors, open_options,  # noqa: F401
-                      open_page, query, server_navigation, shown, type_cells)  # server_navigation: a fixture
+                      open_page, paragraphs, query, server_navigation, shown, type_cells)  # server_navigation: a fixture
 from test_app_train import open_tab
 from ui import context, generation
 from ui import state as app_state
@@ -143,14 +143,14 @@ def assert_numbers_are_the_engines(at, page, state):
     for name in trace:
         np.testing.assert_array_equal(shown_trace[name], trace[name], err_msg=name)
     t = translator(state.lang)
-    markdown = [m.value for m in at.markdown]
-    for header in markdown:
+    for header in (m.value for m in at.markdown):  # a step's header holds its shape in a second paragraph
         match = STEP_HEADER.match(header)
         if match:
             value = trace[match.group(1)]
             slices = list(value) if value.ndim == 3 else [value]
             if slices[0].shape[-1] <= 16:  # wider matrices are heatmaps only
                 assert any(shown(at, s) for s in slices), f"{match.group(1)}: the engine's numbers are not shown"
+    markdown = paragraphs(at)
     if page == "overview":
         c = model.config
         assert t("overview.shapes", n_src=len(trace.src_tokens), n_tgt=len(trace.tgt_tokens), d_model=c.d_model,
