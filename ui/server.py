@@ -23,7 +23,7 @@ def _tune_allocator() -> None:
     """By default glibc maps a block over 128 kB afresh and unmaps it when freed, so every edit of a paper-size
     weight (a new 2 MB array, and its heads laid side by side) page-faults in new memory: about 5 ms per edit
     on this 2-core VM against 1.5 ms when freed blocks are reused. Each script run is a new thread, and glibc
-    gives threads heaps of their own (arenas) as they contend, each keeping its own freed blocks: with 30
+    gives new threads heaps of their own (arenas, up to 8 per core), each keeping its own freed blocks: with 30
     sessions editing the paper preset, the server grew by ~8 MB a minute for ten minutes; with two arenas it
     stayed flat (docs/PERFORMANCE.md, memory soak). Set before threads have made more than eight arenas, as
     here at the first script run, the cap holds. No-op where the C library is not glibc."""
