@@ -79,7 +79,7 @@ class Model:
         for key, shape in shapes.items():
             frozen[key] = _read_only(params[key], key, shape)
         self.params = MappingProxyType(frozen)
-        self._side_by_side = {}  # per-head projection matrices laid out for one product, made on first use
+        self._side_by_side = {}  # per-head projection matrices laid out for one product (att.SideBySide), made once
 
     def with_params(self, updates) -> "Model":
         """A copy of this model with some parameters replaced (same names and shapes)."""
@@ -99,7 +99,7 @@ class Model:
         updates, fused = {}, {}
         for name, changes in cells.items():
             if self.params[name].ndim == 3:
-                fused[name] = self._fused(name).copy()
+                fused[name] = self._fused(name).matrix.copy()
                 array = att.heads_of(fused[name], self.params[name].shape)
             else:
                 array = np.array(self.params[name])
@@ -109,13 +109,12 @@ class Model:
             updates[name] = array
         model = self.with_params(updates)
         for name, side_by_side in fused.items():
-            side_by_side.setflags(write=False)
-            model._side_by_side[name] = side_by_side
+            model._side_by_side[name] = att.SideBySide(side_by_side)
         return model
 
     def _fused(self, name):
         if name not in self._side_by_side:
-            self._side_by_side[name] = att.heads_side_by_side(self.params[name])
+            self._side_by_side[name] = att.SideBySide(att.heads_side_by_side(self.params[name]))
         return self._side_by_side[name]
 
     @property
@@ -264,7 +263,8 @@ class Model:
         for key, source in (("q", x_q), ("k", x_kv), ("v", x_kv)):
             W, b = f"{p}.W_{key.upper()}", f"{p}.b_{key.upper()}"
             bias = (b,) if c.attn_bias else ()
-            rec(f"{p}.{key}", att.project(rec[source], P[W], P[b] if bias else None, self._fused(W)), "proj",
+            x = rec[source]
+            rec(f"{p}.{key}", att.project(x, P[W], P[b] if bias else None, self._fused(W).times(x)), "proj",
                 texts[key] + (att.BIAS_TEX[key] if bias else ""), f"Each head's {_QKV[key]}.", inputs=(source, W) + bias)
         rec(f"{p}.scores", att.scores(rec[f"{p}.q"], rec[f"{p}.k"]), "scores", att.SCORES_TEX,
             "Dot product of every query with every key.", inputs=(f"{p}.q", f"{p}.k"))

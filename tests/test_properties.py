@@ -187,7 +187,7 @@ def test_seed_draws_reproducible_and_different_weights():
 def test_projection_side_by_side_equals_head_by_head():
     rng = np.random.default_rng(0)
     x, W, b = rng.normal(size=(5, 12)), rng.normal(size=(3, 12, 4)), rng.normal(size=(3, 4))
-    fast = attention.project(x, W, b, attention.heads_side_by_side(W))
+    fast = attention.project(x, W, b, x @ attention.heads_side_by_side(W))
     np.testing.assert_allclose(fast, attention.project(x, W, b), rtol=1e-13)
     np.testing.assert_allclose(fast[1], x @ W[1] + b[1], rtol=1e-13)
 
@@ -206,3 +206,22 @@ def test_a_model_with_changed_weights_computes_as_a_fresh_one():
     assert list(got) == list(want)
     for name in want:
         np.testing.assert_array_equal(got[name], want[name])
+
+
+def test_an_edited_model_reuses_its_parents_products_only_for_the_same_input():
+    """A model made by an edit of W^Q shares W^K and W^V, and their products with the layer's input, with its
+    parent (att.SideBySide): every step is still what a fresh model computes, sentence after sentence, in
+    either order, and an input of the same shape but other numbers is multiplied afresh."""
+    base = engine.preset("paper", d_model=8, n_heads=2, d_k=4, d_v=4, d_ff=16, n_layers=2)
+    edited = base.with_cells({"enc.0.attn.W_Q": [((1, 2, 3), 0.25)]})
+    fresh = engine.Model(base.name, base.config, base.vocab, edited.params, base.seed)
+    for src in ("Hello World", "World Hello", "Hello World"):
+        base.run(src, "Hola")["enc.0.attn.k"]  # the parent multiplies first
+        got, want = edited.run(src, "Hola"), fresh.run(src, "Hola")
+        for name in want:
+            np.testing.assert_array_equal(got[name], want[name])
+    W_K = edited._fused("enc.0.attn.W_K")
+    assert W_K is base._fused("enc.0.attn.W_K")
+    x = np.ones((2, 8))
+    assert W_K.times(x) is W_K.times(x.copy())
+    np.testing.assert_array_equal(W_K.times(x + 1), (x + 1) @ W_K.matrix)
