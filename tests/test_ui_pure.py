@@ -25,7 +25,7 @@ from ui import generation  # noqa: E402
 from ui import state as app_state  # noqa: E402
 from ui.format import bmatrix, fmt, fmt_tex, table  # noqa: E402
 from ui.i18n import EN, LANGUAGES, MATH_WORDS, PLAIN_WORDS, ZH, language_of, translator  # noqa: E402
-from ui.labels import param_axes, step_axes, top_tokens  # noqa: E402
+from ui.labels import indices, param_axes, step_axes, top_tokens, unique  # noqa: E402
 from ui.navigation import PAGES, page_file  # noqa: E402
 from ui.state import (APP_LIMITS, MAX_CHARS, MAX_EDITS, MAX_TOKENS, MAX_WEIGHT, AppState, LimitError, apply_edits,  # noqa: E402
                       check_limits, check_weight, decode, encode)
@@ -443,6 +443,19 @@ def test_step_axes_has_one_label_list_per_axis(preset, overrides, src, tgt):
 def test_repeated_tokens_are_numbered():
     trace = HELLO.run("hello world hello")
     assert step_axes(trace, "src.embed")[0] == ["hello (0)", "world", "hello (2)"]
+
+
+def test_unique_numbers_only_the_labels_that_repeat():
+    assert unique(["a", "b", "a", "c"]) == ["a (0)", "b", "a (2)", "c"]
+    wide = indices(2048)  # an FFN weight's columns at the paper's sizes
+    assert unique(wide) == wide == [str(i) for i in range(2048)]
+    assert unique(wide + ["5"])[5::2043] == ["5 (5)", "5 (2048)"]
+
+
+def test_index_labels_are_a_new_list_each_time():
+    first = indices(3)
+    first.append("x")
+    assert indices(3) == ["0", "1", "2"]
 
 
 @pytest.mark.parametrize("preset, overrides, src, tgt", TRACES)

@@ -1,15 +1,18 @@
 """Axis labels of every step and parameter: tokens for positions, "head i" for heads, indices for widths."""
+from collections import Counter
+from functools import lru_cache
 
 
-def _token_labels(tokens):
-    """Tokens as labels, numbered only where a token repeats so every label stays unique."""
-    repeated = {t for t in tokens if tokens.count(t) > 1}
-    return [f"{t} ({i})" if t in repeated else t for i, t in enumerate(tokens)]
+def unique(labels) -> list[str]:
+    """Labels (tokens, say) numbered only where one repeats, by its position, so every label stays unique:
+    ["a", "b", "a"] -> ["a (0)", "b", "a (2)"]."""
+    counts = Counter(labels)
+    return [label if counts[label] == 1 else f"{label} ({i})" for i, label in enumerate(labels)]
 
 
 def _positions(name, trace):
     """Which token sequence the rows (queries) and the columns (keys) of a step run over."""
-    src, tgt = _token_labels(trace.src_tokens), _token_labels(trace.tgt_tokens)
+    src, tgt = unique(trace.src_tokens), unique(trace.tgt_tokens)
     if name.startswith(("src.", "enc.")):
         return src, src
     if ".cross_attn." in name:
@@ -29,20 +32,20 @@ def step_axes(trace, name) -> list[list[str]]:
     if len(shape) == 3:
         heads = [f"head {h + 1}" for h in range(shape[0])]
         keyed = leaf in ("k", "v")
-        last = cols if leaf in ("scores", "scaled", "masked", "weights") else _indices(shape[2])
+        last = cols if leaf in ("scores", "scaled", "masked", "weights") else indices(shape[2])
         return [heads, cols if keyed else rows, last]
-    return [rows, _indices(shape[1])]
+    return [rows, indices(shape[1])]
 
 
 def param_axes(vocab_tokens, name, shape) -> list[list[str]]:
     if name.startswith(("embed.", "pos.")):
-        first = list(vocab_tokens) if name.startswith("embed.") else _indices(shape[0])
-        return [first, _indices(shape[1])]
+        first = list(vocab_tokens) if name.startswith("embed.") else indices(shape[0])
+        return [first, indices(shape[1])]
     if name == "unembed.W":
-        return [_indices(shape[0]), list(vocab_tokens)]
+        return [indices(shape[0]), list(vocab_tokens)]
     if len(shape) == 3:
-        return [[f"head {h + 1}" for h in range(shape[0])], _indices(shape[1]), _indices(shape[2])]
-    return [_indices(n) for n in shape]
+        return [[f"head {h + 1}" for h in range(shape[0])], indices(shape[1]), indices(shape[2])]
+    return [indices(n) for n in shape]
 
 
 def description_key(name: str) -> str:
@@ -61,8 +64,14 @@ def description_key(name: str) -> str:
     return f"desc.{parts[-1].rstrip('0123456789')}"  # add1, ln2, ...
 
 
-def _indices(n):
-    return [str(i) for i in range(n)]
+def indices(n) -> list[str]:
+    """["0", "1", ..., str(n - 1)]: the same strings on every call, so comparing two such lists is quick."""
+    return list(_index_strings(n))
+
+
+@lru_cache(maxsize=64)  # widths of the models in use
+def _index_strings(n):
+    return tuple(str(i) for i in range(n))
 
 
 def top_tokens(row, tokens, k=10):

@@ -12,7 +12,7 @@ import streamlit as st
 from . import context
 from .figures import heatmap
 from .format import arrow, bmatrix, table
-from .labels import description_key, param_axes, step_axes
+from .labels import description_key, indices, param_axes, step_axes, unique
 from .state import check_weight
 
 LATEX_CELLS = 8  # matrices up to 8 x 8 are also written out as a bmatrix
@@ -183,8 +183,8 @@ def numbers(matrix, rows, cols, label=None, digits=6):
     if matrix.shape[0] <= LATEX_CELLS and matrix.shape[1] <= LATEX_CELLS:
         st.latex((f"{label} = " if label else "") + bmatrix(matrix, digits))
     elif matrix.shape[1] <= TABLE_COLS:
-        cells = dict(zip(_unique(cols), zip(*table(matrix, digits))))
-        st.dataframe(arrow({"": _unique(rows), **cells}), hide_index=True,
+        cells = dict(zip(unique(cols), zip(*table(matrix, digits))))
+        st.dataframe(arrow({"": unique(rows), **cells}), hide_index=True,
                      column_config={"": st.column_config.TextColumn(pinned=True)})  # the row labels
     else:
         st.caption(ctx.t("view.big", rows=matrix.shape[0], cols=matrix.shape[1]))
@@ -208,10 +208,6 @@ def _head_of(value, head):
 def _tex_name(name, head):
     leaf = name.rsplit(".", 1)[-1].replace("_", r"\_")
     return rf"\text{{{leaf}}}" + (f"_{{{head + 1}}}" if head is not None else "")
-
-
-def _unique(labels):
-    return [label if labels.count(label) == 1 else f"{label} ({i})" for i, label in enumerate(labels)]
 
 
 def _selection(key, n_rows, n_cols):
@@ -283,11 +279,11 @@ def edit_param(name: str, head: int | None = None, rows: list[int] | None = None
     with box:
         version = st.session_state.get("edit_version", 0)
         key = f"edit.{name}.{head}.{version}"
-        columns = _unique(axes[-1])
+        columns = unique(axes[-1])
         grid = matrix.shape[1] <= TABLE_COLS and not one_cell
         st.caption(ctx.t("view.edit_hint" if grid else "view.edit_hint_cell"))
         if grid:
-            frame = _editor_frame(key, lambda: pd.DataFrame(matrix[row_ids], index=_unique(row_labels), columns=columns))
+            frame = _editor_frame(key, lambda: pd.DataFrame(matrix[row_ids], index=unique(row_labels), columns=columns))
             st.data_editor(frame, key=key, disabled=["_index"],  # the row labels are tokens or positions, not weights
                            on_change=_on_edit, args=(key, name, head, row_ids, columns, value.ndim))
         else:
@@ -348,7 +344,7 @@ def _position_picker(container, label: str, labels: list[str], key: str) -> int:
     """A row or column of a weight matrix: from a list, or by its number where the labels are only the positions
     0..n-1 and there are many of them (a list of 512 costs every rerun a few milliseconds)."""
     n = len(labels)
-    if n <= POSITION_LIST or labels != [str(i) for i in range(n)]:
+    if n <= POSITION_LIST or labels != indices(n):
         return container.selectbox(label, range(n), format_func=labels.__getitem__, key=key)
     typed = container.number_input(f"{label} (0–{n - 1})", min_value=0.0, max_value=float(n - 1), value=0.0,
                                    step=1.0, format="%g", key=key)  # a float input: see context._whole_number_input
