@@ -6,6 +6,7 @@ Pure Python: no Streamlit here, so it is tested directly. The URL is readable on
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -100,9 +101,14 @@ def _check_size(state: AppState) -> None:
         config = state.config()
     except ValueError:
         return  # not a model at all: the engine says why when the model is built
-    n = sum(math.prod(shape) for shape in param_shapes(config, 0).values())  # the embeddings are left out
+    n = _weight_count(config)
     if n > MAX_PARAMS:
         raise LimitError("msg.too_big", {"field": "#params", "high": f"{MAX_PARAMS:,}", "value": f"{n:,}"})
+
+
+@functools.lru_cache(maxsize=64)  # every rerun checks its state's size
+def _weight_count(config: engine.Config) -> int:
+    return sum(math.prod(shape) for shape in param_shapes(config, 0).values())  # the embeddings are left out
 
 
 def check_weight(value) -> float:
