@@ -16,6 +16,7 @@ from .positional import PE_BASE, blog_exponent, paper_exponent, sinusoid_angle
 LATEX_TERMS = 8  # a LaTeX sum longer than this shows its first 6 and last 2 terms around \cdots
 LINE_WIDTH = 36  # a LaTeX sum wider than this many characters (commands count as one) is broken into lines
 BREAK = r" \\ &\quad "  # a line break inside the aligned environment explain() writes
+ELIDED = object()  # where a long LaTeX sum shows \cdots
 
 
 @dataclass(frozen=True)
@@ -77,16 +78,17 @@ def _paren(x):
     return f"({s})" if s.startswith("−") else s
 
 
-def _sum(terms_tex, terms_text, breaks=True):
-    """Join terms with +, eliding the middle of long LaTeX sums and breaking wide ones into lines."""
-    if len(terms_tex) > LATEX_TERMS:
-        terms_tex = terms_tex[:6] + [r"\cdots"] + terms_tex[-2:]
+def _sum(items, tex, text=None):
+    """Join the items' terms with +: tex(item) in the LaTeX, which elides the middle of long sums (writing only
+    the terms it shows) and breaks wide ones into lines; text(item) in the text, which lists every term."""
+    shown = items if len(items) <= LATEX_TERMS else [*items[:6], ELIDED, *items[-2:]]
     lines = [[]]
-    for term in terms_tex:
-        if breaks and lines[-1] and _width(" + ".join(lines[-1] + [term])) > LINE_WIDTH:
+    for term in (r"\cdots" if item is ELIDED else tex(item) for item in shown):
+        if lines[-1] and _width(" + ".join(lines[-1] + [term])) > LINE_WIDTH:
             lines.append([])
         lines[-1].append(term)
-    return (BREAK + "+ ").join(" + ".join(line) for line in lines) or "0", " + ".join(terms_text) or "0"
+    terms_text = " + ".join(map(text, items)) if text else ""
+    return (BREAK + "+ ").join(" + ".join(line) for line in lines) or "0", terms_text or "0"
 
 
 def _width(tex: str) -> int:
@@ -96,11 +98,8 @@ def _width(tex: str) -> int:
 
 def _dot(a, b, bias=None):
     """a·b (+ bias) written term by term."""
-    tex = [f"{_paren_tex(x)} \\cdot {_paren_tex(y)}" for x, y in zip(a, b)]
-    text = [f"{_paren(x)}×{_paren(y)}" for x, y in zip(a, b)]
-    if bias is not None:
-        tex, text = tex + [_paren_tex(bias)], text + [_paren(bias)]
-    return _sum(tex, text)
+    terms = [*zip(a, b), *([(bias,)] if bias is not None else [])]  # (x, y) a product, (bias,) the bias
+    return _sum(terms, lambda t: " \\cdot ".join(map(_paren_tex, t)), lambda t: "×".join(map(_paren, t)))
 
 
 def _bias(trace, step, position, index):
@@ -180,8 +179,8 @@ def _softmax(trace, step, index):
     arg_tex = (lambda x: f"{_paren_tex(x)} - {_paren_tex(shift)}") if shift else _paren_tex
     arg_txt = (lambda x: f"{_paren(x)} − {_paren(shift)}") if shift else _paren
     sum_symbol = r"\sum_k e^{x_k - \max x}" if shift else r"\sum_k e^{x_k}"
-    sum_tex, sum_text = _sum([num_tex(e) for e in exps], [num(e) for e in exps])
-    terms_tex, _ = _sum([f"e^{{{arg_tex(x)}}}" for x in row], [])
+    sum_tex, sum_text = _sum(list(exps), num_tex, num)
+    terms_tex, _ = _sum(list(row), lambda x: f"e^{{{arg_tex(x)}}}")
     expanded = f"{terms_tex}{BREAK}= " if len(row) <= 4 else ""  # the exponents in full for short rows
     return (f"\\frac{{e^{{{arg_tex(row[j])}}}}}{{{sum_symbol}}} = \\frac{{{num_tex(exps[j])}}}{{{num_tex(total)}}}",
             f"e^({arg_txt(row[j])}) / Σ = {num(exps[j])} / {num(total)}",
@@ -216,7 +215,7 @@ def _layer_norm(trace, step, index):
     mu = float(np.mean(x))
     var = float(np.mean((x - mu) ** 2))
     eps, d = step.meta["eps"], len(x)
-    mean_tex, mean_text = _sum([_paren_tex(v) for v in x], [_paren(v) for v in x])
+    mean_tex, mean_text = _sum(list(x), _paren_tex, _paren)
     if step.meta["form"] == "paper":
         denom_tex = f"\\sqrt{{{num_tex(var)} + {num_tex(eps)}}}"
         denom_text = f"√({num(var)} + {num(eps)})"
