@@ -551,6 +551,35 @@ def test_an_unvalidated_heatmap_is_a_valid_plotly_figure(matrix):
     assert validated.layout.shapes[0].x0 == 0.5 and validated.layout.shapes[0].y0 == -0.5
 
 
+def typed_array(spec):
+    """The numbers of a plotly.js typed array ({"dtype": "f8", "bdata": base64}), as plotly sends a NumPy array."""
+    import base64
+
+    dtype = {"f8": np.float64, "i1": np.int8, "i2": np.int16, "u1": np.uint8, "u2": np.uint16}[spec["dtype"]]
+    return np.frombuffer(base64.b64decode(spec["bdata"]), dtype)
+
+
+@pytest.mark.parametrize("col_labels", [indices(300), [f"tok{j}" for j in range(300)]])
+def test_a_wide_heatmap_has_one_click_trace_per_row_whose_hover_the_browser_writes(col_labels):
+    import plotly.graph_objects as go
+
+    from ui.figures import heatmap
+
+    matrix = np.arange(600.0).reshape(2, 300) / 7
+    validated = go.Figure(heatmap(matrix, ["Hello", "World"], col_labels).to_dict())
+    cells, rows = validated.data[0], validated.data[1:]
+    assert cells.text is None and cells.texttemplate is None  # no numbers drawn in 600 cells, none sent
+    assert [row.meta for row in rows] == ["Hello", "World"]
+    for i, row in enumerate(rows):
+        np.testing.assert_array_equal(typed_array(row.customdata), matrix[i])
+        np.testing.assert_array_equal(typed_array(row.x), np.arange(300))
+        np.testing.assert_array_equal(typed_array(row.y), np.full(300, i))
+    by_index = col_labels[5] == "5"
+    assert rows[0].hovertemplate == ("%{meta} · %{x}" if by_index else "%{meta} · %{text}") + \
+        ": %{customdata:.6~g}<extra></extra>"
+    assert (rows[1].text is None) is by_index and (by_index or list(rows[1].text) == col_labels)
+
+
 def test_unvalidated_bars_and_curves_are_valid_plotly_figures():
     import plotly.graph_objects as go
 

@@ -4,13 +4,17 @@ import plotly.graph_objects as go
 from plotly.colors import get_colorscale
 
 from .format import table
+from .labels import indices
 
 DIVERGING = get_colorscale("RdBu_r")  # ColorBrewer red-blue: colour-blind safe, centred at 0 for signed values
 SEQUENTIAL = get_colorscale("Blues")  # for values that cannot be negative (weights, probabilities, ReLU output)
 TEXT_CELLS = 200  # write the numbers inside the cells up to this many cells
 TEXT_COLS = 8  # ... and when the cells are wide enough (at most this many columns)
 CLICK_CELLS = 30000  # above this many cells the click layer is left out (pickers still work)
+LABELLED_COLS = 128  # up to this many columns the server writes each cell's hover text
 MARGIN = {"l": 10, "r": 10, "t": 10, "b": 10}
+MARKERS = {"type": "scatter", "mode": "markers", "marker": {"symbol": "square", "size": 24, "opacity": 0},
+           "showlegend": False}  # the click layer's invisible markers
 
 
 def heatmap(matrix, row_labels, col_labels, selected=None) -> go.Figure:
@@ -26,15 +30,15 @@ def heatmap(matrix, row_labels, col_labels, selected=None) -> go.Figure:
     finite = np.where(np.isfinite(values), values, np.nan)  # −∞ cells are drawn empty and labelled
     signed = bool(np.nanmin(finite) < 0) if np.isfinite(finite).any() else False
     limit = float(np.nanmax(np.abs(finite))) if np.isfinite(finite).any() else 1.0
-    data = [{"type": "heatmap", "z": finite, "x": list(range(cols)), "y": list(range(rows)),
+    data = [{"type": "heatmap", "z": finite, "x": np.arange(cols), "y": np.arange(rows),
              "colorscale": DIVERGING if signed else SEQUENTIAL, "zmin": -limit if signed else 0, "zmax": limit or 1,
-             "text": table(values, 3), "hoverinfo": "skip", "colorbar": {"thickness": 12}}]
+             "hoverinfo": "skip", "colorbar": {"thickness": 12}}]
     if signed:
         data[0]["zmid"] = 0
     if rows * cols <= TEXT_CELLS and cols <= TEXT_COLS:
-        data[0]["texttemplate"] = "%{text}"
+        data[0].update(text=table(values, 3), texttemplate="%{text}")
     if rows * cols <= CLICK_CELLS:  # the hover text and the click both come from the invisible markers
-        data.append(_click_layer(values, row_labels, col_labels))
+        data += _click_layer(values, row_labels, col_labels)
     layout = {"height": min(640, max(180, 34 * rows + 90)), "margin": MARGIN,
               "dragmode": False, "clickmode": "event+select", "hovermode": "closest", "hoverdistance": -1,
               "xaxis": {**_ticks(col_labels), "side": "top", "range": [-0.5, cols - 0.5]},
@@ -52,13 +56,25 @@ def _figure(data, layout) -> go.Figure:
     return go.Figure(data=data, layout={"template": {}, **layout}, _validate=False)
 
 
-def _click_layer(values, row_labels, col_labels) -> dict:
-    r, c = np.meshgrid(range(values.shape[0]), range(values.shape[1]), indexing="ij")
-    cells = table(values, 6)
-    return {"type": "scatter", "x": c.ravel(), "y": r.ravel(), "mode": "markers",
-            "text": [f"{row_labels[i]} · {col_labels[j]}: {cells[i][j]}" for i, j in zip(r.ravel(), c.ravel())],
-            "hovertemplate": "%{text}<extra></extra>", "marker": {"symbol": "square", "size": 24, "opacity": 0},
-            "showlegend": False}
+def _click_layer(values, row_labels, col_labels) -> list[dict]:
+    """Invisible markers on the cell centres, which carry the hover text and the click. Up to LABELLED_COLS
+    columns each marker has its text; in wider matrices one trace per row names the row and the browser writes
+    the column and the number (a text per cell of a (2, 2048) step cost ~10 ms of every rerun and 120 kB sent;
+    a trace per row costs ~0.2 ms, too much for matrices of many short rows)."""
+    if values.shape[1] <= LABELLED_COLS:
+        r, c = np.meshgrid(range(values.shape[0]), range(values.shape[1]), indexing="ij")
+        cells = table(values, 6)
+        return [{**MARKERS, "x": c.ravel(), "y": r.ravel(), "hovertemplate": "%{text}<extra></extra>",
+                 "text": [f"{row_labels[i]} · {col_labels[j]}: {cells[i][j]}" for i, j in zip(r.ravel(), c.ravel())]}]
+    return [_row_markers(i, label, row, col_labels) for i, (label, row) in enumerate(zip(row_labels, values))]
+
+
+def _row_markers(i, label, row, col_labels) -> dict:
+    by_index = list(col_labels) == indices(len(col_labels))  # the column's number is its label
+    column = "%{x}" if by_index else "%{text}"
+    return {**MARKERS, "x": np.arange(len(row)), "y": np.full(len(row), i), "customdata": row, "meta": str(label),
+            **({} if by_index else {"text": list(col_labels)}),
+            "hovertemplate": f"%{{meta}} · {column}: %{{customdata:.6~g}}<extra></extra>"}
 
 
 def _ticks(labels) -> dict:
