@@ -490,7 +490,8 @@ def markdown(results: dict, summary: dict) -> str:
 def _engine_lines(engine: dict) -> list[str]:
     lines = ["### Engine", "",
              "The traced forward pass (`model.run(...)['probs']`, the whole lazy pass; paper base sizes, 12 + 12 tokens, float64) against PyTorch's "
-             "encoder and decoder layers on the same inputs; median of 15 runs. Both use 2 threads, which wait for "
+             "encoder and decoder layers on the same inputs; median of 15 runs, the engine's on two sentences in "
+             "turn (a model remembers the products of its last run, engine/products.py). Both use 2 threads, which wait for "
              "each other when another process holds a core: on a shared CPU these times swing by several times "
              "from run to run.", "",
              "| environment | NumPy's BLAS | engine | PyTorch | engine / PyTorch |", "|---|---|---|---|---|"]

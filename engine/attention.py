@@ -30,7 +30,7 @@ OUT_TEX = r"\operatorname{MultiHead}(Q,K,V) = \operatorname{Concat}(\text{head}_
 def project(x, W, b=None, product=None):
     """Per-head projection X W_i (+ b_i): [n, d_model] @ [h, d_model, d_k] -> [h, n, d_k].
 
-    product, if given, is X times W with the heads' columns next to each other (SideBySide.times), (n, h*d_k):
+    product, if given, is X times W with the heads' columns next to each other (heads_side_by_side), (n, h*d_k):
     the same numbers from one matrix product instead of h small ones.
     """
     if product is None:
@@ -45,29 +45,6 @@ def heads_side_by_side(W):
     """[h, d_model, d_k] -> [d_model, h*d_k], head 0's columns first."""
     h, d_model, d_k = W.shape
     return W.transpose(1, 0, 2).reshape(d_model, h * d_k)  # (d_model, h*d_k)
-
-
-class SideBySide:
-    """A per-head weight laid out for one product (heads_side_by_side), read-only, with its product with the last
-    input it was given. Models made from one another by edits share the weights that were not edited, and with
-    them this product: after an edit of W^Q, K and V are not computed again (at the paper's sizes each is a read
-    of a d_model x d_model matrix, the bulk of a layer's attention for a short sentence)."""
-
-    def __init__(self, matrix):
-        matrix.setflags(write=False)
-        self.matrix = matrix  # (d_model, h*d_k)
-        self._last = None  # (x's shape and bytes, x @ matrix), one tuple: sessions share models, and a thread
-        # reads or replaces it whole
-
-    def times(self, x):
-        """x @ matrix: [n, d_model] -> [n, h*d_k], read-only."""
-        key, last = (x.shape, x.tobytes()), self._last
-        if last is not None and last[0] == key:
-            return last[1]
-        product = x @ self.matrix  # (n, h*d_k)
-        product.setflags(write=False)
-        self._last = (key, product)
-        return product
 
 
 def heads_of(side_by_side, shape):
@@ -115,7 +92,7 @@ def concat_heads(heads):
     return heads.transpose(1, 0, 2).reshape(n, h * d_v)  # (n, h*d_v)
 
 
-def linear(x, W, b=None):
-    """x W (+ b)."""
-    out = x @ W  # (n, d_out)
+def linear(x, W, b=None, product=None):
+    """x W (+ b); product, if given, is x W already made."""
+    out = x @ W if product is None else product  # (n, d_out)
     return out if b is None else out + b  # (n, d_out)

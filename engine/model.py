@@ -12,6 +12,7 @@ from . import feed_forward as ff
 from . import positional as pe
 from .config import Config
 from .layer_norm import LAYER_NORM_TEX, layer_norm
+from .products import Multiplier
 from .tokens import SOS, Vocabulary
 from .trace import Recorder, Trace
 
@@ -79,7 +80,7 @@ class Model:
         for key, shape in shapes.items():
             frozen[key] = _read_only(params[key], key, shape)
         self.params = MappingProxyType(frozen)
-        self._side_by_side = {}  # per-head projection matrices laid out for one product (att.SideBySide), made once
+        self._multipliers = {name: _multiplier(name, value) for name, value in frozen.items() if value.ndim > 1}
 
     def with_params(self, updates) -> "Model":
         """A copy of this model with some parameters replaced (same names and shapes)."""
@@ -89,8 +90,9 @@ class Model:
         model = copy.copy(self)  # the others are this model's, already checked: only the new ones are
         model.params = MappingProxyType({**self.params, **{name: _read_only(value, name, self.params[name].shape)
                                                            for name, value in updates.items()}})
-        model._side_by_side = {name: self._fused(name) for name, value in self.params.items()
-                               if value.ndim == 3 and name not in updates}  # unchanged weights: laid out once
+        model._multipliers = {**{name: m for name, m in self._multipliers.items() if name not in updates},
+                              **{name: _multiplier(name, model.params[name]) for name in updates
+                                 if model.params[name].ndim > 1}}  # the unchanged weights' are shared (products.py)
         return model
 
     def with_cells(self, cells) -> "Model":
@@ -99,7 +101,7 @@ class Model:
         updates, fused = {}, {}
         for name, changes in cells.items():
             if self.params[name].ndim == 3:
-                fused[name] = self._fused(name).matrix.copy()
+                fused[name] = self._multipliers[name].matrix.copy()
                 array = att.heads_of(fused[name], self.params[name].shape)
             else:
                 array = np.array(self.params[name])
@@ -109,13 +111,12 @@ class Model:
             updates[name] = array
         model = self.with_params(updates)
         for name, side_by_side in fused.items():
-            model._side_by_side[name] = att.SideBySide(side_by_side)
+            model._multipliers[name] = Multiplier(side_by_side)
         return model
 
-    def _fused(self, name):
-        if name not in self._side_by_side:
-            self._side_by_side[name] = att.SideBySide(att.heads_side_by_side(self.params[name]))
-        return self._side_by_side[name]
+    def _product(self, name, x):
+        """x times the parameter `name` as the forward pass multiplies by it (see _multiplier)."""
+        return self._multipliers[name].times(x)
 
     @property
     def embed_names(self) -> dict:
@@ -263,8 +264,8 @@ class Model:
         for key, source in (("q", x_q), ("k", x_kv), ("v", x_kv)):
             W, b = f"{p}.W_{key.upper()}", f"{p}.b_{key.upper()}"
             bias = (b,) if c.attn_bias else ()
-            x = rec[source]
-            rec(f"{p}.{key}", att.project(x, P[W], P[b] if bias else None, self._fused(W).times(x)), "proj",
+            product = self._product(W, rec[source])
+            rec(f"{p}.{key}", att.project(rec[source], P[W], P[b] if bias else None, product), "proj",
                 texts[key] + (att.BIAS_TEX[key] if bias else ""), f"Each head's {_QKV[key]}.", inputs=(source, W) + bias)
         rec(f"{p}.scores", att.scores(rec[f"{p}.q"], rec[f"{p}.k"]), "scores", att.SCORES_TEX,
             "Dot product of every query with every key.", inputs=(f"{p}.q", f"{p}.k"))
@@ -290,7 +291,8 @@ class Model:
         rec(f"{p}.concat", att.concat_heads(rec[f"{p}.heads"]), "concat", att.CONCAT_TEX,
             "Put the heads' outputs side by side.", inputs=(f"{p}.heads",))
         bias = (f"{p}.b_O",) if c.attn_bias else ()
-        rec(f"{p}.out", att.linear(rec[f"{p}.concat"], P[f"{p}.W_O"], P[bias[0]] if bias else None), "linear",
+        product = self._product(f"{p}.W_O", rec[f"{p}.concat"])
+        rec(f"{p}.out", att.linear(rec[f"{p}.concat"], P[f"{p}.W_O"], P[bias[0]] if bias else None, product), "linear",
             att.OUT_TEX + (r" + b^O" if bias else ""), "Mix the heads back to d_model with W^O.",
             inputs=(f"{p}.concat", f"{p}.W_O") + bias)
         return f"{p}.out"
@@ -299,15 +301,17 @@ class Model:
         """The feed-forward block; a generator that pauses after the activation and returns the output's name."""
         c, P = self.config, self.params
         b1, b2 = ((f"{p}.b_1",), (f"{p}.b_2",)) if c.ffn_bias else ((), ())
-        rec(f"{p}.hidden", att.linear(rec[x], P[f"{p}.W_1"], P[b1[0]] if b1 else None), "linear",
+        product = self._product(f"{p}.W_1", rec[x])
+        rec(f"{p}.hidden", att.linear(rec[x], P[f"{p}.W_1"], P[b1[0]] if b1 else None, product), "linear",
             ff.HIDDEN_TEX if b1 else ff.HIDDEN_NO_BIAS_TEX, "First linear layer: widen to d_ff.",
             inputs=(x, f"{p}.W_1") + b1)
         rec(f"{p}.act", ff.ACTIVATIONS[c.activation](rec[f"{p}.hidden"]), "activation", ff.ACT_TEX[c.activation],
             f"The {_ACTIVATION_NAMES[c.activation]} non-linearity.", inputs=(f"{p}.hidden",), fn=c.activation)
         yield
         out_tex = (ff.OUT_TEX if b2 else ff.OUT_NO_BIAS_TEX) % _ACTIVATION_NAMES[c.activation]
-        rec(f"{p}.out", att.linear(rec[f"{p}.act"], P[f"{p}.W_2"], P[b2[0]] if b2 else None), "linear", out_tex,
-            "Second linear layer: back to d_model.", inputs=(f"{p}.act", f"{p}.W_2") + b2)
+        product = self._product(f"{p}.W_2", rec[f"{p}.act"])
+        rec(f"{p}.out", att.linear(rec[f"{p}.act"], P[f"{p}.W_2"], P[b2[0]] if b2 else None, product), "linear",
+            out_tex, "Second linear layer: back to d_model.", inputs=(f"{p}.act", f"{p}.W_2") + b2)
         return f"{p}.out"
 
     def _stack_output(self, rec, stack, x):
@@ -324,7 +328,8 @@ class Model:
         else:
             W, tex, transpose = "unembed.W", LOGITS_TEX, False
         matrix = self.params[W].T if transpose else self.params[W]
-        rec("logits", att.linear(rec["dec.out"], matrix, self.params["unembed.b"]), "linear", tex,
+        product = self._product(W, rec["dec.out"])
+        rec("logits", att.linear(rec["dec.out"], matrix, self.params["unembed.b"], product), "linear", tex,
             "Score every vocabulary word at every decoder position.", inputs=("dec.out", W, "unembed.b"),
             transpose=transpose)
         rec("probs", att.softmax(rec["logits"], c.softmax), "softmax", PROBS_TEX,
@@ -337,6 +342,14 @@ _ACTIVATION_NAMES = {"relu": "ReLU", "gelu": "GELU"}
 
 def _number_tex(x: float) -> str:
     return f"{x:.8g}"
+
+
+def _multiplier(name, weight) -> Multiplier:
+    """How the forward pass multiplies by a parameter: per-head weights with their heads side by side, in one
+    product; an embedding table, which is multiplied only as the tied output layer, transposed; others as they are."""
+    if weight.ndim == 3:
+        return Multiplier(weight, att.heads_side_by_side)
+    return Multiplier(weight, np.transpose if name.startswith("embed.") else None)
 
 
 def _read_only(value, name, shape):

@@ -209,8 +209,8 @@ def test_a_model_with_changed_weights_computes_as_a_fresh_one():
 
 
 def test_an_edited_model_reuses_its_parents_products_only_for_the_same_input():
-    """A model made by an edit of W^Q shares W^K and W^V, and their products with the layer's input, with its
-    parent (att.SideBySide): every step is still what a fresh model computes, sentence after sentence, in
+    """A model made by an edit of W^Q shares its other weights, and their products with the same inputs, with its
+    parent (engine/products.py): every step is still what a fresh model computes, sentence after sentence, in
     either order, and an input of the same shape but other numbers is multiplied afresh."""
     base = engine.preset("paper", d_model=8, n_heads=2, d_k=4, d_v=4, d_ff=16, n_layers=2)
     edited = base.with_cells({"enc.0.attn.W_Q": [((1, 2, 3), 0.25)]})
@@ -220,8 +220,26 @@ def test_an_edited_model_reuses_its_parents_products_only_for_the_same_input():
         got, want = edited.run(src, "Hola"), fresh.run(src, "Hola")
         for name in want:
             np.testing.assert_array_equal(got[name], want[name])
-    W_K = edited._fused("enc.0.attn.W_K")
-    assert W_K is base._fused("enc.0.attn.W_K")
+    W_K = edited._multipliers["enc.0.attn.W_K"]
+    assert W_K is base._multipliers["enc.0.attn.W_K"]
+    assert edited._multipliers["enc.0.attn.W_Q"] is not base._multipliers["enc.0.attn.W_Q"]
     x = np.ones((2, 8))
     assert W_K.times(x) is W_K.times(x.copy())
     np.testing.assert_array_equal(W_K.times(x + 1), (x + 1) @ W_K.matrix)
+
+
+@pytest.mark.parametrize("tied", [False, True])
+def test_an_edit_late_in_the_network_computes_as_a_fresh_model(tied):
+    """The products before an edited output layer (or tied embedding) are the parent's; everything after is new."""
+    base = engine.preset("paper", d_model=8, n_heads=2, d_k=4, d_v=4, d_ff=16, n_layers=2, tied_output=tied,
+                         shared_embeddings=tied)
+    name = "embed.src" if tied else "unembed.W"
+    for edited in (base.with_cells({name: [((3, 1), 2.5)]}), base.with_cells({"dec.1.self_attn.W_O": [((0, 0), -1.0)]})):
+        fresh = engine.Model(base.name, base.config, base.vocab, edited.params, base.seed)
+        for src in ("Hello World", "World Hello"):
+            base.run(src, "Hola").steps()
+            got, want = edited.run(src, "Hola"), fresh.run(src, "Hola")
+            assert list(got) == list(want)
+            for step in want:
+                np.testing.assert_array_equal(got[step], want[step])
+        assert not np.array_equal(edited.run("Hello World", "Hola")["logits"], base.run("Hello World", "Hola")["logits"])
