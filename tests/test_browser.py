@@ -285,6 +285,29 @@ def test_click_a_heatmap_cell_to_explain_it(server, new_page):
     expect(page.get_by_role("combobox", name=EN["view.col"]).first).to_have_value("world")
 
 
+def test_a_wide_heatmap_names_the_cell_under_the_mouse_and_a_click_explains_it(server, new_page):
+    """A matrix wider than 128 columns has one click trace per row, whose hover text the browser writes."""
+    cfg = "d_model:16,n_heads:2,d_ff:256,n_layers:1"
+    trace = engine.preset("paper", d_model=16, n_heads=2, d_ff=256, n_layers=1).run("Hello World")
+    page = new_page()
+    page.goto(url(server, "ffn", preset="paper", cfg=cfg))
+    settle(page)
+    chart = page.locator('[data-testid="stPlotlyChart"]').first  # enc.0.ffn.hidden, (2, 256)
+    chart.scroll_into_view_if_needed()
+    box = chart.bounding_box()
+    page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.75)  # the second row, "world"
+    hover = page.locator(".hoverlayer .hovertext")
+    expect(hover).to_have_count(1, timeout=10_000)
+    column, shown = re.fullmatch(r"world · (\d+): (\S+)", hover.text_content().strip()).groups()
+    assert float(shown.replace("−", "-")) == pytest.approx(trace["enc.0.ffn.hidden"][1, int(column)], rel=1e-5)
+    page.mouse.click(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.75)
+    explained = re.compile(rf"enc\.0\.ffn\.hidden\[1,\s*{column}\]")
+    expect(page.locator(".katex-display").filter(has_text=explained)).to_have_count(1, timeout=30_000)
+    settle(page)
+    no_exception(page)
+    expect(page.get_by_role("combobox", name=EN["view.col"]).first).to_have_value(column)
+
+
 def explained_latex_tail(latex):
     """The engine's explanation in LaTeX, without the aligned environment around it."""
     return re.sub(r"\\end\{aligned\}\s*$", "", latex).strip()
