@@ -30,10 +30,11 @@ bench: setup-test
 	$(BIN)/python bench/engine_bench.py
 
 # The whole performance harness, each figure a ratio to a reference of the same run (bench/pages_bench.py): the
-# engine vs PyTorch, every page's server CPU per rerun and browser edit-to-update vs a trivial page; LOAD=1 adds
-# the classroom load (bench/load.py, ~6 min). Replaces the "Per page" section of docs/PERFORMANCE.md.
+# engine vs PyTorch, every page's server CPU per rerun (also with the paper preset) and browser edit-to-update vs
+# a trivial page; LOAD=1 adds the classroom load (bench/load.py, ~6 min). Replaces the "Per page" section of
+# docs/PERFORMANCE.md.
 perf: setup-test browser
-	$(BIN)/python bench/pages_bench.py --engine $(if $(LOAD),--load) --write docs/PERFORMANCE.md
+	$(BIN)/python bench/pages_bench.py --engine --paper $(if $(LOAD),--load) --write docs/PERFORMANCE.md
 
 # A class larger than one process can serve: PROCESSES Streamlit processes behind nginx on PORT, which keeps each
 # browser on one process (deploy/classroom.py, deploy/nginx.conf.template); Ctrl-C stops them all.

@@ -2,10 +2,11 @@
 each as a ratio to the trivial page (bench/trivial_app.py) measured in the same run.
 
     .venv/bin/python bench/pages_bench.py [--pages attention,ffn] [--reruns 30] [--edits 7] [--no-browser]
-                                          [--engine] [--load] [--write docs/PERFORMANCE.md] [--json FILE]
+                                          [--engine] [--paper] [--load] [--write docs/PERFORMANCE.md] [--json FILE]
 
-`make perf` runs it with --engine (bench/engine_bench.py: the engine against PyTorch) and --write, which
-replaces the "Per page" section of docs/PERFORMANCE.md; `make perf LOAD=1` adds --load (bench/load.py: a
+`make perf` runs it with --engine (bench/engine_bench.py: the engine against PyTorch), --paper (each page's
+server CPU per rerun with the paper preset too) and --write, which replaces the "Per page" section of
+docs/PERFORMANCE.md; `make perf LOAD=1` adds --load (bench/load.py: a
 classroom of 60 sessions for 2 minutes on each of the app and the trivial page).
 
 A rerun is the one a user causes on the page: a weight edit where the page has a weight editor (its first
@@ -120,6 +121,11 @@ def cases(pages: list[str]) -> list[Case]:
         chosen += [Case("attention", "sidebar"), Case("attention", preset="paper"),
                    Case("attention", "sidebar", "paper")]
     return chosen
+
+
+def paper_cases(pages: list[str], chosen: list[Case]) -> list[Case]:
+    """Each page's first input (a weight editor, else the sidebar) with the paper's sizes, where not chosen yet."""
+    return [case for case in (Case(page, preset="paper") for page in pages) if case not in chosen]
 
 
 # ---- the server: CPU per rerun -----------------------------------------------------------------------------
@@ -604,6 +610,8 @@ def main(argv=None):
     parser.add_argument("--reruns", type=int, default=30, help="measured server reruns per page")
     parser.add_argument("--warmup", type=int, default=5, help="server reruns per page before those")
     parser.add_argument("--edits", type=int, default=7, help="timed browser edits per page")
+    parser.add_argument("--paper", action="store_true", help="also measure each page's server CPU per rerun with "
+                                                             "the paper preset (512-d, 6 + 6 layers)")
     parser.add_argument("--no-server", action="store_true", help="skip the server's CPU per rerun")
     parser.add_argument("--no-browser", action="store_true", help="skip the browser")
     parser.add_argument("--engine", action="store_true", help="also run bench/engine_bench.py")
@@ -659,7 +667,8 @@ def measure(results: dict, source: Path, chosen: list[Case], args, scratch: Path
         try:
             trivial = serve("bench/trivial_app.py", free_port(8900, 8999), source, log)
             if not args.no_server:
-                results["server"] = asyncio.run(server_phase(app, trivial, chosen, args))
+                paper = paper_cases(args.pages.split(","), chosen) if args.paper else []
+                results["server"] = asyncio.run(server_phase(app, trivial, chosen + paper, args))
             if not args.no_browser:
                 results["browser"] = browser_phase(app, trivial, chosen, args.edits)
         finally:
