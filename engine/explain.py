@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property, partial
 
 import numpy as np
 
@@ -22,11 +24,18 @@ ELIDED = object()  # where a long LaTeX sum shows \cdots
 @dataclass(frozen=True)
 class Explanation:
     latex: str
-    text: str
     value: float
+    spell: Callable[[], str] = field(repr=False, compare=False)  # writes `text`, on first reading: every term of a
+    # sum of 2048 products takes milliseconds, and the app shows the text only when asked
+
+    @cached_property
+    def text(self) -> str:
+        return self.spell()
 
 
 def explain(trace, name: str, index: tuple) -> Explanation:
+    """An explainer gives the LaTeX, the text, and maybe the definitions it uses (LaTeX and text); a text may be
+    a function that writes it."""
     step = trace.step(name)
     index = _check_index(step, index)
     with np.errstate(all="ignore"):  # the naive softmax may overflow here as in the forward pass
@@ -34,11 +43,19 @@ def explain(trace, name: str, index: tuple) -> Explanation:
     value = float(step.value[index])
     label = f"{name}[{', '.join(map(str, index))}]"
     lines = [f"\\text{{{_tex_escape(label)}}} &= {latex}", f"&= {num_tex(value)}"]
-    text = f"{label} = {text} = {num(value)}"
     if where:  # definitions the expression uses (LayerNorm's mean and variance, softmax's sum) come first
         lines.insert(0, f"&{where[0]}")
-        text = f"With {where[1]}: {text}"
-    return Explanation(r"\begin{aligned}" + r" \\ ".join(lines) + r"\end{aligned}", text, value)
+    spell = partial(_spelled, f"{label} = ", text, f" = {num(value)}", where[1] if where else None)
+    return Explanation(r"\begin{aligned}" + r" \\ ".join(lines) + r"\end{aligned}", value, spell)
+
+
+def _spelled(before, text, after, where) -> str:
+    text = before + _written(text) + after
+    return text if where is None else f"With {_written(where)}: {text}"
+
+
+def _written(text) -> str:
+    return text() if callable(text) else text
 
 
 def _check_index(step, index):
@@ -78,17 +95,17 @@ def _paren(x):
     return f"({s})" if s.startswith("−") else s
 
 
-def _sum(items, tex, text=None):
+def _sum(items, tex, text):
     """Join the items' terms with +: tex(item) in the LaTeX, which elides the middle of long sums (writing only
-    the terms it shows) and breaks wide ones into lines; text(item) in the text, which lists every term."""
+    the terms it shows) and breaks wide ones into lines; text(item) in the text, which lists every term and is
+    given as the function that writes it."""
     shown = items if len(items) <= LATEX_TERMS else [*items[:6], ELIDED, *items[-2:]]
     lines = [[]]
     for term in (r"\cdots" if item is ELIDED else tex(item) for item in shown):
         if lines[-1] and _width(" + ".join(lines[-1] + [term])) > LINE_WIDTH:
             lines.append([])
         lines[-1].append(term)
-    terms_text = " + ".join(map(text, items)) if text else ""
-    return (BREAK + "+ ").join(" + ".join(line) for line in lines) or "0", terms_text or "0"
+    return (BREAK + "+ ").join(" + ".join(line) for line in lines) or "0", lambda: " + ".join(map(text, items)) or "0"
 
 
 def _width(tex: str) -> int:
@@ -180,12 +197,12 @@ def _softmax(trace, step, index):
     arg_txt = (lambda x: f"{_paren(x)} − {_paren(shift)}") if shift else _paren
     sum_symbol = r"\sum_k e^{x_k - \max x}" if shift else r"\sum_k e^{x_k}"
     sum_tex, sum_text = _sum(list(exps), num_tex, num)
-    terms_tex, _ = _sum(list(row), lambda x: f"e^{{{arg_tex(x)}}}")
+    terms_tex, terms_text = _sum(list(row), lambda x: f"e^{{{arg_tex(x)}}}", lambda x: f"e^({arg_txt(x)})")
     expanded = f"{terms_tex}{BREAK}= " if len(row) <= 4 else ""  # the exponents in full for short rows
     return (f"\\frac{{e^{{{arg_tex(row[j])}}}}}{{{sum_symbol}}} = \\frac{{{num_tex(exps[j])}}}{{{num_tex(total)}}}",
             f"e^({arg_txt(row[j])}) / Σ = {num(exps[j])} / {num(total)}",
             f"{sum_symbol} = {expanded}{sum_tex} = {num_tex(total)}",
-            "Σ = " + " + ".join(f"e^({arg_txt(x)})" for x in row) + f" = {sum_text} = {num(total)}")
+            lambda: f"Σ = {terms_text()} = {sum_text()} = {num(total)}")
 
 
 def _weighted(trace, step, index):
@@ -227,8 +244,8 @@ def _layer_norm(trace, step, index):
     text = f"({_paren(x[j])} − {_paren(mu)}) / ({denom_text}) × {_paren(gamma)} + {_paren(beta)}"
     where_tex = (f"\\mu = \\frac{{{mean_tex}}}{{{d}}} = {num_tex(mu)},\\ "
                  f"\\sigma^2 = \\tfrac{{1}}{{{d}}}\\textstyle\\sum_k (x_k - \\mu)^2 = {num_tex(var)}")
-    where_text = f"μ = ({mean_text}) / {d} = {num(mu)} and σ² = mean((x − μ)²) = {num(var)}"
-    return latex, text, where_tex, where_text
+    return latex, text, where_tex, lambda: (f"μ = ({mean_text()}) / {d} = {num(mu)} and "
+                                            f"σ² = mean((x − μ)²) = {num(var)}")
 
 
 def _activation(trace, step, index):

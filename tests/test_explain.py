@@ -1,5 +1,6 @@
 """Per-cell arithmetic shows the real numbers and ends in the cell's value."""
 import engine
+from engine.explain import num
 
 
 def explain(name, index, **overrides):
@@ -42,7 +43,9 @@ def test_mask_and_sin_cos_argument():
 def test_long_sums_are_elided_in_latex_but_complete_in_text():
     trace = engine.preset("paper", n_layers=1).run("hello")
     e = trace.explain("enc.0.ffn.hidden", (0, 0))
+    assert "text" not in vars(e)  # written when read: the app shows the LaTeX, and the text only when asked
     assert r"\cdots" in e.latex and e.text.count("×") == 512
+    assert e.text is e.text and e.text.endswith(f" = {num(e.value)}")
 
 
 def test_text_in_latex_is_escaped_for_katex():
