@@ -28,7 +28,8 @@ from timing import median_ms  # noqa: E402
 
 SRC = "the cat sat on the mat . hello world how are you"  # 12 tokens
 TGT = "el gato se sentó en la alfombra . hola mundo cómo"  # 11 words -> SOS + 11 = 12 decoder positions
-OTHER_SRC, OTHER_TGT = "you are how world hello . mat the on sat cat the", "cómo mundo hola . alfombra la en sentó se gato el"
+OTHER_SRC = "you are how world hello . mat the on sat cat the"  # the same lengths, other inputs: see alternating()
+OTHER_TGT = "cómo mundo hola . alfombra la en sentó se gato el"
 OPENBLAS_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 CHILD_FLAG = "--without-openblas-vars"
 WARMUP, REPEATS, HELLO_REPEATS = 3, 15, 101

@@ -66,15 +66,11 @@ def _click_layer(values, row_labels, col_labels) -> list[dict]:
         cells = table(values, 6)
         return [{**MARKERS, "x": c.ravel(), "y": r.ravel(), "hovertemplate": "%{text}<extra></extra>",
                  "text": [f"{row_labels[i]} · {col_labels[j]}: {cells[i][j]}" for i, j in zip(r.ravel(), c.ravel())]}]
-    return [_row_markers(i, label, row, col_labels) for i, (label, row) in enumerate(zip(row_labels, values))]
-
-
-def _row_markers(i, label, row, col_labels) -> dict:
     by_index = list(col_labels) == indices(len(col_labels))  # the column's number is its label
-    column = "%{x}" if by_index else "%{text}"
-    return {**MARKERS, "x": np.arange(len(row)), "y": np.full(len(row), i), "customdata": row, "meta": str(label),
-            **({} if by_index else {"text": list(col_labels)}),
-            "hovertemplate": f"%{{meta}} · {column}: %{{customdata:.6~g}}<extra></extra>"}
+    column = {} if by_index else {"text": list(col_labels)}
+    hover = f"%{{meta}} · {'%{x}' if by_index else '%{text}'}: %{{customdata:.6~g}}<extra></extra>"
+    return [{**MARKERS, "x": np.arange(len(row)), "y": np.full(len(row), i), "customdata": row, "meta": str(label),
+             **column, "hovertemplate": hover} for i, (label, row) in enumerate(zip(row_labels, values))]
 
 
 def _ticks(labels) -> dict:
