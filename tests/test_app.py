@@ -334,6 +334,19 @@ def test_drill_down_explains_the_chosen_cell():
     assert chosen.text.endswith("= 135.5517")
 
 
+def test_a_wide_steps_drill_down_column_is_typed_by_its_number():
+    """Over 32 numbered columns the drill-down's column is a number input (a list of 2048 would be sent on every
+    rerun); a typed fraction picks the whole column, and the row of words stays a list."""
+    cfg = "d_model:16,n_heads:2,d_ff:256,n_layers:1"
+    at = open_page("ffn", preset="paper", cfg=cfg, src="Hello World")
+    trace = engine.preset("paper", d_model=16, n_heads=2, d_ff=256, n_layers=1).run("Hello World")
+    at.selectbox(key="row.enc.0.ffn.hidden.None").set_value(1)
+    at.number_input(key="col.enc.0.ffn.hidden.None").set_value(137.6).run()
+    assert_clean(at)
+    assert at.number_input(key="col.enc.0.ffn.hidden.None").label == "Column (0–255)"
+    assert trace.explain("enc.0.ffn.hidden", (1, 137)).latex in latex(at)
+
+
 # ---- edits flow to later pages ------------------------------------------------------------------------------
 
 EDIT_CASES = [

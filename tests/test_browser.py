@@ -305,7 +305,7 @@ def test_a_wide_heatmap_names_the_cell_under_the_mouse_and_a_click_explains_it(s
     expect(page.locator(".katex-display").filter(has_text=explained)).to_have_count(1, timeout=30_000)
     settle(page)
     no_exception(page)
-    expect(page.get_by_role("combobox", name=EN["view.col"]).first).to_have_value(column)
+    expect(page.get_by_role("spinbutton", name=f"{EN['view.col']} (0–255)")).to_have_value(column)  # typed, not listed
 
 
 def explained_latex_tail(latex):

@@ -211,10 +211,8 @@ def _tex_name(name, head):
 
 
 def _selection(key, n_rows, n_cols):
-    """The drill-down's cell, within the matrix; anything but a whole number (a forged message) means 0."""
-    row, col = (st.session_state.get(f"{axis}.{key}", 0) for axis in ("row", "col"))
-    row = min(row, n_rows - 1) if isinstance(row, int) and row >= 0 else 0
-    col = min(col, n_cols - 1) if isinstance(col, int) and col >= 0 else 0
+    """The drill-down's cell, within the matrix (see _clamped)."""
+    row, col = (_clamped(st.session_state.get(f"{axis}.{key}"), n) for axis, n in (("row", n_rows), ("col", n_cols)))
     st.session_state[f"row.{key}"], st.session_state[f"col.{key}"] = row, col
     return row, col
 
@@ -229,6 +227,13 @@ def _on_click(key, n_rows, n_cols):
         if row is not None and col is not None:
             st.session_state[f"row.{key}"], st.session_state[f"col.{key}"] = row, col
     return callback
+
+
+def _clamped(value, n):
+    """A picker's position within range(n): a typed fraction is dropped (2.6 picks 2); anything but a finite
+    number from 0 (a forged message) means 0."""
+    number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else -1
+    return min(int(number), n - 1) if math.isfinite(number) and number >= 0 else 0
 
 
 def _position(value, n):
@@ -247,8 +252,8 @@ def _drill(ctx, name, head, key, rows, cols):
     with st.container(border=True):
         st.markdown(f"**{ctx.t('view.drill')}** {ctx.t('view.drill_hint')}")
         pickers = _row_of_widgets()
-        row = pickers.selectbox(ctx.t("view.row"), range(len(rows)), format_func=lambda i: rows[i], key=f"row.{key}")
-        col = pickers.selectbox(ctx.t("view.col"), range(len(cols)), format_func=lambda j: cols[j], key=f"col.{key}")
+        row = _position_picker(pickers, ctx.t("view.row"), rows, f"row.{key}")
+        col = _position_picker(pickers, ctx.t("view.col"), cols, f"col.{key}")
         ndim = ctx.trace[name].ndim
         explanation = ctx.trace.explain(name, _full_index(head if ndim == 3 else None, row, col, ndim))
         st.latex(ctx.t.math(explanation.latex))
@@ -346,9 +351,9 @@ def _position_picker(container, label: str, labels: list[str], key: str) -> int:
     n = len(labels)
     if n <= POSITION_LIST or labels != indices(n):
         return container.selectbox(label, range(n), format_func=labels.__getitem__, key=key)
-    typed = container.number_input(f"{label} (0–{n - 1})", min_value=0.0, max_value=float(n - 1), value=0.0,
-                                   step=1.0, format="%g", key=key)  # a float input: see context._whole_number_input
-    return min(max(int(typed), 0), n - 1) if math.isfinite(typed) else 0
+    typed = container.number_input(f"{label} (0–{n - 1})", min_value=0.0, max_value=float(n - 1), step=1.0,
+                                   format="%g", key=key)  # a float input (context._whole_number_input), from 0
+    return _clamped(typed, n)
 
 
 def _on_cell_edit(widget_key, name, index):
