@@ -1,5 +1,6 @@
 """The app's pure helpers, without Streamlit: the URL state (ui/state.py), number formatting (ui/format.py),
 the two catalogs (ui/i18n.py) and the axis labels (ui/labels.py)."""
+import json
 import math
 import re
 import string
@@ -555,8 +556,7 @@ def typed_array(spec):
     """The numbers of a plotly.js typed array ({"dtype": "f8", "bdata": base64}), as plotly sends a NumPy array."""
     import base64
 
-    dtype = {"f8": np.float64, "i1": np.int8, "i2": np.int16, "u1": np.uint8, "u2": np.uint16}[spec["dtype"]]
-    return np.frombuffer(base64.b64decode(spec["bdata"]), dtype)
+    return np.frombuffer(base64.b64decode(spec["bdata"]), np.dtype(spec["dtype"]))
 
 
 @pytest.mark.parametrize("col_labels", [indices(300), [f"tok{j}" for j in range(300)]])
@@ -572,7 +572,7 @@ def test_a_wide_heatmap_has_one_click_trace_per_row_whose_hover_the_browser_writ
     assert [row.meta for row in rows] == ["Hello", "World"]
     for i, row in enumerate(rows):
         np.testing.assert_array_equal(typed_array(row.customdata), matrix[i])
-        np.testing.assert_array_equal(typed_array(row.x), np.arange(300))
+        assert (row.x, row.x0, row.dx) == (None, 0, 1)  # cell (i, j) at x=j, y=i
         np.testing.assert_array_equal(typed_array(row.y), np.full(300, i))
     by_index = col_labels[5] == "5"
     assert rows[0].hovertemplate == ("%{meta} · %{x}" if by_index else "%{meta} · %{text}") + \
@@ -590,7 +590,41 @@ def test_unvalidated_bars_and_curves_are_valid_plotly_figures():
     figure = curves(range(1, 4), {"loss": np.array([3.0, 2.0, 1.5])}, "step", "loss", log_y=True)
     loss = go.Figure(figure.to_dict())  # the numbers travel as base64 blocks ({"dtype", "bdata"}), which plotly accepts
     assert loss.layout.yaxis.type == "log" and loss.layout.xaxis.title.text == "step"
-    assert list(figure.data[0].x) == [1, 2, 3] and list(figure.data[0].y) == [3, 2, 1.5]
+    assert list(typed_array(loss.data[0].x)) == [1, 2, 3] and list(typed_array(loss.data[0].y)) == [3, 2, 1.5]
+
+
+def wire(value):
+    """A chart's JSON with its typed arrays as (numbers, shape), NaN as None, and without the template."""
+    if isinstance(value, dict) and "bdata" in value:
+        numbers = typed_array(value).reshape([int(n) for n in value.get("shape", "-1").split(",")])
+        return [None if math.isnan(v) else v for v in numbers.ravel().tolist()], list(numbers.shape)
+    if isinstance(value, dict):
+        return {k: wire(v) for k, v in value.items() if k != "template"}
+    return [wire(v) for v in value] if isinstance(value, list) else value
+
+
+def sample_charts():
+    from ui.figures import bars, curves, heatmap
+
+    return [heatmap(np.array([[1.0, -2.0], [3.0, -np.inf]]), ["a", "b"], ["c", "d"], selected=(0, 1)),
+            heatmap(np.arange(600.0).reshape(2, 300) / 7, ["Hello", "World"], indices(300)),
+            heatmap(np.zeros((3, 40)), ["x", "y", "z"], [f"c{j}" for j in range(40)]),
+            bars(["a", "b"], np.array([0.75, 0.25]), highlight="b"),
+            curves(range(1, 4), {"loss": np.array([3.0, 2.0, 1.5])}, "step", "loss", log_y=True)]
+
+
+@pytest.mark.parametrize("chart", sample_charts())
+def test_a_chart_sends_what_plotly_sends_of_the_same_figure(chart):
+    """ui.figures.Chart skips plotly's objects: what st.plotly_chart sends of it is what plotly itself sends of the
+    validated figure, number for number, with an empty template."""
+    import plotly.graph_objects as go
+    import plotly.io
+    import plotly.tools
+
+    sent = json.loads(plotly.io.to_json(plotly.tools.return_figure_from_figure_or_data(chart, validate_figure=True),
+                                        validate=False))  # as st.plotly_chart writes its spec
+    assert wire(sent) == wire(json.loads(go.Figure(chart.to_dict()).to_json()))
+    assert sent["layout"]["template"] == {}
 
 
 def test_every_word_written_inside_the_engines_formulas_has_its_chinese():

@@ -1,4 +1,6 @@
 """Plotly figures, built from arrays and labels only (pure: no Streamlit)."""
+import base64
+
 import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import get_colorscale
@@ -17,20 +19,19 @@ MARKERS = {"type": "scatter", "mode": "markers", "marker": {"symbol": "square", 
            "showlegend": False}  # the click layer's invisible markers
 
 
-def heatmap(matrix, row_labels, col_labels, selected=None) -> go.Figure:
+def heatmap(matrix, row_labels, col_labels, selected=None) -> "Chart":
     """A labelled heatmap; an invisible marker on every cell centre makes each cell clickable.
 
     A click selects the nearest marker, whose x and y are the cell's column and row; plotly's own heatmap
     returns no selection in Streamlit, so the markers carry it. This runs for every chart on every rerun, so
-    the figure is built from plain dicts without plotly's validation (`_validate=False`, a quarter of the
-    time); tests validate the same dicts.
+    the figure is built from plain dicts in the form plotly.js reads (see Chart); tests validate the same dicts.
     """
     values = np.atleast_2d(np.asarray(matrix, dtype=float))
     rows, cols = values.shape
     finite = np.where(np.isfinite(values), values, np.nan)  # −∞ cells are drawn empty and labelled
     signed = bool(np.nanmin(finite) < 0) if np.isfinite(finite).any() else False
     limit = float(np.nanmax(np.abs(finite))) if np.isfinite(finite).any() else 1.0
-    data = [{"type": "heatmap", "z": finite, "x": np.arange(cols), "y": np.arange(rows),
+    data = [{"type": "heatmap", "z": _typed(finite), "x": _typed(np.arange(cols)), "y": _typed(np.arange(rows)),
              "colorscale": DIVERGING if signed else SEQUENTIAL, "zmin": -limit if signed else 0, "zmax": limit or 1,
              "hoverinfo": "skip", "colorbar": {"thickness": 12}}]
     if signed:
@@ -47,30 +48,41 @@ def heatmap(matrix, row_labels, col_labels, selected=None) -> go.Figure:
         i, j = selected
         layout["shapes"] = [{"type": "rect", "x0": j - 0.5, "x1": j + 0.5, "y0": i - 0.5, "y1": i + 0.5,
                              "line": {"color": "#111", "width": 3}}]
-    return _figure(data, layout)
+    return Chart(data, layout)
 
 
-def _figure(data, layout) -> go.Figure:
-    """A figure from plain dicts, unvalidated (tests validate them). No plotly template: Streamlit's theme styles
-    the chart, and the default template would add ~7 kB to every chart sent."""
-    return go.Figure(data=data, layout={"template": {}, **layout}, _validate=False)
+class Chart(go.Figure):
+    """A figure already in the form plotly.js reads: plain dicts, NumPy arrays as typed arrays (base64). Streamlit
+    asks a plotly figure only for its dict (st.plotly_chart: plotly.tools.return_figure_from_figure_or_data), so
+    plotly's own objects, one per property, are not made: they cost 0.7-1 ms per chart on every rerun, a quarter
+    of a step page's CPU. Nothing else of go.Figure is available; go.Figure(chart.to_dict()) validates it
+    (tests). No plotly template: Streamlit's theme styles the chart, and the default template would add ~7 kB to
+    every chart sent."""
+
+    def __init__(self, data: list[dict], layout: dict):  # go.Figure's __init__ is what is skipped
+        self._wire = {"data": data, "layout": {"template": {}, **layout}}
+
+    def to_dict(self) -> dict:
+        return self._wire
 
 
 def _click_layer(values, row_labels, col_labels) -> list[dict]:
     """Invisible markers on the cell centres, which carry the hover text and the click. Up to LABELLED_COLS
     columns each marker has its text; in wider matrices one trace per row names the row and the browser writes
     the column and the number (a text per cell of a (2, 2048) step cost ~10 ms of every rerun and 120 kB sent;
-    a trace per row costs ~0.2 ms, too much for matrices of many short rows)."""
+    a trace per row costs ~0.2 ms, too much for matrices of many short rows). A row's columns are placed by x0/dx (its
+    y, the row, sets the number of markers: one byte each)."""
     if values.shape[1] <= LABELLED_COLS:
         r, c = np.meshgrid(range(values.shape[0]), range(values.shape[1]), indexing="ij")
         cells = table(values, 6)
-        return [{**MARKERS, "x": c.ravel(), "y": r.ravel(), "hovertemplate": "%{text}<extra></extra>",
+        return [{**MARKERS, "x": _typed(c.ravel()), "y": _typed(r.ravel()), "hovertemplate": "%{text}<extra></extra>",
                  "text": [f"{row_labels[i]} · {col_labels[j]}: {cells[i][j]}" for i, j in zip(r.ravel(), c.ravel())]}]
     by_index = list(col_labels) == indices(len(col_labels))  # the column's number is its label
     column = {} if by_index else {"text": list(col_labels)}
     hover = f"%{{meta}} · {'%{x}' if by_index else '%{text}'}: %{{customdata:.6~g}}<extra></extra>"
-    return [{**MARKERS, "x": np.arange(len(row)), "y": np.full(len(row), i), "customdata": row, "meta": str(label),
-             **column, "hovertemplate": hover} for i, (label, row) in enumerate(zip(row_labels, values))]
+    return [{**MARKERS, "x0": 0, "dx": 1, "y": _typed(np.full(len(row), i)), "customdata": _typed(row),
+             "meta": str(label), **column,
+             "hovertemplate": hover} for i, (label, row) in enumerate(zip(row_labels, values))]
 
 
 def _ticks(labels) -> dict:
@@ -79,24 +91,38 @@ def _ticks(labels) -> dict:
             "zeroline": False}
 
 
-def bars(labels, values, highlight=None) -> go.Figure:
+def bars(labels, values, highlight=None) -> "Chart":
     """Horizontal bars, largest on top, e.g. the next-token probabilities."""
     colours = ["#1f77b4" if label != highlight else "#d62728" for label in labels]
     data = [{"type": "bar", "x": _numbers(values), "y": list(labels), "orientation": "h", "marker": {"color": colours},
              "text": [f"{v:.3g}" for v in values], "textposition": "auto"}]
-    return _figure(data, {"height": max(160, 28 * len(labels) + 40), "margin": MARGIN,
+    return Chart(data, {"height": max(160, 28 * len(labels) + 40), "margin": MARGIN,
                           "yaxis": {"autorange": "reversed"}})
 
 
-def curves(x, series: dict, x_title: str, y_title: str, log_y: bool = False) -> go.Figure:
+def curves(x, series: dict, x_title: str, y_title: str, log_y: bool = False) -> "Chart":
     """Lines over a shared x, e.g. the loss per training step or the learning-rate schedule."""
     data = [{"type": "scatter", "x": _numbers(x), "y": _numbers(y), "mode": "lines", "name": name}
             for name, y in series.items()]
-    return _figure(data, {"height": 300, "margin": MARGIN, "showlegend": len(series) > 1,
+    return Chart(data, {"height": 300, "margin": MARGIN, "showlegend": len(series) > 1,
                           "legend": {"orientation": "h", "y": 1.1}, "xaxis": {"title": {"text": x_title}},
                           "yaxis": {"title": {"text": y_title}, "type": "log" if log_y else "linear"}})
 
 
-def _numbers(values) -> np.ndarray:
-    """A float array: plotly writes it as one base64 block; a list of NumPy scalars costs a call per number."""
-    return np.asarray(values, dtype=float)
+def _numbers(values) -> dict:
+    """Numbers as one float64 typed array (a list of NumPy scalars would cost a call per number)."""
+    return _typed(np.asarray(values, dtype=float))
+
+
+def _typed(array: np.ndarray) -> dict:
+    """An array as plotly.js reads it: {"dtype", "bdata" (base64 of its bytes), "shape" if 2-D}, as plotly writes
+    one. Whole numbers here are positions (never negative): they take the smallest unsigned type that holds them."""
+    if array.size == 0:
+        return []  # as plotly writes an empty array
+    if array.dtype.kind in "iu":
+        array = array.astype(np.min_scalar_type(int(array.max(initial=0))))
+    array = np.ascontiguousarray(array)
+    spec = {"dtype": array.dtype.str[1:], "bdata": base64.b64encode(array).decode("ascii")}
+    if array.ndim > 1:
+        spec["shape"] = ", ".join(map(str, array.shape))
+    return spec
