@@ -161,11 +161,11 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     values = _slice(s.value, head)  # (rows, cols)
     rows, cols = (axes[-2], axes[-1]) if s.value.ndim > 1 else ([""], axes[-1])
     key = f"{name}.{head}"
-    selected = _selection(key, len(rows), len(cols))
+    selected = _selection(key, len(rows), len(cols)) if drill else None  # no drill-down: no cell to mark or click
     if show_numbers:
         numbers(values, rows, cols, label=_tex_name(name, _head_of(s.value, head)))
     st.plotly_chart(heatmap(values, rows, cols, selected), key=f"chart.{key}",
-                    on_select=_on_click(key, len(rows), len(cols)), selection_mode="points",
+                    on_select=_on_click(key, len(rows), len(cols)) if drill else "ignore", selection_mode="points",
                     config={"displayModeBar": False}, width=_chart_width(len(cols)))
     if drill:
         _drill(ctx, name, head, key, rows, cols)
