@@ -58,7 +58,10 @@ def _weights(weights_id: str) -> engine.Model:
     return model
 
 
-@st.cache_resource(max_entries=64, show_spinner=False, hash_funcs=app_state.CACHE_HASH)
+RUNS_KEPT = 64  # engine runs kept for all sessions, one per distinct state (model_key)
+
+
+@st.cache_resource(max_entries=RUNS_KEPT, show_spinner=False, hash_funcs=app_state.CACHE_HASH)
 def _run(model_key):
     """One engine run per distinct state, shared by every session (a trace is read-only)."""
     preset, seed, src, tgt, overrides, edits, weights = model_key
