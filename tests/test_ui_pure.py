@@ -519,6 +519,19 @@ def test_generation_run_follows_the_settings():
     assert search.settings == {"width": 2, "max_len": 4, "alpha": 0.6, "length_norm": "plain"}
 
 
+def test_the_architecture_diagram_changes_with_the_sizes_not_the_sentence():
+    """The browser lays a changed graph out again (~400 ms): a new sentence of the same length leaves it as it is."""
+    from ui.diagram import architecture
+
+    model, t = engine.preset("hello-world"), translator("en")
+    same_length = architecture(t, model.run("Hello World")), architecture(t, model.run("World Hello"))
+    assert same_length[0] == same_length[1] and "Hello" not in same_length[0]
+    assert 'tokens [label="Tokens & embedding\\n2×4"]' in same_length[0]
+    assert 'tokens [label="Tokens & embedding\\n3×4"]' in architecture(t, model.run("Hello World Hello"))
+    assert "Decoder" in architecture(t, model.run("Hello World")) and "解码器" in architecture(translator("zh"),
+                                                                                               model.run("Hello World"))
+
+
 def test_beam_tree_marks_kept_pruned_finished_and_best():
     model = engine.preset("paper", d_model=16, n_heads=2, d_ff=32, n_layers=1)
     search = beam_search(model, "good morning", width=2, max_len=3)

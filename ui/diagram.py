@@ -1,18 +1,20 @@
-"""The architecture as a Graphviz DOT graph, labelled with the current sizes (pure)."""
+"""The architecture as a Graphviz DOT graph, labelled with the current sizes (pure).
+
+It holds sizes and words of the app only, not the sentence (the overview shows the tokens above it): the browser lays
+a changed graph out again, about 400 ms, so a new sentence of the same length leaves it as it is."""
 
 
 def architecture(t, trace) -> str:
     c = trace.model.config
     n, m, d = len(trace.src_tokens), len(trace.tgt_tokens), c.d_model
-    src, tgt = " ".join(trace.src_tokens), " ".join(trace.tgt_tokens)
 
     def node(name, page, shape=""):
         return f'{name} [label="{t("page." + page)}{shape}"];'
 
     lines = [
         'digraph G { rankdir=BT; node [shape=box, style="rounded,filled", fillcolor="#eef4fb", fontname="Noto Sans CJK SC"];',
-        f'src_in [label="{_escape(src)}", shape=plaintext, fillcolor=white];',
-        f'tgt_in [label="{_escape(tgt)}", shape=plaintext, fillcolor=white];',
+        f'src_in [label="{t("overview.src")}", shape=plaintext, fillcolor=white];',
+        f'tgt_in [label="{t("overview.tgt")}", shape=plaintext, fillcolor=white];',
         node("tokens", "tokens", f"\\n{n}×{d}"), node("pos", "positional", f"\\n{n}×{d}"),
         f'subgraph cluster_enc {{ label="{t("section.encoder")} × {c.n_layers}"; style=dashed;',
         node("attn", "attention", f"\\n{c.n_heads} × {n}×{n}"), node("add1", "add_norm"), node("ffn", "ffn",
@@ -30,6 +32,3 @@ def architecture(t, trace) -> str:
     ]
     return "\n".join(lines)
 
-
-def _escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace('"', '\\"')
