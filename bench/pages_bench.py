@@ -470,8 +470,12 @@ def _pooled(references: list[dict], field: str) -> dict:
     return pooled
 
 
-def over_target(summary: dict) -> list:
-    return [row for row in summary.get("server", []) if row.get("x_p50", 0) > TARGET]
+def over_target(summary: dict, held: bool = True) -> list:
+    """The rows over TARGET among the cases held to it, the worked example (the app's default preset), or with
+    held=False among the paper preset's, which are reported but not held to it (docs/PERFORMANCE.md, eighth pass:
+    for some pages the arithmetic alone costs more than the trivial page's rerun)."""
+    return [row for row in summary.get("server", [])
+            if row.get("x_p50", 0) > TARGET and (row["case"].preset != "paper") == held]
 
 
 def _failure_line(row) -> str:
@@ -545,11 +549,15 @@ def _server_lines(results: dict, summary: dict) -> list[str]:
         lines.append(f"| {row['case'].label} | {row['case'].change} | {row['p50']:.1f} ms | {row['p90']:.1f} ms | "
                      f"{row['ref_p50']:.1f} ms | {mark}{row['x_p50']:.1f}×{mark} | {row['x_p90']:.1f}× | {row['latency_p50']:.0f} ms | "
                      f"{row['kb_sent']:.0f} |")
-    missed = over_target(summary)
-    lines += ["", f"Over the {TARGET:g}× target ({len(missed)} of {len(summary['server'])}): "
-              + (", ".join(f"{row['case'].label} / {row['case'].change} ({row['x_p50']:.1f}×)" for row in missed)
-                 or "none") + ".", ""]
+    held = [row for row in summary["server"] if row["case"].preset != "paper"]
+    lines += ["", f"Over the {TARGET:g}× target ({len(over_target(summary))} of the {len(held)} cases with the worked "
+              f"example): {_listed(over_target(summary))}. With the paper preset (reported, not held to the target): "
+              f"{_listed(over_target(summary, held=False))}.", ""]
     return lines
+
+
+def _listed(rows) -> str:
+    return ", ".join(f"{row['case'].label} / {row['case'].change} ({row['x_p50']:.1f}×)" for row in rows) or "none"
 
 
 def _browser_lines(results: dict, summary: dict) -> list[str]:
@@ -652,11 +660,11 @@ def main(argv=None):
         measure(results, source, cases(pages), args, Path(scratch))
     results["run"]["loadavg_after"] = os.getloadavg()
     summary = summarize(results)
-    for row in over_target(summary):
-        print(f"over the {TARGET:g}x target: {row['case'].label}, {row['case'].change}: {row['x_p50']:.1f}x "
-              f"the trivial page's CPU per rerun")
+    for row in over_target(summary) + over_target(summary, held=False):
+        print(f"over {TARGET:g}x: {row['case'].label}, {row['case'].change}: {row['x_p50']:.1f}x the trivial page's "
+              "CPU per rerun" + (" (reported, not held to the target)" if row["case"].preset == "paper" else ""))
     if not over_target(summary) and "server" in summary:
-        print(f"every page is within {TARGET:g}x the trivial page's CPU per rerun")
+        print(f"every page is within {TARGET:g}x the trivial page's CPU per rerun with the worked example")
     section = markdown(results, summary)
     if args.write:
         write_section(args.write, section)
