@@ -582,7 +582,8 @@ def _browser_lines(results: dict, summary: dict) -> list[str]:
         lines.append(f"| {row['case'].label} | {row['case'].change}{note} | {row['median']:.0f} ms | "
                      f"{row['max']:.0f} ms | {row['x']:.1f}× |")
     if not all(row.get("text_changes", True) for row in summary["browser"]):
-        lines += ["", "† The page's text does not show the change: timed until the run has started and ended."]
+        lines += ["", "† The page's text does not show the change: timed until the run has started and ended (or, "
+                  "where its start and end fall in one frame, until its last message came)."]
     return lines + [""]
 
 
