@@ -19,7 +19,22 @@ MARKERS = {"type": "scatter", "mode": "markers", "marker": {"symbol": "square", 
            "showlegend": False}  # the click layer's invisible markers
 
 
-def heatmap(matrix, row_labels, col_labels, selected=None) -> "Chart":
+class Chart(go.Figure):
+    """A figure already in the form plotly.js reads: plain dicts, NumPy arrays as typed arrays (base64). Streamlit
+    asks a plotly figure only for its dict (st.plotly_chart: plotly.tools.return_figure_from_figure_or_data), so
+    plotly's own objects, one per property, are not made: they cost 0.7-1 ms per chart on every rerun, a quarter
+    of a step page's CPU. Nothing else of go.Figure is available; go.Figure(chart.to_dict()) validates it
+    (tests). No plotly template: Streamlit's theme styles the chart, and the default template would add ~7 kB to
+    every chart sent."""
+
+    def __init__(self, data: list[dict], layout: dict):  # go.Figure's __init__ is what is skipped
+        self._wire = {"data": data, "layout": {"template": {}, **layout}}
+
+    def to_dict(self) -> dict:
+        return self._wire
+
+
+def heatmap(matrix, row_labels, col_labels, selected=None) -> Chart:
     """A labelled heatmap; an invisible marker on every cell centre makes each cell clickable.
 
     A click selects the nearest marker, whose x and y are the cell's column and row; plotly's own heatmap
@@ -51,21 +66,6 @@ def heatmap(matrix, row_labels, col_labels, selected=None) -> "Chart":
     return Chart(data, layout)
 
 
-class Chart(go.Figure):
-    """A figure already in the form plotly.js reads: plain dicts, NumPy arrays as typed arrays (base64). Streamlit
-    asks a plotly figure only for its dict (st.plotly_chart: plotly.tools.return_figure_from_figure_or_data), so
-    plotly's own objects, one per property, are not made: they cost 0.7-1 ms per chart on every rerun, a quarter
-    of a step page's CPU. Nothing else of go.Figure is available; go.Figure(chart.to_dict()) validates it
-    (tests). No plotly template: Streamlit's theme styles the chart, and the default template would add ~7 kB to
-    every chart sent."""
-
-    def __init__(self, data: list[dict], layout: dict):  # go.Figure's __init__ is what is skipped
-        self._wire = {"data": data, "layout": {"template": {}, **layout}}
-
-    def to_dict(self) -> dict:
-        return self._wire
-
-
 def _click_layer(values, row_labels, col_labels) -> list[dict]:
     """Invisible markers on the cell centres, which carry the hover text and the click. Up to LABELLED_COLS
     columns each marker has its text; in wider matrices one trace per row names the row and the browser writes
@@ -91,22 +91,22 @@ def _ticks(labels) -> dict:
             "zeroline": False}
 
 
-def bars(labels, values, highlight=None) -> "Chart":
+def bars(labels, values, highlight=None) -> Chart:
     """Horizontal bars, largest on top, e.g. the next-token probabilities."""
     colours = ["#1f77b4" if label != highlight else "#d62728" for label in labels]
     data = [{"type": "bar", "x": _numbers(values), "y": list(labels), "orientation": "h", "marker": {"color": colours},
              "text": [f"{v:.3g}" for v in values], "textposition": "auto"}]
     return Chart(data, {"height": max(160, 28 * len(labels) + 40), "margin": MARGIN,
-                          "yaxis": {"autorange": "reversed"}})
+                        "yaxis": {"autorange": "reversed"}})
 
 
-def curves(x, series: dict, x_title: str, y_title: str, log_y: bool = False) -> "Chart":
+def curves(x, series: dict, x_title: str, y_title: str, log_y: bool = False) -> Chart:
     """Lines over a shared x, e.g. the loss per training step or the learning-rate schedule."""
     data = [{"type": "scatter", "x": _numbers(x), "y": _numbers(y), "mode": "lines", "name": name}
             for name, y in series.items()]
     return Chart(data, {"height": 300, "margin": MARGIN, "showlegend": len(series) > 1,
-                          "legend": {"orientation": "h", "y": 1.1}, "xaxis": {"title": {"text": x_title}},
-                          "yaxis": {"title": {"text": y_title}, "type": "log" if log_y else "linear"}})
+                        "legend": {"orientation": "h", "y": 1.1}, "xaxis": {"title": {"text": x_title}},
+                        "yaxis": {"title": {"text": y_title}, "type": "log" if log_y else "linear"}})
 
 
 def _numbers(values) -> dict:
@@ -114,7 +114,7 @@ def _numbers(values) -> dict:
     return _typed(np.asarray(values, dtype=float))
 
 
-def _typed(array: np.ndarray) -> dict:
+def _typed(array: np.ndarray) -> dict | list:
     """An array as plotly.js reads it: {"dtype", "bdata" (base64 of its bytes), "shape" if 2-D}, as plotly writes
     one. Whole numbers here are positions (never negative): they take the smallest unsigned type that holds them."""
     if array.size == 0:

@@ -346,8 +346,8 @@ def _single_cell_editor(ctx, name, head, row_ids, row_labels, col_labels, key, n
 
 
 def _position_picker(container, label: str, labels: list[str], key: str) -> int:
-    """A row or column of a weight matrix: from a list, or by its number where the labels are only the positions
-    0..n-1 and there are many of them (a list of 512 costs every rerun a few milliseconds)."""
+    """A row or column of a weight matrix or of a step (the drill-down): from a list, or by its number where the
+    labels are only the positions 0..n-1 and there are many of them (a list of 512 costs every rerun a few ms)."""
     n = len(labels)
     if n <= POSITION_LIST or labels != indices(n):
         return container.selectbox(label, range(n), format_func=labels.__getitem__, key=key)
