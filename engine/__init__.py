@@ -9,7 +9,7 @@
 """
 from .config import Config
 from .model import Model, param_shapes
-from .presets import DESCRIPTIONS, PRESETS, preset
+from .presets import DESCRIPTIONS, PRESETS, preset, with_words
 from .trace import Step, Trace
 
-__all__ = ["Config", "Model", "Step", "Trace", "DESCRIPTIONS", "PRESETS", "param_shapes", "preset"]
+__all__ = ["Config", "Model", "Step", "Trace", "DESCRIPTIONS", "PRESETS", "param_shapes", "preset", "with_words"]

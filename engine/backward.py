@@ -3,7 +3,8 @@
 The forward trace is walked backwards. Each kind of step has one small rule that takes the gradient of the
 loss with respect to the step's value (written x̄ = ∂L/∂x) and returns the gradient with respect to each of
 its inputs, steps and parameters alike; gradients reaching the same name from several uses add up. The walk
-starts at the logits with engine.loss's (P - q) / |I|, so the "probs" step gets no gradient of its own.
+starts at the logits with engine.loss's (P - q) / |I| (the output mask adds a constant, so the masked logits
+have the same gradient), and the "vocab_mask", "masked_logits" and "probs" steps get none of their own.
 
     result = loss_and_grads(model, "the cat sat", "el gato se sentó")
     result.loss, result.token_losses          # mean cross-entropy, and each position's
@@ -77,8 +78,8 @@ def loss_and_grads(model, src: str, tgt: str, *, label_smoothing=0.0, ignore_id=
     dec_ids, targets = teacher_forcing(model.vocab, trace.tgt_ids[1:])
     options = dict(label_smoothing=label_smoothing, ignore_id=ignore_id)
     with np.errstate(all="ignore"):  # non-finite weights give a NaN loss and gradients, as in the forward pass
-        loss, token_losses = cross_entropy(trace["logits"], targets, **options)
-        grads = backward(trace, cross_entropy_grad(trace["logits"], targets, **options))
+        loss, token_losses = cross_entropy(trace["masked_logits"], targets, **options)
+        grads = backward(trace, cross_entropy_grad(trace["masked_logits"], targets, **options))
     params = {name: grads[name] if name in grads else np.zeros(value.shape) for name, value in model.params.items()}
     steps = {f"grad.{s.name}": _read_only(grads[s.name]) for s in reversed(trace.steps()) if s.name in grads}
     return LossAndGrads(loss, token_losses, params, trace, MappingProxyType(steps), list(trace.src_ids),

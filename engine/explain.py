@@ -181,6 +181,12 @@ def _scale(trace, step, index):
 
 
 def _mask(trace, step, index):
+    if len(index) == 1:  # the output's mask over the vocabulary
+        token = trace.model.vocab.tokens[index[0]]
+        word = _tex_escape(token)
+        if token in step.meta["never"]:
+            return f"-\\infty \\quad (\\text{{{word}: never a next token}})", f"−∞ ({token} is never a next token)"
+        return f"0 \\quad (\\text{{{word}: a word}})", f"0 ({token} may be the next token)"
     i, j = index
     if j > i:
         return f"-\\infty \\quad ({j} > {i}\\text{{: a later position}})", f"−∞ (position {j} comes after {i})"

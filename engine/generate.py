@@ -49,9 +49,9 @@ SCORE_TEX = {
 }
 
 # Greedy and beam search disagree here (tests/test_generate.py pins the numbers). Greedy takes "the" first
-# (P 0.0363 against 0.0335 for "soy"), but after "the" the model is unsure: it writes "the" again (P 0.0439, EOS
-# 0.0394) and only then EOS, so "the the EOS" has P = 0.000069 (log P -9.585, score -4.958). The beam keeps "soy"
-# too, after which EOS is surer (0.0525): "soy EOS" has P = 0.0018 (log P -6.342, score -4.184), 26 times as
+# (P 0.0365 against 0.0337 for "soy"), but after "the" the model is unsure: it writes "the" again (P 0.0443, EOS
+# 0.0397) and only then EOS, so "the the EOS" has P = 0.000071 (log P -9.559, score -4.945). The beam keeps "soy"
+# too, after which EOS is likelier (0.0533): "soy EOS" has P = 0.0018 (log P -6.321, score -4.170), 25 times as
 # likely. It is one token shorter, which alpha = 0.6 favours less than alpha = 0 does, yet it wins under both;
 # widths 2 to 5 find it as well.
 DISAGREEMENT = {
@@ -71,7 +71,7 @@ class GenerationStep:
     prefix_ids: tuple  # the decoder input, SOS first
     prefix_tokens: tuple
     trace: Trace  # the full forward pass on (src, prefix)
-    logits: np.ndarray  # (V,) the last row of trace["logits"]
+    logits: np.ndarray  # (V,) the last row of trace["masked_logits"] (-inf for <unk>)
     probs: np.ndarray  # (V,) the model's next-token probabilities: the last row of trace["probs"]
     sampled_from: np.ndarray  # (V,) the distribution the token was drawn from, after temperature/top-k/top-p
     token_id: int
@@ -332,9 +332,11 @@ def _encode_src(model, src: str):
 
 
 def _last_row(trace) -> tuple:
-    """The next-token logits and probabilities; refuses numbers no token can be chosen from."""
-    logits, probs = trace["logits"][-1], trace["probs"][-1]  # (V,), (V,)
-    if not (np.all(np.isfinite(logits)) and np.all(np.isfinite(probs))):
+    """The next-token logits (masked: <unk> is -inf) and probabilities; refuses numbers no token can be chosen
+    from."""
+    logits, probs = trace["masked_logits"][-1], trace["probs"][-1]  # (V,), (V,)
+    possible = np.asarray(trace["vocab_mask"]) == 0  # (V,)
+    if not (np.all(np.isfinite(logits[possible])) and np.all(np.isfinite(probs))):
         first = trace.nonfinite[0] if trace.nonfinite else "logits"
         raise ValueError(f"The model's next-token probabilities are not finite numbers (the first inf or NaN "
                          f"appears at {first}), so no token can be chosen.")

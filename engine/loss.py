@@ -1,7 +1,7 @@
 """The training loss (paper section 5.4): cross-entropy of the next token, with teacher forcing and label smoothing.
 
 The decoder reads SOS + target and must predict target + EOS: the target shifted left by one. The loss reads
-the logits through a log-softmax that subtracts the row max, whatever the `softmax` option, so a saturated
+the masked logits (the model's "masked_logits" step: <unk> is -inf, P = 0) through a log-softmax that subtracts the row max, whatever the `softmax` option, so a saturated
 model gets a large finite loss rather than log(0).
 """
 from __future__ import annotations
@@ -32,9 +32,11 @@ def log_softmax(logits):
     return shifted - np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True))  # (n, V)
 
 
-def target_distribution(targets, vocab_size, label_smoothing=0.0):
-    """q: (1 - eps) on the target word plus eps / V on every word (PyTorch's convention)."""
-    q = np.full((len(targets), vocab_size), label_smoothing / vocab_size)  # (n, V)
+def target_distribution(targets, vocab_size, label_smoothing=0.0, possible=None):
+    """q: (1 - eps) on the target word plus eps / V on every word (PyTorch's convention); with `possible`, an
+    (n, V) boolean array, eps is shared by the possible words of each row only (the output's mask rules out <unk>)."""
+    possible = np.ones((len(targets), vocab_size), dtype=bool) if possible is None else possible  # (n, V)
+    q = label_smoothing * possible / np.sum(possible, axis=-1, keepdims=True)  # (n, V)
     q[np.arange(len(targets)), targets] += 1.0 - label_smoothing  # (n, V)
     return q
 
@@ -50,7 +52,9 @@ def cross_entropy(logits, targets, *, label_smoothing=0.0, ignore_id=None):
 
     With no counted position the mean is 0.0 (PyTorch gives NaN): there is nothing to learn from."""
     q, weight = _targets(logits, targets, label_smoothing, ignore_id)  # (n, V), (n,)
-    token_losses = -np.sum(q * log_softmax(logits), axis=-1) * weight  # (n,)
+    # (n, V) a masked word (q = 0, log P = -inf) adds 0, not 0 * -inf
+    terms = np.multiply(q, log_softmax(logits), out=np.zeros_like(q), where=q != 0)
+    token_losses = -np.sum(terms, axis=-1) * weight  # (n,)
     return float(np.sum(token_losses) / max(np.sum(weight), 1.0)), token_losses
 
 
@@ -62,7 +66,7 @@ def cross_entropy_grad(logits, targets, *, label_smoothing=0.0, ignore_id=None):
 
 
 def _targets(logits, targets, label_smoothing, ignore_id):
-    """Checks the arguments; (q, counted), with q built from id 0 on ignored rows (they are weighted 0)."""
+    """Checks the arguments; (q, counted), with q = 0 on ignored rows."""
     n, vocab_size = np.shape(logits) if np.ndim(logits) == 2 else (None, None)
     if n is None or len(targets) != n:
         raise ValueError(f"need one target per row of the logits, got {len(targets)} targets for shape "
@@ -73,4 +77,6 @@ def _targets(logits, targets, label_smoothing, ignore_id):
     ids = np.where(weight > 0, np.asarray(targets, dtype=int), 0)  # (n,)
     if np.any((ids < 0) | (ids >= vocab_size)):
         raise ValueError(f"target ids must be between 0 and {vocab_size - 1}, got {list(targets)}")
-    return target_distribution(ids, vocab_size, label_smoothing), weight
+    possible = np.asarray(logits) != -np.inf  # (n, V) the masked logits of words no output may be are -inf
+    q = target_distribution(ids, vocab_size, label_smoothing, possible) * weight[:, None]  # (n, V) ignored rows: 0
+    return q, weight

@@ -20,7 +20,9 @@ ADD_TEX = r"X + \operatorname{Sublayer}(X)"
 OUTPUT_LN_TEX = r"\operatorname{LayerNorm}(x)"
 LOGITS_TEX = r"\text{logits} = y\, W_{\text{out}} + b_{\text{out}}"
 TIED_LOGITS_TEX = r"\text{logits} = y\, E^\top + b_{\text{out}}"
-PROBS_TEX = r"P = \operatorname{softmax}(\text{logits})"
+VOCAB_MASK_TEX = r"M_v = \begin{cases} -\infty & v = \texttt{<unk>} \\ 0 & \text{otherwise} \end{cases}"
+MASKED_LOGITS_TEX = r"\text{logits}' = \text{logits} + M"
+PROBS_TEX = r"P = \operatorname{softmax}(\text{logits}')"
 
 
 def attention_blocks(config: Config) -> list[str]:
@@ -72,6 +74,7 @@ class Model:
 
     def __init__(self, name: str, config: Config, vocab: Vocabulary, params, seed: int = 0):
         self.name, self.config, self.vocab, self.seed = name, config, vocab, seed
+        self.new_words = ()  # tokens added to the vocabulary after the model was made (presets.with_words)
         shapes = param_shapes(config, len(vocab))
         if set(params) != set(shapes):
             missing, extra = sorted(set(shapes) - set(params)), sorted(set(params) - set(shapes))
@@ -93,6 +96,22 @@ class Model:
         model._multipliers = {**{name: m for name, m in self._multipliers.items() if name not in updates},
                               **{name: _multiplier(name, model.params[name]) for name in updates
                                  if model.params[name].ndim > 1}}  # the unchanged weights' are shared (products.py)
+        return model
+
+    def with_vocabulary(self, vocab: Vocabulary, tables) -> "Model":
+        """A copy of this model with a longer vocabulary: `tables` holds the parameters whose size follows it (the
+        embedding tables, the output layer), grown to the new size; the other parameters are shared."""
+        model = copy.copy(self)
+        model.vocab, model.new_words = vocab, self.new_words + vocab.tokens[len(self.vocab):]
+        shapes = param_shapes(self.config, len(vocab))
+        model.params = MappingProxyType({**self.params, **{name: _read_only(value, name, shapes[name])
+                                                           for name, value in tables.items()}})
+        if set(shapes) - set(tables) - set(self.params) or any(
+                model.params[name].shape != shape for name, shape in shapes.items()):
+            raise ValueError("every parameter whose size follows the vocabulary must be given")
+        model._multipliers = {**{name: m for name, m in self._multipliers.items() if name not in tables},
+                              **{name: _multiplier(name, model.params[name]) for name in tables
+                                 if model.params[name].ndim > 1}}
         return model
 
     def with_cells(self, cells) -> "Model":
@@ -332,8 +351,13 @@ class Model:
         rec("logits", att.linear(rec["dec.out"], matrix, self.params["unembed.b"], product), "linear", tex,
             "Score every vocabulary word at every decoder position.", inputs=("dec.out", W, "unembed.b"),
             transpose=transpose)
-        rec("probs", att.softmax(rec["logits"], c.softmax), "softmax", PROBS_TEX,
-            "Probability of each word being the next token.", inputs=("logits",), form=c.softmax)
+        never = self.vocab.never_next
+        rec("vocab_mask", np.where(np.isin(np.arange(len(self.vocab)), never), -np.inf, 0.0), "mask", VOCAB_MASK_TEX,
+            "<unk> is never a next token: its logit is masked.", never=tuple(self.vocab.tokens[i] for i in never))
+        rec("masked_logits", rec["logits"] + rec["vocab_mask"], "add", MASKED_LOGITS_TEX,
+            "Add the mask: <unk> becomes minus infinity.", inputs=("logits", "vocab_mask"))
+        rec("probs", att.softmax(rec["masked_logits"], c.softmax), "softmax", PROBS_TEX,
+            "Probability of each word being the next token.", inputs=("masked_logits",), form=c.softmax)
 
 
 _QKV = {"q": "queries", "k": "keys", "v": "values"}

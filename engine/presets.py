@@ -57,6 +57,46 @@ def preset(name: str, seed: int = 0, **overrides) -> Model:
     return Model(name, config, vocab, params, seed)
 
 
+def with_words(model: Model, *texts: str) -> Model:
+    """The model with every word of the texts that its vocabulary lacks added to it, rather than read as <unk>: each
+    new word gets an embedding row and an output column (and bias) of its own, drawn from the model's seed and the
+    word alone as the preset draws its weights, so the same word always gets the same numbers, whatever the
+    sentence. The model itself, if no word is new."""
+    words = model.vocab.new_words(*texts)
+    if not words:
+        return model
+    vocab = model.vocab.with_tokens(words)
+    tables = {}
+    for name, value in model.params.items():
+        axis = _vocabulary_axis(name)
+        if axis is not None:
+            rows = [_new_word_weights(model, name, word, value) for word in words]
+            tables[name] = np.concatenate([value, np.stack(rows, axis=axis)], axis=axis)
+    return model.with_vocabulary(vocab, tables)
+
+
+def _vocabulary_axis(name: str):
+    """The axis of a parameter that runs over the vocabulary, or None."""
+    if name.startswith("embed."):
+        return 0  # (V, d_model)
+    return {"unembed.W": 1, "unembed.b": 0}.get(name)  # (d_model, V), (V,)
+
+
+def _new_word_weights(model: Model, name: str, word: str, table) -> np.ndarray:
+    """A new word's slice of a vocabulary-sized parameter: a normal draw like the post's randn (hello-world), or the
+    paper preset's initialisation (see _paper_params) for every other model, trained ones included."""
+    rng = np.random.default_rng([model.seed, zlib.crc32(name.encode()), zlib.crc32(word.encode())])
+    d_model = model.config.d_model
+    if model.name == "hello-world":
+        return rng.standard_normal(() if name == "unembed.b" else (d_model,))
+    if name == "unembed.b":
+        return np.zeros(())
+    if name == "unembed.W":
+        limit = np.sqrt(6.0 / sum(table.shape))
+        return rng.uniform(-limit, limit, d_model)
+    return rng.normal(0.0, d_model ** -0.5, d_model)
+
+
 def configure(name: str, **overrides) -> Config:
     """The preset's Config with overrides; d_k = d_v = d_model / n_heads follow the sizes unless given."""
     base = PRESETS[name]

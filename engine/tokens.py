@@ -22,8 +22,22 @@ class Vocabulary:
             if special.lower() not in self._ids:
                 raise ValueError(f"the vocabulary needs the special token {special}")
 
+    @property
+    def never_next(self) -> tuple[int, ...]:
+        """The ids no decoder output may be: <unk> stands for words the vocabulary lacks, not for a word to write."""
+        return (self._ids[UNK.lower()],)
+
     def __len__(self):
         return len(self.tokens)
+
+    def new_words(self, *texts: str) -> tuple[str, ...]:
+        """The words of the texts that are not in the vocabulary, lower-cased, in order of first appearance."""
+        words = (w.lower() for text in texts for w in split(text))
+        return tuple(dict.fromkeys(w for w in words if w not in self._ids))
+
+    def with_tokens(self, tokens) -> "Vocabulary":
+        """This vocabulary with more tokens after its own (their ids follow the last one)."""
+        return Vocabulary(self.tokens + tuple(tokens))
 
     def id(self, token: str) -> int:
         return self._ids.get(token.lower(), self._ids[UNK.lower()])

@@ -174,7 +174,7 @@ def corpus_loss(model: Model, pairs) -> float:
     losses = []
     for src, tgt in pairs:
         trace = model.run(src, tgt)
-        losses.append(cross_entropy(trace["logits"], teacher_forcing(model.vocab, trace.tgt_ids[1:])[1])[0])
+        losses.append(cross_entropy(trace["masked_logits"], teacher_forcing(model.vocab, trace.tgt_ids[1:])[1])[0])
     return float(np.mean(losses))
 
 

@@ -71,7 +71,10 @@ class TorchModel:
         return tensor
 
     def loss_and_grads(self, src_ids, dec_ids, targets, label_smoothing=0.0):
-        loss = F.cross_entropy(self.logits(src_ids, dec_ids), torch.tensor(targets), label_smoothing=label_smoothing)
+        """The loss over the words an output may be: the engine masks <unk>'s logit, torch leaves its column out."""
+        words = [i for i in range(len(self.model.vocab)) if i not in self.model.vocab.never_next]
+        logits = self.logits(src_ids, dec_ids)[:, words]
+        loss = F.cross_entropy(logits, torch.tensor([words.index(t) for t in targets]), label_smoothing=label_smoothing)
         loss.backward()
         return loss.item(), self.torch_layout_grads()
 
@@ -125,7 +128,7 @@ def assert_grads_match_torch(model, src, tgt, label_smoothing=0.0, result=None):
 def loss_only(model, src, tgt, *, label_smoothing=0.0, ignore_id=None, dropout=0.0, seed=0):
     trace = model.run(src, tgt, dropout=dropout, seed=seed)
     _, targets = teacher_forcing(model.vocab, trace.tgt_ids[1:])
-    return cross_entropy(trace["logits"], targets, label_smoothing=label_smoothing, ignore_id=ignore_id)[0]
+    return cross_entropy(trace["masked_logits"], targets, label_smoothing=label_smoothing, ignore_id=ignore_id)[0]
 
 
 def coordinates(grad, rng, count=3):
@@ -217,7 +220,9 @@ def test_ignored_positions_add_nothing():
     assert result.target_ids.count(GATO) == 1 and result.token_losses[position] == 0.0
     counted = [i for i, t in enumerate(result.target_ids) if t != GATO]
     assert result.loss == pytest.approx(np.mean(plain.token_losses[counted]), rel=1e-13)
-    assert plain.token_losses[position] > 0 and np.all(plain.backward["grad.logits"][position] != 0.0)
+    words = [i for i in range(len(model.vocab)) if i not in model.vocab.never_next]
+    assert plain.token_losses[position] > 0 and np.all(plain.backward["grad.logits"][position, words] != 0.0)
+    np.testing.assert_array_equal(plain.backward["grad.logits"][:, model.vocab.never_next], 0.0)  # <unk>: masked
     np.testing.assert_array_equal(result.backward["grad.logits"][position], 0.0)
 
 
@@ -244,7 +249,7 @@ def test_result_has_every_parameter_and_step_gradient():
     assert result.loss == pytest.approx(np.mean(result.token_losses), rel=1e-13)
     names = list(result.backward)
     assert names[0] == "grad.logits" and "grad.probs" not in names
-    steps = [s.name for s in result.trace.steps() if s.name != "probs"]
+    steps = [s.name for s in result.trace.steps() if s.name not in ("vocab_mask", "masked_logits", "probs")]
     assert names == [f"grad.{n}" for n in reversed(steps)]  # every step reaches the loss, in backward order
     for name, grad in result.backward.items():
         assert grad.shape == result.trace[name[len("grad."):]].shape and not grad.flags.writeable

@@ -38,7 +38,8 @@ def expected_shapes(config, n_src, n_dec, vocab):
         shapes.update(ffn(f"dec.{l}.ffn", n_dec))
         shapes.update({f"dec.{l}.{s}{k}": (n_dec, c.d_model) for s in ("add", "ln") for k in (1, 2, 3)})
     shapes.update({"enc.out": (n_src, c.d_model), "dec.out": (n_dec, c.d_model),
-                   "logits": (n_dec, vocab), "probs": (n_dec, vocab)})
+                   "logits": (n_dec, vocab), "vocab_mask": (vocab,), "masked_logits": (n_dec, vocab),
+                   "probs": (n_dec, vocab)})
     return shapes
 
 
@@ -51,7 +52,7 @@ def test_every_documented_step_is_present_with_its_shape(name, placement):
     expected = expected_shapes(model.config, 3, 3, len(model.vocab))
     assert {k: v.shape for k, v in trace.items()} == expected
     assert list(trace)[:3] == ["src.embed", "src.pos", "src.input"]
-    assert list(trace)[-2:] == ["logits", "probs"]
+    assert list(trace)[-4:] == ["logits", "vocab_mask", "masked_logits", "probs"]
 
 
 def test_trace_is_read_only():
@@ -243,3 +244,27 @@ def test_an_edit_late_in_the_network_computes_as_a_fresh_model(tied):
             for step in want:
                 np.testing.assert_array_equal(got[step], want[step])
         assert not np.array_equal(edited.run("Hello World", "Hola")["logits"], base.run("Hello World", "Hola")["logits"])
+
+
+@pytest.mark.parametrize("name, new", [("hello-world", ("the", "zebra", "sat", "la", "cebra")),
+                                       ("paper", ("zebra", "cebra"))])
+def test_a_new_word_gets_the_same_numbers_in_every_sentence(name, new):
+    model = engine.preset(name, **({} if name == "hello-world" else SMALL))
+    first = engine.with_words(model, "the zebra sat", "la cebra")
+    second = engine.with_words(model, "Zebra", "")
+    assert engine.with_words(model, "Hello World") is model and not model.new_words
+    assert first.new_words == new and second.new_words == ("zebra",)
+    assert first.vocab.tokens[:len(model.vocab)] == model.vocab.tokens
+    zebra_1, zebra_2 = first.vocab.id("zebra"), second.vocab.id("zebra")
+    assert zebra_1 == len(model.vocab) + new.index("zebra") and zebra_2 == len(model.vocab)
+    for name in [p for p in ("embed.src", "embed.tgt", "unembed.W", "unembed.b") if p in model.params]:
+        axis = 1 if name == "unembed.W" else 0
+        np.testing.assert_array_equal(np.take(first.params[name], zebra_1, axis),
+                                      np.take(second.params[name], zebra_2, axis))
+        np.testing.assert_array_equal(np.take(first.params[name], range(len(model.vocab)), axis), model.params[name])
+    assert first.params["embed.src"][zebra_1].std() > 0  # a draw, not zeros
+    trace = first.run("the zebra sat", "la cebra")
+    assert not trace.unknown and "<unk>" not in trace.src_tokens + trace.tgt_tokens
+    np.testing.assert_allclose(trace["src.embed"][1], first.params["embed.src"][zebra_1] * np.sqrt(
+        model.config.d_model if model.config.embed_scale else 1.0), rtol=1e-15)
+    assert trace["probs"].shape[1] == len(first.vocab) and trace["probs"][:, first.vocab.id("<unk>")].max() == 0.0
