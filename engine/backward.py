@@ -45,7 +45,7 @@ BACKWARD_TEX = {
     "mask": r"M\ \text{is a constant: its gradient reaches no parameter}",
     "softmax": r"\bar{x}_j = A_j \left(\bar{A}_j - \textstyle\sum_k A_k \bar{A}_k\right)\ \text{(each row)}",
     "weighted": r"\bar{A}_i = \overline{\text{head}}_i V_i^\top,\quad \bar{V}_i = A_i^\top \overline{\text{head}}_i",
-    "concat": r"\overline{\text{head}}_i = \text{columns } i\,d_v \ldots (i+1)\,d_v - 1 \text{ of } \bar{C}",
+    "concat": r"\overline{\text{head}}_i = \text{columns } (i-1)\,d_v \ldots i\,d_v - 1 \text{ of } \bar{C}",
     "linear": {False: r"y = x W + b:\quad \bar{x} = \bar{y} W^\top,\quad \bar{W} = x^\top \bar{y},\quad "
                       r"\bar{b} = \textstyle\sum_n \bar{y}_n",
                True: r"\text{logits} = y E^\top + b:\quad \bar{y} = \overline{\text{logits}}\, E,\quad "

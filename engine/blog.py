@@ -66,8 +66,9 @@ DIFFERENCES = (
             "to get its Z."},
     {"key": "layer_norm", "topic": "LayerNorm form",
      "post": r"\frac{x-\mu}{\sigma + 10^{-6}}", "engine": r"\frac{x-\mu}{\sqrt{\sigma^2 + 10^{-5}}}\gamma + \beta",
-     "why": "The post's prose shows the paper's form; its code, which made the numbers, adds eps to the "
-            "standard deviation."},
+     "why": "The post's prose divides by sqrt(variance + eps), Ba et al.'s form that PyTorch's nn.LayerNorm uses "
+            "(the paper cites LayerNorm but writes no formula for it); its code, which made the numbers, adds eps "
+            "to the standard deviation."},
     {"key": "ln_rounding", "topic": "Printed LayerNorm value",
      "post": r"\text{normalized}_1 = 1.718", "engine": r"1.71887693",
      "why": "The prose truncates 1.7188 to 1.718."},

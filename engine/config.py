@@ -40,7 +40,8 @@ class Config:
     d_ff: int = 2048  # hidden width of the position-wise feed-forward network
     n_layers: int = 6  # N: encoder layers, and as many decoder layers
     attn_divisor: float | str = "sqrt_dk"  # scores are divided by sqrt(d_k), or by this number
-    layer_norm: str = "paper"  # "paper": (x-mu)/sqrt(var+eps); "blog": (x-mu)/(std+eps); both then *gamma+beta
+    layer_norm: str = "paper"  # "paper": (x-mu)/sqrt(var+eps), Ba et al.'s and PyTorch's (the paper has no formula);
+    # "blog": (x-mu)/(std+eps); both then *gamma+beta
     eps: float = 1e-5  # the small number that keeps LayerNorm from dividing by zero
     norm_placement: str = "post"  # "post": LayerNorm(x + Sublayer(x)) (paper); "pre": x + Sublayer(LayerNorm(x))
     pos_encoding: str = "sinusoidal"  # paper sinusoid, the blog's formula or printed table, learned, none

@@ -220,8 +220,8 @@ def _weighted(trace, step, index):
 def _concat(trace, step, index):
     i, col = index
     heads = trace.resolve(step.inputs[0])
-    h, c = divmod(col, heads.shape[2])
-    return f"\\text{{head}}_{{{h}}}[{i}, {c}]", f"head {h}[{i}, {c}]"
+    h, c = divmod(col, heads.shape[2])  # head_1 .. head_h as the paper numbers them; the cell's [row, col] from 0
+    return f"\\text{{head}}_{{{h + 1}}}[{i}, {c}]", f"head_{h + 1}[{i}, {c}]"
 
 
 def _linear(trace, step, index):

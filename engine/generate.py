@@ -11,8 +11,10 @@
 
 Every step is a complete forward pass `model.run_ids(src_ids, prefix_ids)`: the decoder input grows by one
 token and the causal mask by one row and column. Nothing is cached between steps, so every step's trace
-can be read like any other. Generation runs on token ids, not text, because a generated "<unk>" would be
-split into three tokens if it were written out and read back.
+can be read like any other. The model itself needs the encoder once (its output does not depend on the
+tokens written) and the decoder once per token; the encoder is run again here only to make each trace whole,
+and gives the same numbers every time (tests/test_generate.py). Generation runs on token ids, not text,
+because a generated "<unk>" would be split into three tokens if it were written out and read back.
 
 Picking the most likely token every time (greedy) can miss a sentence that is more likely as a whole: a
 first word with a slightly lower probability may lead to much more certain words after it. Beam search

@@ -1,4 +1,5 @@
-"""Layer normalisation (paper section 3.1, Ba et al. 2016), the paper's form and the blog's."""
+"""Layer normalisation (Ba et al. 2016, which paper section 3.1 cites without a formula): their form, with eps
+inside the square root as PyTorch's nn.LayerNorm (named "paper" for the paper's setting), and the blog's."""
 import numpy as np
 
 LAYER_NORM_TEX = {

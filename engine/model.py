@@ -16,7 +16,8 @@ from .products import Multiplier
 from .tokens import SOS, Vocabulary
 from .trace import Recorder, Trace
 
-ADD_TEX = r"X + \operatorname{Sublayer}(X)"
+ADD_TEX = {"post": r"X + \operatorname{Sublayer}(X)",  # then LayerNorm of this sum
+           "pre": r"X + \operatorname{Sublayer}(\operatorname{LayerNorm}(X))"}  # the sum is not normalised
 OUTPUT_LN_TEX = r"\operatorname{LayerNorm}(x)"
 LOGITS_TEX = r"\text{logits} = y\, W_{\text{out}} + b_{\text{out}}"
 TIED_LOGITS_TEX = r"\text{logits} = y\, E^\top + b_{\text{out}}"
@@ -205,7 +206,7 @@ class Model:
             inputs=(table,), ids=tuple(ids), tokens=tuple(tokens), scale=scale)
         learned = self.params.get("pos.learned")
         rec(f"{side}.pos", pe.positional_encoding(c.pos_encoding, len(ids), c.d_model, learned), "pos",
-            pe.PE_TEX[c.pos_encoding], "The positional encoding of each position.",
+            pe.pe_tex(c.pos_encoding, len(ids), c.d_model), "The positional encoding of each position.",
             inputs=("pos.learned",) if learned is not None else (), form=c.pos_encoding, d_model=c.d_model)
         rec(f"{side}.input", rec[f"{side}.embed"] + rec[f"{side}.pos"], "add", pe.INPUT_TEX,
             "Add the positional encoding to the embedding.", inputs=(f"{side}.embed", f"{side}.pos"))
@@ -264,8 +265,8 @@ class Model:
         return name
 
     def _add(self, rec, name, x, out):
-        rec(name, rec[x] + rec[out], "add", ADD_TEX, "Residual connection: add the sub-layer's input to its output.",
-            inputs=(x, out))
+        rec(name, rec[x] + rec[out], "add", ADD_TEX[self.config.norm_placement],
+            "Residual connection: add the sub-layer's input to its output.", inputs=(x, out))
         return name
 
     def _layer_norm(self, rec, name, x, params=None):

@@ -9,14 +9,33 @@ PE_TEX = {
     r"PE_{(pos,2i+1)} = \cos\left(\frac{pos}{10000^{2i/d_{\text{model}}}}\right)",
     "blog": r"PE_{(pos,j)} = \sin\left(\frac{pos}{10000^{2j/d_{\text{model}}}}\right)\ (j \text{ even}),\quad "
     r"\cos\left(\frac{pos}{10000^{2j/d_{\text{model}}}}\right)\ (j \text{ odd})",
-    "blog_table": r"PE = \begin{bmatrix} 0 & 1 & 0 & 1 \\ 0.84 & 0.99 & 0 & 1 \end{bmatrix}"
-    r"\ \text{(the post's printed table)}",
     "learned": r"PE_{(pos,:)} = P[pos] \ \text{(a learned table)}",
     "none": r"PE = 0",
 }
 PE_BASE = 10000.0
 # The encodings the post prints for "Hello" and "World" (rounded by hand: cos(0.01) = 0.99995 shows as 0.99).
 BLOG_PRINTED_PE = np.array([[0.0, 1.0, 0.0, 1.0], [0.84, 0.99, 0.0, 1.0]])
+BLOG_TABLE_TEX = r"PE = %s\ \text{(the post's printed table)}"  # when every cell is one the post printed
+BLOG_TABLE_CASES_TEX = (r"\begin{gathered}PE_{(pos,j)} = \begin{cases} T_{pos,j} & pos < 2,\ j < 4 \\ "
+                        r"\operatorname{round}_2 \sin\left(pos / 10000^{2j/d_{\text{model}}}\right) "
+                        r"& \text{otherwise},\ j \text{ even} \\ "
+                        r"\operatorname{round}_2 \cos\left(pos / 10000^{2j/d_{\text{model}}}\right) "
+                        r"& \text{otherwise},\ j \text{ odd} \end{cases} \\[0.5em] "
+                        r"T = %s\ \text{(the post's printed table)}\end{gathered}")
+
+
+def pe_tex(kind, n, d_model):
+    """The formula of an (n, d_model) encoding of the given kind. The post printed two rows of four numbers: an
+    encoding within them is that table; a longer or wider one takes its further cells from the post's formula."""
+    if kind != "blog_table":
+        return PE_TEX[kind]
+    if n <= 2 and d_model <= 4:
+        return BLOG_TABLE_TEX % _bmatrix(BLOG_PRINTED_PE[:n, :d_model])
+    return BLOG_TABLE_CASES_TEX % _bmatrix(BLOG_PRINTED_PE)
+
+
+def _bmatrix(matrix):
+    return r"\begin{bmatrix} " + r" \\ ".join(" & ".join(f"{x:g}" for x in row) for row in matrix) + r" \end{bmatrix}"
 
 
 def embed(table, ids, scale):

@@ -9,7 +9,7 @@ def page():
     views.intro("encoder_stack")
     last = "ln2" if ctx.config.norm_placement == "post" else "add2"
     for layer in range(ctx.config.n_layers):
-        st.subheader(ctx.t("stack.layer_output", l=layer))
+        st.subheader(ctx.t("stack.layer_output", l=layer + 1))  # layers are numbered from 1, steps from 0
         views.step(f"enc.{layer}.{last}", drill=False)
     views.step("enc.out")
 

@@ -569,6 +569,44 @@ def test_the_head_and_layer_pickers_keep_a_valid_choice_when_there_are_fewer():
     assert shown(at, engine_trace(d_k=2, d_v=2)["enc.0.attn.scores"][0])
 
 
+def test_layers_are_numbered_from_1_on_screen_and_from_0_in_step_names():
+    at = open_page("encoder_stack", cfg="n_layers:2")
+    assert_clean(at)
+    assert [h.value for h in at.subheader] == ["Output of layer 1", "Output of layer 2"]
+    assert "enc.0 is layer 1" in at.markdown[0].value
+    goto(at, "add_norm")
+    picker = at.button_group(key="layer.enc")
+    assert picker.options == ["1", "2"] and picker.help == EN["ctl.layer_help"]
+    picker.set_value(1).run()  # the button "2"
+    assert "##### `enc.1.ln1`" in "".join(m.value for m in at.markdown)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("page, cfg, keys", [
+    ("add_norm", "", ("intro.add_norm.post", "intro.add_norm.blog")),
+    ("add_norm", "norm_placement:pre,layer_norm:paper", ("intro.add_norm.pre", "intro.add_norm.paper")),
+    ("ffn", "activation:gelu", ("intro.ffn.gelu",)),
+    ("encoder_stack", "norm_placement:pre", ("intro.encoder_stack.pre",)),
+    ("attention", "attn_divisor:sqrt_dk", ("intro.attention.sqrt_dk", "intro.attention.stable")),
+    ("positional", "pos_encoding:sinusoidal", ("intro.positional.sinusoidal",)),
+])
+def test_an_intro_says_what_the_current_settings_compute(page, cfg, keys, lang):
+    at = open_page(page, lang=lang, **({"cfg": cfg} if cfg else {}))
+    assert_clean(at)
+    t = translator(lang)
+    assert at.markdown[1].value == "\n\n".join(t(key, d_k=3, divisor="1.732") for key in keys)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_seeds_slips_are_flagged_where_their_step_is_taught(lang):
+    at = open_page("add_norm", lang=lang)
+    for page in ("add_norm", "qkv", "multihead", "masked_attention"):
+        goto(at, page)
+        assert translator(lang)(f"seednote.{page}") in [c.value for c in at.caption]
+    goto(at, "ffn")
+    assert not any("seed" in c.value or "种子" in c.value for c in at.caption)
+
+
 def test_sizes_within_the_caps_are_accepted():
     at = open_options(open_page("overview"))
     at.number_input(key="ctl.d_model").set_value(100).run()

@@ -103,6 +103,29 @@ def test_naive_softmax_overflows_like_the_post_and_stable_does_not():
     assert "enc.0.attn.weights" in naive.nonfinite and not stable.nonfinite
 
 
+@pytest.mark.parametrize("src, tgt, printed_rows", [("Hello", "", 1), ("Hello World", "hola", 2)])
+def test_the_printed_table_is_the_formula_where_every_cell_is_printed(src, tgt, printed_rows):
+    """The SOS-only target has one row of the post's table (position 0), the two-word sentence both."""
+    for side in ("src", "tgt"):
+        step = engine.preset("hello-world").run(src, tgt).step(f"{side}.pos")
+        assert step.formula.count(r"\\") == printed_rows - 1 and r"\begin{cases}" not in step.formula
+        assert step.formula.startswith(r"PE = \begin{bmatrix} 0 & 1 & 0 & 1")
+
+
+def test_beyond_the_printed_table_the_formula_says_which_cells_are_computed():
+    """A third position is the post's formula rounded to 2 decimals, and its formula and arithmetic say so."""
+    trace = engine.preset("hello-world").run("Hello World hello", "hola mundo")
+    for side in ("src", "tgt"):
+        step = trace.step(f"{side}.pos")
+        assert r"T_{pos,j} & pos < 2,\ j < 4" in step.formula and r"\operatorname{round}_2" in step.formula
+        angle = 2 / 10000 ** (2 * 1 / 4)  # position 2, column 1: cos, the post's exponent 2j/d
+        assert trace[f"{side}.pos"][2, 1] == round(math.cos(angle), 2) == 1.0
+        assert trace.explain(f"{side}.pos", (2, 1)).text.startswith(f"{side}.pos[2, 1] = round(cos(2 / 10000^(2/4))")
+        assert "printed" in trace.explain(f"{side}.pos", (1, 1)).text
+    wide = engine.preset("hello-world", d_model=6, d_k=3, d_v=3).run("Hello")
+    assert r"\begin{cases}" in wide.step("src.pos").formula  # columns 4 and 5 were never printed
+
+
 def test_every_difference_is_explained():
     keys = [d["key"] for d in blog.DIFFERENCES]
     assert len(keys) == len(set(keys))

@@ -26,6 +26,12 @@ def test_softmax_shows_exponentials_and_sum():
     assert r"\frac{e^{3.507 - 3.507}}" in e.latex
 
 
+def test_concat_names_heads_from_1_like_the_paper():
+    e = explain("enc.0.attn.concat", (1, 4))  # d_v = 3: column 4 is column 1 of head_2
+    assert e.text == "enc.0.attn.concat[1, 4] = head_2[1, 1] = 3.9193774"
+    assert r"\text{head}_{2}[1, 1]" in e.latex
+
+
 def test_layer_norm_shows_mean_and_variance():
     e = explain("enc.0.ln1", (0, 0))
     assert e.text.startswith("With μ = ") and "= −4.5883757" in e.text and "σ² = mean((x − μ)²) = 98.418608" in e.text

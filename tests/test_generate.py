@@ -56,6 +56,14 @@ def test_every_step_is_a_fresh_full_forward_pass_on_the_growing_prefix(small):
         assert step.trace["probs"].shape == (i + 1, len(small.vocab))
 
 
+def test_the_encoder_gives_the_same_numbers_at_every_step(small):
+    """The model needs the encoder once: what the page says of the steps, which each run it again, holds."""
+    steps = generate(small, "the cat sat on the mat", max_len=4).steps
+    assert len(steps) == 4
+    for step in steps[1:]:
+        np.testing.assert_array_equal(step.trace["enc.out"], steps[0].trace["enc.out"])
+
+
 def test_greedy_takes_the_most_likely_token_and_reports_its_probability(small):
     for step in generate(small, "good morning", max_len=5).steps:
         assert step.token_id == int(np.argmax(step.probs)) and step.token == small.vocab.tokens[step.token_id]

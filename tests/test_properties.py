@@ -153,6 +153,14 @@ def test_pre_norm_ln_is_the_normalised_input_of_its_sublayer():
     np.testing.assert_allclose(trace["enc.0.add1"], x + trace["enc.0.attn.out"], rtol=1e-12)
 
 
+@pytest.mark.parametrize("placement, sublayer_reads", [("post", "X"), ("pre", r"\operatorname{LayerNorm}(X)")])
+def test_the_residual_formula_says_what_the_sublayer_reads(placement, sublayer_reads):
+    """Post-norm adds Sublayer(X) and normalises the sum next; pre-norm's sub-layer reads LayerNorm(X)."""
+    trace = engine.preset("paper", norm_placement=placement, **SMALL).run("hello", "hola")
+    for name in ("enc.0.add1", "enc.0.add2", "dec.0.add1", "dec.0.add2", "dec.0.add3"):
+        assert trace.step(name).formula == rf"X + \operatorname{{Sublayer}}({sublayer_reads})"
+
+
 def test_gelu_is_the_exact_erf_form():
     trace = engine.preset("paper", activation="gelu", **SMALL).run("hello")
     h = trace["enc.0.ffn.hidden"]

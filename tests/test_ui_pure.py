@@ -26,7 +26,8 @@ from ui import generation  # noqa: E402
 from ui import state as app_state  # noqa: E402
 from ui.format import bmatrix, fmt, fmt_tex, table  # noqa: E402
 from ui.i18n import EN, LANGUAGES, MATH_WORDS, PLAIN_WORDS, ZH, language_of, translator  # noqa: E402
-from ui.labels import indices, param_axes, step_axes, top_tokens, unique  # noqa: E402
+from ui.labels import (INTRO_SETTINGS, SEED_NOTES, indices, intro_keys, param_axes, step_axes, top_tokens,  # noqa: E402
+                       unique)
 from ui.navigation import PAGES, page_file  # noqa: E402
 from ui.state import (APP_LIMITS, MAX_CHARS, MAX_EDITS, MAX_TOKENS, MAX_WEIGHT, AppState, LimitError, apply_edits,  # noqa: E402
                       check_limits, check_weight, decode, encode)
@@ -386,6 +387,73 @@ def test_chinese_catalog_is_chinese():
     assert translator("fr")("page.overview") == "Overview"  # an unknown language falls back to English
 
 
+def _every_value(field):
+    """Every value a setting can take, as configs that differ from the default in that setting only."""
+    values = CHOICES.get(field) or ({"attn_divisor": ("sqrt_dk", 30.0)}.get(field) or (True, False))
+    return [engine.Config(**{field: value}) for value in values]
+
+
+def test_an_intro_goes_on_with_the_current_settings():
+    hello = engine.preset("hello-world").config
+    assert intro_keys("overview", hello) == ["intro.overview"]
+    assert intro_keys("ffn", hello) == ["intro.ffn", "intro.ffn.relu"]
+    assert intro_keys("ffn", hello.replace(activation="gelu")) == ["intro.ffn", "intro.ffn.gelu"]
+    assert intro_keys("add_norm", hello.replace(norm_placement="pre")) == ["intro.add_norm", "intro.add_norm.pre",
+                                                                          "intro.add_norm.blog"]
+    assert intro_keys("attention", hello) == ["intro.attention", "intro.attention.number", "intro.attention.stable"]
+    assert intro_keys("tokens", hello) == ["intro.tokens", "intro.tokens.no_embed_scale"]
+    assert intro_keys("positional", hello)[1] == "intro.positional.blog_table"
+
+
+@pytest.mark.parametrize("lang", sorted(LANGUAGES))
+def test_every_setting_an_intro_depends_on_has_its_text_in_every_value(lang):
+    t = translator(lang)
+    for page, fields in INTRO_SETTINGS.items():
+        for position, field in enumerate(fields, start=1):
+            texts = {t(intro_keys(page, config)[position], d_k=config.d_k, divisor=f"{config.divisor:.4g}")
+                     for config in _every_value(field)}
+            assert len(texts) == len(_every_value(field)) and not any("{" in text for text in texts), (page, field)
+    facts = {"add_norm": ("000", "(xᵢ − μ)²", "003", "(1/d) Σⱼ Xᵢⱼ"),  # the slip, and what is right
+             "masked_attention": ("003", "20", "K = YW^K"), "multihead": ("001", "512×512", "n × d_model"),
+             "qkv": ("(4 × 1)", "3.99")}
+    assert set(facts) == set(SEED_NOTES)
+    for page, words in facts.items():
+        assert all(word in t(f"seednote.{page}") for word in words), page
+    assert t("intro.attention.sqrt_dk", d_k=3, divisor="1.732") in (
+        "The divisor is the paper's √d_k, here √3 = 1.732.", "除数是论文的 √d_k，这里 √3 = 1.732。")
+
+
+@pytest.mark.parametrize("catalog", [EN, ZH])
+def test_the_text_every_setting_shows_claims_no_setting(catalog):
+    """The first part of an intro shows in every setting: it names no activation, norm placement, PE or form."""
+    assert not re.search(r"ReLU|GELU", catalog["intro.ffn"])
+    assert not re.search(r"LayerNorm\(|Sublayer|σ", catalog["intro.add_norm"])
+    assert not re.search(r"sin|正弦|√", catalog["intro.positional"] + catalog["intro.attention"])
+    assert "X + Sublayer(LayerNorm(X))" in catalog["intro.add_norm.pre"]
+    assert "LayerNorm(X + Sublayer(X))" in catalog["intro.add_norm.post"]
+    assert "GELU，" in catalog["intro.ffn.gelu"].replace(", ", "，") and "max(0, x)" in catalog["intro.ffn.relu"]
+    assert not re.search(r"paper|论文", catalog["choice.paper"].split("(")[0].split("（")[0])  # a LayerNorm form
+    assert "PyTorch" in catalog["choice.paper"] and "PyTorch" in catalog["compare.ln"]
+
+
+def test_the_generation_intro_says_the_encoder_runs_once():
+    en, zh = EN["intro.generate"], ZH["intro.generate"]
+    assert "complete forward pass" not in en and "完整的前向计算。" not in zh
+    assert "The encoder needs to run only once" in en and "编码器只需运行一次" in zh
+    assert "once per new token" in en and "推理时" in zh
+    assert "surer" not in EN["gen.compare_why"] and "把握大得多" not in ZH["gen.compare_why"]
+
+
+def test_chinese_uses_the_glossarys_terms():
+    """The terms of shared/GLOSSARY.md: the three names of attention, 给出/列出 for the post's numbers (打印 is to
+    print on paper), 推理 for inference, 模型规模 for the sizes together."""
+    assert "缩放点积注意力" in ZH["intro.attention"] and "多头注意力" in ZH["intro.multihead"]
+    assert "编码器-解码器注意力" in ZH["intro.cross_attention"]
+    every = json.dumps([ZH, MATH_WORDS["zh"], PLAIN_WORDS["zh"]], ensure_ascii=False)
+    assert "打印" not in every and "测试模式" not in every and "束宽个" not in every
+    assert ZH["ctl.sizes"] == "模型规模" and "维度" not in ZH["msg.edits_dropped"] + ZH["msg.not_divisible"]
+
+
 def _keys_used_in_code():
     literal = re.compile(r"""\bt\(\s*["']([a-z_]+\.[a-z_.]+)["']""")
     keys = set()
@@ -404,6 +472,8 @@ def test_every_key_the_code_asks_for_exists():
                                                    "tied_output", "eps", "seed"]}
     keys |= {"ctl.divisor.sqrt", "ctl.divisor.number", "side.src", "side.tgt"}
     keys |= {f"diff.{d['key']}.{part}" for d in DIFFERENCES for part in ("topic", "why")}
+    keys |= {key for page in INTRO_SETTINGS for field in INTRO_SETTINGS[page] for config in _every_value(field)
+             for key in intro_keys(page, config)} | {f"seednote.{page}" for page in SEED_NOTES}
     missing = sorted(k for k in keys if k not in EN or k not in ZH)
     assert missing == []
     assert all(Path(ROOT, page_file(p)).is_file() for ps in PAGES.values() for p in ps)

@@ -39,8 +39,9 @@ EN = {
     "ctl.drop_weights": "Back to the preset's random weights",
     "ctl.edits": "Some weights are edited: every page uses them.",
     "ctl.layer": "Layer",
+    "ctl.layer_help": "Layers are numbered from 1. Step names count from 0, as code does: enc.0 and dec.0 are layer 1.",
     "ctl.share": "Share this exact example: copy the page address (it holds every setting and edit).",
-    "choice.paper": "paper",
+    "choice.paper": "√(σ² + ε) (PyTorch; the paper gives no formula)",
     "choice.blog": "blog",
     "choice.post": "post-norm (paper)",
     "choice.pre": "pre-norm (Annotated Transformer)",
@@ -74,7 +75,8 @@ EN = {
     # step view
     "view.shape": "Shape",
     "view.drill": "How was this cell computed?",
-    "view.drill_hint": "Click a cell of the heatmap, or pick it here.",
+    "view.drill_hint": "Click a cell of the heatmap, or pick it here. Indices in brackets count from 0, as in code: "
+                       "a per-head step's first index 0 is head 1, and row 0 is the first token (pos = 0).",
     "view.row": "Row",
     "view.col": "Column",
     "view.head": "Head",
@@ -107,34 +109,94 @@ EN = {
                       "number changes.",
     "intro.tokens": "The sentence is split into tokens (here: words). Each token's id picks one row of the "
                     "embedding table: a vector of d_model numbers that the model learns.",
+    "intro.tokens.embed_scale": "As in the paper (section 3.4), the row is multiplied by √d_model before the "
+                                "positional encoding is added.",
+    "intro.tokens.no_embed_scale": "The row is used as it is, as in the post; the paper multiplies it by √d_model "
+                                   "(the option “Scale embeddings by √d_model”).",
     "intro.positional": "Attention itself ignores word order, so a positional encoding, one vector per position, "
-                        "is added to the embeddings. The paper uses sines and cosines of different frequencies.",
+                        "is added to the embeddings. Positions count from 0, as in the paper's formula: pos = 0 is "
+                        "the first token.",
+    "intro.positional.sinusoidal": "Here it is the paper's: sines and cosines of different frequencies, sin in the "
+                                   "even columns 2i and cos in the odd columns 2i + 1, which share the exponent "
+                                   "2i/d_model.",
+    "intro.positional.blog": "Here it is the post's formula: sin in the even columns and cos in the odd ones, but "
+                             "each column j with its own exponent 2j/d_model (the paper gives columns 2i and 2i + 1 "
+                             "the same exponent 2i/d_model).",
+    "intro.positional.blog_table": "Here it is the table the post prints: two rows of four numbers, for positions 0 "
+                                   "and 1, rounded by hand (cos(0.01) = 0.99995 shows as 0.99). A further position "
+                                   "or column comes from the post's formula, rounded to 2 decimals; the formula and "
+                                   "each cell's arithmetic say which.",
+    "intro.positional.learned": "Here it is learned: row pos of a table P that is trained like the embeddings, with "
+                                "no formula (BERT does this; the paper found it works about as well as the sinusoid).",
+    "intro.positional.none": "Here there is none (PE = 0): the model cannot tell the order of the words.",
     "intro.qkv": "Each head multiplies the input by its own three matrices: queries (what a token looks for), "
                  "keys (what it offers) and values (what it passes on).",
-    "intro.attention": "Every query is compared with every key (a dot product), divided so the numbers stay "
-                       "moderate, and turned into weights that sum to 1 by softmax. Each head's output is the "
-                       "weighted sum of its values.",
-    "intro.multihead": "The heads' outputs are put side by side and multiplied by W^O, which mixes them back to "
-                       "d_model numbers per token.",
-    "intro.add_norm": "The sub-layer's input is added to its output (a residual connection), then each row is "
-                      "normalised to mean 0 and variance 1 and scaled by γ and shifted by β.",
+    "intro.qkv.attn_bias": "Each projection also adds a bias (b^Q, b^K, b^V), as PyTorch's nn.MultiheadAttention "
+                           "does; the paper's formulas write none.",
+    "intro.qkv.no_attn_bias": "The projections have no bias: the matrices alone, as in the paper's formulas and the "
+                              "post.",
+    "intro.attention": "Scaled dot-product attention: every query is compared with every key (a dot product), "
+                       "divided so the numbers stay moderate, and turned into weights that sum to 1 by softmax. Each "
+                       "head's output is the weighted sum of its values.",
+    "intro.attention.sqrt_dk": "The divisor is the paper's √d_k, here √{d_k} = {divisor}.",
+    "intro.attention.number": "The divisor is {divisor}, a number set by hand (the post divides by 30 to keep its "
+                              "weights from saturating); the paper divides by √d_k.",
+    "intro.attention.stable": "Softmax subtracts each row's largest score first: the weights are the same, and e^x "
+                              "cannot overflow.",
+    "intro.attention.naive": "Softmax is the post's e^x / Σ e^x, without subtracting the row's largest score: a "
+                             "score above about 709 overflows and the row becomes NaN.",
+    "intro.multihead": "Multi-head attention ends here: the heads' outputs are put side by side and multiplied by "
+                       "W^O, which mixes them back to d_model numbers per token.",
+    "intro.add_norm": "Every sub-layer (attention, feed-forward) is wrapped in a residual connection, which adds "
+                      "the block's input X to the sub-layer's output, and a layer normalisation, which brings each "
+                      "row (each token) to mean 0 and variance about 1, then scales it by γ and shifts it by β.",
+    "intro.add_norm.post": "Post-norm, as in the paper: LayerNorm(X + Sublayer(X)). The sum is normalised, and the "
+                           "normalised sum is the next sub-layer's input.",
+    "intro.add_norm.pre": "Pre-norm, as in the Annotated Transformer: X + Sublayer(LayerNorm(X)). The LayerNorm "
+                          "comes first and only the sub-layer reads it; the sum is not normalised and goes on as it "
+                          "is, so each stack ends with one more LayerNorm (see the stack page).",
+    "intro.add_norm.paper": "LayerNorm divides by √(σ² + ε), the form of Ba et al. (2016) that PyTorch's "
+                            "nn.LayerNorm uses; the paper cites LayerNorm but writes no formula for it.",
+    "intro.add_norm.blog": "LayerNorm divides by σ + ε, as the post's code does (PyTorch divides by √(σ² + ε)).",
+    "seednote.add_norm": "Reading the seeds? Seed 000 writes σ = √(1/d Σ xᵢ): the standard deviation needs the "
+                         "squares, σ = √(1/d Σ (xᵢ − μ)²). Seed 003's eq. 13 subtracts Σⱼ Xᵢⱼ, a sum: it is the "
+                         "mean μ = (1/d) Σⱼ Xᵢⱼ that is subtracted, under the root too. Neither writes ε, γ or β.",
     "intro.ffn": "The same small two-layer network is applied to every position separately: widen to d_ff, "
-                 "apply ReLU, narrow back to d_model.",
+                 "apply a non-linearity, narrow back to d_model.",
+    "intro.ffn.relu": "The non-linearity is ReLU, max(0, x), as in the paper: negative numbers become 0.",
+    "intro.ffn.gelu": "The non-linearity is GELU, x·Φ(x), as in BERT and GPT (the paper uses ReLU): a smooth ReLU "
+                      "that lets small negative numbers through, shrunk.",
     "intro.encoder_stack": "The encoder repeats attention and feed-forward N times; each layer's output is the "
-                           "next layer's input. The last one is what the decoder's cross-attention reads.",
+                           "next layer's input, and the encoder's output, enc.out, is what every cross-attention of "
+                           "the decoder reads. Layers are numbered from 1, like the paper's heads head_1 … head_h; "
+                           "step names count from 0, as code does: enc.0 is layer 1.",
+    "intro.encoder_stack.post": "In post-norm each layer ends with a LayerNorm (ln2), which is its output; enc.out "
+                                "is the last layer's output.",
+    "intro.encoder_stack.pre": "In pre-norm each layer ends with a residual sum (add2), which is not normalised; "
+                               "enc.out is one more LayerNorm of the last layer's output, with its own γ and β.",
     "intro.decoder_input": "The decoder reads the target shifted right: a start token SOS, then the words so far. "
                            "They are embedded and positionally encoded like the source.",
+    "seednote.qkv": "Reading the post by hand? Its expansion of E × WK1 writes 4 where the second row has 3.99 "
+                    "(“(2.84 × 0) + (4 × 1) + …”); its results 9.99 and 6.84 use 3.99, as the app does.",
+    "seednote.multihead": "Reading seed 001? It gives the size of Concat(head_1, …, head_8)·W^O as (8×64)×d_model = "
+                          "512×512, which is the size of W^O. The output has one row per token: n × d_model.",
     "intro.masked_attention": "In the decoder's self-attention a position may not look at later positions: the "
                               "causal mask adds −∞ above the diagonal, so softmax gives those cells weight 0.",
-    "intro.cross_attention": "Here the queries come from the decoder and the keys and values from the encoder's "
-                             "output: each target position looks at the whole source sentence.",
+    "seednote.masked_attention": "Reading seed 003? Its eq. 20 takes K = XW^K and V = XW^V from X, the encoder's "
+                                 "input (eq. 21 even Q). In the decoder's self-attention Q, K and V all come from "
+                                 "the decoder's input Y: K = YW^K, V = YW^V. Keys and values come from the encoder "
+                                 "only in cross-attention (its eq. 28).",
+    "intro.cross_attention": "Cross-attention, the paper's encoder-decoder attention: the queries come from the "
+                             "decoder and the keys and values from the encoder's output, so each target position "
+                             "looks at the whole source sentence.",
     "intro.output": "A final linear layer scores every word of the vocabulary, and softmax turns the scores into "
                     "probabilities. The most likely word at the last position is the next token (greedy).",
     "intro.paper_vs_blog": "The blog post simplifies the paper in places, and its printed text and its code "
                            "sometimes disagree. The app follows the code; each difference is listed here with the "
-                           "numbers both ways.",
+                           "numbers both ways. The app's side is the paper's choice where the paper makes one; for "
+                           "LayerNorm, for which the paper writes no formula, it is PyTorch's.",
     # one line per step, keyed by ui.labels.description_key
-    "desc.embed": "Look up each token's row of the embedding table.",
+    "desc.embed": "Look up each token's row of the embedding table (times √d_model where the formula says so).",
     "desc.pos": "The positional encoding of each position.",
     "desc.input": "Embedding plus positional encoding: the input of the first layer.",
     "desc.attn.q": "Each head's queries.",
@@ -148,13 +210,14 @@ EN = {
     "desc.attn.heads": "Each head's output: the weighted sum of its values.",
     "desc.attn.concat": "The heads' outputs side by side.",
     "desc.attn.out": "The heads mixed back to d_model numbers by W^O.",
-    "desc.add": "Residual connection: the sub-layer's input plus its output.",
+    "desc.add": "Residual connection: the block's input X plus the sub-layer's output.",
     "desc.ln": "Layer normalisation of each row (each token).",
     "desc.ffn.hidden": "First linear layer: widen to d_ff.",
     "desc.ffn.act": "The non-linearity (ReLU or GELU).",
     "desc.ffn.out": "Second linear layer: back to d_model.",
-    "desc.enc.out": "The encoder's output, read by every cross-attention.",
-    "desc.dec.out": "The decoder's output.",
+    "desc.enc.out": "The encoder's output (in pre-norm, one more LayerNorm of the last layer's), read by every "
+                    "cross-attention.",
+    "desc.dec.out": "The decoder's output (in pre-norm, one more LayerNorm of the last layer's).",
     "desc.logits": "A score for every vocabulary word at every decoder position.",
     "desc.probs": "Probability of each word being the next token.",
     # overview
@@ -178,20 +241,24 @@ EN = {
     "output.position": "Decoder position",
     # compare page
     "compare.post": "The blog",
-    "compare.engine": "The app / the paper",
+    "compare.engine": "The app",
     "compare.pe": "Positional encoding of “World” (position 1)",
     "compare.weights": "Head 1 attention weights: divide by √3 (paper) or by 30 (blog)",
-    "compare.ln": "LayerNorm of the first row of E + Z: the blog's form vs the paper's",
+    "compare.ln": "LayerNorm of the first row of E + Z: the post's code vs PyTorch's form",
     "compare.divisor_sqrt": "÷ √3",
     "compare.divisor_30": "÷ 30",
     "compare.form_blog": "(x − μ)/(σ + ε), ε = 1e−6",
-    "compare.form_paper": "(x − μ)/√(σ² + ε), ε = 1e−5",
+    "compare.form_paper": "(x − μ)/√(σ² + ε), ε = 1e−5 (PyTorch's nn.LayerNorm)",
     # generation page
     "section.generate": "Generate & train",
     "page.generate": "Generation (decoding)",
-    "intro.generate": "At test time the decoder writes the translation one token at a time: it starts from SOS, "
-                      "runs the whole model, picks a next token from the last row's probabilities, appends it to "
-                      "its input and runs again, until it writes EOS. Each step below is a complete forward pass. "
+    "intro.generate": "At inference the decoder writes the translation one token at a time: it starts from SOS, "
+                      "picks a next token from the last row's probabilities, appends it to its input and runs "
+                      "again, until it writes EOS. The encoder needs to run only once, as its output does not depend "
+                      "on what the decoder writes; the decoder runs once per new token, over the whole prefix, one "
+                      "step after another, which is why decoding is slower than encoding. (The app runs the whole "
+                      "pass, encoder included, at each step below, so that any step can be opened on every page; "
+                      "the encoder's numbers come out the same each time.) "
                       "Always taking the most likely token (greedy) can miss a sentence that is more likely as a "
                       "whole; sampling adds variety, beam search keeps several sentences going at once (the second tab "
                       "shows an example).",
@@ -228,8 +295,8 @@ EN = {
     "gen.beam_best": "**Best sentence:** {text} — log P = {logp}, score = {score}",
     "gen.beam_legend": "Each box is a prefix with its log probability; where a sentence ends, also its "
                        "length-normalised score. Edges carry the model's probability of the token. Dashed grey: "
-                       "pruned (not among the width best); double border: finished with EOS; red: the best "
-                       "sentence's path.",
+                       "pruned (not among the k best, k being the beam width); double border: finished with EOS; "
+                       "red: the best sentence's path.",
     "gen.col.rank": "rank",
     "gen.col.text": "sentence",
     "gen.col.length": "length",
@@ -240,15 +307,17 @@ EN = {
     "gen.compare_setup": "A small paper-style model (d_model 16, 2 heads, 1 layer, random weights) translating "
                          "“{src}”, beam width {width}.",
     "gen.compare_why": "Greedy takes the most likely token at each step: {greedy}, log P = {lg}. Beam search also "
-                       "keeps the runner-up first word and finds {beam}, log P = {lb}: a slightly less likely "
-                       "first word after which the model is much surer, so the sentence as a whole is more likely.",
+                       "keeps the runner-up first word and finds {beam}, log P = {lb}. A sentence's probability is "
+                       "the product of its tokens' probabilities, and with random weights each of them is small: the "
+                       "beam's sentence starts with a slightly less likely word but is one token shorter, so its "
+                       "product, and its log P, is larger.",
     "gen.compare_open": "Open this example in the app",
     # training page
     "page.train": "Training",
     "intro.train": "The model learns by **teacher forcing**: the decoder reads the correct target shifted right "
                    "(SOS first) and at every position is scored by the cross-entropy of the next correct token. "
-                   "Backpropagation gives every weight its gradient, and the optimiser (Adam, with the paper's "
-                   "warm-up schedule) moves the weights a little against it. Train a small model on our corpus "
+                   "Backpropagation gives every weight its gradient, and the optimiser (Adam by default, with the "
+                   "paper's warm-up schedule) moves the weights a little against it. Train a small model on our corpus "
                    "in the second tab: its weights then become the starting point of every page.",
     "train.loss": "The loss of the current sentence pair",
     "train.loss_intro": "The source sentence and the target in the sidebar, as one training example (the target "
@@ -318,7 +387,7 @@ ZH = {
     "ctl.src": "源句子",
     "ctl.tgt": "目标前缀（解码器读入 SOS + 这些词）",
     "ctl.options": "模型选项",
-    "ctl.sizes": "维度",
+    "ctl.sizes": "模型规模",
     "ctl.seed": "随机种子",
     "ctl.divisor": "注意力缩放除数",
     "ctl.divisor.sqrt": "√d_k（论文）",
@@ -340,13 +409,14 @@ ZH = {
     "ctl.drop_weights": "回到预设的随机权重",
     "ctl.edits": "部分权重已修改：每一页都使用修改后的权重。",
     "ctl.layer": "层",
+    "ctl.layer_help": "层从 1 开始编号。步骤名像代码一样从 0 开始计数：enc.0 和 dec.0 是第 1 层。",
     "ctl.share": "分享这个例子：复制本页地址（其中包含所有设置和修改）。",
-    "choice.paper": "论文",
+    "choice.paper": "√(σ² + ε)（PyTorch；论文没有给出公式）",
     "choice.blog": "博客",
     "choice.post": "后置归一化 (Post-Norm，论文)",
     "choice.pre": "前置归一化 (Pre-Norm，Annotated Transformer)",
     "choice.sinusoidal": "正弦/余弦（论文）",
-    "choice.blog_table": "博客打印的表",
+    "choice.blog_table": "博客列出的表",
     "choice.learned": "可学习",
     "choice.none": "无",
     "choice.relu": "ReLU",
@@ -360,18 +430,19 @@ ZH = {
     "msg.unknown": "不在词汇表中，按 <unk> 处理：{words}",
     "msg.nonfinite": "部分数值不是有限数（∞ 或 NaN），最早出现在步骤 {step}。",
     "msg.edit_bad": "{param}[{index}]：{value!r} 不是介于 −1,000,000 和 1,000,000 之间的有限数；已保留原值。",
-    "msg.edits_dropped": "{n} 处修改与模型的新维度不符，已被丢弃。",
+    "msg.edits_dropped": "{n} 处修改与模型新的形状不符，已被丢弃。",
     "msg.too_big": "为保证页面流畅，{field} 在本应用中最多为 {high}（请求的是 {value}）。",
     "msg.too_long": "{side}有 {n} 个 token；本应用最多显示 {high} 个。",
     "msg.text_cut": "{side}有 {n} 个字符；只保留前 {high} 个。",
     "msg.empty": "源句子为空：请至少输入一个词。",
     "msg.weights_gone": "这个链接中训练好的权重（{id}）已不在本服务器上；现在使用预设的随机权重。",
-    "msg.not_divisible": "d_model（{d_model}）不能被 n_heads（{n_heads}）整除：请选择能整除的维度，或自己设置 d_k 和 d_v",
+    "msg.not_divisible": "d_model（{d_model}）不能被 n_heads（{n_heads}）整除：请选择能整除的数值，或自己设置 d_k 和 d_v",
     "side.src": "源句子",
     "side.tgt": "目标前缀",
     "view.shape": "形状",
     "view.drill": "这个格子是怎么算出来的？",
-    "view.drill_hint": "点击热力图中的格子，或在这里选择。",
+    "view.drill_hint": "点击热力图中的格子，或在这里选择。方括号中的下标像代码一样从 0 开始：逐头步骤的第一个下标 0 "
+                       "是第 1 个头，第 0 行是第一个 token（pos = 0）。",
     "view.row": "行",
     "view.col": "列",
     "view.head": "头",
@@ -401,25 +472,70 @@ ZH = {
                       "经过一个步骤。修改左侧或页面上的句子、选项或任意权重，之后的每个数字都会随之改变。",
     "intro.tokens": "句子被切分成 token（这里是单词）。每个 token 的 id 选出嵌入矩阵中的一行：一个由模型学习得到的、"
                     "长度为 d_model 的向量。",
-    "intro.positional": "注意力本身不考虑词序，所以要把位置编码（每个位置一个向量）加到词嵌入上。论文使用不同频率的"
-                        "正弦和余弦。",
+    "intro.tokens.embed_scale": "和论文（3.4 节）一样，这一行先乘以 √d_model，再加上位置编码。",
+    "intro.tokens.no_embed_scale": "这一行按原样使用，和博客一样；论文会把它乘以 √d_model（选项“嵌入乘以 √d_model”）。",
+    "intro.positional": "注意力本身不考虑词序，所以要把位置编码（每个位置一个向量）加到词嵌入上。位置和论文公式中一样"
+                        "从 0 开始计数：pos = 0 是第一个 token。",
+    "intro.positional.sinusoidal": "这里用的是论文的位置编码：不同频率的正弦和余弦，偶数列 2i 用 sin，奇数列 2i + 1 用 "
+                                   "cos，两列共用指数 2i/d_model。",
+    "intro.positional.blog": "这里用的是博客的公式：偶数列用 sin，奇数列用 cos，但每一列 j 有自己的指数 2j/d_model"
+                             "（论文让第 2i 列和第 2i + 1 列共用指数 2i/d_model）。",
+    "intro.positional.blog_table": "这里用的是博客列出的表：位置 0 和 1 的两行、每行四个数，由作者手工取整"
+                                   "（cos(0.01) = 0.99995 写成 0.99）。更多的位置或列按博客的公式计算，保留 2 位小数；"
+                                   "公式和每个格子的算式都会注明。",
+    "intro.positional.learned": "这里的位置编码是学习得到的：取表 P 的第 pos 行，这张表像词嵌入一样训练，没有公式"
+                                "（BERT 就是这样；论文发现它与正弦编码效果相当）。",
+    "intro.positional.none": "这里没有位置编码（PE = 0）：模型无法区分词的顺序。",
     "intro.qkv": "每个头用自己的三个矩阵乘以输入：查询（token 在找什么）、键（token 提供什么）和值（token 传递什么）。",
-    "intro.attention": "每个查询与每个键做点积，再做缩放使数值不至于过大，然后用 softmax 变成和为 1 的注意力权重。"
-                       "每个头的输出是其值向量的加权和。",
-    "intro.multihead": "把各个头的输出拼接 (Concat) 起来，再乘以 W^O（输出投影），把它们混合回每个 token 的 d_model 个数。",
-    "intro.add_norm": "把子层的输入加到它的输出上（残差连接），再把每一行归一化为均值 0、方差 1，然后乘以 γ、加上 β。",
-    "intro.ffn": "同一个小的两层网络分别作用于每个位置：先扩展到 d_ff，经过 ReLU，再变回 d_model。",
-    "intro.encoder_stack": "编码器把注意力和前馈网络重复 N 次；每一层的输出是下一层的输入。最后一层的输出供解码器的"
-                           "交叉注意力读取。",
+    "intro.qkv.attn_bias": "每个投影还要加上一个偏置（b^Q、b^K、b^V），和 PyTorch 的 nn.MultiheadAttention 一样；论文的公式里没有。",
+    "intro.qkv.no_attn_bias": "投影没有偏置，只乘以矩阵，和论文的公式以及博客一样。",
+    "intro.attention": "缩放点积注意力：每个查询与每个键做点积，再做缩放使数值不至于过大，然后用 softmax 变成和为 1 "
+                       "的注意力权重。每个头的输出是其值向量的加权和。",
+    "intro.attention.sqrt_dk": "除数是论文的 √d_k，这里 √{d_k} = {divisor}。",
+    "intro.attention.number": "除数是 {divisor}，一个手动设定的数（博客除以 30，使权重不至于饱和）；论文除以 √d_k。",
+    "intro.attention.stable": "softmax 先减去每行最大的分数：权重不变，而 e^x 不会溢出。",
+    "intro.attention.naive": "softmax 采用博客的 e^x / Σ e^x，不减去每行最大的分数：分数超过约 709 时会溢出，整行变成 NaN。",
+    "intro.multihead": "多头注意力的最后一步：把各个头的输出拼接 (Concat) 起来，再乘以 W^O（输出投影），把它们混合回每个 "
+                       "token 的 d_model 个数。",
+    "seednote.multihead": "在读种子文档 001？它把 Concat(head_1, …, head_8)·W^O 的大小写成 (8×64)×d_model = 512×512，"
+                          "这其实是 W^O 的大小。输出每个 token 一行：n × d_model。",
+    "intro.add_norm": "每个子层（注意力、前馈网络）都包在残差连接和层归一化之中：残差连接把这一块的输入 X 加到子层的输出上，"
+                      "层归一化把每一行（每个 token）变成均值 0、方差约为 1，然后乘以 γ、加上 β。",
+    "intro.add_norm.post": "后置归一化 (Post-Norm)，和论文一样：LayerNorm(X + Sublayer(X))。先相加再归一化，归一化后的"
+                           "和就是下一个子层的输入。",
+    "intro.add_norm.pre": "前置归一化 (Pre-Norm)，和 Annotated Transformer 一样：X + Sublayer(LayerNorm(X))。先做层归一化，"
+                          "只有子层读取它；相加的结果不再归一化，直接往后传，所以每个堆叠的最后还有一次层归一化（见堆叠页）。",
+    "intro.add_norm.paper": "层归一化除以 √(σ² + ε)，这是 Ba 等人（2016）的形式，PyTorch 的 nn.LayerNorm 也用它；"
+                            "论文引用了层归一化，但没有写出公式。",
+    "intro.add_norm.blog": "层归一化除以 σ + ε，和博客的代码一样（PyTorch 除以 √(σ² + ε)）。",
+    "seednote.add_norm": "在读种子文档？种子 000 写的是 σ = √(1/d Σ xᵢ)：标准差需要平方，σ = √(1/d Σ (xᵢ − μ)²)。"
+                         "种子 003 的式 (13) 减去的是 Σⱼ Xᵢⱼ，一个和：应当减去均值 μ = (1/d) Σⱼ Xᵢⱼ，根号里也是。"
+                         "两者都没有写 ε、γ 和 β。",
+    "intro.ffn": "同一个小的两层网络分别作用于每个位置：先扩展到 d_ff，经过激活函数，再变回 d_model。",
+    "intro.ffn.relu": "激活函数是 ReLU，max(0, x)，和论文一样：负数变成 0。",
+    "intro.ffn.gelu": "激活函数是 GELU，x·Φ(x)，BERT 和 GPT 使用它（论文用 ReLU）：一个平滑的 ReLU，让较小的负数缩小后通过。",
+    "intro.encoder_stack": "编码器把注意力和前馈网络重复 N 次；每一层的输出是下一层的输入，编码器的输出 enc.out 供解码器的"
+                           "每个交叉注意力读取。层和论文中的头 head_1 … head_h 一样从 1 开始编号；步骤名像代码一样从 0 开始"
+                           "计数：enc.0 是第 1 层。",
+    "intro.encoder_stack.post": "后置归一化时，每一层以层归一化 (ln2) 结束，它就是这一层的输出；enc.out 是最后一层的输出。",
+    "intro.encoder_stack.pre": "前置归一化时，每一层以残差相加 (add2) 结束，它没有归一化；enc.out 是对最后一层输出再做的"
+                               "一次层归一化，有自己的 γ 和 β。",
     "intro.decoder_input": "解码器读入右移后的目标序列：起始符 SOS，然后是已有的词。它们像源句子一样做词嵌入和位置编码。",
+    "seednote.qkv": "在手算博客的例子？它展开 E × WK1 时，在第二行本应是 3.99 的地方写了 4（“(2.84 × 0) + (4 × 1) + …”）；"
+                    "它的结果 9.99 和 6.84 用的是 3.99，和本应用一样。",
     "intro.masked_attention": "在解码器的自注意力中，一个位置不能看到后面的位置：因果掩码在对角线上方加上 −∞，"
                               "softmax 之后这些格子的权重为 0。",
-    "intro.cross_attention": "这里查询来自解码器，键和值来自编码器的输出：每个目标位置都能看到整个源句子。",
+    "seednote.masked_attention": "在读种子文档 003？它的式 (20) 用编码器的输入 X 计算 K = XW^K 和 V = XW^V"
+                                 "（式 (21) 连 Q 也是）。在解码器的自注意力中，Q、K、V 都来自解码器的输入 Y：K = YW^K，"
+                                 "V = YW^V。只有在交叉注意力中，键和值才来自编码器（它的式 (28)）。",
+    "intro.cross_attention": "交叉注意力，即论文中的编码器-解码器注意力：查询来自解码器，键和值来自编码器的输出，"
+                             "所以每个目标位置都能看到整个源句子。",
     "intro.output": "最后的线性层给词汇表中的每个词打分 (logits)，softmax 把分数变成概率分布。最后一个位置上概率最大的词"
                     "就是下一个 token（贪心）。",
     "intro.paper_vs_blog": "博客在一些地方简化了论文，而且它的正文与代码有时不一致。本应用遵循代码；每处差异都列在这里，"
-                           "并给出两种算法的数值。",
-    "desc.embed": "查出每个 token 在嵌入矩阵中的那一行。",
+                           "并给出两种算法的数值。本应用一侧在论文有选择时采用论文的做法；论文没有写出层归一化的公式，"
+                           "那里采用 PyTorch 的形式。",
+    "desc.embed": "查出每个 token 在嵌入矩阵中的那一行（公式中有 √d_model 时再乘以它）。",
     "desc.pos": "每个位置的位置编码。",
     "desc.input": "词嵌入加位置编码：第一层的输入。",
     "desc.attn.q": "每个头的查询 (Q)。",
@@ -433,13 +549,13 @@ ZH = {
     "desc.attn.heads": "每个头的输出：值向量的加权和。",
     "desc.attn.concat": "把各个头的输出拼接 (Concat) 起来。",
     "desc.attn.out": "用 W^O（输出投影）把各个头混合回 d_model 维。",
-    "desc.add": "残差连接：子层的输入加上它的输出。",
+    "desc.add": "残差连接：这一块的输入 X 加上子层的输出。",
     "desc.ln": "对每一行（每个 token）做层归一化。",
     "desc.ffn.hidden": "第一个线性层：扩展到 d_ff 维。",
     "desc.ffn.act": "激活函数（ReLU 或 GELU）。",
     "desc.ffn.out": "第二个线性层：变回 d_model 维。",
-    "desc.enc.out": "编码器的输出，供每个交叉注意力读取。",
-    "desc.dec.out": "解码器的输出。",
+    "desc.enc.out": "编码器的输出（前置归一化时是对最后一层输出再做的一次层归一化），供每个交叉注意力读取。",
+    "desc.dec.out": "解码器的输出（前置归一化时是对最后一层输出再做的一次层归一化）。",
     "desc.logits": "每个解码器位置上词汇表中每个词的分数 (logits)。",
     "desc.probs": "每个词成为下一个 token 的概率。",
     "overview.flow": "数据现在在哪里",
@@ -458,19 +574,21 @@ ZH = {
     "output.top": "最可能的下一个 token",
     "output.position": "解码器位置",
     "compare.post": "博客",
-    "compare.engine": "本应用 / 论文",
+    "compare.engine": "本应用",
     "compare.pe": "“World”（位置 1）的位置编码",
     "compare.weights": "第 1 个头的注意力权重：除以 √3（论文）或除以 30（博客）",
-    "compare.ln": "E + Z 第一行的层归一化：博客的形式与论文的形式",
+    "compare.ln": "E + Z 第一行的层归一化：博客代码的形式与 PyTorch 的形式",
     "compare.divisor_sqrt": "÷ √3",
     "compare.divisor_30": "÷ 30",
     "compare.form_blog": "(x − μ)/(σ + ε)，ε = 1e−6",
-    "compare.form_paper": "(x − μ)/√(σ² + ε)，ε = 1e−5",
+    "compare.form_paper": "(x − μ)/√(σ² + ε)，ε = 1e−5（PyTorch 的 nn.LayerNorm）",
     # 生成页
     "section.generate": "生成与训练",
     "page.generate": "生成（自回归解码）",
-    "intro.generate": "在测试模式下，解码器一次写出一个 token：从起始符 SOS 开始，运行整个模型，从最后一行的概率中选出下一个 "
-                      "token，把它接到输入后面再运行一次，直到写出结束符 EOS。下面的每一步都是一次完整的前向计算。"
+    "intro.generate": "推理时，解码器一次写出一个 token：从起始符 SOS 开始，从最后一行的概率中选出下一个 token，把它接到"
+                      "输入后面再运行一次，直到写出结束符 EOS。编码器只需运行一次，因为它的输出与解码器写出的内容无关；"
+                      "解码器每写一个新 token 就要在整个前缀上运行一次，一步接一步，所以解码比编码慢。（下面每一步本应用都"
+                      "运行完整的前向计算，包括编码器，以便在每一页上打开任何一步；编码器每次算出的数值都相同。）"
                       "每次都取概率最大的 token（贪心）可能错过整体概率更大的句子；采样带来多样性，束搜索同时保留几个句子（第二个标签页有一个例子）。",
     "gen.strategy": "解码策略",
     "gen.s.greedy": "贪心",
@@ -502,8 +620,8 @@ ZH = {
     "gen.open_step": "在所有页面上显示这一步的前向计算",
     "gen.score": "得分",
     "gen.beam_best": "**最佳句子**：{text} —— log P = {logp}，得分 = {score}",
-    "gen.beam_legend": "每个方框是一个前缀和它的对数概率；句子结束处还有长度归一化后的得分。"
-                       "边上的数是模型给这个 token 的概率。灰色虚线：被剪掉（不在最好的束宽个之内）；双边框：以 EOS 结束；红色：最佳句子的路径。",
+    "gen.beam_legend": "每个方框是一个前缀及其对数概率；句子结束处还标出长度归一化后的得分。连线上的数字是模型给这个 "
+                       "token 的概率。灰色虚线：被剪枝（不在得分最高的 k 个之中，k 为束宽）；双边框：以 EOS 结束；红色：最佳句子的路径。",
     "gen.col.rank": "名次",
     "gen.col.text": "句子",
     "gen.col.length": "长度",
@@ -512,13 +630,14 @@ ZH = {
     "gen.tab.run": "解码当前句子",
     "gen.tab.compare": "贪心与束搜索",
     "gen.compare_setup": "一个论文结构的小模型（d_model 16，2 个头，1 层，随机权重）翻译“{src}”，束宽 {width}。",
-    "gen.compare_why": "贪心每一步都取概率最大的 token：{greedy}，log P = {lg}。束搜索同时保留了第二可能的第一个词，"
-                       "找到 {beam}，log P = {lb}：第一个词的概率略低，但之后模型把握大得多，所以整句的概率更大。",
+    "gen.compare_why": "贪心每一步都取概率最大的 token：{greedy}，log P = {lg}。束搜索同时保留了概率第二的第一个词，"
+                       "找到 {beam}，log P = {lb}。整句的概率是各个 token 概率的乘积，而权重是随机的，每个概率都很小："
+                       "束搜索的句子第一个词的概率略低，但少一个 token，所以乘积（以及 log P）更大。",
     "gen.compare_open": "在应用中打开这个例子",
     # 训练页
     "page.train": "训练",
     "intro.train": "模型用**教师强制**学习：解码器读入右移后的正确目标（SOS 在前），每个位置都用下一个正确 token 的"
-                   "交叉熵打分。反向传播给出每个权重的梯度，优化器（Adam，采用论文的预热学习率）沿梯度的反方向把权重"
+                   "交叉熵打分。反向传播给出每个权重的梯度，优化器（默认为 Adam，采用论文的预热学习率）沿梯度的反方向把权重"
                    "移动一点。在第二个标签页用我们的语料训练小模型：训练好的权重随后成为所有页面的起点。",
     "train.loss": "当前句子对的损失",
     "train.loss_intro": "侧栏中的源句子和目标作为一个训练样本（这里目标前缀就是完整的目标句子）。",
@@ -589,7 +708,8 @@ MATH_WORDS = {"zh": {
     "(each row)": "（逐行）",
     "columns ": "第 ",
     " of ": " 列，取自 ",
-    "the post's printed value": "博客打印的数值",
+    "the post's printed value": "博客给出的数值",
+    "otherwise": "其余",
     "its formula: ": "按公式：",
     ": a later position": "：后面的位置",
     "kept": "保留",
@@ -598,7 +718,7 @@ MATH_WORDS = {"zh": {
     "ignore": "忽略",
     " even": " 为偶数",
     " odd": " 为奇数",
-    "(the post's printed table)": "（博客打印的表）",
+    "(the post's printed table)": "（博客列出的表）",
     "(a learned table)": "（学习得到的表）",
 }}
 
@@ -609,7 +729,7 @@ PLAIN_WORDS = {"zh": [
     (r" and σ² = ", "，σ² = "),
     (r"\(no positional encoding\)", "（没有位置编码）"),
     (r"\(learned\)", "（学习得到）"),
-    (r"the post's printed value \(its formula: (.*)\) = ", r"博客打印的数值（按公式：\1） = "),
+    (r"the post's printed value \(its formula: (.*)\) = ", r"博客给出的数值（按公式：\1） = "),
     (r", 2 decimals\)", "，保留 2 位小数)"),
     (r"\(position (\d+) comes after (\d+)\)", r"（位置 \1 在 \2 之后）"),
     (r"\(position (\d+) is not after (\d+)\)", r"（位置 \1 不在 \2 之后）"),
@@ -656,14 +776,15 @@ ZH.update({
     "diff.pe_formula.topic": "位置编码的指数",
     "diff.pe_formula.why": "对 World，论文给出 [0.841, 0.540, 0.0100, 0.99995]，博客给出 [0.84, 0.99, 0, 1]。"
                            "hello-world 预设沿用博客的表；pos_encoding='sinusoidal' 是论文的公式。",
-    "diff.pe_rounding.topic": "博客打印的位置编码",
+    "diff.pe_rounding.topic": "博客给出的位置编码",
     "diff.pe_rounding.why": "博客把 0.99995 截断为 0.99，之后一直使用 2.84、3.99；pos_encoding='blog' 精确计算博客的公式，"
-                            "'blog_table' 使用它打印的数。",
+                            "'blog_table' 使用它给出的数值。",
     "diff.divisor.topic": "注意力缩放除数",
     "diff.divisor.why": "除以 √3 时权重饱和为 [4.68e−10, 1]；博客临时改为除以 30，才得到它的 Z。",
     "diff.layer_norm.topic": "层归一化的形式",
-    "diff.layer_norm.why": "博客正文写的是论文的形式；算出数值的代码把 ε 加在标准差上。",
-    "diff.ln_rounding.topic": "博客打印的层归一化结果",
+    "diff.layer_norm.why": "博客正文除以 √(方差 + ε)，这是 Ba 等人的形式，PyTorch 的 nn.LayerNorm 也用它（论文引用了层归一化，"
+                           "但没有写出公式）；算出数值的代码把 ε 加在标准差上。",
+    "diff.ln_rounding.topic": "博客给出的层归一化结果",
     "diff.ln_rounding.why": "正文把 1.7188 截断为 1.718。",
     "diff.z_digits.topic": "正文中的 Z",
     "diff.z_digits.why": "正文重新抄写 Z 时最后几位不同；由 W^O 算出的是代码的输出。",

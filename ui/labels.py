@@ -1,4 +1,5 @@
-"""Axis labels of every step and parameter: tokens for positions, "head i" for heads, indices for widths."""
+"""Axis labels of every step and parameter: tokens for positions, "head i" for heads, indices for widths; and the
+catalog keys of a step's description and a page's intro."""
 from collections import Counter
 from functools import lru_cache
 
@@ -46,6 +47,38 @@ def param_axes(vocab_tokens, name, shape) -> list[list[str]]:
     if len(shape) == 3:
         return [[f"head {h + 1}" for h in range(shape[0])], indices(shape[1]), indices(shape[2])]
     return [indices(n) for n in shape]
+
+
+# The settings a page's intro depends on: after "intro.<page>", which is true in every setting, the intro goes on
+# with the catalog's "intro.<page>.<value>" for each setting's current value (see _setting_value).
+INTRO_SETTINGS = {
+    "tokens": ("embed_scale",),
+    "qkv": ("attn_bias",),
+    "positional": ("pos_encoding",),
+    "attention": ("attn_divisor", "softmax"),
+    "add_norm": ("norm_placement", "layer_norm"),
+    "ffn": ("activation",),
+    "encoder_stack": ("norm_placement",),
+}
+
+SEED_NOTES = ("qkv", "multihead", "add_norm", "masked_attention")  # pages that flag a seed's slip: "seednote.<page>"
+
+
+def intro_keys(page: str, config) -> list[str]:
+    """The catalog keys of a page's intro in the current settings, e.g. ["intro.ffn", "intro.ffn.gelu"]."""
+    fields = INTRO_SETTINGS.get(page, ())
+    return [f"intro.{page}"] + [f"intro.{page}.{_setting_value(config, field)}" for field in fields]
+
+
+def _setting_value(config, field: str) -> str:
+    """A setting's value as a catalog key part: a choice as it is, "sqrt_dk" or "number" for the divisor, and a
+    switch as its name or "no_" and its name."""
+    value = getattr(config, field)
+    if field == "attn_divisor":
+        return "sqrt_dk" if value == "sqrt_dk" else "number"
+    if isinstance(value, bool):
+        return field if value else f"no_{field}"
+    return value
 
 
 def description_key(name: str) -> str:

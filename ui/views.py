@@ -12,7 +12,7 @@ import streamlit as st
 from . import context
 from .figures import heatmap
 from .format import arrow, bmatrix, table
-from .labels import description_key, indices, param_axes, step_axes, unique
+from .labels import SEED_NOTES, description_key, indices, intro_keys, param_axes, step_axes, unique
 from .state import check_weight
 
 LATEX_CELLS = 8  # matrices up to 8 x 8 are also written out as a bmatrix
@@ -62,9 +62,17 @@ def page(body):
 
 
 def intro(page: str):
+    """The page's title and intro: the text true in every setting, then the sentences on the current settings
+    (labels.intro_keys), and a note on the seeds' slips where the page teaches their step ("seednote.<page>")."""
     ctx = context.get()
     st.title(ctx.t(f"page.{page}"))
-    st.markdown(ctx.t(f"intro.{page}"))
+    first, *settings = intro_keys(page, ctx.config)
+    st.markdown(ctx.t(first))
+    if settings:
+        c = ctx.config
+        st.markdown("\n\n".join(ctx.t(key, d_k=c.d_k, divisor=f"{c.divisor:.4g}") for key in settings))
+    if page in SEED_NOTES:
+        st.caption(ctx.t(f"seednote.{page}"))
     _notes(ctx)
 
 
@@ -85,7 +93,8 @@ def layer_picker(key: str) -> int:
     ctx = context.get()
     if ctx.config.n_layers == 1:
         return 0
-    return _picker(key, ctx.t("ctl.layer"), [str(layer) for layer in range(ctx.config.n_layers)], collapsed=False)
+    return _picker(key, ctx.t("ctl.layer"), [str(layer + 1) for layer in range(ctx.config.n_layers)],
+                   collapsed=False, help=ctx.t("ctl.layer_help"))  # layer 1 is enc.0: the picker gives the index
 
 
 def head_tabs(key: str):
@@ -110,10 +119,12 @@ def section_tabs(sections: dict, key: str):
         sections[labels[position]]()
 
 
-def _picker(key: str, label: str, choices: list[str], default: int = 0, collapsed: bool = True) -> int:
+def _picker(key: str, label: str, choices: list[str], default: int = 0, collapsed: bool = True,
+            help: str | None = None) -> int:
     """The position of the chosen button of a row (a segmented control)."""
     chosen = st.segmented_control(label, range(len(choices)), format_func=choices.__getitem__, default=default,
-                                  required=True, key=key, label_visibility="collapsed" if collapsed else "visible")
+                                  required=True, key=key, help=help,
+                                  label_visibility="collapsed" if collapsed else "visible")
     return default if chosen is None else chosen  # required is the browser's rule: a forged message can empty it
 
 
