@@ -240,7 +240,7 @@ def _layer_norm(trace, step, index):
     mu = float(np.mean(x))
     var = float(np.mean((x - mu) ** 2))
     denom_tex, denom_text, denom = _ln_denominator(step.meta["form"], var, eps)
-    normed = (float(x[j]) - mu) / denom
+    normed = float((x[j] - mu) / np.float64(denom))  # NumPy's: a constant row with ε = 0 is NaN, as in the pass
     mean_tex, mean_text = _sum(list(x), _paren_tex, _paren)
     squares_tex, squares_text = _sum(list(x - mu), lambda v: f"{_paren_tex(v)}^2", lambda v: f"{_paren(v)}²")
     symbol = DENOMINATOR_TEX[step.meta["form"]]

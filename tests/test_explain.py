@@ -55,6 +55,14 @@ def test_layer_norm_writes_every_number_its_hand_computation_needs(form):
     assert (r"\sqrt{\sigma^2 + \epsilon} = " if form == "paper" else r"\sigma + \epsilon = ") in e.latex
 
 
+@pytest.mark.parametrize("form", ["paper", "blog"])
+def test_layer_norm_of_a_constant_row_with_no_epsilon_is_nan_not_an_error(form):
+    """d_model = 1 and ε = 0 (both allowed) divide by zero: the pass gives NaN, and so does its explanation."""
+    trace = engine.preset("hello-world", d_model=1, n_heads=1, d_ff=2, eps=0.0, layer_norm=form).run("Hello World")
+    e = trace.explain("enc.0.ln1", (0, 0))
+    assert math.isnan(e.value) and e.text.endswith("/ 0 = NaN: enc.0.ln1[0, 0] = x̂ × γ + β = NaN × 1 + 0 = NaN")
+
+
 def test_gelu_writes_the_erf_it_uses():
     trace = engine.preset("hello-world", activation="gelu").run("Hello World")
     h = trace["enc.0.ffn.hidden"][0, 1]

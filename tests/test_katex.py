@@ -32,6 +32,8 @@ SETTINGS = [
     ("hello-world learned PE", "hello-world", dict(pos_encoding="learned"), 0.0, {"pos"}),
     ("hello-world no PE, overflowing naive softmax", "hello-world",
      dict(pos_encoding="none", softmax="naive", attn_divisor=1e-4), 0.0, {"pos", "scale", "softmax", "weighted"}),
+    ("hello-world d_model 1, no epsilon", "hello-world", dict(d_model=1, n_heads=1, d_ff=2, eps=0.0), 0.0,
+     {"layer_norm"}),
     ("paper", "paper", dict(n_layers=1), 0.0, None),
     ("paper pre-norm gelu blog-LN divisor 8 dropout", "paper",
      dict(norm_placement="pre", activation="gelu", layer_norm="blog", attn_divisor=8.0, n_layers=1), 0.1, None),
