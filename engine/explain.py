@@ -246,7 +246,8 @@ def _layer_norm(trace, step, index):
     symbol = DENOMINATOR_TEX[step.meta["form"]]
     where_tex = r" \\ &".join([
         f"\\mu = \\tfrac{{1}}{{{d}}}({mean_tex}) = {num_tex(mu)}",
-        f"\\sigma^2 = \\tfrac{{1}}{{{d}}}{{\\textstyle\\sum_k}} (x_k - \\mu)^2 = \\tfrac{{1}}{{{d}}}({squares_tex}) = {num_tex(var)}",
+        f"\\sigma^2 = \\tfrac{{1}}{{{d}}}{{\\textstyle\\sum_k}} (x_k - \\mu)^2 = "
+        f"\\tfrac{{1}}{{{d}}}({squares_tex}) = {num_tex(var)}",
         denom_tex,
         f"\\hat{{x}}_{{{j}}} = \\frac{{x_{{{j}}} - \\mu}}{{{symbol}}} = "
         f"\\frac{{{_paren_tex(x[j])} - {_paren_tex(mu)}}}{{{num_tex(denom)}}} = {num_tex(normed)}"])
@@ -267,7 +268,8 @@ def _ln_denominator(form, var, eps):
     sigma = math.sqrt(var)
     return (f"\\sigma = \\sqrt{{\\sigma^2}} = \\sqrt{{{num_tex(var)}}} = {num_tex(sigma)},\\quad "
             f"{DENOMINATOR_TEX[form]} = {num_tex(sigma)} + {num_tex(eps)} = {num_tex(sigma + eps)}",
-            f"σ = √σ² = √{num(var)} = {num(sigma)}, σ + ε = {num(sigma)} + {num(eps)} = {num(sigma + eps)}", sigma + eps)
+            f"σ = √σ² = √{num(var)} = {num(sigma)}, σ + ε = {num(sigma)} + {num(eps)} = {num(sigma + eps)}",
+            sigma + eps)
 
 
 def _activation(trace, step, index):
@@ -276,8 +278,9 @@ def _activation(trace, step, index):
     if step.meta["fn"] == "relu":
         return f"\\max(0, {num_tex(h)})", f"max(0, {num(h)})"
     half, u = num_tex(h / 2), h / math.sqrt(2)
-    return (f"\\tfrac{{{num_tex(h)}}}{{2}}\\left(1 + \\operatorname{{erf}}\\left(\\tfrac{{{num_tex(h)}}}{{\\sqrt{{2}}}}\\right)\\right)"
-            f" = {half}\\left(1 + \\operatorname{{erf}}({num_tex(u)})\\right){BREAK}= {half}\\,(1 + {_paren_tex(math.erf(u))})",
+    erf = r"\operatorname{erf}"
+    return (f"\\tfrac{{{num_tex(h)}}}{{2}}\\left(1 + {erf}\\left(\\tfrac{{{num_tex(h)}}}{{\\sqrt{{2}}}}\\right)\\right) = "
+            f"{half}\\left(1 + {erf}({num_tex(u)})\\right){BREAK}= {half}\\,(1 + {_paren_tex(math.erf(u))})",
             f"{num(h)}/2 × (1 + erf({num(h)}/√2)) = {num(h / 2)} × (1 + erf({num(u)})) = "
             f"{num(h / 2)} × (1 + {_paren(math.erf(u))})")
 
