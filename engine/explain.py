@@ -13,6 +13,7 @@ from functools import cached_property, partial
 
 import numpy as np
 
+from .layer_norm import DENOMINATOR_TEX
 from .positional import PE_BASE, blog_exponent, paper_exponent, sinusoid_angle
 
 LATEX_TERMS = 8  # a LaTeX sum longer than this shows its first 6 and last 2 terms around \cdots
@@ -175,9 +176,13 @@ def _scores(trace, step, index):
 
 
 def _scale(trace, step, index):
+    """S / divisor; a divisor written as a symbol (√d_k) is then written as its number too."""
     s = trace.resolve(step.inputs[0])[index]
-    divisor = step.meta["divisor"]
-    return f"\\frac{{{num_tex(s)}}}{{{step.meta['divisor_tex']}}}", f"{num(s)} / {num(divisor)}"
+    divisor, divisor_tex = step.meta["divisor"], step.meta["divisor_tex"]
+    if divisor_tex == num_tex(divisor):
+        return f"\\frac{{{num_tex(s)}}}{{{divisor_tex}}}", f"{num(s)} / {num(divisor)}"
+    return (f"\\frac{{{num_tex(s)}}}{{{divisor_tex}}} = \\frac{{{num_tex(s)}}}{{{num_tex(divisor)}}}",
+            f"{num(s)} / √d_k = {num(s)} / {num(divisor)}")
 
 
 def _mask(trace, step, index):
@@ -232,34 +237,58 @@ def _linear(trace, step, index):
 
 
 def _layer_norm(trace, step, index):
+    """x̂·γ + β, after the lines that compute μ, σ², the denominator and x̂ from the row's numbers. The row's sums
+    are in parentheses, not in a \\frac: KaTeX cannot break a line inside a \\frac's braces."""
     i, j = index
     x = trace.resolve(step.inputs[0])[i]
     gamma, beta = (trace.resolve(r)[j] for r in step.inputs[1:])
+    eps, d = step.meta["eps"], len(x)
     mu = float(np.mean(x))
     var = float(np.mean((x - mu) ** 2))
-    eps, d = step.meta["eps"], len(x)
+    denom_tex, denom_text, denom = _ln_denominator(step.meta["form"], var, eps)
+    normed = float((x[j] - mu) / np.float64(denom))  # NumPy's: a constant row with ε = 0 is NaN, as in the pass
     mean_tex, mean_text = _sum(list(x), _paren_tex, _paren)
-    if step.meta["form"] == "paper":
-        denom_tex = f"\\sqrt{{{num_tex(var)} + {num_tex(eps)}}}"
-        denom_text = f"√({num(var)} + {num(eps)})"
-    else:
-        denom_tex = f"\\sqrt{{{num_tex(var)}}} + {num_tex(eps)}"
-        denom_text = f"√{num(var)} + {num(eps)}"
-    latex = (f"\\frac{{{_paren_tex(x[j])} - {_paren_tex(mu)}}}{{{denom_tex}}} \\cdot {_paren_tex(gamma)} + "
-             f"{_paren_tex(beta)}")
-    text = f"({_paren(x[j])} − {_paren(mu)}) / ({denom_text}) × {_paren(gamma)} + {_paren(beta)}"
-    where_tex = (f"\\mu = \\frac{{{mean_tex}}}{{{d}}} = {num_tex(mu)},\\ "
-                 f"\\sigma^2 = \\tfrac{{1}}{{{d}}}\\textstyle\\sum_k (x_k - \\mu)^2 = {num_tex(var)}")
-    return latex, text, where_tex, lambda: (f"μ = ({mean_text()}) / {d} = {num(mu)} and "
-                                            f"σ² = mean((x − μ)²) = {num(var)}")
+    squares_tex, squares_text = _sum(list(x - mu), lambda v: f"{_paren_tex(v)}^2", lambda v: f"{_paren(v)}²")
+    symbol = DENOMINATOR_TEX[step.meta["form"]]
+    where_tex = r" \\ &".join([
+        f"\\mu = \\tfrac{{1}}{{{d}}}({mean_tex}) = {num_tex(mu)}",
+        f"\\sigma^2 = \\tfrac{{1}}{{{d}}}{{\\textstyle\\sum_k}} (x_k - \\mu)^2 = "
+        f"\\tfrac{{1}}{{{d}}}({squares_tex}) = {num_tex(var)}",
+        denom_tex,
+        f"\\hat{{x}}_{{{j}}} = \\frac{{x_{{{j}}} - \\mu}}{{{symbol}}} = "
+        f"\\frac{{{_paren_tex(x[j])} - {_paren_tex(mu)}}}{{{num_tex(denom)}}} = {num_tex(normed)}"])
+    latex = (f"\\hat{{x}}_{{{j}}} \\cdot \\gamma_{{{j}}} + \\beta_{{{j}}} = "
+             f"{_paren_tex(normed)} \\cdot {_paren_tex(gamma)} + {_paren_tex(beta)}")
+    text = f"x̂ × γ + β = {_paren(normed)} × {_paren(gamma)} + {_paren(beta)}"
+    return latex, text, where_tex, lambda: (
+        f"μ = ({mean_text()}) / {d} = {num(mu)}, σ² = ({squares_text()}) / {d} = {num(var)}, {denom_text} and "
+        f"x̂ = ({_paren(x[j])} − {_paren(mu)}) / {num(denom)} = {num(normed)}")
+
+
+def _ln_denominator(form, var, eps):
+    """The LayerNorm denominator's line in LaTeX and text, and its value: √(σ² + ε), or σ = √σ² then σ + ε."""
+    if form == "paper":
+        denom = math.sqrt(var + eps)
+        return (f"{DENOMINATOR_TEX[form]} = \\sqrt{{{num_tex(var)} + {num_tex(eps)}}} = {num_tex(denom)}",
+                f"√(σ² + ε) = √({num(var)} + {num(eps)}) = {num(denom)}", denom)
+    sigma = math.sqrt(var)
+    return (f"\\sigma = \\sqrt{{\\sigma^2}} = \\sqrt{{{num_tex(var)}}} = {num_tex(sigma)},\\quad "
+            f"{DENOMINATOR_TEX[form]} = {num_tex(sigma)} + {num_tex(eps)} = {num_tex(sigma + eps)}",
+            f"σ = √σ² = √{num(var)} = {num(sigma)}, σ + ε = {num(sigma)} + {num(eps)} = {num(sigma + eps)}",
+            sigma + eps)
 
 
 def _activation(trace, step, index):
+    """ReLU, or GELU with the erf's argument and value written out."""
     h = float(trace.resolve(step.inputs[0])[index])
     if step.meta["fn"] == "relu":
         return f"\\max(0, {num_tex(h)})", f"max(0, {num(h)})"
-    return (f"\\tfrac{{{num_tex(h)}}}{{2}}\\left(1 + \\operatorname{{erf}}\\left(\\tfrac{{{num_tex(h)}}}{{\\sqrt{{2}}}}\\right)\\right)",
-            f"{num(h)}/2 × (1 + erf({num(h)}/√2))")
+    half, u = num_tex(h / 2), h / math.sqrt(2)
+    erf = r"\operatorname{erf}"
+    return (f"\\tfrac{{{num_tex(h)}}}{{2}}\\left(1 + {erf}\\left(\\tfrac{{{num_tex(h)}}}{{\\sqrt{{2}}}}\\right)\\right) = "
+            f"{half}\\left(1 + {erf}({num_tex(u)})\\right){BREAK}= {half}\\,(1 + {_paren_tex(math.erf(u))})",
+            f"{num(h)}/2 × (1 + erf({num(h)}/√2)) = {num(h / 2)} × (1 + erf({num(u)})) = "
+            f"{num(h / 2)} × (1 + {_paren(math.erf(u))})")
 
 
 def _copy(trace, step, index):

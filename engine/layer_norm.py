@@ -2,10 +2,9 @@
 inside the square root as PyTorch's nn.LayerNorm (named "paper" for the paper's setting), and the blog's."""
 import numpy as np
 
-LAYER_NORM_TEX = {
-    "paper": r"\operatorname{LayerNorm}(x) = \frac{x - \mu}{\sqrt{\sigma^2 + \epsilon}} \odot \gamma + \beta",
-    "blog": r"\operatorname{LayerNorm}(x) = \frac{x - \mu}{\sigma + \epsilon} \odot \gamma + \beta",
-}
+DENOMINATOR_TEX = {"paper": r"\sqrt{\sigma^2 + \epsilon}", "blog": r"\sigma + \epsilon"}
+LAYER_NORM_TEX = {form: r"\operatorname{LayerNorm}(x) = \frac{x - \mu}{%s} \odot \gamma + \beta" % denominator
+                  for form, denominator in DENOMINATOR_TEX.items()}
 
 
 def layer_norm(x, gamma, beta, eps, form="paper"):

@@ -184,6 +184,18 @@ def test_deep_link_first_on_a_fresh_server(fresh_server, new_page):
     no_exception(page)
 
 
+def test_the_overview_opens_at_its_own_name(server, new_page):
+    """The overview is the default page, which Streamlit serves at "/" only: a link to /overview (every other page
+    opens at its own name) showed "Page not found" over it. A fresh browser, the link with a preset."""
+    page = new_page("zh")
+    page.goto(f"{server}/overview?preset=paper")
+    settle(page)
+    no_exception(page)
+    expect(page.locator("h1").first).to_have_text(ZH["page.overview"])
+    assert page.locator('[role="dialog"]').count() == 0, page.locator('[role="dialog"]').all_inner_texts()
+    assert "/overview?" in page.url and "preset=paper" in page.url
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("name", ALL_PAGES)
 def test_every_page_and_its_screenshot(server, new_page, name, lang):

@@ -1,6 +1,12 @@
 """Per-cell arithmetic shows the real numbers and ends in the cell's value."""
+import math
+import re
+
+import numpy as np
+import pytest
+
 import engine
-from engine.explain import num
+from engine.explain import num, num_tex
 
 
 def explain(name, index, **overrides):
@@ -34,8 +40,79 @@ def test_concat_names_heads_from_1_like_the_paper():
 
 def test_layer_norm_shows_mean_and_variance():
     e = explain("enc.0.ln1", (0, 0))
-    assert e.text.startswith("With μ = ") and "= −4.5883757" in e.text and "σ² = mean((x − μ)²) = 98.418608" in e.text
-    assert "= 1.7188769" in e.text
+    assert e.text.startswith("With μ = ") and "= −4.5883757, σ² = (17.052319² + " in e.text
+    assert "σ = √σ² = √98.418608 = 9.9206153" in e.text and e.text.endswith(" = 1.7188769")
+
+
+@pytest.mark.parametrize("form", ["paper", "blog"])
+def test_layer_norm_writes_every_number_its_hand_computation_needs(form):
+    """μ, σ², σ (the blog's form), the denominator and the normalised x̂ are each written, in the LaTeX and in the
+    text; a large ε keeps σ and σ + ε apart."""
+    model = engine.preset("hello-world", layer_norm=form, eps=0.5)
+    trace = model.run("Hello World", "hola")
+    x, j = trace["enc.0.add1"][1], 2
+    mu, var = x.mean(), x.var()
+    denominator = np.sqrt(var + 0.5) if form == "paper" else np.sqrt(var) + 0.5
+    normed = (x[j] - mu) / denominator
+    numbers = [mu, var, denominator, normed, *(x - mu)] + ([np.sqrt(var)] if form == "blog" else [])
+    e = trace.explain("enc.0.ln1", (1, j))
+    assert np.isclose(normed * model.params["enc.0.ln1.gamma"][j] + model.params["enc.0.ln1.beta"][j], e.value)
+    assert [n for n in numbers if num_tex(n) not in e.latex or num(n) not in e.text] == []
+    assert (r"\sqrt{\sigma^2 + \epsilon} = " if form == "paper" else r"\sigma + \epsilon = ") in e.latex
+
+
+@pytest.mark.parametrize("form", ["paper", "blog"])
+def test_layer_norm_of_a_constant_row_with_no_epsilon_is_nan_not_an_error(form):
+    """d_model = 1 and ε = 0 (both allowed) divide by zero: the pass gives NaN, and so does its explanation."""
+    trace = engine.preset("hello-world", d_model=1, n_heads=1, d_ff=2, eps=0.0, layer_norm=form).run("Hello World")
+    e = trace.explain("enc.0.ln1", (0, 0))
+    assert math.isnan(e.value) and e.text.endswith("/ 0 = NaN: enc.0.ln1[0, 0] = x̂ × γ + β = NaN × 1 + 0 = NaN")
+
+
+def test_gelu_writes_the_erf_it_uses():
+    trace = engine.preset("hello-world", activation="gelu").run("Hello World")
+    h = trace["enc.0.ffn.hidden"][0, 1]
+    e = trace.explain("enc.0.ffn.act", (0, 1))
+    assert [n for n in (h / 2, h / np.sqrt(2), math.erf(h / np.sqrt(2))) if num_tex(n) not in e.latex
+            or num(n) not in e.text] == []
+
+
+def test_square_root_divisor_is_written_as_its_number():
+    e = explain("enc.0.attn.scaled", (0, 0, 1), attn_divisor="sqrt_dk")
+    assert r"\frac{105.21}{\sqrt{d_k}} = \frac{105.21}{1.73205}" in e.latex
+    assert e.text == "enc.0.attn.scaled[0, 0, 1] = 105.21 / √d_k = 105.21 / 1.7320508 = 60.743022"
+
+
+TEX_NUMBER = re.compile(r"(-?\d+(?:\.\d+)?)(?: \\times 10\^\{(-?\d+)\})?")  # 1.5, -2, 1 \times 10^{-6}
+TEXT_NUMBER = re.compile(r"(−?\d+(?:\.\d+)?)(?:e([−+]\d+))?")  # 1.5, −2, 1e−06
+
+
+def _numbers(written, pattern):
+    return [float(m.replace("−", "-")) * 10.0 ** int(e.replace("−", "-") or 0) for m, e in pattern.findall(written)]
+
+
+def _not_in(numbers, others):
+    """The numbers that are in no other: the LaTeX's 6 digits against the text's 8."""
+    return [x for x in numbers if not any(math.isclose(x, y, rel_tol=1e-5, abs_tol=1e-12) for y in others)]
+
+
+@pytest.mark.parametrize("overrides", [
+    {}, dict(norm_placement="pre", activation="gelu", softmax="naive", layer_norm="paper", attn_bias=True,
+             pos_encoding="sinusoidal", embed_scale=True, attn_divisor="sqrt_dk"),
+    dict(pos_encoding="blog"), dict(pos_encoding="learned"), dict(pos_encoding="none")])
+def test_text_and_latex_write_the_same_numbers(overrides):
+    """Every cell of every step: the plain text and the LaTeX name the same numbers (a LaTeX sum elided with
+    ⋯ aside; its squares ^2 are the text's ²), so neither uses a number the other leaves out."""
+    trace = engine.preset("hello-world", **overrides).run("Hello World", "hola mundo", dropout=0.3 if overrides else 0)
+    differ = {}
+    for step in trace.steps():
+        for index in np.ndindex(step.shape):
+            e = trace.explain(step.name, index)
+            if r"\cdots" not in e.latex:
+                tex, text = _numbers(e.latex.replace("^2", ""), TEX_NUMBER), _numbers(e.text, TEXT_NUMBER)
+                if _not_in(tex, text) or _not_in(text, tex):
+                    differ[step.name, index] = (_not_in(tex, text), _not_in(text, tex))
+    assert differ == {}
 
 
 def test_mask_and_sin_cos_argument():

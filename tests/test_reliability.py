@@ -859,6 +859,19 @@ def test_a_forged_non_finite_whole_number_becomes_the_least(key, value, least):
     assert sidebar_agrees(at, state) and not refusals(at)
 
 
+@pytest.mark.parametrize("key, least", [("gen.max_len", 1), ("gen.k", 1), ("gen.seed", 0)])
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+def test_a_forged_non_finite_generation_number_becomes_the_least(key, value, least):
+    """The generation page's whole numbers were Streamlit's whole-number inputs: NaN or inf raised inside Streamlit
+    (its int()). They are context.whole_number_input now, like the sizes."""
+    TRIED["forged message"] += 1
+    at = open_page("generate", gen="strategy:top_k,max_len:5,k:3,seed:7")
+    forge(at, at.number_input(key=key), double_value=value)
+    state = assert_consistent(at, "generate")
+    assert at.session_state[key] == least and type(at.session_state[key]) is int
+    assert generation.settings(state.gen)[key.removeprefix("gen.")] == least
+
+
 def test_a_typed_fraction_in_a_whole_number_input_is_dropped(monkeypatch):
     """What the browser's whole-number input did itself (2.5 is read as 2), the app does for the float input that
     replaced it; the input shows the whole number, and Streamlit logs no type/format mismatch."""

@@ -235,18 +235,19 @@ def _on_preset_change():
     _sync_widgets(fresh)
 
 
-def _whole_number_input(container, label: str, key: str, low: int, high: int):
-    """A size or the seed. A float input shown without decimals ("%g"): Streamlit 1.67's whole-number input raises
-    on a forged NaN or inf (int() before its range check), where a float input puts its default back."""
+def whole_number_input(container, label: str, key: str, low: int, high: int, on_change=None):
+    """A whole number (a size, a seed, a count). A float input shown without decimals ("%g"): Streamlit 1.67's
+    whole-number input raises on a forged NaN or inf (int() before its range check), where a float input puts its
+    default back. on_change runs after the value is made whole."""
     container.number_input(label, min_value=float(low), max_value=float(high), step=1.0, format="%g", key=key,
-                           on_change=_on_whole_number, args=(key,))
+                           on_change=_on_whole_number, args=(key, on_change))
 
 
-def _on_whole_number(key):
+def _on_whole_number(key, then):
     """Drop a typed fraction (2.5 becomes 2), as a whole-number input does in the browser."""
     st.session_state[key] = int(st.session_state[key])
-    if key in ("ctl.d_model", "ctl.n_heads"):
-        _on_heads_change()
+    if then is not None:
+        then()
 
 
 def _on_heads_change():
@@ -297,8 +298,9 @@ def _option_widgets(good: AppState, t) -> tuple:
     st.caption(t("ctl.sizes"))
     left, right = st.columns(2)
     for i, field in enumerate(SIZE_FIELDS):
-        _whole_number_input(left if i % 2 == 0 else right, field, f"ctl.{field}", 1, APP_LIMITS[field])
-    _whole_number_input(st, t("ctl.seed"), "ctl.seed", 0, 2**32 - 1)
+        whole_number_input(left if i % 2 == 0 else right, field, f"ctl.{field}", 1, APP_LIMITS[field],
+                           on_change=_on_heads_change if field in ("d_model", "n_heads") else None)
+    whole_number_input(st, t("ctl.seed"), "ctl.seed", 0, 2**32 - 1)
     st.radio(t("ctl.divisor"), ["sqrt", "number"], format_func=lambda k: t(f"ctl.divisor.{k}"),
              key="ctl.divisor_kind", horizontal=True)
     if st.session_state["ctl.divisor_kind"] == "number":

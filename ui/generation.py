@@ -14,6 +14,7 @@ DEFAULTS = {"strategy": "greedy", "temperature": 1.0, "k": 5, "p": 0.9, "width":
             "seed": 0}
 RANGES = {"temperature": (0.05, 5.0), "k": (1, 100), "p": (0.01, 1.0), "width": (1, 5), "alpha": (0.0, 2.0),
           "max_len": (1, 30), "seed": (0, 2**32 - 1)}
+WHOLE = tuple(name for name, value in DEFAULTS.items() if isinstance(value, int))  # k, width, max_len, seed
 USES = {  # the numbers each strategy reads, in the order the page shows them
     "greedy": ("max_len",),
     "temperature": ("temperature", "max_len", "seed"),

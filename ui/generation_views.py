@@ -59,12 +59,13 @@ def _number(ctx, name):
     if name in SLIDERS:
         st.slider(ctx.t(f"gen.{name}"), low, high, step=SLIDERS[name], key=f"gen.{name}", on_change=_on_change)
     else:
-        st.number_input(ctx.t(f"gen.{name}"), low, high, step=1, key=f"gen.{name}", on_change=_on_change)
+        context.whole_number_input(st, ctx.t(f"gen.{name}"), f"gen.{name}", low, high, on_change=_on_change)
 
 
 def _on_change():
     current = generation.settings(st.session_state.state.gen)
     values = {name: st.session_state.get(f"gen.{name}", value) for name, value in current.items()}
+    values |= {name: int(values[name]) for name in generation.WHOLE}  # whole_number_input's value is a float
     if values["strategy"] not in generation.STRATEGIES:  # no strategy: only from a forged message, as the browser
         values["strategy"] = current["strategy"]        # does not let a required control be emptied
     context.set_state(st.session_state.state.replace(gen=generation.changed(values)), reset_editors=False)

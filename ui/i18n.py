@@ -726,7 +726,8 @@ MATH_WORDS = {"zh": {
 # The words of the engine's plain-text arithmetic (Explanation.text), as (pattern, replacement) pairs.
 PLAIN_WORDS = {"zh": [
     (r"^With (.*?): ", r"其中 \1："),
-    (r" and σ² = ", "，σ² = "),
+    (r", (?=σ|√\(σ)", "，"),  # LayerNorm's σ², σ and denominator
+    (r" and x̂ = ", "，x̂ = "),
     (r"\(no positional encoding\)", "（没有位置编码）"),
     (r"\(learned\)", "（学习得到）"),
     (r"the post's printed value \(its formula: (.*)\) = ", r"博客给出的数值（按公式：\1） = "),

@@ -363,7 +363,7 @@ def _position_picker(container, label: str, labels: list[str], key: str) -> int:
     if n <= POSITION_LIST or labels != indices(n):
         return container.selectbox(label, range(n), format_func=labels.__getitem__, key=key)
     typed = container.number_input(f"{label} (0–{n - 1})", min_value=0.0, max_value=float(n - 1), step=1.0,
-                                   format="%g", key=key)  # a float input (context._whole_number_input), from 0
+                                   format="%g", key=key)  # a float input (context.whole_number_input), from 0
     return _clamped(typed, n)
 
 
