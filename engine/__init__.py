@@ -7,9 +7,11 @@
     trace.step("enc.0.attn.scores").formula
     trace.explain("enc.0.attn.scores", (0, 0, 1)).text
 """
+from .checkpoint import trained
 from .config import Config
 from .model import Model, param_shapes
 from .presets import DESCRIPTIONS, PRESETS, preset, with_words
 from .trace import Step, Trace
 
-__all__ = ["Config", "Model", "Step", "Trace", "DESCRIPTIONS", "PRESETS", "param_shapes", "preset", "with_words"]
+__all__ = ["Config", "Model", "Step", "Trace", "DESCRIPTIONS", "PRESETS", "param_shapes", "preset", "trained",
+           "with_words"]

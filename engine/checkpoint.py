@@ -12,6 +12,7 @@ import dataclasses
 import io
 import json
 import zipfile
+from pathlib import Path
 
 import numpy as np
 
@@ -20,6 +21,7 @@ from .model import Model, param_shapes
 from .presets import PRESETS
 from .tokens import Vocabulary
 
+TRAINED = Path(__file__).parent / "data"  # the shipped trained weights, one file per corpus (README: "Trained weights")
 META = "meta"
 FORMAT = 1  # the layout version written into meta, so a later layout can still read this one
 META_FIELDS = ("format", "preset", "seed", "config", "vocabulary")
@@ -36,6 +38,15 @@ def save(model: Model, file) -> None:
             np.savez(out, **arrays)
     else:
         np.savez(file, **arrays)
+
+
+def trained(corpus: str = "en-es") -> Model:
+    """The model of engine.train.TRAINING_SETUP trained on the corpus from the fixed seed, as shipped in
+    engine/data (made by `python -m engine train --corpus en-es --out engine/data/en-es.npz`)."""
+    path = TRAINED / f"{corpus}.npz"
+    if not path.is_file():
+        raise ValueError(f"no trained weights are shipped for the corpus {corpus!r}")
+    return load(path)
 
 
 def to_bytes(model: Model) -> bytes:

@@ -33,7 +33,7 @@ from ui.format import bmatrix, table  # noqa: E402
 from ui.i18n import EN, ZH, translator  # noqa: E402
 from ui.labels import description_key  # noqa: E402
 from ui.navigation import PAGES  # noqa: E402
-from ui.state import APP_LIMITS, MAX_TOKENS  # noqa: E402
+from ui.state import APP_LIMITS, DEFAULT_TARGET, MAX_TOKENS  # noqa: E402
 
 APP = str(ROOT / "app.py")
 ALL_PAGES = [page for pages in PAGES.values() for page in pages]
@@ -156,7 +156,7 @@ def open_step(at, page, leaf):
     return at
 
 
-def engine_trace(edits=(), src="Hello World", tgt=None, seed=0, **overrides):
+def engine_trace(edits=(), src="Hello World", tgt=DEFAULT_TARGET, seed=0, **overrides):
     """The engine's own run with the same weights typed in: {param: {index: value}}."""
     model = engine.preset("hello-world", seed=seed, **overrides)
     changed = {}
@@ -261,8 +261,8 @@ def test_words_inside_formulas_are_chinese_in_chinese():
 def test_overview_states_the_example():
     at = open_page()
     trace = engine_trace()
-    assert overview_numbers(at) == (2, 1, 4, 2, 1)
-    assert [m.value for m in at.metric][:2] == ["hello world", "SOS"]
+    assert overview_numbers(at) == (2, 3, 4, 2, 1)
+    assert [m.value for m in at.metric][:2] == ["hello world", "SOS hola mundo"]
     best = int(np.argmax(trace["probs"][-1]))
     assert at.metric[2].value == trace.model.vocab.tokens[best]
 
@@ -674,11 +674,14 @@ def test_a_page_about_the_first_encoder_layer_does_not_run_the_decoder(monkeypat
     assert decoded == ["paper"]
 
 
-def test_unknown_words_are_read_as_unk():
+def test_a_new_word_gets_its_own_embedding_drawn_from_the_seed():
     at = open_page("tokens", src="Hello Mars")
     assert_clean(at)
-    assert [i.value for i in at.info] == [EN_T("msg.unknown", words="Mars")]
-    assert at.dataframe[0].value[EN["tokens.token"]].tolist() == ["hello", "<unk>"]
+    assert [i.value for i in at.info] == [EN_T("msg.new_words", words="mars", seed=0, n=11)]
+    assert at.dataframe[0].value[EN["tokens.token"]].tolist() == ["hello", "mars"]
+    mars = engine.with_words(engine.preset("hello-world"), "Mars")
+    assert mars.vocab.tokens[-1] == "mars"
+    assert shown(at, mars.run("Hello Mars", "Hola Mundo")["src.embed"])
 
 
 # ---- links ------------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from ui.i18n import EN, ZH, translator
 
 T = translator("en")
 SMALL = {"preset": "paper", "cfg": "d_model:16,n_heads:2,d_ff:32,n_layers:1", "src": "the cat sat on the mat"}
+CURRENT = "model:current"  # generate with the pages' model (SMALL), not the shipped trained one
 
 
 def small_model(seed=0):
@@ -22,8 +23,8 @@ def markdown_line(at, start):
     return next(line for line in paragraphs(at) if line.startswith(start))
 
 
-def sentence_line(at):
-    return markdown_line(at, f"**{EN['gen.sentence']}**")
+def sentence_line(at, lang="en"):
+    return markdown_line(at, f"**{(ZH if lang == 'zh' else EN)['gen.sentence']}**")
 
 
 def chosen_line(at):
@@ -39,7 +40,7 @@ def expected_chosen(step):
 
 
 def test_greedy_is_the_engines_and_the_player_steps():
-    at = open_page("generate", **SMALL)
+    at = open_page("generate", gen=CURRENT, **SMALL)
     assert_clean(at)
     expected = generate(small_model(), SMALL["src"], max_len=10)
     assert sentence_line(at) == expected_sentence(expected.tokens)
@@ -60,7 +61,7 @@ def test_greedy_is_the_engines_and_the_player_steps():
 
 def test_each_step_shows_the_probabilities_of_a_fresh_forward_pass():
     """Open a step on every page: the output page's last row is the distribution the step chose from."""
-    at = open_page("generate", **SMALL)
+    at = open_page("generate", gen=CURRENT, **SMALL)
     at.button(key="gen.next").click().run()
     at.button(key="gen.open_step").click().run()
     expected = generate(small_model(), SMALL["src"], max_len=10)
@@ -82,7 +83,7 @@ def test_each_step_shows_the_probabilities_of_a_fresh_forward_pass():
 def test_a_shared_link_reproduces_a_sampled_sentence(link, kwargs):
     kwargs = {"max_len": 10, **kwargs}
     expected = generate(small_model(), SMALL["src"], **kwargs)
-    first = open_page("generate", gen=link, **SMALL)
+    first = open_page("generate", gen=f"{CURRENT},{link}", **SMALL)
     assert_clean(first)
     assert sentence_line(first) == expected_sentence(expected.tokens)
     shared = open_page("generate", gen=query(first)["gen"], **SMALL)
@@ -90,19 +91,40 @@ def test_a_shared_link_reproduces_a_sampled_sentence(link, kwargs):
     assert any(EN["gen.sampled"] in m.value for m in shared.markdown)
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_generation_opens_on_the_shipped_trained_model_which_translates(lang):
+    at = open_page("generate", lang=lang)
+    assert_clean(at)
+    assert at.segmented_control(key="gen.model").value == "trained"
+    assert f"`SOS` `hola` `mundo` `EOS`" in sentence_line(at, lang)
+    at.segmented_control(key="gen.model").set_value("current").run()
+    assert_clean(at)
+    assert query(at)["gen"] == "model:current"
+    expected = generate(engine.preset("hello-world"), "Hello World", max_len=10)
+    assert sentence_line(at, lang).endswith(" ".join(f"`{t}`" for t in expected.tokens))
+    assert "<unk>" not in expected.tokens
+
+
+def test_the_trained_model_gives_a_new_word_weights_of_its_own():
+    at = open_page("generate", src="Hello Mars")
+    assert_clean(at)
+    model = engine.with_words(engine.trained(), "Hello Mars")
+    assert sentence_line(at) == expected_sentence(generate(model, "Hello Mars", max_len=10).tokens)
+
+
 def test_changing_the_strategy_goes_into_the_url_and_the_numbers():
-    at = open_page("generate", **SMALL)
+    at = open_page("generate", gen=CURRENT, **SMALL)
     at.segmented_control(key="gen.strategy").set_value("temperature").run()
     at.slider(key="gen.temperature").set_value(2.0).run()
     at.number_input(key="gen.seed").set_value(5).run()
     assert_clean(at)
-    assert query(at)["gen"] == "seed:5,strategy:temperature,temperature:2.0"
+    assert query(at)["gen"] == "model:current,seed:5,strategy:temperature,temperature:2.0"
     expected = generate(small_model(), SMALL["src"], strategy="temperature", temperature=2.0, seed=5, max_len=10)
     assert sentence_line(at) == expected_sentence(expected.tokens)
 
 
 def test_beam_search_shows_the_engines_best_sentence_and_ranking():
-    at = open_page("generate", gen="strategy:beam,width:4,alpha:1.0,max_len:5", **SMALL)
+    at = open_page("generate", gen=f"{CURRENT},strategy:beam,width:4,alpha:1.0,max_len:5", **SMALL)
     assert_clean(at)
     expected = beam_search(small_model(), SMALL["src"], width=4, max_len=5, alpha=1.0)
     best = expected.best
@@ -142,17 +164,18 @@ def test_a_bad_generation_link_is_noted_and_ignored(part):
 
 
 def test_non_finite_numbers_give_a_message_not_a_traceback():
-    at = open_page("generate", edit="unembed.b:0=1000000.0;embed.tgt:0.0=1000000.0;embed.src:0.0=-1000000.0")
+    at = open_page("generate", gen=CURRENT,
+                   edit="unembed.b:0=1000000.0;embed.tgt:0.0=1000000.0;embed.src:0.0=-1000000.0")
     assert not at.exception
     # a huge but finite logit still lets a token be chosen; the message appears only when nothing can be
-    at2 = open_page("generate", cfg="softmax:naive", edit="unembed.b:0=1000000.0")
+    at2 = open_page("generate", gen=CURRENT, cfg="softmax:naive", edit="unembed.b:0=1000000.0")
     assert not at2.exception
     messages = [e.value for e in at2.error]
     assert messages and messages[0].startswith("No token can be chosen"), messages
 
 
 def test_the_page_in_chinese():
-    at = open_page("generate", lang="zh", gen="strategy:beam", **SMALL)
+    at = open_page("generate", lang="zh", gen=f"{CURRENT},strategy:beam", **SMALL)
     assert_clean(at)
     assert at.title[0].value == ZH["page.generate"]
     assert at.segmented_control(key="gen.strategy").label == ZH["gen.strategy"]

@@ -436,3 +436,16 @@ def test_cli_train_runs_as_a_module():
                             timeout=120)
     assert result.returncode == 0 and "32 pairs, 2 steps of 16 pairs, adam" in result.stdout
     assert result.stdout.rstrip().endswith("/32 translated exactly")
+
+
+def test_the_shipped_trained_model_still_translates_its_corpus():
+    """engine/data/en-es.npz, made by `python -m engine train --corpus en-es --out engine/data/en-es.npz`."""
+    model = engine.trained("en-es")
+    setup = TRAINING_SETUP
+    assert model.name == setup["preset"] and model.seed == setup["seed"]
+    assert model.config == start_model().config
+    results = translations(model, pairs("en-es"))
+    assert all(t.exact for t in results) and len(results) == 32
+    assert " ".join(results[0].tokens) == "hola mundo" and results[0].src == "Hello World"
+    with pytest.raises(ValueError, match="no trained weights are shipped for the corpus 'en-zh'"):
+        engine.trained("en-zh")

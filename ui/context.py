@@ -12,11 +12,12 @@ from streamlit.runtime.state import get_session_state
 
 import engine
 from engine.config import CHOICES
+from engine.tokens import split
 
 from . import server
 from . import state as app_state
 from .i18n import LANGUAGES, language_of, translator
-from .state import APP_LIMITS, FLOAT_RANGES, MAX_CHARS, AppState, LimitError
+from .state import APP_LIMITS, DEFAULT_TARGET, FLOAT_RANGES, MAX_CHARS, AppState, LimitError
 from .weights import WeightsStore
 
 server.configure()
@@ -58,6 +59,13 @@ def _weights(weights_id: str) -> engine.Model:
     return model
 
 
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _with_words(preset, seed, overrides, weights, words):
+    """The model with the typed words its vocabulary lacks (engine.with_words), kept while the words are: each edit
+    of a sentence with new words then shares its weights, and their products (engine/products.py)."""
+    return engine.with_words(_weights(weights) if weights else _base_model(preset, seed, overrides), *words)
+
+
 RUNS_KEPT = 64  # engine runs kept for all sessions, one per distinct state (model_key)
 
 
@@ -66,6 +74,9 @@ def _run(model_key):
     """One engine run per distinct state, shared by every session (a trace is read-only)."""
     preset, seed, src, tgt, overrides, edits, weights = model_key
     base = _weights(weights) if weights else _base_model(preset, seed, overrides)
+    new_words = base.vocab.new_words(src, tgt)
+    if new_words:
+        base = _with_words(preset, seed, overrides, weights, new_words)
     model, dropped = app_state.apply_edits(base, edits)
     return base, model, model.run(src, tgt or None), dropped
 
@@ -268,6 +279,9 @@ def _controls(good: AppState, t) -> AppState:
                       key="ctl.preset", on_change=_on_preset_change)
     sidebar.text_input(t("ctl.src"), key="ctl.src", max_chars=MAX_CHARS)
     sidebar.text_input(t("ctl.tgt"), key="ctl.tgt", max_chars=MAX_CHARS)
+    sos_only = not split(st.session_state["ctl.tgt"])  # the post's own decoder step
+    sidebar.button(t("ctl.tgt_default" if sos_only else "ctl.tgt_sos", target=DEFAULT_TARGET), key="ctl.tgt_toggle",
+                   on_click=_set_target, args=(DEFAULT_TARGET if sos_only else "",))
     options = sidebar.expander(t("ctl.options"), key="ctl.options", on_change="rerun")
     if options.open:  # the option widgets are drawn (and cost a rerun's time) only while they are shown
         if not st.session_state.get("ctl.options_drawn"):  # hidden widgets forget their values: give them back
@@ -291,6 +305,10 @@ def _controls(good: AppState, t) -> AppState:
     return good.replace(lang=lang, src=st.session_state["ctl.src"],
                         tgt=st.session_state["ctl.tgt"], seed=seed, overrides=overrides,
                         weights=good.weights if same_model else "")
+
+
+def _set_target(text: str):
+    st.session_state["ctl.tgt"] = text
 
 
 def _option_widgets(good: AppState, t) -> tuple:

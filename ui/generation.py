@@ -10,7 +10,8 @@ import math
 from engine.generate import beam_search, generate
 
 STRATEGIES = ("greedy", "temperature", "top_k", "top_p", "beam")
-DEFAULTS = {"strategy": "greedy", "temperature": 1.0, "k": 5, "p": 0.9, "width": 3, "alpha": 0.6, "max_len": 10,
+MODELS = ("trained", "current")  # the shipped model trained on the corpus (engine.trained), or the pages' model
+DEFAULTS = {"model": "trained", "strategy": "greedy", "temperature": 1.0, "k": 5, "p": 0.9, "width": 3, "alpha": 0.6, "max_len": 10,
             "seed": 0}
 RANGES = {"temperature": (0.05, 5.0), "k": (1, 100), "p": (0.01, 1.0), "width": (1, 5), "alpha": (0.0, 2.0),
           "max_len": (1, 30), "seed": (0, 2**32 - 1)}
@@ -52,8 +53,8 @@ def decode(text: str) -> tuple[tuple, list[str]]:
 
 
 def _parse(name: str, raw: str):
-    if name == "strategy":
-        return raw if raw in STRATEGIES else None
+    if name in ("model", "strategy"):
+        return raw if raw in (MODELS if name == "model" else STRATEGIES) else None
     if name not in RANGES:
         return None
     kind = type(DEFAULTS[name])

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import streamlit as st
 
+import engine
+from engine.corpus import pairs
 from engine.generate import (DISAGREEMENT, GREEDY_TEX, SCORE_TEX, TEMPERATURE_TEX, TOP_K_TEX, TOP_P_TEX,
                              disagreement_example)
-from engine.tokens import SOS, UNK
+from engine.tokens import SOS
 
 from . import context, generation
 from .figures import bars, heatmap
@@ -14,6 +16,8 @@ from .format import arrow
 from .labels import top_tokens
 from .state import CACHE_HASH
 
+TRAINED_CORPUS = "en-es"  # the shipped model the page opens on ("Hello World" -> "hola mundo")
+CHOICES = {"model": generation.MODELS, "strategy": generation.STRATEGIES}
 PLAY_SECONDS = 1.2  # one step per this many seconds while playing
 STRATEGY_TEX = {"greedy": GREEDY_TEX, "temperature": TEMPERATURE_TEX, "top_k": TOP_K_TEX, "top_p": TOP_P_TEX,
                 "beam": SCORE_TEX["plain"]}
@@ -24,8 +28,16 @@ SLIDERS = {"temperature": 0.05, "p": 0.01, "alpha": 0.05, "width": 1}  # the res
 @st.cache_resource(max_entries=32, show_spinner=False, hash_funcs=CACHE_HASH)
 def _generated(model_key, gen):
     """One generation per distinct state and settings, shared by every session."""
-    model = context.run_model(model_key)
+    if generation.settings(gen)["model"] == "trained":
+        model = engine.with_words(_trained(), model_key[2])  # a word it never learned gets weights of its own
+    else:
+        model = context.run_model(model_key)
     return generation.run(model, model_key[2], gen)
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def _trained():
+    return engine.trained(TRAINED_CORPUS)
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)
@@ -39,8 +51,12 @@ def controls() -> dict:
     values = generation.settings(ctx.state.gen)
     for name, value in values.items():
         st.session_state.setdefault(f"gen.{name}", value)
-    if st.session_state["gen.strategy"] not in generation.STRATEGIES:  # see _on_change
-        st.session_state["gen.strategy"] = values["strategy"]
+    for name, choices in CHOICES.items():
+        if st.session_state[f"gen.{name}"] not in choices:  # see _on_change
+            st.session_state[f"gen.{name}"] = values[name]
+    st.segmented_control(ctx.t("gen.model"), generation.MODELS, format_func=lambda m: ctx.t(f"gen.m.{m}"),
+                         key="gen.model", required=True, on_change=_on_change)
+    st.caption(_model_note(ctx))
     st.segmented_control(ctx.t("gen.strategy"), generation.STRATEGIES, format_func=lambda s: ctx.t(f"gen.s.{s}"),
                          key="gen.strategy", required=True, on_change=_on_change)
     used = generation.USES[st.session_state["gen.strategy"]]
@@ -52,6 +68,15 @@ def controls() -> dict:
             _number(ctx, name)
     st.latex(STRATEGY_TEX[st.session_state["gen.strategy"]])
     return generation.settings(st.session_state.state.gen)
+
+
+def _model_note(ctx) -> str:
+    """Which model generates: its sizes and where its weights come from."""
+    if st.session_state["gen.model"] == "current":
+        return ctx.t("gen.m.current_note")
+    c = _trained().config
+    return ctx.t("gen.m.trained_note", n=len(pairs(TRAINED_CORPUS)), d_model=c.d_model, h=c.n_heads,
+                 n_layers=c.n_layers, file=f"engine/data/{TRAINED_CORPUS}.npz")
 
 
 def _number(ctx, name):
@@ -66,8 +91,9 @@ def _on_change():
     current = generation.settings(st.session_state.state.gen)
     values = {name: st.session_state.get(f"gen.{name}", value) for name, value in current.items()}
     values |= {name: int(values[name]) for name in generation.WHOLE}  # whole_number_input's value is a float
-    if values["strategy"] not in generation.STRATEGIES:  # no strategy: only from a forged message, as the browser
-        values["strategy"] = current["strategy"]        # does not let a required control be emptied
+    for name, choices in CHOICES.items():  # none chosen: only from a forged message, as the browser does not let
+        if values[name] not in choices:      # a required control be emptied
+            values[name] = current[name]
     context.set_state(st.session_state.state.replace(gen=generation.changed(values)), reset_editors=False)
     st.session_state["gen.step"] = 1
 
@@ -146,18 +172,21 @@ def _one_step(ctx, generated, step):
     shown = (("gen.probs", step.probs), ("gen.sampled", step.sampled_from)) if sampling else (("gen.probs", step.probs),)
     for column, (label, distribution) in zip(columns[1:], shown):
         column.markdown(f"**{ctx.t(label)}**")
-        ranked = top_tokens(distribution, ctx.model.vocab.tokens)
+        ranked = top_tokens(distribution, step.trace.model.vocab.tokens)
         column.plotly_chart(bars([t for t, _ in ranked], [p for _, p in ranked], highlight=step.token),
                             key=f"{label}_chart", config={"displayModeBar": False})
-    if UNK not in step.prefix_tokens:
-        st.button(ctx.t("gen.open_step"), key="gen.open_step", on_click=_open_prefix, args=(step.prefix_tokens,))
+    st.button(ctx.t("gen.open_step"), key="gen.open_step", on_click=_open_prefix, args=(step.prefix_tokens,))
 
 
 def _open_prefix(prefix_tokens):
-    """Every page then shows this step's forward pass: the target prefix is the tokens after SOS."""
+    """Every page then shows this step's forward pass: the target prefix is the tokens after SOS, and the model the
+    shipped trained one if it generated (its weights then become every page's, as trained weights do)."""
     text = " ".join(t for t in prefix_tokens[1:])
     st.session_state["ctl.tgt"] = text
-    context.set_state(st.session_state.state.replace(tgt=text), reset_editors=False)
+    if generation.settings(st.session_state.state.gen)["model"] == "trained":
+        context.adopt_model(_trained(), tgt=text)
+    else:
+        context.set_state(st.session_state.state.replace(tgt=text), reset_editors=False)
 
 
 # ---- beam search -------------------------------------------------------------------------------------------
@@ -204,7 +233,7 @@ def _open_example():
     state = st.session_state.state.replace(
         preset=example["preset"], seed=example["seed"], src=example["src"], tgt="", edits=(),
         overrides=tuple(sorted(example["overrides"].items())),
-        gen=generation.changed({**generation.DEFAULTS, "strategy": "beam", "width": example["width"],
+        gen=generation.changed({**generation.DEFAULTS, "model": "current", "strategy": "beam", "width": example["width"],
                                 "max_len": example["max_len"], "alpha": example["alpha"]}))
     context.adopt(state)
     for name, value in generation.settings(state.gen).items():

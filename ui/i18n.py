@@ -16,6 +16,8 @@ EN = {
     "ctl.preset": "Preset",
     "ctl.src": "Source sentence",
     "ctl.tgt": "Target prefix (the decoder reads SOS + this)",
+    "ctl.tgt_sos": "The post's decoder step: SOS alone",
+    "ctl.tgt_default": "Target “{target}” (three decoder positions)",
     "ctl.options": "Model options",
     "ctl.sizes": "Sizes",
     "ctl.seed": "Random seed",
@@ -58,7 +60,10 @@ EN = {
     # messages
     "msg.kept": "{error} — the previous settings are kept.",
     "msg.url": "Part of the link was ignored: {detail}",
-    "msg.unknown": "Not in the vocabulary, read as <unk>: {words}",
+    "msg.new_words": "New words, not in the model's vocabulary of {n} tokens: **{words}**. Rather than one shared "
+                     "`<unk>`, each gets an embedding row and an output column of its own, drawn from the seed ({seed}) "
+                     "and the word alone, as the post draws its words: the same word always gets the same numbers, "
+                     "and a link reproduces them. The model has never learned these words.",
     "msg.nonfinite": "Some numbers are not finite (∞ or NaN), first at step {step}.",
     "msg.edit_bad": "{param}[{index}]: {value!r} is not a finite number between −1,000,000 and 1,000,000; the old value is kept.",
     "msg.edits_dropped": "{n} edit(s) no longer fit the model's sizes and were dropped.",
@@ -190,7 +195,10 @@ EN = {
                              "decoder and the keys and values from the encoder's output, so each target position "
                              "looks at the whole source sentence.",
     "intro.output": "A final linear layer scores every word of the vocabulary, and softmax turns the scores into "
-                    "probabilities. The most likely word at the last position is the next token (greedy).",
+                    "probabilities. The most likely word at the last position is the next token (greedy). Before "
+                    "the softmax, the logit of `<unk>` is masked (−∞, like the decoder's causal mask): it stands for "
+                    "words the vocabulary lacks, not for a word to write, so its probability is 0 and it is never "
+                    "predicted, here or while generating. The training loss reads the same masked logits.",
     "intro.paper_vs_blog": "The blog post simplifies the paper in places, and its printed text and its code "
                            "sometimes disagree. The app follows the code; each difference is listed here with the "
                            "numbers both ways. The app's side is the paper's choice where the paper makes one; for "
@@ -219,6 +227,9 @@ EN = {
                     "cross-attention.",
     "desc.dec.out": "The decoder's output (in pre-norm, one more LayerNorm of the last layer's).",
     "desc.logits": "A score for every vocabulary word at every decoder position.",
+    "desc.vocab_mask": "The output's mask: −∞ for <unk>, which stands for words the vocabulary lacks and is never a "
+                       "next token; 0 for every word.",
+    "desc.masked_logits": "The logits plus the mask: <unk>'s becomes −∞, so its probability is exactly 0.",
     "desc.probs": "Probability of each word being the next token.",
     # overview
     "overview.flow": "Where the data is now",
@@ -262,6 +273,16 @@ EN = {
                       "Always taking the most likely token (greedy) can miss a sentence that is more likely as a "
                       "whole; sampling adds variety, beam search keeps several sentences going at once (the second tab "
                       "shows an example).",
+    "gen.model": "Model",
+    "gen.m.trained": "trained on the corpus",
+    "gen.m.current": "the pages' model",
+    "gen.m.trained_note": "A model that has learned the shipped English → Spanish corpus ({n} sentence pairs): "
+                          "d_model = {d_model}, {h} heads, N = {n_layers}, trained from seed 0 by `python -m engine "
+                          "train --corpus en-es --out {file}` (the file ships with the app). It does not use the "
+                          "sidebar's preset, options or edits; a word it never learned gets weights of its own, drawn "
+                          "from the seed.",
+    "gen.m.current_note": "The model every other page shows: the sidebar's preset, options and edited weights (by "
+                          "default the post's random weights, which have learned nothing: expect a random sentence).",
     "gen.strategy": "Strategy",
     "gen.s.greedy": "greedy",
     "gen.s.temperature": "temperature",
@@ -386,6 +407,8 @@ ZH = {
     "ctl.preset": "预设",
     "ctl.src": "源句子",
     "ctl.tgt": "目标前缀（解码器读入 SOS + 这些词）",
+    "ctl.tgt_sos": "博客的解码器一步：只有 SOS",
+    "ctl.tgt_default": "目标句“{target}”（解码器三个位置）",
     "ctl.options": "模型选项",
     "ctl.sizes": "模型规模",
     "ctl.seed": "随机种子",
@@ -427,7 +450,9 @@ ZH = {
     "preset.paper": "论文（512 维）",
     "msg.kept": "{error} —— 已保留之前的设置。",
     "msg.url": "链接中的一部分被忽略：{detail}",
-    "msg.unknown": "不在词汇表中，按 <unk> 处理：{words}",
+    "msg.new_words": "新词（不在模型的 {n} 个 token 的词汇表中）：**{words}**。它们不共用一个 `<unk>`，而是各自得到一行"
+                     "词嵌入和一列输出层权重，由随机种子（{seed}）和这个词本身决定，与博客给它的词随机取值的方式相同："
+                     "同一个词总是得到同样的数字，链接也能重现它们。模型从未学过这些词。",
     "msg.nonfinite": "部分数值不是有限数（∞ 或 NaN），最早出现在步骤 {step}。",
     "msg.edit_bad": "{param}[{index}]：{value!r} 不是介于 −1,000,000 和 1,000,000 之间的有限数；已保留原值。",
     "msg.edits_dropped": "{n} 处修改与模型新的形状不符，已被丢弃。",
@@ -531,7 +556,9 @@ ZH = {
     "intro.cross_attention": "交叉注意力，即论文中的编码器-解码器注意力：查询来自解码器，键和值来自编码器的输出，"
                              "所以每个目标位置都能看到整个源句子。",
     "intro.output": "最后的线性层给词汇表中的每个词打分 (logits)，softmax 把分数变成概率分布。最后一个位置上概率最大的词"
-                    "就是下一个 token（贪心）。",
+                    "就是下一个 token（贪心）。在 softmax 之前，`<unk>` 的 logit 被掩码成 −∞（与解码器的因果掩码相同）："
+                    "它代表词汇表里没有的词，而不是一个要写出的词，所以它的概率为 0，在这里和生成时都不会被预测。"
+                    "训练的损失函数读取的也是这组加了掩码的 logits。",
     "intro.paper_vs_blog": "博客在一些地方简化了论文，而且它的正文与代码有时不一致。本应用遵循代码；每处差异都列在这里，"
                            "并给出两种算法的数值。本应用一侧在论文有选择时采用论文的做法；论文没有写出层归一化的公式，"
                            "那里采用 PyTorch 的形式。",
@@ -557,6 +584,8 @@ ZH = {
     "desc.enc.out": "编码器的输出（前置归一化时是对最后一层输出再做的一次层归一化），供每个交叉注意力读取。",
     "desc.dec.out": "解码器的输出（前置归一化时是对最后一层输出再做的一次层归一化）。",
     "desc.logits": "每个解码器位置上词汇表中每个词的分数 (logits)。",
+    "desc.vocab_mask": "输出层的掩码：<unk> 为 −∞（它代表词汇表里没有的词，永远不会是下一个 token），其他词为 0。",
+    "desc.masked_logits": "logits 加上掩码：<unk> 的分数变成 −∞，所以它的概率正好是 0。",
     "desc.probs": "每个词成为下一个 token 的概率。",
     "overview.flow": "数据现在在哪里",
     "overview.src": "源 token",
@@ -590,6 +619,15 @@ ZH = {
                       "解码器每写一个新 token 就要在整个前缀上运行一次，一步接一步，所以解码比编码慢。（下面每一步本应用都"
                       "运行完整的前向计算，包括编码器，以便在每一页上打开任何一步；编码器每次算出的数值都相同。）"
                       "每次都取概率最大的 token（贪心）可能错过整体概率更大的句子；采样带来多样性，束搜索同时保留几个句子（第二个标签页有一个例子）。",
+    "gen.model": "模型",
+    "gen.m.trained": "在语料上训练过的",
+    "gen.m.current": "各页面的模型",
+    "gen.m.trained_note": "一个学会了随应用提供的英语 → 西班牙语语料（{n} 个句对）的模型：d_model = {d_model}，"
+                          "{h} 个头，N = {n_layers}，由 `python -m engine train --corpus en-es --out {file}` 从种子 0 "
+                          "训练得到（文件随应用提供）。它不使用侧边栏的预设、选项和修改过的权重；它没学过的词会得到"
+                          "由随机种子决定的自己的权重。",
+    "gen.m.current_note": "其他各页显示的模型：侧边栏的预设、选项和修改过的权重（默认是博客的随机权重，什么也没学过："
+                          "生成的句子是随机的）。",
     "gen.strategy": "解码策略",
     "gen.s.greedy": "贪心",
     "gen.s.temperature": "温度采样",

@@ -26,8 +26,8 @@ def step_axes(trace, name) -> list[list[str]]:
     shape = trace[name].shape
     rows, cols = _positions(name, trace)
     leaf = name.rsplit(".", 1)[-1]
-    if name in ("logits", "probs"):
-        return [rows, list(trace.model.vocab.tokens)]
+    if name in ("logits", "vocab_mask", "masked_logits", "probs"):
+        return [rows, list(trace.model.vocab.tokens)][-len(shape):]
     if leaf == "mask":
         return [rows, cols]
     if len(shape) == 3:
@@ -84,7 +84,7 @@ def _setting_value(config, field: str) -> str:
 def description_key(name: str) -> str:
     """The catalog key of a step's one-line description, e.g. "desc.attn.scores" or "desc.ffn.out"."""
     parts = name.split(".")
-    if name in ("logits", "probs"):
+    if name in ("logits", "vocab_mask", "masked_logits", "probs"):
         return f"desc.{name}"
     if parts[-1] in ("embed", "pos", "input"):
         return f"desc.{parts[-1]}"

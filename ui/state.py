@@ -28,6 +28,7 @@ MAX_WEIGHT = 1e6
 MAX_EDITS = 200
 MAX_PARAMS = 60_000_000  # the paper's sizes with N = 8: 59 million weights, 470 MB
 DEFAULT_SOURCE = "Hello World"
+DEFAULT_TARGET = "Hola Mundo"  # the post's translation: three decoder positions (SOS hola mundo) show the mask
 
 
 class ModelKey(NamedTuple):
@@ -51,7 +52,7 @@ class AppState:
     preset: str = "hello-world"
     seed: int = 0
     src: str = DEFAULT_SOURCE
-    tgt: str = ""
+    tgt: str = DEFAULT_TARGET  # "" is the post's own decoder step: SOS alone
     overrides: tuple = ()  # ((field, value), ...), sorted: Config fields that differ from the preset
     edits: tuple = ()  # ((param, (i, j, ...), value), ...), sorted: weights typed by the user
     lang: str = "en"
@@ -148,11 +149,9 @@ def apply_edits(model: engine.Model, edits: tuple) -> tuple[engine.Model, int]:
 # ---- the URL -------------------------------------------------------------------------------------------
 
 def encode(state: AppState) -> dict[str, str]:
-    query = {"preset": state.preset, "src": state.src, "lang": state.lang}
+    query = {"preset": state.preset, "src": state.src, "tgt": state.tgt, "lang": state.lang}
     if state.seed:
         query["seed"] = str(state.seed)
-    if state.tgt:
-        query["tgt"] = state.tgt
     if state.overrides:
         query["cfg"] = ",".join(f"{k}:{_value_text(v)}" for k, v in state.overrides)
     if state.edits:
@@ -182,7 +181,7 @@ def decode(query, default_lang: str = "en") -> tuple[AppState, list]:
         state = state.replace(seed=int(seed))
     else:
         notes.append(f"seed={seed!r}")
-    for side, text in (("src", str(query.get("src", state.src))), ("tgt", str(query.get("tgt", "")))):
+    for side, text in (("src", str(query.get("src", state.src))), ("tgt", str(query.get("tgt", state.tgt)))):
         if len(text) > MAX_CHARS:
             notes.append(LimitError("msg.text_cut", {"side": side, "n": len(text), "high": MAX_CHARS}))
         state = state.replace(**{side: text[:MAX_CHARS]})

@@ -23,7 +23,8 @@ AXIS_SYMBOLS = {
     "q": ("h", "n", "d_k"), "k": ("h", "n", "d_k"), "v": ("h", "n", "d_v"), "heads": ("h", "n", "d_v"),
     "scores": ("h", "n_q", "n_k"), "scaled": ("h", "n_q", "n_k"), "masked": ("h", "n_q", "n_k"),
     "weights": ("h", "n_q", "n_k"), "mask": ("n_q", "n_k"), "concat": ("n", "h·d_v"), "hidden": ("n", "d_ff"),
-    "act": ("n", "d_ff"), "logits": ("n", "vocab"), "probs": ("n", "vocab"),
+    "act": ("n", "d_ff"), "logits": ("n", "vocab"), "vocab_mask": ("vocab",), "masked_logits": ("n", "vocab"),
+    "probs": ("n", "vocab"),
 }
 
 
@@ -77,8 +78,9 @@ def intro(page: str):
 
 
 def _notes(ctx):
-    if ctx.trace.unknown:
-        st.info(ctx.t("msg.unknown", words=", ".join(w for _, w in ctx.trace.unknown)))
+    if ctx.model.new_words:
+        st.info(ctx.t("msg.new_words", words=", ".join(ctx.model.new_words), seed=ctx.model.seed,
+                      n=len(ctx.model.vocab) - len(ctx.model.new_words)))
     drawn = _DRAWN.get()
     if drawn is not None:
         drawn.notes = st.container()
@@ -208,7 +210,7 @@ def _chart_width(n_cols):
 
 def _symbols(name, ndim):
     leaf = name if name in AXIS_SYMBOLS else name.rsplit(".", 1)[-1]
-    return AXIS_SYMBOLS.get(leaf, ("n", "d_model"))[:ndim] if ndim > 1 else ("d_model",)
+    return AXIS_SYMBOLS.get(leaf, ("n", "d_model") if ndim > 1 else ("d_model",))[-ndim:]
 
 
 def _head_of(value, head):
