@@ -521,16 +521,28 @@ def test_generation_run_follows_the_settings():
 
 
 def test_the_architecture_diagram_changes_with_the_sizes_not_the_sentence():
-    """The browser lays a changed graph out again (~400 ms): a new sentence of the same length leaves it as it is."""
+    """A new sentence of the same length leaves the figure as it is (the overview shows the tokens above it)."""
     from ui.diagram import architecture
 
     model, t = engine.preset("hello-world"), translator("en")
-    same_length = architecture(t, model.run("Hello World")), architecture(t, model.run("World Hello"))
+    same_length = [json.dumps(architecture(t, model.run(src)).to_dict()) for src in ("Hello World", "World Hello")]
     assert same_length[0] == same_length[1] and "Hello" not in same_length[0]
-    assert 'tokens [label="Tokens & embedding\\n2×4"]' in same_length[0]
-    assert 'tokens [label="Tokens & embedding\\n3×4"]' in architecture(t, model.run("Hello World Hello"))
-    assert "Decoder" in architecture(t, model.run("Hello World")) and "解码器" in architecture(translator("zh"),
-                                                                                               model.run("Hello World"))
+    texts = [a["text"] for a in architecture(t, model.run("Hello World Hello")).to_dict()["layout"]["annotations"]]
+    assert "Tokens & embedding<br><span style='font-size:10px'>3×4</span>" in texts
+    assert "Decoder × 1" in texts and "解码器 × 1" in [
+        a["text"] for a in architecture(translator("zh"), model.run("Hello World")).to_dict()["layout"]["annotations"]]
+
+
+def test_every_box_of_the_diagram_opens_a_page_of_the_navigation():
+    from ui.diagram import architecture
+
+    figure = architecture(translator("en"), engine.preset("paper", norm_placement="pre").run("Hello", "hola"))
+    click = figure.to_dict()["data"][0]
+    pages = [page for section in PAGES.values() for page in section]
+    assert set(click["customdata"]) <= set(pages)
+    decoder = [page for page, x in zip(click["customdata"], click["x"]) if x == 1]  # the right column, bottom up
+    assert decoder == ["decoder_input", "masked_attention", "dec_add_norm", "cross_attention", "dec_add_norm",
+                       "dec_ffn", "dec_add_norm", "output"]
 
 
 def test_beam_tree_marks_kept_pruned_finished_and_best():
