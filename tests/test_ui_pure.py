@@ -730,3 +730,4 @@ def test_a_big_w_q_heatmap_frames_the_open_heads_columns():
     assert [s["x0"] for s in shapes if s["type"] == "line"] == [1.5, 3.5, 5.5]  # between the 4 heads
     frame = shapes[-1]
     assert (frame["type"], frame["x0"], frame["x1"], frame["line"]["color"]) == ("rect", 3.5, 5.5, MARK)
+    assert [trace["type"] for trace in chart.to_dict()["data"]] == ["heatmap"]  # no click layer: no drill-down

@@ -39,7 +39,7 @@ def weights_side_by_side(block: str, head: int):
     W = ctx.model.params[f"{block}.W_Q"]
     h, d_model, d_k = W.shape
     st.markdown(ctx.t("formulas.side_by_side", h=h, d_model=d_model, width=h * d_k, head=head + 1, d_k=d_k))
-    if d_model <= views.LATEX_CELLS and h * d_k <= views.TABLE_COLS:
+    if d_model <= views.LATEX_CELLS and h * d_k <= views.LATEX_CELLS:
         st.latex(att.SIDE_BY_SIDE_TEX + " = " + side_by_side_tex(W, head))
         return
     rows = min(d_model, WQ_ROWS)

@@ -34,10 +34,12 @@ def _cell(x, marked: bool) -> str:
 
 
 def mark_head(chart: Chart, head: int, d_k: int, n_heads: int) -> Chart:
-    """A heatmap of the heads side by side with a line between heads and a frame around `head`'s columns."""
+    """A heatmap of the heads side by side with a line between heads and a frame around `head`'s columns; without
+    the heatmap's click layer (the weights have no drill-down: a (16, 512) layer is 8192 markers to draw)."""
     lines = [{"type": "line", "xref": "x", "yref": "paper", "x0": h * d_k - 0.5, "x1": h * d_k - 0.5, "y0": 0,
               "y1": 1, "line": {"color": "#555", "width": 1}} for h in range(1, n_heads)]
     frame = {"type": "rect", "xref": "x", "yref": "paper", "x0": head * d_k - 0.5, "x1": (head + 1) * d_k - 0.5,
              "y0": 0, "y1": 1, "line": {"color": MARK, "width": 3}}
-    chart.to_dict()["layout"]["shapes"] = lines + [frame]
+    wire = chart.to_dict()
+    wire["data"], wire["layout"]["shapes"] = wire["data"][:1], lines + [frame]
     return chart
