@@ -15,7 +15,8 @@ from .format import arrow, bmatrix, table
 from .labels import description_key, indices, param_axes, step_axes, unique
 from .state import check_weight
 
-LATEX_CELLS = 8  # matrices up to 8 x 8 are also written out as a bmatrix
+LATEX_CELLS = 8  # matrices up to 8 rows are also written out as a bmatrix ...
+LATEX_COLS = 6  # ... up to 6 columns: 8 six-digit numbers with signs are wider than the page (a table holds them)
 TABLE_COLS = 16  # wider matrices are shown as heatmaps only
 POSITION_LIST = 32  # a weight's row or column is picked from a list up to this many positions, else by its number
 GLANCE_COLS = 6  # a flow shows its matrices two to a row when none is wider than this
@@ -187,7 +188,7 @@ def numbers(matrix, rows, cols, label=None, digits=6):
     """A matrix as a bmatrix when small, as a table when wider; the widest are left to the heatmap."""
     ctx = context.get()
     matrix = matrix if matrix.ndim == 2 else matrix[None, :]
-    if matrix.shape[0] <= LATEX_CELLS and matrix.shape[1] <= LATEX_CELLS:
+    if matrix.shape[0] <= LATEX_CELLS and matrix.shape[1] <= LATEX_COLS:
         st.latex((f"{label} = " if label else "") + bmatrix(matrix, digits))
     elif matrix.shape[1] <= TABLE_COLS:
         cells = dict(zip(unique(cols), zip(*table(matrix, digits))))
