@@ -25,6 +25,13 @@ SOFTMAX_ROW_TEX = {
 HEADS_TEX = r"\text{head}_i = A_i V_i"
 CONCAT_TEX = r"\operatorname{Concat}(\text{head}_1, \ldots, \text{head}_h)"
 OUT_TEX = r"\operatorname{MultiHead}(Q,K,V) = \operatorname{Concat}(\text{head}_1, \ldots, \text{head}_h)\, W^O"
+# The paper's whole equations (section 3.2), which the steps above take apart; %s is the divisor, sqrt(d_k) in the paper.
+ATTENTION_TEX = r"\operatorname{Attention}(Q,K,V) = \operatorname{softmax}\!\left(\frac{QK^\top}{%s}\right) V"
+MASKED_ATTENTION_TEX = r"\operatorname{Attention}(Q,K,V) = \operatorname{softmax}\!\left(\frac{QK^\top}{%s} + M\right) V"
+HEAD_TEX = r"\text{head}_i = \operatorname{Attention}(X W_i^Q%s,\; X W_i^K%s,\; X W_i^V%s)"
+CROSS_HEAD_TEX = (r"\text{head}_i = \operatorname{Attention}(X_{\text{dec}} W_i^Q%s,\; X_{\text{enc}} W_i^K%s,\;"
+                  r" X_{\text{enc}} W_i^V%s)")
+SIDE_BY_SIDE_TEX = r"W^Q = \begin{bmatrix} W_1^Q & \cdots & W_h^Q \end{bmatrix}"  # heads_side_by_side
 
 
 def project(x, W, b=None, product=None):

@@ -1,11 +1,10 @@
-from ui import views
+from ui import blocks, views
 
 
 @views.page
 def page():
     views.intro("ffn")
-    layer = views.layer_picker("layer.enc")
-    views.flow([f"enc.{layer}.ffn.{kind}" for kind in ("hidden", "act", "out")], key="ffn")
+    blocks.ffn("enc", views.layer_picker("layer.enc"), key="ffn")
 
 
 page()

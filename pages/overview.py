@@ -5,6 +5,18 @@ from ui import context, views
 from ui.diagram import architecture
 from ui.navigation import PAGES, page_file
 
+
+def open_box():
+    """A click on a box of the diagram opens its page (a forged point, not a box, is ignored)."""
+    points = st.session_state["overview.diagram"].selection.points
+    page = points[0].get("customdata") if points and isinstance(points[0], dict) else None
+    if any(page in pages for pages in PAGES.values()):
+        st.session_state["overview.open"] = page
+        context.adopt(st.session_state.state)  # st.switch_page's run starts the sidebar's inputs empty: refill them
+
+
+if "overview.open" in st.session_state:
+    st.switch_page(page_file(st.session_state.pop("overview.open")))
 ctx = context.get()
 views.intro("overview")
 c, trace = ctx.config, ctx.trace
@@ -19,7 +31,8 @@ middle.metric(ctx.t("overview.tgt"), " ".join(trace.tgt_tokens))
 right.metric(ctx.t("overview.next"), ctx.model.vocab.tokens[best], f"{ctx.t('overview.prob')} {last[best]:.3f}",
              delta_color="off", delta_arrow="off")
 diagram, links = st.columns([3, 2])
-diagram.graphviz_chart(architecture(ctx.t, trace))
+diagram.plotly_chart(architecture(ctx.t, trace), key="overview.diagram", on_select=open_box, selection_mode="points",
+                     config={"displayModeBar": False})
 with links:
     st.subheader(ctx.t("overview.steps"))
     for section, pages in PAGES.items():

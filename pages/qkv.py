@@ -1,4 +1,4 @@
-from ui import views
+from ui import blocks, views
 
 
 @views.page
@@ -7,6 +7,7 @@ def page():
     layer = views.layer_picker("layer.enc")
     block = f"enc.{layer}.attn"
     for head in views.head_tabs(f"heads.qkv.{layer}"):
+        blocks.weights_side_by_side(block, head)
         views.flow([f"{block}.{kind}" for kind in ("q", "k", "v")], head, key="qkv")
 
 

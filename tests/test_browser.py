@@ -297,6 +297,26 @@ def test_click_a_heatmap_cell_to_explain_it(server, new_page):
     expect(page.get_by_role("combobox", name=EN["view.col"]).first).to_have_value("world")
 
 
+def test_a_box_of_the_overview_diagram_opens_its_page_in_the_same_session(server, new_page):
+    page = new_page()
+    page.goto(url(server, "overview", src="World%20Hello%20World"))
+    settle(page)
+    diagram = page.locator('[data-testid="stPlotlyChart"]').first
+    diagram.scroll_into_view_if_needed()
+    for title in (EN["page.cross_attention"], EN["page.dec_ffn"]):  # a decoder box, then one the encoder shares
+        box = diagram.locator("g.annotation", has_text=title).last.bounding_box()  # the decoder's column is right
+        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        expect(page.locator("h1").first).to_have_text(title, timeout=30_000)
+        settle(page)
+        no_exception(page)
+        expect(page.get_by_label(EN["ctl.src"])).to_have_value("World Hello World")  # the session's own sentence
+        assert re.search(r"/(cross_attention|dec_ffn)\?", page.url), page.url
+        page.locator('[data-testid="stSidebarNav"]').get_by_text(EN["page.overview"], exact=True).click()
+        settle(page)
+        diagram = page.locator('[data-testid="stPlotlyChart"]').first
+    assert "/dec_ffn" not in page.url
+
+
 def test_a_wide_heatmap_names_the_cell_under_the_mouse_and_a_click_explains_it(server, new_page):
     """A matrix wider than 128 columns has one click trace per row, whose hover text the browser writes."""
     cfg = "d_model:16,n_heads:2,d_ff:256,n_layers:1"

@@ -308,7 +308,8 @@ def test_model_options_are_taken_or_refused_with_a_message(page, divisor_number,
 
 EDITOR_PAGES = ["tokens", "qkv", "attention", "multihead", "add_norm", "ffn", "masked_attention", "output"]
 OPEN_STEPS = {"qkv": ("qkv.0", [0, 1, 2]), "ffn": ("ffn.None", [0, 2]), "add_norm": ("add_norm.1.None", [0, 1]),
-              "output": ("output.None", [0]), "multihead": ("multihead.None", [1])}  # the steps that read parameters
+              "output": ("output.None", [0]), "multihead": ("multihead.None", [1]),
+              "masked_attention": ("masked.0", [0, 1, 2])}  # the steps that read parameters
 
 
 def _editor_of(key):

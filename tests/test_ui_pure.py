@@ -554,12 +554,13 @@ def test_sizes_from_a_link_derive_d_k_like_the_engine():
     assert state.config().d_k == 50 == engine.preset("hello-world", d_model=100).config.d_k
 
 
+@pytest.mark.parametrize("dropout", [0.0, 0.1])
 @pytest.mark.parametrize("placement", ["post", "pre"])
-def test_every_step_has_a_description_in_both_languages(placement):
+def test_every_step_has_a_description_in_both_languages(placement, dropout):
     from ui.labels import description_key
 
     trace = engine.preset("paper", d_model=8, n_heads=2, d_ff=8, n_layers=2, norm_placement=placement).run(
-        "hello", "hola")
+        "hello", "hola", dropout=dropout)
     for name in trace:
         assert description_key(name) in EN and description_key(name) in ZH, name
 
@@ -590,16 +591,28 @@ def test_generation_run_follows_the_settings():
 
 
 def test_the_architecture_diagram_changes_with_the_sizes_not_the_sentence():
-    """The browser lays a changed graph out again (~400 ms): a new sentence of the same length leaves it as it is."""
+    """A new sentence of the same length leaves the figure as it is (the overview shows the tokens above it)."""
     from ui.diagram import architecture
 
     model, t = engine.preset("hello-world"), translator("en")
-    same_length = architecture(t, model.run("Hello World")), architecture(t, model.run("World Hello"))
+    same_length = [json.dumps(architecture(t, model.run(src)).to_dict()) for src in ("Hello World", "World Hello")]
     assert same_length[0] == same_length[1] and "Hello" not in same_length[0]
-    assert 'tokens [label="Tokens & embedding\\n2×4"]' in same_length[0]
-    assert 'tokens [label="Tokens & embedding\\n3×4"]' in architecture(t, model.run("Hello World Hello"))
-    assert "Decoder" in architecture(t, model.run("Hello World")) and "解码器" in architecture(translator("zh"),
-                                                                                               model.run("Hello World"))
+    texts = [a["text"] for a in architecture(t, model.run("Hello World Hello")).to_dict()["layout"]["annotations"]]
+    assert "Tokens & embedding<br><span style='font-size:10px'>3×4</span>" in texts
+    assert "Decoder × 1" in texts and "解码器 × 1" in [
+        a["text"] for a in architecture(translator("zh"), model.run("Hello World")).to_dict()["layout"]["annotations"]]
+
+
+def test_every_box_of_the_diagram_opens_a_page_of_the_navigation():
+    from ui.diagram import architecture
+
+    figure = architecture(translator("en"), engine.preset("paper", norm_placement="pre").run("Hello", "hola"))
+    click = figure.to_dict()["data"][0]
+    pages = [page for section in PAGES.values() for page in section]
+    assert set(click["customdata"]) <= set(pages)
+    decoder = [page for page, x in zip(click["customdata"], click["x"]) if x == 1]  # the right column, bottom up
+    assert decoder == ["decoder_input", "masked_attention", "dec_add_norm", "cross_attention", "dec_add_norm",
+                       "dec_ffn", "dec_add_norm", "output"]
 
 
 def test_beam_tree_marks_kept_pruned_finished_and_best():
@@ -741,3 +754,50 @@ def test_the_plain_text_arithmetic_has_its_words_in_chinese():
     assert [text for text in chinese if words.search(text)] == []
     assert chinese[0] == "dec.0.self_attn.mask[0, 1] = −∞ （位置 1 在 0 之后） = −∞"
     assert [translator("en").plain(text) for text in english] == english
+
+
+# ---- the paper's whole attention equations and the heads' W^Q side by side (ui.formulas) --------------------
+
+def test_the_whole_attention_equations_follow_the_model():
+    from ui.formulas import attention_equations
+
+    paper = attention_equations(r"\sqrt{d_k}", masked=False, cross=False, bias=False)
+    assert paper == [r"\operatorname{Attention}(Q,K,V) = \operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}"
+                     r"\right) V",
+                     r"\text{head}_i = \operatorname{Attention}(X W_i^Q,\; X W_i^K,\; X W_i^V)",
+                     r"\operatorname{MultiHead}(Q,K,V) = \operatorname{Concat}(\text{head}_1, \ldots, \text{head}_h)"
+                     r"\, W^O"]
+    masked = attention_equations("30", masked=True, cross=False, bias=True)
+    assert r"\frac{QK^\top}{30} + M\right)" in masked[0]
+    assert masked[1] == r"\text{head}_i = \operatorname{Attention}(X W_i^Q + b_i^Q,\; X W_i^K + b_i^K,\; X W_i^V + b_i^V)"
+    assert masked[2].endswith(r"W^O + b^O")
+    cross = attention_equations(r"\sqrt{d_k}", masked=False, cross=True, bias=False)
+    assert r"X_{\text{dec}} W_i^Q,\; X_{\text{enc}} W_i^K,\; X_{\text{enc}} W_i^V)" in cross[1]
+    divisor = engine.preset("hello-world").run("Hello World").step("enc.0.attn.scaled").meta["divisor_tex"]
+    assert divisor == "30" and engine.preset("paper").run("Hello").step("enc.0.attn.scaled").meta[
+        "divisor_tex"] == r"\sqrt{d_k}"
+
+
+def test_the_heads_w_q_side_by_side_marks_the_open_heads_columns():
+    from ui.formulas import DIGITS, MARK, side_by_side_tex
+
+    W = np.arange(2 * 3 * 2, dtype=float).reshape(2, 3, 2) - 5  # (h, d_model, d_k)
+    tex = side_by_side_tex(W, head=1)
+    assert tex.startswith(r"\left[\begin{array}{cc|cc}") and tex.endswith(r"\end{array}\right]")
+    rows = tex.removeprefix(r"\left[\begin{array}{cc|cc}").removesuffix(r"\end{array}\right]").split(r" \\ ")
+    for i, row in enumerate(rows):  # row i: head 1's row i, then head 2's, the second in colour
+        cells = [fmt_tex(W[h, i, c], DIGITS) for h in range(2) for c in range(2)]
+        assert row.split(" & ") == cells[:2] + [rf"\textcolor{{{MARK}}}{{{cell}}}" for cell in cells[2:]]
+    assert len(rows) == 3
+
+
+def test_a_big_w_q_heatmap_frames_the_open_heads_columns():
+    from ui.figures import heatmap
+    from ui.formulas import MARK, mark_head
+
+    chart = mark_head(heatmap(np.ones((2, 8)), ["0", "1"], indices(8)), head=2, d_k=2, n_heads=4)
+    shapes = chart.to_dict()["layout"]["shapes"]
+    assert [s["x0"] for s in shapes if s["type"] == "line"] == [1.5, 3.5, 5.5]  # between the 4 heads
+    frame = shapes[-1]
+    assert (frame["type"], frame["x0"], frame["x1"], frame["line"]["color"]) == ("rect", 3.5, 5.5, MARK)
+    assert [trace["type"] for trace in chart.to_dict()["data"]] == ["heatmap"]  # no click layer: no drill-down

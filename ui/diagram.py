@@ -1,34 +1,74 @@
-"""The architecture as a Graphviz DOT graph, labelled with the current sizes (pure).
+"""The architecture as a figure whose boxes are the pages, labelled with the current sizes (pure).
 
-It holds sizes and words of the app only, not the sentence (the overview shows the tokens above it): the browser lays
-a changed graph out again, about 400 ms, so a new sentence of the same length leaves it as it is."""
+A click on a box opens its page (pages/overview.py). Streamlit's Graphviz chart turns a node's link into a page
+load, which starts a new session from the link alone; a plotly click is a widget event instead, so the page
+opens in the same session (st.switch_page). The figure holds sizes and words of the app only, not the sentence
+(the overview shows the tokens above it)."""
+from .figures import MARGIN, MARKERS, Chart
+
+BOX_W, BOX_H = 0.86, 0.64  # in axis units: the two stacks are 1 apart, the levels too
+FILL, LINE, TEXT = "#eef4fb", "#4a6fa5", "#1f2937"
 
 
-def architecture(t, trace) -> str:
+def boxes(trace) -> list[tuple]:
+    """(page, stack column, level, sizes) of every box, from the inputs up; a stack's boxes in the order data
+    flows through them."""
     c = trace.model.config
-    n, m, d = len(trace.src_tokens), len(trace.tgt_tokens), c.d_model
+    n, m, d, h = len(trace.src_tokens), len(trace.tgt_tokens), c.d_model, c.n_heads
+    return [("tokens", 0, 1, f"{n}×{d}"), ("positional", 0, 2, f"{n}×{d}"), ("attention", 0, 3, f"{h} × {n}×{n}"),
+            ("add_norm", 0, 4, ""), ("ffn", 0, 5, f"{n}×{c.d_ff}"), ("add_norm", 0, 6, ""),
+            ("decoder_input", 1, 2, f"{m}×{d}"), ("masked_attention", 1, 3, f"{h} × {m}×{m}"),
+            ("dec_add_norm", 1, 4, ""), ("cross_attention", 1, 5, f"{h} × {m}×{n}"), ("dec_add_norm", 1, 6, ""),
+            ("dec_ffn", 1, 7, f"{m}×{c.d_ff}"), ("dec_add_norm", 1, 8, ""),
+            ("output", 1, 9.2, f"{m}×{len(trace.model.vocab)}")]
 
-    def node(name, page, shape=""):
-        return f'{name} [label="{t("page." + page)}{shape}"];'
 
-    lines = [
-        'digraph G { rankdir=BT; node [shape=box, style="rounded,filled", fillcolor="#eef4fb", fontname="Noto Sans CJK SC"];',
-        f'src_in [label="{t("overview.src")}", shape=plaintext, fillcolor=white];',
-        f'tgt_in [label="{t("overview.tgt")}", shape=plaintext, fillcolor=white];',
-        node("tokens", "tokens", f"\\n{n}×{d}"), node("pos", "positional", f"\\n{n}×{d}"),
-        f'subgraph cluster_enc {{ label="{t("section.encoder")} × {c.n_layers}"; style=dashed;',
-        node("attn", "attention", f"\\n{c.n_heads} × {n}×{n}"), node("add1", "add_norm"), node("ffn", "ffn",
-                                                                                              f"\\n{n}×{c.d_ff}"),
-        node("add2", "add_norm"), "}",
-        node("dtok", "decoder_input", f"\\n{m}×{d}"),
-        f'subgraph cluster_dec {{ label="{t("section.decoder")} × {c.n_layers}"; style=dashed;',
-        node("mask", "masked_attention", f"\\n{c.n_heads} × {m}×{m}"), node("dadd1", "add_norm"),
-        node("cross", "cross_attention", f"\\n{c.n_heads} × {m}×{n}"), node("dadd2", "add_norm"),
-        node("dffn", "ffn"), node("dadd3", "add_norm"), "}",
-        node("out", "output", f"\\n{m}×{len(trace.model.vocab)}"),
-        "src_in -> tokens -> pos -> attn -> add1 -> ffn -> add2;",
-        "tgt_in -> dtok -> mask -> dadd1 -> cross -> dadd2 -> dffn -> dadd3 -> out;",
-        "add2 -> cross;", "}",
-    ]
-    return "\n".join(lines)
+def architecture(t, trace) -> Chart:
+    """The encoder (left) and the decoder (right), bottom to top; an invisible marker on each box carries the click
+    (its customdata is the box's page)."""
+    c, placed = trace.model.config, boxes(trace)
+    shapes = [_cluster(0, 2.5, 6.5), _cluster(1, 2.5, 8.5)] + [_box(x, y) for _, x, y, _ in placed]
+    labels = [_text(x, y, f"{t('page.' + page)}" + (f"<br><span style='font-size:10px'>{size}</span>" if size else ""))
+              for page, x, y, size in placed]
+    labels += [_text(0, 0, t("overview.src")), _text(1, 0, t("overview.tgt")),
+               _text(-0.43, 6.75, f"{t('section.encoder')} × {c.n_layers}", "left"),
+               _text(0.57, 8.75, f"{t('section.decoder')} × {c.n_layers}", "left")]
+    ends = [(x, y) for _, x, y, _ in placed]
+    arrows = [_arrow(ends[i], ends[i + 1]) for i in range(len(ends) - 1) if ends[i][0] == ends[i + 1][0]]
+    arrows += [_arrow((0, 0), ends[0]), _arrow((1, 0), ends[6]), _into_cross(ends[5], ends[9])]
+    click = {**MARKERS, "x": [x for _, x, _, _ in placed], "y": [y for _, _, y, _ in placed],
+             "customdata": [page for page, *_ in placed], "text": [t(f"page.{page}") for page, *_ in placed],
+             "hovertemplate": "%{text}<extra></extra>", "marker": {**MARKERS["marker"], "size": 40}}
+    axis = {"visible": False, "fixedrange": True}
+    layout = {"height": 600, "margin": MARGIN, "shapes": shapes, "annotations": labels + arrows, "dragmode": False,
+              "clickmode": "event+select", "hovermode": "closest", "hoverdistance": 100,
+              "xaxis": {**axis, "range": [-0.55, 1.55]}, "yaxis": {**axis, "range": [-0.4, 9.7]}}
+    return Chart([click], layout)
 
+
+def _box(x, y) -> dict:
+    return {"type": "rect", "x0": x - BOX_W / 2, "x1": x + BOX_W / 2, "y0": y - BOX_H / 2, "y1": y + BOX_H / 2,
+            "fillcolor": FILL, "line": {"color": LINE, "width": 1}, "layer": "below"}
+
+
+def _cluster(x, bottom, top) -> dict:
+    return {"type": "rect", "x0": x - 0.49, "x1": x + 0.49, "y0": bottom, "y1": top, "line": {"dash": "dash",
+            "color": "#888", "width": 1}, "layer": "below"}
+
+
+def _text(x, y, text, align="center") -> dict:
+    return {"x": x, "y": y, "text": text, "showarrow": False, "xanchor": align, "font": {"size": 12, "color": TEXT}}
+
+
+def _arrow(tail, head) -> dict:
+    """From the top of the box at `tail` (or the label there, at level 0) to the bottom of the box at `head`."""
+    (tx, ty), (hx, hy) = tail, head
+    return {"x": hx, "y": hy - BOX_H / 2, "ax": tx, "ay": ty + (BOX_H / 2 if ty else 0.25), "xref": "x", "yref": "y",
+            "axref": "x", "ayref": "y", "text": "", "showarrow": True, "arrowhead": 2, "arrowwidth": 1.2,
+            "arrowcolor": LINE}
+
+
+def _into_cross(encoder_out, cross) -> dict:
+    """The encoder's output, from the side of its last box into the side of the cross-attention's."""
+    (tx, ty), (hx, hy) = encoder_out, cross
+    return {**_arrow(encoder_out, cross), "x": hx - BOX_W / 2, "y": hy, "ax": tx + BOX_W / 2, "ay": ty}

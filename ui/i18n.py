@@ -396,6 +396,52 @@ EN = {
     "train.upload_bad": "{name} could not be loaded: {error}",
     # encoder stack
     "stack.layer_output": "Output of layer {l}",
+    # decoder pages, dropout, the whole attention equations
+    "page.dec_add_norm": "Add & LayerNorm",
+    "page.dec_ffn": "Feed-forward",
+    "page.decoder_stack": "The decoder stack",
+    "page.dropout": "Dropout (training)",
+    "intro.dec_add_norm": "Each of the decoder's three sub-layers (masked self-attention, cross-attention, "
+                          "feed-forward) is wrapped like the encoder's, in a residual connection and a layer "
+                          "normalisation: post-norm (the paper) adds the sub-layer's input to its output, then "
+                          "normalises each row; pre-norm normalises the input first and adds the sub-layer's output "
+                          "to the unnormalised input.",
+    "intro.dec_ffn": "The decoder's third sub-layer is the same kind of position-wise network as the encoder's, with "
+                     "its own weights: widen to d_ff, apply the activation, narrow back to d_model.",
+    "intro.decoder_stack": "The decoder repeats its three sub-layers N times; every layer's cross-attention reads "
+                           "the same encoder output. The last layer's output (after a final LayerNorm in pre-norm) "
+                           "goes to the output layer.",
+    "intro.dropout": "In training, dropout sets each cell of some steps to 0 with probability P_drop and divides the "
+                     "others by 1 − P_drop, so every cell keeps its expected value. The paper (section 5.4) applies "
+                     "it to the sums of embedding and positional encoding and to each sub-layer's output, before "
+                     "the residual add; like the Annotated Transformer and PyTorch, this model also applies it to "
+                     "the attention weights. The other pages show the model at inference, without dropout; here the "
+                     "same model runs once in training mode, and the seed picks the cells that are dropped. Each "
+                     "dropout step follows the step it drops from.",
+    "sublayer.self_attn": "Self-attention",
+    "sublayer.masked": "Masked self-attention",
+    "sublayer.cross": "Cross-attention",
+    "sublayer.ffn": "Feed-forward",
+    "formulas.divisor": "The paper divides by √d_k (here √{d_k}); this model's divisor option divides by {divisor} "
+                        "instead.",
+    "formulas.side_by_side": "The {h} heads' $W_i^Q$ are slices of one matrix: side by side they make $W^Q$, "
+                             "{d_model} × {width} (d_model × h·d_k; the paper takes d_k = d_model/h, so it is "
+                             "d_model × d_model). The forward pass multiplies X by this whole matrix once and splits "
+                             "the product into heads; head {head}'s {d_k} columns are marked. $W^K$ and $W^V$ are "
+                             "split the same way.",
+    "formulas.first_rows": "Its first {rows} of {d_model} rows (the whole matrix is too big to send to the browser "
+                           "on every change):",
+    "dropout.place": "Where",
+    "dropout.place.src": "Source input",
+    "dropout.place.tgt": "Decoder input",
+    "dropout.place.enc": "Encoder layer",
+    "dropout.place.dec": "Decoder layer",
+    "dropout.which": "Which dropout",
+    "dropout.weights": "{sublayer}: weights",
+    "dropout.output": "{sublayer}: output",
+    "desc.dropout": "Dropout on the sum of embedding and positional encoding (training only).",
+    "desc.attn.dropout": "Dropout on the attention weights (training only).",
+    "desc.drop": "Dropout on the sub-layer's output, before the residual add (training only).",
 }
 
 ZH = {
@@ -729,6 +775,44 @@ ZH = {
     "train.upload": "载入权重（.npz）",
     "train.upload_bad": "无法载入 {name}：{error}",
     "stack.layer_output": "第 {l} 层的输出",
+    # 解码器各页、dropout、完整的注意力公式
+    "page.dec_add_norm": "残差连接与层归一化",
+    "page.dec_ffn": "前馈网络",
+    "page.decoder_stack": "解码器层的堆叠",
+    "page.dropout": "Dropout（随机失活，训练时）",
+    "intro.dec_add_norm": "解码器的三个子层（带掩码的自注意力、交叉注意力、前馈网络）都像编码器的子层一样包在残差连接与"
+                          "层归一化里：后置归一化（论文）先把子层的输入加到它的输出上，再对每一行做层归一化；前置归一化"
+                          "先对输入做层归一化，再把子层的输出加到未归一化的输入上。",
+    "intro.dec_ffn": "解码器的第三个子层是和编码器同样的基于位置的前馈网络，但有自己的权重：先扩展到 d_ff，经过激活函数，"
+                     "再变回 d_model。",
+    "intro.decoder_stack": "解码器把三个子层重复 N 次；每一层的交叉注意力读取的都是同一个编码器输出。最后一层的输出"
+                           "（前置归一化时再经过一次最终的层归一化）送到输出层。",
+    "intro.dropout": "训练时，dropout（随机失活）把某些步骤的每个格子以概率 P_drop 置为 0，其余的除以 1 − P_drop，"
+                     "使每个格子的期望值不变。论文（第 5.4 节）把它用在词嵌入与位置编码之和上，以及每个子层的输出上"
+                     "（在残差相加之前）；和 Annotated Transformer 与 PyTorch 一样，本模型也把它用在注意力权重上。"
+                     "其他页面展示的是推理时的模型，没有 dropout；这里同一个模型以训练模式运行一次，随机种子决定哪些"
+                     "格子被丢弃。每个 dropout 步骤都紧跟在它作用的那一步之后。",
+    "sublayer.self_attn": "自注意力",
+    "sublayer.masked": "带掩码的自注意力",
+    "sublayer.cross": "交叉注意力",
+    "sublayer.ffn": "前馈网络",
+    "formulas.divisor": "论文除以 √d_k（这里是 √{d_k}）；这个模型的除数选项改为除以 {divisor}。",
+    "formulas.side_by_side": "{h} 个头的 $W_i^Q$ 是同一个矩阵的切片：并排放在一起就是 $W^Q$，大小为 {d_model} × {width}"
+                             "（d_model × h·d_k；论文取 d_k = d_model/h，所以是 d_model × d_model）。前向计算用 X 乘以"
+                             "整个矩阵一次，再把乘积按头切开；第 {head} 个头的 {d_k} 列已标出。$W^K$ 和 $W^V$ 也是这样"
+                             "切分的。",
+    "formulas.first_rows": "它的前 {rows} 行（共 {d_model} 行；整个矩阵太大，不宜在每次修改时都发送给浏览器）：",
+    "dropout.place": "位置",
+    "dropout.place.src": "源句子的输入",
+    "dropout.place.tgt": "解码器输入",
+    "dropout.place.enc": "编码器层",
+    "dropout.place.dec": "解码器层",
+    "dropout.which": "哪一处 dropout",
+    "dropout.weights": "{sublayer}：权重",
+    "dropout.output": "{sublayer}：输出",
+    "desc.dropout": "对词嵌入与位置编码之和做 dropout（仅在训练时）。",
+    "desc.attn.dropout": "对注意力权重做 dropout（仅在训练时）。",
+    "desc.drop": "在残差相加之前对子层的输出做 dropout（仅在训练时）。",
 }
 
 CATALOGS = {"en": EN, "zh": ZH}

@@ -33,7 +33,7 @@ def step_axes(trace, name) -> list[list[str]]:
     if len(shape) == 3:
         heads = [f"head {h + 1}" for h in range(shape[0])]
         keyed = leaf in ("k", "v")
-        last = cols if leaf in ("scores", "scaled", "masked", "weights") else indices(shape[2])
+        last = cols if leaf in ("scores", "scaled", "masked", "weights", "dropout") else indices(shape[2])
         return [heads, cols if keyed else rows, last]
     return [rows, indices(shape[1])]
 

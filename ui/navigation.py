@@ -2,8 +2,9 @@
 PAGES = {
     "start": ["overview"],
     "encoder": ["tokens", "positional", "qkv", "attention", "multihead", "add_norm", "ffn", "encoder_stack"],
-    "decoder": ["decoder_input", "masked_attention", "cross_attention", "output"],
-    "generate": ["generate", "train"],
+    "decoder": ["decoder_input", "masked_attention", "dec_add_norm", "cross_attention", "dec_ffn", "decoder_stack",
+                "output"],
+    "generate": ["generate", "train", "dropout"],
     "compare": ["paper_vs_blog"],
 }
 

@@ -15,7 +15,8 @@ from .format import arrow, bmatrix, table
 from .labels import SEED_NOTES, description_key, indices, intro_keys, param_axes, step_axes, unique
 from .state import check_weight
 
-LATEX_CELLS = 8  # matrices up to 8 x 8 are also written out as a bmatrix
+LATEX_CELLS = 8  # matrices up to 8 rows are also written out as a bmatrix ...
+LATEX_COLS = 6  # ... up to 6 columns: 8 six-digit numbers with signs are wider than the page (a table holds them)
 TABLE_COLS = 16  # wider matrices are shown as heatmaps only
 POSITION_LIST = 32  # a weight's row or column is picked from a list up to this many positions, else by its number
 GLANCE_COLS = 6  # a flow shows its matrices two to a row when none is wider than this
@@ -24,7 +25,11 @@ AXIS_SYMBOLS = {
     "scores": ("h", "n_q", "n_k"), "scaled": ("h", "n_q", "n_k"), "masked": ("h", "n_q", "n_k"),
     "weights": ("h", "n_q", "n_k"), "mask": ("n_q", "n_k"), "concat": ("n", "h·d_v"), "hidden": ("n", "d_ff"),
     "act": ("n", "d_ff"), "logits": ("n", "vocab"), "vocab_mask": ("vocab",), "masked_logits": ("n", "vocab"),
-    "probs": ("n", "vocab"),
+    "probs": ("n", "vocab"), "dropout": ("h", "n_q", "n_k"),
+    "src.dropout": ("n", "d_model"), "tgt.dropout": ("n", "d_model"),  # the attention weights' dropout is per head
+    "cross_attn.q": ("h", "n_q", "d_k"), "cross_attn.k": ("h", "n_k", "d_k"), "cross_attn.v": ("h", "n_k", "d_v"),
+    "cross_attn.heads": ("h", "n_q", "d_v"), "cross_attn.concat": ("n_q", "h·d_v"),  # decoder rows, encoder keys
+    "cross_attn.out": ("n_q", "d_model"),
 }
 
 
@@ -33,10 +38,10 @@ class _Drawn:
     numbers, which is written once the page knows how far into the forward pass it went."""
 
     def __init__(self):
-        self.steps, self.notes = [], None
+        self.steps, self.notes = [], None  # steps: (trace, name) pairs
 
     def note_nonfinite(self, ctx):
-        bad = max((ctx.trace.nonfinite_through(name) for name in self.steps), key=len, default=())
+        bad = max((trace.nonfinite_through(name) for trace, name in self.steps), key=len, default=())
         if bad and self.notes is not None:
             self.notes.warning(ctx.t("msg.nonfinite", step=bad[0]))
 
@@ -130,30 +135,32 @@ def _picker(key: str, label: str, choices: list[str], default: int = 0, collapse
     return default if chosen is None else chosen  # required is the browser's rule: a forged message can empty it
 
 
-def flow(names: list[str], head: int | None = None, key: str = "flow", focus: str | None = None):
+def flow(names: list[str], head: int | None = None, key: str = "flow", focus: str | None = None, trace=None):
     """Several steps of a page: their matrices side by side at a glance, then a button per step, of which only
-    the chosen one is drawn (formula, heatmap, drill-down), so an edit redraws one chart, not all."""
+    the chosen one is drawn (formula, heatmap, drill-down), so an edit redraws one chart, not all. trace: another
+    pass than the page's (the dropout page's, in training mode)."""
     ctx = context.get()
-    _record_drawn(names)
-    matrices = [_slice(ctx.trace[name], head) for name in names]
+    trace = ctx.trace if trace is None else trace  # not `or`: len() of a trace runs the whole pass
+    _record_drawn(trace, names)
+    matrices = [_slice(trace[name], head) for name in names]
     widest = max(m.shape[1] for m in matrices)
     glance = widest <= GLANCE_COLS and all(m.shape[0] <= LATEX_CELLS for m in matrices)
     if glance:  # one formula, not one per matrix: each element an edit redraws costs the browser time
         per_row = 2 if widest <= 3 else 1  # six-digit numbers: two matrices of three columns fit a row
-        cells = [f"{_tex_name(name, _head_of(ctx.trace[name], head))} = " + bmatrix(matrix)
+        cells = [f"{_tex_name(name, _head_of(trace[name], head))} = " + bmatrix(matrix)
                  for name, matrix in zip(names, matrices)]
         lines = [r" & \qquad ".join(cells[first:first + per_row]) for first in range(0, len(cells), per_row)]
         st.latex(r"\begin{array}{" + "l" * per_row + "}" + r" \\[1em] ".join(lines) + r"\end{array}")
     labels = [f"{i + 1}. {name.rsplit('.', 1)[-1]}" for i, name in enumerate(names)]
     chosen = _picker(f"{key}.{head}", ctx.t("view.step"), labels,
                      default=names.index(focus) if focus else 0)  # focus: the step the page is about
-    step(names[chosen], head, show_numbers=not glance)
+    step(names[chosen], head, show_numbers=not glance, trace=trace)
 
 
-def _record_drawn(names):
+def _record_drawn(trace, names):
     drawn = _DRAWN.get()
     if drawn is not None:
-        drawn.steps += names
+        drawn.steps += [(trace, name) for name in names]
 
 
 def _slice(value, head):
@@ -161,16 +168,17 @@ def _slice(value, head):
     return value if value.ndim == 2 else value[None, :]
 
 
-def step(name: str, head: int | None = None, drill: bool = True, show_numbers: bool = True):
-    """One step of the trace: its formula, shape, numbers, heatmap, a cell's arithmetic, and editors for the
-    parameters it reads."""
+def step(name: str, head: int | None = None, drill: bool = True, show_numbers: bool = True, trace=None):
+    """One step of the trace (the page's, or `trace`): its formula, shape, numbers, heatmap, a cell's arithmetic,
+    and editors for the parameters it reads."""
     ctx = context.get()
-    _record_drawn([name])
-    s = ctx.trace.step(name)
+    trace = ctx.trace if trace is None else trace  # not `or`: len() of a trace runs the whole pass
+    _record_drawn(trace, [name])
+    s = trace.step(name)
     shape = f"{ctx.t('view.shape')}: ({', '.join(_symbols(name, s.value.ndim))}) = ({', '.join(map(str, s.shape))})"
     st.markdown(f"##### `{name}` · {ctx.t(description_key(name))}\n\n:gray[:small[{shape}]]")  # one element, not two
     st.latex(ctx.t.math(s.formula))
-    axes = step_axes(ctx.trace, name)
+    axes = step_axes(trace, name)
     values = _slice(s.value, head)  # (rows, cols)
     rows, cols = (axes[-2], axes[-1]) if s.value.ndim > 1 else ([""], axes[-1])
     key = f"{name}.{head}"
@@ -181,7 +189,7 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
                     on_select=_on_click(key, len(rows), len(cols)) if drill else "ignore", selection_mode="points",
                     config={"displayModeBar": False}, width=_chart_width(len(cols)))
     if drill:
-        _drill(ctx, name, head, key, rows, cols)
+        _drill(ctx, trace, name, head, key, rows, cols)
     for ref in s.inputs:
         if ref in ctx.model.params:
             per_head = ctx.model.params[ref].ndim == 3 or ref.rsplit(".", 1)[-1] in ("b_Q", "b_K", "b_V")
@@ -193,7 +201,7 @@ def numbers(matrix, rows, cols, label=None, digits=6):
     """A matrix as a bmatrix when small, as a table when wider; the widest are left to the heatmap."""
     ctx = context.get()
     matrix = matrix if matrix.ndim == 2 else matrix[None, :]
-    if matrix.shape[0] <= LATEX_CELLS and matrix.shape[1] <= LATEX_CELLS:
+    if matrix.shape[0] <= LATEX_CELLS and matrix.shape[1] <= LATEX_COLS:
         st.latex((f"{label} = " if label else "") + bmatrix(matrix, digits))
     elif matrix.shape[1] <= TABLE_COLS:
         cells = dict(zip(unique(cols), zip(*table(matrix, digits))))
@@ -209,8 +217,10 @@ def _chart_width(n_cols):
 
 
 def _symbols(name, ndim):
-    leaf = name if name in AXIS_SYMBOLS else name.rsplit(".", 1)[-1]
-    return AXIS_SYMBOLS.get(leaf, ("n", "d_model") if ndim > 1 else ("d_model",))[-ndim:]
+    """The axes' symbols: by the whole name, its block and step ("cross_attn.q"), or its step alone."""
+    parts = name.split(".")
+    key = next((k for k in (name, ".".join(parts[-2:]), parts[-1]) if k in AXIS_SYMBOLS), None)
+    return AXIS_SYMBOLS.get(key, ("n", "d_model") if ndim > 1 else ("d_model",))[-ndim:]
 
 
 def _head_of(value, head):
@@ -261,14 +271,14 @@ def _row_of_widgets():
     return st.container(horizontal=True, gap="medium")
 
 
-def _drill(ctx, name, head, key, rows, cols):
+def _drill(ctx, trace, name, head, key, rows, cols):
     with st.container(border=True):
         st.markdown(f"**{ctx.t('view.drill')}** {ctx.t('view.drill_hint')}")
         pickers = _row_of_widgets()
         row = _position_picker(pickers, ctx.t("view.row"), rows, f"row.{key}")
         col = _position_picker(pickers, ctx.t("view.col"), cols, f"col.{key}")
-        ndim = ctx.trace[name].ndim
-        explanation = ctx.trace.explain(name, _full_index(head if ndim == 3 else None, row, col, ndim))
+        ndim = trace[name].ndim
+        explanation = trace.explain(name, _full_index(head if ndim == 3 else None, row, col, ndim))
         st.latex(ctx.t.math(explanation.latex))
         plain = st.expander(ctx.t("view.plain"), key=f"plain.{key}", on_change="rerun")
         if plain.open:  # the text is drawn only when asked for: an edit redraws one element less

@@ -1,0 +1,134 @@
+"""Every step the engine records is drawn on a page a learner reaches from the navigation: for both presets, both
+norm placements, with dropout off (every page) and on (the training pass of the dropout page); gradients are the
+training page's, not steps of a pass.
+
+Each page of ui.navigation is opened in AppTest and every combination of its rows of buttons (layer, sub-layer,
+where dropout acts...) is pressed, as the browser does. What a page draws is what ui.views records as drawn: each
+step it draws (formula, shape, numbers, heatmap, drill-down) and each step of a flow, whose buttons draw one step
+each (test_each_button_of_a_flow_draws_its_step shows that). Nothing here lists steps or pages by hand.
+"""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import engine  # noqa: E402
+from test_app import APP, ALL_PAGES, server_navigation  # noqa: E402, F401 (server_navigation: a fixture)
+from ui import views  # noqa: E402
+from ui.i18n import EN  # noqa: E402
+from ui.state import AppState  # noqa: E402
+
+STEP_ROW = EN["view.step"]  # a flow's row of buttons, one per step: the flow records all its steps as drawn
+TRAINING_DROPOUT = 0.1  # the paper's P_drop; any p > 0 records the same dropout steps
+
+
+@pytest.fixture
+def drawn(monkeypatch):
+    """The names of the steps the pages draw, as ui.views records them, once per time drawn."""
+    names = []
+    record = views._record_drawn
+
+    def spy(trace, steps):
+        names.extend(steps)
+        record(trace, steps)
+
+    monkeypatch.setattr(views, "_record_drawn", spy)
+    return names
+
+
+def press(at, group, label):
+    """Press a button of a row (st.segmented_control) as the browser does: it sends the button's label."""
+    states = at._tree.get_widget_states()
+    kept = [w for w in states.widgets if w.id != group.id]
+    pressed = WidgetState(id=group.id)
+    pressed.string_array_value.data[:] = [label]
+    del states.widgets[:]
+    states.widgets.extend(kept + [pressed])
+    at._run(states)
+    assert not at.exception, [e.message for e in at.exception]
+
+
+def explore(at, done=frozenset()):
+    """Press every combination of the page's rows of buttons, one row after the other; a row that appears after
+    a press (the steps of another sub-layer, the layers of another place) is explored in its turn."""
+    rows = [g for g in at.main.button_group if g.key not in done and g.label != STEP_ROW]
+    if not rows:
+        return
+    row = rows[0]
+    current = list(row.formatted_values)
+    for i, label in enumerate(current + [label for label in row.options if label not in current]):
+        if i:
+            press(at, at.button_group(key=row.key), label)
+        explore(at, done | {row.key})
+
+
+def recorded(preset, placement):
+    """Every step name the engine records for the app's default sentences, with dropout off and on."""
+    model = engine.preset(preset, norm_placement=placement)
+    state = AppState()
+    return {name for p in (0.0, TRAINING_DROPOUT) for name in model.run(state.src, state.tgt or None, dropout=p)}
+
+
+@pytest.mark.parametrize("placement", ["post", "pre"])
+@pytest.mark.parametrize("preset", ["hello-world", "paper"])
+def test_every_recorded_step_is_drawn_on_a_page(preset, placement, drawn):
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update({"preset": preset, "lang": "en"})
+    if placement != engine.PRESETS[preset].norm_placement:
+        at.query_params["cfg"] = f"norm_placement:{placement}"
+    at.run()
+    assert at.session_state["state"].config().norm_placement == placement
+    for page in ALL_PAGES:
+        before = len(drawn)
+        at.switch_page(f"pages/{page}.py")
+        at.run()
+        assert not at.exception, (page, [e.message for e in at.exception])
+        assert at.title[0].value == EN[f"page.{page}"]
+        if len(drawn) > before:  # a page of steps: press its buttons
+            explore(at)
+    expected = recorded(preset, placement)
+    assert not sorted(expected - set(drawn)), f"no page draws {sorted(expected - set(drawn))}"
+    assert set(drawn) <= expected, sorted(set(drawn) - expected)
+
+
+def test_each_button_of_a_flow_draws_its_step(monkeypatch):
+    """A flow records all its steps as drawn because each of its buttons draws one with ui.views.step."""
+    shown = []
+    step = views.step
+    monkeypatch.setattr(views, "step", lambda name, *args, **kwargs: (shown.append(name), step(name, *args, **kwargs)))
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update({"preset": "hello-world", "lang": "en"})
+    at.run()
+    at.switch_page("pages/masked_attention.py")
+    at.run()
+    row = next(g for g in at.main.button_group if g.label == STEP_ROW)  # the heads' flow, q to heads
+    flow = [f"dec.0.self_attn.{label.split('. ', 1)[1]}" for label in row.options]
+    assert len(flow) == 9
+    for label, name in zip(row.options, flow):
+        shown.clear()
+        press(at, at.button_group(key=row.key), label)
+        assert [n for n in shown if n in flow] == [name], label  # (the page's other flow draws concat)
+
+
+def test_the_dropout_page_shows_the_engines_training_pass():
+    from ui.format import bmatrix
+
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update({"preset": "hello-world", "lang": "en"})
+    at.run()
+    at.switch_page("pages/dropout.py")
+    at.run()
+    model, state = engine.preset("hello-world"), AppState()
+    for seed in (0, 7):
+        at.number_input(key="dropout.seed").set_value(seed).run()
+        trace = model.run(state.src, state.tgt or None, dropout=TRAINING_DROPOUT, seed=seed)
+        bodies = [element.value for element in at.latex]
+        assert any(rf"\text{{dropout}} = {bmatrix(trace['src.dropout'])}" in body for body in bodies), seed
+    assert not np.array_equal(trace["src.dropout"], model.run(state.src, state.tgt or None, dropout=0.1)["src.dropout"])

@@ -1,0 +1,120 @@
+"""The parts of a layer drawn the same way in the encoder and the decoder: an attention block with the paper's whole
+equations above its steps and the heads' W^Q as the one matrix they are slices of, Add & LayerNorm, the
+feed-forward network, a stack's output, and the dropout of training. The encoder's and the decoder's pages call
+these with their stack ("enc" or "dec")."""
+import streamlit as st
+
+from engine import attention as att
+
+from . import context, views
+from .figures import heatmap
+from .formulas import attention_equations, mark_head, side_by_side_tex
+from .labels import indices
+from .state import CACHE_HASH
+
+SUBLAYERS = {"enc": ("self_attn", "ffn"), "dec": ("masked", "cross", "ffn")}  # catalog keys sublayer.*, in order
+WQ_ROWS = 16  # a W^Q too big to write out is drawn as a heatmap of its first rows (512 x 512 is 2 MB to send)
+DROPOUTS = {  # where training drops cells, in the order of the pass: step -> (what, of which sub-layer) or None
+    "src": {"src.dropout": None}, "tgt": {"tgt.dropout": None},
+    "enc": {"attn.dropout": ("weights", "self_attn"), "drop1": ("output", "self_attn"), "drop2": ("output", "ffn")},
+    "dec": {"self_attn.dropout": ("weights", "masked"), "drop1": ("output", "masked"),
+            "cross_attn.dropout": ("weights", "cross"), "drop2": ("output", "cross"), "drop3": ("output", "ffn")},
+}
+
+
+def equations(block: str):
+    """Attention(Q,K,V), head_i and MultiHead of the paper, as this block computes them, in one formula."""
+    ctx = context.get()
+    divisor = ctx.trace.step(f"{block}.scaled").meta["divisor_tex"]
+    lines = attention_equations(divisor, block.endswith(".self_attn"), block.endswith(".cross_attn"),
+                                ctx.config.attn_bias)
+    st.latex(ctx.t.math(r"\begin{gathered}" + r" \\ ".join(lines) + r"\end{gathered}"))
+    if ctx.config.attn_divisor != "sqrt_dk":
+        st.caption(ctx.t("formulas.divisor", divisor=divisor, d_k=ctx.config.d_k))
+
+
+def weights_side_by_side(block: str, head: int):
+    """The h heads' W^Q_i as the column blocks of one d_model x h·d_k matrix, `head`'s columns marked."""
+    ctx = context.get()
+    W = ctx.model.params[f"{block}.W_Q"]
+    h, d_model, d_k = W.shape
+    st.markdown(ctx.t("formulas.side_by_side", h=h, d_model=d_model, width=h * d_k, head=head + 1, d_k=d_k))
+    if d_model <= views.LATEX_CELLS and h * d_k <= views.LATEX_CELLS:
+        st.latex(att.SIDE_BY_SIDE_TEX + " = " + side_by_side_tex(W, head))
+        return
+    rows = min(d_model, WQ_ROWS)
+    st.latex(att.SIDE_BY_SIDE_TEX)
+    st.caption(ctx.t("formulas.first_rows", rows=rows, d_model=d_model))
+    chart = heatmap(att.heads_side_by_side(W)[:rows], indices(rows), indices(h * d_k))
+    st.plotly_chart(mark_head(chart, head, d_k, h), key=f"wq.{block}.{head}", config={"displayModeBar": False})
+
+
+def attention(block: str, key: str, focus: str):
+    """A decoder attention block on one page: per head, Q, K, V to the heads' outputs; then Concat and W^O."""
+    ctx = context.get()
+    equations(block)
+    steps = ["q", "k", "v", "scores", "scaled"] + (["mask", "masked"] if block.endswith(".self_attn") else [])
+    for head in views.head_tabs(f"heads.{key}.{block.split('.')[1]}"):
+        weights_side_by_side(block, head)
+        views.flow([f"{block}.{s}" for s in steps + ["weights", "heads"]], head, key=key, focus=f"{block}.{focus}")
+    st.subheader(ctx.t("page.multihead"))
+    views.flow([f"{block}.concat", f"{block}.out"], key=f"{key}.multihead")
+
+
+def add_norm(stack: str, layer: int, key: str):
+    """A sub-layer's residual add and LayerNorm, in the order of the norm placement; the sub-layer is chosen."""
+    ctx = context.get()
+    names = SUBLAYERS[stack]
+    sublayer = _choice(f"{key}.sublayer", ctx.t("view.input"), list(range(1, len(names) + 1)),
+                       lambda k: ctx.t(f"sublayer.{names[k - 1]}"))
+    order = ("add", "ln") if ctx.config.norm_placement == "post" else ("ln", "add")
+    views.flow([f"{stack}.{layer}.{kind}{sublayer}" for kind in order], key=f"{key}.{sublayer}",
+               focus=f"{stack}.{layer}.ln{sublayer}")
+
+
+def ffn(stack: str, layer: int, key: str):
+    views.flow([f"{stack}.{layer}.ffn.{kind}" for kind in ("hidden", "act", "out")], key=key)
+
+
+def stack_output(stack: str):
+    """Each layer's output, then the stack's (the last layer's, or its final LayerNorm in pre-norm)."""
+    ctx = context.get()
+    k = len(SUBLAYERS[stack])
+    last = f"ln{k}" if ctx.config.norm_placement == "post" else f"add{k}"
+    for layer in range(ctx.config.n_layers):
+        st.subheader(ctx.t("stack.layer_output", l=layer + 1))  # layers are numbered from 1, steps from 0
+        views.step(f"{stack}.{layer}.{last}", drill=False)
+    views.step(f"{stack}.out")
+
+
+@st.cache_resource(max_entries=16, show_spinner=False, hash_funcs=CACHE_HASH)
+def _training_pass(model_key, p, seed):
+    """The page's model run once in training mode (dropout p, masks from seed)."""
+    return context.run_model(model_key).run(model_key.src, model_key.tgt or None, dropout=p, seed=seed)
+
+
+def dropout():
+    """One dropout of a pass in training mode, after the step it drops cells from."""
+    ctx = context.get()
+    row = st.container(horizontal=True, gap="medium")
+    p = row.slider(ctx.t("train.dropout"), 0.05, 0.5, 0.1, step=0.05, key="dropout.p")
+    seed = row.number_input(ctx.t("train.seed"), min_value=0.0, max_value=float(2**32 - 1), step=1.0, format="%g",
+                            key="dropout.seed")  # a float input: a forged NaN or inf puts the default back
+    place = _choice("dropout.place", ctx.t("dropout.place"), list(DROPOUTS), lambda where: ctx.t(f"dropout.place.{where}"))
+    drops = DROPOUTS[place]
+    drop = next(iter(drops))
+    if len(drops) > 1:
+        layer = views.layer_picker(f"layer.{place}")
+        drop = f"{place}.{layer}." + _choice(f"dropout.which.{place}", ctx.t("dropout.which"), list(drops),
+                                             lambda d: ctx.t(f"dropout.{drops[d][0]}", sublayer=ctx.t(
+                                                 f"sublayer.{drops[d][1]}")))
+    trace = _training_pass(ctx.state.model_key, p, int(seed))
+    names = [trace.step(drop).inputs[0], drop]  # before, after
+    for head in views.head_tabs("heads.dropout") if trace[drop].ndim == 3 else [None]:
+        views.flow(names, head, key=f"dropout.{drop}", focus=drop, trace=trace)
+
+
+def _choice(key, label, options, format_func):
+    """A row of buttons; the first option if a forged message empties it (required is the browser's rule)."""
+    chosen = st.segmented_control(label, options, default=options[0], required=True, key=key, format_func=format_func)
+    return options[0] if chosen is None else chosen
