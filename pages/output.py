@@ -10,7 +10,7 @@ def page():
     ctx = context.get()
     views.intro("output")
     trace = ctx.trace
-    views.flow(["logits", "vocab_mask", "masked_logits", "probs"], key="output", focus="probs")
+    views.flow(["logits", "vocab_mask", "masked_logits", "probs"], key="output")
     st.subheader(ctx.t("output.top"))
     positions = list(range(len(trace.tgt_tokens)))
     position = st.selectbox(ctx.t("output.position"), positions, index=positions[-1],

@@ -40,7 +40,7 @@ ALL_PAGES = [page for pages in PAGES.values() for page in pages]
 EN_T, ZH_T = translator("en"), translator("zh")
 CJK = re.compile(r"[\u3400-\u9fff]")
 STEP_HEADER = re.compile(r"^##### `([^`]+)` · ([^\n]*)\n\n:gray\[:small\[Shape: \([^)]*\) = \(([\d, ]+)\)\]\]$")
-DEFAULT_QUERY = {"preset": "hello-world", "src": "Hello World", "lang": "en"}
+DEFAULT_QUERY = {"preset": "hello-world", "src": "Hello World", "tgt": "Hola Mundo", "lang": "en"}
 
 
 @pytest.fixture(autouse=True)
@@ -143,7 +143,7 @@ def type_cells(at, key, edited_rows):
 # The flows of steps on each page (ui.views.flow): their step picker's key and the steps in order.
 FLOWS = {"qkv": ("qkv.0", ["q", "k", "v"]), "multihead": ("multihead.None", ["concat", "out"]),
          "add_norm": ("add_norm.1.None", ["add1", "ln1"]), "ffn": ("ffn.None", ["hidden", "act", "out"]),
-         "output": ("output.None", ["logits", "probs"]),
+         "output": ("output.None", ["logits", "vocab_mask", "masked_logits", "probs"]),
          "masked_attention": ("masked.0", ["q", "k", "v", "scores", "scaled", "mask", "masked", "weights", "heads"])}
 
 
@@ -532,7 +532,7 @@ def test_sentence_length_cap(side, words, accepted):
         assert n > MAX_TOKENS
         assert [e.value for e in at.error] == [EN_T("msg.kept", error=EN_T(
             "msg.too_long", side=EN_T(f"side.{side}"), n=n, high=MAX_TOKENS))]
-        assert overview_numbers(at) == (2, 1, 4, 2, 1) and query(at) == DEFAULT_QUERY
+        assert overview_numbers(at) == (2, 3, 4, 2, 1) and query(at) == DEFAULT_QUERY
 
 
 def test_non_divisible_head_count():
@@ -612,7 +612,7 @@ def test_sizes_within_the_caps_are_accepted():
     at = open_options(open_page("overview"))
     at.number_input(key="ctl.d_model").set_value(100).run()
     assert_clean(at)
-    assert overview_numbers(at) == (2, 1, 100, 2, 1)
+    assert overview_numbers(at) == (2, 3, 100, 2, 1)
     assert query(at)["cfg"] == "d_k:50,d_model:100,d_v:50"
     at.number_input(key="ctl.n_layers").set_value(APP_LIMITS["n_layers"]).run()
     assert_clean(at)
@@ -625,7 +625,7 @@ def test_layers_beyond_the_cap_from_the_widget():
     at.session_state["ctl.n_layers"] = 64
     at.run()
     assert not at.exception, [e.message for e in at.exception]
-    assert overview_numbers(at) == (2, 1, 4, 2, 1) and query(at) == DEFAULT_QUERY
+    assert overview_numbers(at) == (2, 3, 4, 2, 1) and query(at) == DEFAULT_QUERY
 
 
 def test_preset_switch_starts_clean():
@@ -634,7 +634,7 @@ def test_preset_switch_starts_clean():
     at.selectbox(key="ctl.preset").set_value("paper").run()
     goto(at, "overview")
     assert_clean(at)
-    assert overview_numbers(at) == (2, 1, 512, 8, 6)
+    assert overview_numbers(at) == (2, 3, 512, 8, 6)
     assert query(at) == {**DEFAULT_QUERY, "preset": "paper"}
     assert open_options(at).number_input(key="ctl.d_model").value == 512
 
@@ -733,7 +733,7 @@ def test_a_tampered_link_is_noted_and_ignored(link, fragment):
     assert not at.exception, [e.message for e in at.exception]
     assert len(at.warning) == 1 and not at.error, notes(at)
     assert at.warning[0].value.startswith(EN_T("msg.url", detail="")) and fragment in at.warning[0].value
-    assert overview_numbers(at) == (2, 1, 4, 2, 1)
+    assert overview_numbers(at) == (2, 3, 4, 2, 1)
     assert query(at) == DEFAULT_QUERY
 
 

@@ -24,7 +24,7 @@ from engine.generate import beam_search  # noqa: E402
 from ui import format as fmt_mod  # noqa: E402
 from ui import generation  # noqa: E402
 from ui import state as app_state  # noqa: E402
-from ui.format import bmatrix, fmt, fmt_tex, table  # noqa: E402
+from ui.format import bmatrix, fmt, fmt_tex, printed_width, table  # noqa: E402
 from ui.i18n import EN, LANGUAGES, MATH_WORDS, PLAIN_WORDS, ZH, language_of, translator  # noqa: E402
 from ui.labels import (INTRO_SETTINGS, SEED_NOTES, indices, intro_keys, param_axes, step_axes, top_tokens,  # noqa: E402
                        unique)
@@ -95,7 +95,9 @@ def test_encoded_url_is_readable():
         overrides=(("attn_divisor", "sqrt_dk"),), seed=7, tgt="hola")
     assert encode(state) == {"preset": "hello-world", "src": "Hello World", "lang": "en", "seed": "7", "tgt": "hola",
                              "cfg": "attn_divisor:sqrt_dk", "edit": "enc.0.attn.W_Q:0.1.2=1.5"}
-    assert encode(AppState()) == {"preset": "hello-world", "src": "Hello World", "lang": "en"}
+    assert encode(AppState()) == {"preset": "hello-world", "src": "Hello World", "tgt": "Hola Mundo", "lang": "en"}
+    assert encode(AppState(tgt=""))["tgt"] == ""  # the post's own step, SOS alone, is said, not left out
+    assert decode({"tgt": ""})[0].tgt == "" and decode({})[0].tgt == "Hola Mundo"
 
 
 HOSTILE = st.one_of(st.text(max_size=60), st.text(alphabet=":;=,.-+e0123456789²٣_ \x00", max_size=60),
@@ -220,7 +222,7 @@ def test_with_edit_and_without_edits():
     assert state.edits == (("a", (0, 0), 2.0), ("b", (1,), 3.0))
     assert state.without_edits("a").edits == (("b", (1,), 3.0),)
     assert state.without_edits().edits == ()
-    assert state.model_key == ("hello-world", 0, "Hello World", "", (), state.edits, "")
+    assert state.model_key == ("hello-world", 0, "Hello World", "Hola Mundo", (), state.edits, "")
     assert state.replace(lang="zh").model_key == state.model_key  # the language does not change the numbers
 
 
@@ -801,3 +803,9 @@ def test_a_big_w_q_heatmap_frames_the_open_heads_columns():
     frame = shapes[-1]
     assert (frame["type"], frame["x0"], frame["x1"], frame["line"]["color"]) == ("rect", 3.5, 5.5, MARK)
     assert [trace["type"] for trace in chart.to_dict()["data"]] == ["heatmap"]  # no click layer: no drill-down
+
+
+def test_printed_width_counts_the_widest_number_of_each_column():
+    assert printed_width(np.array([[8, 3, 3], [9.99, 3.99, 4]])) == 4 + 4 + 1 + 2 * 2
+    assert printed_width(np.array([[-1.26345, 0.187081, -2.87767]])) == 8 + 8 + 8 + 2 * 2
+    assert printed_width(np.array([-np.inf, 0.0])) == 2 + 1 + 2

@@ -56,6 +56,13 @@ def bmatrix(matrix, digits: int = 6) -> str:
     return r"\begin{bmatrix}" + r" \\ ".join(rows) + r"\end{bmatrix}"
 
 
+def printed_width(matrix, digits: int = 6) -> int:
+    """How many characters wide a matrix is, written as bmatrix writes it: its columns' widest numbers, and a
+    separator's worth between columns."""
+    cells = table(matrix, digits)
+    return sum(max(len(row[j]) for row in cells) for j in range(len(cells[0]))) + 2 * (len(cells[0]) - 1)
+
+
 def arrow(columns: dict) -> pa.Table:
     """A table for st.dataframe, by column ({name: values}). Streamlit sends Arrow: from a pandas frame a small
     table costs ~1.6 ms of every rerun that draws it, built directly ~0.1 ms."""

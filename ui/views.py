@@ -11,7 +11,7 @@ import streamlit as st
 
 from . import context
 from .figures import heatmap
-from .format import arrow, bmatrix, table
+from .format import arrow, bmatrix, printed_width, table
 from .labels import SEED_NOTES, description_key, indices, intro_keys, param_axes, step_axes, unique
 from .state import check_weight
 
@@ -19,7 +19,8 @@ LATEX_CELLS = 8  # matrices up to 8 rows are also written out as a bmatrix ...
 LATEX_COLS = 6  # ... up to 6 columns: 8 six-digit numbers with signs are wider than the page (a table holds them)
 TABLE_COLS = 16  # wider matrices are shown as heatmaps only
 POSITION_LIST = 32  # a weight's row or column is picked from a list up to this many positions, else by its number
-GLANCE_COLS = 6  # a flow shows its matrices two to a row when none is wider than this
+GLANCE_COLS = 6  # a flow writes its matrices out (at a glance) when none is wider than this
+GLANCE_PAIR_WIDTH = 24  # ... two to a row when none is wider than this many characters of numbers (1280 px page)
 AXIS_SYMBOLS = {
     "q": ("h", "n", "d_k"), "k": ("h", "n", "d_k"), "v": ("h", "n", "d_v"), "heads": ("h", "n", "d_v"),
     "scores": ("h", "n_q", "n_k"), "scaled": ("h", "n_q", "n_k"), "masked": ("h", "n_q", "n_k"),
@@ -146,7 +147,7 @@ def flow(names: list[str], head: int | None = None, key: str = "flow", focus: st
     widest = max(m.shape[1] for m in matrices)
     glance = widest <= GLANCE_COLS and all(m.shape[0] <= LATEX_CELLS for m in matrices)
     if glance:  # one formula, not one per matrix: each element an edit redraws costs the browser time
-        per_row = 2 if widest <= 3 else 1  # six-digit numbers: two matrices of three columns fit a row
+        per_row = 2 if max(map(printed_width, matrices)) <= GLANCE_PAIR_WIDTH else 1
         cells = [f"{_tex_name(name, _head_of(trace[name], head))} = " + bmatrix(matrix)
                  for name, matrix in zip(names, matrices)]
         lines = [r" & \qquad ".join(cells[first:first + per_row]) for first in range(0, len(cells), per_row)]
