@@ -395,6 +395,8 @@ def test_drag_a_weights_slider_and_the_link_keeps_it(server, new_page, name, ste
     settle(page)
     editor = page.locator('[data-testid="stExpander"]', has_text="Edit enc.0.attn.W_Q · Head 1")
     editor.locator("summary").click()
+    if name == "qkv":  # a grid's sliders are those of the row picked
+        pick_the_first_row_to_slide(page, editor)
     thumb_input = editor.locator('[data-testid="stSlider"] input[type="range"]').first
     thumb_input.wait_for(state="attached")
     settle(page)
@@ -431,8 +433,17 @@ def test_drag_a_weights_slider_and_the_link_keeps_it(server, new_page, name, ste
     no_exception(other)
     assert f"%3D{slid!r}" in other.url or f"%3D{slid}" in other.url
     assert shows_the_edited_numbers(other), (changed, katex_texts(other))
-    other.locator('[data-testid="stExpander"]', has_text="Edit enc.0.attn.W_Q · Head 1").locator("summary").click()
+    editor = other.locator('[data-testid="stExpander"]', has_text="Edit enc.0.attn.W_Q · Head 1")
+    editor.locator("summary").click()
+    if name == "qkv":
+        pick_the_first_row_to_slide(other, editor)
     settle(other)
     slider = other.locator('[data-testid="stSlider"] input[type="range"]').first  # drawn around the new value
     expect(slider).to_have_attribute("aria-valuetext", f"{slid:.2f}")
     assert float(slider.get_attribute("min")) < slid < float(slider.get_attribute("max"))
+
+
+def pick_the_first_row_to_slide(page, editor):
+    editor.get_by_role("combobox", name=EN["view.slider_row"]).click()
+    page.keyboard.type("0")
+    page.keyboard.press("Enter")

@@ -425,9 +425,13 @@ def _single_cell_editor(ctx, editor, matrix, row_labels, col_labels):
 
 
 def _row_sliders(ctx, editor, row_labels, col_labels):
-    """Below a grid: a slider per cell of one row, picked from the grid's rows."""
-    r = _position_picker(st, ctx.t("view.slider_row"), unique(row_labels), f"{editor.key}.row") \
-        if len(editor.row_ids) > 1 else 0
+    """Below a grid: a slider per cell of a row, once one is picked (none at first: an edit of a grid with a row of
+    sliders costs the server about 1.5 times as much, bench/pages_bench.py on the FFN page)."""
+    labels = unique(row_labels)
+    r = st.selectbox(ctx.t("view.slider_row"), range(len(labels)), index=None, format_func=labels.__getitem__,
+                     placeholder=ctx.t("view.slider_pick"), key=f"{editor.key}.row")
+    if r is None:
+        return
     sliders = _row_of_widgets()
     for c, label in enumerate(col_labels):
         _weight_slider(sliders, f"{ctx.t('view.col')} {_plain(label)}", editor, editor.index(r, c), editor.key,
@@ -453,8 +457,8 @@ def _on_slide(key, typed_key, grid, name, index, decimals):
     slid = round(st.session_state[key], decimals)
     _take_edit(name, index, slid)
     if grid:
-        del st.session_state[typed_key]
-        st.session_state["editor_frames"].pop(typed_key, None)
+        st.session_state.pop(typed_key, None)
+        st.session_state.get("editor_frames", {}).pop(typed_key, None)
     else:
         st.session_state[typed_key] = slid
 
