@@ -13,6 +13,7 @@ Two things AppTest does not do by itself, done here on purpose:
   editor's JSON edit state as the widget's value.
 """
 import json
+import math
 import re
 import sys
 from pathlib import Path
@@ -29,7 +30,7 @@ if str(ROOT) not in sys.path:
 
 import engine  # noqa: E402
 from engine.tokens import split  # noqa: E402
-from ui.format import bmatrix, table  # noqa: E402
+from ui.format import bmatrix, bmatrix_around, fmt, fmt_tex, table  # noqa: E402
 from ui.i18n import EN, ZH, translator  # noqa: E402
 from ui.labels import description_key  # noqa: E402
 from ui.navigation import PAGES  # noqa: E402
@@ -782,3 +783,129 @@ def test_per_head_bias_editor_shows_one_heads_slice():
     at = open_page("qkv", preset="paper", cfg="d_model:8,n_heads:2,d_ff:8,n_layers:1")
     key = editor_key(at, "enc.0.attn.b_Q", 0)
     assert at.data_editor(key=key).value.shape == (1, 4)
+
+
+# ---- sliders and the comparison with the unedited model -------------------------------------------------------
+
+def slider_key(at, param, index):
+    """The slider of one weight's cell (ui/views._weight_slider), opening the page's editors if need be."""
+    wanted = f".slider.{index}"
+    if not any(s.key.startswith(f"edit.{param}.") and s.key.endswith(wanted) for s in at.slider):
+        open_editors(at)
+    keys = [s.key for s in at.slider if s.key.startswith(f"edit.{param}.") and s.key.endswith(wanted)]
+    assert len(keys) == 1, (param, index, [s.key for s in at.slider])
+    return keys[0]
+
+
+SLIDER_CASES = [
+    # page, the editor's row picker (grid) or None, parameter, its index, slid value, a later page, a step on it
+    ("attention", None, "enc.0.attn.W_Q", (0, 0, 0), 0.57, "attention", "enc.0.attn.scores"),
+    ("qkv", ("enc.0.attn.W_K", 2), "enc.0.attn.W_K", (0, 2, 1), -0.42, "attention", "enc.0.attn.weights"),
+    ("tokens", ("embed.src", 1), "embed.src", (2, 3), 4.4, "positional", "src.input"),  # row 1: "world", id 2
+]
+
+
+@pytest.mark.parametrize("page, row, param, index, slid, later, name", SLIDER_CASES, ids=[c[2] for c in SLIDER_CASES])
+def test_a_released_slider_changes_the_later_numbers_and_the_link(page, row, param, index, slid, later, name):
+    at = open_page(page)
+    if page == "qkv":
+        open_step(at, "qkv", "k")
+    before, after = engine_trace(), engine_trace([(param, index, slid)])
+    pick = (lambda v: v[0]) if after[name].ndim == 3 else (lambda v: v)
+    assert not np.allclose(pick(after[name]), pick(before[name])), "a test edit that changes nothing"
+    if row:
+        open_editors(at)
+        picker = next(s for s in at.selectbox if s.key.startswith(f"edit.{row[0]}.") and s.key.endswith(".row"))
+        picker.set_value(row[1]).run()
+    key = slider_key(at, param, index)
+    at.slider(key=key).set_value(slid).run()
+    assert_clean(at)
+    assert at.session_state["state"].edits == ((param, index, slid),)
+    assert query(at) == {**DEFAULT_QUERY, "edit": f"{param}:{'.'.join(map(str, index))}={slid!r}"}
+    slider = at.slider(key=key)
+    assert slider.value == slid and slider.min < slid < slider.max  # drawn again around the new value
+    typed = [n.value for n in at.number_input if n.key.startswith(f"edit.{param}.") and n.key.endswith(f".v.{index}")]
+    grids = [e.value for e in at.data_editor if e.key.startswith(f"edit.{param}.")]
+    assert typed == [slid] or grids[0].values[row[1], index[-1]] == slid, "the typed editor shows the slid number"
+    goto(at, later)
+    assert shown(at, pick(after[name])), f"{name} does not show the engine's numbers after the slide"
+    assert not shown(at, pick(before[name]))
+    fresh = open_page(later, **query(at))
+    assert_clean(fresh)
+    assert fresh.session_state["state"].edits == ((param, index, slid),) and shown(fresh, pick(after[name]))
+
+
+def test_a_slid_number_is_rounded_to_the_sliders_steps():
+    """The browser sends min + k·step, e.g. 0.30000000000000004: the link holds 0.3."""
+    at = open_page("attention")
+    key = slider_key(at, "enc.0.attn.W_Q", (0, 0, 0))
+    at.slider(key=key).set_value(0.1 + 0.2).run()
+    assert at.session_state["state"].edits == (("enc.0.attn.W_Q", (0, 0, 0), 0.3),)
+    assert query(at)["edit"] == "enc.0.attn.W_Q:0.0.0=0.3"
+
+
+@pytest.mark.parametrize("forged", [math.nan, math.inf, -math.inf, 1e300, -1e300, 1.5, -1.01])
+def test_a_forged_slider_number_changes_nothing(forged):
+    """Streamlit replaces a non-finite number or one outside the slider's range (W_Q[0,0,0] = 0: -1 to 1) by the
+    value the slider was drawn with, before the app's callback: the state, the link and the numbers stay."""
+    at = open_page("attention")
+    key = slider_key(at, "enc.0.attn.W_Q", (0, 0, 0))
+    good_latex = latex(at)
+    forge_slider(at, key, double_array_value={"data": [forged]})
+    assert_clean(at)
+    assert at.session_state["state"].edits == () and query(at) == DEFAULT_QUERY and latex(at) == good_latex
+    assert at.slider(key=key).value == 0.0
+
+
+@pytest.mark.parametrize("forged", [{"string_value": "abc"}, {"double_array_value": {"data": []}},
+                                    {"double_array_value": {"data": [0.5, 0.7]}}])
+def test_a_forged_slider_message_of_another_shape_changes_nothing(forged):
+    at = open_page("attention")
+    key = slider_key(at, "enc.0.attn.W_Q", (0, 0, 0))
+    forge_slider(at, key, **forged)
+    assert_clean(at)
+    assert at.session_state["state"].edits == () and query(at) == DEFAULT_QUERY
+
+
+def forge_slider(at, key, **value):
+    states = at._tree.get_widget_states()
+    states.widgets.append(WidgetState(id=at.slider(key=key).id, **value))
+    at._run(states)
+    return at
+
+
+def test_the_one_cell_editor_shows_the_matrix_with_the_chosen_cell_boxed():
+    at = open_page("attention", preset="paper")
+    open_editors(at)
+    key = next(n.key for n in at.number_input if n.key.startswith("edit.enc.0.attn.W_Q.0.") and n.key.endswith(".r"))
+    at.number_input(key=key).set_value(300).run()
+    W = engine.preset("paper").params["enc.0.attn.W_Q"][0]  # (512, 64)
+    expected = bmatrix_around(W, 300, 0, digits=3)[0]
+    assert rf"\text{{enc.0.attn.W\_Q}}_{{1}} = {expected}" in latex(at)
+    assert rf"\boxed{{{fmt_tex(W[300, 0], 3)}}}" in expected
+    assert EN_T("view.edit_window", rows="296–303", cols="0–5", n_rows=512, n_cols=64) in [c.value for c in at.caption]
+
+
+def test_the_comparison_shows_the_edited_run_minus_the_unedited_one():
+    at = open_page("attention")
+    assert not [t for t in at.toggle if t.key == "view.compare"], "nothing to compare before an edit"
+    key = slider_key(at, "enc.0.attn.W_Q", (0, 0, 0))  # opens the editor (a rerun) before the tree is read
+    at.slider(key=key).set_value(0.57).run()
+    at.toggle(key="view.compare").set_value(True).run()
+    assert_clean(at)
+    before, after = engine_trace()["enc.0.attn.scores"][0], engine_trace([("enc.0.attn.W_Q", (0, 0, 0), 0.57)])[
+        "enc.0.attn.scores"][0]
+    change = after - before
+    assert np.all(change != 0)
+    assert rf"\Delta \text{{scores}}_{{1}} = {bmatrix(change)}" in latex(at)
+    captions = [c.value for c in at.caption]
+    assert EN_T("view.difference", changed=4, total=4, largest=fmt(np.abs(change).max())) in captions
+    assert EN_T("view.unedited_value", value=fmt(before[0, 0]), change=fmt(change[0, 0])) in captions
+    goto(at, "qkv")  # the answer holds from page to page; W_Q[0, 0, 0] changes column 0 of head 1's q only
+    q_change = engine_trace([("enc.0.attn.W_Q", (0, 0, 0), 0.57)])["enc.0.attn.q"][0] - engine_trace()["enc.0.attn.q"][0]
+    assert np.count_nonzero(q_change) == 2 and q_change[:, 1:].tolist() == [[0, 0], [0, 0]]
+    assert rf"\Delta \text{{q}}_{{1}} = {bmatrix(q_change)}" in latex(at)
+    assert EN_T("view.difference", changed=2, total=6, largest=fmt(np.abs(q_change).max())) in [
+        c.value for c in at.caption]
+    goto(at, "tokens")
+    assert EN_T("view.unchanged") in [c.value for c in at.caption]  # the embedding comes before W_Q

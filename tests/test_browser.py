@@ -416,3 +416,66 @@ def test_training_to_the_end_reproduces_the_corpus_and_a_bad_upload_is_refused(s
         files=[{"name": "broken.npz", "mimeType": "application/octet-stream", "buffer": b"PK\x03\x04 not really"}])
     expect(page.get_by_text(re.compile(r"^broken\.npz could not be loaded: "))).to_be_visible(timeout=30_000)
     no_exception(page)
+
+
+@pytest.mark.parametrize("name, step", [("attention", "enc.0.attn.scores"), ("qkv", "enc.0.attn.q")])
+def test_drag_a_weights_slider_and_the_link_keeps_it(server, new_page, name, step):
+    """The one-cell editor (attention page) and a grid's row of sliders (Q, K, V page): W_Q[0, 0, 0] of head 1 is
+    dragged and let go; the page shows the engine's numbers for the new weight, and its link shows them again."""
+    page = new_page()
+    page.goto(url(server, name))
+    settle(page)
+    editor = page.locator('[data-testid="stExpander"]', has_text="Edit enc.0.attn.W_Q · Head 1")
+    editor.locator("summary").click()
+    if name == "qkv":  # a grid's sliders are those of the row picked
+        pick_the_first_row_to_slide(page, editor)
+    thumb_input = editor.locator('[data-testid="stSlider"] input[type="range"]').first
+    thumb_input.wait_for(state="attached")
+    settle(page)
+    thumb = thumb_input.locator("xpath=../..")  # the thumb: its input is visually hidden
+    thumb.scroll_into_view_if_needed()
+    box = thumb.bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x + 60, y, steps=6)
+    page.mouse.up()
+    page.wait_for_url(re.compile(r"edit=enc\.0\.attn\.W_Q%3A0\.0\.0%3D"), timeout=30_000)
+    settle(page)
+    no_exception(page)
+    slid = float(re.search(r"edit=enc\.0\.attn\.W_Q%3A0\.0\.0%3D([-0-9.]+)", page.url).group(1))
+    assert 0.1 < slid < 1, slid  # 60 px right of 0 on a slider from -1 to 1
+
+    model = engine.preset("hello-world")
+    W = model.params["enc.0.attn.W_Q"].copy()
+    W[0, 0, 0] = slid
+    before = [fmt(x) for x in model.run("Hello World")[step][0].ravel()]
+    after = [fmt(x) for x in model.with_params({"enc.0.attn.W_Q": W}).run("Hello World")[step][0].ravel()]
+    changed = [new for new, old in zip(after, before) if new != old]
+    assert changed
+
+    def shows_the_edited_numbers(page):
+        texts = katex_texts(page)
+        return all(any(number.replace("-", "−") in t or number in t for t in texts) for number in changed)
+
+    assert shows_the_edited_numbers(page), (changed, katex_texts(page))
+    other = new_page()
+    other.goto(page.url)
+    settle(other)
+    no_exception(other)
+    assert f"%3D{slid!r}" in other.url or f"%3D{slid}" in other.url
+    assert shows_the_edited_numbers(other), (changed, katex_texts(other))
+    editor = other.locator('[data-testid="stExpander"]', has_text="Edit enc.0.attn.W_Q · Head 1")
+    editor.locator("summary").click()
+    if name == "qkv":
+        pick_the_first_row_to_slide(other, editor)
+    settle(other)
+    slider = other.locator('[data-testid="stSlider"] input[type="range"]').first  # drawn around the new value
+    expect(slider).to_have_attribute("aria-valuetext", f"{slid:.2f}")
+    assert float(slider.get_attribute("min")) < slid < float(slider.get_attribute("max"))
+
+
+def pick_the_first_row_to_slide(page, editor):
+    editor.get_by_role("combobox", name=EN["view.slider_row"]).click()
+    page.keyboard.type("0")
+    page.keyboard.press("Enter")

@@ -19,6 +19,7 @@ Every input tried is counted; the counts go to build/reliability.json (docs/RELI
 import io
 import json
 import math
+import re
 import time
 import tracemalloc
 import zipfile
@@ -313,8 +314,9 @@ OPEN_STEPS = {"qkv": ("qkv.0", [0, 1, 2]), "ffn": ("ffn.None", [0, 2]), "add_nor
 
 
 def _editor_of(key):
-    """The parameter and head of an editor's widget key, edit.<param>.<head>.<version>[.v.<index>]."""
-    name, head = key[len("edit."):].split(".v.")[0].rsplit(".", 2)[:2]
+    """The parameter and head of an editor's widget key, edit.<param>.<head>.<version>[.v.<index> or
+    .slider.<index>]."""
+    name, head = re.split(r"\.(?:v|slider)\.", key[len("edit."):])[0].rsplit(".", 2)[:2]
     return name, None if head == "None" else int(head)
 
 
@@ -360,6 +362,20 @@ def _type_into_cell(at, key, data):
         return before, translator("en")("msg.edit_bad", param=name, index=",".join(map(str, index)), value=typed)
 
 
+def _slide(at, key, data):
+    """Send a hostile number for a weight's slider (a forged message: the browser's slider stays in its range)."""
+    name, _ = _editor_of(key)
+    index = tuple(int(i) for i in key.rsplit(".slider.", 1)[1].strip("()").split(",") if i.strip())
+    before = at.session_state["state"]
+    low, high, _, start, decimals = app_state.slider_range(at.session_state["context"].model.params[name][index])
+    sent = data.draw(st.one_of(FLOATS, st.floats(low, high)))
+    TRIED["weight slider"] += 1
+    forge(at, at.slider(key=key), double_array_value={"data": [sent]})
+    if not (math.isfinite(sent) and low <= sent <= high) or sent == start:  # Streamlit puts the old number back
+        return before, None
+    return before.with_edit(name, index, round(sent, decimals)), None
+
+
 @settings(HOSTILE, max_examples=60)
 @given(page=st.sampled_from(EDITOR_PAGES), data=st.data())
 def test_typed_weights_are_taken_or_refused_with_a_message(page, data):
@@ -371,10 +387,12 @@ def test_typed_weights_are_taken_or_refused_with_a_message(page, data):
     open_editors(at)  # each editor is drawn only while its expander is open
     grids = [e.key for e in at.data_editor]
     cells = [n.key for n in at.number_input if n.key.startswith("edit.") and ".v." in n.key]
+    sliders = [s.key for s in at.slider if s.key.startswith("edit.")]
     assume(grids + cells)
-    key = data.draw(st.sampled_from(sorted(grids + cells)))
-    DETAIL["weight editor: grid" if key in grids else "weight editor: one cell"] += 1
-    expected, refused = (_type_into_grid if key in grids else _type_into_cell)(at, key, data)
+    key = data.draw(st.sampled_from(sorted(grids + cells + sliders)))
+    kind = "grid" if key in grids else "slider" if key in sliders else "one cell"
+    DETAIL[f"weight editor: {kind}"] += 1
+    expected, refused = {"grid": _type_into_grid, "slider": _slide, "one cell": _type_into_cell}[kind](at, key, data)
     state = assert_consistent(at, page)
     assert state == expected, "the accepted cells are not exactly the typed ones"
     errors = [e.value for e in at.main.error]
@@ -898,4 +916,16 @@ def test_streamlit_forged_grid_row_that_is_not_a_number():
     states.widgets.append(WidgetState(id=editor.proto.id, string_value=json.dumps(
         {"edited_rows": {"abc": {"0": 1.0}}, "added_rows": [], "deleted_rows": []})))
     at._run(states)
+    assert_no_exception(at)
+
+
+@pytest.mark.xfail(strict=True, reason="Streamlit 1.67 SliderSerde.deserialize takes a forged text of one character "
+                   "for a list of one number and calls math.isfinite() on it, inside Streamlit, before the app's "
+                   "callback runs (the session shows a generic error and keeps its state); a longer text is put back "
+                   "to the slider's value. Fix: in Streamlit.")
+def test_streamlit_forged_weight_slider_text_of_one_character():
+    at = open_page("attention")
+    open_editors(at)
+    slider = next(s for s in at.slider if s.key.startswith("edit.enc.0.attn.W_Q."))
+    forge(at, slider, string_value="a")
     assert_no_exception(at)

@@ -809,3 +809,70 @@ def test_printed_width_counts_the_widest_number_of_each_column():
     assert printed_width(np.array([[8, 3, 3], [9.99, 3.99, 4]])) == 4 + 4 + 1 + 2 * 2
     assert printed_width(np.array([[-1.26345, 0.187081, -2.87767]])) == 8 + 8 + 8 + 2 * 2
     assert printed_width(np.array([-np.inf, 0.0])) == 2 + 1 + 2
+
+
+# ---- weight sliders and the comparison with the unedited model -----------------------------------------------
+
+@pytest.mark.parametrize("value, low, high, step", [
+    (0.0, -1.0, 1.0, 0.01), (0.5, -0.5, 1.5, 0.01), (1.0, -1.0, 3.0, 0.02), (-3.7, -11.2, 3.7, 0.1),
+    (100.0, -100.0, 300.0, 2.0), (5e-7, -1.0, 1.01, 0.01),
+])
+def test_a_weights_slider_spans_twice_its_value_either_side_in_about_200_steps(value, low, high, step):
+    assert app_state.slider_range(value)[:4] == (low, high, step, value)
+
+
+@pytest.mark.parametrize("value, start", [(math.nan, 0.0), (math.inf, MAX_WEIGHT), (-math.inf, -MAX_WEIGHT),
+                                          (1e300, MAX_WEIGHT), (-1e300, -MAX_WEIGHT), (MAX_WEIGHT, MAX_WEIGHT)])
+def test_a_slider_for_a_weight_that_is_not_one_stays_within_the_weights_range(value, start):
+    low, high, step, at, decimals = app_state.slider_range(value)
+    assert at == start and (low, high) == ((-1.0, 1.0) if math.isnan(value) else (-MAX_WEIGHT, MAX_WEIGHT))
+
+
+@settings(max_examples=300)
+@given(st.one_of(WEIGHTS, st.floats(-1e3, 1e3), st.floats(allow_nan=True, allow_infinity=True)))
+def test_every_number_a_slider_can_send_is_a_weight_check_weight_takes(value):
+    low, high, step, start, decimals = app_state.slider_range(value)
+    assert -MAX_WEIGHT <= low <= start <= high <= MAX_WEIGHT
+    assert step in {m * 10.0 ** e for m in (1, 2, 5) for e in range(-2, 5)} and decimals == max(0, -math.floor(
+        math.log10(step)))
+    n = round((high - low) / step)
+    assert math.isclose(low + n * step, high, abs_tol=step * 1e-6)
+    assert 100 <= n <= 400 or abs(start) * 3 > MAX_WEIGHT  # fewer where the weights' range cuts it
+    if math.isfinite(value) and abs(value) <= MAX_WEIGHT:
+        assert start == value and high - start >= min(1, 2 * abs(value)) - step and start - low >= \
+            min(1, 2 * abs(value)) - step
+    for k in (0, 1, n // 2, n):
+        assert check_weight(round(low + k * step, decimals)) == round(low + k * step, decimals)
+
+
+def test_bmatrix_around_a_cell_boxes_it_and_elides_the_rest():
+    from ui.format import bmatrix_around
+
+    matrix = np.arange(200.0).reshape(20, 10)
+    latex, rows, cols = bmatrix_around(matrix, 12, 9)
+    assert (rows, cols) == (range(8, 16), range(4, 10))
+    lines = latex.removeprefix(r"\begin{bmatrix}").removesuffix(r"\end{bmatrix}").split(r" \\ ")
+    assert lines[0] == r" & \vdots & \vdots & \vdots & \vdots & \vdots & \vdots" and lines[-1] == lines[0]
+    assert lines[1] == r"\cdots & 84 & 85 & 86 & 87 & 88 & 89"
+    assert lines[5] == r"\cdots & 124 & 125 & 126 & 127 & 128 & \boxed{129}"
+    assert bmatrix_around(np.array([[1.0, 2.0]]), 0, 0) == (
+        r"\begin{bmatrix}\boxed{1} & 2\end{bmatrix}", range(0, 1), range(0, 2))
+
+
+def test_difference_is_zero_where_nothing_changed_even_at_minus_infinity():
+    from ui.format import difference
+
+    after = np.array([[1.5, -np.inf], [2.0, -np.inf]])
+    before = np.array([[1.0, -np.inf], [2.0, 0.0]])
+    assert difference(after, before).tolist() == [[0.5, 0.0], [0.0, -np.inf]]
+
+
+def test_a_difference_heatmap_outlines_the_changed_cells():
+    import plotly.graph_objects as go
+
+    from ui.figures import heatmap
+
+    figure = go.Figure(heatmap(np.array([[0.0, 0.5], [0.0, -1.0]]), ["a", "b"], ["0", "1"],
+                               marked=[(0, 1), (1, 1)]).to_dict())
+    frames = [(s.x0, s.y0, s.line.width) for s in figure.layout.shapes]
+    assert frames == [(0.5, -0.5, 1.5), (0.5, 0.5, 1.5)]

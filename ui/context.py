@@ -81,6 +81,12 @@ def _run(model_key):
     return base, model, model.run(src, tgt or None), dropped
 
 
+def unedited_trace(state: AppState) -> engine.Trace:
+    """The run of a state without the user's edits (the model it started from: the preset's, trained or uploaded
+    weights), from the same cache as the page's trace: the comparison of a step with the unedited model."""
+    return _run(state.without_edits().model_key)[2]
+
+
 def run_model(model_key) -> engine.Model:
     """The model (edits applied) of a state's model_key, from the same cache as the page's trace."""
     return _run(model_key)[1]

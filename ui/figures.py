@@ -34,8 +34,9 @@ class Chart(go.Figure):
         return self._wire
 
 
-def heatmap(matrix, row_labels, col_labels, selected=None) -> Chart:
-    """A labelled heatmap; an invisible marker on every cell centre makes each cell clickable.
+def heatmap(matrix, row_labels, col_labels, selected=None, marked=()) -> Chart:
+    """A labelled heatmap; an invisible marker on every cell centre makes each cell clickable. The selected cell
+    (row, column) has a thick frame, the marked ones (e.g. the cells an edit changed) a thin one.
 
     A click selects the nearest marker, whose x and y are the cell's column and row; plotly's own heatmap
     returns no selection in Streamlit, so the markers carry it. This runs for every chart on every rerun, so
@@ -59,11 +60,15 @@ def heatmap(matrix, row_labels, col_labels, selected=None) -> Chart:
               "dragmode": False, "clickmode": "event+select", "hovermode": "closest", "hoverdistance": -1,
               "xaxis": {**_ticks(col_labels), "side": "top", "range": [-0.5, cols - 0.5]},
               "yaxis": {**_ticks(row_labels), "autorange": "reversed"}}
-    if selected is not None:
-        i, j = selected
-        layout["shapes"] = [{"type": "rect", "x0": j - 0.5, "x1": j + 0.5, "y0": i - 0.5, "y1": i + 0.5,
-                             "line": {"color": "#111", "width": 3}}]
+    frames = [_frame(i, j, 1.5) for i, j in marked] + ([_frame(*selected, 3)] if selected is not None else [])
+    if frames:
+        layout["shapes"] = frames
     return Chart(data, layout)
+
+
+def _frame(i, j, width) -> dict:
+    return {"type": "rect", "x0": j - 0.5, "x1": j + 0.5, "y0": i - 0.5, "y1": i + 0.5,
+            "line": {"color": "#111", "width": width}}
 
 
 def _click_layer(values, row_labels, col_labels) -> list[dict]:

@@ -63,6 +63,38 @@ def printed_width(matrix, digits: int = 6) -> int:
     return sum(max(len(row[j]) for row in cells) for j in range(len(cells[0]))) + 2 * (len(cells[0]) - 1)
 
 
+def bmatrix_around(matrix, row: int, col: int, size=(LATEX_MAX, 6), digits: int = 6) -> tuple[str, range, range]:
+    """Up to size = (rows, columns) numbers of a matrix around one cell, which is boxed, with \\cdots and \\vdots
+    where the matrix goes on: a 512 × 64 weight stays readable and quick to draw. Returns the LaTeX and the rows
+    and the columns shown."""
+    matrix = np.atleast_2d(matrix)
+    rows, cols = _window(matrix.shape[0], row, size[0]), _window(matrix.shape[1], col, size[1])
+    left, right = [r"\cdots"] * (cols.start > 0), [r"\cdots"] * (cols.stop < matrix.shape[1])
+    lines = []
+    for i in rows:
+        cells = [fmt_tex(matrix[i, j], digits) for j in cols]
+        if i == row:
+            cells[col - cols.start] = rf"\boxed{{{cells[col - cols.start]}}}"
+        lines.append(" & ".join(left + cells + right))
+    dots = " & ".join([""] * len(left) + [r"\vdots"] * len(cols) + [""] * len(right))
+    lines = [dots] * (rows.start > 0) + lines + [dots] * (rows.stop < matrix.shape[0])
+    return r"\begin{bmatrix}" + r" \\ ".join(lines) + r"\end{bmatrix}", rows, cols
+
+
+def _window(n: int, i: int, size: int) -> range:
+    """size positions of range(n) (all of them if fewer) with i near the middle."""
+    start = min(max(i - size // 2, 0), max(n - size, 0))
+    return range(start, min(start + size, n))
+
+
+def difference(after, before) -> np.ndarray:
+    """after − before, cell by cell, and 0 where both hold the same number: a masked −∞ that stays −∞ did not
+    change (NumPy's −∞ − (−∞) is NaN)."""
+    after, before = np.asarray(after, dtype=float), np.asarray(before, dtype=float)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return np.where(after == before, 0.0, after - before)
+
+
 def arrow(columns: dict) -> pa.Table:
     """A table for st.dataframe, by column ({name: values}). Streamlit sends Arrow: from a pandas frame a small
     table costs ~1.6 ms of every rerun that draws it, built directly ~0.1 ms."""

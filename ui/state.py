@@ -25,6 +25,7 @@ FLOAT_RANGES = {"attn_divisor": (0.001, 1e6), "eps": (0.0, 1.0)}  # what the opt
 MAX_TOKENS = 64
 MAX_CHARS = 2000  # a sentence's characters, in the text inputs and in a link: room for MAX_TOKENS long words
 MAX_WEIGHT = 1e6
+SLIDER_STEPS = 200  # a weight's slider moves in about this many steps
 MAX_EDITS = 200
 MAX_PARAMS = 60_000_000  # the paper's sizes with N = 8: 59 million weights, 470 MB
 DEFAULT_SOURCE = "Hello World"
@@ -121,6 +122,31 @@ def check_weight(value) -> float:
     if not math.isfinite(number) or abs(number) > MAX_WEIGHT:
         raise ValueError(value)
     return number
+
+
+class SliderRange(NamedTuple):
+    low: float
+    high: float
+    step: float
+    value: float  # where the slider starts: the weight, or the nearest number the slider holds
+    decimals: int  # the step's decimals: a slid value is rounded to them (0.30000000000000004 is 0.3)
+
+
+def slider_range(value: float) -> SliderRange:
+    """A weight's slider: value ± max(1, 2|value|) in about SLIDER_STEPS steps of 1, 2 or 5 × 10^k, its ends on
+    the steps, within ±MAX_WEIGHT, so that every number it sends is one check_weight takes. A weight that is not
+    one (NaN or ±inf of a diverged training run) starts at 0 or at the nearest end."""
+    value = float(value)
+    centre = 0.0 if math.isnan(value) else min(max(value, -MAX_WEIGHT), MAX_WEIGHT)
+    half = max(1.0, 2 * abs(centre))
+    wanted = 2 * half / SLIDER_STEPS
+    exponent = math.floor(math.log10(wanted))
+    step = min((m * 10.0 ** exponent for m in (1, 2, 5, 10)), key=lambda s: abs(math.log(s / wanted)))
+    decimals = max(0, -math.floor(math.log10(step)))
+    step = round(step, decimals)
+    low = max(-MAX_WEIGHT, round(math.floor((centre - half) / step) * step, decimals))
+    high = min(MAX_WEIGHT, round(math.ceil((centre + half) / step) * step, decimals))
+    return SliderRange(low, high, step, centre, decimals)
 
 
 def base_model(preset: str, seed: int, overrides: tuple) -> engine.Model:

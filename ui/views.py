@@ -5,20 +5,25 @@ from __future__ import annotations
 import contextvars
 import functools
 import math
+import re
+from typing import NamedTuple
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
 from . import context
 from .figures import heatmap
-from .format import arrow, bmatrix, printed_width, table
+from .format import arrow, bmatrix, bmatrix_around, difference, fmt, printed_width, table
 from .labels import SEED_NOTES, description_key, indices, intro_keys, param_axes, step_axes, unique
-from .state import check_weight
+from .state import check_weight, slider_range
 
 LATEX_CELLS = 8  # matrices up to 8 rows are also written out as a bmatrix ...
 LATEX_COLS = 6  # ... up to 6 columns: 8 six-digit numbers with signs are wider than the page (a table holds them)
 TABLE_COLS = 16  # wider matrices are shown as heatmaps only
 POSITION_LIST = 32  # a weight's row or column is picked from a list up to this many positions, else by its number
+SLIDER_WIDTH = 160  # a grid row's sliders, side by side, in pixels (wrapped onto more lines when many)
+OUTLINED_CELLS = 64  # a difference heatmap outlines its changed cells up to this many (beyond, the colours show them)
 GLANCE_COLS = 6  # a flow writes its matrices out (at a glance) when none is wider than this
 GLANCE_PAIR_WIDTH = 24  # ... two to a row when none is wider than this many characters of numbers (1280 px page)
 AXIS_SYMBOLS = {
@@ -39,7 +44,7 @@ class _Drawn:
     numbers, which is written once the page knows how far into the forward pass it went."""
 
     def __init__(self):
-        self.steps, self.notes = [], None  # steps: (trace, name) pairs
+        self.steps, self.notes, self.compare = [], None, None  # steps: (trace, name); compare: view.compare's answer
 
     def note_nonfinite(self, ctx):
         bad = max((trace.nonfinite_through(name) for trace, name in self.steps), key=len, default=())
@@ -189,8 +194,9 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     st.plotly_chart(heatmap(values, rows, cols, selected), key=f"chart.{key}",
                     on_select=_on_click(key, len(rows), len(cols)) if drill else "ignore", selection_mode="points",
                     config={"displayModeBar": False}, width=_chart_width(len(cols)))
+    unedited = _compared(ctx, name, head, values, rows, cols, key) if ctx.state.edits and trace is ctx.trace else None
     if drill:
-        _drill(ctx, trace, name, head, key, rows, cols)
+        _drill(ctx, trace, name, head, key, rows, cols, unedited)
     for ref in s.inputs:
         if ref in ctx.model.params:
             per_head = ctx.model.params[ref].ndim == 3 or ref.rsplit(".", 1)[-1] in ("b_Q", "b_K", "b_V")
@@ -229,8 +235,9 @@ def _head_of(value, head):
     return head if value.ndim == 3 else None
 
 
-def _tex_name(name, head):
-    leaf = name.rsplit(".", 1)[-1].replace("_", r"\_")
+def _tex_name(name, head, whole=False):
+    """A step's last name (scores) or, whole, a parameter's full name (embed.src), with its head's number."""
+    leaf = (name if whole else name.rsplit(".", 1)[-1]).replace("_", r"\_")
     return rf"\text{{{leaf}}}" + (f"_{{{head + 1}}}" if head is not None else "")
 
 
@@ -272,7 +279,41 @@ def _row_of_widgets():
     return st.container(horizontal=True, gap="medium")
 
 
-def _drill(ctx, trace, name, head, key, rows, cols):
+def _comparing(ctx) -> bool:
+    """Whether the reader asks to compare with the unedited model: one toggle per page, above its first step, whose
+    answer the session keeps from page to page."""
+    drawn = _DRAWN.get()
+    if drawn is not None and drawn.compare is not None:
+        return drawn.compare
+    on = st.toggle(ctx.t("view.compare"), value=st.session_state.get("compare", False), key="view.compare")
+    st.session_state["compare"] = on
+    if drawn is not None:
+        drawn.compare = on
+    return on
+
+
+def _compared(ctx, name, head, values, rows, cols, key):
+    """When asked: the step's difference from the unedited model's run (edited − unedited), as numbers where
+    they fit and a heatmap with the changed cells outlined. Returns the unedited matrix, or None."""
+    if not _comparing(ctx):
+        return None
+    before = _slice(context.unedited_trace(ctx.state)[name], head)
+    change = difference(values, before)
+    changed = np.argwhere(change != 0)
+    if not len(changed):
+        st.caption(ctx.t("view.unchanged"))
+        return before
+    st.caption(ctx.t("view.difference", changed=len(changed), total=change.size,
+                     largest=fmt(np.nanmax(np.abs(change)) if np.isfinite(change).any() else np.nan)))
+    if change.shape[1] <= TABLE_COLS:
+        numbers(change, rows, cols, label=r"\Delta " + _tex_name(name, _head_of(ctx.trace[name], head)))
+    outlined = [(int(i), int(j)) for i, j in changed] if len(changed) <= OUTLINED_CELLS else ()
+    st.plotly_chart(heatmap(change, rows, cols, marked=outlined), key=f"difference.{key}",
+                    config={"displayModeBar": False}, width=_chart_width(len(cols)))
+    return before
+
+
+def _drill(ctx, trace, name, head, key, rows, cols, unedited=None):
     with st.container(border=True):
         st.markdown(f"**{ctx.t('view.drill')}** {ctx.t('view.drill_hint')}")
         pickers = _row_of_widgets()
@@ -281,6 +322,9 @@ def _drill(ctx, trace, name, head, key, rows, cols):
         ndim = trace[name].ndim
         explanation = trace.explain(name, _full_index(head if ndim == 3 else None, row, col, ndim))
         st.latex(ctx.t.math(explanation.latex))
+        if unedited is not None:
+            now, was = _slice(ctx.trace[name], head)[row, col], unedited[row, col]
+            st.caption(ctx.t("view.unedited_value", value=fmt(was), change=fmt(difference(now, was))))
         plain = st.expander(ctx.t("view.plain"), key=f"plain.{key}", on_change="rerun")
         if plain.open:  # the text is drawn only when asked for: an edit redraws one element less
             with plain:
@@ -291,8 +335,9 @@ def _drill(ctx, trace, name, head, key, rows, cols):
 
 def edit_param(name: str, head: int | None = None, rows: list[int] | None = None, one_cell: bool = False):
     """An editor for a parameter (one head's slice, optionally only some rows) in an expander, with a reset
-    button: a grid, or one cell at a time (row, column, number) for wide matrices and where one_cell asks for
-    the lighter widget (an edit then redraws a number input, not a grid)."""
+    button: a grid with a slider per cell of a chosen row, or one cell at a time (row, column, the matrix with
+    that cell marked, a number and a slider) for wide matrices and where one_cell asks for the lighter widget
+    (an edit then redraws a number input, not a grid)."""
     ctx = context.get()
     value = ctx.model.params[name]
     axes = param_axes(ctx.model.vocab.tokens, name, value.shape)
@@ -310,16 +355,32 @@ def edit_param(name: str, head: int | None = None, rows: list[int] | None = None
         key = f"edit.{name}.{head}.{version}"
         columns = unique(axes[-1])
         grid = matrix.shape[1] <= TABLE_COLS and not one_cell
-        st.caption(ctx.t("view.edit_hint" if grid else "view.edit_hint_cell"))
+        st.caption(ctx.t("view.edit_hint" if grid else "view.edit_hint_cell") + " " + ctx.t("view.slide_hint"))
+        editor = _Editor(name, head, row_ids, value.ndim, key)
         if grid:
             frame = _editor_frame(key, lambda: pd.DataFrame(matrix[row_ids], index=unique(row_labels), columns=columns))
             st.data_editor(frame, key=key, disabled=["_index"],  # the row labels are tokens or positions, not weights
                            on_change=_on_edit, args=(key, name, head, row_ids, columns, value.ndim))
+            _row_sliders(ctx, editor, row_labels, axes[-1])
         else:
-            _single_cell_editor(ctx, name, head, row_ids, row_labels, axes[-1], key, value.ndim)
+            _single_cell_editor(ctx, editor, matrix[row_ids], row_labels, axes[-1])
         if any(p == name for p, _, _ in ctx.state.edits):
             st.button(ctx.t("view.reset", name=name), key=f"reset.{key}",
                       on_click=lambda: context.set_state(st.session_state.state.without_edits(name)))
+
+
+class _Editor(NamedTuple):
+    """Which cells an editor changes: a parameter, its head (or None), the parameter's rows it shows, the
+    parameter's number of axes, and the editor's widget key."""
+    name: str
+    head: int | None
+    row_ids: list
+    ndim: int
+    key: str
+
+    def index(self, row, col):
+        """The parameter's index of the cell (row, col) of the editor."""
+        return _full_index(self.head, self.row_ids[row], col, self.ndim)
 
 
 def _editor_frame(key, make):
@@ -359,14 +420,76 @@ def _report_bad_edit(name, index, typed):
         "msg.edit_bad", param=name, index=",".join(map(str, index)), value=typed)
 
 
-def _single_cell_editor(ctx, name, head, row_ids, row_labels, col_labels, key, ndim):
+def _take_edit(name, index, typed):
+    """One typed or slid weight into the state, or a message and the editors redrawn from the model."""
+    try:
+        context.set_state(st.session_state.state.with_edit(name, index, check_weight(typed)), reset_editors=False)
+    except ValueError:
+        _report_bad_edit(name, index, typed)
+        context.set_state(st.session_state.state)
+
+
+def _single_cell_editor(ctx, editor, matrix, row_labels, col_labels):
+    """Row and column pickers, the matrix around the chosen cell (boxed), and its number typed or slid."""
     cell = _row_of_widgets()
-    r = _position_picker(cell, ctx.t("view.row"), row_labels, f"{key}.r")
-    c = _position_picker(cell, ctx.t("view.col"), col_labels, f"{key}.c")
-    index = _full_index(head, row_ids[r], c, ndim)
-    current = float(ctx.model.params[name][index])
-    cell.number_input(name, value=current, key=f"{key}.v.{index}", format="%.6g", on_change=_on_cell_edit,
-                       args=(f"{key}.v.{index}", name, index))
+    r = _position_picker(cell, ctx.t("view.row"), row_labels, f"{editor.key}.r")
+    c = _position_picker(cell, ctx.t("view.col"), col_labels, f"{editor.key}.c")
+    latex, rows, cols = bmatrix_around(matrix, r, c, digits=3)
+    st.latex(f"{_tex_name(editor.name, editor.head, whole=True)} = {latex}")
+    if len(rows) < matrix.shape[0] or len(cols) < matrix.shape[1]:
+        st.caption(ctx.t("view.edit_window", rows=f"{row_labels[rows[0]]}–{row_labels[rows[-1]]}",
+                         cols=f"{col_labels[cols[0]]}–{col_labels[cols[-1]]}", n_rows=matrix.shape[0],
+                         n_cols=matrix.shape[1]))
+    index = editor.index(r, c)
+    typed_key = f"{editor.key}.v.{index}"
+    number = _row_of_widgets()
+    number.number_input(editor.name, value=float(ctx.model.params[editor.name][index]), key=typed_key,
+                        format="%.6g", on_change=_on_cell_edit, args=(typed_key, editor.name, index))
+    _weight_slider(number, ctx.t("view.slider"), editor, index, typed_key)
+
+
+def _row_sliders(ctx, editor, row_labels, col_labels):
+    """Below a grid: a slider per cell of a row, once one is picked (none at first: an edit of a grid with a row of
+    sliders costs the server about 1.5 times as much, bench/pages_bench.py on the FFN page)."""
+    labels = unique(row_labels)
+    r = st.selectbox(ctx.t("view.slider_row"), range(len(labels)), index=None, format_func=labels.__getitem__,
+                     placeholder=ctx.t("view.slider_pick"), key=f"{editor.key}.row")
+    if r is None:
+        return
+    sliders = _row_of_widgets()
+    for c, label in enumerate(col_labels):
+        _weight_slider(sliders, f"{ctx.t('view.col')} {_plain(label)}", editor, editor.index(r, c), editor.key,
+                       width=SLIDER_WIDTH)
+
+
+def _weight_slider(container, label, editor, index, typed_key, width="stretch"):
+    """A slider for one weight, around its value (state.slider_range). A new value is a new range, so a new
+    slider that starts at it. A forged NaN, ±inf or number outside the range is replaced by Streamlit with the
+    value the slider was drawn with, before any callback: nothing changes."""
+    low, high, step, start, decimals = slider_range(context.get().model.params[editor.name][index])
+    key = f"{editor.key}.slider.{index}"  # ends in ")": not a typed editor's key (bench/pages_bench.py)
+    container.slider(label, min_value=low, max_value=high, value=start, step=step, format=f"%.{decimals}f",
+                     key=key, width=width, on_change=_on_slide,
+                     args=(key, typed_key, typed_key == editor.key, editor.name, index, decimals))
+
+
+def _on_slide(key, typed_key, grid, name, index, decimals):
+    """A released slider: its number, rounded to the slider's steps, is taken as if typed, and the typed editor
+    shows it: the number input is given it (the browser keeps an input's own number otherwise), the grid is
+    drawn anew from the edited model. (Written on purpose: .streamlit/config.toml silences Streamlit's warning
+    about a widget given both a value and a number through session state.)"""
+    slid = round(st.session_state[key], decimals)
+    _take_edit(name, index, slid)
+    if grid:
+        st.session_state.pop(typed_key, None)
+        st.session_state.get("editor_frames", {}).pop(typed_key, None)
+    else:
+        st.session_state[typed_key] = slid
+
+
+def _plain(label: str) -> str:
+    """A token as a widget label, which Streamlit reads as Markdown: every ASCII punctuation mark escaped."""
+    return re.sub(r"([!-/:-@\[-`{-~])", r"\\\1", label)
 
 
 def _position_picker(container, label: str, labels: list[str], key: str) -> int:
@@ -381,9 +504,4 @@ def _position_picker(container, label: str, labels: list[str], key: str) -> int:
 
 
 def _on_cell_edit(widget_key, name, index):
-    typed = st.session_state[widget_key]
-    try:
-        context.set_state(st.session_state.state.with_edit(name, index, check_weight(typed)), reset_editors=False)
-    except ValueError:
-        _report_bad_edit(name, index, typed)
-        context.set_state(st.session_state.state)
+    _take_edit(name, index, st.session_state[widget_key])
