@@ -10,5 +10,5 @@ def decode():
         generation_views.player(result)
 
 
-views.intro("generate")
+views.intro("generate", model_notes=False)  # the controls say which words are new to the generating model
 views.section_tabs({"gen.tab.run": decode, "gen.tab.compare": generation_views.disagreement}, "gen.tab")

@@ -13,7 +13,8 @@ def page():
     st.dataframe(arrow({
         ctx.t("tokens.token"): trace.src_tokens,
         ctx.t("tokens.id"): trace.src_ids,
-        ctx.t("tokens.known"): [ctx.t("tokens.no") if t == "<unk>" else ctx.t("tokens.yes") for t in trace.src_tokens],
+        ctx.t("tokens.known"): [ctx.t("tokens.no" if t in ctx.model.new_words else "tokens.yes")
+                                for t in trace.src_tokens],
     }), hide_index=True)
     views.step("src.embed")
 

@@ -574,7 +574,9 @@ def test_the_head_and_layer_pickers_keep_a_valid_choice_when_there_are_fewer():
 def test_layers_are_numbered_from_1_on_screen_and_from_0_in_step_names():
     at = open_page("encoder_stack", cfg="n_layers:2")
     assert_clean(at)
-    assert [h.value for h in at.subheader] == ["Output of layer 1", "Output of layer 2"]
+    assert [h.value for h in at.subheader] == ["Output of layer 1", "Output of layer 2: the stack's output"]
+    drawn = [m.value.split("`")[1] for m in at.markdown if m.value.startswith("##### `")]
+    assert drawn == ["enc.0.ln2", "enc.out"]  # post-norm: the last layer's output is the stack's, drawn once
     assert "enc.0 is layer 1" in at.markdown[0].value
     goto(at, "add_norm")
     picker = at.button_group(key="layer.enc")

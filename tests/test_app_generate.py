@@ -110,6 +110,10 @@ def test_the_trained_model_gives_a_new_word_weights_of_its_own():
     assert_clean(at)
     model = engine.with_words(engine.trained(), "Hello Mars")
     assert sentence_line(at) == expected_sentence(generate(model, "Hello Mars", max_len=10).tokens)
+    assert [i.value for i in at.info] == [T("msg.new_words", words="mars", seed=0, n=len(engine.trained().vocab))]
+    known = open_page("generate", src="The cat sat on the mat")  # new to the pages' model, not to the trained one
+    assert not known.info and sentence_line(known) == expected_sentence(
+        ("el", "gato", "se", "sentó", "en", "la", "alfombra", "EOS"))
 
 
 def test_changing_the_strategy_goes_into_the_url_and_the_numbers():

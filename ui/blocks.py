@@ -80,10 +80,13 @@ def stack_output(stack: str):
     """Each layer's output, then the stack's (the last layer's, or its final LayerNorm in pre-norm)."""
     ctx = context.get()
     k = len(SUBLAYERS[stack])
-    last = f"ln{k}" if ctx.config.norm_placement == "post" else f"add{k}"
-    for layer in range(ctx.config.n_layers):
+    post, n = ctx.config.norm_placement == "post", ctx.config.n_layers
+    last = f"ln{k}" if post else f"add{k}"
+    for layer in range(n - post):  # post-norm: the last layer's output is the stack's, drawn once (below)
         st.subheader(ctx.t("stack.layer_output", l=layer + 1))  # layers are numbered from 1, steps from 0
         views.step(f"{stack}.{layer}.{last}", drill=False)
+    if post:
+        st.subheader(ctx.t("stack.last_output", l=n))
     views.step(f"{stack}.out")
 
 

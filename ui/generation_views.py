@@ -10,7 +10,7 @@ from engine.generate import (DISAGREEMENT, GREEDY_TEX, SCORE_TEX, TEMPERATURE_TE
                              disagreement_example)
 from engine.tokens import SOS
 
-from . import context, generation
+from . import context, generation, views
 from .figures import bars, heatmap
 from .format import arrow
 from .labels import top_tokens
@@ -28,11 +28,18 @@ SLIDERS = {"temperature": 0.05, "p": 0.01, "alpha": 0.05, "width": 1}  # the res
 @st.cache_resource(max_entries=32, show_spinner=False, hash_funcs=CACHE_HASH)
 def _generated(model_key, gen):
     """One generation per distinct state and settings, shared by every session."""
-    if generation.settings(gen)["model"] == "trained":
-        model = engine.with_words(_trained(), model_key[2])  # a word it never learned gets weights of its own
-    else:
-        model = context.run_model(model_key)
-    return generation.run(model, model_key[2], gen)
+    return generation.run(_generating_model(model_key, generation.settings(gen)["model"]), model_key.src, gen)
+
+
+def _generating_model(model_key, choice):
+    """The pages' model, or the shipped trained one with the source's new words (see _trained_for)."""
+    return _trained_for(model_key.src) if choice == "trained" else context.run_model(model_key)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _trained_for(src):
+    """The shipped trained model; a word of the source it never learned gets weights of its own."""
+    return engine.with_words(_trained(), src)
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)
@@ -57,6 +64,7 @@ def controls() -> dict:
     st.segmented_control(ctx.t("gen.model"), generation.MODELS, format_func=lambda m: ctx.t(f"gen.m.{m}"),
                          key="gen.model", required=True, on_change=_on_change)
     st.caption(_model_note(ctx))
+    views.new_words_note(_generating_model(ctx.state.model_key, st.session_state["gen.model"]))
     st.segmented_control(ctx.t("gen.strategy"), generation.STRATEGIES, format_func=lambda s: ctx.t(f"gen.s.{s}"),
                          key="gen.strategy", required=True, on_change=_on_change)
     used = generation.USES[st.session_state["gen.strategy"]]

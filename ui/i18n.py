@@ -255,7 +255,7 @@ EN = {
     "tokens.id": "id",
     "tokens.known": "in vocabulary",
     "tokens.yes": "yes",
-    "tokens.no": "no → <unk>",
+    "tokens.no": "no: new, weights drawn from the seed",
     # output page
     "output.top": "Most likely next tokens",
     "output.position": "Decoder position",
@@ -405,6 +405,7 @@ EN = {
     "train.upload_bad": "{name} could not be loaded: {error}",
     # encoder stack
     "stack.layer_output": "Output of layer {l}",
+    "stack.last_output": "Output of layer {l}: the stack's output",
     # decoder pages, dropout, the whole attention equations
     "page.dec_add_norm": "Add & LayerNorm",
     "page.dec_ffn": "Feed-forward",
@@ -663,7 +664,7 @@ ZH = {
     "tokens.id": "id",
     "tokens.known": "在词汇表中",
     "tokens.yes": "是",
-    "tokens.no": "否 → <unk>",
+    "tokens.no": "否：新词，权重由随机种子决定",
     "output.top": "最可能的下一个 token",
     "output.position": "解码器位置",
     "compare.post": "博客",
@@ -793,6 +794,7 @@ ZH = {
     "train.upload": "载入权重（.npz）",
     "train.upload_bad": "无法载入 {name}：{error}",
     "stack.layer_output": "第 {l} 层的输出",
+    "stack.last_output": "第 {l} 层的输出：整个堆叠的输出",
     # 解码器各页、dropout、完整的注意力公式
     "page.dec_add_norm": "残差连接与层归一化",
     "page.dec_ffn": "前馈网络",

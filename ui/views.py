@@ -73,9 +73,10 @@ def page(body):
     return run
 
 
-def intro(page: str):
+def intro(page: str, model_notes: bool = True):
     """The page's title and intro: the text true in every setting, then the sentences on the current settings
-    (labels.intro_keys), and a note on the seeds' slips where the page teaches their step ("seednote.<page>")."""
+    (labels.intro_keys), and a note on the seeds' slips where the page teaches their step ("seednote.<page>").
+    model_notes=False: the page says itself which words are new to the model it uses (generation)."""
     ctx = context.get()
     st.title(ctx.t(f"page.{page}"))
     first, *settings = intro_keys(page, ctx.config)
@@ -85,13 +86,19 @@ def intro(page: str):
         st.markdown("\n\n".join(ctx.t(key, d_k=c.d_k, divisor=f"{c.divisor:.4g}") for key in settings))
     if page in SEED_NOTES:
         st.caption(ctx.t(f"seednote.{page}"))
+    if model_notes:
+        new_words_note(ctx.model)
     _notes(ctx)
 
 
+def new_words_note(model):
+    """Which typed words the model's vocabulary lacked, and where their weights come from (engine.with_words)."""
+    if model.new_words:
+        st.info(context.get().t("msg.new_words", words=", ".join(model.new_words), seed=model.seed,
+                                n=len(model.vocab) - len(model.new_words)))
+
+
 def _notes(ctx):
-    if ctx.model.new_words:
-        st.info(ctx.t("msg.new_words", words=", ".join(ctx.model.new_words), seed=ctx.model.seed,
-                      n=len(ctx.model.vocab) - len(ctx.model.new_words)))
     drawn = _DRAWN.get()
     if drawn is not None:
         drawn.notes = st.container()
