@@ -349,7 +349,7 @@ def test_a_shared_sampled_generation_plays_the_same_in_another_browser(server, n
     """A link holds the sampling settings and seed: a second browser sees the same sentence; Play walks the
     steps and stops at the last one."""
     query = {"preset": "paper", "cfg": "d_model:16,n_heads:2,d_ff:32,n_layers:1", "src": "good+morning",
-             "gen": "max_len:4,p:0.9,seed:5,strategy:top_p"}
+             "gen": "max_len:4,model:current,p:0.9,seed:5,strategy:top_p"}
     model = engine.preset("paper", d_model=16, n_heads=2, d_ff=32, n_layers=1)
     expected = generate(model, "good morning", strategy="top_p", p=0.9, seed=5, max_len=4)
     line = f"{EN['gen.sentence']} SOS " + " ".join(expected.tokens)
