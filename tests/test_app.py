@@ -145,7 +145,8 @@ def type_cells(at, key, edited_rows):
 FLOWS = {"qkv": ("qkv.0", ["q", "k", "v"]), "multihead": ("multihead.None", ["concat", "out"]),
          "add_norm": ("add_norm.1.None", ["add1", "ln1"]), "ffn": ("ffn.None", ["hidden", "act", "out"]),
          "output": ("output.None", ["logits", "vocab_mask", "masked_logits", "probs"]),
-         "masked_attention": ("masked.0", ["q", "k", "v", "scores", "scaled", "mask", "masked", "weights", "heads"])}
+         "masked_attention": ("masked.0", ["q", "k", "v", "scores", "scaled", "mask", "masked", "weights", "heads",
+                                           "concat", "out"])}
 
 
 def open_step(at, page, leaf):

@@ -108,13 +108,13 @@ def test_each_button_of_a_flow_draws_its_step(monkeypatch):
     at.run()
     at.switch_page("pages/masked_attention.py")
     at.run()
-    row = next(g for g in at.main.button_group if g.label == STEP_ROW)  # the heads' flow, q to heads
+    row = next(g for g in at.main.button_group if g.label == STEP_ROW)  # the heads' flow, q to W^O's output
     flow = [f"dec.0.self_attn.{label.split('. ', 1)[1]}" for label in row.options]
-    assert len(flow) == 9
+    assert len(flow) == 11
     for label, name in zip(row.options, flow):
         shown.clear()
         press(at, at.button_group(key=row.key), label)
-        assert [n for n in shown if n in flow] == [name], label  # (the page's other flow draws concat)
+        assert [n for n in shown if n in flow] == [name], label
 
 
 def test_the_dropout_page_shows_the_engines_training_pass():

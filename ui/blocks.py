@@ -50,15 +50,13 @@ def weights_side_by_side(block: str, head: int):
 
 
 def attention(block: str, key: str, focus: str):
-    """A decoder attention block on one page: per head, Q, K, V to the heads' outputs; then Concat and W^O."""
-    ctx = context.get()
+    """A decoder attention block on one page: per head, Q, K, V to the heads' outputs, Concat and W^O."""
     equations(block)
     steps = ["q", "k", "v", "scores", "scaled"] + (["mask", "masked"] if block.endswith(".self_attn") else [])
     for head in views.head_tabs(f"heads.{key}.{block.split('.')[1]}"):
         weights_side_by_side(block, head)
-        views.flow([f"{block}.{s}" for s in steps + ["weights", "heads"]], head, key=key, focus=f"{block}.{focus}")
-    st.subheader(ctx.t("page.multihead"))
-    views.flow([f"{block}.concat", f"{block}.out"], key=f"{key}.multihead")
+        views.flow([f"{block}.{s}" for s in steps + ["weights", "heads", "concat", "out"]], head, key=key,
+                   focus=f"{block}.{focus}")  # concat and out (all heads): one flow draws one step, one heatmap
 
 
 def add_norm(stack: str, layer: int, key: str):

@@ -159,15 +159,27 @@ def flow(names: list[str], head: int | None = None, key: str = "flow", focus: st
     widest = max(m.shape[1] for m in matrices)
     glance = widest <= GLANCE_COLS and all(m.shape[0] <= LATEX_CELLS for m in matrices)
     if glance:  # one formula, not one per matrix: each element an edit redraws costs the browser time
-        per_row = 2 if max(map(printed_width, matrices)) <= GLANCE_PAIR_WIDTH else 1
         cells = [f"{_tex_name(name, _head_of(trace[name], head))} = " + bmatrix(matrix)
                  for name, matrix in zip(names, matrices)]
-        lines = [r" & \qquad ".join(cells[first:first + per_row]) for first in range(0, len(cells), per_row)]
-        st.latex(r"\begin{array}{" + "l" * per_row + "}" + r" \\[1em] ".join(lines) + r"\end{array}")
+        lines = [r" & \qquad ".join(cells[i] for i in line) for line in _glance_lines(matrices)]
+        columns = max(map(len, _glance_lines(matrices)))
+        st.latex(r"\begin{array}{" + "l" * columns + "}" + r" \\[1em] ".join(lines) + r"\end{array}")
     labels = [f"{i + 1}. {name.rsplit('.', 1)[-1]}" for i, name in enumerate(names)]
     chosen = _picker(f"{key}.{head}", ctx.t("view.step"), labels,
                      default=names.index(focus) if focus else 0)  # focus: the step the page is about
     step(names[chosen], head, show_numbers=not glance, trace=trace)
+
+
+def _glance_lines(matrices) -> list[list[int]]:
+    """The matrices' positions line by line: two to a line where both are at most GLANCE_PAIR_WIDTH characters wide,
+    else one."""
+    narrow = [printed_width(m) <= GLANCE_PAIR_WIDTH for m in matrices]
+    lines, i = [], 0
+    while i < len(matrices):
+        pair = i + 1 < len(matrices) and narrow[i] and narrow[i + 1]
+        lines.append([i, i + 1] if pair else [i])
+        i += 1 + pair
+    return lines
 
 
 def _record_drawn(trace, names):
