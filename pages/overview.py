@@ -30,12 +30,7 @@ left.metric(ctx.t("overview.src"), " ".join(trace.src_tokens))
 middle.metric(ctx.t("overview.tgt"), " ".join(trace.tgt_tokens))
 right.metric(ctx.t("overview.next"), ctx.model.vocab.tokens[best], f"{ctx.t('overview.prob')} {last[best]:.3f}",
              delta_color="off", delta_arrow="off")
-diagram, links = st.columns([3, 2])
+diagram, hint = st.columns([3, 2])
 diagram.plotly_chart(architecture(ctx.t, trace), key="overview.diagram", on_select=open_box, selection_mode="points",
                      config={"displayModeBar": False})
-with links:
-    st.subheader(ctx.t("overview.steps"))
-    for section, pages in PAGES.items():
-        st.markdown(f"**{ctx.t(f'section.{section}')}**")
-        for page in pages:
-            st.page_link(page_file(page), label=ctx.t(f"page.{page}"))
+hint.caption(ctx.t("overview.steps"))

@@ -17,6 +17,7 @@ from engine.tokens import split
 from . import server
 from . import state as app_state
 from .i18n import LANGUAGES, language_of, translator
+from .navigation import HOME, PAGES, page_file
 from .state import APP_LIMITS, DEFAULT_TARGET, FLOAT_RANGES, MAX_CHARS, AppState, LimitError
 from .weights import WeightsStore
 
@@ -135,6 +136,25 @@ def refusal(t, error: ValueError) -> str:
         return t(key, **values)
     code = getattr(error, "code", None)  # the engine's ConfigError
     return t(f"msg.{code}", **error.values) if code else str(error)
+
+
+def navigation(t) -> dict:
+    """The navigation's pages by section, made once per session and language (making them costs each rerun ~1 ms)."""
+    key = f"navigation.{t.lang}"
+    if key not in st.session_state:
+        st.session_state[key] = {t(f"section.{section}"): [entry for page in pages for entry in _entries(t, page)]
+                                 for section, pages in PAGES.items()}
+    return st.session_state[key]
+
+
+def _entries(t, page) -> list:
+    """A page's navigation entry. Streamlit serves the default page at "/" only, never at its own name, so /overview
+    was "Page not found": a hidden second entry of the same file answers there."""
+    title = t(f"page.{page}")
+    if page != HOME:
+        return [st.Page(page_file(page), title=title, url_path=page)]
+    return [st.Page(page_file(page), title=title, url_path="home", default=True),  # "home" is reserved, not served
+            st.Page(page_file(page), title=title, url_path=page, visibility="hidden")]
 
 
 def get() -> Context:

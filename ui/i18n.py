@@ -246,7 +246,8 @@ EN = {
     "overview.tgt": "Decoder input",
     "overview.next": "Next token (greedy)",
     "overview.prob": "probability",
-    "overview.steps": "Every step",
+    "overview.steps": "Click a box to open the page of its step. The sidebar lists every page, in the order data "
+                      "flows; every page follows the same numbers.",
     "overview.shapes": "{n_src} source tokens, {n_tgt} decoder positions, d_model = {d_model}, {h} heads, "
                        "N = {n_layers} layer(s)",
     # tokens page
@@ -463,7 +464,7 @@ ZH = {
     "ctl.preset": "预设",
     "ctl.src": "源句子",
     "ctl.tgt": "目标前缀（解码器读入 SOS + 这些词）",
-    "ctl.tgt_sos": "博客的解码器一步：只有 SOS",
+    "ctl.tgt_sos": "博客那一步：只有 SOS",
     "ctl.tgt_default": "目标句“{target}”（解码器三个位置）",
     "ctl.options": "模型选项",
     "ctl.sizes": "模型规模",
@@ -657,7 +658,7 @@ ZH = {
     "overview.tgt": "解码器输入",
     "overview.next": "下一个 token（贪心）",
     "overview.prob": "概率",
-    "overview.steps": "所有步骤",
+    "overview.steps": "点击一个方框，打开它那一步的页面。侧边栏按数据流动的顺序列出所有页面；每一页都跟踪同一组数字。",
     "overview.shapes": "{n_src} 个源 token，{n_tgt} 个解码器位置，d_model = {d_model}，{h} 个头，N = {n_layers} 层",
     "tokens.table": "Token",
     "tokens.token": "token",

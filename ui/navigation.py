@@ -1,4 +1,5 @@
 """The pages in the order data flows, by section; app.py builds st.navigation from this."""
+HOME = "overview"  # the page at "/"
 PAGES = {
     "start": ["overview"],
     "encoder": ["tokens", "positional", "qkv", "attention", "multihead", "add_norm", "ffn", "encoder_stack"],
