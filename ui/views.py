@@ -161,9 +161,8 @@ def flow(names: list[str], head: int | None = None, key: str = "flow", focus: st
     if glance:  # one formula, not one per matrix: each element an edit redraws costs the browser time
         cells = [f"{_tex_name(name, _head_of(trace[name], head))} = " + bmatrix(matrix)
                  for name, matrix in zip(names, matrices)]
-        lines = [r" & \qquad ".join(cells[i] for i in line) for line in _glance_lines(matrices)]
-        columns = max(map(len, _glance_lines(matrices)))
-        st.latex(r"\begin{array}{" + "l" * columns + "}" + r" \\[1em] ".join(lines) + r"\end{array}")
+        lines = [r" \qquad ".join(cells[i] for i in line) for line in _glance_lines(matrices)]
+        st.latex(r"\begin{gathered}" + r" \\[1em] ".join(lines) + r"\end{gathered}")  # lines as wide as they are
     labels = [f"{i + 1}. {name.rsplit('.', 1)[-1]}" for i, name in enumerate(names)]
     chosen = _picker(f"{key}.{head}", ctx.t("view.step"), labels,
                      default=names.index(focus) if focus else 0)  # focus: the step the page is about
