@@ -818,7 +818,7 @@ def test_a_released_slider_changes_the_later_numbers_and_the_link(page, row, par
     assert not np.allclose(pick(after[name]), pick(before[name])), "a test edit that changes nothing"
     if row:
         open_editors(at)
-        picker = next(s for s in at.selectbox if s.key.startswith(f"edit.{row[0]}.") and s.key.endswith(".row"))
+        picker = next(s for s in at.button_group if s.key.startswith(f"edit.{row[0]}.") and s.key.endswith(".row"))
         picker.set_value(row[1]).run()
     key = slider_key(at, param, index)
     at.slider(key=key).set_value(slid).run()

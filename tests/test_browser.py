@@ -418,37 +418,56 @@ def test_training_to_the_end_reproduces_the_corpus_and_a_bad_upload_is_refused(s
     no_exception(page)
 
 
-@pytest.mark.parametrize("name, step", [("attention", "enc.0.attn.scores")])
-def test_drag_a_weights_slider_and_the_link_keeps_it(server, new_page, name, step):
-    """The one-cell editor (attention page): W_Q[0, 0, 0] of head 1 is dragged and let go; the page shows the
-    engine's numbers for the new weight, and its link shows them again. (A grid's row of sliders, Q, K, V page,
-    is checked through AppTest: in Chromium its row picker's list opened in 1 of 3 runs, a race not yet found.)"""
-    page = new_page()
-    page.goto(url(server, name))
-    settle(page)
-    editor = page.locator('[data-testid="stExpander"]', has_text="Edit enc.0.attn.W_Q · Head 1")
+SLIDES = [  # page, the editor, the grid's row whose sliders to use (None: the one-cell editor), the cell, a step
+    ("attention", "Edit enc.0.attn.W_Q · Head 1", None, (0, 0, 0), "enc.0.attn.scores"),
+    ("qkv", "Edit enc.0.attn.W_Q · Head 1", "2", (0, 2, 0), "enc.0.attn.q"),
+]
+
+
+def open_the_editor(page, title, row):
+    """Opens a weight editor (its expander reruns the page) and, for a grid, picks the row to slide."""
+    editor = page.locator('[data-testid="stExpander"]', has_text=title)
     editor.locator("summary").click()
-    settle(page)  # opening the expander reruns the page, which would close a list opened meanwhile
     thumb_input = editor.locator('[data-testid="stSlider"] input[type="range"]').first
-    thumb_input.wait_for(state="attached")
+    if row is not None:
+        rows = editor.locator('[data-testid="stButtonGroup"]')
+        rows.wait_for()  # drawn by the rerun that opening the expander caused
+        settle(page)
+        rows.get_by_role("radio", name=row, exact=True).click()
+    thumb_input.wait_for()
     settle(page)
+    return thumb_input
+
+
+def drag(page, thumb_input, dx):
     thumb = thumb_input.locator("xpath=../..")  # the thumb: its input is visually hidden
     thumb.scroll_into_view_if_needed()
     box = thumb.bounding_box()
     x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
     page.mouse.move(x, y)
     page.mouse.down()
-    page.mouse.move(x + 60, y, steps=6)
+    page.mouse.move(x + dx, y, steps=6)
     page.mouse.up()
-    page.wait_for_url(re.compile(r"edit=enc\.0\.attn\.W_Q%3A0\.0\.0%3D"), timeout=30_000)
+
+
+@pytest.mark.parametrize("name, title, row, index, step", SLIDES, ids=[s[0] for s in SLIDES])
+def test_drag_a_weights_slider_and_the_link_keeps_it(server, new_page, name, title, row, index, step):
+    """The one-cell editor (attention page) and a grid's row of sliders (Q, K, V page): W_Q's cell of head 1 is
+    dragged and let go; the page shows the engine's numbers for the new weight, and its link shows them again."""
+    page = new_page()
+    page.goto(url(server, name))
+    settle(page)
+    drag(page, open_the_editor(page, title, row), 60)
+    cell = re.escape(".".join(map(str, index)))
+    edited = re.compile(rf"edit=enc\.0\.attn\.W_Q%3A{cell}%3D([-0-9.]+)")
+    page.wait_for_url(edited, timeout=30_000)
     settle(page)
     no_exception(page)
-    slid = float(re.search(r"edit=enc\.0\.attn\.W_Q%3A0\.0\.0%3D([-0-9.]+)", page.url).group(1))
-    assert 0.1 < slid < 1, slid  # 60 px right of 0 on a slider from -1 to 1
-
+    slid = float(edited.search(page.url).group(1))
     model = engine.preset("hello-world")
     W = model.params["enc.0.attn.W_Q"].copy()
-    W[0, 0, 0] = slid
+    assert W[index] + 0.1 < slid < W[index] + 2, (W[index], slid)  # 60 px right on a slider of ±max(1, 2|w|)
+    W[index] = slid
     before = [fmt(x) for x in model.run("Hello World")[step][0].ravel()]
     after = [fmt(x) for x in model.with_params({"enc.0.attn.W_Q": W}).run("Hello World")[step][0].ravel()]
     changed = [new for new, old in zip(after, before) if new != old]
@@ -465,11 +484,6 @@ def test_drag_a_weights_slider_and_the_link_keeps_it(server, new_page, name, ste
     no_exception(other)
     assert f"%3D{slid!r}" in other.url or f"%3D{slid}" in other.url
     assert shows_the_edited_numbers(other), (changed, katex_texts(other))
-    editor = other.locator('[data-testid="stExpander"]', has_text="Edit enc.0.attn.W_Q · Head 1")
-    editor.locator("summary").click()
-    if name == "qkv":
-        pick_the_first_row_to_slide(other, editor)
-    settle(other)
-    slider = other.locator('[data-testid="stSlider"] input[type="range"]').first  # drawn around the new value
+    slider = open_the_editor(other, title, row)  # drawn around the new value
     expect(slider).to_have_attribute("aria-valuetext", f"{slid:.2f}")
     assert float(slider.get_attribute("min")) < slid < float(slider.get_attribute("max"))

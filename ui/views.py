@@ -469,9 +469,13 @@ def _single_cell_editor(ctx, editor, matrix, row_labels, col_labels):
 def _row_sliders(ctx, editor, row_labels, col_labels):
     """Below a grid: a slider per cell of a row, once one is picked (none at first: an edit of a grid with a row of
     sliders costs the server about 1.5 times as much, bench/pages_bench.py on the FFN page)."""
-    labels = unique(row_labels)
-    r = st.selectbox(ctx.t("view.slider_row"), range(len(labels)), index=None, format_func=labels.__getitem__,
-                     placeholder=ctx.t("view.slider_pick"), key=f"{editor.key}.row")
+    labels, key = unique(row_labels), f"{editor.key}.row"
+    if len(labels) <= POSITION_LIST:  # one click on a row of buttons (a list's combobox opens on a second one)
+        r = st.segmented_control(ctx.t("view.slider_pick"), range(len(labels)), format_func=labels.__getitem__,
+                                 key=key)
+    else:
+        r = st.selectbox(ctx.t("view.slider_row"), range(len(labels)), index=None, format_func=labels.__getitem__,
+                         placeholder=ctx.t("view.slider_pick"), key=key)
     if r is None:
         return
     sliders = _row_of_widgets()
