@@ -5,6 +5,7 @@ load, which starts a new session from the link alone; a plotly click is a widget
 opens in the same session (st.switch_page). The figure holds sizes and words of the app only, not the sentence
 (the overview shows the tokens above it)."""
 from .figures import MARGIN, MARKERS, Chart
+from .i18n import plain_math
 
 BOX_W, BOX_H = 0.86, 0.64  # in axis units: the two stacks are 1 apart, the levels too
 FILL, LINE, TEXT = "#eef4fb", "#4a6fa5", "#1f2937"
@@ -28,7 +29,7 @@ def architecture(t, trace) -> Chart:
     (its customdata is the box's page)."""
     c, placed = trace.model.config, boxes(trace)
     shapes = [_cluster(0, 2.5, 6.5), _cluster(1, 2.5, 8.5)] + [_box(x, y) for _, x, y, _ in placed]
-    labels = [_text(x, y, f"{t('page.' + page)}" + (f"<br><span style='font-size:10px'>{size}</span>" if size else ""))
+    labels = [_text(x, y, plain_math(t(f"page.{page}")) + (f"<br><span style='font-size:10px'>{size}</span>" if size else ""))
               for page, x, y, size in placed]
     labels += [_text(0, 0, t("overview.src")), _text(1, 0, t("overview.tgt")),
                _text(-0.43, 6.75, f"{t('section.encoder')} × {c.n_layers}", "left"),
@@ -37,7 +38,7 @@ def architecture(t, trace) -> Chart:
     arrows = [_arrow(ends[i], ends[i + 1]) for i in range(len(ends) - 1) if ends[i][0] == ends[i + 1][0]]
     arrows += [_arrow((0, 0), ends[0]), _arrow((1, 0), ends[6]), _into_cross(ends[5], ends[9])]
     click = {**MARKERS, "x": [x for _, x, _, _ in placed], "y": [y for _, _, y, _ in placed],
-             "customdata": [page for page, *_ in placed], "text": [t(f"page.{page}") for page, *_ in placed],
+             "customdata": [page for page, *_ in placed], "text": [plain_math(t(f"page.{page}")) for page, *_ in placed],
              "hovertemplate": "%{text}<extra></extra>", "marker": {**MARKERS["marker"], "size": 40}}
     axis = {"visible": False, "fixedrange": True}
     layout = {"height": 600, "margin": MARGIN, "shapes": shapes, "annotations": labels + arrows, "dragmode": False,

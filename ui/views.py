@@ -15,7 +15,8 @@ import streamlit as st
 from . import context
 from .figures import heatmap
 from .format import arrow, bmatrix, bmatrix_around, difference, fmt, printed_width, table
-from .labels import SEED_NOTES, description_key, indices, intro_keys, param_axes, step_axes, unique
+from .labels import (SEED_NOTES, description_key, indices, intro_keys, param_axes, param_key, param_tex, step_axes,
+                     step_name_key, unique)
 from .state import check_weight, slider_range
 
 LATEX_CELLS = 8  # matrices up to 8 rows are also written out as a bmatrix ...
@@ -163,7 +164,7 @@ def flow(names: list[str], head: int | None = None, key: str = "flow", focus: st
                  for name, matrix in zip(names, matrices)]
         lines = [r" \qquad ".join(cells[i] for i in line) for line in _glance_lines(matrices)]
         st.latex(r"\begin{gathered}" + r" \\[1em] ".join(lines) + r"\end{gathered}")  # lines as wide as they are
-    labels = [f"{i + 1}. {name.rsplit('.', 1)[-1]}" for i, name in enumerate(names)]
+    labels = [f"{i + 1}. {ctx.t(step_name_key(name))}" for i, name in enumerate(names)]
     chosen = _picker(f"{key}.{head}", ctx.t("view.step"), labels,
                      default=names.index(focus) if focus else 0)  # focus: the step the page is about
     step(names[chosen], head, show_numbers=not glance, trace=trace)
@@ -200,7 +201,8 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     _record_drawn(trace, [name])
     s = trace.step(name)
     shape = f"{ctx.t('view.shape')}: ({', '.join(_symbols(name, s.value.ndim))}) = ({', '.join(map(str, s.shape))})"
-    st.markdown(f"##### `{name}` · {ctx.t(description_key(name))}\n\n:gray[:small[{shape}]]")  # one element, not two
+    st.markdown(f"##### {ctx.t(step_name_key(name))} · {ctx.t(description_key(name))}\n\n"
+                f":gray[:small[`{name}` · {shape}]]")  # one element, not two; the code's name for the API
     st.latex(ctx.t.math(s.formula))
     axes = step_axes(trace, name)
     values = _slice(s.value, head)  # (rows, cols)
@@ -217,7 +219,7 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
         _drill(ctx, trace, name, head, key, rows, cols, unedited)
     for ref in s.inputs:
         if ref in ctx.model.params:
-            per_head = ctx.model.params[ref].ndim == 3 or ref.rsplit(".", 1)[-1] in ("b_Q", "b_K", "b_V")
+            per_head = ctx.model.params[ref].ndim == 3 or param_key(ref) in ("b_Q", "b_K", "b_V")
             used_rows = sorted(set(s.meta["ids"])) if s.kind == "embed" else None
             edit_param(ref, head=head if per_head else None, rows=used_rows)
 
@@ -253,9 +255,9 @@ def _head_of(value, head):
     return head if value.ndim == 3 else None
 
 
-def _tex_name(name, head, whole=False):
-    """A step's last name (scores) or, whole, a parameter's full name (embed.src), with its head's number."""
-    leaf = (name if whole else name.rsplit(".", 1)[-1]).replace("_", r"\_")
+def _tex_name(name, head):
+    """A step's last name (scores), with its head's number."""
+    leaf = name.rsplit(".", 1)[-1].replace("_", r"\_")
     return rf"\text{{{leaf}}}" + (f"_{{{head + 1}}}" if head is not None else "")
 
 
@@ -364,8 +366,8 @@ def edit_param(name: str, head: int | None = None, rows: list[int] | None = None
     row_ids = rows if rows is not None else list(range(matrix.shape[0]))
     row_labels = [axes[-2][i] for i in row_ids] if matrix.shape[0] > 1 or value.ndim - (head is not None) > 1 \
         else [name]
-    title = name + (f" · {ctx.t('view.head')} {head + 1}" if head is not None else "")
-    box = st.expander(ctx.t("view.edit", name=title), key=f"open.{name}.{head}", on_change="rerun")
+    title = f"${param_tex(name, head)}$ · {ctx.t('param.' + param_key(name))}"  # the head is the symbol's index
+    box = st.expander(f"{ctx.t('view.edit', name=title)} · `{name}`", key=f"open.{name}.{head}", on_change="rerun")
     if not box.open:  # the editor is drawn (and costs a rerun's time) only while its expander is open
         return
     with box:
@@ -383,7 +385,7 @@ def edit_param(name: str, head: int | None = None, rows: list[int] | None = None
         else:
             _single_cell_editor(ctx, editor, matrix[row_ids], row_labels, axes[-1])
         if any(p == name for p, _, _ in ctx.state.edits):
-            st.button(ctx.t("view.reset", name=name), key=f"reset.{key}",
+            st.button(ctx.t("view.reset", name=f"${param_tex(name)}$"), key=f"reset.{key}",
                       on_click=lambda: context.set_state(st.session_state.state.without_edits(name)))
 
 
@@ -453,7 +455,7 @@ def _single_cell_editor(ctx, editor, matrix, row_labels, col_labels):
     r = _position_picker(cell, ctx.t("view.row"), row_labels, f"{editor.key}.r")
     c = _position_picker(cell, ctx.t("view.col"), col_labels, f"{editor.key}.c")
     latex, rows, cols = bmatrix_around(matrix, r, c, digits=3)
-    st.latex(f"{_tex_name(editor.name, editor.head, whole=True)} = {latex}")
+    st.latex(f"{param_tex(editor.name, editor.head)} = {latex}")
     if len(rows) < matrix.shape[0] or len(cols) < matrix.shape[1]:
         st.caption(ctx.t("view.edit_window", rows=f"{row_labels[rows[0]]}–{row_labels[rows[-1]]}",
                          cols=f"{col_labels[cols[0]]}–{col_labels[cols[-1]]}", n_rows=matrix.shape[0],
@@ -461,8 +463,8 @@ def _single_cell_editor(ctx, editor, matrix, row_labels, col_labels):
     index = editor.index(r, c)
     typed_key = f"{editor.key}.v.{index}"
     number = _row_of_widgets()
-    number.number_input(editor.name, value=float(ctx.model.params[editor.name][index]), key=typed_key,
-                        format="%.6g", on_change=_on_cell_edit, args=(typed_key, editor.name, index))
+    number.number_input(f"${param_tex(editor.name, editor.head)}$", value=float(ctx.model.params[editor.name][index]),
+                        key=typed_key, format="%.6g", on_change=_on_cell_edit, args=(typed_key, editor.name, index))
     _weight_slider(number, ctx.t("view.slider"), editor, index, typed_key)
 
 
