@@ -950,3 +950,39 @@ def test_steps_titles_and_editors_are_named_in_the_readers_language():
 
 
 STEP_HEADER_ZH = re.compile(r"^##### ([^\n]*?) · ([^\n]*)\n\n:gray\[:small\[`([^`]+)` · 形状: ")
+
+
+def _editor_places(at):
+    """For each weight editor (an expander "open.<param>.<head>"), the two elements drawn before it, past the
+    editors just before it: a step's header and its formula, where every page puts its editors."""
+    editors = {id(e) for e in at.expander if e.proto.id.rsplit("-", 1)[-1].startswith("open.")}
+    places, drawn = [], []
+    for node in at.main:
+        if id(node) in editors:
+            places.append(tuple(drawn[-2:]))
+        elif not hasattr(node, "children"):  # an element, not a container
+            drawn.append(node)
+    return places
+
+
+NO_EDITORS = ("positional", "multihead", "encoder_stack", "masked_attention", "cross_attention", "decoder_stack")
+
+
+@pytest.mark.parametrize("page", STEP_PAGES)
+def test_every_pages_editors_sit_under_the_formula_of_the_step_they_feed(page):
+    at = open_page(page)
+    places = _editor_places(at)
+    assert bool(places) == (page not in NO_EDITORS), "a page whose first step reads weights shows their editors"
+    trace = engine_trace()
+    for header, formula in places:
+        match = STEP_HEADER.match(header.value)
+        assert match and formula.type == "latex", page
+        assert formula.value.strip("$\n") == trace.step(match["name"]).formula, page
+
+
+def test_the_attention_pages_editors_of_q_and_k_moved_from_the_top_to_under_the_scores():
+    at = open_page("attention")
+    (header, formula), _ = _editor_places(at)
+    assert STEP_HEADER.match(header.value)["name"] == "enc.0.attn.scores"
+    open_step(at, "attention", "weights")  # the softmax: the same editors, in the same place
+    assert [STEP_HEADER.match(h.value)["name"] for h, _ in _editor_places(at)] == ["enc.0.attn.weights"] * 2

@@ -149,10 +149,12 @@ def _picker(key: str, label: str, choices: list[str], default: int = 0, collapse
     return default if chosen is None else chosen  # required is the browser's rule: a forged message can empty it
 
 
-def flow(names: list[str], head: int | None = None, key: str = "flow", focus: str | None = None, trace=None):
+def flow(names: list[str], head: int | None = None, key: str = "flow", focus: str | None = None, trace=None,
+         edits: tuple = ()):
     """Several steps of a page: their matrices side by side at a glance, then a button per step, of which only
     the chosen one is drawn (formula, heatmap, drill-down), so an edit redraws one chart, not all. trace: another
-    pass than the page's (the dropout page's, in training mode)."""
+    pass than the page's (the dropout page's, in training mode). edits: parameters the steps read through earlier
+    steps, whose editors the chosen step shows too (see step)."""
     ctx = context.get()
     trace = ctx.trace if trace is None else trace  # not `or`: len() of a trace runs the whole pass
     _record_drawn(trace, names)
@@ -167,7 +169,7 @@ def flow(names: list[str], head: int | None = None, key: str = "flow", focus: st
     labels = [f"{i + 1}. {ctx.t(step_name_key(name))}" for i, name in enumerate(names)]
     chosen = _picker(f"{key}.{head}", ctx.t("view.step"), labels,
                      default=names.index(focus) if focus else 0)  # focus: the step the page is about
-    step(names[chosen], head, show_numbers=not glance, trace=trace)
+    step(names[chosen], head, show_numbers=not glance, trace=trace, edits=edits)
 
 
 def _glance_lines(matrices) -> list[list[int]]:
@@ -193,9 +195,10 @@ def _slice(value, head):
     return value if value.ndim == 2 else value[None, :]
 
 
-def step(name: str, head: int | None = None, drill: bool = True, show_numbers: bool = True, trace=None):
-    """One step of the trace (the page's, or `trace`): its formula, shape, numbers, heatmap, a cell's arithmetic,
-    and editors for the parameters it reads."""
+def step(name: str, head: int | None = None, drill: bool = True, show_numbers: bool = True, trace=None,
+         edits: tuple = ()):
+    """One step of the trace (the page's, or `trace`): its name, formula and shape, editors for the parameters it
+    reads (and for `edits`, which it reads through earlier steps), its numbers, heatmap and a cell's arithmetic."""
     ctx = context.get()
     trace = ctx.trace if trace is None else trace  # not `or`: len() of a trace runs the whole pass
     _record_drawn(trace, [name])
@@ -204,6 +207,7 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     st.markdown(f"##### {ctx.t(step_name_key(name))} · {ctx.t(description_key(name))}\n\n"
                 f":gray[:small[`{name}` · {shape}]]")  # one element, not two; the code's name for the API
     st.latex(ctx.t.math(s.formula))
+    _editors(ctx, s, head, edits)
     axes = step_axes(trace, name)
     values = _slice(s.value, head)  # (rows, cols)
     rows, cols = (axes[-2], axes[-1]) if s.value.ndim > 1 else ([""], axes[-1])
@@ -217,11 +221,17 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     unedited = _compared(ctx, name, head, values, rows, cols, key) if ctx.state.edits and trace is ctx.trace else None
     if drill:
         _drill(ctx, trace, name, head, key, rows, cols, unedited)
-    for ref in s.inputs:
-        if ref in ctx.model.params:
-            per_head = ctx.model.params[ref].ndim == 3 or param_key(ref) in ("b_Q", "b_K", "b_V")
-            used_rows = sorted(set(s.meta["ids"])) if s.kind == "embed" else None
-            edit_param(ref, head=head if per_head else None, rows=used_rows)
+
+
+def _editors(ctx, s, head, edits):
+    """The editors of a step's parameters, under its formula on every page: a weight is edited where the formula it
+    enters is written, and what it changes is drawn below. `edits` (read through earlier steps) are edited one
+    cell at a time, the lighter widget."""
+    used_rows = sorted(set(s.meta["ids"])) if s.kind == "embed" else None
+    for ref in [ref for ref in s.inputs if ref in ctx.model.params] + list(edits):
+        per_head = ctx.model.params[ref].ndim == 3 or param_key(ref) in ("b_Q", "b_K", "b_V")
+        edit_param(ref, head=head if per_head else None, rows=None if ref in edits else used_rows,
+                   one_cell=ref in edits)
 
 
 def numbers(matrix, rows, cols, label=None, digits=6):
