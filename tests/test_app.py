@@ -17,6 +17,7 @@ import math
 import re
 import sys
 from pathlib import Path
+from urllib.parse import parse_qsl
 
 import numpy as np
 import pytest
@@ -950,6 +951,29 @@ def test_steps_titles_and_editors_are_named_in_the_readers_language():
 
 
 STEP_HEADER_ZH = re.compile(r"^##### ([^\n]*?) · ([^\n]*)\n\n:gray\[:small\[`([^`]+)` · 形状: ")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_each_step_page_ends_with_its_neighbours_which_keep_the_link(lang):
+    """Two links at the end of every step page, to the pages before and after it in the order data flows, carrying
+    the link's whole query (st.page_link would clear it); switching pages keeps the session's state in the link."""
+    t = translator(lang)
+    at = open_page("tokens", lang=lang, src="World Hello", edit="enc.0.attn.W_Q:0.0.0=2.5")
+    before = query(at)
+    assert before["src"] == "World Hello" and "edit" in before
+    chain = ["overview", *STEP_PAGES, "generate"]
+    for previous, page, following in zip(chain, chain[1:], chain[2:]):
+        goto(at, page)
+        links = at.page_link
+        assert [link.proto.label for link in links] == [t("nav.previous", page=t(f"page.{previous}")),
+                                                        t("nav.next", page=t(f"page.{following}"))], page
+        assert [link.proto.page for link in links] == ["" if previous == "overview" else previous, following]
+        assert all(dict(parse_qsl(link.proto.query_string)) == before for link in links), page
+        assert query(at) == before, page
+        last = list(at.main)[-1]
+        assert last.type == "page_link" and last.proto.label == links[-1].proto.label, "the links end the page"
+    goto(at, "dropout")
+    assert not at.page_link, "dropout, training and the comparison are not steps of the pass"
 
 
 def _editor_places(at):

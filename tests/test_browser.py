@@ -317,6 +317,27 @@ def test_a_box_of_the_overview_diagram_opens_its_page_in_the_same_session(server
     assert "/dec_ffn" not in page.url
 
 
+def test_next_and_previous_switch_pages_in_the_same_session_and_keep_the_link(server, new_page):
+    """A step page's links lead on in this session: a sentence typed here (not in the opened link) stays, in the
+    sidebar and in the address, and the Chinese reader stays in Chinese."""
+    page = new_page("zh")
+    page.goto(url(server, "attention", lang="zh"))
+    settle(page)
+    source = page.get_by_label(ZH["ctl.src"])
+    source.fill("World Hello World")
+    source.press("Enter")
+    page.wait_for_url(re.compile(r"src=World\+Hello\+World"), timeout=30_000)
+    settle(page)
+    for label, title, path in (("nav.next", ZH["page.multihead"], "/multihead?"),
+                               ("nav.previous", ZH["page.attention"], "/attention?")):
+        page.locator('[data-testid="stPageLink"]').get_by_text(ZH[label].split("{")[0]).click()
+        expect(page.locator("h1").first).to_contain_text(title.split("$")[0].strip(), timeout=30_000)
+        settle(page)
+        no_exception(page)
+        assert path in page.url and "src=World+Hello+World" in page.url, page.url
+        expect(page.get_by_label(ZH["ctl.src"])).to_have_value("World Hello World")
+
+
 def test_a_wide_heatmap_names_the_cell_under_the_mouse_and_a_click_explains_it(server, new_page):
     """A matrix wider than 128 columns has one click trace per row, whose hover text the browser writes."""
     cfg = "d_model:16,n_heads:2,d_ff:256,n_layers:1"

@@ -647,6 +647,17 @@ def test_every_step_and_parameter_has_a_name_on_screen_in_both_languages():
     assert param_key("embed.src") == "embed.src" and param_key("dec.ln_final.beta") == "beta"
 
 
+def test_step_pages_link_to_their_neighbours_in_the_order_data_flows():
+    from ui.navigation import CHAIN, neighbours
+
+    assert CHAIN == ["overview", *PAGES["encoder"], *PAGES["decoder"], "generate"]
+    assert neighbours("tokens") == ("overview", "positional")
+    assert neighbours("multihead") == ("attention", "add_norm")
+    assert neighbours("encoder_stack") == ("ffn", "decoder_input")
+    assert neighbours("output") == ("decoder_stack", "generate")
+    assert neighbours("overview") is None and neighbours("dropout") is None and neighbours("generate") is None
+
+
 def test_beam_tree_marks_kept_pruned_finished_and_best():
     model = engine.preset("paper", d_model=16, n_heads=2, d_ff=32, n_layers=1)
     search = beam_search(model, "good morning", width=2, max_len=3)

@@ -297,6 +297,8 @@ EN = {
     "overview.prob": "probability",
     "overview.steps": "Click a box to open the page of its step. The sidebar lists every page, in the order data "
                       "flows; every page follows the same numbers.",
+    "nav.previous": "Previous: {page}",
+    "nav.next": "Next: {page}",
     "overview.shapes": "{n_src} source tokens, {n_tgt} decoder positions, d_model = {d_model}, {h} heads, "
                        "N = {n_layers} layer(s)",
     # tokens page
@@ -755,6 +757,8 @@ ZH = {
     "overview.next": "下一个 token（贪心）",
     "overview.prob": "概率",
     "overview.steps": "点击一个方框，打开它那一步的页面。侧边栏按数据流动的顺序列出所有页面；每一页都跟踪同一组数字。",
+    "nav.previous": "上一步：{page}",
+    "nav.next": "下一步：{page}",
     "overview.shapes": "{n_src} 个源 token，{n_tgt} 个解码器位置，d_model = {d_model}，{h} 个头，N = {n_layers} 层",
     "tokens.table": "Token",
     "tokens.token": "token",

@@ -17,6 +17,7 @@ from .figures import heatmap
 from .format import arrow, bmatrix, bmatrix_around, difference, fmt, printed_width, table
 from .labels import (SEED_NOTES, description_key, indices, intro_keys, param_axes, param_key, param_tex, step_axes,
                      step_name_key, unique)
+from .navigation import neighbours, page_file
 from .state import check_weight, slider_range
 
 LATEX_CELLS = 8  # matrices up to 8 rows are also written out as a bmatrix ...
@@ -46,6 +47,7 @@ class _Drawn:
 
     def __init__(self):
         self.steps, self.notes, self.compare = [], None, None  # steps: (trace, name); compare: view.compare's answer
+        self.page = None  # the page's name, which its intro gives
 
     def note_nonfinite(self, ctx):
         bad = max((trace.nonfinite_through(name) for trace, name in self.steps), key=len, default=())
@@ -59,7 +61,8 @@ _DRAWN = contextvars.ContextVar("drawn", default=None)  # the step page being dr
 def page(body):
     """A step page's body, as a fragment: its own widgets (editors, pickers, drill-down) rerun the page alone, not
     app.py and the sidebar (see context.get). The forward pass runs only as far as the steps the page draws
-    (engine.Trace is lazy), and the page warns of inf or NaN only up to those steps."""
+    (engine.Trace is lazy), and the page warns of inf or NaN only up to those steps. It ends with links to the
+    steps before and after it."""
     @st.fragment
     @functools.wraps(body)
     def run():
@@ -71,7 +74,23 @@ def page(body):
         finally:
             _DRAWN.reset(token)
         drawn.note_nonfinite(context.get())
+        neighbour_links(drawn.page)
     return run
+
+
+def neighbour_links(page: str):
+    """Links to the previous and the next step page (navigation.CHAIN), which switch pages in this session and
+    keep the link's query (st.page_link clears it without query_params)."""
+    around = neighbours(page)
+    if around is None:
+        return
+    t = context.get().t
+    query = {key: st.query_params.get_all(key) for key in st.query_params}
+    row = st.container(horizontal=True, horizontal_alignment="distribute")
+    for which, neighbour, icon, side in zip(("previous", "next"), around, ("arrow_back", "arrow_forward"),
+                                            ("left", "right")):
+        row.page_link(page_file(neighbour), label=t(f"nav.{which}", page=t(f"page.{neighbour}")),
+                      icon=f":material/{icon}:", icon_position=side, query_params=query)
 
 
 def intro(page: str, model_notes: bool = True):
@@ -79,6 +98,9 @@ def intro(page: str, model_notes: bool = True):
     (labels.intro_keys), and a note on the seeds' slips where the page teaches their step ("seednote.<page>").
     model_notes=False: the page says itself which words are new to the model it uses (generation)."""
     ctx = context.get()
+    drawn = _DRAWN.get()
+    if drawn is not None:
+        drawn.page = page
     st.title(ctx.t(f"page.{page}"))
     first, *settings = intro_keys(page, ctx.config)
     st.markdown(ctx.t(first))
