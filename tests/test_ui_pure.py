@@ -614,7 +614,24 @@ def test_every_box_of_the_diagram_opens_a_page_of_the_navigation():
     assert set(click["customdata"]) <= set(pages)
     decoder = [page for page, x in zip(click["customdata"], click["x"]) if x == 1]  # the right column, bottom up
     assert decoder == ["decoder_input", "masked_attention", "dec_add_norm", "cross_attention", "dec_add_norm",
-                       "dec_ffn", "dec_add_norm", "output"]
+                       "dec_ffn", "dec_add_norm", "decoder_stack", "output"]
+
+
+def test_the_diagram_has_a_box_for_every_step_page_titled_in_plain_text():
+    """Every page of the encoder and the decoder is a box (Q, K, V and Concat & W^O were missing), the encoder's in
+    the order data flows; plotly writes no LaTeX, so W^O is written in Unicode."""
+    from ui.diagram import architecture
+
+    for lang in LANGUAGES:
+        figure = architecture(translator(lang), engine.preset("hello-world").run("Hello World")).to_dict()
+        click = figure["data"][0]
+        assert set(click["customdata"]) == set(PAGES["encoder"] + PAGES["decoder"])
+        encoder = [page for page, x in zip(click["customdata"], click["x"]) if x == 0]
+        assert encoder == ["tokens", "positional", "qkv", "attention", "multihead", "add_norm", "ffn", "add_norm",
+                           "encoder_stack"]
+        title = click["text"][click["customdata"].index("multihead")]
+        assert title.endswith("Wᴼ") and "$" not in json.dumps(figure), title
+        assert any(a["text"].startswith(title + "<br>") for a in figure["layout"]["annotations"])
 
 
 def test_titles_render_their_math_and_the_navigation_writes_it_in_unicode():

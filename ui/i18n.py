@@ -295,8 +295,10 @@ EN = {
     "overview.tgt": "Decoder input",
     "overview.next": "Next token (greedy)",
     "overview.prob": "probability",
-    "overview.steps": "Click a box to open the page of its step. The sidebar lists every page, in the order data "
-                      "flows; every page follows the same numbers.",
+    "overview.steps": "Data flows up, from the sentences at the bottom to the next token at the top; the encoder's "
+                      "output feeds the decoder's cross-attention. Click a box to open the page of its step; each "
+                      "step page ends with links to the step before and after it. Every page follows the same "
+                      "numbers.",
     "nav.previous": "Previous: {page}",
     "nav.next": "Next: {page}",
     "overview.shapes": "{n_src} source tokens, {n_tgt} decoder positions, d_model = {d_model}, {h} heads, "
@@ -756,7 +758,8 @@ ZH = {
     "overview.tgt": "解码器输入",
     "overview.next": "下一个 token（贪心）",
     "overview.prob": "概率",
-    "overview.steps": "点击一个方框，打开它那一步的页面。侧边栏按数据流动的顺序列出所有页面；每一页都跟踪同一组数字。",
+    "overview.steps": "数据自下而上流动：从底部的句子到顶部的下一个 token；编码器的输出进入解码器的交叉注意力。点击一个方框，"
+                      "打开它那一步的页面；每个步骤页面的末尾都有指向上一步和下一步的链接。每一页都跟踪同一组数字。",
     "nav.previous": "上一步：{page}",
     "nav.next": "下一步：{page}",
     "overview.shapes": "{n_src} 个源 token，{n_tgt} 个解码器位置，d_model = {d_model}，{h} 个头，N = {n_layers} 层",
