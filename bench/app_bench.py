@@ -105,7 +105,7 @@ def attention_edits(page, url, n):
     """The attention page edits one weight at a time: W_Q of head 1, cell (0, 0), in a number input."""
     page.goto(url)
     page.wait_for_selector(READY)
-    page.get_by_text("Edit enc.0.attn.W_Q · Head 1").click()
+    page.get_by_text("enc.0.attn.W_Q", exact=True).click()
     box = page.locator('[data-testid="stMain"] [data-testid="stNumberInputField"]').first
     box.wait_for()
     times = []
@@ -119,7 +119,7 @@ def qkv_edits(page, url, n):
     """The Q, K, V page edits W_Q of head 1 in a grid."""
     page.goto(url)
     page.wait_for_selector(READY)
-    page.get_by_text("Edit enc.0.attn.W_Q · Head 1").click()  # a rerun draws the grid into the expander
+    page.get_by_text("enc.0.attn.W_Q", exact=True).click()  # a rerun draws the grid into the expander
     page.locator('[data-testid="stMain"] [data-testid="stDataFrame"]').first.wait_for()
     time.sleep(1)
     return grid_edits(page, url, n, "q", 90)

@@ -8,9 +8,8 @@ def page():
     block = f"enc.{layer}.attn"
     blocks.equations(block)
     for head in views.head_tabs(f"heads.attention.{layer}"):
-        views.edit_param(f"{block}.W_Q", head=head, one_cell=True)
-        views.edit_param(f"{block}.W_K", head=head, one_cell=True)
-        views.flow([f"{block}.{kind}" for kind in ("scores", "scaled", "weights", "heads")], head, key="attention")
+        views.flow([f"{block}.{kind}" for kind in ("scores", "scaled", "weights", "heads")], head, key="attention",
+                   edits=(f"{block}.W_Q", f"{block}.W_K"))  # the scores' Q and K come from these
 
 
 page()

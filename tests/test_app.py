@@ -17,6 +17,7 @@ import math
 import re
 import sys
 from pathlib import Path
+from urllib.parse import parse_qsl
 
 import numpy as np
 import pytest
@@ -32,7 +33,7 @@ import engine  # noqa: E402
 from engine.tokens import split  # noqa: E402
 from ui.format import bmatrix, bmatrix_around, fmt, fmt_tex, table  # noqa: E402
 from ui.i18n import EN, ZH, translator  # noqa: E402
-from ui.labels import description_key  # noqa: E402
+from ui.labels import description_key, step_name_key  # noqa: E402
 from ui.navigation import PAGES  # noqa: E402
 from ui.state import APP_LIMITS, DEFAULT_TARGET, MAX_TOKENS  # noqa: E402
 
@@ -40,7 +41,8 @@ APP = str(ROOT / "app.py")
 ALL_PAGES = [page for pages in PAGES.values() for page in pages]
 EN_T, ZH_T = translator("en"), translator("zh")
 CJK = re.compile(r"[\u3400-\u9fff]")
-STEP_HEADER = re.compile(r"^##### `([^`]+)` · ([^\n]*)\n\n:gray\[:small\[Shape: \([^)]*\) = \(([\d, ]+)\)\]\]$")
+STEP_HEADER = re.compile(r"^##### (?P<human>[^\n]*?) · (?P<description>[^\n]*)\n\n"
+                         r":gray\[:small\[`(?P<name>[^`]+)` · Shape: \([^)]*\) = \((?P<shape>[\d, ]+)\)\]\]$")
 DEFAULT_QUERY = {"preset": "hello-world", "src": "Hello World", "tgt": "Hola Mundo", "lang": "en"}
 
 
@@ -142,7 +144,8 @@ def type_cells(at, key, edited_rows):
 
 
 # The flows of steps on each page (ui.views.flow): their step picker's key and the steps in order.
-FLOWS = {"qkv": ("qkv.0", ["q", "k", "v"]), "multihead": ("multihead.None", ["concat", "out"]),
+FLOWS = {"qkv": ("qkv.0", ["q", "k", "v"]), "attention": ("attention.0", ["scores", "scaled", "weights", "heads"]),
+         "multihead": ("multihead.None", ["concat", "out"]),
          "add_norm": ("add_norm.1.None", ["add1", "ln1"]), "ffn": ("ffn.None", ["hidden", "act", "out"]),
          "output": ("output.None", ["logits", "vocab_mask", "masked_logits", "probs"]),
          "masked_attention": ("masked.0", ["q", "k", "v", "scores", "scaled", "mask", "masked", "weights", "heads",
@@ -278,12 +281,14 @@ def test_each_step_shows_the_engines_formula_description_and_numbers(page):
     trace = engine_trace()
     bodies = latex(at)
     steps = [STEP_HEADER.match(m.value) for m in at.markdown]
-    steps = [m.groups() for m in steps if m]
+    steps = [m for m in steps if m]
     assert steps, "every step page shows at least one step"
-    for name, description, shape in steps:
+    for header in steps:
+        name = header["name"]
         step = trace.step(name)
-        assert description == EN[description_key(name)], name
-        assert shape == ", ".join(map(str, step.value.shape)), name
+        assert header["human"] == EN[step_name_key(name)], name  # the code's name is the caption under it
+        assert header["description"] == EN[description_key(name)], name
+        assert header["shape"] == ", ".join(map(str, step.value.shape)), name
         assert step.formula in bodies, name
         value = step.value[0] if step.value.ndim == 3 else step.value
         assert shown(at, value), f"{name}: the engine's numbers are not on the page"
@@ -576,14 +581,14 @@ def test_layers_are_numbered_from_1_on_screen_and_from_0_in_step_names():
     at = open_page("encoder_stack", cfg="n_layers:2")
     assert_clean(at)
     assert [h.value for h in at.subheader] == ["Output of layer 1", "Output of layer 2: the stack's output"]
-    drawn = [m.value.split("`")[1] for m in at.markdown if m.value.startswith("##### `")]
+    drawn = [STEP_HEADER.match(m.value)["name"] for m in at.markdown if STEP_HEADER.match(m.value)]
     assert drawn == ["enc.0.ln2", "enc.out"]  # post-norm: the last layer's output is the stack's, drawn once
     assert "enc.0 is layer 1" in at.markdown[0].value
     goto(at, "add_norm")
     picker = at.button_group(key="layer.enc")
     assert picker.options == ["1", "2"] and picker.help == EN["ctl.layer_help"]
     picker.set_value(1).run()  # the button "2"
-    assert "##### `enc.1.ln1`" in "".join(m.value for m in at.markdown)
+    assert ":gray[:small[`enc.1.ln1` · " in "".join(m.value for m in at.markdown)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -884,7 +889,7 @@ def test_the_one_cell_editor_shows_the_matrix_with_the_chosen_cell_boxed():
     at.number_input(key=key).set_value(300).run()
     W = engine.preset("paper").params["enc.0.attn.W_Q"][0]  # (512, 64)
     expected = bmatrix_around(W, 300, 0, digits=3)[0]
-    assert rf"\text{{enc.0.attn.W\_Q}}_{{1}} = {expected}" in latex(at)
+    assert rf"W^Q_{{1}} = {expected}" in latex(at)
     assert rf"\boxed{{{fmt_tex(W[300, 0], 3)}}}" in expected
     assert EN_T("view.edit_window", rows="296–303", cols="0–5", n_rows=512, n_cols=64) in [c.value for c in at.caption]
 
@@ -912,3 +917,96 @@ def test_the_comparison_shows_the_edited_run_minus_the_unedited_one():
         c.value for c in at.caption]
     goto(at, "tokens")
     assert EN_T("view.unchanged") in [c.value for c in at.caption]  # the embedding comes before W_Q
+
+
+# ---- names on screen, the way from step to step, the editors' place ----------------------------------------
+
+STEP_PAGES = PAGES["encoder"] + PAGES["decoder"]
+
+
+def test_steps_titles_and_editors_are_named_in_the_readers_language():
+    """Chinese buttons, headers and titles (not "1. scores", not a raw W^O); an editor names its parameter by symbol
+    and words, with the code's name after them for those who use the API."""
+    at = open_page("attention", lang="zh")
+    buttons = at.button_group(key="attention.0").options
+    assert buttons == ["1. 注意力分数", "2. 缩放后的分数", "3. 注意力权重", "4. 各头的输出"]
+    assert STEP_HEADER_ZH.match(next(m.value for m in at.markdown if m.value.startswith("##### "))).groups() == (
+        "注意力分数", ZH["desc.attn.scores"], "enc.0.attn.scores")
+    labels = [e.label for e in at.expander if e.proto.id.endswith(("open.enc.0.attn.W_Q.0", "open.enc.0.attn.W_K.0"))]
+    assert labels == ["修改 $W^Q_{1}$ · 查询权重 · `enc.0.attn.W_Q`", "修改 $W^K_{1}$ · 键权重 · `enc.0.attn.W_K`"]
+    goto(at, "multihead")
+    assert at.title[0].value == "拼接 (Concat) 与 $W^O$"
+    assert at.button_group(key="multihead.None").options == ["1. 拼接", "2. 输出投影 $W^O$"]
+    for page in STEP_PAGES:  # no button is a code name
+        goto(at, page)
+        for group in at.main.button_group:
+            assert all(CJK.search(option) for option in group.options), (page, group.options)
+    goto(at, "attention")
+    open_step(at, "attention", "weights")
+    at.session_state["ctl.lang"] = "en"
+    at.run()
+    assert at.button_group(key="attention.0").options[2] == "3. Attention weights"
+    assert STEP_HEADER.match(next(m.value for m in at.markdown if m.value.startswith("##### ")))["name"] == \
+        "enc.0.attn.weights", "the chosen step is kept when its button's label changes with the language"
+
+
+STEP_HEADER_ZH = re.compile(r"^##### ([^\n]*?) · ([^\n]*)\n\n:gray\[:small\[`([^`]+)` · 形状: ")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_each_step_page_ends_with_its_neighbours_which_keep_the_link(lang):
+    """Two links at the end of every step page, to the pages before and after it in the order data flows, carrying
+    the link's whole query (st.page_link would clear it); switching pages keeps the session's state in the link."""
+    t = translator(lang)
+    at = open_page("tokens", lang=lang, src="World Hello", edit="enc.0.attn.W_Q:0.0.0=2.5")
+    before = query(at)
+    assert before["src"] == "World Hello" and "edit" in before
+    chain = ["overview", *STEP_PAGES, "generate"]
+    for previous, page, following in zip(chain, chain[1:], chain[2:]):
+        goto(at, page)
+        links = at.page_link
+        assert [link.proto.label for link in links] == [t("nav.previous", page=t(f"page.{previous}")),
+                                                        t("nav.next", page=t(f"page.{following}"))], page
+        assert [link.proto.page for link in links] == ["" if previous == "overview" else previous, following]
+        assert all(dict(parse_qsl(link.proto.query_string)) == before for link in links), page
+        assert query(at) == before, page
+        last = list(at.main)[-1]
+        assert last.type == "page_link" and last.proto.label == links[-1].proto.label, "the links end the page"
+    goto(at, "dropout")
+    assert not at.page_link, "dropout, training and the comparison are not steps of the pass"
+
+
+def _editor_places(at):
+    """For each weight editor (an expander "open.<param>.<head>"), the two elements drawn before it, past the
+    editors just before it: a step's header and its formula, where every page puts its editors."""
+    editors = {id(e) for e in at.expander if e.proto.id.rsplit("-", 1)[-1].startswith("open.")}
+    places, drawn = [], []
+    for node in at.main:
+        if id(node) in editors:
+            places.append(tuple(drawn[-2:]))
+        elif not hasattr(node, "children"):  # an element, not a container
+            drawn.append(node)
+    return places
+
+
+NO_EDITORS = ("positional", "multihead", "encoder_stack", "masked_attention", "cross_attention", "decoder_stack")
+
+
+@pytest.mark.parametrize("page", STEP_PAGES)
+def test_every_pages_editors_sit_under_the_formula_of_the_step_they_feed(page):
+    at = open_page(page)
+    places = _editor_places(at)
+    assert bool(places) == (page not in NO_EDITORS), "a page whose first step reads weights shows their editors"
+    trace = engine_trace()
+    for header, formula in places:
+        match = STEP_HEADER.match(header.value)
+        assert match and formula.type == "latex", page
+        assert formula.value.strip("$\n") == trace.step(match["name"]).formula, page
+
+
+def test_the_attention_pages_editors_of_q_and_k_moved_from_the_top_to_under_the_scores():
+    at = open_page("attention")
+    (header, formula), _ = _editor_places(at)
+    assert STEP_HEADER.match(header.value)["name"] == "enc.0.attn.scores"
+    open_step(at, "attention", "weights")  # the softmax: the same editors, in the same place
+    assert [STEP_HEADER.match(h.value)["name"] for h, _ in _editor_places(at)] == ["enc.0.attn.weights"] * 2

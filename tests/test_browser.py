@@ -235,7 +235,7 @@ def test_edit_a_weight_in_the_grid_changes_the_attention_page(server, new_page):
     page = new_page()
     page.goto(url(server, "qkv"))
     settle(page)
-    editor = page.locator('[data-testid="stExpander"]', has_text="Edit enc.0.attn.W_Q · Head 1")
+    editor = page.locator('[data-testid="stExpander"]', has_text="enc.0.attn.W_Q")  # the code name in its label
     editor.locator("summary").click()
     grid = editor.locator('[data-testid="stDataFrame"]')
     grid.wait_for()
@@ -315,6 +315,27 @@ def test_a_box_of_the_overview_diagram_opens_its_page_in_the_same_session(server
         settle(page)
         diagram = page.locator('[data-testid="stPlotlyChart"]').first
     assert "/dec_ffn" not in page.url
+
+
+def test_next_and_previous_switch_pages_in_the_same_session_and_keep_the_link(server, new_page):
+    """A step page's links lead on in this session: a sentence typed here (not in the opened link) stays, in the
+    sidebar and in the address, and the Chinese reader stays in Chinese."""
+    page = new_page("zh")
+    page.goto(url(server, "attention", lang="zh"))
+    settle(page)
+    source = page.get_by_label(ZH["ctl.src"])
+    source.fill("World Hello World")
+    source.press("Enter")
+    page.wait_for_url(re.compile(r"src=World\+Hello\+World"), timeout=30_000)
+    settle(page)
+    for label, title, path in (("nav.next", ZH["page.multihead"], "/multihead?"),
+                               ("nav.previous", ZH["page.attention"], "/attention?")):
+        page.locator('[data-testid="stPageLink"]').get_by_text(ZH[label].split("{")[0]).click()
+        expect(page.locator("h1").first).to_contain_text(title.split("$")[0].strip(), timeout=30_000)
+        settle(page)
+        no_exception(page)
+        assert path in page.url and "src=World+Hello+World" in page.url, page.url
+        expect(page.get_by_label(ZH["ctl.src"])).to_have_value("World Hello World")
 
 
 def test_a_wide_heatmap_names_the_cell_under_the_mouse_and_a_click_explains_it(server, new_page):
@@ -419,8 +440,8 @@ def test_training_to_the_end_reproduces_the_corpus_and_a_bad_upload_is_refused(s
 
 
 SLIDES = [  # page, the editor, the grid's row whose sliders to use (None: the one-cell editor), the cell, a step
-    ("attention", "Edit enc.0.attn.W_Q · Head 1", None, (0, 0, 0), "enc.0.attn.scores"),
-    ("qkv", "Edit enc.0.attn.W_Q · Head 1", "2", (0, 2, 0), "enc.0.attn.q"),
+    ("attention", "enc.0.attn.W_Q", None, (0, 0, 0), "enc.0.attn.scores"),  # editors show their code names
+    ("qkv", "enc.0.attn.W_Q", "2", (0, 2, 0), "enc.0.attn.q"),
 ]
 
 

@@ -146,11 +146,11 @@ def assert_numbers_are_the_engines(at, page, state):
     t = translator(state.lang)
     for header in (m.value for m in at.markdown):  # a step's header holds its shape in a second paragraph
         match = STEP_HEADER.match(header)
-        if match and match.group(1) in trace:  # not: the dropout page's training pass (test_step_coverage checks it)
-            value = trace[match.group(1)]
+        if match and match["name"] in trace:  # not: the dropout page's training pass (test_step_coverage checks it)
+            value = trace[match["name"]]
             slices = list(value) if value.ndim == 3 else [value]
             if slices[0].shape[-1] <= 16:  # wider matrices are heatmaps only
-                assert any(shown(at, s) for s in slices), f"{match.group(1)}: the engine's numbers are not shown"
+                assert any(shown(at, s) for s in slices), f"{match['name']}: the engine's numbers are not shown"
     markdown = paragraphs(at)
     if page == "overview":
         c = model.config

@@ -23,6 +23,7 @@ import engine  # noqa: E402
 from test_app import APP, ALL_PAGES, server_navigation  # noqa: E402, F401 (server_navigation: a fixture)
 from ui import views  # noqa: E402
 from ui.i18n import EN  # noqa: E402
+from ui.labels import step_name_key  # noqa: E402
 from ui.state import AppState  # noqa: E402
 
 STEP_ROW = EN["view.step"]  # a flow's row of buttons, one per step: the flow records all its steps as drawn
@@ -109,8 +110,9 @@ def test_each_button_of_a_flow_draws_its_step(monkeypatch):
     at.switch_page("pages/masked_attention.py")
     at.run()
     row = next(g for g in at.main.button_group if g.label == STEP_ROW)  # the heads' flow, q to W^O's output
-    flow = [f"dec.0.self_attn.{label.split('. ', 1)[1]}" for label in row.options]
-    assert len(flow) == 11
+    flow = [f"dec.0.self_attn.{leaf}" for leaf in ("q", "k", "v", "scores", "scaled", "mask", "masked", "weights",
+                                                   "heads", "concat", "out")]
+    assert row.options == [f"{i}. {EN[step_name_key(name)]}" for i, name in enumerate(flow, start=1)]
     for label, name in zip(row.options, flow):
         shown.clear()
         press(at, at.button_group(key=row.key), label)

@@ -614,7 +614,65 @@ def test_every_box_of_the_diagram_opens_a_page_of_the_navigation():
     assert set(click["customdata"]) <= set(pages)
     decoder = [page for page, x in zip(click["customdata"], click["x"]) if x == 1]  # the right column, bottom up
     assert decoder == ["decoder_input", "masked_attention", "dec_add_norm", "cross_attention", "dec_add_norm",
-                       "dec_ffn", "dec_add_norm", "output"]
+                       "dec_ffn", "dec_add_norm", "decoder_stack", "output"]
+
+
+def test_the_diagram_has_a_box_for_every_step_page_titled_in_plain_text():
+    """Every page of the encoder and the decoder is a box (Q, K, V and Concat & W^O were missing), the encoder's in
+    the order data flows; plotly writes no LaTeX, so W^O is written in Unicode."""
+    from ui.diagram import architecture
+
+    for lang in LANGUAGES:
+        figure = architecture(translator(lang), engine.preset("hello-world").run("Hello World")).to_dict()
+        click = figure["data"][0]
+        assert set(click["customdata"]) == set(PAGES["encoder"] + PAGES["decoder"])
+        encoder = [page for page, x in zip(click["customdata"], click["x"]) if x == 0]
+        assert encoder == ["tokens", "positional", "qkv", "attention", "multihead", "add_norm", "ffn", "add_norm",
+                           "encoder_stack"]
+        title = click["text"][click["customdata"].index("multihead")]
+        assert title.endswith("Wᴼ") and "$" not in json.dumps(figure), title
+        assert any(a["text"].startswith(title + "<br>") for a in figure["layout"]["annotations"])
+
+
+def test_titles_render_their_math_and_the_navigation_writes_it_in_unicode():
+    from ui.i18n import plain_math
+
+    assert EN["page.multihead"] == "Concat & $W^O$" and ZH["page.multihead"] == "拼接 (Concat) 与 $W^O$"
+    assert plain_math(ZH["page.multihead"]) == "拼接 (Concat) 与 Wᴼ"
+    assert plain_math("Queries $Q$") == "Queries Q"
+    for catalog in (EN, ZH):  # no raw W^O where markdown could render it
+        assert not [key for key, text in catalog.items() if re.search(r"(?<!\$)W\^O(?!\$)", text)
+                    and key.startswith(("page.", "intro.", "desc.", "step.", "seednote."))]
+
+
+def test_every_step_and_parameter_has_a_name_on_screen_in_both_languages():
+    """A flow's buttons and a step's header name it in the reader's language (the code's name is a caption);
+    an editor names its parameter by symbol and words."""
+    from ui.labels import PARAM_TEX, param_key, param_tex, step_name_key
+
+    trace = engine.preset("paper", d_model=8, n_heads=2, d_ff=8, n_layers=1, attn_bias=True, norm_placement="pre",
+                          pos_encoding="learned", tied_output=False, shared_embeddings=False).run(
+        "hello", "hola", dropout=0.1)
+    for name in trace:
+        assert step_name_key(name) in EN and step_name_key(name) in ZH, name
+        assert re.search(r"[\u3400-\u9fff]", ZH[step_name_key(name)]), name
+    for name in trace.model.params:
+        assert param_key(name) in PARAM_TEX and f"param.{param_key(name)}" in ZH, name
+    assert ZH["step.attn.scores"] == "注意力分数" and EN[step_name_key("dec.0.cross_attn.out")] == \
+        "Output projection $W^O$"
+    assert param_tex("enc.0.attn.W_Q", 0) == "W^Q_{1}" and param_tex("dec.1.ln2.gamma") == r"\gamma"
+    assert param_key("embed.src") == "embed.src" and param_key("dec.ln_final.beta") == "beta"
+
+
+def test_step_pages_link_to_their_neighbours_in_the_order_data_flows():
+    from ui.navigation import CHAIN, neighbours
+
+    assert CHAIN == ["overview", *PAGES["encoder"], *PAGES["decoder"], "generate"]
+    assert neighbours("tokens") == ("overview", "positional")
+    assert neighbours("multihead") == ("attention", "add_norm")
+    assert neighbours("encoder_stack") == ("ffn", "decoder_input")
+    assert neighbours("output") == ("decoder_stack", "generate")
+    assert neighbours("overview") is None and neighbours("dropout") is None and neighbours("generate") is None
 
 
 def test_beam_tree_marks_kept_pruned_finished_and_best():

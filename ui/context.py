@@ -16,7 +16,7 @@ from engine.tokens import split
 
 from . import server
 from . import state as app_state
-from .i18n import LANGUAGES, language_of, translator
+from .i18n import LANGUAGES, language_of, plain_math, translator
 from .navigation import HOME, PAGES, page_file
 from .state import APP_LIMITS, DEFAULT_TARGET, FLOAT_RANGES, MAX_CHARS, AppState, LimitError
 from .weights import WeightsStore
@@ -149,8 +149,9 @@ def navigation(t) -> dict:
 
 def _entries(t, page) -> list:
     """A page's navigation entry. Streamlit serves the default page at "/" only, never at its own name, so /overview
-    was "Page not found": a hidden second entry of the same file answers there."""
-    title = t(f"page.{page}")
+    was "Page not found": a hidden second entry of the same file answers there. The navigation shows plain text:
+    a title's math is written in Unicode there."""
+    title = plain_math(t(f"page.{page}"))
     if page != HOME:
         return [st.Page(page_file(page), title=title, url_path=page)]
     return [st.Page(page_file(page), title=title, url_path="home", default=True),  # "home" is reserved, not served

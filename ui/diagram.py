@@ -5,44 +5,51 @@ load, which starts a new session from the link alone; a plotly click is a widget
 opens in the same session (st.switch_page). The figure holds sizes and words of the app only, not the sentence
 (the overview shows the tokens above it)."""
 from .figures import MARGIN, MARKERS, Chart
+from .i18n import plain_math
 
 BOX_W, BOX_H = 0.86, 0.64  # in axis units: the two stacks are 1 apart, the levels too
+LAYER_TOP, STACK_OUT = 8.5, 9.3  # the top of a layer's dashed frame, and the level of a stack's output above it
 FILL, LINE, TEXT = "#eef4fb", "#4a6fa5", "#1f2937"
 
 
 def boxes(trace) -> list[tuple]:
     """(page, stack column, level, sizes) of every box, from the inputs up; a stack's boxes in the order data
-    flows through them."""
+    flows through them. Every step page has a box (the encoder's attention has three pages, the decoder's one each);
+    a stack's output sits above its layer."""
     c = trace.model.config
     n, m, d, h = len(trace.src_tokens), len(trace.tgt_tokens), c.d_model, c.n_heads
-    return [("tokens", 0, 1, f"{n}×{d}"), ("positional", 0, 2, f"{n}×{d}"), ("attention", 0, 3, f"{h} × {n}×{n}"),
-            ("add_norm", 0, 4, ""), ("ffn", 0, 5, f"{n}×{c.d_ff}"), ("add_norm", 0, 6, ""),
+    return [("tokens", 0, 1, f"{n}×{d}"), ("positional", 0, 2, f"{n}×{d}"), ("qkv", 0, 3, f"{h} × {n}×{c.d_k}"),
+            ("attention", 0, 4, f"{h} × {n}×{n}"), ("multihead", 0, 5, f"{n}×{d}"),
+            ("add_norm", 0, 6, ""), ("ffn", 0, 7, f"{n}×{c.d_ff}"), ("add_norm", 0, 8, ""),
+            ("encoder_stack", 0, STACK_OUT, f"{n}×{d}"),
             ("decoder_input", 1, 2, f"{m}×{d}"), ("masked_attention", 1, 3, f"{h} × {m}×{m}"),
             ("dec_add_norm", 1, 4, ""), ("cross_attention", 1, 5, f"{h} × {m}×{n}"), ("dec_add_norm", 1, 6, ""),
             ("dec_ffn", 1, 7, f"{m}×{c.d_ff}"), ("dec_add_norm", 1, 8, ""),
-            ("output", 1, 9.2, f"{m}×{len(trace.model.vocab)}")]
+            ("decoder_stack", 1, STACK_OUT, f"{m}×{d}"), ("output", 1, STACK_OUT + 1.2, f"{m}×{len(trace.model.vocab)}")]
 
 
 def architecture(t, trace) -> Chart:
     """The encoder (left) and the decoder (right), bottom to top; an invisible marker on each box carries the click
     (its customdata is the box's page)."""
     c, placed = trace.model.config, boxes(trace)
-    shapes = [_cluster(0, 2.5, 6.5), _cluster(1, 2.5, 8.5)] + [_box(x, y) for _, x, y, _ in placed]
-    labels = [_text(x, y, f"{t('page.' + page)}" + (f"<br><span style='font-size:10px'>{size}</span>" if size else ""))
+    titles = {page: plain_math(t(f"page.{page}")) for page, *_ in placed}  # plotly writes no LaTeX here
+    shapes = [_cluster(0, 2.5, LAYER_TOP), _cluster(1, 2.5, LAYER_TOP)] + [_box(x, y) for _, x, y, _ in placed]
+    labels = [_text(x, y, titles[page] + (f"<br><span style='font-size:10px'>{size}</span>" if size else ""))
               for page, x, y, size in placed]
     labels += [_text(0, 0, t("overview.src")), _text(1, 0, t("overview.tgt")),
-               _text(-0.43, 6.75, f"{t('section.encoder')} × {c.n_layers}", "left"),
-               _text(0.57, 8.75, f"{t('section.decoder')} × {c.n_layers}", "left")]
-    ends = [(x, y) for _, x, y, _ in placed]
+               _text(-0.43, LAYER_TOP + 0.25, f"{t('section.encoder')} × {c.n_layers}", "left"),
+               _text(0.57, LAYER_TOP + 0.25, f"{t('section.decoder')} × {c.n_layers}", "left")]
+    pages, ends = [page for page, *_ in placed], [(x, y) for _, x, y, _ in placed]
     arrows = [_arrow(ends[i], ends[i + 1]) for i in range(len(ends) - 1) if ends[i][0] == ends[i + 1][0]]
-    arrows += [_arrow((0, 0), ends[0]), _arrow((1, 0), ends[6]), _into_cross(ends[5], ends[9])]
+    arrows += [_arrow((0, 0), ends[pages.index("tokens")]), _arrow((1, 0), ends[pages.index("decoder_input")]),
+               _into_cross(ends[pages.index("encoder_stack")], ends[pages.index("cross_attention")])]
     click = {**MARKERS, "x": [x for _, x, _, _ in placed], "y": [y for _, _, y, _ in placed],
-             "customdata": [page for page, *_ in placed], "text": [t(f"page.{page}") for page, *_ in placed],
+             "customdata": pages, "text": [titles[page] for page in pages],
              "hovertemplate": "%{text}<extra></extra>", "marker": {**MARKERS["marker"], "size": 40}}
     axis = {"visible": False, "fixedrange": True}
-    layout = {"height": 600, "margin": MARGIN, "shapes": shapes, "annotations": labels + arrows, "dragmode": False,
+    layout = {"height": 720, "margin": MARGIN, "shapes": shapes, "annotations": labels + arrows, "dragmode": False,
               "clickmode": "event+select", "hovermode": "closest", "hoverdistance": 100,
-              "xaxis": {**axis, "range": [-0.55, 1.55]}, "yaxis": {**axis, "range": [-0.4, 9.7]}}
+              "xaxis": {**axis, "range": [-0.55, 1.55]}, "yaxis": {**axis, "range": [-0.4, STACK_OUT + 1.7]}}
     return Chart([click], layout)
 
 

@@ -108,7 +108,7 @@ EN = {
     "page.positional": "Positional encoding",
     "page.qkv": "Q, K, V per head",
     "page.attention": "Scores, scaling, softmax",
-    "page.multihead": "Concat & W^O",
+    "page.multihead": "Concat & $W^O$",
     "page.add_norm": "Add & LayerNorm",
     "page.ffn": "Feed-forward",
     "page.encoder_stack": "The encoder stack",
@@ -160,7 +160,7 @@ EN = {
     "intro.attention.naive": "Softmax is the post's e^x / Σ e^x, without subtracting the row's largest score: a "
                              "score above about 709 overflows and the row becomes NaN.",
     "intro.multihead": "Multi-head attention ends here: the heads' outputs are put side by side and multiplied by "
-                       "W^O, which mixes them back to d_model numbers per token.",
+                       "$W^O$, which mixes them back to d_model numbers per token.",
     "intro.add_norm": "Every sub-layer (attention, feed-forward) is wrapped in a residual connection, which adds "
                       "the block's input X to the sub-layer's output, and a layer normalisation, which brings each "
                       "row (each token) to mean 0 and variance about 1, then scales it by γ and shifts it by β.",
@@ -192,8 +192,8 @@ EN = {
                            "They are embedded and positionally encoded like the source.",
     "seednote.qkv": "Reading the post by hand? Its expansion of E × WK1 writes 4 where the second row has 3.99 "
                     "(“(2.84 × 0) + (4 × 1) + …”); its results 9.99 and 6.84 use 3.99, as the app does.",
-    "seednote.multihead": "Reading seed 001? It gives the size of Concat(head_1, …, head_8)·W^O as (8×64)×d_model = "
-                          "512×512, which is the size of W^O. The output has one row per token: n × d_model.",
+    "seednote.multihead": "Reading seed 001? It gives the size of Concat(head_1, …, head_8)·$W^O$ as (8×64)×d_model = "
+                          "512×512, which is the size of $W^O$. The output has one row per token: n × d_model.",
     "intro.masked_attention": "In the decoder's self-attention a position may not look at later positions: the "
                               "causal mask adds −∞ above the diagonal, so softmax gives those cells weight 0.",
     "seednote.masked_attention": "Reading seed 003? Its eq. 20 takes K = XW^K and V = XW^V from X, the encoder's "
@@ -226,7 +226,7 @@ EN = {
     "desc.attn.weights": "Softmax of each row: the attention weights, which sum to 1.",
     "desc.attn.heads": "Each head's output: the weighted sum of its values.",
     "desc.attn.concat": "The heads' outputs side by side.",
-    "desc.attn.out": "The heads mixed back to d_model numbers by W^O.",
+    "desc.attn.out": "The heads mixed back to d_model numbers by $W^O$.",
     "desc.add": "Residual connection: the block's input X plus the sub-layer's output.",
     "desc.ln": "Layer normalisation of each row (each token).",
     "desc.ffn.hidden": "First linear layer: widen to d_ff.",
@@ -240,14 +240,67 @@ EN = {
                        "next token; 0 for every word.",
     "desc.masked_logits": "The logits plus the mask: <unk>'s becomes −∞, so its probability is exactly 0.",
     "desc.probs": "Probability of each word being the next token.",
+    # a step's name on screen (headers, a flow's buttons), keyed like its description: "step." + description_key[5:]
+    "step.embed": "Embedding",
+    "step.pos": "Positional encoding",
+    "step.input": "Embedding + position",
+    "step.attn.q": "Queries $Q$",
+    "step.attn.k": "Keys $K$",
+    "step.attn.v": "Values $V$",
+    "step.attn.scores": "Scores",
+    "step.attn.scaled": "Scaled scores",
+    "step.attn.mask": "Causal mask",
+    "step.attn.masked": "Masked scores",
+    "step.attn.weights": "Attention weights",
+    "step.attn.heads": "Head outputs",
+    "step.attn.concat": "Concat",
+    "step.attn.out": "Output projection $W^O$",
+    "step.attn.dropout": "Dropout of the weights",
+    "step.add": "Residual add",
+    "step.ln": "LayerNorm",
+    "step.ffn.hidden": "First linear layer",
+    "step.ffn.act": "Activation",
+    "step.ffn.out": "Second linear layer",
+    "step.enc.out": "Encoder output",
+    "step.dec.out": "Decoder output",
+    "step.logits": "Logits",
+    "step.vocab_mask": "Vocabulary mask",
+    "step.masked_logits": "Masked logits",
+    "step.probs": "Probabilities",
+    "step.dropout": "Dropout",
+    "step.drop": "Dropout of the output",
+    # a parameter's name on screen (editors), keyed by ui.labels.param_key; its symbol is ui.labels.PARAM_TEX
+    "param.embed.src": "embedding table",  # the target's too with one table (shared_embeddings)
+    "param.embed.tgt": "target embedding table",
+    "param.pos.learned": "learned positional encoding",
+    "param.W_Q": "query weights",
+    "param.W_K": "key weights",
+    "param.W_V": "value weights",
+    "param.W_O": "output projection",
+    "param.b_Q": "query bias",
+    "param.b_K": "key bias",
+    "param.b_V": "value bias",
+    "param.b_O": "output bias",
+    "param.W_1": "first linear layer's weights",
+    "param.W_2": "second linear layer's weights",
+    "param.b_1": "first linear layer's bias",
+    "param.b_2": "second linear layer's bias",
+    "param.gamma": "LayerNorm scale",
+    "param.beta": "LayerNorm shift",
+    "param.unembed.W": "output layer's weights",
+    "param.unembed.b": "output layer's bias",
     # overview
     "overview.flow": "Where the data is now",
     "overview.src": "Source tokens",
     "overview.tgt": "Decoder input",
     "overview.next": "Next token (greedy)",
     "overview.prob": "probability",
-    "overview.steps": "Click a box to open the page of its step. The sidebar lists every page, in the order data "
-                      "flows; every page follows the same numbers.",
+    "overview.steps": "Data flows up, from the sentences at the bottom to the next token at the top; the encoder's "
+                      "output feeds the decoder's cross-attention. Click a box to open the page of its step; each "
+                      "step page ends with links to the step before and after it. Every page follows the same "
+                      "numbers.",
+    "nav.previous": "Previous: {page}",
+    "nav.next": "Next: {page}",
     "overview.shapes": "{n_src} source tokens, {n_tgt} decoder positions, d_model = {d_model}, {h} heads, "
                        "N = {n_layers} layer(s)",
     # tokens page
@@ -550,7 +603,7 @@ ZH = {
     "page.positional": "位置编码",
     "page.qkv": "每个头的 Q、K、V",
     "page.attention": "注意力分数、缩放与 softmax",
-    "page.multihead": "拼接 (Concat) 与 W^O",
+    "page.multihead": "拼接 (Concat) 与 $W^O$",
     "page.add_norm": "残差连接与层归一化",
     "page.ffn": "前馈网络",
     "page.encoder_stack": "编码器层的堆叠",
@@ -586,10 +639,10 @@ ZH = {
     "intro.attention.number": "除数是 {divisor}，一个手动设定的数（博客除以 30，使权重不至于饱和）；论文除以 √d_k。",
     "intro.attention.stable": "softmax 先减去每行最大的分数：权重不变，而 e^x 不会溢出。",
     "intro.attention.naive": "softmax 采用博客的 e^x / Σ e^x，不减去每行最大的分数：分数超过约 709 时会溢出，整行变成 NaN。",
-    "intro.multihead": "多头注意力的最后一步：把各个头的输出拼接 (Concat) 起来，再乘以 W^O（输出投影），把它们混合回每个 "
+    "intro.multihead": "多头注意力的最后一步：把各个头的输出拼接 (Concat) 起来，再乘以 $W^O$（输出投影），把它们混合回每个 "
                        "token 的 d_model 个数。",
-    "seednote.multihead": "在读种子文档 001？它把 Concat(head_1, …, head_8)·W^O 的大小写成 (8×64)×d_model = 512×512，"
-                          "这其实是 W^O 的大小。输出每个 token 一行：n × d_model。",
+    "seednote.multihead": "在读种子文档 001？它把 Concat(head_1, …, head_8)·$W^O$ 的大小写成 (8×64)×d_model = 512×512，"
+                          "这其实是 $W^O$ 的大小。输出每个 token 一行：n × d_model。",
     "intro.add_norm": "每个子层（注意力、前馈网络）都包在残差连接和层归一化之中：残差连接把这一块的输入 X 加到子层的输出上，"
                       "层归一化把每一行（每个 token）变成均值 0、方差约为 1，然后乘以 γ、加上 β。",
     "intro.add_norm.post": "后置归一化 (Post-Norm)，和论文一样：LayerNorm(X + Sublayer(X))。先相加再归一化，归一化后的"
@@ -641,7 +694,7 @@ ZH = {
     "desc.attn.weights": "每一行的 softmax：注意力权重，和为 1。",
     "desc.attn.heads": "每个头的输出：值向量的加权和。",
     "desc.attn.concat": "把各个头的输出拼接 (Concat) 起来。",
-    "desc.attn.out": "用 W^O（输出投影）把各个头混合回 d_model 维。",
+    "desc.attn.out": "用 $W^O$（输出投影）把各个头混合回 d_model 维。",
     "desc.add": "残差连接：这一块的输入 X 加上子层的输出。",
     "desc.ln": "对每一行（每个 token）做层归一化。",
     "desc.ffn.hidden": "第一个线性层：扩展到 d_ff 维。",
@@ -653,12 +706,62 @@ ZH = {
     "desc.vocab_mask": "输出层的掩码：<unk> 为 −∞（它代表词汇表里没有的词，永远不会是下一个 token），其他词为 0。",
     "desc.masked_logits": "logits 加上掩码：<unk> 的分数变成 −∞，所以它的概率正好是 0。",
     "desc.probs": "每个词成为下一个 token 的概率。",
+    "step.embed": "词嵌入",
+    "step.pos": "位置编码",
+    "step.input": "词嵌入 + 位置编码",
+    "step.attn.q": "查询 $Q$",
+    "step.attn.k": "键 $K$",
+    "step.attn.v": "值 $V$",
+    "step.attn.scores": "注意力分数",
+    "step.attn.scaled": "缩放后的分数",
+    "step.attn.mask": "因果掩码",
+    "step.attn.masked": "加掩码的分数",
+    "step.attn.weights": "注意力权重",
+    "step.attn.heads": "各头的输出",
+    "step.attn.concat": "拼接",
+    "step.attn.out": "输出投影 $W^O$",
+    "step.attn.dropout": "注意力权重的 dropout",
+    "step.add": "残差连接",
+    "step.ln": "层归一化",
+    "step.ffn.hidden": "第一个线性层",
+    "step.ffn.act": "激活函数",
+    "step.ffn.out": "第二个线性层",
+    "step.enc.out": "编码器的输出",
+    "step.dec.out": "解码器的输出",
+    "step.logits": "logits（未归一化分数）",
+    "step.vocab_mask": "词汇表掩码",
+    "step.masked_logits": "加掩码的 logits",
+    "step.probs": "概率分布",
+    "step.dropout": "dropout（随机失活）",
+    "step.drop": "子层输出的 dropout",
+    "param.embed.src": "词嵌入矩阵",
+    "param.embed.tgt": "目标语言词嵌入矩阵",
+    "param.pos.learned": "可学习的位置编码",
+    "param.W_Q": "查询权重",
+    "param.W_K": "键权重",
+    "param.W_V": "值权重",
+    "param.W_O": "输出投影",
+    "param.b_Q": "查询偏置",
+    "param.b_K": "键偏置",
+    "param.b_V": "值偏置",
+    "param.b_O": "输出偏置",
+    "param.W_1": "第一个线性层的权重",
+    "param.W_2": "第二个线性层的权重",
+    "param.b_1": "第一个线性层的偏置",
+    "param.b_2": "第二个线性层的偏置",
+    "param.gamma": "层归一化的缩放参数",
+    "param.beta": "层归一化的平移参数",
+    "param.unembed.W": "输出层的权重",
+    "param.unembed.b": "输出层的偏置",
     "overview.flow": "数据现在在哪里",
     "overview.src": "源 token",
     "overview.tgt": "解码器输入",
     "overview.next": "下一个 token（贪心）",
     "overview.prob": "概率",
-    "overview.steps": "点击一个方框，打开它那一步的页面。侧边栏按数据流动的顺序列出所有页面；每一页都跟踪同一组数字。",
+    "overview.steps": "数据自下而上流动：从底部的句子到顶部的下一个 token；编码器的输出进入解码器的交叉注意力。点击一个方框，"
+                      "打开它那一步的页面；每个步骤页面的末尾都有指向上一步和下一步的链接。每一页都跟踪同一组数字。",
+    "nav.previous": "上一步：{page}",
+    "nav.next": "下一步：{page}",
     "overview.shapes": "{n_src} 个源 token，{n_tgt} 个解码器位置，d_model = {d_model}，{h} 个头，N = {n_layers} 层",
     "tokens.table": "Token",
     "tokens.token": "token",
@@ -893,6 +996,14 @@ def translator(lang: str):
     t.math = functools.partial(math_words, lang)  # t.math(latex): a formula with its words in the language
     t.plain = functools.partial(plain_words, lang)  # t.plain(text): the plain-text arithmetic, likewise
     return t
+
+
+UNICODE_MATH = {"W^O": "Wᴼ"}  # the math of the titles, in Unicode where only plain text shows (navigation, plotly)
+
+
+def plain_math(text: str) -> str:
+    """A text with its $…$ math in Unicode (or unwrapped), for labels that cannot render LaTeX."""
+    return re.sub(r"\$([^$]+)\$", lambda match: UNICODE_MATH.get(match[1], match[1]), text)
 
 
 def math_words(lang: str, latex: str) -> str:

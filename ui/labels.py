@@ -97,6 +97,30 @@ def description_key(name: str) -> str:
     return f"desc.{parts[-1].rstrip('0123456789')}"  # add1, ln2, ...
 
 
+def step_name_key(name: str) -> str:
+    """The catalog key of a step's name on screen, e.g. "step.attn.scores" (keyed like its description)."""
+    return "step." + description_key(name).removeprefix("desc.")
+
+
+TOP_PARAMS = ("embed", "pos", "unembed")  # parameters outside the layers, named whole ("embed.src")
+PARAM_TEX = {  # a parameter's symbol, by param_key
+    "embed.src": r"E_{\text{src}}", "embed.tgt": r"E_{\text{tgt}}", "pos.learned": "PE",
+    "W_Q": "W^Q", "W_K": "W^K", "W_V": "W^V", "W_O": "W^O", "b_Q": "b^Q", "b_K": "b^K", "b_V": "b^V", "b_O": "b^O",
+    "W_1": "W_1", "W_2": "W_2", "b_1": "b_1", "b_2": "b_2", "gamma": r"\gamma", "beta": r"\beta",
+    "unembed.W": r"W_{\text{out}}", "unembed.b": r"b_{\text{out}}",
+}
+
+
+def param_key(name: str) -> str:
+    """A parameter's kind, the same in every layer: "W_Q" for enc.0.attn.W_Q, "embed.src" for itself."""
+    return name if name.split(".", 1)[0] in TOP_PARAMS else name.rsplit(".", 1)[-1]
+
+
+def param_tex(name: str, head: int | None = None) -> str:
+    """A parameter's symbol, with its head's number from 1 (W^Q_{1}, the paper's W_1^Q)."""
+    return PARAM_TEX[param_key(name)] + (f"_{{{head + 1}}}" if head is not None else "")
+
+
 def indices(n) -> list[str]:
     """["0", "1", ..., str(n - 1)]: the same strings on every call, so comparing two such lists is quick."""
     return list(_index_strings(n))

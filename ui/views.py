@@ -15,7 +15,9 @@ import streamlit as st
 from . import context
 from .figures import heatmap
 from .format import arrow, bmatrix, bmatrix_around, difference, fmt, printed_width, table
-from .labels import SEED_NOTES, description_key, indices, intro_keys, param_axes, step_axes, unique
+from .labels import (SEED_NOTES, description_key, indices, intro_keys, param_axes, param_key, param_tex, step_axes,
+                     step_name_key, unique)
+from .navigation import neighbours, page_file
 from .state import check_weight, slider_range
 
 LATEX_CELLS = 8  # matrices up to 8 rows are also written out as a bmatrix ...
@@ -45,6 +47,7 @@ class _Drawn:
 
     def __init__(self):
         self.steps, self.notes, self.compare = [], None, None  # steps: (trace, name); compare: view.compare's answer
+        self.page = None  # the page's name, which its intro gives
 
     def note_nonfinite(self, ctx):
         bad = max((trace.nonfinite_through(name) for trace, name in self.steps), key=len, default=())
@@ -58,7 +61,8 @@ _DRAWN = contextvars.ContextVar("drawn", default=None)  # the step page being dr
 def page(body):
     """A step page's body, as a fragment: its own widgets (editors, pickers, drill-down) rerun the page alone, not
     app.py and the sidebar (see context.get). The forward pass runs only as far as the steps the page draws
-    (engine.Trace is lazy), and the page warns of inf or NaN only up to those steps."""
+    (engine.Trace is lazy), and the page warns of inf or NaN only up to those steps. It ends with links to the
+    steps before and after it."""
     @st.fragment
     @functools.wraps(body)
     def run():
@@ -70,7 +74,23 @@ def page(body):
         finally:
             _DRAWN.reset(token)
         drawn.note_nonfinite(context.get())
+        neighbour_links(drawn.page)
     return run
+
+
+def neighbour_links(page: str):
+    """Links to the previous and the next step page (navigation.CHAIN), which switch pages in this session and
+    keep the link's query (st.page_link clears it without query_params)."""
+    around = neighbours(page)
+    if around is None:
+        return
+    t = context.get().t
+    query = {key: st.query_params.get_all(key) for key in st.query_params}
+    row = st.container(horizontal=True, horizontal_alignment="distribute")
+    for which, neighbour, icon, side in zip(("previous", "next"), around, ("arrow_back", "arrow_forward"),
+                                            ("left", "right")):
+        row.page_link(page_file(neighbour), label=t(f"nav.{which}", page=t(f"page.{neighbour}")),
+                      icon=f":material/{icon}:", icon_position=side, query_params=query)
 
 
 def intro(page: str, model_notes: bool = True):
@@ -78,6 +98,9 @@ def intro(page: str, model_notes: bool = True):
     (labels.intro_keys), and a note on the seeds' slips where the page teaches their step ("seednote.<page>").
     model_notes=False: the page says itself which words are new to the model it uses (generation)."""
     ctx = context.get()
+    drawn = _DRAWN.get()
+    if drawn is not None:
+        drawn.page = page
     st.title(ctx.t(f"page.{page}"))
     first, *settings = intro_keys(page, ctx.config)
     st.markdown(ctx.t(first))
@@ -148,10 +171,12 @@ def _picker(key: str, label: str, choices: list[str], default: int = 0, collapse
     return default if chosen is None else chosen  # required is the browser's rule: a forged message can empty it
 
 
-def flow(names: list[str], head: int | None = None, key: str = "flow", focus: str | None = None, trace=None):
+def flow(names: list[str], head: int | None = None, key: str = "flow", focus: str | None = None, trace=None,
+         edits: tuple = ()):
     """Several steps of a page: their matrices side by side at a glance, then a button per step, of which only
     the chosen one is drawn (formula, heatmap, drill-down), so an edit redraws one chart, not all. trace: another
-    pass than the page's (the dropout page's, in training mode)."""
+    pass than the page's (the dropout page's, in training mode). edits: parameters the steps read through earlier
+    steps, whose editors the chosen step shows too (see step)."""
     ctx = context.get()
     trace = ctx.trace if trace is None else trace  # not `or`: len() of a trace runs the whole pass
     _record_drawn(trace, names)
@@ -163,10 +188,10 @@ def flow(names: list[str], head: int | None = None, key: str = "flow", focus: st
                  for name, matrix in zip(names, matrices)]
         lines = [r" \qquad ".join(cells[i] for i in line) for line in _glance_lines(matrices)]
         st.latex(r"\begin{gathered}" + r" \\[1em] ".join(lines) + r"\end{gathered}")  # lines as wide as they are
-    labels = [f"{i + 1}. {name.rsplit('.', 1)[-1]}" for i, name in enumerate(names)]
+    labels = [f"{i + 1}. {ctx.t(step_name_key(name))}" for i, name in enumerate(names)]
     chosen = _picker(f"{key}.{head}", ctx.t("view.step"), labels,
                      default=names.index(focus) if focus else 0)  # focus: the step the page is about
-    step(names[chosen], head, show_numbers=not glance, trace=trace)
+    step(names[chosen], head, show_numbers=not glance, trace=trace, edits=edits)
 
 
 def _glance_lines(matrices) -> list[list[int]]:
@@ -192,16 +217,19 @@ def _slice(value, head):
     return value if value.ndim == 2 else value[None, :]
 
 
-def step(name: str, head: int | None = None, drill: bool = True, show_numbers: bool = True, trace=None):
-    """One step of the trace (the page's, or `trace`): its formula, shape, numbers, heatmap, a cell's arithmetic,
-    and editors for the parameters it reads."""
+def step(name: str, head: int | None = None, drill: bool = True, show_numbers: bool = True, trace=None,
+         edits: tuple = ()):
+    """One step of the trace (the page's, or `trace`): its name, formula and shape, editors for the parameters it
+    reads (and for `edits`, which it reads through earlier steps), its numbers, heatmap and a cell's arithmetic."""
     ctx = context.get()
     trace = ctx.trace if trace is None else trace  # not `or`: len() of a trace runs the whole pass
     _record_drawn(trace, [name])
     s = trace.step(name)
     shape = f"{ctx.t('view.shape')}: ({', '.join(_symbols(name, s.value.ndim))}) = ({', '.join(map(str, s.shape))})"
-    st.markdown(f"##### `{name}` · {ctx.t(description_key(name))}\n\n:gray[:small[{shape}]]")  # one element, not two
+    st.markdown(f"##### {ctx.t(step_name_key(name))} · {ctx.t(description_key(name))}\n\n"
+                f":gray[:small[`{name}` · {shape}]]")  # one element, not two; the code's name for the API
     st.latex(ctx.t.math(s.formula))
+    _editors(ctx, s, head, edits)
     axes = step_axes(trace, name)
     values = _slice(s.value, head)  # (rows, cols)
     rows, cols = (axes[-2], axes[-1]) if s.value.ndim > 1 else ([""], axes[-1])
@@ -215,11 +243,17 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     unedited = _compared(ctx, name, head, values, rows, cols, key) if ctx.state.edits and trace is ctx.trace else None
     if drill:
         _drill(ctx, trace, name, head, key, rows, cols, unedited)
-    for ref in s.inputs:
-        if ref in ctx.model.params:
-            per_head = ctx.model.params[ref].ndim == 3 or ref.rsplit(".", 1)[-1] in ("b_Q", "b_K", "b_V")
-            used_rows = sorted(set(s.meta["ids"])) if s.kind == "embed" else None
-            edit_param(ref, head=head if per_head else None, rows=used_rows)
+
+
+def _editors(ctx, s, head, edits):
+    """The editors of a step's parameters, under its formula on every page: a weight is edited where the formula it
+    enters is written, and what it changes is drawn below. `edits` (read through earlier steps) are edited one
+    cell at a time, the lighter widget."""
+    used_rows = sorted(set(s.meta["ids"])) if s.kind == "embed" else None
+    for ref in [ref for ref in s.inputs if ref in ctx.model.params] + list(edits):
+        per_head = ctx.model.params[ref].ndim == 3 or param_key(ref) in ("b_Q", "b_K", "b_V")
+        edit_param(ref, head=head if per_head else None, rows=None if ref in edits else used_rows,
+                   one_cell=ref in edits)
 
 
 def numbers(matrix, rows, cols, label=None, digits=6):
@@ -253,9 +287,9 @@ def _head_of(value, head):
     return head if value.ndim == 3 else None
 
 
-def _tex_name(name, head, whole=False):
-    """A step's last name (scores) or, whole, a parameter's full name (embed.src), with its head's number."""
-    leaf = (name if whole else name.rsplit(".", 1)[-1]).replace("_", r"\_")
+def _tex_name(name, head):
+    """A step's last name (scores), with its head's number."""
+    leaf = name.rsplit(".", 1)[-1].replace("_", r"\_")
     return rf"\text{{{leaf}}}" + (f"_{{{head + 1}}}" if head is not None else "")
 
 
@@ -364,8 +398,8 @@ def edit_param(name: str, head: int | None = None, rows: list[int] | None = None
     row_ids = rows if rows is not None else list(range(matrix.shape[0]))
     row_labels = [axes[-2][i] for i in row_ids] if matrix.shape[0] > 1 or value.ndim - (head is not None) > 1 \
         else [name]
-    title = name + (f" · {ctx.t('view.head')} {head + 1}" if head is not None else "")
-    box = st.expander(ctx.t("view.edit", name=title), key=f"open.{name}.{head}", on_change="rerun")
+    title = f"${param_tex(name, head)}$ · {ctx.t('param.' + param_key(name))}"  # the head is the symbol's index
+    box = st.expander(f"{ctx.t('view.edit', name=title)} · `{name}`", key=f"open.{name}.{head}", on_change="rerun")
     if not box.open:  # the editor is drawn (and costs a rerun's time) only while its expander is open
         return
     with box:
@@ -383,7 +417,7 @@ def edit_param(name: str, head: int | None = None, rows: list[int] | None = None
         else:
             _single_cell_editor(ctx, editor, matrix[row_ids], row_labels, axes[-1])
         if any(p == name for p, _, _ in ctx.state.edits):
-            st.button(ctx.t("view.reset", name=name), key=f"reset.{key}",
+            st.button(ctx.t("view.reset", name=f"${param_tex(name)}$"), key=f"reset.{key}",
                       on_click=lambda: context.set_state(st.session_state.state.without_edits(name)))
 
 
@@ -453,7 +487,7 @@ def _single_cell_editor(ctx, editor, matrix, row_labels, col_labels):
     r = _position_picker(cell, ctx.t("view.row"), row_labels, f"{editor.key}.r")
     c = _position_picker(cell, ctx.t("view.col"), col_labels, f"{editor.key}.c")
     latex, rows, cols = bmatrix_around(matrix, r, c, digits=3)
-    st.latex(f"{_tex_name(editor.name, editor.head, whole=True)} = {latex}")
+    st.latex(f"{param_tex(editor.name, editor.head)} = {latex}")
     if len(rows) < matrix.shape[0] or len(cols) < matrix.shape[1]:
         st.caption(ctx.t("view.edit_window", rows=f"{row_labels[rows[0]]}–{row_labels[rows[-1]]}",
                          cols=f"{col_labels[cols[0]]}–{col_labels[cols[-1]]}", n_rows=matrix.shape[0],
@@ -461,8 +495,8 @@ def _single_cell_editor(ctx, editor, matrix, row_labels, col_labels):
     index = editor.index(r, c)
     typed_key = f"{editor.key}.v.{index}"
     number = _row_of_widgets()
-    number.number_input(editor.name, value=float(ctx.model.params[editor.name][index]), key=typed_key,
-                        format="%.6g", on_change=_on_cell_edit, args=(typed_key, editor.name, index))
+    number.number_input(f"${param_tex(editor.name, editor.head)}$", value=float(ctx.model.params[editor.name][index]),
+                        key=typed_key, format="%.6g", on_change=_on_cell_edit, args=(typed_key, editor.name, index))
     _weight_slider(number, ctx.t("view.slider"), editor, index, typed_key)
 
 
