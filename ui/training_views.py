@@ -62,7 +62,7 @@ def loss_section():
     st.latex(ctx.t.math(MEAN_LOSS_TEX))
     result = _loss(ctx.state.model_key, smoothing)
     header = [ctx.t(f"train.col.{c}") for c in ("position", "input", "target", "p_target", "loss")]
-    st.dataframe(arrow(dict(zip(header, zip(*loss_rows(result, ctx.model.vocab.tokens))))), hide_index=True)
+    st.table(arrow(dict(zip(header, zip(*loss_rows(result, ctx.model.vocab.tokens))))), hide_index=True)
     st.metric(ctx.t("train.mean_loss"), f"{result.loss:.6g}")
     return result
 
