@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from . import context
+from . import context, departures
 from .figures import heatmap
 from .format import arrow, bmatrix, bmatrix_around, difference, fmt, printed_width, table
 from .labels import SEED_NOTES, description_key, indices, intro_keys, param_axes, step_axes, unique
@@ -45,6 +45,7 @@ class _Drawn:
 
     def __init__(self):
         self.steps, self.notes, self.compare = [], None, None  # steps: (trace, name); compare: view.compare's answer
+        self.departures = set()  # the options whose departure from the paper the page has shown
 
     def note_nonfinite(self, ctx):
         bad = max((trace.nonfinite_through(name) for trace, name in self.steps), key=len, default=())
@@ -202,6 +203,7 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     shape = f"{ctx.t('view.shape')}: ({', '.join(_symbols(name, s.value.ndim))}) = ({', '.join(map(str, s.shape))})"
     st.markdown(f"##### `{name}` · {ctx.t(description_key(name))}\n\n:gray[:small[{shape}]]")  # one element, not two
     st.latex(ctx.t.math(s.formula))
+    paper_form((s.kind, name.rsplit(".", 1)[-1]), name)
     axes = step_axes(trace, name)
     values = _slice(s.value, head)  # (rows, cols)
     rows, cols = (axes[-2], axes[-1]) if s.value.ndim > 1 else ([""], axes[-1])
@@ -220,6 +222,28 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
             per_head = ctx.model.params[ref].ndim == 3 or ref.rsplit(".", 1)[-1] in ("b_Q", "b_K", "b_V")
             used_rows = sorted(set(s.meta["ids"])) if s.kind == "embed" else None
             edit_param(ref, head=head if per_head else None, rows=used_rows)
+
+
+def paper_form(steps: tuple, key: str):
+    """Next to a formula: where the current settings make its steps (kinds or last names, ui.departures) depart from
+    the paper, what the paper does, and a button that sets the paper's value. Each option once per page."""
+    ctx, drawn = context.get(), _DRAWN.get()
+    for departure in departures.for_steps(steps, ctx.config):
+        if drawn is not None and departure.field in drawn.departures:
+            continue
+        if drawn is not None:
+            drawn.departures.add(departure.field)
+        note = st.container(border=True)
+        values = departures.values(ctx.config)
+        note.markdown(f":orange-badge[{ctx.t('depart.badge')}] {ctx.t(departures.text_key(departure, ctx.config), **values)}")
+        settings = departures.paper_settings(departure, ctx.config)
+        if settings is None:
+            note.caption(ctx.t("depart.no_paper_value"))
+            continue
+        note.button(ctx.t(f"depart.{departure.field}.button", **values), key=f"paper.{departure.field}.{key}",
+                    on_click=context.use_settings, args=(settings,))
+        if ctx.state.weights:
+            note.caption(ctx.t("depart.drops_weights"))
 
 
 def numbers(matrix, rows, cols, label=None, digits=6):
