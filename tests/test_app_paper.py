@@ -144,12 +144,11 @@ def card(at) -> str:
 
 
 def test_the_sidebar_describes_the_presets_model():
-    assert card(open_page()) == f"**{EN['model.in_use']}** " + T(
-        "model.sizes", d_model=4, h=2, d_k=3, d_ff=8, n_layers=1) + " " + T("model.from.hello-world", seed=0)
+    assert card(open_page()) == "**Model in use:** d_model = 4, h = 2, d_k = 3, d_ff = 8, N = 1. " + T(
+        "model.from.hello-world", seed=0)
     paper = open_page(preset="paper", cfg="d_model:16,n_heads:2,d_ff:32,n_layers:1", seed="7", lang="zh")
-    zh = translator("zh")
-    assert card(paper) == f"**{ZH['model.in_use']}** " + zh("model.sizes", d_model=16, h=2, d_k=8, d_ff=32,
-                                                             n_layers=1) + " " + zh("model.from.paper", seed=7)
+    assert card(paper) == "**当前模型**：d_model = 16，h = 2，d_k = 8，d_ff = 32，N = 1。" + translator("zh")(
+        "model.from.paper", seed=7)
 
 
 def test_after_training_the_sidebar_describes_the_trained_model_and_offers_the_learners_sentences_back():
@@ -200,3 +199,12 @@ def test_the_generation_page_says_which_model_generates():
     current = open_page("generate", gen="model:current")
     note = T("gen.m.current_note", model=card(current).split("** ", 1)[1]) + " " + EN["gen.m.untrained"]
     assert note in [c.value for c in current.caption]
+
+
+def test_opening_a_generation_step_says_the_pages_now_use_the_shipped_model():
+    at = open_page("generate")
+    at.button(key="gen.open_step").click().run()
+    assert_clean(at)
+    assert query(at)["weights"]
+    assert card(at).endswith(T("model.from.shipped", corpus=EN["train.corpus.en-es"], preset=EN["preset.paper"],
+                               seed=0))

@@ -352,7 +352,7 @@ def _describe_model(card, context: Context) -> None:
     """The model in use: its sizes, where its weights came from and, for weights the server holds, how long their
     link works, with a way back to the preset's weights."""
     state, t, store = context.state, context.t, weights_store()
-    card.caption(f"**{t('model.in_use')}** {model_description(context)}")
+    card.caption(t("model.in_use_line", model=model_description(context)))
     if not state.weights:
         return
     if store.on_disk(state.weights):

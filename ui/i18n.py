@@ -38,8 +38,9 @@ EN = {
     "ctl.tied_output": "Output layer = embedding transposed",
     "ctl.reset_edits": "Reset all edited weights",
     "ctl.drop_weights": "Back to the preset's random weights",
-    "model.in_use": "Model in use:",
+    "model.in_use_line": "**Model in use:** {model}",
     "model.sizes": "d_model = {d_model}, h = {h}, d_k = {d_k}, d_ff = {d_ff}, N = {n_layers}.",
+    "model.card": "{sizes} {origin}",
     "model.from.hello-world": "Weights: the post's numbers where it gives them (the embeddings of hello, world and "
                               "SOS, the first encoder layer's W^Q, W^K, W^V, W^O where their shapes fit), random from "
                               "seed {seed} elsewhere.",
@@ -481,8 +482,9 @@ EN = {
     "depart.shared_embeddings": "Source and target have an embedding table each here; the paper shares one "
                                 "(section 3.4).",
     "depart.shared_embeddings.button": "Share one table, as the paper does",
-    "depart.d_k": "Each head is d_k = {d_k} wide (d_v = {d_v}) with d_model = {d_model} and h = {h}, as in the post; "
-                  "the paper takes d_k = d_v = d_model / h, so that the h heads together are d_model wide.",
+    "depart.d_k": "Each head is d_k = {d_k} wide (d_v = {d_v}) with d_model = {d_model} and h = {h}; the paper "
+                  "takes d_k = d_v = d_model / h, so that the h heads together are d_model wide. (The post's example "
+                  "has d_k = 3 with d_model = 4 and h = 2.)",
     "depart.d_k.button": "Use d_k = d_v = d_model / h = {width}",
     "depart.attn_bias": "The projections add biases b^Q, b^K, b^V, b^O here, as PyTorch's nn.MultiheadAttention "
                         "does; the paper's formulas have none.",
@@ -557,8 +559,9 @@ ZH = {
     "ctl.tied_output": "输出层 = 嵌入矩阵的转置",
     "ctl.reset_edits": "重置所有修改过的权重",
     "ctl.drop_weights": "回到预设的随机权重",
-    "model.in_use": "当前模型：",
+    "model.in_use_line": "**当前模型**：{model}",
     "model.sizes": "d_model = {d_model}，h = {h}，d_k = {d_k}，d_ff = {d_ff}，N = {n_layers}。",
+    "model.card": "{sizes}{origin}",
     "model.from.hello-world": "权重：博客给出数值的地方用博客的数值（hello、world、SOS 的嵌入，以及形状相符时第一个编码器层的 "
                               "W^Q、W^K、W^V、W^O），其余由随机种子 {seed} 随机生成。",
     "model.from.paper": "权重：由随机种子 {seed} 随机生成（Xavier 均匀初始化，和 PyTorch 的 nn.Transformer 一样），"
@@ -923,8 +926,8 @@ ZH = {
     "depart.embed_scale.button": "像论文一样乘以 √d_model",
     "depart.shared_embeddings": "这里源和目标各有一个嵌入表；论文共用一个（第 3.4 节）。",
     "depart.shared_embeddings.button": "像论文一样共用一个嵌入表",
-    "depart.d_k": "每个头的宽度是 d_k = {d_k}（d_v = {d_v}），而 d_model = {d_model}、h = {h}，和博客一样；论文取 "
-                  "d_k = d_v = d_model / h，使 h 个头合起来正好是 d_model 宽。",
+    "depart.d_k": "每个头的宽度是 d_k = {d_k}（d_v = {d_v}），而 d_model = {d_model}、h = {h}；论文取 "
+                  "d_k = d_v = d_model / h，使 h 个头合起来正好是 d_model 宽。（博客的例子是 d_k = 3、d_model = 4、h = 2。）",
     "depart.d_k.button": "使用 d_k = d_v = d_model / h = {width}",
     "depart.attn_bias": "这里的投影加上了偏置 b^Q、b^K、b^V、b^O，和 PyTorch 的 nn.MultiheadAttention 一样；论文的公式中"
                         "没有偏置。",

@@ -7,7 +7,7 @@ def describe(t, preset: str, seed: int, config, origin: dict | None, stored: boo
     server) trained here, uploaded, the shipped trained model, or not recorded (ui.weights.ORIGIN_FIELDS)."""
     sizes = model_sizes(t, config)
     if not stored:
-        return f"{sizes} {t(f'model.from.{preset}', seed=seed)}"
+        return t("model.card", sizes=sizes, origin=t(f"model.from.{preset}", seed=seed))
     kind = origin["kind"] if origin else "unknown"
     values = {"preset": t(f"preset.{preset}"), "seed": seed}
     if kind in ("trained", "shipped"):
@@ -16,7 +16,7 @@ def describe(t, preset: str, seed: int, config, origin: dict | None, stored: boo
         values["steps"] = origin["steps"]
     if kind == "uploaded":
         values["file"] = code(origin["file"])
-    return f"{sizes} {t(f'model.from.{kind}', **values)}"
+    return t("model.card", sizes=sizes, origin=t(f"model.from.{kind}", **values))
 
 
 
