@@ -385,7 +385,7 @@ def _offer_replaced_text(sidebar, t) -> None:
     if (st.session_state["ctl.src"], st.session_state["ctl.tgt"]) != replaced["new"]:
         del st.session_state["text.replaced"]  # the learner has typed other sentences since
         return
-    (src, tgt), (new_src, new_tgt) = (tuple(model_card.code(text) for text in pair) for pair in (replaced["old"], replaced["new"]))
+    (src, tgt), (new_src, new_tgt) = (map(model_card.code, pair) for pair in (replaced["old"], replaced["new"]))
     sidebar.info(t("model.text_replaced", src=src, tgt=tgt, new_src=new_src, new_tgt=new_tgt))
     sidebar.button(t("model.text_restore"), key="ctl.restore_text", on_click=_restore_text)
 

@@ -784,7 +784,8 @@ ZH = {
     "gen.m.trained": "在语料上训练过的",
     "gen.m.current": "各页面的模型",
     "gen.m.trained_note": "一个学会了随应用提供的英语 → 西班牙语语料（{n} 个句对）的模型：{sizes}"
-                          "由 `python -m engine train --corpus en-es --out {file}` 从种子 0 训练得到（文件随应用提供）。它不使用侧边栏的预设、选项和修改过的权重；它没学过的词会得到"
+                          "由 `python -m engine train --corpus en-es --out {file}` 从种子 0 训练得到（文件随应用提供）。"
+                          "它不使用侧边栏的预设、选项和修改过的权重；它没学过的词会得到"
                           "由随机种子决定的自己的权重。",
     "gen.m.current_note": "其他各页显示的模型，即侧边栏所描述的模型。{model}",
     "gen.m.untrained": "随机权重什么也没学过：生成的句子是随机的。",

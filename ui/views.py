@@ -229,21 +229,24 @@ def paper_form(steps: tuple, key: str):
     the paper, what the paper does, and a button that sets the paper's value. Each option once per page."""
     ctx, drawn = context.get(), _DRAWN.get()
     for departure in departures.for_steps(steps, ctx.config):
-        if drawn is not None and departure.field in drawn.departures:
-            continue
+        if drawn is None or departure.field not in drawn.departures:
+            _departure_note(ctx, departure, key)
         if drawn is not None:
             drawn.departures.add(departure.field)
-        note = st.container(border=True)
-        values = departures.values(ctx.config)
-        note.markdown(f":orange-badge[{ctx.t('depart.badge')}] {ctx.t(departures.text_key(departure, ctx.config), **values)}")
-        settings = departures.paper_settings(departure, ctx.config)
-        if settings is None:
-            note.caption(ctx.t("depart.no_paper_value"))
-            continue
-        note.button(ctx.t(f"depart.{departure.field}.button", **values), key=f"paper.{departure.field}.{key}",
-                    on_click=context.use_settings, args=(settings,))
-        if ctx.state.weights:
-            note.caption(ctx.t("depart.drops_weights"))
+
+
+def _departure_note(ctx, departure, key):
+    note, values = st.container(border=True), departures.values(ctx.config)
+    text = ctx.t(departures.text_key(departure, ctx.config), **values)
+    note.markdown(f":orange-badge[{ctx.t('depart.badge')}] {text}")
+    settings = departures.paper_settings(departure, ctx.config)
+    if settings is None:
+        note.caption(ctx.t("depart.no_paper_value"))
+        return
+    note.button(ctx.t(f"depart.{departure.field}.button", **values), key=f"paper.{departure.field}.{key}",
+                on_click=context.use_settings, args=(settings,))
+    if ctx.state.weights:
+        note.caption(ctx.t("depart.drops_weights"))
 
 
 def numbers(matrix, rows, cols, label=None, digits=6):
