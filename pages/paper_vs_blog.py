@@ -3,7 +3,7 @@ import math
 import streamlit as st
 
 from engine.blog import DIFFERENCES
-from ui import context, views
+from ui import context, departures, views
 from ui.labels import step_axes
 
 ctx = context.get()
@@ -34,6 +34,9 @@ for label, overrides in (("compare.form_blog", ()), ("compare.form_paper", (("ep
 
 for difference in DIFFERENCES:  # one markdown each (display math in $$): ~30 elements fewer to send per rerun
     key = difference["key"]
-    sides = [f":gray[{t(f'compare.{side}')}]\n\n$$\n{t.math(difference[side])}\n$$" for side in ("post", "engine")]
+    labels = (t("compare.post"), t(f"compare.side.{departures.RIGHT_SIDE[key]}"))
+    now = [f" :orange-badge[{t('compare.now')}]" if marked else "" for marked in departures.sides_now(key, ctx.config)]
+    sides = [f":gray[{label}]{mark}\n\n$$\n{t.math(difference[side])}\n$$"
+             for label, mark, side in zip(labels, now, ("post", "engine"))]
     st.container(border=True).markdown("\n\n".join([f"**{t(f'diff.{key}.topic')}**", *sides,
                                                       t(f"diff.{key}.why")]))

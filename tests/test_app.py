@@ -209,6 +209,7 @@ def test_every_page_runs_cleanly(page, lang):
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_paper_vs_blog_shows_every_difference_both_ways(lang):
     from engine.blog import DIFFERENCES
+    from ui.departures import RIGHT_SIDE
 
     at = open_page("paper_vs_blog", lang=lang)
     t = translator(lang)
@@ -217,8 +218,10 @@ def test_paper_vs_blog_shows_every_difference_both_ways(lang):
         key = difference["key"]
         shown = [text for text in texts if text.startswith(f"**{t(f'diff.{key}.topic')}**")]
         assert len(shown) == 1, key
+        labels = {"post": t("compare.post"), "engine": t(f"compare.side.{RIGHT_SIDE[key]}")}  # and a mark if now
         for side in ("post", "engine"):
-            assert f":gray[{t(f'compare.{side}')}]\n\n$$\n{difference[side]}\n$$" in shown[0]
+            assert re.search(re.escape(f":gray[{labels[side]}]") + r"( :orange-badge\[[^]]+\])?" +
+                             re.escape(f"\n\n$$\n{difference[side]}\n$$"), shown[0]), (key, side)
         assert shown[0].endswith(t(f"diff.{key}.why"))
 
 
@@ -614,7 +617,7 @@ def test_the_seeds_slips_are_flagged_where_their_step_is_taught(lang):
         goto(at, page)
         assert translator(lang)(f"seednote.{page}") in [c.value for c in at.caption]
     goto(at, "ffn")
-    assert not any("seed" in c.value or "种子" in c.value for c in at.caption)
+    assert not any("seed" in c.value or "种子" in c.value for c in at.main.caption)  # the sidebar names the seed
 
 
 def test_sizes_within_the_caps_are_accepted():

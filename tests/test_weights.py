@@ -178,3 +178,30 @@ def test_the_weights_directory_is_left_out_of_git_and_docker():
     for ignore in (".gitignore", ".dockerignore"):
         lines = {line.strip().strip("/") for line in (ROOT / ignore).read_text().splitlines()}
         assert "build" in lines, ignore
+
+
+def test_where_weights_came_from_is_kept_beside_them_and_goes_with_them(tmp_path):
+    store = WeightsStore(tmp_path, max_files=1)
+    trained = {"kind": "trained", "corpus": "en-zh", "steps": 40}
+    key = store.put(small_model(0), trained)
+    assert WeightsStore(tmp_path).origin(key) == trained  # another process reads the record on disk
+    assert store.put(small_model(0), {"kind": "uploaded", "file": "mine.npz"}) == key
+    assert WeightsStore(tmp_path).origin(key) == trained, "the same weights keep their first origin"
+    store.put(small_model(1))
+    assert files(tmp_path) == [f"{weights_id(small_model(1))}.npz"], "evicted with its weights"
+    assert WeightsStore(tmp_path).origin(key) is None and WeightsStore(tmp_path).origin("../../etc") is None
+
+
+@pytest.mark.parametrize("record", ['{"kind": "trained", "corpus": "en-es"}', '{"kind": "uploaded", "file": 3}',
+                                    '{"kind": "trained", "corpus": "xx", "steps": 1}', '[1]', "not json"])
+def test_a_malformed_origin_record_is_no_origin(tmp_path, record):
+    key = WeightsStore(tmp_path).put(small_model())
+    (tmp_path / f"{key}.json").write_text(record)
+    assert WeightsStore(tmp_path).origin(key) is None
+
+
+def test_weights_the_disk_cannot_keep_keep_their_origin_in_this_process(tmp_path):
+    store = WeightsStore(tmp_path, max_bytes=1000)
+    key = store.put(small_model(), {"kind": "uploaded", "file": "big.npz"})
+    assert not store.on_disk(key) and files(tmp_path) == []
+    assert store.origin(key) == {"kind": "uploaded", "file": "big.npz"}

@@ -29,8 +29,7 @@ def equations(block: str):
     lines = attention_equations(divisor, block.endswith(".self_attn"), block.endswith(".cross_attn"),
                                 ctx.config.attn_bias)
     st.latex(ctx.t.math(r"\begin{gathered}" + r" \\ ".join(lines) + r"\end{gathered}"))
-    if ctx.config.attn_divisor != "sqrt_dk":
-        st.caption(ctx.t("formulas.divisor", divisor=divisor, d_k=ctx.config.d_k))
+    views.paper_form(("scale", "proj"), block)
 
 
 def weights_side_by_side(block: str, head: int):

@@ -14,7 +14,7 @@ import engine
 from engine.config import CHOICES
 from engine.tokens import split
 
-from . import server
+from . import model_card, server
 from . import state as app_state
 from .i18n import LANGUAGES, language_of, plain_math, translator
 from .navigation import HOME, PAGES, page_file
@@ -99,11 +99,14 @@ def build() -> Context:
         _start_session()
     pending = st.session_state.pop("adopt_pending", None)
     if pending is not None:
-        adopt_model(pending["model"], **pending["changes"])
+        adopt_model(pending["model"], pending["origin"], **pending["changes"])
     good: AppState = st.session_state.state
     t = translator(st.session_state.get("ctl.lang", good.lang))
     forget_stale_widgets()
-    return _make(_controls(good, t), good, t, st.sidebar)
+    candidate, card = _controls(good, t)
+    context = _make(candidate, good, t, st.sidebar)
+    _describe_model(card, context)
+    return context
 
 
 def _make(candidate: AppState, good: AppState, t, notes) -> Context:
@@ -166,10 +169,14 @@ def get() -> Context:
     context = st.session_state["context"]
     state = st.session_state.state
     if state is not context.state:
-        if bool(state.edits) != bool(context.state.edits):
-            st.rerun(scope="app")  # the sidebar shows whether weights are edited, with a button to reset them
+        if bool(state.edits) != bool(context.state.edits) or _model_settings(state) != _model_settings(context.state):
+            st.rerun(scope="app")  # the sidebar shows the model in use and whether weights are edited
         context = _make(state, context.state, context.t, st)
     return context
+
+
+def _model_settings(state: AppState) -> tuple:
+    return state.preset, state.seed, state.overrides, state.weights
 
 
 def forget_stale_widgets() -> None:
@@ -210,15 +217,24 @@ def adopt(new: AppState) -> None:
     _sync_widgets(new)
 
 
-def adopt_model(model: engine.Model, **changes) -> None:
-    """Make trained or uploaded weights the starting point of every page (from a callback)."""
-    weights = weights_store().put(model)
+def use_settings(changes: dict) -> None:
+    """From a callback: some Config fields set (a step's paper form, say), as the sidebar's options would set them;
+    trained or uploaded weights, which fit only their own settings, give way to the seed's random weights (and the
+    edits made to them go too)."""
+    state = st.session_state.state.with_settings(**changes)
+    adopt(state.replace(weights="", edits=()) if state.weights else state)
+
+
+def adopt_model(model: engine.Model, origin: dict | None = None, **changes) -> None:
+    """Make trained or uploaded weights the starting point of every page (from a callback); origin: where they came
+    from (ui.weights.ORIGIN_FIELDS), which the sidebar says."""
+    weights = weights_store().put(model, origin)
     adopt(st.session_state.state.replace(edits=(), weights=weights, **app_state.model_settings(model), **changes))
 
 
-def adopt_model_later(model: engine.Model, **changes) -> None:
+def adopt_model_later(model: engine.Model, origin: dict | None = None, **changes) -> None:
     """adopt_model from a page's body (after the sidebar's widgets exist): done at the start of the next run."""
-    st.session_state["adopt_pending"] = {"model": model, "changes": changes}
+    st.session_state["adopt_pending"] = {"model": model, "origin": origin, "changes": changes}
 
 
 def check_model_limits(model: engine.Model) -> None:
@@ -295,7 +311,8 @@ def _on_heads_change():
         st.session_state["ctl.d_k"] = st.session_state["ctl.d_v"] = d_model // heads
 
 
-def _controls(good: AppState, t) -> AppState:
+def _controls(good: AppState, t) -> tuple[AppState, object]:
+    """The state the sidebar's widgets ask for, and the place under the preset for the model in use."""
     sidebar = st.sidebar
     notes = st.session_state.pop("url_notes", [])
     for note in notes:
@@ -304,11 +321,13 @@ def _controls(good: AppState, t) -> AppState:
                               required=True)
     sidebar.selectbox(t("ctl.preset"), list(engine.PRESETS), format_func=lambda p: t(f"preset.{p}"),
                       key="ctl.preset", on_change=_on_preset_change)
+    card = sidebar.container()  # the model in use, once this run's state is known (_describe_model)
     sidebar.text_input(t("ctl.src"), key="ctl.src", max_chars=MAX_CHARS)
     sidebar.text_input(t("ctl.tgt"), key="ctl.tgt", max_chars=MAX_CHARS)
     sos_only = not split(st.session_state["ctl.tgt"])  # the post's own decoder step
     sidebar.button(t("ctl.tgt_default" if sos_only else "ctl.tgt_sos", target=DEFAULT_TARGET), key="ctl.tgt_toggle",
                    on_click=_set_target, args=(DEFAULT_TARGET if sos_only else "",))
+    _offer_replaced_text(sidebar, t)
     options = sidebar.expander(t("ctl.options"), key="ctl.options", on_change="rerun")
     if options.open:  # the option widgets are drawn (and cost a rerun's time) only while they are shown
         if not st.session_state.get("ctl.options_drawn"):  # hidden widgets forget their values: give them back
@@ -318,10 +337,6 @@ def _controls(good: AppState, t) -> AppState:
     else:
         overrides, seed = good.overrides, good.seed
     st.session_state["ctl.options_drawn"] = options.open
-    if good.weights:
-        sidebar.info(t("ctl.weights", id=good.weights))
-        sidebar.button(t("ctl.drop_weights"), key="ctl.drop_weights", on_click=lambda: set_state(
-            st.session_state.state.replace(weights="", edits=())))
     if good.edits:
         sidebar.caption(t("ctl.edits"))
         sidebar.button(t("ctl.reset_edits"), key="ctl.reset_edits", on_click=lambda: set_state(
@@ -331,7 +346,54 @@ def _controls(good: AppState, t) -> AppState:
     lang = st.session_state["ctl.lang"] if st.session_state["ctl.lang"] in LANGUAGES else good.lang
     return good.replace(lang=lang, src=st.session_state["ctl.src"],
                         tgt=st.session_state["ctl.tgt"], seed=seed, overrides=overrides,
-                        weights=good.weights if same_model else "")
+                        weights=good.weights if same_model else ""), card
+
+
+def _describe_model(card, context: Context) -> None:
+    """The model in use: its sizes, where its weights came from and, for weights the server holds, how long their
+    link works, with a way back to the preset's weights."""
+    state, t, store = context.state, context.t, weights_store()
+    card.caption(t("model.in_use_line", model=model_description(context)))
+    if not state.weights:
+        return
+    if store.on_disk(state.weights):
+        card.caption(t("model.kept", id=state.weights, files=store.max_files, mb=store.max_bytes // 2**20))
+    else:
+        card.caption(t("model.kept_memory", id=state.weights, n=store.memory))
+    card.button(t("ctl.drop_weights"), key="ctl.drop_weights", on_click=lambda: set_state(
+        st.session_state.state.replace(weights="", edits=())))
+
+
+def model_description(context: Context) -> str:
+    """The model in use, in a sentence or two: its sizes and where its weights came from."""
+    state = context.state
+    origin = weights_store().origin(state.weights) if state.weights else None
+    return model_card.describe(context.t, state.preset, state.seed, context.config, origin, bool(state.weights))
+
+
+def keep_text_until_restored(src: str, tgt: str) -> None:
+    """Before a sentence pair replaces the learner's (after training): keep theirs, which the sidebar offers back."""
+    state = st.session_state.state
+    if (state.src, state.tgt) != (src, tgt):
+        st.session_state["text.replaced"] = {"old": (state.src, state.tgt), "new": (src, tgt)}
+
+
+def _offer_replaced_text(sidebar, t) -> None:
+    """While the sentences are the ones that replaced the learner's: say so, with a button to bring theirs back."""
+    replaced = st.session_state.get("text.replaced")
+    if replaced is None:
+        return
+    if (st.session_state["ctl.src"], st.session_state["ctl.tgt"]) != replaced["new"]:
+        del st.session_state["text.replaced"]  # the learner has typed other sentences since
+        return
+    (src, tgt), (new_src, new_tgt) = (map(model_card.code, pair) for pair in (replaced["old"], replaced["new"]))
+    sidebar.info(t("model.text_replaced", src=src, tgt=tgt, new_src=new_src, new_tgt=new_tgt))
+    sidebar.button(t("model.text_restore"), key="ctl.restore_text", on_click=_restore_text)
+
+
+def _restore_text():
+    src, tgt = st.session_state.pop("text.replaced")["old"]
+    st.session_state["ctl.src"], st.session_state["ctl.tgt"] = src, tgt
 
 
 def _set_target(text: str):

@@ -14,6 +14,7 @@ from . import context, generation, views
 from .figures import bars, heatmap
 from .format import arrow
 from .labels import top_tokens
+from .model_card import model_sizes
 from .state import CACHE_HASH
 
 TRAINED_CORPUS = "en-es"  # the shipped model the page opens on ("Hello World" -> "hola mundo")
@@ -81,10 +82,10 @@ def controls() -> dict:
 def _model_note(ctx) -> str:
     """Which model generates: its sizes and where its weights come from."""
     if st.session_state["gen.model"] == "current":
-        return ctx.t("gen.m.current_note")
-    c = _trained().config
-    return ctx.t("gen.m.trained_note", n=len(pairs(TRAINED_CORPUS)), d_model=c.d_model, h=c.n_heads,
-                 n_layers=c.n_layers, file=f"engine/data/{TRAINED_CORPUS}.npz")
+        note = ctx.t("gen.m.current_note", model=context.model_description(ctx))
+        return note if ctx.state.weights else f"{note} {ctx.t('gen.m.untrained')}"
+    return ctx.t("gen.m.trained_note", n=len(pairs(TRAINED_CORPUS)), sizes=model_sizes(ctx.t, _trained().config),
+                 file=f"engine/data/{TRAINED_CORPUS}.npz")
 
 
 def _number(ctx, name):
@@ -192,7 +193,7 @@ def _open_prefix(prefix_tokens):
     text = " ".join(t for t in prefix_tokens[1:])
     st.session_state["ctl.tgt"] = text
     if generation.settings(st.session_state.state.gen)["model"] == "trained":
-        context.adopt_model(_trained(), tgt=text)
+        context.adopt_model(_trained(), {"kind": "shipped", "corpus": TRAINED_CORPUS}, tgt=text)
     else:
         context.set_state(st.session_state.state.replace(tgt=text), reset_editors=False)
 
@@ -237,7 +238,7 @@ def _with_probs(tokens, probs):
 
 
 def _open_example():
-    example = DISAGREEMENT
+    example, t = DISAGREEMENT, context.get().t  # before the new state: get() would rerun the app for it
     state = st.session_state.state.replace(
         preset=example["preset"], seed=example["seed"], src=example["src"], tgt="", edits=(),
         overrides=tuple(sorted(example["overrides"].items())),
@@ -246,4 +247,4 @@ def _open_example():
     context.adopt(state)
     for name, value in generation.settings(state.gen).items():
         st.session_state[f"gen.{name}"] = value
-    st.session_state["gen.tab"] = context.get().t("gen.tab.run")  # where the example's beam search is shown
+    st.session_state["gen.tab"] = t("gen.tab.run")  # where the example's beam search is shown

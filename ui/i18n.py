@@ -37,8 +37,31 @@ EN = {
     "ctl.shared_embeddings": "One embedding table for source and target",
     "ctl.tied_output": "Output layer = embedding transposed",
     "ctl.reset_edits": "Reset all edited weights",
-    "ctl.weights": "Trained or loaded weights ({id}) are in use: every page starts from them.",
     "ctl.drop_weights": "Back to the preset's random weights",
+    "model.in_use_line": "**Model in use:** {model}",
+    "model.sizes": "d_model = {d_model}, h = {h}, d_k = {d_k}, d_ff = {d_ff}, N = {n_layers}.",
+    "model.card": "{sizes} {origin}",
+    "model.from.hello-world": "Weights: the post's numbers where it gives them (the embeddings of hello, world and "
+                              "SOS, the first encoder layer's W^Q, W^K, W^V, W^O where their shapes fit), random from "
+                              "seed {seed} elsewhere.",
+    "model.from.paper": "Weights: random from seed {seed} (Xavier-uniform matrices, as PyTorch's nn.Transformer): "
+                        "they have learned nothing.",
+    "model.from.trained": "Weights: trained on this server on the {corpus} corpus for {steps} steps, from the random "
+                          "start of the preset “{preset}” (seed {seed}).",
+    "model.from.uploaded": "Weights: loaded from the file {file} (made from the preset “{preset}”, seed {seed}).",
+    "model.from.shipped": "Weights: the model shipped with the app, trained on the {corpus} corpus (engine/data), "
+                          "from the preset “{preset}” (seed {seed}).",
+    "model.from.unknown": "Weights: trained or loaded on this server; where they came from was not recorded (preset "
+                          "“{preset}”, seed {seed}).",
+    "model.kept": "Their link (weights={id}) works on this server as long as it keeps them: it keeps up to {files} "
+                  "weight files ({mb} MB), and deletes the least recently used (opened or saved) first when it needs "
+                  "room. There is no time limit.",
+    "model.kept_memory": "These weights could not be saved to the server's disk: their link (weights={id}) works only "
+                         "in this server process, while they are among the {n} weights it used last, and not after "
+                         "it restarts.",
+    "model.text_replaced": "Training put a pair it learned, {new_src} → {new_tgt}, in place of your sentences {src} → "
+                           "{tgt}.",
+    "model.text_restore": "Back to your sentences",
     "ctl.edits": "Some weights are edited: every page uses them.",
     "ctl.layer": "Layer",
     "ctl.layer_help": "Layers are numbered from 1. Step names count from 0, as code does: enc.0 and dec.0 are layer 1.",
@@ -55,8 +78,8 @@ EN = {
     "choice.gelu": "GELU",
     "choice.stable": "stable (subtract the row max)",
     "choice.naive": "naive (the post's)",
-    "preset.hello-world": "Hello World (blog, 4-d)",
-    "preset.paper": "Paper (512-d)",
+    "preset.hello-world": "Hello World (the blog's example)",
+    "preset.paper": "Paper (base model)",
     # messages
     "msg.kept": "{error} — the previous settings are kept.",
     "msg.url": "Part of the link was ignored: {detail}",
@@ -209,9 +232,10 @@ EN = {
                     "words the vocabulary lacks, not for a word to write, so its probability is 0 and it is never "
                     "predicted, here or while generating. The training loss reads the same masked logits.",
     "intro.paper_vs_blog": "The blog post simplifies the paper in places, and its printed text and its code "
-                           "sometimes disagree. The app follows the code; each difference is listed here with the "
-                           "numbers both ways. The app's side is the paper's choice where the paper makes one; for "
-                           "LayerNorm, for which the paper writes no formula, it is PyTorch's.",
+                           "sometimes disagree. Each difference is listed here with both forms; the label says whose "
+                           "the second form is (the paper's, or for LayerNorm, for which the paper writes no formula, "
+                           "Ba et al.'s and PyTorch's), and where a model option decides it, the form this app uses "
+                           "now is marked.",
     # one line per step, keyed by ui.labels.description_key
     "desc.embed": "Look up each token's row of the embedding table (times √d_model where the formula says so).",
     "desc.pos": "The positional encoding of each position.",
@@ -315,7 +339,13 @@ EN = {
     "output.position": "Decoder position",
     # compare page
     "compare.post": "The blog",
-    "compare.engine": "The app",
+    "compare.side.paper": "The paper",
+    "compare.side.pytorch": "Ba et al. and PyTorch (the paper writes no formula)",
+    "compare.side.code": "The post's code, which made its numbers (the app's Hello World)",
+    "compare.side.exact": "Computed, not retyped",
+    "compare.side.app": "This app",
+    "compare.side.stable": "The stable form (both presets')",
+    "compare.now": "this app now",
     "compare.pe": "Positional encoding of “World” (position 1)",
     "compare.weights": "Head 1 attention weights: divide by √3 (paper) or by 30 (blog)",
     "compare.ln": "LayerNorm of the first row of E + Z: the post's code vs PyTorch's form",
@@ -340,12 +370,12 @@ EN = {
     "gen.m.trained": "trained on the corpus",
     "gen.m.current": "the pages' model",
     "gen.m.trained_note": "A model that has learned the shipped English → Spanish corpus ({n} sentence pairs): "
-                          "d_model = {d_model}, {h} heads, N = {n_layers}, trained from seed 0 by `python -m engine "
-                          "train --corpus en-es --out {file}` (the file ships with the app). It does not use the "
+                          "{sizes} Trained from seed 0 by `python -m engine train --corpus en-es --out {file}` (the "
+                          "file ships with the app). It does not use the "
                           "sidebar's preset, options or edits; a word it never learned gets weights of its own, drawn "
                           "from the seed.",
-    "gen.m.current_note": "The model every other page shows: the sidebar's preset, options and edited weights (by "
-                          "default the post's random weights, which have learned nothing: expect a random sentence).",
+    "gen.m.current_note": "The model every other page shows, as the sidebar describes it. {model}",
+    "gen.m.untrained": "Random weights have learned nothing: expect a random sentence.",
     "gen.strategy": "Strategy",
     "gen.s.greedy": "greedy",
     "gen.s.temperature": "temperature",
@@ -486,8 +516,51 @@ EN = {
     "sublayer.masked": "Masked self-attention",
     "sublayer.cross": "Cross-attention",
     "sublayer.ffn": "Feed-forward",
-    "formulas.divisor": "The paper divides by √d_k (here √{d_k}); this model's divisor option divides by {divisor} "
-                        "instead.",
+    "depart.badge": "Not as in the paper",
+    "depart.attn_divisor": "This model divides the scores by {divisor}; the paper divides by √d_k (here √{d_k}). The "
+                           "post divides by 30 because with √3 its weights saturate to 0 and 1.",
+    "depart.attn_divisor.button": "Divide by √d_k, as the paper does",
+    "depart.pos_encoding.blog_table": "This is the post's printed table, rounded by hand (cos(0.01) = 0.99995 shows "
+                                      "as 0.99), kept so the numbers match the post's; the paper's sinusoid gives "
+                                      "columns 2i and 2i + 1 the same exponent 2i/d_model and is not rounded.",
+    "depart.pos_encoding.blog": "This is the post's formula, each column j with its own exponent 2j/d_model; the "
+                                "paper's sinusoid gives columns 2i and 2i + 1 the same exponent 2i/d_model.",
+    "depart.pos_encoding.learned": "This is a learned table; the paper adds a sinusoid (it found learned positions "
+                                   "gave nearly identical results).",
+    "depart.pos_encoding.none": "There is no positional encoding here; the paper adds a sinusoid.",
+    "depart.pos_encoding.button": "Use the paper's sinusoid",
+    "depart.embed_scale": "The embeddings are not multiplied by √d_model here, as in the post; the paper multiplies "
+                          "them (section 3.4).",
+    "depart.embed_scale.button": "Multiply by √d_model, as the paper does",
+    "depart.shared_embeddings": "Source and target have an embedding table each here; the paper shares one "
+                                "(section 3.4).",
+    "depart.shared_embeddings.button": "Share one table, as the paper does",
+    "depart.d_k": "Each head is d_k = {d_k} wide (d_v = {d_v}) with d_model = {d_model} and h = {h}; the paper "
+                  "takes d_k = d_v = d_model / h, so that the h heads together are d_model wide. (The post's example "
+                  "has d_k = 3 with d_model = 4 and h = 2.)",
+    "depart.d_k.button": "Use d_k = d_v = d_model / h = {width}",
+    "depart.attn_bias": "The projections add biases b^Q, b^K, b^V, b^O here, as PyTorch's nn.MultiheadAttention "
+                        "does; the paper's formulas have none.",
+    "depart.attn_bias.button": "Drop the biases, as the paper's formulas do",
+    "depart.norm_placement": "This is pre-norm, x + Sublayer(LayerNorm(x)), as the Annotated Transformer does; the "
+                             "paper normalises after the residual add: LayerNorm(x + Sublayer(x)).",
+    "depart.norm_placement.button": "Use post-norm, as the paper does",
+    "depart.layer_norm": "This LayerNorm divides by σ + ε, as the post's code does. The paper writes no formula for "
+                         "LayerNorm: it cites Ba et al. (2016), whose form (x − μ)/√(σ² + ε) PyTorch's nn.LayerNorm "
+                         "uses.",
+    "depart.layer_norm.button": "Divide by √(σ² + ε) (Ba et al., PyTorch)",
+    "depart.activation": "The feed-forward network uses GELU here, as BERT and GPT do; the paper uses ReLU, max(0, x).",
+    "depart.activation.button": "Use ReLU, as the paper does",
+    "depart.ffn_bias": "The feed-forward network has no biases here; the paper's FFN(x) = max(0, xW₁ + b₁)W₂ + b₂ has "
+                       "b₁ and b₂.",
+    "depart.ffn_bias.button": "Add the biases, as the paper does",
+    "depart.tied_output": "The output layer has a matrix of its own here, as in the post; the paper reuses the "
+                          "embedding matrix, transposed (section 3.4).",
+    "depart.tied_output.button": "Reuse the embedding, as the paper does",
+    "depart.no_paper_value": "d_model is not divisible by h here, so no d_k gives the paper's form: choose sizes "
+                             "that divide.",
+    "depart.drops_weights": "The trained or loaded weights fit only their own settings: the button goes back to the "
+                            "preset's random weights from the seed.",
     "formulas.side_by_side": "The {h} heads' $W_i^Q$ are slices of one matrix: side by side they make $W^Q$, "
                              "{d_model} × {width} (d_model × h·d_k; the paper takes d_k = d_model/h, so it is "
                              "d_model × d_model). The forward pass multiplies X by this whole matrix once and splits "
@@ -538,8 +611,24 @@ ZH = {
     "ctl.shared_embeddings": "源与目标共用一个嵌入表",
     "ctl.tied_output": "输出层 = 嵌入矩阵的转置",
     "ctl.reset_edits": "重置所有修改过的权重",
-    "ctl.weights": "正在使用训练或载入的权重（{id}）：所有页面都从它们开始。",
     "ctl.drop_weights": "回到预设的随机权重",
+    "model.in_use_line": "**当前模型**：{model}",
+    "model.sizes": "d_model = {d_model}，h = {h}，d_k = {d_k}，d_ff = {d_ff}，N = {n_layers}。",
+    "model.card": "{sizes}{origin}",
+    "model.from.hello-world": "权重：博客给出数值的地方用博客的数值（hello、world、SOS 的嵌入，以及形状相符时第一个编码器层的 "
+                              "W^Q、W^K、W^V、W^O），其余由随机种子 {seed} 随机生成。",
+    "model.from.paper": "权重：由随机种子 {seed} 随机生成（Xavier 均匀初始化，和 PyTorch 的 nn.Transformer 一样），"
+                        "什么也没学过。",
+    "model.from.trained": "权重：在本服务器上用{corpus}语料训练了 {steps} 步，起点是预设“{preset}”的随机权重（种子 {seed}）。",
+    "model.from.uploaded": "权重：从文件 {file} 载入（由预设“{preset}”、种子 {seed} 得到）。",
+    "model.from.shipped": "权重：随应用提供的模型，在{corpus}语料上训练过（engine/data），来自预设“{preset}”（种子 {seed}）。",
+    "model.from.unknown": "权重：在本服务器上训练或载入；没有记录它们的来历（预设“{preset}”，种子 {seed}）。",
+    "model.kept": "它们的链接（weights={id}）在本服务器保留它们期间有效：服务器最多保留 {files} 个权重文件（{mb} MB），"
+                  "需要空间时先删除最久未使用（打开或保存）的。没有时间限制。",
+    "model.kept_memory": "这些权重没能存到服务器的磁盘上：它们的链接（weights={id}）只在这个服务器进程中有效，而且只在它们属于"
+                         "最近使用的 {n} 组权重时有效，进程重启后失效。",
+    "model.text_replaced": "训练用它学过的一个句对 {new_src} → {new_tgt} 替换了你的句子 {src} → {tgt}。",
+    "model.text_restore": "换回你的句子",
     "ctl.edits": "部分权重已修改：每一页都使用修改后的权重。",
     "ctl.layer": "层",
     "ctl.layer_help": "层从 1 开始编号。步骤名像代码一样从 0 开始计数：enc.0 和 dec.0 是第 1 层。",
@@ -556,8 +645,8 @@ ZH = {
     "choice.gelu": "GELU",
     "choice.stable": "稳定（先减去每行最大值）",
     "choice.naive": "朴素（博客的写法）",
-    "preset.hello-world": "Hello World（博客，4 维）",
-    "preset.paper": "论文（512 维）",
+    "preset.hello-world": "Hello World（博客的例子）",
+    "preset.paper": "论文（基础模型）",
     "msg.kept": "{error} —— 已保留之前的设置。",
     "msg.url": "链接中的一部分被忽略：{detail}",
     "msg.new_words": "新词 **{words}** 不在模型的 {n} 个 token 的词汇表中。它们不共用一个 `<unk>`，而是各自得到一行"
@@ -678,9 +767,9 @@ ZH = {
                     "就是下一个 token（贪心）。在 softmax 之前，`<unk>` 的 logit 被掩码成 −∞（与解码器的因果掩码相同）："
                     "它代表词汇表里没有的词，而不是一个要写出的词，所以它的概率为 0，在这里和生成时都不会被预测。"
                     "训练的损失函数读取的也是这组加了掩码的 logits。",
-    "intro.paper_vs_blog": "博客在一些地方简化了论文，而且它的正文与代码有时不一致。本应用遵循代码；每处差异都列在这里，"
-                           "并给出两种算法的数值。本应用一侧在论文有选择时采用论文的做法；论文没有写出层归一化的公式，"
-                           "那里采用 PyTorch 的形式。",
+    "intro.paper_vs_blog": "博客在一些地方简化了论文，而且它的正文与代码有时不一致。每处差异都列在这里，并给出两种形式；"
+                           "标签说明第二种形式是谁的（论文的；层归一化论文没有写出公式，那里是 Ba 等人和 PyTorch 的），"
+                           "差异由模型选项决定时，还标出本应用当前采用的形式。",
     "desc.embed": "查出每个 token 在嵌入矩阵中的那一行（公式中有 √d_model 时再乘以它）。",
     "desc.pos": "每个位置的位置编码。",
     "desc.input": "词嵌入加位置编码：第一层的输入。",
@@ -772,7 +861,13 @@ ZH = {
     "output.top": "最可能的下一个 token",
     "output.position": "解码器位置",
     "compare.post": "博客",
-    "compare.engine": "本应用",
+    "compare.side.paper": "论文",
+    "compare.side.pytorch": "Ba 等人与 PyTorch（论文没有写出公式）",
+    "compare.side.code": "博客的代码，博客的数值由它算出（本应用的 Hello World）",
+    "compare.side.exact": "计算所得，未经手抄",
+    "compare.side.app": "本应用",
+    "compare.side.stable": "稳定的形式（两个预设都用它）",
+    "compare.now": "本应用当前的做法",
     "compare.pe": "“World”（位置 1）的位置编码",
     "compare.weights": "第 1 个头的注意力权重：除以 √3（论文）或除以 30（博客）",
     "compare.ln": "E + Z 第一行的层归一化：博客代码的形式与 PyTorch 的形式",
@@ -791,12 +886,12 @@ ZH = {
     "gen.model": "模型",
     "gen.m.trained": "在语料上训练过的",
     "gen.m.current": "各页面的模型",
-    "gen.m.trained_note": "一个学会了随应用提供的英语 → 西班牙语语料（{n} 个句对）的模型：d_model = {d_model}，"
-                          "{h} 个头，N = {n_layers}，由 `python -m engine train --corpus en-es --out {file}` 从种子 0 "
-                          "训练得到（文件随应用提供）。它不使用侧边栏的预设、选项和修改过的权重；它没学过的词会得到"
+    "gen.m.trained_note": "一个学会了随应用提供的英语 → 西班牙语语料（{n} 个句对）的模型：{sizes}"
+                          "由 `python -m engine train --corpus en-es --out {file}` 从种子 0 训练得到（文件随应用提供）。"
+                          "它不使用侧边栏的预设、选项和修改过的权重；它没学过的词会得到"
                           "由随机种子决定的自己的权重。",
-    "gen.m.current_note": "其他各页显示的模型：侧边栏的预设、选项和修改过的权重（默认是博客的随机权重，什么也没学过："
-                          "生成的句子是随机的）。",
+    "gen.m.current_note": "其他各页显示的模型，即侧边栏所描述的模型。{model}",
+    "gen.m.untrained": "随机权重什么也没学过：生成的句子是随机的。",
     "gen.strategy": "解码策略",
     "gen.s.greedy": "贪心",
     "gen.s.temperature": "温度采样",
@@ -920,7 +1015,41 @@ ZH = {
     "sublayer.masked": "带掩码的自注意力",
     "sublayer.cross": "交叉注意力",
     "sublayer.ffn": "前馈网络",
-    "formulas.divisor": "论文除以 √d_k（这里是 √{d_k}）；这个模型的除数选项改为除以 {divisor}。",
+    "depart.badge": "与论文不同",
+    "depart.attn_divisor": "这个模型把注意力分数除以 {divisor}；论文除以 √d_k（这里是 √{d_k}）。博客除以 30，是因为除以 √3 "
+                           "时它的权重饱和为 0 和 1。",
+    "depart.attn_divisor.button": "像论文一样除以 √d_k",
+    "depart.pos_encoding.blog_table": "这是博客列出的表，经过手工舍入（cos(0.01) = 0.99995 写成 0.99），保留它是为了与博客给出的"
+                                      "数值一致；论文的正弦位置编码让第 2i 列和第 2i + 1 列共用指数 2i/d_model，并且不舍入。",
+    "depart.pos_encoding.blog": "这是博客的公式，每一列 j 有自己的指数 2j/d_model；论文的正弦位置编码让第 2i 列和第 2i + 1 列"
+                                "共用指数 2i/d_model。",
+    "depart.pos_encoding.learned": "这是一张可学习的表；论文加的是正弦位置编码（论文发现可学习的位置编码效果几乎相同）。",
+    "depart.pos_encoding.none": "这里没有位置编码；论文加上正弦位置编码。",
+    "depart.pos_encoding.button": "使用论文的正弦位置编码",
+    "depart.embed_scale": "这里嵌入没有乘以 √d_model，和博客一样；论文乘以它（第 3.4 节）。",
+    "depart.embed_scale.button": "像论文一样乘以 √d_model",
+    "depart.shared_embeddings": "这里源和目标各有一个嵌入表；论文共用一个（第 3.4 节）。",
+    "depart.shared_embeddings.button": "像论文一样共用一个嵌入表",
+    "depart.d_k": "每个头的宽度是 d_k = {d_k}（d_v = {d_v}），而 d_model = {d_model}、h = {h}；论文取 "
+                  "d_k = d_v = d_model / h，使 h 个头合起来正好是 d_model 宽。（博客的例子是 d_k = 3、d_model = 4、h = 2。）",
+    "depart.d_k.button": "使用 d_k = d_v = d_model / h = {width}",
+    "depart.attn_bias": "这里的投影加上了偏置 b^Q、b^K、b^V、b^O，和 PyTorch 的 nn.MultiheadAttention 一样；论文的公式中"
+                        "没有偏置。",
+    "depart.attn_bias.button": "像论文的公式一样去掉偏置",
+    "depart.norm_placement": "这是前置归一化 (Pre-Norm)：x + Sublayer(LayerNorm(x))，和 Annotated Transformer 一样；"
+                             "论文在残差连接之后归一化：LayerNorm(x + Sublayer(x))。",
+    "depart.norm_placement.button": "像论文一样使用后置归一化 (Post-Norm)",
+    "depart.layer_norm": "这里的层归一化除以 σ + ε，和博客的代码一样。论文没有写出层归一化的公式：它引用了 Ba 等人 (2016)，"
+                         "他们的形式 (x − μ)/√(σ² + ε) 也是 PyTorch 的 nn.LayerNorm 所用的。",
+    "depart.layer_norm.button": "除以 √(σ² + ε)（Ba 等人，PyTorch）",
+    "depart.activation": "这里的前馈网络用 GELU，和 BERT、GPT 一样；论文用 ReLU，max(0, x)。",
+    "depart.activation.button": "像论文一样使用 ReLU",
+    "depart.ffn_bias": "这里的前馈网络没有偏置；论文的 FFN(x) = max(0, xW₁ + b₁)W₂ + b₂ 有 b₁ 和 b₂。",
+    "depart.ffn_bias.button": "像论文一样加上偏置",
+    "depart.tied_output": "这里的输出层有自己的矩阵，和博客一样；论文复用嵌入矩阵的转置（第 3.4 节）。",
+    "depart.tied_output.button": "像论文一样复用嵌入矩阵",
+    "depart.no_paper_value": "这里 d_model 不能被 h 整除，没有哪个 d_k 能得到论文的形式：请选择能整除的规模。",
+    "depart.drops_weights": "训练或载入的权重只适用于它们自己的设置：点这个按钮会回到预设由随机种子生成的随机权重。",
     "formulas.side_by_side": "{h} 个头的 $W_i^Q$ 是同一个矩阵的切片：并排放在一起就是 $W^Q$，大小为 {d_model} × {width}"
                              "（d_model × h·d_k；论文取 d_k = d_model/h，所以是 d_model × d_model）。前向计算用 X 乘以"
                              "整个矩阵一次，再把乘积按头切开；第 {head} 个头的 {d_k} 列已标出。$W^K$ 和 $W^V$ 也是这样"

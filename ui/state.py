@@ -70,6 +70,12 @@ class AppState:
     def config(self) -> engine.Config:
         return configure(self.preset, **dict(self.overrides))
 
+    def with_settings(self, **changes) -> "AppState":
+        """The state with some Config fields set; the overrides keep only the fields that differ from the preset."""
+        base = engine.PRESETS[self.preset]
+        chosen = {**dict(self.overrides), **changes}
+        return self.replace(overrides=tuple(sorted((f, v) for f, v in chosen.items() if getattr(base, f) != v)))
+
     def with_edit(self, param: str, index: tuple, value: float) -> "AppState":
         edits = {(p, i): v for p, i, v in self.edits}
         edits[(param, tuple(index))] = float(value)

@@ -24,6 +24,7 @@ from .labels import loss_rows, param_axes, step_axes
 from .state import CACHE_HASH
 
 MAX_UPLOAD_MB = 50
+MAX_FILE_NAME = 80  # an uploaded file's name is recorded (and shown) up to this many characters
 CHART_EVERY = 20  # redraw the loss curve every this many steps while training
 NUMBERS = {  # setting: (widget, low, high, step)
     "steps": ("number", 10, 2000, 10), "batch_size": ("number", 1, 16, 1), "warmup": ("number", 1, 1000, 10),
@@ -186,8 +187,10 @@ def keep_interrupted_run():
     settings, model = partial["settings"], partial["model"]
     st.session_state["train.result"] = {**partial, "stopped": len(partial["losses"]) < settings.steps,
                                         "after": translations(model, pairs(settings.corpus))}
-    src, tgt = pairs(settings.corpus)[0]
-    context.adopt_model_later(model, src=src, tgt=tgt)
+    src, tgt = pairs(settings.corpus)[0]  # a sentence the model learned: the sidebar offers the learner's back
+    context.keep_text_until_restored(src, tgt)
+    context.adopt_model_later(model, {"kind": "trained", "corpus": settings.corpus, "steps": len(partial["losses"])},
+                              src=src, tgt=tgt)
     st.rerun()
 
 
@@ -254,7 +257,7 @@ def _on_upload():
         st.session_state["train.upload_error"] = t("train.upload_bad", name=uploaded.name,
                                                    error=context.refusal(t, error))
         return
-    context.adopt_model(model)
+    context.adopt_model(model, {"kind": "uploaded", "file": uploaded.name[:MAX_FILE_NAME]})
 
 
 def _check_unpacked_size(data: bytes) -> None:

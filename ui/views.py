@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from . import context
+from . import context, departures
 from .figures import heatmap
 from .format import arrow, bmatrix, bmatrix_around, difference, fmt, printed_width, table
 from .labels import (SEED_NOTES, description_key, indices, intro_keys, param_axes, param_key, param_tex, step_axes,
@@ -48,6 +48,7 @@ class _Drawn:
     def __init__(self):
         self.steps, self.notes, self.compare = [], None, None  # steps: (trace, name); compare: view.compare's answer
         self.page = None  # the page's name, which its intro gives
+        self.departures = set()  # the options whose departure from the paper the page has shown
 
     def note_nonfinite(self, ctx):
         bad = max((trace.nonfinite_through(name) for trace, name in self.steps), key=len, default=())
@@ -229,6 +230,7 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     st.markdown(f"##### {ctx.t(step_name_key(name))} · {ctx.t(description_key(name))}\n\n"
                 f":gray[:small[`{name}` · {shape}]]")  # one element, not two; the code's name for the API
     st.latex(ctx.t.math(s.formula))
+    paper_form((s.kind, name.rsplit(".", 1)[-1]), name)
     _editors(ctx, s, head, edits)
     axes = step_axes(trace, name)
     values = _slice(s.value, head)  # (rows, cols)
@@ -254,6 +256,31 @@ def _editors(ctx, s, head, edits):
         per_head = ctx.model.params[ref].ndim == 3 or param_key(ref) in ("b_Q", "b_K", "b_V")
         edit_param(ref, head=head if per_head else None, rows=None if ref in edits else used_rows,
                    one_cell=ref in edits)
+
+
+def paper_form(steps: tuple, key: str):
+    """Next to a formula: where the current settings make its steps (kinds or last names, ui.departures) depart from
+    the paper, what the paper does, and a button that sets the paper's value. Each option once per page."""
+    ctx, drawn = context.get(), _DRAWN.get()
+    for departure in departures.for_steps(steps, ctx.config):
+        if drawn is None or departure.field not in drawn.departures:
+            _departure_note(ctx, departure, key)
+        if drawn is not None:
+            drawn.departures.add(departure.field)
+
+
+def _departure_note(ctx, departure, key):
+    note, values = st.container(border=True), departures.values(ctx.config)
+    text = ctx.t(departures.text_key(departure, ctx.config), **values)
+    note.markdown(f":orange-badge[{ctx.t('depart.badge')}] {text}")
+    settings = departures.paper_settings(departure, ctx.config)
+    if settings is None:
+        note.caption(ctx.t("depart.no_paper_value"))
+        return
+    note.button(ctx.t(f"depart.{departure.field}.button", **values), key=f"paper.{departure.field}.{key}",
+                on_click=context.use_settings, args=(settings,))
+    if ctx.state.weights:
+        note.caption(ctx.t("depart.drops_weights"))
 
 
 def numbers(matrix, rows, cols, label=None, digits=6):

@@ -4,7 +4,8 @@ A link such as `?weights=3f2a9c0d81b7` opens the same weights in another browser
 `<id>.npz` (engine.checkpoint, no pickles) in a directory that every process of the machine shares, so a link
 works whichever process of a classroom server a student lands on; a few models also stay in memory so a rerun
 does not read the disk. The directory is bounded: the least recently used files go when it holds too many
-bytes or files, and a link to forgotten weights gets a note.
+bytes or files, and a link to forgotten weights gets a note. Beside each file, `<id>.json` records where the
+weights came from (trained here on which corpus for how many steps, or an uploaded file's name), for the app to say.
 
     TRANSFORMER_WEIGHTS_DIR        the directory (default: build/weights in this checkout)
     TRANSFORMER_WEIGHTS_MAX_MB     total size of its files (default 2048)
@@ -13,6 +14,7 @@ bytes or files, and a link to forgotten weights gets a note.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import tempfile
@@ -22,10 +24,16 @@ from collections import OrderedDict
 from pathlib import Path
 
 from engine import checkpoint
+from engine.corpus import CORPORA
 
 ID = re.compile(r"[0-9a-f]{12}")
 DEFAULT_DIR = Path(__file__).resolve().parent.parent / "build" / "weights"
+MAX_ORIGINS = 1000  # origins a process remembers of the weights it put (for those its disk could not keep)
 STALE_TEMP_SECONDS = 3600  # a temporary file this old was left by a process that died while writing
+ORIGIN_FIELDS = {  # where weights came from: trained on this server, uploaded, or the app's shipped trained model
+    "trained": {"kind": str, "corpus": str, "steps": int}, "uploaded": {"kind": str, "file": str},
+    "shipped": {"kind": str, "corpus": str},
+}
 
 
 def weights_id(model) -> str:
@@ -46,6 +54,7 @@ class WeightsStore:
         self.directory = Path(directory)
         self.max_bytes, self.max_files, self.memory = max_bytes, max_files, memory
         self._models: OrderedDict = OrderedDict()
+        self._origins: dict = {}  # id -> origin of the weights this process put, the oldest first
         self._lock = threading.Lock()
 
     @classmethod
@@ -54,18 +63,46 @@ class WeightsStore:
                    max_bytes=int(environ.get("TRANSFORMER_WEIGHTS_MAX_MB", 2048)) * 2**20,
                    max_files=int(environ.get("TRANSFORMER_WEIGHTS_MAX_FILES", 200)))
 
-    def put(self, model) -> str:
-        """Keep the model and return its id; if the disk cannot take it, it stays in this process only."""
+    def put(self, model, origin: dict | None = None) -> str:
+        """Keep the model and return its id; if the disk cannot take it, it stays in this process only. origin:
+        where the weights came from (ORIGIN_FIELDS), kept unless the same weights already have one."""
         key = weights_id(model)
         self._remember(key, model)
+        if origin is not None:
+            with self._lock:
+                self._origins.setdefault(key, origin)
+                while len(self._origins) > MAX_ORIGINS:
+                    self._origins.pop(next(iter(self._origins)))
         path = self._path(key)
         try:
             if not _touch(path):
                 self._write(path, model)
+            if origin is not None and not self._origin_path(key).exists():
+                self._origin_path(key).write_text(json.dumps(origin), encoding="utf-8")
             self._evict()
         except OSError:  # a full or read-only disk: the link works on this process only
             pass
         return key
+
+    def origin(self, key: str) -> dict | None:
+        """Where the weights of this id came from, or None if that was not recorded (or the record is unreadable)."""
+        if not ID.fullmatch(key):
+            return None
+        origin = self._origins.get(key)
+        if origin is None:  # put by another process
+            try:
+                origin = json.loads(self._origin_path(key).read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                return None
+        fields = ORIGIN_FIELDS.get(str(origin.get("kind"))) if isinstance(origin, dict) else None
+        if fields is None or set(origin) != set(fields) or any(
+                type(origin[name]) is not kind for name, kind in fields.items()):
+            return None
+        return origin if "corpus" not in origin or origin["corpus"] in CORPORA else None
+
+    def on_disk(self, key: str) -> bool:
+        """Whether the weights are in the shared directory (else only in the memory of the process that got them)."""
+        return bool(ID.fullmatch(key)) and self._path(key).is_file()
 
     def get(self, key: str):
         """The model with this id, or None if the id is malformed or the weights are not (or no longer) kept."""
@@ -88,12 +125,16 @@ class WeightsStore:
             model = None
         if model is None or weights_id(model) != key:  # truncated, corrupt or not what its name says
             path.unlink(missing_ok=True)
+            self._origin_path(key).unlink(missing_ok=True)
             return None
         self._remember(key, model)
         return model
 
     def _path(self, key: str) -> Path:
         return self.directory / f"{key}.npz"
+
+    def _origin_path(self, key: str) -> Path:
+        return self.directory / f"{key}.json"
 
     def _remember(self, key, model) -> None:
         with self._lock:
@@ -133,6 +174,7 @@ class WeightsStore:
             if total <= self.max_bytes and count <= self.max_files:
                 break
             Path(path).unlink(missing_ok=True)
+            Path(path).with_suffix(".json").unlink(missing_ok=True)
             total, count = total - size, count - 1
 
 

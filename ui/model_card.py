@@ -1,0 +1,30 @@
+"""The sentence that says which model is in use: its sizes and where its weights came from (pure: no Streamlit)."""
+from __future__ import annotations
+
+
+def describe(t, preset: str, seed: int, config, origin: dict | None, stored: bool) -> str:
+    """Sizes, then the weights' origin: the preset's random draw from the seed, or (stored: weights held by the
+    server) trained here, uploaded, the shipped trained model, or not recorded (ui.weights.ORIGIN_FIELDS)."""
+    sizes = model_sizes(t, config)
+    if not stored:
+        return t("model.card", sizes=sizes, origin=t(f"model.from.{preset}", seed=seed))
+    kind = origin["kind"] if origin else "unknown"
+    values = {"preset": t(f"preset.{preset}"), "seed": seed}
+    if kind in ("trained", "shipped"):
+        values["corpus"] = t(f"train.corpus.{origin['corpus']}")
+    if kind == "trained":
+        values["steps"] = origin["steps"]
+    if kind == "uploaded":
+        values["file"] = code(origin["file"])
+    return t("model.card", sizes=sizes, origin=t(f"model.from.{kind}", **values))
+
+
+
+def model_sizes(t, config) -> str:
+    return t("model.sizes", d_model=config.d_model, h=config.n_heads, d_k=config.d_k, d_ff=config.d_ff,
+             n_layers=config.n_layers)
+
+
+def code(text: str) -> str:
+    """Typed text (a file's name, a sentence) in a Markdown code span, so none of its Markdown is read."""
+    return f"`{text.replace('`', '')}`"
