@@ -617,17 +617,55 @@ def test_every_box_of_the_diagram_opens_a_page_of_the_navigation():
                        "dec_ffn", "dec_add_norm", "output"]
 
 
+TREE_LABELS = {"logp": "log P", "score": "score", "pruned": "{n} pruned", "best": "best: {token} {logp}"}
+
+
 def test_beam_tree_marks_kept_pruned_finished_and_best():
     model = engine.preset("paper", d_model=16, n_heads=2, d_ff=32, n_layers=1)
     search = beam_search(model, "good morning", width=2, max_len=3)
-    dot = generation.beam_tree(search, {"logp": "log P", "score": "score"})
-    assert dot.count(" -> ") == len(search.nodes) - 1
-    pruned = [n for n in search.nodes if not n.kept]
-    assert dot.count("dashed") == len(pruned)
+    figure = generation.beam_tree(search, TREE_LABELS).to_dict()
+    boxes = figure["layout"]["annotations"]
+    kept, pruned = [n for n in search.nodes if n.kept], [n for n in search.nodes if not n.kept]
+    assert len(boxes) == len(kept) + len({n.step for n in pruned})  # a step's pruned prefixes share one box
+    edges = {trace["line"]["color"]: trace["x"].count(None) for trace in figure["data"]}  # None ends a segment
     best_path = search.path(search.best.node)
-    assert dot.count('color="#d62728"') == len(best_path) - 1
-    assert f"score {search.best.score:.2f}" in dot
+    assert edges["#d62728"] == len(best_path) - 1 and sum(edges.values()) == len(search.nodes) - 1
+    assert sum(box["bordercolor"] == "#d62728" for box in boxes) == len(best_path)
+    assert any(f"score {search.best.score:.2f}" in box["text"] for box in boxes)
+    for step in {n.step for n in pruned}:
+        box = next(b for b in boxes if b["y"] == step and b["bgcolor"] == "#f2f2f2")
+        here = sorted((n for n in pruned if n.step == step), key=lambda n: -n.cum_logprob)
+        assert box["text"] == f"{len(here)} pruned<br>best: {here[0].token} {here[0].cum_logprob:.2f}"
+        assert box["hovertext"].count("<br>") == len(here) - 1
     assert generation.path_probs(search) == pytest.approx([np.exp(n.logprob) for n in best_path[1:]])
+
+
+def test_a_token_in_the_beam_tree_is_text_not_markup():
+    import dataclasses
+
+    search = beam_search(HELLO, "Hello World", width=2, max_len=2)
+    nodes = tuple(dataclasses.replace(n, token="<unk>") if n.step else n for n in search.nodes)
+    boxes = generation.beam_tree(dataclasses.replace(search, nodes=nodes), TREE_LABELS).to_dict()["layout"]["annotations"]
+    assert all("<unk>" not in box["text"] for box in boxes)
+    assert boxes[1]["text"].startswith("<b>&lt;unk&gt;</b> · p ") and "best: &lt;unk&gt; " in boxes[-1]["text"]
+
+
+@pytest.mark.parametrize("sizes, width", [({}, 3), ({"d_model": 16, "n_heads": 2, "d_ff": 32, "n_layers": 1}, 5)])
+def test_the_beam_tree_text_keeps_its_size_at_any_beam(sizes, width):
+    """The tree's text is drawn at TREE_FONT_PX (plotly does not scale text with the figure) and never crowded: a
+    row of at most width + 1 boxes in as many columns, a row per step. The graph it replaces shrank its text to ~5 px
+    on the paper preset to fit the page; the tree's shape is the same with the paper's random weights at a smaller
+    size, which runs in a fraction of the time (hello-world: the post's weights)."""
+    model = engine.preset("paper", **sizes) if sizes else HELLO
+    search = beam_search(model, "Hello World", width=width, max_len=10)
+    layout = generation.beam_tree(search, TREE_LABELS).to_dict()["layout"]
+    assert generation.TREE_FONT_PX >= 12 and {b["font"]["size"] for b in layout["annotations"]} == {generation.TREE_FONT_PX}
+    rows = {}
+    for box in layout["annotations"]:
+        rows.setdefault(box["y"], []).append(box["x"])
+    assert len(rows) == 11 and max(len(columns) for columns in rows.values()) == width + 1  # 10 steps and SOS
+    assert all(sorted(columns) == list(range(len(columns))) for columns in rows.values())  # one box per column
+    assert layout["xaxis"]["range"] == [-0.5, width + 0.5] and layout["height"] >= generation.TREE_ROW_PX * len(rows)
 
 
 # ---- figures ------------------------------------------------------------------------------------------------

@@ -325,9 +325,11 @@ EN = {
     "gen.score": "score",
     "gen.beam_best": "**Best sentence:** {text} — log P = {logp}, score = {score}",
     "gen.beam_legend": "Each box is a prefix with its log probability; where a sentence ends, also its "
-                       "length-normalised score. Edges carry the model's probability of the token. Dashed grey: "
-                       "pruned (not among the k best, k being the beam width); double border: finished with EOS; "
-                       "red: the best sentence's path.",
+                       "length-normalised score; p is the model's probability of its last token. Grey: the step's "
+                       "pruned prefixes (not among the k best, k being the beam width), all of them on hover; thick "
+                       "border: finished with EOS; red: the best sentence's path.",
+    "gen.pruned": "{n} pruned",
+    "gen.pruned_best": "best: {token} {logp}",
     "gen.col.rank": "rank",
     "gen.col.text": "sentence",
     "gen.col.length": "length",
@@ -748,8 +750,11 @@ ZH = {
     "gen.open_step": "在所有页面上显示这一步的前向计算",
     "gen.score": "得分",
     "gen.beam_best": "**最佳句子**：{text} —— log P = {logp}，得分 = {score}",
-    "gen.beam_legend": "每个方框是一个前缀及其对数概率；句子结束处还标出长度归一化后的得分。连线上的数字是模型给这个 "
-                       "token 的概率。灰色虚线：被剪枝（不在得分最高的 k 个之中，k 为束宽）；双边框：以 EOS 结束；红色：最佳句子的路径。",
+    "gen.beam_legend": "每个方框是一个前缀及其对数概率；句子结束处还标出长度归一化后的得分；p 是模型给它最后一个 "
+                       "token 的概率。灰色：这一步被剪枝的前缀（不在得分最高的 k 个之中，k 为束宽），鼠标悬停可看全部；"
+                       "粗边框：以 EOS 结束；红色：最佳句子的路径。",
+    "gen.pruned": "剪枝 {n} 个",
+    "gen.pruned_best": "最好：{token} {logp}",
     "gen.col.rank": "名次",
     "gen.col.text": "句子",
     "gen.col.length": "长度",
