@@ -580,18 +580,88 @@ def test_the_head_and_layer_pickers_keep_a_valid_choice_when_there_are_fewer():
     assert shown(at, engine_trace(d_k=2, d_v=2)["enc.0.attn.scores"][0])
 
 
+def drawn_steps(at):
+    return [STEP_HEADER.match(m.value)["name"] for m in at.markdown if STEP_HEADER.match(m.value)]
+
+
 def test_layers_are_numbered_from_1_on_screen_and_from_0_in_step_names():
     at = open_page("encoder_stack", cfg="n_layers:2")
     assert_clean(at)
-    assert [h.value for h in at.subheader] == ["Output of layer 1", "Output of layer 2: the stack's output"]
-    drawn = [STEP_HEADER.match(m.value)["name"] for m in at.markdown if STEP_HEADER.match(m.value)]
-    assert drawn == ["enc.0.ln2", "enc.out"]  # post-norm: the last layer's output is the stack's, drawn once
+    assert "**Output of layer 2: the stack's output**" in [m.value for m in at.markdown]
+    assert drawn_steps(at) == ["enc.out"]  # post-norm: the last layer's output is the stack's, drawn once
+    at.button_group(key="layer.enc_stack").set_value(0).run()  # the button "1"
+    assert "**Output of layer 1**" in [m.value for m in at.markdown] and drawn_steps(at) == ["enc.0.ln2"]
     assert "enc.0 is layer 1" in at.markdown[0].value
     goto(at, "add_norm")
     picker = at.button_group(key="layer.enc")
     assert picker.options == ["1", "2"] and picker.help == EN["ctl.layer_help"]
     picker.set_value(1).run()  # the button "2"
     assert ":gray[:small[`enc.1.ln1` · " in "".join(m.value for m in at.markdown)
+
+
+def chart_numbers(at, key):
+    """The numbers of a keyed heatmap as the browser gets them (a plotly.js typed array), rows by columns."""
+    import base64
+
+    chart = next(e for e in at.get("plotly_chart") if e.proto.id.endswith(f"-{key}"))
+    z = json.loads(chart.proto.spec)["data"][0]["z"]
+    shape = tuple(int(n) for n in z["shape"].split(","))
+    return np.frombuffer(base64.b64decode(z["bdata"]), np.dtype(z["dtype"])).reshape(shape)
+
+
+@pytest.mark.parametrize("stack, cfg", [("enc", "n_layers:3"), ("dec", "n_layers:2,norm_placement:pre")])
+def test_a_stack_page_shows_what_each_layer_changes_from_the_trace(stack, cfg):
+    """Positions down, layers across: the length of every row after each layer, how far each layer moved it and the
+    cosine of the turn, as NumPy computes them from the layers' outputs in the engine's trace."""
+    at = open_page({"enc": "encoder_stack", "dec": "decoder_stack"}[stack], cfg=cfg)
+    assert_clean(at)
+    n_layers = int(cfg.split(",")[0].split(":")[1])
+    trace = engine_trace(n_layers=n_layers, **({"norm_placement": "pre"} if "pre" in cfg else {}))
+    last = ("add" if "pre" in cfg else "ln") + ("2" if stack == "enc" else "3")
+    xs = [trace["src.input" if stack == "enc" else "tgt.input"]] + [trace[f"{stack}.{l}.{last}"] for l in range(n_layers)]
+    expected = {"norm": [np.linalg.norm(x, axis=1) for x in xs],
+                "change": [np.linalg.norm(b - a, axis=1) for a, b in zip(xs, xs[1:])],
+                "cosine": [np.sum(a * b, axis=1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+                           for a, b in zip(xs, xs[1:])]}
+    for measure in ("change", "cosine", "norm"):
+        at.button_group(key=f"{stack}.measure").set_value(measure).run()
+        np.testing.assert_allclose(chart_numbers(at, f"{stack}.{measure}"), np.array(expected[measure]).T)
+    assert [t.value for t in at.subheader] == ["What each layer changes", "One layer in detail"]
+
+
+@pytest.mark.parametrize("layer", [0, 1])
+def test_a_stack_page_names_where_each_head_looks_most_in_the_chosen_layer(layer):
+    at = open_page("decoder_stack", cfg="n_layers:2")
+    at.button_group(key="layer.dec_stack").set_value(layer).run()
+    assert_clean(at)
+    trace = engine_trace(n_layers=2)
+    masked, cross = (at.dataframe[i].value for i in range(2))
+    for frame, block, keys in ((masked, "self_attn", trace.tgt_tokens), (cross, "cross_attn", trace.src_tokens)):
+        weights = trace[f"dec.{layer}.{block}.weights"]  # (h, n_q, n_k)
+        assert list(frame[""]) == list(trace.tgt_tokens)  # the query positions
+        for h in range(weights.shape[0]):
+            assert list(frame[f"Head {h + 1}"]) == [f"{keys[int(np.argmax(row))]} · {fmt(row.max(), 3)}"
+                                                    for row in weights[h]]
+    assert masked["Head 1"][0] == "SOS · 1"  # the mask leaves SOS only itself to look at
+
+
+@pytest.mark.parametrize("placement", ["post", "pre"])
+@pytest.mark.parametrize("page", ["encoder_stack", "decoder_stack"])
+def test_a_stack_page_draws_no_tensor_twice(page, placement):
+    """hello-world has one layer: in post-norm its output (ln2, ln3) is the stack's output, drawn once as enc.out or
+    dec.out and said to be the same; in pre-norm the stack's output is one more LayerNorm, a tensor of its own."""
+    at = open_page(page, **({"cfg": "norm_placement:pre"} if placement == "pre" else {}))
+    assert_clean(at)
+    trace = engine_trace(**({"norm_placement": "pre"} if placement == "pre" else {}))
+    drawn = drawn_steps(at)
+    stack = page[:3]
+    assert drawn == ([f"{stack}.out"] if placement == "post" else [f"{stack}.0.add{2 if stack == 'enc' else 3}",
+                                                                    f"{stack}.out"])
+    assert not any(np.array_equal(trace[a], trace[b]) for i, a in enumerate(drawn) for b in drawn[i + 1:])
+    if placement == "post":
+        last = f"{stack}.0.ln{2 if stack == 'enc' else 3}"
+        assert f"{stack}.out is layer 1's output, {last}: the same numbers, drawn once." in [c.value for c in at.caption]
+        assert np.array_equal(trace[f"{stack}.out"], trace[last])
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

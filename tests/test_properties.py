@@ -276,3 +276,52 @@ def test_a_new_word_gets_the_same_numbers_in_every_sentence(name, new):
     np.testing.assert_allclose(trace["src.embed"][1], first.params["embed.src"][zebra_1] * np.sqrt(
         model.config.d_model if model.config.embed_scale else 1.0), rtol=1e-15)
     assert trace["probs"].shape[1] == len(first.vocab) and trace["probs"][:, first.vocab.id("<unk>")].max() == 0.0
+
+
+@pytest.mark.parametrize("placement", ["post", "pre"])
+@pytest.mark.parametrize("stack, last", [("enc", 2), ("dec", 3)])
+def test_a_stacks_layer_outputs_chain_its_input_to_its_output(stack, last, placement):
+    """x^(0) is what the first layer adds to (the embedded input), x^(l) what layer l + 1 adds to, and x^(N) is the
+    stack's output (post-norm) or what its final LayerNorm normalises (pre-norm)."""
+    from engine.layers import layer_outputs
+
+    trace = engine.preset("paper", norm_placement=placement, **SMALL).run("Hello World", "hola")
+    kind = "ln" if placement == "post" else "add"
+    names = layer_outputs(trace, stack)
+    assert names == [{"enc": "src.input", "dec": "tgt.input"}[stack]] + [f"{stack}.{l}.{kind}{last}" for l in range(2)]
+    assert trace.step(f"{stack}.1.add1").inputs[0] == names[1]
+    assert trace.step(f"{stack}.out").inputs[0] == names[-1]
+
+
+def test_layer_changes_are_the_norms_differences_and_cosines_of_the_rows():
+    from engine.layers import layer_changes
+
+    xs = np.array([[[3.0, 4.0], [1.0, 0.0]], [[0.0, 5.0], [0.0, 0.0]], [[0.0, -2.0], [2.0, 0.0]]])  # (N + 1, n, d)
+    changes = layer_changes(xs)
+    np.testing.assert_allclose(changes.norm, [[5, 1], [5, 0], [2, 2]])
+    np.testing.assert_allclose(changes.change, [[np.sqrt(9 + 1), 1], [7, 2]])
+    np.testing.assert_allclose(changes.cosine[0, 0], 20 / 25)
+    assert changes.cosine[1, 0] == -1 and np.isnan(changes.cosine[0, 1]) and np.isnan(changes.cosine[1, 1])
+
+
+def test_layer_changes_of_a_real_stack_match_numpys():
+    from engine.layers import layer_changes, layer_outputs
+
+    trace = engine.preset("paper", **SMALL).run("Hello World")
+    xs = [trace[name] for name in layer_outputs(trace, "enc")]
+    changes = layer_changes(xs)
+    for l in range(len(xs) - 1):
+        before, after = xs[l], xs[l + 1]
+        np.testing.assert_allclose(changes.change[l], [np.linalg.norm(a - b) for a, b in zip(after, before)])
+        np.testing.assert_allclose(changes.cosine[l], [a @ b / np.linalg.norm(a) / np.linalg.norm(b)
+                                                       for a, b in zip(after, before)])
+    np.testing.assert_allclose(changes.norm[1:], np.sqrt(SMALL["d_model"]), rtol=1e-4)  # LayerNorm, γ 1, β 0
+
+
+def test_attention_focus_is_each_rows_largest_weight_and_its_key():
+    from engine.layers import attention_focus
+
+    weights = np.array([[[0.2, 0.5, 0.3], [1.0, 0.0, 0.0]], [[0.1, 0.1, 0.8], [0.4, 0.4, 0.2]]])  # (h, n_q, n_k)
+    focus = attention_focus(weights)
+    assert focus.key.tolist() == [[1, 0], [2, 0]]  # a tie goes to the first key
+    np.testing.assert_allclose(focus.weight, [[0.5, 1.0], [0.8, 0.4]])

@@ -605,6 +605,67 @@ def test_the_architecture_diagram_changes_with_the_sizes_not_the_sentence():
         a["text"] for a in architecture(translator("zh"), model.run("Hello World")).to_dict()["layout"]["annotations"]]
 
 
+def _label_box(label, units_per_px):
+    """The rectangle (x0, x1, y0, y1), in axis units, that an annotation's text covers: 0.6 em per Latin character,
+    1 em per CJK one, 1.25 em per line, a font-size span's own size; turned a quarter by textangle ±90. Anchored as
+    the annotation says (xanchor; centred vertically)."""
+    lines = []
+    for line in label["text"].split("<br>"):
+        size = float(re.search(r"font-size:(\d+)px", line).group(1)) if "font-size" in line else label["font"]["size"]
+        text = re.sub(r"<[^>]+>", "", line)
+        lines.append((sum(1.0 if ord(ch) >= 0x2E80 else 0.6 for ch in text) * size, 1.25 * size))
+    width, height = max(w for w, _ in lines), sum(h for _, h in lines)
+    if abs(label.get("textangle", 0)) == 90:
+        width, height = height, width
+    w, h = width * units_per_px[0], height * units_per_px[1]
+    x0 = {"left": label["x"], "right": label["x"] - w}.get(label["xanchor"], label["x"] - w / 2)
+    return x0, x0 + w, label["y"] - h / 2, label["y"] + h / 2
+
+
+def _crosses(segment, box, samples=400):
+    (ax, ay), (hx, hy) = segment
+    x0, x1, y0, y1 = box
+    return any(x0 < ax + (hx - ax) * k / samples < x1 and y0 < ay + (hy - ay) * k / samples < y1
+               for k in range(samples + 1))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("preset", ["hello-world", "paper"])
+@pytest.mark.parametrize("width_px", [320, 360, 480, 640, 900, 1200])
+def test_no_arrow_of_the_diagram_crosses_a_label(preset, lang, width_px):
+    """At any width the overview's column gives the figure (480 px at 1280 x 720; 320 px when a projector zooms the
+    page to 150 %), every arrow misses every text (the words in the boxes, the inputs' names under them and the
+    stacks' "× N" beside their frames), and every text is inside the figure."""
+    from ui.diagram import architecture
+
+    layout = architecture(translator(lang), engine.preset(preset).run("Hello World", "hola")).to_dict()["layout"]
+    (left, right), (bottom, top) = layout["xaxis"]["range"], layout["yaxis"]["range"]
+    margin = layout["margin"]
+    units_per_px = ((right - left) / (width_px - margin["l"] - margin["r"]),
+                    (top - bottom) / (layout["height"] - margin["t"] - margin["b"]))
+    arrows = [((a["ax"], a["ay"]), (a["x"], a["y"])) for a in layout["annotations"] if a["showarrow"]]
+    labels = [a for a in layout["annotations"] if not a["showarrow"]]
+    assert len(arrows) >= 14 and any("× 1" in a["text"] or "× 6" in a["text"] for a in labels)
+    crossed = [(a["text"], arrow) for a in labels for arrow in arrows if _crosses(arrow, _label_box(a, units_per_px))]
+    assert crossed == []
+    inside = (left - margin["l"] * units_per_px[0], right + margin["r"] * units_per_px[0])
+    assert [a["text"] for a in labels if not inside[0] <= _label_box(a, units_per_px)[0]
+            or not _label_box(a, units_per_px)[1] <= inside[1]] == []  # no text cut off at the figure's sides
+
+
+def test_the_stack_labels_sit_outside_their_frames():
+    """The paper's figure writes N× beside each stack: left of the encoder, right of the decoder."""
+    from ui.diagram import architecture
+
+    layout = architecture(translator("en"), HELLO.run("Hello World")).to_dict()["layout"]
+    frames = [shape for shape in layout["shapes"] if shape["line"].get("dash") == "dash"]
+    encoder, decoder = (next(a for a in layout["annotations"] if a["text"] == f"{name} × 1")
+                        for name in ("Encoder", "Decoder"))
+    assert encoder["xanchor"] == "right" and encoder["x"] < frames[0]["x0"]
+    assert decoder["xanchor"] == "left" and decoder["x"] > frames[1]["x1"]
+    assert frames[0]["y0"] < encoder["y"] < frames[0]["y1"] and frames[1]["y0"] < decoder["y"] < frames[1]["y1"]
+
+
 def test_every_box_of_the_diagram_opens_a_page_of_the_navigation():
     from ui.diagram import architecture
 
@@ -675,17 +736,55 @@ def test_step_pages_link_to_their_neighbours_in_the_order_data_flows():
     assert neighbours("overview") is None and neighbours("dropout") is None and neighbours("generate") is None
 
 
+TREE_LABELS = {"logp": "log P", "score": "score", "pruned": "{n} pruned", "best": "best: {token} {logp}"}
+
+
 def test_beam_tree_marks_kept_pruned_finished_and_best():
     model = engine.preset("paper", d_model=16, n_heads=2, d_ff=32, n_layers=1)
     search = beam_search(model, "good morning", width=2, max_len=3)
-    dot = generation.beam_tree(search, {"logp": "log P", "score": "score"})
-    assert dot.count(" -> ") == len(search.nodes) - 1
-    pruned = [n for n in search.nodes if not n.kept]
-    assert dot.count("dashed") == len(pruned)
+    figure = generation.beam_tree(search, TREE_LABELS).to_dict()
+    boxes = figure["layout"]["annotations"]
+    kept, pruned = [n for n in search.nodes if n.kept], [n for n in search.nodes if not n.kept]
+    assert len(boxes) == len(kept) + len({n.step for n in pruned})  # a step's pruned prefixes share one box
+    edges = {trace["line"]["color"]: trace["x"].count(None) for trace in figure["data"]}  # None ends a segment
     best_path = search.path(search.best.node)
-    assert dot.count('color="#d62728"') == len(best_path) - 1
-    assert f"score {search.best.score:.2f}" in dot
+    assert edges["#d62728"] == len(best_path) - 1 and sum(edges.values()) == len(search.nodes) - 1
+    assert sum(box["bordercolor"] == "#d62728" for box in boxes) == len(best_path)
+    assert any(f"score {search.best.score:.2f}" in box["text"] for box in boxes)
+    for step in {n.step for n in pruned}:
+        box = next(b for b in boxes if b["y"] == step and b["bgcolor"] == "#f2f2f2")
+        here = sorted((n for n in pruned if n.step == step), key=lambda n: -n.cum_logprob)
+        assert box["text"] == f"{len(here)} pruned<br>best: {here[0].token} {here[0].cum_logprob:.2f}"
+        assert box["hovertext"].count("<br>") == len(here) - 1
     assert generation.path_probs(search) == pytest.approx([np.exp(n.logprob) for n in best_path[1:]])
+
+
+def test_a_token_in_the_beam_tree_is_text_not_markup():
+    import dataclasses
+
+    search = beam_search(HELLO, "Hello World", width=2, max_len=2)
+    nodes = tuple(dataclasses.replace(n, token="<unk>") if n.step else n for n in search.nodes)
+    boxes = generation.beam_tree(dataclasses.replace(search, nodes=nodes), TREE_LABELS).to_dict()["layout"]["annotations"]
+    assert all("<unk>" not in box["text"] for box in boxes)
+    assert boxes[1]["text"].startswith("<b>&lt;unk&gt;</b> · p ") and "best: &lt;unk&gt; " in boxes[-1]["text"]
+
+
+@pytest.mark.parametrize("sizes, width", [({}, 3), ({"d_model": 16, "n_heads": 2, "d_ff": 32, "n_layers": 1}, 5)])
+def test_the_beam_tree_text_keeps_its_size_at_any_beam(sizes, width):
+    """The tree's text is drawn at TREE_FONT_PX (plotly does not scale text with the figure) and never crowded: a
+    row of at most width + 1 boxes in as many columns, a row per step. The graph it replaces shrank its text to ~5 px
+    on the paper preset to fit the page; the tree's shape is the same with the paper's random weights at a smaller
+    size, which runs in a fraction of the time (hello-world: the post's weights)."""
+    model = engine.preset("paper", **sizes) if sizes else HELLO
+    search = beam_search(model, "Hello World", width=width, max_len=10)
+    layout = generation.beam_tree(search, TREE_LABELS).to_dict()["layout"]
+    assert generation.TREE_FONT_PX >= 12 and {b["font"]["size"] for b in layout["annotations"]} == {generation.TREE_FONT_PX}
+    rows = {}
+    for box in layout["annotations"]:
+        rows.setdefault(box["y"], []).append(box["x"])
+    assert len(rows) == 11 and max(len(columns) for columns in rows.values()) == width + 1  # 10 steps and SOS
+    assert all(sorted(columns) == list(range(len(columns))) for columns in rows.values())  # one box per column
+    assert layout["xaxis"]["range"] == [-0.5, width + 0.5] and layout["height"] >= generation.TREE_ROW_PX * len(rows)
 
 
 # ---- figures ------------------------------------------------------------------------------------------------

@@ -5,15 +5,19 @@ these with their stack ("enc" or "dec")."""
 import streamlit as st
 
 from engine import attention as att
+from engine import layers
 
 from . import context, views
 from .figures import heatmap
+from .format import arrow, fmt
 from .formulas import attention_equations, mark_head, side_by_side_tex
-from .labels import indices
+from .labels import indices, step_axes
 from .state import CACHE_HASH
 
 SUBLAYERS = {"enc": ("self_attn", "ffn"), "dec": ("masked", "cross", "ffn")}  # catalog keys sublayer.*, in order
 WQ_ROWS = 16  # a W^Q too big to write out is drawn as a heatmap of its first rows (512 x 512 is 2 MB to send)
+STACK_ATTENTION = {"enc": {"attn": "self_attn"}, "dec": {"self_attn": "masked", "cross_attn": "cross"}}  # block: sublayer
+MEASURES = {"change": layers.CHANGE_TEX, "cosine": layers.COSINE_TEX, "norm": layers.NORM_TEX}  # catalog stack.*
 DROPOUTS = {  # where training drops cells, in the order of the pass: step -> (what, of which sub-layer) or None
     "src": {"src.dropout": None}, "tgt": {"tgt.dropout": None},
     "enc": {"attn.dropout": ("weights", "self_attn"), "drop1": ("output", "self_attn"), "drop2": ("output", "ffn")},
@@ -74,17 +78,56 @@ def ffn(stack: str, layer: int, key: str):
 
 
 def stack_output(stack: str):
-    """Each layer's output, then the stack's (the last layer's, or its final LayerNorm in pre-norm)."""
+    """What each layer changes, all layers at a glance; then one layer: where its heads look, and its output in full
+    (the last layer's with the stack's, which in post-norm is the same tensor, drawn once)."""
     ctx = context.get()
-    k = len(SUBLAYERS[stack])
-    post, n = ctx.config.norm_placement == "post", ctx.config.n_layers
-    last = f"ln{k}" if post else f"add{k}"
-    for layer in range(n - post):  # post-norm: the last layer's output is the stack's, drawn once (below)
-        st.subheader(ctx.t("stack.layer_output", l=layer + 1))  # layers are numbered from 1, steps from 0
-        views.step(f"{stack}.{layer}.{last}", drill=False)
-    if post:
-        st.subheader(ctx.t("stack.last_output", l=n))
-    views.step(f"{stack}.out")
+    names = layers.layer_outputs(ctx.trace, stack)
+    _layer_changes(ctx, stack, names)
+    st.subheader(ctx.t("stack.one_layer"))
+    layer = views.layer_picker(f"layer.{stack}_stack", default=ctx.config.n_layers - 1)
+    for block, sublayer in STACK_ATTENTION[stack].items():
+        _attention_focus(ctx, f"{stack}.{layer}.{block}", sublayer)
+    _layer_output(ctx, stack, names, layer)
+
+
+def _layer_changes(ctx, stack, names):
+    """One measure (engine.layers) per position and layer, as a heatmap with its numbers: positions down, layers
+    across."""
+    st.subheader(ctx.t("stack.changes"))
+    measure = _choice(f"{stack}.measure", ctx.t("stack.measure"), list(MEASURES), lambda m: ctx.t(f"stack.{m}"))
+    values = getattr(layers.layer_changes([ctx.trace[name] for name in names]), measure)  # (layers, positions)
+    st.latex(MEASURES[measure])
+    st.caption(ctx.t(f"stack.{measure}_note"))
+    first = 0 if measure == "norm" else 1  # x^(0), the input, has a length but no change
+    columns = [ctx.t("view.input") if l == 0 else ctx.t("stack.layer", l=l) for l in range(first, len(names))]
+    st.plotly_chart(heatmap(values.T, step_axes(ctx.trace, names[0])[0], columns), key=f"{stack}.{measure}",
+                    config={"displayModeBar": False}, width=views._chart_width(len(columns)))
+
+
+def _attention_focus(ctx, block, sublayer):
+    """Per query position and head: the key it weighs most, and that weight."""
+    focus = layers.attention_focus(ctx.trace[f"{block}.weights"])
+    queries, keys = step_axes(ctx.trace, f"{block}.weights")[1:]
+    st.markdown(f"**{ctx.t('stack.focus', sublayer=ctx.t(f'sublayer.{sublayer}'))}**")
+    st.caption(ctx.t("stack.focus_note_masked" if sublayer == "masked" else "stack.focus_note", k=len(keys),
+                     even=fmt(1 / len(keys), 3)))
+    heads = {f"{ctx.t('view.head')} {h + 1}": [f"{keys[k]} · {fmt(w, 3)}" for k, w in zip(key, weight)]
+             for h, (key, weight) in enumerate(zip(*focus))}
+    st.dataframe(arrow({"": queries, **heads}), hide_index=True,
+                 column_config={"": st.column_config.TextColumn(pinned=True)})  # the query positions
+
+
+def _layer_output(ctx, stack, names, layer):
+    """The layer's output; the last layer's is followed by the stack's, or is it (post-norm)."""
+    n, post = ctx.config.n_layers, ctx.config.norm_placement == "post"
+    if layer < n - 1 or not post:
+        st.markdown(f"**{ctx.t('stack.layer_output', l=layer + 1)}**")
+        views.step(names[layer + 1], drill=False)
+    if layer == n - 1:
+        st.markdown(f"**{ctx.t('stack.last_output' if post else 'stack.final_norm', l=n)}**")
+        st.caption(ctx.t("stack.same" if post else "stack.final_norm_note", out=f"{stack}.out", l=n,
+                         name=names[-1]))
+        views.step(f"{stack}.out")
 
 
 @st.cache_resource(max_entries=16, show_spinner=False, hash_funcs=CACHE_HASH)

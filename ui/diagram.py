@@ -9,6 +9,8 @@ from .i18n import plain_math
 
 BOX_W, BOX_H = 0.86, 0.64  # in axis units: the two stacks are 1 apart, the levels too
 LAYER_TOP, STACK_OUT = 8.5, 9.3  # the top of a layer's dashed frame, and the level of a stack's output above it
+ENCODER, DECODER = (0, 2.5, LAYER_TOP), (1, 2.5, LAYER_TOP)  # a stack's column, and the bottom and top of its frame
+FRAME = 0.49  # the frame's half width
 FILL, LINE, TEXT = "#eef4fb", "#4a6fa5", "#1f2937"
 
 
@@ -33,12 +35,12 @@ def architecture(t, trace) -> Chart:
     (its customdata is the box's page)."""
     c, placed = trace.model.config, boxes(trace)
     titles = {page: plain_math(t(f"page.{page}")) for page, *_ in placed}  # plotly writes no LaTeX here
-    shapes = [_cluster(0, 2.5, LAYER_TOP), _cluster(1, 2.5, LAYER_TOP)] + [_box(x, y) for _, x, y, _ in placed]
+    shapes = [_cluster(*ENCODER), _cluster(*DECODER)] + [_box(x, y) for _, x, y, _ in placed]
     labels = [_text(x, y, titles[page] + (f"<br><span style='font-size:10px'>{size}</span>" if size else ""))
               for page, x, y, size in placed]
     labels += [_text(0, 0, t("overview.src")), _text(1, 0, t("overview.tgt")),
-               _text(-0.43, LAYER_TOP + 0.25, f"{t('section.encoder')} × {c.n_layers}", "left"),
-               _text(0.57, LAYER_TOP + 0.25, f"{t('section.decoder')} × {c.n_layers}", "left")]
+               _beside(ENCODER, f"{t('section.encoder')} × {c.n_layers}", -1),
+               _beside(DECODER, f"{t('section.decoder')} × {c.n_layers}", 1)]
     pages, ends = [page for page, *_ in placed], [(x, y) for _, x, y, _ in placed]
     arrows = [_arrow(ends[i], ends[i + 1]) for i in range(len(ends) - 1) if ends[i][0] == ends[i + 1][0]]
     arrows += [_arrow((0, 0), ends[pages.index("tokens")]), _arrow((1, 0), ends[pages.index("decoder_input")]),
@@ -49,7 +51,7 @@ def architecture(t, trace) -> Chart:
     axis = {"visible": False, "fixedrange": True}
     layout = {"height": 720, "margin": MARGIN, "shapes": shapes, "annotations": labels + arrows, "dragmode": False,
               "clickmode": "event+select", "hovermode": "closest", "hoverdistance": 100,
-              "xaxis": {**axis, "range": [-0.55, 1.55]}, "yaxis": {**axis, "range": [-0.4, STACK_OUT + 1.7]}}
+              "xaxis": {**axis, "range": [-0.62, 1.62]}, "yaxis": {**axis, "range": [-0.4, STACK_OUT + 1.7]}}
     return Chart([click], layout)
 
 
@@ -59,12 +61,20 @@ def _box(x, y) -> dict:
 
 
 def _cluster(x, bottom, top) -> dict:
-    return {"type": "rect", "x0": x - 0.49, "x1": x + 0.49, "y0": bottom, "y1": top, "line": {"dash": "dash",
+    return {"type": "rect", "x0": x - FRAME, "x1": x + FRAME, "y0": bottom, "y1": top, "line": {"dash": "dash",
             "color": "#888", "width": 1}, "layer": "below"}
 
 
 def _text(x, y, text, align="center") -> dict:
     return {"x": x, "y": y, "text": text, "showarrow": False, "xanchor": align, "font": {"size": 12, "color": TEXT}}
+
+
+def _beside(stack, text, side) -> dict:
+    """A stack's "× N" outside its frame, left of the encoder (side -1) and right of the decoder (+1), as in the
+    paper's figure, read along the frame: no arrow runs there, however narrow the figure."""
+    x, bottom, top = stack
+    return {**_text(x + side * (FRAME + 0.02), (bottom + top) / 2, text, "right" if side < 0 else "left"),
+            "textangle": 90 * side}
 
 
 def _arrow(tail, head) -> dict:

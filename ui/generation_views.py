@@ -204,7 +204,7 @@ def beam(search):
     ctx = context.get()
     best = search.best
     st.markdown(ctx.t("gen.beam_best", text=best.text or "∅", logp=f"{best.logprob:.4f}", score=f"{best.score:.4f}"))
-    st.graphviz_chart(generation.beam_tree(search, {"logp": "log P", "score": ctx.t("gen.score")}), width="stretch")
+    _tree(ctx, search, "gen.tree")
     st.caption(ctx.t("gen.beam_legend"))
     hypotheses = search.hypotheses
     st.dataframe(arrow({ctx.t("gen.col.rank"): range(1, len(hypotheses) + 1),
@@ -213,6 +213,11 @@ def beam(search):
                         ctx.t("gen.col.length"): [len(h.tokens) for h in hypotheses],
                         ctx.t("gen.score"): [round(h.score, 4) for h in hypotheses],
                         ctx.t("gen.col.finished"): ["✓" if h.finished else "" for h in hypotheses]}), hide_index=True)
+
+
+def _tree(ctx, search, key):
+    labels = {"logp": "log P", "score": ctx.t("gen.score"), "pruned": ctx.t("gen.pruned"), "best": ctx.t("gen.pruned_best")}
+    st.plotly_chart(generation.beam_tree(search, labels), key=key, config={"displayModeBar": False})
 
 
 # ---- greedy vs beam ----------------------------------------------------------------------------------------
@@ -229,7 +234,7 @@ def disagreement():
     st.markdown(ctx.t("gen.compare_why", greedy=_with_probs(greedy.tokens, [s.prob for s in greedy.steps]),
                       beam=_with_probs(search.best.tokens, generation.path_probs(search)),
                       lg=f"{greedy.logprob:.3f}", lb=f"{search.best.logprob:.3f}"))
-    st.graphviz_chart(generation.beam_tree(search, {"logp": "log P", "score": ctx.t("gen.score")}), width="stretch")
+    _tree(ctx, search, "gen.compare_tree")
     st.button(ctx.t("gen.compare_open"), key="gen.compare_open", on_click=_open_example)
 
 

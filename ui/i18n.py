@@ -408,9 +408,11 @@ EN = {
     "gen.score": "score",
     "gen.beam_best": "**Best sentence:** {text} — log P = {logp}, score = {score}",
     "gen.beam_legend": "Each box is a prefix with its log probability; where a sentence ends, also its "
-                       "length-normalised score. Edges carry the model's probability of the token. Dashed grey: "
-                       "pruned (not among the k best, k being the beam width); double border: finished with EOS; "
-                       "red: the best sentence's path.",
+                       "length-normalised score; p is the model's probability of its last token. Grey: the step's "
+                       "pruned prefixes (not among the k best, k being the beam width), all of them on hover; thick "
+                       "border: finished with EOS; red: the best sentence's path.",
+    "gen.pruned": "{n} pruned",
+    "gen.pruned_best": "best: {token} {logp}",
     "gen.col.rank": "rank",
     "gen.col.text": "sentence",
     "gen.col.length": "length",
@@ -487,9 +489,33 @@ EN = {
     "train.download": "Download the weights (.npz)",
     "train.upload": "Load weights (.npz)",
     "train.upload_bad": "{name} could not be loaded: {error}",
-    # encoder stack
+    # encoder and decoder stacks
+    "stack.changes": "What each layer changes",
+    "stack.measure": "Measure",
+    "stack.change": "Change",
+    "stack.cosine": "Direction kept (cosine)",
+    "stack.norm": "Length",
+    "stack.change_note": "How far layer l moves each position's vector: the length of its output minus its input, "
+                         "$x^{(l)} - x^{(l-1)}$. Small where the layer lets a token through almost as it was, large "
+                         "where it rewrites it.",
+    "stack.cosine_note": "The cosine between each position's vector after layer l and before it: 1 where the layer "
+                         "kept its direction, 0 where it turned it at right angles, −1 where it reversed it. NaN: a "
+                         "vector of zeros has no direction.",
+    "stack.norm_note": "The length of each position's vector: the stack's input, then each layer's output.",
+    "stack.layer": "Layer {l}",
+    "stack.one_layer": "One layer in detail",
+    "stack.focus": "{sublayer}: where each position looks most",
+    "stack.focus_note": "Per head, the token each position gives its largest attention weight, and that weight. "
+                        "Spread evenly over the {k} tokens, every weight would be {even}.",
+    "stack.focus_note_masked": "Per head, the token each position gives its largest attention weight, and that "
+                               "weight. The mask lets position i (from 0) see the first i + 1 tokens only: spread "
+                               "evenly, every weight would be 1/(i + 1).",
     "stack.layer_output": "Output of layer {l}",
     "stack.last_output": "Output of layer {l}: the stack's output",
+    "stack.same": "{out} is layer {l}'s output, {name}: the same numbers, drawn once.",
+    "stack.final_norm": "The stack's output",
+    "stack.final_norm_note": "Pre-norm: {out} is one more LayerNorm of layer {l}'s output ({name}), with its own γ "
+                             "and β.",
     # decoder pages, dropout, the whole attention equations
     "page.dec_add_norm": "Add & LayerNorm",
     "page.dec_ffn": "Feed-forward",
@@ -922,8 +948,11 @@ ZH = {
     "gen.open_step": "在所有页面上显示这一步的前向计算",
     "gen.score": "得分",
     "gen.beam_best": "**最佳句子**：{text} —— log P = {logp}，得分 = {score}",
-    "gen.beam_legend": "每个方框是一个前缀及其对数概率；句子结束处还标出长度归一化后的得分。连线上的数字是模型给这个 "
-                       "token 的概率。灰色虚线：被剪枝（不在得分最高的 k 个之中，k 为束宽）；双边框：以 EOS 结束；红色：最佳句子的路径。",
+    "gen.beam_legend": "每个方框是一个前缀及其对数概率；句子结束处还标出长度归一化后的得分；p 是模型给它最后一个 "
+                       "token 的概率。灰色：这一步被剪枝的前缀（不在得分最高的 k 个之中，k 为束宽），鼠标悬停可看全部；"
+                       "粗边框：以 EOS 结束；红色：最佳句子的路径。",
+    "gen.pruned": "剪枝 {n} 个",
+    "gen.pruned_best": "最好：{token} {logp}",
     "gen.col.rank": "名次",
     "gen.col.text": "句子",
     "gen.col.length": "长度",
@@ -992,8 +1021,28 @@ ZH = {
     "train.download": "下载权重（.npz）",
     "train.upload": "载入权重（.npz）",
     "train.upload_bad": "无法载入 {name}：{error}",
+    "stack.changes": "每一层改变了什么",
+    "stack.measure": "度量",
+    "stack.change": "改变量",
+    "stack.cosine": "方向的保持（余弦）",
+    "stack.norm": "长度",
+    "stack.change_note": "第 l 层把每个位置的向量移动了多远：它的输出减去输入（$x^{(l)} - x^{(l-1)}$）的长度。"
+                         "这一层几乎原样放过一个 token 时小，改写它时大。",
+    "stack.cosine_note": "每个位置的向量在第 l 层之后与之前的余弦：1 表示这一层保持了它的方向，0 表示把它转了直角，"
+                         "−1 表示把它反了过来。NaN：全为 0 的向量没有方向。",
+    "stack.norm_note": "每个位置的向量的长度：先是堆叠的输入，然后是每一层的输出。",
+    "stack.layer": "第 {l} 层",
+    "stack.one_layer": "单独看一层",
+    "stack.focus": "{sublayer}：每个位置最关注哪里",
+    "stack.focus_note": "每个头中，每个位置注意力权重最大的 token，以及这个权重。如果平均分给 {k} 个 token，"
+                        "每个权重都是 {even}。",
+    "stack.focus_note_masked": "每个头中，每个位置注意力权重最大的 token，以及这个权重。掩码让位置 i（从 0 开始）"
+                               "只能看到前 i + 1 个 token：平均分配时，每个权重都是 1/(i + 1)。",
     "stack.layer_output": "第 {l} 层的输出",
     "stack.last_output": "第 {l} 层的输出：整个堆叠的输出",
+    "stack.same": "{out} 就是第 {l} 层的输出 {name}：同一组数，只画一次。",
+    "stack.final_norm": "整个堆叠的输出",
+    "stack.final_norm_note": "前置归一化：{out} 是对第 {l} 层的输出（{name}）再做一次层归一化，有自己的 γ 和 β。",
     # 解码器各页、dropout、完整的注意力公式
     "page.dec_add_norm": "残差连接与层归一化",
     "page.dec_ffn": "前馈网络",

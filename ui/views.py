@@ -133,11 +133,11 @@ def _notes(ctx):
         st.error(error)
 
 
-def layer_picker(key: str) -> int:
+def layer_picker(key: str, default: int = 0) -> int:
     ctx = context.get()
     if ctx.config.n_layers == 1:
         return 0
-    return _picker(key, ctx.t("ctl.layer"), [str(layer + 1) for layer in range(ctx.config.n_layers)],
+    return _picker(key, ctx.t("ctl.layer"), [str(layer + 1) for layer in range(ctx.config.n_layers)], default,
                    collapsed=False, help=ctx.t("ctl.layer_help"))  # layer 1 is enc.0: the picker gives the index
 
 

@@ -1,0 +1,55 @@
+"""What each layer of a stack does, in numbers read from a forward pass: the length of every position's vector
+after each layer, the change a layer makes to it, and where each attention head looks most. The stack pages
+show these; the layers' full matrices are steps of the trace."""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+SUBLAYERS = {"enc": 2, "dec": 3}  # sub-layers per layer of each stack; a layer's output is its last one's
+NORM_TEX = r"\lVert x^{(l)}_i \rVert = \sqrt{\textstyle\sum_j \big(x^{(l)}_{ij}\big)^2}"
+CHANGE_TEX = r"\lVert x^{(l)}_i - x^{(l-1)}_i \rVert"
+COSINE_TEX = (r"\cos\big(x^{(l)}_i, x^{(l-1)}_i\big) = "
+              r"\frac{x^{(l)}_i \cdot x^{(l-1)}_i}{\lVert x^{(l)}_i \rVert \, \lVert x^{(l-1)}_i \rVert}")
+TOP_WEIGHT_TEX = r"\max_j A_{ij}"
+
+
+class Changes(NamedTuple):
+    """Row i of layer l: norm[l] its length (l = 0 is the stack's input), change[l - 1] the length of what layer l
+    added to it, cosine[l - 1] the cosine between the row after and before layer l (NaN for a zero row)."""
+    norm: np.ndarray  # (N + 1, n)
+    change: np.ndarray  # (N, n)
+    cosine: np.ndarray  # (N, n)
+
+
+class Focus(NamedTuple):
+    """Per head and query row: the key with the largest attention weight, and that weight."""
+    key: np.ndarray  # (h, n_q), positions of keys
+    weight: np.ndarray  # (h, n_q)
+
+
+def layer_outputs(trace, stack: str) -> list[str]:
+    """The names of x^(0), the stack's input, and x^(1) ... x^(N), each layer's output: its last LayerNorm
+    (post-norm) or its last residual sum (pre-norm)."""
+    c = trace.model.config
+    last = ("ln" if c.norm_placement == "post" else "add") + str(SUBLAYERS[stack])
+    first = trace.step(f"{stack}.0.add1").inputs[0]  # both placements add a layer's input to its first sub-layer
+    return [first] + [f"{stack}.{layer}.{last}" for layer in range(c.n_layers)]
+
+
+def layer_changes(xs) -> Changes:
+    """xs: the stack's input then each layer's output, (N + 1, n, d_model)."""
+    xs = np.asarray(xs, dtype=float)
+    norm = np.linalg.norm(xs, axis=-1)  # (N + 1, n)
+    change = np.linalg.norm(np.diff(xs, axis=0), axis=-1)  # (N, n)
+    with np.errstate(all="ignore"):  # a row of zeros has no direction: its cosine is NaN
+        cosine = np.sum(xs[1:] * xs[:-1], axis=-1) / (norm[1:] * norm[:-1])  # (N, n)
+    return Changes(norm, change, cosine)
+
+
+def attention_focus(weights) -> Focus:
+    """weights: attention weights (h, n_q, n_k), each row summing to 1."""
+    weights = np.asarray(weights, dtype=float)
+    key = np.argmax(weights, axis=-1)  # (h, n_q)
+    return Focus(key, np.take_along_axis(weights, key[..., None], axis=-1)[..., 0])  # (h, n_q)
