@@ -284,6 +284,24 @@ def test_a_teachers_link_shows_a_chinese_student_the_same_head_step_and_cell(ser
     assert student.url == link, "the student's own link is the teacher's"
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_copy_link_button_copies_what_the_page_shows(server, new_page, lang):
+    page = new_page(lang)
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server)
+    page.goto(url(server, "qkv", step="v"))
+    settle(page)
+    catalog = EN if lang == "en" else ZH
+    page.get_by_role("tab", name=f"{catalog['view.head']} 2", exact=True).click()
+    page.wait_for_url(re.compile(r"head=2"), timeout=30_000)
+    settle(page)
+    copy = page.locator(".st-key-copy_link")
+    copy.get_by_role("button", name=catalog["ctl.share"], exact=True).click()
+    expect(copy).to_contain_text(catalog["ctl.share_done"])
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied == page.url and copied.endswith("/qkv?preset=hello-world&src=Hello+World&tgt=Hola+Mundo&head=2"), \
+        copied  # head 2's flow is at its own first step: the link says only what is not the default
+
+
 def test_edit_a_weight_in_the_grid_changes_the_attention_page(server, new_page):
     page = new_page()
     page.goto(url(server, "qkv"))

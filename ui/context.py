@@ -18,6 +18,7 @@ from . import server
 from . import state as app_state
 from .i18n import LANGUAGES, language_of, translator
 from .navigation import HOME, PAGES, page_file
+from .share import copy_link_button
 from .state import APP_LIMITS, DEFAULT_TARGET, FLOAT_RANGES, MAX_CHARS, AppState, LimitError
 from .weights import WeightsStore
 
@@ -341,7 +342,7 @@ def _controls(good: AppState, t) -> AppState:
         sidebar.caption(t("ctl.edits"))
         sidebar.button(t("ctl.reset_edits"), key="ctl.reset_edits", on_click=lambda: set_state(
             st.session_state.state.without_edits()))
-    sidebar.caption(t("ctl.share"))
+    copy_link_button(sidebar, t)
     same_model = (seed, overrides) == (good.seed, good.overrides)  # trained weights fit only their own model
     lang = st.session_state["ctl.lang"] if st.session_state["ctl.lang"] in LANGUAGES else good.lang
     return good.replace(lang=lang, lang_chosen=good.lang_chosen or lang != good.lang, src=st.session_state["ctl.src"],
