@@ -37,8 +37,8 @@ button:hover { border-color: rgb(255, 75, 75); color: rgb(255, 75, 75); }
 span { margin-left: 0.6rem; font-size: 0.875rem; color: rgb(33, 195, 84); }
 span[data-copied="false"] { color: rgb(255, 43, 43); }
 """
-_copy_link = st.components.v2.component("copy_link", html="<button type='button'></button><span></span>", css=CSS,
-                                        js=JS)
+HTML = "<button type='button'></button><span></span>"
+_copy_link = st.components.v2.component("copy_link", html=HTML, css=CSS, js=JS)
 
 
 def copy_link_button(container, t) -> None:
