@@ -43,7 +43,7 @@ EN_T, ZH_T = translator("en"), translator("zh")
 CJK = re.compile(r"[\u3400-\u9fff]")
 STEP_HEADER = re.compile(r"^##### (?P<human>[^\n]*?) · (?P<description>[^\n]*)\n\n"
                          r":gray\[:small\[`(?P<name>[^`]+)` · Shape: \([^)]*\) = \((?P<shape>[\d, ]+)\)\]\]$")
-DEFAULT_QUERY = {"preset": "hello-world", "src": "Hello World", "tgt": "Hola Mundo", "lang": "en"}
+DEFAULT_QUERY = {"preset": "hello-world", "src": "Hello World", "tgt": "Hola Mundo"}  # the browser's language
 
 
 @pytest.fixture(autouse=True)
@@ -66,6 +66,17 @@ def open_page(page="overview", **query):
     at.run()
     if page != "overview":
         goto(at, page)
+    return at
+
+
+def open_link(page, **query):
+    """A link opened in a new browser tab: its page is the first the session runs."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.switch_page(f"pages/{page}.py")
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
     return at
 
 
@@ -245,6 +256,8 @@ def test_language_switch_and_url_language():
     fresh = open_page("attention", lang="zh")
     assert fresh.title[0].value == ZH["page.attention"]
     assert fresh.session_state["ctl.lang"] == "zh"
+    assert query(fresh)["lang"] == "zh", "a link's language was chosen: it stays"
+    assert "lang" not in query(open_page("attention")), "not chosen: the reader's browser decides"
 
 
 def test_words_inside_formulas_are_chinese_in_chinese():
@@ -325,6 +338,74 @@ def test_second_head_and_second_sublayer():
     assert_clean(at)
     assert shown(at, trace["enc.0.ln2"]) and shown(at, trace["enc.0.add2"])
     assert not shown(at, trace["enc.0.ln1"])
+
+
+# ---- a link carries the view: head, step, layer, cell ------------------------------------------------------------
+
+def test_a_link_opens_the_head_it_names():
+    at = open_link("attention", head="2")
+    assert at.session_state["heads.attention.0"] == "Head 2"
+    assert matrix_shown(at, r"\text{scores}_{2}") == bmatrix(engine_trace()["enc.0.attn.scores"][1])
+    assert query(at) == {**DEFAULT_QUERY, "head": "2"} and not notes(at)
+
+
+def test_a_link_opens_the_step_it_names_not_its_label():
+    at = open_link("masked_attention", step="weights", tgt="hola")
+    assert STEP_HEADER.match(at.markdown[[STEP_HEADER.match(m.value) is not None for m in at.markdown].index(True)]
+                             .value)["name"] == "dec.0.self_attn.weights"
+    assert at.session_state["masked.0"] == FLOWS["masked_attention"][1].index("weights")
+    assert query(at)["step"] == "weights" and not notes(at)
+
+
+def test_a_link_opens_the_layer_it_names():
+    at = open_link("qkv", cfg="n_layers:2", layer="2", head="2", step="v")
+    assert at.session_state["layer.enc"] == 1 and at.session_state["heads.qkv.1"] == "Head 2"
+    assert matrix_shown(at, r"\text{v}_{2}") == bmatrix(engine_trace(n_layers=2)["enc.1.attn.v"][1])
+    assert {k: query(at)[k] for k in ("layer", "head", "step")} == {"layer": "2", "head": "2", "step": "v"}
+
+
+def test_a_link_opens_the_sublayer_it_names():
+    at = open_link("add_norm", sublayer="2", step="add2")
+    assert at.session_state["add_norm.sublayer"] == 2 and at.session_state["add_norm.2.None"] == 0  # add2, not ln2
+    trace = engine_trace()
+    assert shown(at, trace["enc.0.add2"]) and not shown(at, trace["enc.0.add1"]) and not notes(at)
+    assert query(at) == {**DEFAULT_QUERY, "sublayer": "2", "step": "add2"}
+
+
+def test_a_link_opens_the_cell_it_names():
+    at = open_link("attention", step="scaled", cell="1.0")
+    assert engine_trace().explain("enc.0.attn.scaled", (0, 1, 0)).latex in latex(at)
+    assert (at.selectbox(key="row.enc.0.attn.scaled.0").value, at.selectbox(key="col.enc.0.attn.scaled.0").value) \
+        == (1, 0)
+    assert query(at) == {**DEFAULT_QUERY, "step": "scaled", "cell": "1.0"}
+
+
+@pytest.mark.parametrize("part, text", [("head", "3"), ("head", "0"), ("head", "x"), ("step", "ln1"),
+                                        ("step", "1. scores"), ("cell", "2.0"), ("cell", "0.5"), ("cell", "1;0"),
+                                        ("layer", "2")])
+def test_a_link_part_the_page_cannot_show_is_noted_and_dropped(part, text):
+    at = open_link("attention", **{part: text})
+    assert_clean(at)
+    assert notes(at) == [EN_T("msg.url", detail=f"{part}={text!r}")]
+    assert at.session_state["heads.attention.0"] == "Head 1"
+    assert engine_trace().explain("enc.0.attn.scores", (0, 0, 0)).latex in latex(at)
+    assert query(at) == DEFAULT_QUERY
+
+
+def test_the_link_follows_the_view_and_stays_on_its_page():
+    at = open_page("attention")
+    at.session_state["heads.attention.0"] = "Head 2"
+    at.run()
+    at.session_state["attention.1"] = 2  # weights
+    at.run()
+    at.selectbox(key="row.enc.0.attn.weights.1").set_value(1).run()
+    assert query(at) == {**DEFAULT_QUERY, "head": "2", "step": "weights", "cell": "1.0"}
+    student = open_link("attention", **query(at))
+    assert latex(student) == latex(at) and student.session_state["heads.attention.0"] == "Head 2"
+    goto(at, "multihead")  # no heads there: the attention page's view is not carried over
+    assert query(at) == DEFAULT_QUERY and not notes(at)
+    goto(at, "attention")
+    assert at.session_state["heads.attention.0"] == "Head 1"
 
 
 def test_drill_down_explains_the_chosen_cell():
@@ -780,7 +861,7 @@ def test_the_url_holds_the_state():
     goto(at, "attention")
     assert_clean(at)
     link = query(at)
-    assert link == {"preset": "hello-world", "src": "world hello world", "lang": "en", "seed": "7", "tgt": "hola",
+    assert link == {"preset": "hello-world", "src": "world hello world", "seed": "7", "tgt": "hola",
                     "cfg": "attn_divisor:sqrt_dk", "edit": "enc.0.attn.W_Q:0.0.0=5.0"}
     expected = engine_trace([("enc.0.attn.W_Q", (0, 0, 0), 5.0)], src="world hello world", tgt="hola", seed=7,
                             attn_divisor="sqrt_dk")
@@ -902,7 +983,8 @@ def test_a_released_slider_changes_the_later_numbers_and_the_link(page, row, par
     at.slider(key=key).set_value(slid).run()
     assert_clean(at)
     assert at.session_state["state"].edits == ((param, index, slid),)
-    assert query(at) == {**DEFAULT_QUERY, "edit": f"{param}:{'.'.join(map(str, index))}={slid!r}"}
+    view = {"step": "k"} if page == "qkv" else {}  # the link holds the step shown
+    assert query(at) == {**DEFAULT_QUERY, **view, "edit": f"{param}:{'.'.join(map(str, index))}={slid!r}"}
     slider = at.slider(key=key)
     assert slider.value == slid and slider.min < slid < slider.max  # drawn again around the new value
     typed = [n.value for n in at.number_input if n.key.startswith(f"edit.{param}.") and n.key.endswith(f".v.{index}")]

@@ -208,7 +208,7 @@ def test_every_page_and_its_screenshot(server, new_page, name, lang):
     expect(page.locator('[data-testid="stSidebarNav"]')).to_contain_text(catalog["page.paper_vs_blog"])
     alerts = page.locator('[data-testid="stAlert"]')
     assert alerts.count() == 0, alerts.all_inner_texts()
-    assert f"lang={lang}" in page.url, "the language picked from the browser goes into the link"
+    assert "lang=" not in page.url, "the browser's language was not chosen: a link opens in its reader's"
     no_horizontal_overflow(page)
     fit_viewport_to_content(page)
     SHOTS.mkdir(parents=True, exist_ok=True)
@@ -229,6 +229,77 @@ def test_projector_width_shows_every_page_without_overflow(server, chromium, nam
         no_horizontal_overflow(page)
     finally:
         context.close()
+
+
+# ---- links carry the whole view, in the reader's language ----------------------------------------------------
+
+def test_a_link_opens_in_the_readers_language_unless_it_names_one(server, new_page):
+    page = new_page("zh")
+    page.goto(url(server, "attention", preset="hello-world"))  # a link from an English browser
+    settle(page)
+    expect(page.locator("h1").first).to_have_text(ZH["page.attention"])
+    assert "lang=" not in page.url
+    page.goto(url(server, "attention", lang="en"))  # the teacher chose English on purpose
+    settle(page)
+    expect(page.locator("h1").first).to_have_text(EN["page.attention"])
+    assert "lang=en" in page.url
+    page.get_by_role("radiogroup", name=EN["lang.label"]).get_by_role("radio", name="简体中文").click()
+    page.wait_for_url(re.compile(r"lang=zh"), timeout=30_000)
+    settle(page)
+    expect(page.locator("h1").first).to_have_text(ZH["page.attention"])
+
+
+def test_a_teachers_link_shows_a_chinese_student_the_same_head_step_and_cell(server, new_page):
+    teacher = new_page("en")
+    teacher.goto(url(server, "attention"))
+    settle(teacher)
+    teacher.get_by_role("tab", name=f"{EN['view.head']} 2", exact=True).click()
+    settle(teacher)
+    teacher.get_by_role("radiogroup", name=EN["view.step"]).get_by_role("radio").nth(2).click()  # 3: weights
+    settle(teacher)
+    chart = teacher.locator('[data-testid="stPlotlyChart"]').first  # head 2's 2 x 2 weights
+    chart.scroll_into_view_if_needed()
+    box = chart.bounding_box()
+    teacher.mouse.click(box["x"] + box["width"] * 0.30, box["y"] + box["height"] * 0.72)  # the (world, hello) cell
+    teacher.wait_for_url(re.compile(r"cell=1\.0"), timeout=30_000)
+    settle(teacher)
+    link = teacher.url
+    assert re.search(r"/attention\?.*head=2&step=weights&cell=1\.0$", link) and "lang=" not in link, link
+    explained = re.compile(r"enc\.0\.attn\.weights\[1,\s*1,\s*0\]")  # head 2, row world, column hello
+    assert any(explained.search(t) for t in katex_texts(teacher))
+
+    student = new_page("zh")
+    student.goto(link)
+    settle(student)
+    no_exception(student)
+    expect(student.locator("h1").first).to_have_text(ZH["page.attention"])
+    expect(student.get_by_role("tab", name=f"{ZH['view.head']} 2", exact=True)).to_have_attribute("aria-selected",
+                                                                                                   "true")
+    steps = student.get_by_role("radiogroup", name=ZH["view.step"]).get_by_role("radio")
+    expect(steps.nth(2)).to_have_attribute("aria-checked", "true")
+    expect(student.get_by_role("combobox", name=ZH["view.row"]).first).to_have_value("world")
+    expect(student.get_by_role("combobox", name=ZH["view.col"]).first).to_have_value("hello")
+    assert any(explained.search(t) for t in katex_texts(student))
+    assert student.locator('[data-testid="stAlert"]').count() == 0
+    assert student.url == link, "the student's own link is the teacher's"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_copy_link_button_copies_what_the_page_shows(server, new_page, lang):
+    page = new_page(lang)
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server)
+    page.goto(url(server, "qkv", step="v"))
+    settle(page)
+    catalog = EN if lang == "en" else ZH
+    page.get_by_role("tab", name=f"{catalog['view.head']} 2", exact=True).click()
+    page.wait_for_url(re.compile(r"head=2"), timeout=30_000)
+    settle(page)
+    copy = page.locator(".st-key-copy_link")
+    copy.get_by_role("button", name=catalog["ctl.share"], exact=True).click()
+    expect(copy).to_contain_text(catalog["ctl.share_done"])
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied == page.url and copied.endswith("/qkv?preset=hello-world&src=Hello+World&tgt=Hola+Mundo&head=2"), \
+        copied  # head 2's flow is at its own first step: the link says only what is not the default
 
 
 def test_edit_a_weight_in_the_grid_changes_the_attention_page(server, new_page):

@@ -46,9 +46,9 @@ from engine.train import start_model
 from test_app import (APP, ALL_PAGES, STEP_HEADER, editor_key, goto, open_editors, open_options,  # noqa: F401
                       open_page, paragraphs, query, server_navigation, shown, type_cells)  # server_navigation: a fixture
 from test_app_train import open_tab
-from ui import context, generation
+from ui import context, generation, share
 from ui import state as app_state
-from ui.i18n import translator
+from ui.i18n import EN, ZH, translator
 from ui.state import AppState
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,8 +122,13 @@ def _walk(node):
 
 
 def assert_no_html(at):
-    """Nothing on the page is raw HTML: no st.html, iframe or component, and no Markdown with HTML allowed."""
+    """Nothing on the page is raw HTML: no st.html, iframe or component but the sidebar's copy-link button (fixed
+    code, given only the catalog's words), and no Markdown with HTML allowed."""
     for node in _walk(at._tree):
+        if getattr(node, "type", None) == "bidi_component" and node.key == "copy_link":
+            assert (node.proto.html_content, node.proto.js_content) == (share.HTML, share.JS), node
+            assert set(json.loads(node.proto.json).values()) <= set(EN.values()) | set(ZH.values()), node
+            continue
         assert getattr(node, "type", None) not in ("html", "iframe", "component_instance", "bidi_component"), node
         assert not getattr(getattr(node, "proto", None), "allow_html", False), node
 
@@ -179,7 +184,10 @@ def assert_consistent(at, page):
     """The promises every example keeps, whatever it sent; returns the state."""
     assert not at.exception, [e.message + "\n" + "\n".join(e.stack_trace) for e in at.exception]
     state = at.session_state["state"]
-    assert query(at) == app_state.encode(state), "the URL is not the state"
+    link = query(at)
+    view = {key: link.pop(key) for key in app_state.VIEW_KEYS if key in link}  # what the page shows
+    assert link == app_state.encode(state), "the URL is not the state"
+    assert app_state.decode_view(view)[1] == [], "the URL's view is not one a link can name"
     again, notes = app_state.decode(app_state.encode(state), default_lang=state.lang)
     assert (again, notes) == (state, []), "the URL of this state does not open this state"
     app_state.check_limits(state)

@@ -3,7 +3,8 @@
 * no project code evaluates, unpickles or parses as code anything (no eval/exec, sympify/parse_expr, pickle and
   friends, pandas' eval/query); every np.load passes allow_pickle=False. Read with `ast`, not grep, in engine/,
   ui/, pages/ and app.py;
-* no raw HTML: no unsafe_allow_html, st.html, iframes or components in ui/, pages/ and app.py;
+* no raw HTML: no unsafe_allow_html, st.html, iframes or components in ui/, pages/ and app.py, but the sidebar's
+  copy-link button (ui/share.py): fixed markup and code that write only the catalog's words, as text;
 * the server's settings (.streamlit/config.toml), as Streamlit itself reads them: XSRF protection and CORS on,
   uploads capped at the uploader's 50 MB, error details hidden from students; and no launch command turns them off;
 * in a real browser against a real server with that config: user text from a link is shown as text, never as
@@ -145,10 +146,29 @@ def test_every_np_load_refuses_pickles():
         assert pickles == [("allow_pickle", False)], f"{path}:{node.lineno}"
 
 
+COPY_LINK = Path("ui") / "share.py"  # the one component: st.components.v2.component(..., html=HTML, css=CSS, js=JS)
+
+
 def test_no_raw_html_in_the_app():
     sources = _sources(UI)
     assert sum(source.count("st.markdown") for _, source in sources) > 5, "the scan is not reading the pages"
-    assert [f for path, source in sources for f in html_findings(source, path)] == []
+    assert [f for path, source in sources for f in html_findings(source, path)] == [
+        f"{COPY_LINK}:{_component_line()} calls st.components.v2.component"]
+
+
+def _component_line():
+    source = (ROOT / COPY_LINK).read_text()
+    return next(node.lineno for node in ast.walk(ast.parse(source))
+                if isinstance(node, ast.Call) and dotted(node.func) == "st.components.v2.component")
+
+
+def test_the_copy_link_button_writes_no_html():
+    """Its markup is fixed; its code puts the catalog's words (the mount's only data) in as text, and the link only
+    into the clipboard."""
+    from ui import share
+    assert share.HTML == "<button type='button'></button><span></span>"
+    assert not re.search(r"innerHTML|outerHTML|insertAdjacent|document\.write|eval|Function\(|href\s*=", share.JS)
+    assert re.findall(r"\.(textContent|title|value) =", share.JS) == ["textContent", "title", "value", "textContent"]
 
 
 # ---- the server's settings ----------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ from ui.labels import (INTRO_SETTINGS, SEED_NOTES, indices, intro_keys, param_ax
                        unique)
 from ui.navigation import PAGES, page_file  # noqa: E402
 from ui.state import (APP_LIMITS, MAX_CHARS, MAX_EDITS, MAX_TOKENS, MAX_WEIGHT, AppState, LimitError, apply_edits,  # noqa: E402
-                      check_limits, check_weight, decode, encode)
+                      check_limits, check_weight, decode, decode_view, encode, encode_view)
 
 PRESET_NAMES = sorted(engine.PRESETS)
 HELLO = engine.preset("hello-world")
@@ -70,10 +70,11 @@ def app_states(draw):
     overrides = {f: v for f, v in overrides.items() if getattr(base, f) != v}
     edits = draw(st.dictionaries(st.tuples(PARAM_NAMES, st.lists(st.integers(0, 5000), min_size=1, max_size=3)
                                            .map(tuple)), WEIGHTS, max_size=12))
+    chosen = draw(st.booleans())  # a language not chosen is the browser's (decode's default_lang, "en" here)
     return AppState(preset=preset, seed=draw(st.integers(0, 2**32 - 1)), src=draw(TEXT), tgt=draw(TEXT),
                     overrides=tuple(sorted(overrides.items())),
                     edits=tuple(sorted((p, i, v) for (p, i), v in edits.items())),
-                    lang=draw(st.sampled_from(sorted(LANGUAGES))))
+                    lang=draw(st.sampled_from(sorted(LANGUAGES))) if chosen else "en", lang_chosen=chosen)
 
 
 @settings(max_examples=300, deadline=None)
@@ -93,9 +94,9 @@ def test_round_trip_through_a_real_query_string(state):
 def test_encoded_url_is_readable():
     state = AppState().with_edit("enc.0.attn.W_Q", (0, 1, 2), 1.5).replace(
         overrides=(("attn_divisor", "sqrt_dk"),), seed=7, tgt="hola")
-    assert encode(state) == {"preset": "hello-world", "src": "Hello World", "lang": "en", "seed": "7", "tgt": "hola",
+    assert encode(state) == {"preset": "hello-world", "src": "Hello World", "seed": "7", "tgt": "hola",
                              "cfg": "attn_divisor:sqrt_dk", "edit": "enc.0.attn.W_Q:0.1.2=1.5"}
-    assert encode(AppState()) == {"preset": "hello-world", "src": "Hello World", "tgt": "Hola Mundo", "lang": "en"}
+    assert encode(AppState()) == {"preset": "hello-world", "src": "Hello World", "tgt": "Hola Mundo"}
     assert encode(AppState(tgt=""))["tgt"] == ""  # the post's own step, SOS alone, is said, not left out
     assert decode({"tgt": ""})[0].tgt == "" and decode({})[0].tgt == "Hola Mundo"
 
@@ -168,6 +169,55 @@ def test_decode_caps_the_number_of_edits_and_the_text():
 def test_decode_language_default_comes_from_the_browser():
     assert decode({}, default_lang="zh")[0].lang == "zh"
     assert decode({"lang": "en"}, default_lang="zh")[0].lang == "en"
+    assert [decode(query, default_lang="zh")[0].lang_chosen for query in ({}, {"lang": "en"}, {"lang": "fr"})] == [
+        False, True, False]
+
+
+def test_the_language_is_in_a_link_only_when_chosen():
+    """A teacher's link opens in the reader's language, unless the teacher chose one (or opened a link with one)."""
+    assert "lang" not in encode(AppState(lang="en"))
+    assert "lang" not in encode(AppState(lang="zh"))
+    assert encode(AppState(lang="zh", lang_chosen=True))["lang"] == "zh"
+    chosen, _ = decode(encode(AppState(lang="en", lang_chosen=True)), default_lang="zh")
+    assert (chosen.lang, chosen.lang_chosen) == ("en", True)
+    assert decode(encode(AppState(lang="en")), default_lang="zh")[0].lang == "zh"
+
+
+VIEWS = st.fixed_dictionaries({}, optional={
+    "layer": st.integers(0, 7), "sublayer": st.integers(0, 2), "head": st.integers(0, 15), "step": st.sampled_from(["scores", "ln2", "masked_logits"]),
+    "cell": st.tuples(st.integers(0, 600), st.integers(0, 2100))})
+
+
+@settings(max_examples=200, deadline=None)
+@given(VIEWS)
+def test_a_view_survives_its_link(view):
+    query = dict(parse_qsl(urlencode(encode_view(view)), keep_blank_values=True))
+    assert decode_view(query) == (view, [])
+
+
+def test_a_view_link_is_short_and_numbers_heads_and_layers_as_shown():
+    assert encode_view({"layer": 1, "head": 1, "step": "scaled", "cell": (2, 0)}) == {
+        "layer": "2", "head": "2", "step": "scaled", "cell": "2.0"}
+    assert encode_view({}) == {}
+    assert decode_view({"head": "1", "preset": "paper", "junk": "x"}) == ({"head": 0}, [])
+
+
+@pytest.mark.parametrize("part, text", [
+    ("head", "0"), ("head", "-1"), ("head", "2.5"), ("head", "²"), ("head", ""), ("head", "9" * 40), ("layer", "x"),
+    ("step", "1. scores"), ("step", "Scaled"), ("step", "<b>"), ("step", "s" * 41), ("step", ""),
+    ("cell", "1"), ("cell", "1.2.3"), ("cell", "-1.0"), ("cell", "a.b"), ("cell", "1.nan"), ("cell", "."),
+])
+def test_every_bad_part_of_a_view_is_noted(part, text):
+    view, notes = decode_view({part: text, "cell": "0.1"} if part != "cell" else {part: text})
+    assert part not in view and len(notes) == 1 and notes[0].startswith(f"{part}=")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(["layer", "sublayer", "head", "step", "cell", "junk"]), HOSTILE, max_size=6))
+def test_decode_view_of_hostile_links_never_raises(query):
+    view, notes = decode_view(query)
+    assert len(view) + len(notes) == len(query.keys() - {"junk"})
+    assert decode_view(encode_view(view)) == (view, [])
     assert (language_of("zh-CN"), language_of("zh-TW"), language_of("en-US"), language_of(None)) == ("zh", "zh", "en", "en")
 
 

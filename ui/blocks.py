@@ -67,7 +67,7 @@ def add_norm(stack: str, layer: int, key: str):
     ctx = context.get()
     names = SUBLAYERS[stack]
     sublayer = _choice(f"{key}.sublayer", ctx.t("view.input"), list(range(1, len(names) + 1)),
-                       lambda k: ctx.t(f"sublayer.{names[k - 1]}"))
+                       lambda k: ctx.t(f"sublayer.{names[k - 1]}"), link="sublayer")
     order = ("add", "ln") if ctx.config.norm_placement == "post" else ("ln", "add")
     views.flow([f"{stack}.{layer}.{kind}{sublayer}" for kind in order], key=f"{key}.{sublayer}",
                focus=f"{stack}.{layer}.ln{sublayer}")
@@ -157,7 +157,13 @@ def dropout():
         views.flow(names, head, key=f"dropout.{drop}", focus=drop, trace=trace)
 
 
-def _choice(key, label, options, format_func):
-    """A row of buttons; the first option if a forged message empties it (required is the browser's rule)."""
+def _choice(key, label, options, format_func, link=None):
+    """A row of buttons; the first option if a forged message empties it (required is the browser's rule). link: the
+    part of the page's link that names the chosen option (by its position)."""
+    if link:
+        views.restore_from_link(key, link, options)
     chosen = st.segmented_control(label, options, default=options[0], required=True, key=key, format_func=format_func)
-    return options[0] if chosen is None else chosen
+    chosen = options[0] if chosen is None else chosen
+    if link:
+        views.show_in_link(link, options.index(chosen), 0)
+    return chosen

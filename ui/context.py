@@ -18,6 +18,7 @@ from . import model_card, server
 from . import state as app_state
 from .i18n import LANGUAGES, language_of, plain_math, translator
 from .navigation import HOME, PAGES, page_file
+from .share import copy_link_button
 from .state import APP_LIMITS, DEFAULT_TARGET, FLOAT_RANGES, MAX_CHARS, AppState, LimitError
 from .weights import WeightsStore
 
@@ -97,6 +98,8 @@ def build() -> Context:
     """Read the controls, build (or keep) the state, and remember the context for the page."""
     if "state" not in st.session_state:
         _start_session()
+    else:  # a link's view is for the page it opened, on its first run (ui/views.py)
+        st.session_state.pop("link_view", None)
     pending = st.session_state.pop("adopt_pending", None)
     if pending is not None:
         adopt_model(pending["model"], pending["origin"], **pending["changes"])
@@ -119,15 +122,26 @@ def _make(candidate: AppState, good: AppState, t, notes) -> Context:
         candidate = good
         base, model, trace, dropped = _run(good.model_key)
     st.session_state.state = candidate
-    query = app_state.encode(candidate)
-    if {key: st.query_params.get_all(key) for key in st.query_params} != {key: [v] for key, v in query.items()}:
-        # each write is a message to the browser, so the URL is written only when it changes
-        st.query_params.from_dict(query)
+    write_link(candidate)
     if dropped:
         notes.warning(t("msg.edits_dropped", n=dropped))
     context = Context(candidate, base, model, trace, t)
     st.session_state["context"] = context
     return context
+
+
+def write_link(state: AppState, view: dict | None = None) -> None:
+    """The address bar: the state, then the view of the page (view=None keeps the one it holds: a step page writes
+    its own when it has been drawn; a switch to another page clears it in the browser)."""
+    current = {key: st.query_params.get_all(key) for key in st.query_params}
+    query = app_state.encode(state)
+    if view is None:
+        query |= {key: current[key][-1] for key in app_state.VIEW_KEYS if current.get(key)}
+    else:
+        query |= app_state.encode_view(view)
+    if current != {key: [v] for key, v in query.items()}:
+        # each write is a message to the browser, so the URL is written only when it changes
+        st.query_params.from_dict(query)
 
 
 def refusal(t, error: ValueError) -> str:
@@ -243,7 +257,10 @@ def check_model_limits(model: engine.Model) -> None:
 
 
 def _start_session():
-    state, notes = app_state.decode(st.query_params.to_dict(), default_lang=language_of(st.context.locale))
+    query = st.query_params.to_dict()
+    state, notes = app_state.decode(query, default_lang=language_of(st.context.locale))
+    st.session_state.link_view, view_notes = app_state.decode_view(query)
+    notes += view_notes
     if state.weights and weights_store().get(state.weights) is None:
         notes.append(LimitError("msg.weights_gone", {"id": state.weights}))
         state = state.replace(weights="", edits=())
@@ -252,7 +269,7 @@ def _start_session():
         _run(state.model_key)
     except ValueError as error:
         notes.append(error)
-        state = AppState(lang=state.lang)
+        state = AppState(lang=state.lang, lang_chosen=state.lang_chosen)
     st.session_state.state = state
     st.session_state.url_notes = notes
     _sync_widgets(state)
@@ -284,7 +301,7 @@ def _on_preset_change():
         return
     old = st.session_state.state
     fresh = AppState(preset=preset, seed=old.seed, src=st.session_state["ctl.src"], tgt=st.session_state["ctl.tgt"],
-                     lang=old.lang, gen=old.gen)
+                     lang=old.lang, lang_chosen=old.lang_chosen, gen=old.gen)
     set_state(fresh)
     _sync_widgets(fresh)
 
@@ -341,10 +358,10 @@ def _controls(good: AppState, t) -> tuple[AppState, object]:
         sidebar.caption(t("ctl.edits"))
         sidebar.button(t("ctl.reset_edits"), key="ctl.reset_edits", on_click=lambda: set_state(
             st.session_state.state.without_edits()))
-    sidebar.caption(t("ctl.share"))
+    copy_link_button(sidebar, t)
     same_model = (seed, overrides) == (good.seed, good.overrides)  # trained weights fit only their own model
     lang = st.session_state["ctl.lang"] if st.session_state["ctl.lang"] in LANGUAGES else good.lang
-    return good.replace(lang=lang, src=st.session_state["ctl.src"],
+    return good.replace(lang=lang, lang_chosen=good.lang_chosen or lang != good.lang, src=st.session_state["ctl.src"],
                         tgt=st.session_state["ctl.tgt"], seed=seed, overrides=overrides,
                         weights=good.weights if same_model else ""), card
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -57,6 +58,7 @@ class AppState:
     overrides: tuple = ()  # ((field, value), ...), sorted: Config fields that differ from the preset
     edits: tuple = ()  # ((param, (i, j, ...), value), ...), sorted: weights typed by the user
     lang: str = "en"
+    lang_chosen: bool = False  # the reader chose the language (or a link did): the link says it, else the browser
     gen: tuple = ()  # ((setting, value), ...), sorted: generation settings that differ from the defaults
     weights: str = ""  # the id of trained or uploaded weights held by the server (ui.weights), or "" for the preset's
 
@@ -181,7 +183,9 @@ def apply_edits(model: engine.Model, edits: tuple) -> tuple[engine.Model, int]:
 # ---- the URL -------------------------------------------------------------------------------------------
 
 def encode(state: AppState) -> dict[str, str]:
-    query = {"preset": state.preset, "src": state.src, "tgt": state.tgt, "lang": state.lang}
+    query = {"preset": state.preset, "src": state.src, "tgt": state.tgt}
+    if state.lang_chosen:
+        query["lang"] = state.lang
     if state.seed:
         query["seed"] = str(state.seed)
     if state.overrides:
@@ -205,7 +209,7 @@ def decode(query, default_lang: str = "en") -> tuple[AppState, list]:
     else:
         notes.append(f"preset={preset!r}")
     if query.get("lang") in ("en", "zh"):
-        state = state.replace(lang=query["lang"])
+        state = state.replace(lang=query["lang"], lang_chosen=True)
     elif "lang" in query:
         notes.append(f"lang={query['lang']!r}")
     seed = query.get("seed", "0")
@@ -263,6 +267,53 @@ def _decode_edits(text: str):
         except ValueError:
             bad.append(part[:80])
     return tuple(sorted((p, i, v) for (p, i), v in edits.items())), bad
+
+
+VIEW_KEYS = ("layer", "sublayer", "head", "step", "cell")  # what a step page shows (ui/views.py), after the state
+STEP_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")  # a step's last name: "scaled", "ln2", "masked_logits"
+
+
+def encode_view(view: dict) -> dict[str, str]:
+    """A page's view in its link, e.g. {"layer": 1, "head": 1, "step": "scaled", "cell": (2, 0)} (positions from 0)
+    as layer=2&head=2&step=scaled&cell=2.0: layers, sub-layers and heads numbered as the page shows them, from 1."""
+    query = {key: str(view[key] + 1) for key in ("layer", "sublayer", "head") if key in view}
+    if "step" in view:
+        query["step"] = view["step"]
+    if "cell" in view:
+        query["cell"] = ".".join(map(str, view["cell"]))
+    return query
+
+
+def decode_view(query) -> tuple[dict, list]:
+    """The view a link asks for, and a note for every part that is not one; the page checks the rest (a head it
+    has, a step it draws, a cell of its matrix)."""
+    view, notes = {}, []
+    for key in VIEW_KEYS:
+        if key not in query:
+            continue
+        text = str(query[key])
+        value = _view_value(key, text)
+        if value is None:
+            notes.append(f"{key}={text[:40]!r}")
+        else:
+            view[key] = value
+    return view, notes
+
+
+def _view_value(key: str, text: str):
+    if key == "step":
+        return text if STEP_NAME.fullmatch(text) else None
+    parts = text.split(".")
+    if len(parts) != (2 if key == "cell" else 1) or not all(_small_whole(p) for p in parts):
+        return None
+    numbers = tuple(int(p) for p in parts)
+    if key == "cell":
+        return numbers
+    return numbers[0] - 1 if numbers[0] >= 1 else None
+
+
+def _small_whole(text: str) -> bool:
+    return text.isascii() and text.isdigit() and len(text) <= 6
 
 
 def _value_text(value) -> str:

@@ -18,7 +18,7 @@ from .format import arrow, bmatrix, bmatrix_around, difference, fmt, printed_wid
 from .labels import (SEED_NOTES, description_key, indices, intro_keys, param_axes, param_key, param_tex, step_axes,
                      step_name_key, unique)
 from .navigation import neighbours, page_file
-from .state import check_weight, slider_range
+from .state import check_weight, encode, encode_view, slider_range
 
 LATEX_CELLS = 8  # matrices up to 8 rows are also written out as a bmatrix ...
 LATEX_COLS = 6  # ... up to 6 columns: 8 six-digit numbers with signs are wider than the page (a table holds them)
@@ -49,6 +49,7 @@ class _Drawn:
         self.steps, self.notes, self.compare = [], None, None  # steps: (trace, name); compare: view.compare's answer
         self.page = None  # the page's name, which its intro gives
         self.departures = set()  # the options whose departure from the paper the page has shown
+        self.view = {}  # what the page shows, for its link (state.encode_view): only what is not the default
 
     def note_nonfinite(self, ctx):
         bad = max((trace.nonfinite_through(name) for trace, name in self.steps), key=len, default=())
@@ -74,19 +75,56 @@ def page(body):
             body()
         finally:
             _DRAWN.reset(token)
-        drawn.note_nonfinite(context.get())
-        neighbour_links(drawn.page)
+        ctx = context.get()
+        drawn.note_nonfinite(ctx)
+        for part, value in st.session_state.pop("link_view", {}).items():  # parts of the link no widget here took
+            _link_note(ctx, part, value)
+        context.write_link(ctx.state, drawn.view)
+        neighbour_links(ctx.state, drawn.page)
     return run
 
 
-def neighbour_links(page: str):
+def from_link(part: str, fits) -> object | None:
+    """What the page's link asks a widget to show (state.decode_view), on the page's first run, if it `fits`;
+    else None, and the page says which part of its link it ignored."""
+    asked = st.session_state.get("link_view", {})
+    if part not in asked:
+        return None
+    value = asked.pop(part)
+    if fits(value):
+        return value
+    _link_note(context.get(), part, value)
+    return None
+
+
+def restore_from_link(key: str, part: str, options) -> None:
+    """Give the widget `key` the option at the position the page's link names for `part`, if it has one there."""
+    asked = from_link(part, lambda position: position < len(options))
+    if asked is not None:
+        st.session_state[key] = options[asked]
+
+
+def _link_note(ctx, part, value):
+    drawn = _DRAWN.get()
+    notes = drawn.notes if drawn is not None and drawn.notes is not None else st
+    notes.warning(ctx.t("msg.url", detail=f"{part}={encode_view({part: value})[part]!r}"))
+
+
+def show_in_link(part: str, value, default) -> None:
+    """Put what a widget shows into the page's link, unless it is what the page shows by default."""
+    drawn = _DRAWN.get()
+    if drawn is not None and value != default:
+        drawn.view[part] = value
+
+
+def neighbour_links(state, page: str):
     """Links to the previous and the next step page (navigation.CHAIN), which switch pages in this session and
-    keep the link's query (st.page_link clears it without query_params)."""
+    keep the link's state (st.page_link clears the query without query_params), not this page's view."""
     around = neighbours(page)
     if around is None:
         return
     t = context.get().t
-    query = {key: st.query_params.get_all(key) for key in st.query_params}
+    query = encode(state)
     row = st.container(horizontal=True, horizontal_alignment="distribute")
     for which, neighbour, icon, side in zip(("previous", "next"), around, ("arrow_back", "arrow_forward"),
                                             ("left", "right")):
@@ -135,22 +173,31 @@ def _notes(ctx):
 
 def layer_picker(key: str, default: int = 0) -> int:
     ctx = context.get()
-    if ctx.config.n_layers == 1:
+    n = ctx.config.n_layers
+    if n == 1:
         return 0
-    return _picker(key, ctx.t("ctl.layer"), [str(layer + 1) for layer in range(ctx.config.n_layers)], default,
-                   collapsed=False, help=ctx.t("ctl.layer_help"))  # layer 1 is enc.0: the picker gives the index
+    restore_from_link(key, "layer", range(n))
+    layer = _picker(key, ctx.t("ctl.layer"), [str(layer + 1) for layer in range(n)], default,
+                    collapsed=False, help=ctx.t("ctl.layer_help"))  # layer 1 is enc.0: the picker gives the index
+    show_in_link("layer", layer, default)
+    return layer
 
 
 def head_tabs(key: str):
     """Per-head tabs: yields the head index of the open tab only, inside that tab."""
     ctx = context.get()
-    yield from lazy_tabs([f"{ctx.t('view.head')} {h + 1}" for h in range(ctx.config.n_heads)], key)
+    yield from lazy_tabs([f"{ctx.t('view.head')} {h + 1}" for h in range(ctx.config.n_heads)], key, link="head")
 
 
-def lazy_tabs(labels: list[str], key: str):
-    """Tabs of which only the open one is drawn: yields its position, inside it (a rerun draws one tab's worth)."""
+def lazy_tabs(labels: list[str], key: str, link: str | None = None):
+    """Tabs of which only the open one is drawn: yields its position, inside it (a rerun draws one tab's worth).
+    link: the part of the page's link that names the open tab (by its position)."""
+    if link:
+        restore_from_link(key, link, labels)  # a tab is chosen by its label
     for position, tab in enumerate(st.tabs(labels, key=key, on_change="rerun")):
         if tab.open:
+            if link:
+                show_in_link(link, position, 0)
             with tab:
                 yield position
 
@@ -190,8 +237,12 @@ def flow(names: list[str], head: int | None = None, key: str = "flow", focus: st
         lines = [r" \qquad ".join(cells[i] for i in line) for line in _glance_lines(matrices)]
         st.latex(r"\begin{gathered}" + r" \\[1em] ".join(lines) + r"\end{gathered}")  # lines as wide as they are
     labels = [f"{i + 1}. {ctx.t(step_name_key(name))}" for i, name in enumerate(names)]
-    chosen = _picker(f"{key}.{head}", ctx.t("view.step"), labels,
-                     default=names.index(focus) if focus else 0)  # focus: the step the page is about
+    leaves, default = [name.rsplit(".", 1)[-1] for name in names], names.index(focus) if focus else 0
+    asked = from_link("step", leaves.__contains__)
+    if asked is not None:
+        st.session_state[f"{key}.{head}"] = leaves.index(asked)
+    chosen = _picker(f"{key}.{head}", ctx.t("view.step"), labels, default=default)  # focus: the page's own step
+    show_in_link("step", leaves[chosen], leaves[default])  # the step's name, the same in every language
     step(names[chosen], head, show_numbers=not glance, trace=trace, edits=edits)
 
 
@@ -321,9 +372,13 @@ def _tex_name(name, head):
 
 
 def _selection(key, n_rows, n_cols):
-    """The drill-down's cell, within the matrix (see _clamped)."""
+    """The drill-down's cell, within the matrix (see _clamped), or the one the page's link asks for."""
+    asked = from_link("cell", lambda cell: cell[0] < n_rows and cell[1] < n_cols)
+    if asked is not None:
+        st.session_state[f"row.{key}"], st.session_state[f"col.{key}"] = asked
     row, col = (_clamped(st.session_state.get(f"{axis}.{key}"), n) for axis, n in (("row", n_rows), ("col", n_cols)))
     st.session_state[f"row.{key}"], st.session_state[f"col.{key}"] = row, col
+    show_in_link("cell", (row, col), (0, 0))
     return row, col
 
 
