@@ -1132,14 +1132,14 @@ def test_each_step_page_ends_with_its_neighbours_which_keep_the_link(lang):
 
 
 def _editor_places(at):
-    """For each weight editor (an expander "open.<param>.<head>"), the two elements drawn before it, past the
-    editors just before it: a step's header and its formula, where every page puts its editors."""
+    """For each weight editor (an expander "open.<param>.<head>"), the last step header and formula drawn before it,
+    past the editors and the note on the paper's form just before it: where every page puts its editors."""
     editors = {id(e) for e in at.expander if e.proto.id.rsplit("-", 1)[-1].startswith("open.")}
     places, drawn = [], []
     for node in at.main:
         if id(node) in editors:
             places.append(tuple(drawn[-2:]))
-        elif not hasattr(node, "children"):  # an element, not a container
+        elif node.type == "latex" or (node.type == "markdown" and STEP_HEADER.match(node.value)):
             drawn.append(node)
     return places
 

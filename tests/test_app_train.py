@@ -11,7 +11,7 @@ from engine import checkpoint
 from engine.backward import backward_formula, loss_and_grads
 from engine.generate import generate
 from engine.train import TrainSettings, start_model, train, training
-from test_app import (assert_clean, goto, latex, notes, open_options, open_page, paragraphs, query,  # noqa: F401
+from test_app import (assert_clean, chart_numbers, goto, latex, notes, open_options, open_page, paragraphs, query,  # noqa: F401
                       server_navigation)  # server_navigation: a fixture
 from ui.i18n import EN, ZH, translator
 
@@ -65,9 +65,14 @@ def test_gradients_of_a_step_and_a_weight():
     steps.set_value("grad.dec.0.ln3").run()
     assert_clean(at)
     assert backward_formula(expected.trace.step("dec.0.ln3")) in latex(at)
+    assert "train.grad_param" not in [s.key for s in at.selectbox]  # a weight's gradient: drawn once opened
+    at.session_state["train.grad_param_open"] = True
+    at.run()
     at.selectbox(key="train.grad_param").set_value("enc.0.attn.W_Q").run()
     at.selectbox(key="train.grad_param_head").set_value(1).run()
     assert_clean(at)
+    np.testing.assert_allclose(chart_numbers(at, "train.grad_param_head.chart"), expected.grads["enc.0.attn.W_Q"][1],
+                               rtol=1e-12)
 
 
 def test_training_adopts_the_weights_everywhere_and_a_link_shares_them():

@@ -86,6 +86,7 @@ def _arrow(tail, head) -> dict:
 
 
 def _into_cross(encoder_out, cross) -> dict:
-    """The encoder's output, from the side of its last box into the side of the cross-attention's."""
+    """The encoder's output, from the lower corner of its last box (below the box's words, which a narrow figure
+    writes wider than the box) into the side of the cross-attention's."""
     (tx, ty), (hx, hy) = encoder_out, cross
-    return {**_arrow(encoder_out, cross), "x": hx - BOX_W / 2, "y": hy, "ax": tx + BOX_W / 2, "ay": ty}
+    return {**_arrow(encoder_out, cross), "x": hx - BOX_W / 2, "y": hy, "ax": tx + BOX_W / 2, "ay": ty - BOX_H / 2}

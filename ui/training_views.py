@@ -73,17 +73,16 @@ def backward_section(result):
     st.subheader(ctx.t("train.backward"))
     st.markdown(ctx.t("train.backward_intro"))
     st.latex(GRAD_TEX + r",\qquad " + LOGITS_GRAD_TEX)
-    left, right = st.columns(2)
-    name = left.selectbox(ctx.t("train.grad_step"), list(result.backward), key="train.grad_step")
-    param = right.selectbox(ctx.t("train.grad_param"), list(result.grads), key="train.grad_param")
+    name = st.selectbox(ctx.t("train.grad_step"), list(result.backward), key="train.grad_step")
     step = result.trace.step(name.removeprefix("grad."))
     st.latex(ctx.t.math(backward_formula(step)))
-    left, right = st.columns(2)
-    with left:
-        _gradient(ctx, result.backward[name], step_axes(result.trace, step.name), "train.grad_step_head")
-    with right:
-        value = result.grads[param]
-        _gradient(ctx, value, param_axes(ctx.model.vocab.tokens, param, value.shape), "train.grad_param_head")
+    _gradient(ctx, result.backward[name], step_axes(result.trace, step.name), "train.grad_step_head")
+    box = st.expander(ctx.t("train.grad_param"), key="train.grad_param_open", on_change="rerun")
+    if box.open:  # a second heatmap only on demand: each one a page draws is redrawn by every sidebar edit
+        with box:
+            param = st.selectbox(ctx.t("train.grad_param"), list(result.grads), key="train.grad_param")
+            value = result.grads[param]
+            _gradient(ctx, value, param_axes(ctx.model.vocab.tokens, param, value.shape), "train.grad_param_head")
 
 
 def _gradient(ctx, value, axes, key):
