@@ -8,7 +8,7 @@ from engine import attention as att
 
 from . import context, views
 from .figures import heatmap
-from .formulas import attention_equations, mark_head, side_by_side_tex
+from .formulas import DIGITS, attention_equations, mark_head, side_by_side_tex
 from .labels import indices
 from .state import CACHE_HASH
 
@@ -28,7 +28,7 @@ def equations(block: str):
     divisor = ctx.trace.step(f"{block}.scaled").meta["divisor_tex"]
     lines = attention_equations(divisor, block.endswith(".self_attn"), block.endswith(".cross_attn"),
                                 ctx.config.attn_bias)
-    st.latex(ctx.t.math(r"\begin{gathered}" + r" \\ ".join(lines) + r"\end{gathered}"))
+    views.latex(ctx.t.math(r" \\ ".join(lines)))
     if ctx.config.attn_divisor != "sqrt_dk":
         st.caption(ctx.t("formulas.divisor", divisor=divisor, d_k=ctx.config.d_k))
 
@@ -40,12 +40,12 @@ def weights_side_by_side(block: str, head: int):
     h, d_model, d_k = W.shape
     st.markdown(ctx.t("formulas.side_by_side", h=h, d_model=d_model, width=h * d_k, head=head + 1, d_k=d_k))
     if d_model <= views.LATEX_CELLS and h * d_k <= views.LATEX_CELLS:
-        st.latex(att.SIDE_BY_SIDE_TEX + " = " + side_by_side_tex(W, head))
+        views.latex(att.SIDE_BY_SIDE_TEX + " = " + side_by_side_tex(W, head, min(ctx.state.digits, DIGITS)))
         return
     rows = min(d_model, WQ_ROWS)
     st.latex(att.SIDE_BY_SIDE_TEX)
     st.caption(ctx.t("formulas.first_rows", rows=rows, d_model=d_model))
-    chart = heatmap(att.heads_side_by_side(W)[:rows], indices(rows), indices(h * d_k))
+    chart = heatmap(att.heads_side_by_side(W)[:rows], indices(rows), indices(h * d_k), digits=ctx.state.digits)
     st.plotly_chart(mark_head(chart, head, d_k, h), key=f"wq.{block}.{head}", config={"displayModeBar": False})
 
 
