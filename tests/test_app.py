@@ -35,6 +35,7 @@ from ui.i18n import EN, ZH, translator  # noqa: E402
 from ui.labels import description_key  # noqa: E402
 from ui.navigation import PAGES  # noqa: E402
 from ui.state import APP_LIMITS, DEFAULT_TARGET, MAX_TOKENS  # noqa: E402
+from ui.views import ROOM  # noqa: E402
 
 APP = str(ROOT / "app.py")
 ALL_PAGES = [page for pages in PAGES.values() for page in pages]
@@ -90,7 +91,10 @@ def paragraphs(at):
 
 
 def latex(at):
-    return [re.sub(r"^\$\$\n|\n\$\$$", "", element.value) for element in at.latex]
+    """The formulas' bodies, without the empty lines views.latex puts around them."""
+    bodies = [re.sub(r"^\$\$\n|\n\$\$$", "", element.value) for element in at.latex]
+    return [body.removeprefix(ROOM[0]).removesuffix(ROOM[1]) if body.startswith(ROOM[0]) else body
+            for body in bodies]
 
 
 def tables(at):
@@ -292,7 +296,7 @@ def test_each_step_shows_the_engines_formula_description_and_numbers(page):
 def test_hello_world_numbers_on_the_pages():
     at = open_page("attention")
     scores = matrix_shown(at, r"\text{scores}_{1}")
-    assert "105.2 " in scores and "135.6 " in scores  # DIGITS significant digits: 105.21 and 135.5517
+    assert "105.2 " in scores and "135.6\\end" in scores  # DIGITS significant digits: 105.21 and 135.5517
     assert engine_trace().step("enc.0.attn.scores").formula in latex(at)
     goto(at, "multihead")
     assert matrix_shown(at, r"\text{out}").startswith(r"\begin{bmatrix}11.46 & ")

@@ -26,6 +26,7 @@ SLIDER_WIDTH = 160  # a grid row's sliders, side by side, in pixels (wrapped ont
 OUTLINED_CELLS = 64  # a difference heatmap outlines its changed cells up to this many (beyond, the colours show them)
 GLANCE_COLS = 6  # a flow writes its matrices out (at a glance) when none is wider than this
 GLANCE_PAIR_WIDTH = 24  # ... two to a row when none is wider than this many characters of numbers (1280 px page)
+ROOM = (r"\begin{gathered}\\[-1em]", r"\\[-1em]{}\end{gathered}")  # empty lines around a formula (latex())
 GLANCE_GAP = r" \\ \\ "  # an empty line between a glance's lines: KaTeX, like LaTeX, makes \\[1em] a least depth,
 # not added space, so the brackets of 3-row matrices touched the next line's
 AXIS_SYMBOLS = {
@@ -189,7 +190,7 @@ def latex(tex: str):
     and a deep last one below it: the scaled step's drill-down lost the top of its numerator (5 px), a glance the
     top of its brackets, the dropout formula the foot of its fraction (3 px) (tests/test_readable.py,
     CUT_FORMULAS). The empty lines make room."""
-    st.latex(r"\begin{gathered}\\[-1em]" + tex + r"\\[-1em]{}\end{gathered}")
+    st.latex(ROOM[0] + tex + ROOM[1])
 
 
 def _record_drawn(trace, names):
