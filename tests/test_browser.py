@@ -471,6 +471,6 @@ def test_drag_a_weights_slider_and_the_link_keeps_it(server, new_page, name, ste
     if name == "qkv":
         pick_the_first_row_to_slide(other, editor)
     settle(other)
-    slider = other.locator('[data-testid="stSlider"] input[type="range"]').first  # drawn around the new value
+    slider = editor.locator('[data-testid="stSlider"] input[type="range"]').first  # drawn around the new value
     expect(slider).to_have_attribute("aria-valuetext", f"{slid:.2f}")
     assert float(slider.get_attribute("min")) < slid < float(slider.get_attribute("max"))
