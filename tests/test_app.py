@@ -172,9 +172,10 @@ def engine_trace(edits=(), src="Hello World", tgt=DEFAULT_TARGET, seed=0, **over
 
 
 def shown(at, matrix):
-    """True if the page writes this matrix out, as a bmatrix or as a table, in the app's number format."""
-    matrix = np.atleast_2d(matrix)
-    return any(bmatrix(matrix, DIGITS) in body for body in latex(at)) or table(matrix, DIGITS) in tables(at)
+    """True if the page writes this matrix out, as a bmatrix or as a table, in the app's number format at the
+    session's digits."""
+    matrix, digits = np.atleast_2d(matrix), at.session_state["state"].digits
+    return any(bmatrix(matrix, digits) in body for body in latex(at)) or table(matrix, digits) in tables(at)
 
 
 def shapes_line(t, n_src, n_tgt, d_model, h, n_layers):
