@@ -663,14 +663,14 @@ def test_a_heatmaps_numbers_are_the_readers_digits_at_a_readable_size():
 
 
 @pytest.mark.parametrize("shape, digits, written", [
-    ((2, 8), 4, True),  # hello-world's FFN: 8 columns of −0.1234
-    ((2, 8), 8, False),  # 8 columns of −0.12345678 are wider than the narrowest plot area
+    ((2, 8), 4, True),  # hello-world's FFN: 8 columns of −0.03571
+    ((2, 8), 8, False),  # 8 columns of −0.035714286 are wider than the narrowest plot area
     ((19, 2), 4, True), ((20, 2), 4, False),  # rows 2 × TEXT_SIZE high fit within HEIGHT
 ])
 def test_a_heatmap_writes_its_numbers_only_where_they_fit(shape, digits, written):
     from ui.figures import heatmap
 
-    matrix = np.full(shape, -1 / 7)
+    matrix = np.full(shape, -1 / 28)
     cells = heatmap(matrix, indices(shape[0]), indices(shape[1]), digits=digits).to_dict()["data"][0]
     assert ("text" in cells) is written
 

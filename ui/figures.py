@@ -13,9 +13,9 @@ SEQUENTIAL = get_colorscale("Blues")  # for values that cannot be negative (weig
 TEXT_CELLS = 200  # write the numbers inside the cells up to this many cells
 TEXT_COLS = 8  # ... and when the cells are wide enough (at most this many columns)
 TEXT_SIZE = 14  # px, the numbers in the cells: readable on a projector (plotly's own size shrinks with the cells)
-TEXT_WIDTH = 600  # px: the narrowest plot area a heatmap gets (the main column at 1280 px with the sidebar open);
-# the numbers are written only when each column's widest fits its share of it
-CHAR_WIDTH = 0.6  # of TEXT_SIZE: a digit's width in plotly's sans-serif
+TEXT_WIDTH = 760  # px, estimated (CHAR_WIDTH): the numbers are written only when a row of each column's widest
+# fits it. At 1280 px with the sidebar open a step heatmap has ~690 px of plot, where 8 columns of −0.03525 fit
+CHAR_WIDTH = 0.6  # of TEXT_SIZE: a character's width, generous (a digit of plotly's sans-serif is ~0.5)
 HEIGHT = (180, 640)  # px, a heatmap's least and greatest height
 FRAME = 90  # px of a heatmap's height that are not rows: the column labels on top and the margins
 ROW = (34, 80)  # px, a row's height: the least, and the most a few rows with numbers get (square-ish cells)
