@@ -5,6 +5,7 @@ Long sums are shortened with \\cdots in the LaTeX only; the text always lists ev
 """
 from __future__ import annotations
 
+import contextvars
 import math
 import re
 from collections.abc import Callable
@@ -20,6 +21,10 @@ LATEX_TERMS = 8  # a LaTeX sum longer than this shows its first 6 and last 2 ter
 LINE_WIDTH = 36  # a LaTeX sum wider than this many characters (commands count as one) is broken into lines
 BREAK = r" \\ &\quad "  # a line break inside the aligned environment explain() writes
 ELIDED = object()  # where a long LaTeX sum shows \cdots
+LATEX_DIGITS = 6  # the LaTeX's significant digits unless explain() is given others; the text always has 8
+# The LaTeX's digits while explain() runs, as decimal.localcontext holds a precision: a printing choice that passes
+# through every explainer without being an argument of each.
+_LATEX_DIGITS = contextvars.ContextVar("latex_digits", default=LATEX_DIGITS)
 
 
 @dataclass(frozen=True)
@@ -34,16 +39,21 @@ class Explanation:
         return self.spell()
 
 
-def explain(trace, name: str, index: tuple) -> Explanation:
+def explain(trace, name: str, index: tuple, digits: int = LATEX_DIGITS) -> Explanation:
     """An explainer gives the LaTeX, the text, and maybe the definitions it uses (LaTeX and text); a text may be
-    a function that writes it."""
+    a function that writes it. The LaTeX writes `digits` significant digits (the app's setting); the text, a
+    record of every term to check by hand, writes 8."""
     step = trace.step(name)
     index = _check_index(step, index)
-    with np.errstate(all="ignore"):  # the naive softmax may overflow here as in the forward pass
-        latex, text, *where = _EXPLAINERS[step.kind](trace, step, index)
+    token = _LATEX_DIGITS.set(digits)
+    try:
+        with np.errstate(all="ignore"):  # the naive softmax may overflow here as in the forward pass
+            latex, text, *where = _EXPLAINERS[step.kind](trace, step, index)
+    finally:
+        _LATEX_DIGITS.reset(token)
     value = float(step.value[index])
     label = f"{name}[{', '.join(map(str, index))}]"
-    lines = [f"\\text{{{_tex_escape(label)}}} &= {latex}", f"&= {num_tex(value)}"]
+    lines = [f"\\text{{{_tex_escape(label)}}} &= {latex}", f"&= {num_tex(value, digits)}"]
     if where:  # definitions the expression uses (LayerNorm's mean and variance, softmax's sum) come first
         lines.insert(0, f"&{where[0]}")
     spell = partial(_spelled, f"{label} = ", text, f" = {num(value)}", where[1] if where else None)
@@ -77,13 +87,35 @@ def num(x: float) -> str:
     return f"{x:.8g}".replace("-", "−")
 
 
-def num_tex(x: float) -> str:
+def significant(x, digits: int = 6) -> str:
+    """`digits` significant digits, scientific below 0.001 and from 100000 on, minus as '−': the one rule for every
+    number the app prints (matrices, heatmaps, the LaTeX here). A whole part is written in full (105.21 at 2
+    digits is 105, not 1.1e2)."""
+    x = float(x)
     if math.isnan(x):
-        return r"\text{NaN}"
+        return "NaN"
     if math.isinf(x):
-        return r"\infty" if x > 0 else r"-\infty"
-    mantissa, _, exponent = f"{x:.6g}".partition("e")
-    return mantissa + (f" \\times 10^{{{int(exponent)}}}" if exponent else "")
+        return "∞" if x > 0 else "−∞"
+    if x == 0:
+        return "0"
+    if 1e-3 <= abs(x) < 1e5:
+        text = f"{x:.{digits}g}"
+        return (f"{x:.0f}" if "e" in text else text).replace("-", "−")
+    mantissa, exponent = f"{x:.{digits - 1}e}".split("e")
+    return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}".replace("-", "−")
+
+
+def num_tex(x, digits: int | None = None) -> str:
+    """significant() in LaTeX; digits: explain()'s unless given."""
+    text = significant(x, digits or _LATEX_DIGITS.get()).replace("−", "-")
+    if text in ("∞", "-∞"):
+        return text.replace("∞", r"\infty")
+    if text == "NaN":
+        return r"\text{NaN}"
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        return rf"{mantissa} \times 10^{{{exponent}}}"
+    return text
 
 
 def _paren_tex(x):

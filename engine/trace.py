@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .explain import explain
+from .explain import LATEX_DIGITS, explain
 
 _DONE = object()  # what next() gives for a pass that has run to its end
 
@@ -125,6 +125,7 @@ class Trace(Mapping):
             return np.zeros(step.shape, dtype=bool)
         return (np.broadcast_to(masks[0], step.shape) == -np.inf) & (step.value == -np.inf)
 
-    def explain(self, name, index):
-        """The arithmetic that produced one cell, with the real numbers (see engine.explain)."""
-        return explain(self, name, tuple(index))
+    def explain(self, name, index, digits=LATEX_DIGITS):
+        """The arithmetic that produced one cell, with the real numbers, `digits` significant in the LaTeX (see
+        engine.explain)."""
+        return explain(self, name, tuple(index), digits)

@@ -31,11 +31,12 @@ if str(ROOT) not in sys.path:
 
 import engine  # noqa: E402
 from engine.tokens import split  # noqa: E402
-from ui.format import bmatrix, bmatrix_around, fmt, fmt_tex, table  # noqa: E402
+from ui.format import DIGITS, bmatrix, bmatrix_around, fmt, fmt_tex, table  # noqa: E402
 from ui.i18n import EN, ZH, translator  # noqa: E402
 from ui.labels import description_key, step_name_key  # noqa: E402
 from ui.navigation import PAGES  # noqa: E402
 from ui.state import APP_LIMITS, DEFAULT_TARGET, MAX_TOKENS  # noqa: E402
+from ui.views import ROOM  # noqa: E402
 
 APP = str(ROOT / "app.py")
 ALL_PAGES = [page for pages in PAGES.values() for page in pages]
@@ -103,7 +104,10 @@ def paragraphs(at):
 
 
 def latex(at):
-    return [re.sub(r"^\$\$\n|\n\$\$$", "", element.value) for element in at.latex]
+    """The formulas' bodies, without the empty lines views.latex puts around them."""
+    bodies = [re.sub(r"^\$\$\n|\n\$\$$", "", element.value) for element in at.latex]
+    return [body.removeprefix(ROOM[0]).removesuffix(ROOM[1]) if body.startswith(ROOM[0]) else body
+            for body in bodies]
 
 
 def tables(at):
@@ -182,9 +186,10 @@ def engine_trace(edits=(), src="Hello World", tgt=DEFAULT_TARGET, seed=0, **over
 
 
 def shown(at, matrix):
-    """True if the page writes this matrix out, as a bmatrix or as a table, in the app's number format."""
-    matrix = np.atleast_2d(matrix)
-    return any(bmatrix(matrix) in body for body in latex(at)) or table(matrix) in tables(at)
+    """True if the page writes this matrix out, as a bmatrix or as a table, in the app's number format at the
+    session's digits."""
+    matrix, digits = np.atleast_2d(matrix), at.session_state["state"].digits
+    return any(bmatrix(matrix, digits) in body for body in latex(at)) or table(matrix, digits) in tables(at)
 
 
 def shapes_line(t, n_src, n_tgt, d_model, h, n_layers):
@@ -313,12 +318,12 @@ def test_each_step_shows_the_engines_formula_description_and_numbers(page):
 def test_hello_world_numbers_on_the_pages():
     at = open_page("attention")
     scores = matrix_shown(at, r"\text{scores}_{1}")
-    assert "105.21" in scores and "135.552" in scores
+    assert "105.2 " in scores and "135.6\\end" in scores  # DIGITS significant digits: 105.21 and 135.5517
     assert engine_trace().step("enc.0.attn.scores").formula in latex(at)
     goto(at, "multihead")
-    assert matrix_shown(at, r"\text{out}").startswith(r"\begin{bmatrix}11.4639 & ")
+    assert matrix_shown(at, r"\text{out}").startswith(r"\begin{bmatrix}11.46 & ")
     goto(at, "add_norm")
-    assert matrix_shown(at, r"\text{ln1}").startswith(r"\begin{bmatrix}1.71888 & ")
+    assert matrix_shown(at, r"\text{ln1}").startswith(r"\begin{bmatrix}1.719 & ")
 
 
 def matrix_shown(at, tex_name):
@@ -332,7 +337,7 @@ def test_second_head_and_second_sublayer():
     at.session_state["heads.attention.0"] = "Head 2"
     at.run()
     trace = engine_trace()
-    assert any(r"\text{scores}_{2} = " + bmatrix(trace["enc.0.attn.scores"][1]) in b for b in latex(at))
+    assert any(r"\text{scores}_{2} = " + bmatrix(trace["enc.0.attn.scores"][1], DIGITS) in b for b in latex(at))
     goto(at, "add_norm")
     at.button_group(key="add_norm.sublayer").set_value(2).run()
     assert_clean(at)
@@ -411,12 +416,12 @@ def test_the_link_follows_the_view_and_stays_on_its_page():
 def test_drill_down_explains_the_chosen_cell():
     at = open_page("attention")
     trace = engine_trace()
-    first = trace.explain("enc.0.attn.scores", (0, 0, 0))
+    first = trace.explain("enc.0.attn.scores", (0, 0, 0), DIGITS)
     assert first.latex in latex(at)
     at.selectbox(key="row.enc.0.attn.scores.0").set_value(1)
     at.selectbox(key="col.enc.0.attn.scores.0").set_value(1)
     at.run()
-    chosen = trace.explain("enc.0.attn.scores", (0, 1, 1))
+    chosen = trace.explain("enc.0.attn.scores", (0, 1, 1), DIGITS)
     assert chosen.latex in latex(at) and first.latex not in latex(at)
     assert "enc.0.attn.scores[0, 1, 1]" in chosen.latex
     assert not at.code, "the plain text is drawn only when its expander is opened"
@@ -436,7 +441,7 @@ def test_a_wide_steps_drill_down_column_is_typed_by_its_number():
     at.number_input(key="col.enc.0.ffn.hidden.None").set_value(137.6).run()
     assert_clean(at)
     assert at.number_input(key="col.enc.0.ffn.hidden.None").label == "Column (0–255)"
-    assert trace.explain("enc.0.ffn.hidden", (1, 137)).latex in latex(at)
+    assert trace.explain("enc.0.ffn.hidden", (1, 137), DIGITS).latex in latex(at)
 
 
 # ---- edits flow to later pages ------------------------------------------------------------------------------
@@ -542,7 +547,7 @@ def test_single_cell_editor_of_a_big_parameter():
     W = np.array(model.params["enc.0.ffn.W_1"])
     W[3, 0] = 12.5
     trace = model.with_params({"enc.0.ffn.W_1": W}).run("Hello World")
-    assert trace.explain("enc.0.ffn.hidden", (0, 0)).latex in latex(at)
+    assert trace.explain("enc.0.ffn.hidden", (0, 0), DIGITS).latex in latex(at)
 
 
 def test_a_word_axis_of_a_big_parameter_is_picked_from_its_words():
@@ -1043,9 +1048,9 @@ def test_the_one_cell_editor_shows_the_matrix_with_the_chosen_cell_boxed():
     key = next(n.key for n in at.number_input if n.key.startswith("edit.enc.0.attn.W_Q.0.") and n.key.endswith(".r"))
     at.number_input(key=key).set_value(300).run()
     W = engine.preset("paper").params["enc.0.attn.W_Q"][0]  # (512, 64)
-    expected = bmatrix_around(W, 300, 0, digits=3)[0]
+    expected = bmatrix_around(W, 300, 0, digits=DIGITS)[0]
     assert rf"W^Q_{{1}} = {expected}" in latex(at)
-    assert rf"\boxed{{{fmt_tex(W[300, 0], 3)}}}" in expected
+    assert rf"\boxed{{{fmt_tex(W[300, 0], DIGITS)}}}" in expected
     assert EN_T("view.edit_window", rows="296–303", cols="0–5", n_rows=512, n_cols=64) in [c.value for c in at.caption]
 
 
@@ -1060,15 +1065,15 @@ def test_the_comparison_shows_the_edited_run_minus_the_unedited_one():
         "enc.0.attn.scores"][0]
     change = after - before
     assert np.all(change != 0)
-    assert rf"\Delta \text{{scores}}_{{1}} = {bmatrix(change)}" in latex(at)
+    assert rf"\Delta \text{{scores}}_{{1}} = {bmatrix(change, DIGITS)}" in latex(at)
     captions = [c.value for c in at.caption]
-    assert EN_T("view.difference", changed=4, total=4, largest=fmt(np.abs(change).max())) in captions
-    assert EN_T("view.unedited_value", value=fmt(before[0, 0]), change=fmt(change[0, 0])) in captions
+    assert EN_T("view.difference", changed=4, total=4, largest=fmt(np.abs(change).max(), DIGITS)) in captions
+    assert EN_T("view.unedited_value", value=fmt(before[0, 0], DIGITS), change=fmt(change[0, 0], DIGITS)) in captions
     goto(at, "qkv")  # the answer holds from page to page; W_Q[0, 0, 0] changes column 0 of head 1's q only
     q_change = engine_trace([("enc.0.attn.W_Q", (0, 0, 0), 0.57)])["enc.0.attn.q"][0] - engine_trace()["enc.0.attn.q"][0]
     assert np.count_nonzero(q_change) == 2 and q_change[:, 1:].tolist() == [[0, 0], [0, 0]]
-    assert rf"\Delta \text{{q}}_{{1}} = {bmatrix(q_change)}" in latex(at)
-    assert EN_T("view.difference", changed=2, total=6, largest=fmt(np.abs(q_change).max())) in [
+    assert rf"\Delta \text{{q}}_{{1}} = {bmatrix(q_change, DIGITS)}" in latex(at)
+    assert EN_T("view.difference", changed=2, total=6, largest=fmt(np.abs(q_change).max(), DIGITS)) in [
         c.value for c in at.caption]
     goto(at, "tokens")
     assert EN_T("view.unchanged") in [c.value for c in at.caption]  # the embedding comes before W_Q

@@ -77,6 +77,16 @@ def test_gelu_writes_the_erf_it_uses():
             or num(n) not in e.text] == []
 
 
+def test_the_latex_writes_the_digits_asked_for_and_the_text_keeps_eight():
+    """The app's digits setting: the drill-down's LaTeX follows it, every number of it, down to the cell's value;
+    the plain text, to check by hand, keeps 8 digits. A number printed is the same text in a matrix (ui.format)."""
+    trace = engine.preset("hello-world", attn_divisor="sqrt_dk").run("Hello World", "hola")
+    e = trace.explain("enc.0.attn.scaled", (0, 0, 1), digits=3)
+    assert e.latex.endswith(r"\ &= 60.7\end{aligned}") and r"\frac{105}{1.73}" in e.latex
+    assert e.text == explain("enc.0.attn.scaled", (0, 0, 1), attn_divisor="sqrt_dk").text
+    assert num_tex(e.value, 3) == "60.7" and num_tex(e.value) == "60.743"  # outside explain(): 6 digits
+
+
 def test_square_root_divisor_is_written_as_its_number():
     e = explain("enc.0.attn.scaled", (0, 0, 1), attn_divisor="sqrt_dk")
     assert r"\frac{105.21}{\sqrt{d_k}} = \frac{105.21}{1.73205}" in e.latex

@@ -677,7 +677,8 @@ def valid_links(draw):
                      lang=draw(st.sampled_from(["en", "zh"])), overrides=tuple(sorted(overrides.items())),
                      edits=tuple(sorted((p, i, v) for (p, i), v in edits.items())),
                      gen=generation.changed({**generation.DEFAULTS, **gen}),
-                     weights=draw(st.sampled_from(["", "", "", "0123456789ab"])))  # an id this server does not hold
+                     weights=draw(st.sampled_from(["", "", "", "0123456789ab"])),  # an id this server does not hold
+                     digits=draw(st.integers(2, 8)))
     return app_state.encode(state)
 
 
@@ -685,7 +686,7 @@ def valid_links(draw):
 def tampered_links(draw):
     link = dict(draw(valid_links()))
     for key in draw(st.lists(st.sampled_from(["preset", "seed", "src", "tgt", "lang", "cfg", "edit", "gen",
-                                              "weights"]), max_size=4)):
+                                              "weights", "digits"]), max_size=4)):
         value = link.get(key, "")
         value = value[-1] if isinstance(value, list) else value  # tampered twice: the last of a repeated key
         how = draw(st.sampled_from(["truncated", "bytes", "text", "huge", "separators", "repeated", "number",

@@ -25,7 +25,7 @@ for path in (ROOT, ROOT / "bench"):
 from load import Editor, Target, free_port, open_editor  # noqa: E402
 from protocol import Session  # noqa: E402
 from ui import state as app_state  # noqa: E402
-from ui.format import fmt_tex  # noqa: E402
+from ui.format import DIGITS, fmt_tex  # noqa: E402
 
 TIMEOUT = 60  # seconds for a page load or a rerun on a busy machine; nothing here is timed
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
@@ -63,7 +63,7 @@ def expected_scores(param, value) -> set[str]:
     state = app_state.AppState().with_edit(param, (0, 0, 0), value)
     base = app_state.base_model(state.preset, state.seed, state.overrides)
     model, _ = app_state.apply_edits(base, state.edits)
-    return {fmt_tex(x) for x in model.run(state.src, None)["enc.0.attn.scores"][0].ravel()}
+    return {fmt_tex(x, DIGITS) for x in model.run(state.src, None)["enc.0.attn.scores"][0].ravel()}
 
 
 async def edit(session: Session, param: str, value: float):

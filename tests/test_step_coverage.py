@@ -120,7 +120,7 @@ def test_each_button_of_a_flow_draws_its_step(monkeypatch):
 
 
 def test_the_dropout_page_shows_the_engines_training_pass():
-    from ui.format import bmatrix
+    from ui.format import DIGITS, bmatrix
 
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params.update({"preset": "hello-world", "lang": "en"})
@@ -132,5 +132,5 @@ def test_the_dropout_page_shows_the_engines_training_pass():
         at.number_input(key="dropout.seed").set_value(seed).run()
         trace = model.run(state.src, state.tgt or None, dropout=TRAINING_DROPOUT, seed=seed)
         bodies = [element.value for element in at.latex]
-        assert any(rf"\text{{dropout}} = {bmatrix(trace['src.dropout'])}" in body for body in bodies), seed
+        assert any(rf"\text{{dropout}} = {bmatrix(trace['src.dropout'], DIGITS)}" in body for body in bodies), seed
     assert not np.array_equal(trace["src.dropout"], model.run(state.src, state.tgt or None, dropout=0.1)["src.dropout"])

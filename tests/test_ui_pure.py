@@ -24,7 +24,7 @@ from engine.generate import beam_search  # noqa: E402
 from ui import format as fmt_mod  # noqa: E402
 from ui import generation  # noqa: E402
 from ui import state as app_state  # noqa: E402
-from ui.format import bmatrix, fmt, fmt_tex, printed_width, table  # noqa: E402
+from ui.format import DIGITS, DIGITS_RANGE, bmatrix, fmt, fmt_tex, printed_width, table  # noqa: E402
 from ui.i18n import EN, LANGUAGES, MATH_WORDS, PLAIN_WORDS, ZH, language_of, translator  # noqa: E402
 from ui.labels import (INTRO_SETTINGS, SEED_NOTES, indices, intro_keys, param_axes, step_axes, top_tokens,  # noqa: E402
                        unique)
@@ -74,7 +74,8 @@ def app_states(draw):
     return AppState(preset=preset, seed=draw(st.integers(0, 2**32 - 1)), src=draw(TEXT), tgt=draw(TEXT),
                     overrides=tuple(sorted(overrides.items())),
                     edits=tuple(sorted((p, i, v) for (p, i), v in edits.items())),
-                    lang=draw(st.sampled_from(sorted(LANGUAGES))) if chosen else "en", lang_chosen=chosen)
+                    lang=draw(st.sampled_from(sorted(LANGUAGES))) if chosen else "en", lang_chosen=chosen,
+                    digits=draw(st.integers(*DIGITS_RANGE)))
 
 
 @settings(max_examples=300, deadline=None)
@@ -101,10 +102,16 @@ def test_encoded_url_is_readable():
     assert decode({"tgt": ""})[0].tgt == "" and decode({})[0].tgt == "Hola Mundo"
 
 
+def test_the_digits_are_in_the_link_when_not_the_default():
+    assert "digits" not in encode(AppState()) and decode({})[0].digits == DIGITS
+    assert encode(AppState(digits=6))["digits"] == "6" and decode({"digits": "6"}) == (AppState(digits=6), [])
+    assert AppState(digits=6).model_key == AppState().model_key  # the printing only: the same engine run
+
+
 HOSTILE = st.one_of(st.text(max_size=60), st.text(alphabet=":;=,.-+e0123456789²٣_ \x00", max_size=60),
                     st.sampled_from(["nan", "inf", "-inf", "1e300", "²", "¹²", "-1", "", " ", "%00",
                                      "enc.0.attn.W_Q:0.0.0=nan", "enc.0.attn.W_Q:0.0", "d_model:", ":", "=", ";;"]))
-QUERY_KEYS = st.sampled_from(["preset", "seed", "src", "tgt", "cfg", "edit", "lang", "junk"])
+QUERY_KEYS = st.sampled_from(["preset", "seed", "src", "tgt", "cfg", "edit", "lang", "digits", "junk"])
 
 
 def _check_invariants(state, notes):
@@ -112,6 +119,7 @@ def _check_invariants(state, notes):
     assert all(isinstance(n, str) for n in notes)
     assert state.preset in engine.PRESETS and state.lang in LANGUAGES
     assert isinstance(state.seed, int) and 0 <= state.seed < 2**32
+    assert isinstance(state.digits, int) and DIGITS_RANGE[0] <= state.digits <= DIGITS_RANGE[1]
     assert len(state.src) <= MAX_CHARS and len(state.tgt) <= MAX_CHARS
     assert len(state.edits) <= MAX_EDITS and list(state.edits) == sorted(state.edits)
     for _, index, value in state.edits:
@@ -142,6 +150,7 @@ def test_decode_of_hostile_links_never_raises(query):
     {"edit": "garbage"}, {"edit": "enc.0.attn.W_Q:0.0.0="}, {"edit": "enc.0.attn.W_Q:0.0.0=nan"},
     {"edit": "enc.0.attn.W_Q:0.0.0=inf"}, {"edit": "enc.0.attn.W_Q:0.0.0=1e300"}, {"edit": "enc.0.attn.W_Q:=1"},
     {"edit": "enc.0.attn.W_Q:0.0.²=1"},
+    {"digits": "1"}, {"digits": "9"}, {"digits": "٣"}, {"digits": "4.0"}, {"digits": ""},
 ])
 def test_every_bad_part_of_a_link_is_noted(query):
     state, notes = decode(query)
@@ -350,6 +359,15 @@ def test_fmt_tex_special_values():
     assert fmt_tex(float("nan")) == r"\text{NaN}"
     assert fmt_tex(-0.00015) == r"-1.5 \times 10^{-4}"
     assert fmt(3.14159, digits=3) == "3.14"
+
+
+@pytest.mark.parametrize("x, digits, text", [
+    (105.21, 4, "105.2"), (105.21, 3, "105"), (105.21, 2, "105"), (-87.88, 2, "−88"), (0.0012345, 2, "0.0012"),
+    (99999.6, 3, "100000"), (123456.0, 3, "1.23e5"), (0.00012345, 3, "1.23e−4"), (11.46394285, 4, "11.46"),
+])
+def test_fmt_writes_a_whole_part_in_full_whatever_the_digits(x, digits, text):
+    """Fewer digits than a number's whole part has round it to a whole number, not to 1.1e2 (digits = 2)."""
+    assert fmt(x, digits) == text
 
 
 def _bmatrix_cells(tex):
@@ -839,6 +857,31 @@ def test_the_beam_tree_text_keeps_its_size_at_any_beam(sizes, width):
 
 # ---- figures ------------------------------------------------------------------------------------------------
 
+def test_a_heatmaps_numbers_are_the_readers_digits_at_a_readable_size():
+    from ui import figures
+
+    matrix = np.array([[68.0, 105.21], [87.88, 135.5517]])
+    cells = figures.heatmap(matrix, ["a", "b"], ["c", "d"], digits=4).to_dict()["data"][0]
+    assert cells["text"] == [["68", "105.2"], ["87.88", "135.6"]] and cells["textfont"]["size"] >= 12
+    assert figures.heatmap(matrix, ["a", "b"], ["c", "d"], digits=6).to_dict()["data"][0]["text"][1] == [
+        "87.88", "135.552"]
+    short, tall = (figures.heatmap(np.ones((n, 2)), indices(n), ["c", "d"]).to_dict()["layout"]["height"]
+                   for n in (2, 12))
+    assert short == 2 * figures.ROW[1] + figures.FRAME and tall <= figures.HEIGHT[1]
+
+
+@pytest.mark.parametrize("shape, digits, written", [
+    ((2, 8), 4, True),  # hello-world's FFN: 8 columns of −0.03571
+    ((2, 8), 8, False),  # 8 columns of −0.035714286 are wider than the narrowest plot area
+    ((19, 2), 4, True), ((20, 2), 4, False),  # rows 2 × TEXT_SIZE high fit within HEIGHT
+])
+def test_a_heatmap_writes_its_numbers_only_where_they_fit(shape, digits, written):
+    from ui.figures import heatmap
+
+    matrix = np.full(shape, -1 / 28)
+    cells = heatmap(matrix, indices(shape[0]), indices(shape[1]), digits=digits).to_dict()["data"][0]
+    assert ("text" in cells) is written
+
 @pytest.mark.parametrize("matrix", [np.array([[1.0, -2.0], [3.0, -np.inf]]), np.array([[0.25, 0.75]]),
                                     np.zeros((3, 40)), np.full((2, 2), np.nan)])
 def test_an_unvalidated_heatmap_is_a_valid_plotly_figure(matrix):
@@ -871,7 +914,7 @@ def test_a_wide_heatmap_has_one_click_trace_per_row_whose_hover_the_browser_writ
     from ui.figures import heatmap
 
     matrix = np.arange(600.0).reshape(2, 300) / 7
-    validated = go.Figure(heatmap(matrix, ["Hello", "World"], col_labels).to_dict())
+    validated = go.Figure(heatmap(matrix, ["Hello", "World"], col_labels, digits=5).to_dict())
     cells, rows = validated.data[0], validated.data[1:]
     assert cells.text is None and cells.texttemplate is None  # no numbers drawn in 600 cells, none sent
     assert [row.meta for row in rows] == ["Hello", "World"]
@@ -881,7 +924,7 @@ def test_a_wide_heatmap_has_one_click_trace_per_row_whose_hover_the_browser_writ
         np.testing.assert_array_equal(typed_array(row.y), np.full(300, i))
     by_index = col_labels[5] == "5"
     assert rows[0].hovertemplate == ("%{meta} · %{x}" if by_index else "%{meta} · %{text}") + \
-        ": %{customdata:.6~g}<extra></extra>"
+        ": %{customdata:.5~g}<extra></extra>"  # the reader's digits
     assert (rows[1].text is None) is by_index and (by_index or list(rows[1].text) == col_labels)
 
 

@@ -10,7 +10,7 @@ from engine import layers
 from . import context, views
 from .figures import heatmap
 from .format import arrow, fmt
-from .formulas import attention_equations, mark_head, side_by_side_tex
+from .formulas import DIGITS, attention_equations, mark_head, side_by_side_tex
 from .labels import indices, step_axes
 from .state import CACHE_HASH
 
@@ -32,7 +32,7 @@ def equations(block: str):
     divisor = ctx.trace.step(f"{block}.scaled").meta["divisor_tex"]
     lines = attention_equations(divisor, block.endswith(".self_attn"), block.endswith(".cross_attn"),
                                 ctx.config.attn_bias)
-    st.latex(ctx.t.math(r"\begin{gathered}" + r" \\ ".join(lines) + r"\end{gathered}"))
+    views.latex(ctx.t.math(r" \\ ".join(lines)))
     views.paper_form(("scale", "proj"), block)
 
 
@@ -43,12 +43,12 @@ def weights_side_by_side(block: str, head: int):
     h, d_model, d_k = W.shape
     st.markdown(ctx.t("formulas.side_by_side", h=h, d_model=d_model, width=h * d_k, head=head + 1, d_k=d_k))
     if d_model <= views.LATEX_CELLS and h * d_k <= views.LATEX_CELLS:
-        st.latex(att.SIDE_BY_SIDE_TEX + " = " + side_by_side_tex(W, head))
+        views.latex(att.SIDE_BY_SIDE_TEX + " = " + side_by_side_tex(W, head, min(ctx.state.digits, DIGITS)))
         return
     rows = min(d_model, WQ_ROWS)
     st.latex(att.SIDE_BY_SIDE_TEX)
     st.caption(ctx.t("formulas.first_rows", rows=rows, d_model=d_model))
-    chart = heatmap(att.heads_side_by_side(W)[:rows], indices(rows), indices(h * d_k))
+    chart = heatmap(att.heads_side_by_side(W)[:rows], indices(rows), indices(h * d_k), digits=ctx.state.digits)
     st.plotly_chart(mark_head(chart, head, d_k, h), key=f"wq.{block}.{head}", config={"displayModeBar": False})
 
 
@@ -100,8 +100,9 @@ def _layer_changes(ctx, stack, names):
     st.caption(ctx.t(f"stack.{measure}_note"))
     first = 0 if measure == "norm" else 1  # x^(0), the input, has a length but no change
     columns = [ctx.t("view.input") if l == 0 else ctx.t("stack.layer", l=l) for l in range(first, len(names))]
-    st.plotly_chart(heatmap(values.T, step_axes(ctx.trace, names[0])[0], columns), key=f"{stack}.{measure}",
-                    config={"displayModeBar": False}, width=views._chart_width(len(columns)))
+    chart = heatmap(values.T, step_axes(ctx.trace, names[0])[0], columns, digits=ctx.state.digits)
+    st.plotly_chart(chart, key=f"{stack}.{measure}", config={"displayModeBar": False},
+                    width=views._chart_width(len(columns)))
 
 
 def _attention_focus(ctx, block, sublayer):
@@ -110,9 +111,9 @@ def _attention_focus(ctx, block, sublayer):
     queries, keys = step_axes(ctx.trace, f"{block}.weights")[1:]
     st.markdown(f"**{ctx.t('stack.focus', sublayer=ctx.t(f'sublayer.{sublayer}'))}**")
     st.caption(ctx.t("stack.focus_note_masked" if sublayer == "masked" else "stack.focus_note", k=len(keys),
-                     even=fmt(1 / len(keys), 3)))
-    heads = {f"{ctx.t('view.head')} {h + 1}": [f"{keys[k]} · {fmt(w, 3)}" for k, w in zip(key, weight)]
-             for h, (key, weight) in enumerate(zip(*focus))}
+                     even=fmt(1 / len(keys), ctx.state.digits)))
+    heads = {f"{ctx.t('view.head')} {h + 1}": [f"{keys[k]} · {fmt(w, ctx.state.digits)}"
+                                               for k, w in zip(key, weight)] for h, (key, weight) in enumerate(zip(*focus))}
     st.dataframe(arrow({"": queries, **heads}), hide_index=True,
                  column_config={"": st.column_config.TextColumn(pinned=True)})  # the query positions
 

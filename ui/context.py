@@ -16,6 +16,7 @@ from engine.tokens import split
 
 from . import model_card, server
 from . import state as app_state
+from .format import DIGITS_RANGE
 from .i18n import LANGUAGES, language_of, plain_math, translator
 from .navigation import HOME, PAGES, page_file
 from .share import copy_link_button
@@ -280,7 +281,7 @@ def _sync_widgets(state: AppState):
     widgets get theirs when they are drawn: a value kept for a widget not on the page is one more entry that
     Streamlit copies for every keyed widget of every rerun."""
     st.session_state.update({"ctl.lang": state.lang, "ctl.preset": state.preset, "ctl.src": state.src,
-                             "ctl.tgt": state.tgt})
+                             "ctl.tgt": state.tgt, "ctl.digits": state.digits})
     if st.session_state.get("ctl.options_drawn"):
         st.session_state.update(_option_values(state))
 
@@ -336,6 +337,7 @@ def _controls(good: AppState, t) -> tuple[AppState, object]:
         sidebar.warning(t("msg.url", detail=refusal(t, note) if isinstance(note, ValueError) else note))
     sidebar.segmented_control(t("lang.label"), list(LANGUAGES), format_func=LANGUAGES.get, key="ctl.lang",
                               required=True)
+    sidebar.slider(t("ctl.digits"), *DIGITS_RANGE, key="ctl.digits", help=t("ctl.digits_help"))
     sidebar.selectbox(t("ctl.preset"), list(engine.PRESETS), format_func=lambda p: t(f"preset.{p}"),
                       key="ctl.preset", on_change=_on_preset_change)
     card = sidebar.container()  # the model in use, once this run's state is known (_describe_model)
@@ -361,7 +363,9 @@ def _controls(good: AppState, t) -> tuple[AppState, object]:
     copy_link_button(sidebar, t)
     same_model = (seed, overrides) == (good.seed, good.overrides)  # trained weights fit only their own model
     lang = st.session_state["ctl.lang"] if st.session_state["ctl.lang"] in LANGUAGES else good.lang
-    return good.replace(lang=lang, lang_chosen=good.lang_chosen or lang != good.lang, src=st.session_state["ctl.src"],
+    digits = int(st.session_state["ctl.digits"])  # a forged 4.5, within the slider's range, is 4
+    return good.replace(lang=lang, lang_chosen=good.lang_chosen or lang != good.lang, digits=digits,
+                        src=st.session_state["ctl.src"],
                         tgt=st.session_state["ctl.tgt"], seed=seed, overrides=overrides,
                         weights=good.weights if same_model else ""), card
 

@@ -5,13 +5,21 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import get_colorscale
 
-from .format import table
+from .format import DIGITS, table
 from .labels import indices
 
 DIVERGING = get_colorscale("RdBu_r")  # ColorBrewer red-blue: colour-blind safe, centred at 0 for signed values
 SEQUENTIAL = get_colorscale("Blues")  # for values that cannot be negative (weights, probabilities, ReLU output)
 TEXT_CELLS = 200  # write the numbers inside the cells up to this many cells
 TEXT_COLS = 8  # ... and when the cells are wide enough (at most this many columns)
+TEXT_SIZE = 14  # px, the numbers in the cells: readable on a projector (plotly's own size shrinks with the cells)
+TEXT_WIDTH = 760  # px, estimated (CHAR_WIDTH): the numbers are written only when a row of each column's widest
+# fits it. At 1280 px with the sidebar open a step heatmap has ~690 px of plot, where 8 columns of −0.03525 fit
+CHAR_WIDTH = 0.6  # of TEXT_SIZE: a character's width, generous (a digit of plotly's sans-serif is ~0.5)
+HEIGHT = (180, 640)  # px, a heatmap's least and greatest height
+FRAME = 90  # px of a heatmap's height that are not rows: the column labels on top and the margins
+ROW = (34, 80)  # px, a row's height: the least, and the most a few rows with numbers get (square-ish cells)
+CELL_WIDTH = 200  # px a column of numbers asks for (views._chart_width): 2.5 times a short row's height
 CLICK_CELLS = 30000  # above this many cells the click layer is left out (pickers still work)
 LABELLED_COLS = 128  # up to this many columns the server writes each cell's hover text
 MARGIN = {"l": 10, "r": 10, "t": 10, "b": 10}
@@ -34,9 +42,10 @@ class Chart(go.Figure):
         return self._wire
 
 
-def heatmap(matrix, row_labels, col_labels, selected=None, marked=()) -> Chart:
+def heatmap(matrix, row_labels, col_labels, selected=None, marked=(), digits=DIGITS) -> Chart:
     """A labelled heatmap; an invisible marker on every cell centre makes each cell clickable. The selected cell
-    (row, column) has a thick frame, the marked ones (e.g. the cells an edit changed) a thin one.
+    (row, column) has a thick frame, the marked ones (e.g. the cells an edit changed) a thin one. Its numbers, in
+    the cells and on hover, have `digits` significant digits.
 
     A click selects the nearest marker, whose x and y are the cell's column and row; plotly's own heatmap
     returns no selection in Streamlit, so the markers carry it. This runs for every chart on every rerun, so
@@ -52,11 +61,13 @@ def heatmap(matrix, row_labels, col_labels, selected=None, marked=()) -> Chart:
              "hoverinfo": "skip", "colorbar": {"thickness": 12}}]
     if signed:
         data[0]["zmid"] = 0
-    if rows * cols <= TEXT_CELLS and cols <= TEXT_COLS:
-        data[0].update(text=table(values, 3), texttemplate="%{text}")
+    cells = table(values, digits) if rows * cols <= TEXT_CELLS and cols <= TEXT_COLS else None
+    text = cells is not None and _fits(cells)
+    if text:
+        data[0].update(text=cells, texttemplate="%{text}", textfont={"size": TEXT_SIZE})
     if rows * cols <= CLICK_CELLS:  # the hover text and the click both come from the invisible markers
-        data += _click_layer(values, row_labels, col_labels)
-    layout = {"height": min(640, max(180, 34 * rows + 90)), "margin": MARGIN,
+        data += _click_layer(values, row_labels, col_labels, digits)
+    layout = {"height": _height(rows, text), "margin": MARGIN,
               "dragmode": False, "clickmode": "event+select", "hovermode": "closest", "hoverdistance": -1,
               "xaxis": {**_ticks(col_labels), "side": "top", "range": [-0.5, cols - 0.5]},
               "yaxis": {**_ticks(row_labels), "autorange": "reversed"}}
@@ -66,12 +77,25 @@ def heatmap(matrix, row_labels, col_labels, selected=None, marked=()) -> Chart:
     return Chart(data, layout)
 
 
+def _fits(cells) -> bool:
+    """Whether the numbers fit their cells at TEXT_SIZE: each column's widest, and the rows' height."""
+    wide = max(len(cell) for row in cells for cell in row) * CHAR_WIDTH * TEXT_SIZE + 8
+    return wide * len(cells[0]) <= TEXT_WIDTH and FRAME + len(cells) * 2 * TEXT_SIZE <= HEIGHT[1]
+
+
+def _height(rows, text) -> int:
+    """Rows with numbers as high as they can be up to ROW[1] (a few rows of cells as wide as CELL_WIDTH look
+    square-ish), else ROW[0]; within HEIGHT."""
+    row = min(ROW[1], max(ROW[0], (HEIGHT[1] - FRAME) // rows)) if text else ROW[0]
+    return min(HEIGHT[1], max(HEIGHT[0], row * rows + FRAME))
+
+
 def _frame(i, j, width) -> dict:
     return {"type": "rect", "x0": j - 0.5, "x1": j + 0.5, "y0": i - 0.5, "y1": i + 0.5,
             "line": {"color": "#111", "width": width}}
 
 
-def _click_layer(values, row_labels, col_labels) -> list[dict]:
+def _click_layer(values, row_labels, col_labels, digits) -> list[dict]:
     """Invisible markers on the cell centres, which carry the hover text and the click. Up to LABELLED_COLS
     columns each marker has its text; in wider matrices one trace per row names the row and the browser writes
     the column and the number (a text per cell of a (2, 2048) step cost ~10 ms of every rerun and 120 kB sent;
@@ -79,12 +103,12 @@ def _click_layer(values, row_labels, col_labels) -> list[dict]:
     y, the row, sets the number of markers: one byte each)."""
     if values.shape[1] <= LABELLED_COLS:
         r, c = np.meshgrid(range(values.shape[0]), range(values.shape[1]), indexing="ij")
-        cells = table(values, 6)
+        cells = table(values, digits)
         return [{**MARKERS, "x": _typed(c.ravel()), "y": _typed(r.ravel()), "hovertemplate": "%{text}<extra></extra>",
                  "text": [f"{row_labels[i]} · {col_labels[j]}: {cells[i][j]}" for i, j in zip(r.ravel(), c.ravel())]}]
     by_index = list(col_labels) == indices(len(col_labels))  # the column's number is its label
     column = {} if by_index else {"text": list(col_labels)}
-    hover = f"%{{meta}} · {'%{x}' if by_index else '%{text}'}: %{{customdata:.6~g}}<extra></extra>"
+    hover = f"%{{meta}} · {'%{x}' if by_index else '%{text}'}: %{{customdata:.{digits}~g}}<extra></extra>"
     return [{**MARKERS, "x0": 0, "dx": 1, "y": _typed(np.full(len(row), i)), "customdata": _typed(row),
              "meta": str(label), **column,
              "hovertemplate": hover} for i, (label, row) in enumerate(zip(row_labels, values))]

@@ -1,39 +1,16 @@
 """Numbers for people: sensible precision, scientific where needed, −∞ for minus infinity."""
-import math
-
 import numpy as np
 import pyarrow as pa
 
+from engine.explain import num_tex as fmt_tex  # one rule for every printed number, the drill-down's LaTeX included
+from engine.explain import significant as fmt
+
+# The digits setting's default: 4 significant digits keep the two decimals the blog prints for every number below
+# 100 (11.46, −0.58, 105.2 of 105.21), where 3 would round 11.46 to 11.5; a 6-column matrix of signed 4-digit
+# numbers fits a 1280-px page, and a heatmap cell holds one at 12 px.
+DIGITS = 4
+DIGITS_RANGE = (2, 8)  # 8: as many as the drill-down's plain text writes; below 2 a number says little
 LATEX_MAX = 8  # a bmatrix longer or wider than this elides its middle with \cdots / \vdots
-
-
-def fmt(x, digits: int = 6) -> str:
-    """`digits` significant digits; scientific below 0.001 and from 100000 on."""
-    x = float(x)
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "∞" if x > 0 else "−∞"
-    if x == 0:
-        return "0"
-    if 1e-3 <= abs(x) < 1e5:
-        text = f"{x:.{digits}g}"
-        if "e" not in text:
-            return text.replace("-", "−")
-    mantissa, exponent = f"{x:.{digits - 1}e}".split("e")
-    return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}".replace("-", "−")
-
-
-def fmt_tex(x, digits: int = 6) -> str:
-    text = fmt(x, digits).replace("−", "-")
-    if text in ("∞", "-∞"):
-        return text.replace("∞", r"\infty")
-    if text == "NaN":
-        return r"\text{NaN}"
-    if "e" in text:
-        mantissa, exponent = text.split("e")
-        return rf"{mantissa} \times 10^{{{exponent}}}"
-    return text
 
 
 def _elide(n: int) -> list:

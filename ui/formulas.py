@@ -6,7 +6,7 @@ from .figures import Chart
 from .format import fmt_tex
 
 MARK = "#d62728"  # the open head's columns
-DIGITS = 4  # the whole W^Q is there to show its layout: h·d_k columns of six digits would not fit a page
+DIGITS = 4  # at most: the whole W^Q is there to show its layout, and h·d_k columns of more digits would not fit a page
 
 
 def attention_equations(divisor_tex: str, masked: bool, cross: bool, bias: bool) -> list[str]:
@@ -18,18 +18,18 @@ def attention_equations(divisor_tex: str, masked: bool, cross: bool, bias: bool)
     return [attention, head, att.OUT_TEX + (r" + b^O" if bias else "")]
 
 
-def side_by_side_tex(W, head: int) -> str:
+def side_by_side_tex(W, head: int, digits: int = DIGITS) -> str:
     r"""The per-head weights W (h, d_model, d_k) as one d_model x h·d_k matrix [W_1 | ... | W_h] (the layout the
     forward pass multiplies by), a bar between heads and the numbers of `head` in colour."""
     d_k = W.shape[2]
     whole = att.heads_side_by_side(W)  # (d_model, h*d_k)
-    rows = [" & ".join(_cell(x, j // d_k == head) for j, x in enumerate(row)) for row in whole]
+    rows = [" & ".join(_cell(x, j // d_k == head, digits) for j, x in enumerate(row)) for row in whole]
     spec = "|".join(["c" * d_k] * W.shape[0])
     return rf"\left[\begin{{array}}{{{spec}}}" + r" \\ ".join(rows) + r"\end{array}\right]"
 
 
-def _cell(x, marked: bool) -> str:
-    number = fmt_tex(x, DIGITS)
+def _cell(x, marked: bool, digits: int) -> str:
+    number = fmt_tex(x, digits)
     return rf"\textcolor{{{MARK}}}{{{number}}}" if marked else number
 
 

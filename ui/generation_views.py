@@ -176,7 +176,7 @@ def _one_step(ctx, generated, step):
     with columns[0]:
         st.markdown(f"**{ctx.t('gen.mask')}**")
         tokens = list(step.prefix_tokens)
-        st.plotly_chart(heatmap(step.trace["dec.0.self_attn.weights"][0], tokens, tokens), key="gen.mask_chart",
+        st.plotly_chart(heatmap(step.trace["dec.0.self_attn.weights"][0], tokens, tokens, digits=ctx.state.digits), key="gen.mask_chart",
                         config={"displayModeBar": False})
     shown = (("gen.probs", step.probs), ("gen.sampled", step.sampled_from)) if sampling else (("gen.probs", step.probs),)
     for column, (label, distribution) in zip(columns[1:], shown):

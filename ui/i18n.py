@@ -13,6 +13,9 @@ EN = {
     "section.decoder": "Decoder",
     "section.compare": "Compare",
     "lang.label": "Language",
+    "ctl.digits": "Digits",
+    "ctl.digits_help": "Significant digits of every number shown (matrices, heatmaps, a cell's arithmetic). "
+                       "Only the printing changes: the model computes with every digit.",
     "ctl.preset": "Preset",
     "ctl.src": "Source sentence",
     "ctl.tgt": "Target prefix (the decoder reads SOS + this)",
@@ -616,6 +619,8 @@ ZH = {
     "section.decoder": "解码器",
     "section.compare": "对比",
     "lang.label": "语言",
+    "ctl.digits": "有效数字",
+    "ctl.digits_help": "所有显示的数（矩阵、热力图、单元格的计算过程）保留的有效数字位数。只改变显示：模型仍用全部位数计算。",
     "ctl.preset": "预设",
     "ctl.src": "源句子",
     "ctl.tgt": "目标前缀（解码器读入 SOS + 这些词）",

@@ -19,6 +19,7 @@ from engine.presets import configure
 from engine.tokens import split
 
 from . import generation
+from .format import DIGITS, DIGITS_RANGE
 from .weights import ID as WEIGHTS_ID
 
 APP_LIMITS = {"d_model": 512, "n_heads": 16, "d_k": 512, "d_v": 512, "d_ff": 2048, "n_layers": 8}  # from 1
@@ -61,6 +62,7 @@ class AppState:
     lang_chosen: bool = False  # the reader chose the language (or a link did): the link says it, else the browser
     gen: tuple = ()  # ((setting, value), ...), sorted: generation settings that differ from the defaults
     weights: str = ""  # the id of trained or uploaded weights held by the server (ui.weights), or "" for the preset's
+    digits: int = DIGITS  # significant digits of every printed number (ui.format); the numbers themselves keep all
 
     def replace(self, **changes) -> "AppState":
         return dataclasses.replace(self, **changes)
@@ -196,6 +198,8 @@ def encode(state: AppState) -> dict[str, str]:
         query["gen"] = generation.encode(state.gen)
     if state.weights:
         query["weights"] = state.weights
+    if state.digits != DIGITS:
+        query["digits"] = str(state.digits)
     return query
 
 
@@ -229,7 +233,11 @@ def decode(query, default_lang: str = "en") -> tuple[AppState, list]:
     if weights and not WEIGHTS_ID.fullmatch(weights):
         notes.append(f"weights={weights[:40]!r}")
         weights = ""
-    return state.replace(overrides=overrides, edits=edits, gen=gen, weights=weights), notes
+    digits = query.get("digits", str(DIGITS))
+    if digits not in map(str, range(DIGITS_RANGE[0], DIGITS_RANGE[1] + 1)):
+        notes.append(f"digits={digits[:40]!r}")
+        digits = DIGITS
+    return state.replace(overrides=overrides, edits=edits, gen=gen, weights=weights, digits=int(digits)), notes
 
 
 def _decode_overrides(text: str, preset: str):

@@ -90,7 +90,7 @@ def _gradient(ctx, value, axes, key):
         head = st.selectbox(ctx.t("view.head"), range(value.shape[0]), format_func=lambda h: f"{h + 1}", key=key)
         value, axes = value[head], axes[1:]
     rows, cols = (axes[0], axes[1]) if value.ndim == 2 else ([""], axes[0])
-    st.plotly_chart(heatmap(value, rows, cols), config={"displayModeBar": False}, key=f"{key}.chart")
+    st.plotly_chart(heatmap(value, rows, cols, digits=ctx.state.digits), config={"displayModeBar": False}, key=f"{key}.chart")
 
 
 # ---- training on the corpus ---------------------------------------------------------------------------------
@@ -223,7 +223,7 @@ def _attention_before_after(ctx, before, after, pair):
         trace = model.run(src, tgt)
         axes = step_axes(trace, block)
         column.markdown(f"**{ctx.t(label)}**")
-        column.plotly_chart(heatmap(trace[block][0], axes[1], axes[2]), config={"displayModeBar": False},
+        column.plotly_chart(heatmap(trace[block][0], axes[1], axes[2], digits=ctx.state.digits), config={"displayModeBar": False},
                             key=f"train.attention.{label}")
 
 

@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from . import context, departures
-from .figures import heatmap
+from .figures import CELL_WIDTH, TEXT_COLS, heatmap
 from .format import arrow, bmatrix, bmatrix_around, difference, fmt, printed_width, table
 from .labels import (SEED_NOTES, description_key, indices, intro_keys, param_axes, param_key, param_tex, step_axes,
                      step_name_key, unique)
@@ -28,6 +28,9 @@ SLIDER_WIDTH = 160  # a grid row's sliders, side by side, in pixels (wrapped ont
 OUTLINED_CELLS = 64  # a difference heatmap outlines its changed cells up to this many (beyond, the colours show them)
 GLANCE_COLS = 6  # a flow writes its matrices out (at a glance) when none is wider than this
 GLANCE_PAIR_WIDTH = 24  # ... two to a row when none is wider than this many characters of numbers (1280 px page)
+ROOM = (r"\begin{gathered}\\[-1em]", r"\\[-1em]{}\end{gathered}")  # empty lines around a formula (latex())
+GLANCE_GAP = r" \\ \\ "  # an empty line between a glance's lines: KaTeX, like LaTeX, makes \\[1em] a least depth,
+# not added space, so the brackets of 3-row matrices touched the next line's
 AXIS_SYMBOLS = {
     "q": ("h", "n", "d_k"), "k": ("h", "n", "d_k"), "v": ("h", "n", "d_v"), "heads": ("h", "n", "d_v"),
     "scores": ("h", "n_q", "n_k"), "scaled": ("h", "n_q", "n_k"), "masked": ("h", "n_q", "n_k"),
@@ -232,10 +235,10 @@ def flow(names: list[str], head: int | None = None, key: str = "flow", focus: st
     widest = max(m.shape[1] for m in matrices)
     glance = widest <= GLANCE_COLS and all(m.shape[0] <= LATEX_CELLS for m in matrices)
     if glance:  # one formula, not one per matrix: each element an edit redraws costs the browser time
-        cells = [f"{_tex_name(name, _head_of(trace[name], head))} = " + bmatrix(matrix)
+        cells = [f"{_tex_name(name, _head_of(trace[name], head))} = " + bmatrix(matrix, ctx.state.digits)
                  for name, matrix in zip(names, matrices)]
-        lines = [r" \qquad ".join(cells[i] for i in line) for line in _glance_lines(matrices)]
-        st.latex(r"\begin{gathered}" + r" \\[1em] ".join(lines) + r"\end{gathered}")  # lines as wide as they are
+        lines = [r" \qquad ".join(cells[i] for i in line) for line in _glance_lines(matrices, ctx.state.digits)]
+        latex(GLANCE_GAP.join(lines))  # lines as wide as they are
     labels = [f"{i + 1}. {ctx.t(step_name_key(name))}" for i, name in enumerate(names)]
     leaves, default = [name.rsplit(".", 1)[-1] for name in names], names.index(focus) if focus else 0
     asked = from_link("step", leaves.__contains__)
@@ -246,16 +249,25 @@ def flow(names: list[str], head: int | None = None, key: str = "flow", focus: st
     step(names[chosen], head, show_numbers=not glance, trace=trace, edits=edits)
 
 
-def _glance_lines(matrices) -> list[list[int]]:
+def _glance_lines(matrices, digits) -> list[list[int]]:
     """The matrices' positions line by line: two to a line where both are at most GLANCE_PAIR_WIDTH characters wide,
     else one."""
-    narrow = [printed_width(m) <= GLANCE_PAIR_WIDTH for m in matrices]
+    narrow = [printed_width(m, digits) <= GLANCE_PAIR_WIDTH for m in matrices]
     lines, i = [], 0
     while i < len(matrices):
         pair = i + 1 < len(matrices) and narrow[i] and narrow[i + 1]
         lines.append([i, i + 1] if pair else [i])
         i += 1 + pair
     return lines
+
+
+def latex(tex: str):
+    """st.latex of lines (one gathered) between empty lines. Streamlit's formula box hides what overflows it, and
+    KaTeX 0.16 puts a first line taller than text (a fraction, a matrix, a superscript) a few pixels above the box
+    and a deep last one below it: the scaled step's drill-down lost the top of its numerator (5 px), a glance the
+    top of its brackets, the dropout formula the foot of its fraction (3 px) (tests/test_readable.py,
+    CUT_FORMULAS). The empty lines make room."""
+    st.latex(ROOM[0] + tex + ROOM[1])
 
 
 def _record_drawn(trace, names):
@@ -280,7 +292,7 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     shape = f"{ctx.t('view.shape')}: ({', '.join(_symbols(name, s.value.ndim))}) = ({', '.join(map(str, s.shape))})"
     st.markdown(f"##### {ctx.t(step_name_key(name))} · {ctx.t(description_key(name))}\n\n"
                 f":gray[:small[`{name}` · {shape}]]")  # one element, not two; the code's name for the API
-    st.latex(ctx.t.math(s.formula))
+    latex(ctx.t.math(s.formula))
     paper_form((s.kind, name.rsplit(".", 1)[-1]), name)
     _editors(ctx, s, head, edits)
     axes = step_axes(trace, name)
@@ -290,7 +302,7 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     selected = _selection(key, len(rows), len(cols)) if drill else None  # no drill-down: no cell to mark or click
     if show_numbers:
         numbers(values, rows, cols, label=_tex_name(name, _head_of(s.value, head)))
-    st.plotly_chart(heatmap(values, rows, cols, selected), key=f"chart.{key}",
+    st.plotly_chart(heatmap(values, rows, cols, selected, digits=ctx.state.digits), key=f"chart.{key}",
                     on_select=_on_click(key, len(rows), len(cols)) if drill else "ignore", selection_mode="points",
                     config={"displayModeBar": False}, width=_chart_width(len(cols)))
     unedited = _compared(ctx, name, head, values, rows, cols, key) if ctx.state.edits and trace is ctx.trace else None
@@ -334,12 +346,14 @@ def _departure_note(ctx, departure, key):
         note.caption(ctx.t("depart.drops_weights"))
 
 
-def numbers(matrix, rows, cols, label=None, digits=6):
-    """A matrix as a bmatrix when small, as a table when wider; the widest are left to the heatmap."""
+def numbers(matrix, rows, cols, label=None, digits=None):
+    """A matrix as a bmatrix when small, as a table when wider; the widest are left to the heatmap. digits: the
+    reader's setting unless given."""
     ctx = context.get()
+    digits = digits or ctx.state.digits
     matrix = matrix if matrix.ndim == 2 else matrix[None, :]
     if matrix.shape[0] <= LATEX_CELLS and matrix.shape[1] <= LATEX_COLS:
-        st.latex((f"{label} = " if label else "") + bmatrix(matrix, digits))
+        latex((f"{label} = " if label else "") + bmatrix(matrix, digits))
     elif matrix.shape[1] <= TABLE_COLS:
         cells = dict(zip(unique(cols), zip(*table(matrix, digits))))
         st.dataframe(arrow({"": unique(rows), **cells}), hide_index=True,
@@ -349,8 +363,9 @@ def numbers(matrix, rows, cols, label=None, digits=6):
 
 
 def _chart_width(n_cols):
-    """Narrow matrices get a compact heatmap; wide ones the whole width."""
-    return "stretch" if n_cols > 8 else 200 + 90 * n_cols
+    """A heatmap with numbers in its cells asks for CELL_WIDTH per column (and the labels' and colour bar's 200 px),
+    which Streamlit caps at the main column's width; wider matrices take the whole width."""
+    return "stretch" if n_cols > TEXT_COLS else 200 + CELL_WIDTH * n_cols
 
 
 def _symbols(name, ndim):
@@ -438,11 +453,12 @@ def _compared(ctx, name, head, values, rows, cols, key):
         st.caption(ctx.t("view.unchanged"))
         return before
     st.caption(ctx.t("view.difference", changed=len(changed), total=change.size,
-                     largest=fmt(np.nanmax(np.abs(change)) if np.isfinite(change).any() else np.nan)))
+                     largest=fmt(np.nanmax(np.abs(change)) if np.isfinite(change).any() else np.nan,
+                                 ctx.state.digits)))
     if change.shape[1] <= TABLE_COLS:
         numbers(change, rows, cols, label=r"\Delta " + _tex_name(name, _head_of(ctx.trace[name], head)))
     outlined = [(int(i), int(j)) for i, j in changed] if len(changed) <= OUTLINED_CELLS else ()
-    st.plotly_chart(heatmap(change, rows, cols, marked=outlined), key=f"difference.{key}",
+    st.plotly_chart(heatmap(change, rows, cols, marked=outlined, digits=ctx.state.digits), key=f"difference.{key}",
                     config={"displayModeBar": False}, width=_chart_width(len(cols)))
     return before
 
@@ -454,11 +470,12 @@ def _drill(ctx, trace, name, head, key, rows, cols, unedited=None):
         row = _position_picker(pickers, ctx.t("view.row"), rows, f"row.{key}")
         col = _position_picker(pickers, ctx.t("view.col"), cols, f"col.{key}")
         ndim = trace[name].ndim
-        explanation = trace.explain(name, _full_index(head if ndim == 3 else None, row, col, ndim))
-        st.latex(ctx.t.math(explanation.latex))
+        explanation = trace.explain(name, _full_index(head if ndim == 3 else None, row, col, ndim), ctx.state.digits)
+        latex(ctx.t.math(explanation.latex))
         if unedited is not None:
             now, was = _slice(ctx.trace[name], head)[row, col], unedited[row, col]
-            st.caption(ctx.t("view.unedited_value", value=fmt(was), change=fmt(difference(now, was))))
+            st.caption(ctx.t("view.unedited_value", value=fmt(was, ctx.state.digits),
+                             change=fmt(difference(now, was), ctx.state.digits)))
         plain = st.expander(ctx.t("view.plain"), key=f"plain.{key}", on_change="rerun")
         if plain.open:  # the text is drawn only when asked for: an edit redraws one element less
             with plain:
@@ -568,8 +585,8 @@ def _single_cell_editor(ctx, editor, matrix, row_labels, col_labels):
     cell = _row_of_widgets()
     r = _position_picker(cell, ctx.t("view.row"), row_labels, f"{editor.key}.r")
     c = _position_picker(cell, ctx.t("view.col"), col_labels, f"{editor.key}.c")
-    latex, rows, cols = bmatrix_around(matrix, r, c, digits=3)
-    st.latex(f"{param_tex(editor.name, editor.head)} = {latex}")
+    window, rows, cols = bmatrix_around(matrix, r, c, digits=ctx.state.digits)
+    latex(f"{param_tex(editor.name, editor.head)} = {window}")
     if len(rows) < matrix.shape[0] or len(cols) < matrix.shape[1]:
         st.caption(ctx.t("view.edit_window", rows=f"{row_labels[rows[0]]}–{row_labels[rows[-1]]}",
                          cols=f"{col_labels[cols[0]]}–{col_labels[cols[-1]]}", n_rows=matrix.shape[0],
