@@ -104,10 +104,13 @@ def paragraphs(at):
 
 
 def latex(at):
-    """The formulas' bodies, without the empty lines views.latex puts around them."""
-    bodies = [re.sub(r"^\$\$\n|\n\$\$$", "", element.value) for element in at.latex]
-    return [body.removeprefix(ROOM[0]).removesuffix(ROOM[1]) if body.startswith(ROOM[0]) else body
-            for body in bodies]
+    return [formula_body(element) for element in at.latex]
+
+
+def formula_body(element) -> str:
+    """A formula's body, without the empty lines views.latex puts around it."""
+    body = re.sub(r"^\$\$\n|\n\$\$$", "", element.value)
+    return body.removeprefix(ROOM[0]).removesuffix(ROOM[1]) if body.startswith(ROOM[0]) else body
 
 
 def tables(at):
@@ -350,7 +353,7 @@ def test_second_head_and_second_sublayer():
 def test_a_link_opens_the_head_it_names():
     at = open_link("attention", head="2")
     assert at.session_state["heads.attention.0"] == "Head 2"
-    assert matrix_shown(at, r"\text{scores}_{2}") == bmatrix(engine_trace()["enc.0.attn.scores"][1])
+    assert matrix_shown(at, r"\text{scores}_{2}") == bmatrix(engine_trace()["enc.0.attn.scores"][1], DIGITS)
     assert query(at) == {**DEFAULT_QUERY, "head": "2"} and not notes(at)
 
 
@@ -365,7 +368,7 @@ def test_a_link_opens_the_step_it_names_not_its_label():
 def test_a_link_opens_the_layer_it_names():
     at = open_link("qkv", cfg="n_layers:2", layer="2", head="2", step="v")
     assert at.session_state["layer.enc"] == 1 and at.session_state["heads.qkv.1"] == "Head 2"
-    assert matrix_shown(at, r"\text{v}_{2}") == bmatrix(engine_trace(n_layers=2)["enc.1.attn.v"][1])
+    assert matrix_shown(at, r"\text{v}_{2}") == bmatrix(engine_trace(n_layers=2)["enc.1.attn.v"][1], DIGITS)
     assert {k: query(at)[k] for k in ("layer", "head", "step")} == {"layer": "2", "head": "2", "step": "v"}
 
 
@@ -379,7 +382,7 @@ def test_a_link_opens_the_sublayer_it_names():
 
 def test_a_link_opens_the_cell_it_names():
     at = open_link("attention", step="scaled", cell="1.0")
-    assert engine_trace().explain("enc.0.attn.scaled", (0, 1, 0)).latex in latex(at)
+    assert engine_trace().explain("enc.0.attn.scaled", (0, 1, 0), DIGITS).latex in latex(at)
     assert (at.selectbox(key="row.enc.0.attn.scaled.0").value, at.selectbox(key="col.enc.0.attn.scaled.0").value) \
         == (1, 0)
     assert query(at) == {**DEFAULT_QUERY, "step": "scaled", "cell": "1.0"}
@@ -726,7 +729,7 @@ def test_a_stack_page_names_where_each_head_looks_most_in_the_chosen_layer(layer
         weights = trace[f"dec.{layer}.{block}.weights"]  # (h, n_q, n_k)
         assert list(frame[""]) == list(trace.tgt_tokens)  # the query positions
         for h in range(weights.shape[0]):
-            assert list(frame[f"Head {h + 1}"]) == [f"{keys[int(np.argmax(row))]} · {fmt(row.max(), 3)}"
+            assert list(frame[f"Head {h + 1}"]) == [f"{keys[int(np.argmax(row))]} · {fmt(row.max(), DIGITS)}"
                                                     for row in weights[h]]
     assert masked["Head 1"][0] == "SOS · 1"  # the mask leaves SOS only itself to look at
 
@@ -1161,7 +1164,7 @@ def test_every_pages_editors_sit_under_the_formula_of_the_step_they_feed(page):
     for header, formula in places:
         match = STEP_HEADER.match(header.value)
         assert match and formula.type == "latex", page
-        assert formula.value.strip("$\n") == trace.step(match["name"]).formula, page
+        assert formula_body(formula) == trace.step(match["name"]).formula, page
 
 
 def test_the_attention_pages_editors_of_q_and_k_moved_from_the_top_to_under_the_scores():

@@ -15,7 +15,7 @@ from engine.train import TrainSettings, start_model, train
 from test_app import assert_clean, goto, latex, open_page, query, server_navigation  # noqa: F401 (a fixture)
 from test_app_train import open_tab
 from ui import departures
-from ui.format import bmatrix
+from ui.format import DIGITS, bmatrix
 from ui.i18n import EN, ZH, translator
 from ui.weights import DEFAULT_DIR, WeightsStore
 
@@ -64,7 +64,7 @@ def test_one_click_divides_by_sqrt_dk_and_every_later_number_follows():
     scaled = before["enc.0.attn.scores"] / math.sqrt(3)  # (h, n, n) the paper's scaling of the same scores
     np.testing.assert_allclose(trace["enc.0.attn.scaled"], scaled, rtol=1e-12)
     assert not np.allclose(trace["enc.0.attn.scaled"], before["enc.0.attn.scaled"])
-    assert any(bmatrix(scaled[0]) in formula for formula in latex(at)), "the page shows the paper-form numbers"
+    assert any(bmatrix(scaled[0], DIGITS) in formula for formula in latex(at)), "the page shows the paper-form numbers"
     assert not np.allclose(trace["enc.out"], before["enc.out"]), "later steps follow"
     goto(at, "multihead")
     assert shown(at) == {"d_k"}
