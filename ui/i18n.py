@@ -182,8 +182,8 @@ EN = {
                        "divided so the numbers stay moderate, and turned into weights that sum to 1 by softmax. Each "
                        "head's output is the weighted sum of its values.",
     "intro.attention.sqrt_dk": "The divisor is the paper's √d_k, here √{d_k} = {divisor}.",
-    "intro.attention.number": "The divisor is {divisor}, a number set by hand (the post divides by 30 to keep its "
-                              "weights from saturating); the paper divides by √d_k.",
+    "intro.attention.number": "The divisor is {divisor}, a number set by hand: the note under the formulas says how "
+                              "the paper divides.",
     "intro.attention.stable": "Softmax subtracts each row's largest score first: the weights are the same, and e^x "
                               "cannot overflow.",
     "intro.attention.naive": "Softmax is the post's e^x / Σ e^x, without subtracting the row's largest score: a "
@@ -762,7 +762,7 @@ ZH = {
     "intro.attention": "缩放点积注意力：每个查询与每个键做点积，再做缩放使数值不至于过大，然后用 softmax 变成和为 1 "
                        "的注意力权重。每个头的输出是其值向量的加权和。",
     "intro.attention.sqrt_dk": "除数是论文的 √d_k，这里 √{d_k} = {divisor}。",
-    "intro.attention.number": "除数是 {divisor}，一个手动设定的数（博客除以 30，使权重不至于饱和）；论文除以 √d_k。",
+    "intro.attention.number": "除数是 {divisor}，一个手动设定的数：公式下方的说明给出论文的除法。",
     "intro.attention.stable": "softmax 先减去每行最大的分数：权重不变，而 e^x 不会溢出。",
     "intro.attention.naive": "softmax 采用博客的 e^x / Σ e^x，不减去每行最大的分数：分数超过约 709 时会溢出，整行变成 NaN。",
     "intro.multihead": "多头注意力的最后一步：把各个头的输出拼接 (Concat) 起来，再乘以 $W^O$（输出投影），把它们混合回每个 "
