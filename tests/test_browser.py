@@ -143,6 +143,22 @@ def fit_viewport_to_content(page):
         settle(page)
 
 
+TITLE_SOURCE = """h => {
+    const copy = h.cloneNode(true);  // a formula in a title, as its TeX source: "Concat & $W^O$"
+    copy.querySelectorAll('.katex').forEach(k => k.replaceWith('$' + k.querySelector('annotation').textContent + '$'));
+    return copy.textContent.trim();
+}"""
+
+
+def expect_title(page, title, timeout=5_000):
+    """The page's title is `title` (a catalog's words, math as $TeX$)."""
+    heading = page.locator("h1").first
+    deadline = time.monotonic() + timeout / 1000
+    while (shown := heading.evaluate(TITLE_SOURCE)) != title and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+    assert shown == title
+
+
 def katex_texts(page):
     return [text.replace("\xa0", " ") for text in page.locator(".katex-display").all_inner_texts()]
 
@@ -174,12 +190,12 @@ def test_deep_link_first_on_a_fresh_server(fresh_server, new_page):
     page.goto(url(fresh_server, "tokens"))
     settle(page)
     no_exception(page)
-    expect(page.locator("h1").first).to_have_text(EN["page.tokens"])
+    expect_title(page, EN["page.tokens"])
     expect(page.locator('[data-testid="stSidebarNav"]')).to_contain_text(EN["page.attention"])
     expect(page.get_by_label(EN["ctl.src"])).to_have_value("Hello World")
     assert "preset=hello-world" in page.url and "/tokens" in page.url
     page.locator('[data-testid="stSidebarNav"] a[href$="/attention"]').click()
-    expect(page.locator("h1").first).to_have_text(EN["page.attention"])
+    expect_title(page, EN["page.attention"])
     settle(page)
     no_exception(page)
 
@@ -191,7 +207,7 @@ def test_the_overview_opens_at_its_own_name(server, new_page):
     page.goto(f"{server}/overview?preset=paper")
     settle(page)
     no_exception(page)
-    expect(page.locator("h1").first).to_have_text(ZH["page.overview"])
+    expect_title(page, ZH["page.overview"])
     assert page.locator('[role="dialog"]').count() == 0, page.locator('[role="dialog"]').all_inner_texts()
     assert "/overview?" in page.url and "preset=paper" in page.url
 
@@ -204,7 +220,7 @@ def test_every_page_and_its_screenshot(server, new_page, name, lang):
     settle(page)
     no_exception(page)
     catalog = ZH if lang == "zh" else EN
-    expect(page.locator("h1").first).to_have_text(catalog[f"page.{name}"])
+    expect_title(page, catalog[f"page.{name}"])
     expect(page.locator('[data-testid="stSidebarNav"]')).to_contain_text(catalog["page.paper_vs_blog"])
     alerts = page.locator('[data-testid="stAlert"]')
     assert alerts.count() == 0, alerts.all_inner_texts()
@@ -237,16 +253,16 @@ def test_a_link_opens_in_the_readers_language_unless_it_names_one(server, new_pa
     page = new_page("zh")
     page.goto(url(server, "attention", preset="hello-world"))  # a link from an English browser
     settle(page)
-    expect(page.locator("h1").first).to_have_text(ZH["page.attention"])
+    expect_title(page, ZH["page.attention"])
     assert "lang=" not in page.url
     page.goto(url(server, "attention", lang="en"))  # the teacher chose English on purpose
     settle(page)
-    expect(page.locator("h1").first).to_have_text(EN["page.attention"])
+    expect_title(page, EN["page.attention"])
     assert "lang=en" in page.url
     page.get_by_role("radiogroup", name=EN["lang.label"]).get_by_role("radio", name="简体中文").click()
     page.wait_for_url(re.compile(r"lang=zh"), timeout=30_000)
     settle(page)
-    expect(page.locator("h1").first).to_have_text(ZH["page.attention"])
+    expect_title(page, ZH["page.attention"])
 
 
 def test_a_teachers_link_shows_a_chinese_student_the_same_head_step_and_cell(server, new_page):
@@ -272,7 +288,7 @@ def test_a_teachers_link_shows_a_chinese_student_the_same_head_step_and_cell(ser
     student.goto(link)
     settle(student)
     no_exception(student)
-    expect(student.locator("h1").first).to_have_text(ZH["page.attention"])
+    expect_title(student, ZH["page.attention"])
     expect(student.get_by_role("tab", name=f"{ZH['view.head']} 2", exact=True)).to_have_attribute("aria-selected",
                                                                                                    "true")
     steps = student.get_by_role("radiogroup", name=ZH["view.step"]).get_by_role("radio")
@@ -332,7 +348,7 @@ def test_edit_a_weight_in_the_grid_changes_the_attention_page(server, new_page):
     assert set(new_cells).isdisjoint(old_cells)
 
     page.locator('[data-testid="stSidebarNav"] a[href$="/attention"]').click()
-    expect(page.locator("h1").first).to_have_text(EN["page.attention"])
+    expect_title(page, EN["page.attention"])
     scores = page.locator(".katex-display", has_text="scores").filter(has_text=new_cells[1]).first
     expect(scores).to_be_visible(timeout=30_000)
     settle(page)
@@ -378,7 +394,7 @@ def test_a_box_of_the_overview_diagram_opens_its_page_in_the_same_session(server
     for title in (EN["page.cross_attention"], EN["page.dec_ffn"]):  # a decoder box, then one the encoder shares
         box = diagram.locator("g.annotation", has_text=title).last.bounding_box()  # the decoder's column is right
         page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-        expect(page.locator("h1").first).to_have_text(title, timeout=30_000)
+        expect_title(page, title, timeout=30_000)
         settle(page)
         no_exception(page)
         expect(page.get_by_label(EN["ctl.src"])).to_have_value("World Hello World")  # the session's own sentence
