@@ -46,7 +46,7 @@ def weights_side_by_side(block: str, head: int):
         views.latex(att.SIDE_BY_SIDE_TEX + " = " + side_by_side_tex(W, head, min(ctx.state.digits, DIGITS)))
         return
     rows = min(d_model, WQ_ROWS)
-    st.latex(att.SIDE_BY_SIDE_TEX)
+    views.latex(att.SIDE_BY_SIDE_TEX)
     st.caption(ctx.t("formulas.first_rows", rows=rows, d_model=d_model))
     chart = heatmap(att.heads_side_by_side(W)[:rows], indices(rows), indices(h * d_k), digits=ctx.state.digits)
     st.plotly_chart(mark_head(chart, head, d_k, h), key=f"wq.{block}.{head}", config={"displayModeBar": False})
@@ -96,7 +96,7 @@ def _layer_changes(ctx, stack, names):
     st.subheader(ctx.t("stack.changes"))
     measure = _choice(f"{stack}.measure", ctx.t("stack.measure"), list(MEASURES), lambda m: ctx.t(f"stack.{m}"))
     values = getattr(layers.layer_changes([ctx.trace[name] for name in names]), measure)  # (layers, positions)
-    st.latex(MEASURES[measure])
+    views.latex(MEASURES[measure])
     st.caption(ctx.t(f"stack.{measure}_note"))
     first = 0 if measure == "norm" else 1  # x^(0), the input, has a length but no change
     columns = [ctx.t("view.input") if l == 0 else ctx.t("stack.layer", l=l) for l in range(first, len(names))]
