@@ -53,3 +53,9 @@ def attention_focus(weights) -> Focus:
     weights = np.asarray(weights, dtype=float)
     key = np.argmax(weights, axis=-1)  # (h, n_q)
     return Focus(key, np.take_along_axis(weights, key[..., None], axis=-1)[..., 0])  # (h, n_q)
+
+
+def evenly_spread(weights: np.ndarray, tolerance: float = 0.01) -> bool:
+    """Whether every attention weight is within `tolerance` of 1/n_keys: each query weighs all keys alike (their
+    keys are nearly the same vector), so the step passes on little more than the values' mean."""
+    return bool(np.all(np.abs(weights - 1 / weights.shape[-1]) < tolerance))

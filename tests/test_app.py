@@ -1173,3 +1173,15 @@ def test_the_attention_pages_editors_of_q_and_k_moved_from_the_top_to_under_the_
     assert STEP_HEADER.match(header.value)["name"] == "enc.0.attn.scores"
     open_step(at, "attention", "weights")  # the softmax: the same editors, in the same place
     assert [STEP_HEADER.match(h.value)["name"] for h, _ in _editor_places(at)] == ["enc.0.attn.weights"] * 2
+
+
+def test_cross_attention_that_weighs_the_source_alike_says_so():
+    """The worked example's cross-attention weights are all 0.5 (to 0.001): the page says why; a sentence whose
+    encoder outputs differ more (their weights up to 0.013 from 1/6) has no such note."""
+    at = open_page("cross_attention")
+    weights = engine_trace()["dec.0.cross_attn.weights"]
+    assert np.all(np.abs(weights - 0.5) < 0.01)
+    assert [i.value for i in at.info if i.value.startswith("Every weight here is within 0.01 of 1/2")]
+    other = open_page("cross_attention", src="The cat sat on the mat")
+    assert not np.all(np.abs(other.session_state["context"].trace["dec.0.cross_attn.weights"] - 1 / 6) < 0.01)
+    assert not [i.value for i in other.info if i.value.startswith("Every weight here")]

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import engine
-from engine import attention, layer_norm, positional
+from engine import attention, layer_norm, layers, positional
 
 SMALL = dict(d_model=12, n_heads=3, d_ff=20, n_layers=2)
 
@@ -325,3 +325,9 @@ def test_attention_focus_is_each_rows_largest_weight_and_its_key():
     focus = attention_focus(weights)
     assert focus.key.tolist() == [[1, 0], [2, 0]]  # a tie goes to the first key
     np.testing.assert_allclose(focus.weight, [[0.5, 1.0], [0.8, 0.4]])
+
+
+def test_evenly_spread_attention_is_every_weight_near_one_over_n_keys():
+    assert layers.evenly_spread(np.array([[[0.5, 0.5], [0.503, 0.497]]]))
+    assert not layers.evenly_spread(np.array([[[0.5, 0.5], [0.52, 0.48]]]))
+    assert layers.evenly_spread(np.full((2, 3, 4), 0.25)) and not layers.evenly_spread(np.eye(3)[None])

@@ -17,6 +17,7 @@ from .state import CACHE_HASH
 SUBLAYERS = {"enc": ("self_attn", "ffn"), "dec": ("masked", "cross", "ffn")}  # catalog keys sublayer.*, in order
 WQ_ROWS = 16  # a W^Q too big to write out is drawn as a heatmap of its first rows (512 x 512 is 2 MB to send)
 STACK_ATTENTION = {"enc": {"attn": "self_attn"}, "dec": {"self_attn": "masked", "cross_attn": "cross"}}  # block: sublayer
+EVEN = 0.01  # cross-attention whose weights are all this close to 1/n_keys is said to weigh the source alike
 MEASURES = {"change": layers.CHANGE_TEX, "cosine": layers.COSINE_TEX, "norm": layers.NORM_TEX}  # catalog stack.*
 DROPOUTS = {  # where training drops cells, in the order of the pass: step -> (what, of which sub-layer) or None
     "src": {"src.dropout": None}, "tgt": {"tgt.dropout": None},
@@ -55,6 +56,9 @@ def weights_side_by_side(block: str, head: int):
 def attention(block: str, key: str, focus: str):
     """A decoder attention block on one page: per head, Q, K, V to the heads' outputs, Concat and W^O."""
     equations(block)
+    ctx = context.get()
+    if block.endswith(".cross_attn") and layers.evenly_spread(ctx.trace[f"{block}.weights"], EVEN):
+        st.info(ctx.t("cross.even", n=ctx.trace[f"{block}.weights"].shape[-1], tolerance=EVEN))
     steps = ["q", "k", "v", "scores", "scaled"] + (["mask", "masked"] if block.endswith(".self_attn") else [])
     for head in views.head_tabs(f"heads.{key}.{block.split('.')[1]}"):
         weights_side_by_side(block, head)

@@ -262,9 +262,15 @@ EN = {
     "desc.ffn.hidden": "First linear layer: widen to d_ff.",
     "desc.ffn.act": "The non-linearity (ReLU or GELU).",
     "desc.ffn.out": "Second linear layer: back to d_model.",
-    "desc.enc.out": "The encoder's output (in pre-norm, one more LayerNorm of the last layer's), read by every "
-                    "cross-attention.",
-    "desc.dec.out": "The decoder's output (in pre-norm, one more LayerNorm of the last layer's).",
+    "cross.even": "Every weight here is within {tolerance} of 1/{n}: each query's scores are almost equal, so it "
+                  "weighs all source words alike and its output is about the mean of the values. (In the worked "
+                  "example the encoder's feed-forward output, several times larger than its input, swamps the "
+                  "residual sum, so the encoder's outputs for hello and world are almost the same vector: compare "
+                  "them on the encoder stack page.)",
+    "desc.enc.out": "The encoder's output, read by every cross-attention: in post-norm the last layer's output "
+                    "itself, in pre-norm one more LayerNorm of it.",
+    "desc.dec.out": "The decoder's output: in post-norm the last layer's output itself, in pre-norm one more "
+                    "LayerNorm of it.",
     "desc.logits": "A score for every vocabulary word at every decoder position.",
     "desc.vocab_mask": "The output's mask: −∞ for <unk>, which stands for words the vocabulary lacks and is never a "
                        "next token; 0 for every word.",
@@ -826,8 +832,11 @@ ZH = {
     "desc.ffn.hidden": "第一个线性层：扩展到 d_ff 维。",
     "desc.ffn.act": "激活函数（ReLU 或 GELU）。",
     "desc.ffn.out": "第二个线性层：变回 d_model 维。",
-    "desc.enc.out": "编码器的输出（前置归一化时是对最后一层输出再做的一次层归一化），供每个交叉注意力读取。",
-    "desc.dec.out": "解码器的输出（前置归一化时是对最后一层输出再做的一次层归一化）。",
+    "cross.even": "这里每个权重与 1/{n} 的差都小于 {tolerance}：每个查询的各个分数几乎相等，所以它对所有源词一视同仁，"
+                  "输出约为各值向量的平均。（在示例中，编码器前馈网络的输出比它的输入大好几倍，盖过了残差相加，"
+                  "所以编码器对 hello 和 world 的输出几乎是同一个向量：可在“编码器层的堆叠”页比较。）",
+    "desc.enc.out": "编码器的输出，供每个交叉注意力读取：后置归一化时就是最后一层的输出本身，前置归一化时是对它再做的一次层归一化。",
+    "desc.dec.out": "解码器的输出：后置归一化时就是最后一层的输出本身，前置归一化时是对它再做的一次层归一化。",
     "desc.logits": "每个解码器位置上词汇表中每个词的分数 (logits)。",
     "desc.vocab_mask": "输出层的掩码：<unk> 为 −∞（它代表词汇表里没有的词，永远不会是下一个 token），其他词为 0。",
     "desc.masked_logits": "logits 加上掩码：<unk> 的分数变成 −∞，所以它的概率正好是 0。",
