@@ -165,7 +165,7 @@ EN = {
     "intro.positional.blog": "Here it is the post's formula: sin in the even columns and cos in the odd ones, but "
                              "each column j with its own exponent 2j/d_model (the paper gives columns 2i and 2i + 1 "
                              "the same exponent 2i/d_model).",
-    "intro.positional.blog_table": "Here it is the table the post prints: two rows of four numbers, for positions 0 "
+    "intro.positional.blog_table": "Here PE is the table the post prints: two rows of four numbers, for positions 0 "
                                    "and 1, rounded by hand (cos(0.01) = 0.99995 shows as 0.99). A further position "
                                    "or column comes from the post's formula, rounded to 2 decimals; the formula and "
                                    "each cell's arithmetic say which.",
