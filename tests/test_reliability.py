@@ -48,6 +48,7 @@ from test_app import (APP, ALL_PAGES, STEP_HEADER, editor_key, goto, open_editor
 from test_app_train import open_tab
 from ui import context, generation, share
 from ui import state as app_state
+from ui.format import fmt
 from ui.i18n import EN, ZH, translator
 from ui.state import AppState
 
@@ -177,7 +178,7 @@ def assert_numbers_are_the_engines(at, page, state):
             assert f"**{t('gen.sentence')}** `SOS` " + " ".join(f"`{w}`" for w in generated.tokens) in markdown
     elif page == "train" and at.metric:  # the loss tab is open
         result = loss_and_grads(model, state.src, state.tgt, label_smoothing=at.session_state["train.view_smoothing"])
-        assert {m.label: m.value for m in at.metric}[t("train.mean_loss")] == f"{result.loss:.6g}"
+        assert {m.label: m.value for m in at.metric}[t("train.mean_loss")] == fmt(result.loss, state.digits)
 
 
 def assert_consistent(at, page):

@@ -3,6 +3,8 @@ catalog keys of a step's description and a page's intro."""
 from collections import Counter
 from functools import lru_cache
 
+from .format import fmt
+
 
 def unique(labels) -> list[str]:
     """Labels (tokens, say) numbered only where one repeats, by its position, so every label stays unique:
@@ -137,8 +139,9 @@ def top_tokens(row, tokens, k=10):
     return [(tokens[i], float(row[i])) for i in order]
 
 
-def loss_rows(result, tokens):
-    """Per decoder position: (i, input token, target token, P(target), loss) of a teacher-forced pair."""
+def loss_rows(result, tokens, digits):
+    """Per decoder position: (i, input token, target token, P(target), loss) of a teacher-forced pair, the numbers
+    printed to `digits` significant digits."""
     probs = result.trace["probs"]
-    return [(i, tokens[x], tokens[y], float(probs[i, y]), float(result.token_losses[i]))
+    return [(i, tokens[x], tokens[y], fmt(probs[i, y], digits), fmt(result.token_losses[i], digits))
             for i, (x, y) in enumerate(zip(result.dec_input_ids, result.target_ids))]

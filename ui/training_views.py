@@ -19,7 +19,7 @@ from engine.train import TRAINING_SETUP, TrainSettings, start_model, training, t
 
 from . import context
 from .figures import curves, heatmap
-from .format import arrow
+from .format import arrow, fmt
 from .labels import loss_rows, param_axes, step_axes
 from .state import CACHE_HASH
 
@@ -63,8 +63,9 @@ def loss_section():
     st.latex(ctx.t.math(MEAN_LOSS_TEX))
     result = _loss(ctx.state.model_key, smoothing)
     header = [ctx.t(f"train.col.{c}") for c in ("position", "input", "target", "p_target", "loss")]
-    st.table(arrow(dict(zip(header, zip(*loss_rows(result, ctx.model.vocab.tokens))))), hide_index=True)
-    st.metric(ctx.t("train.mean_loss"), f"{result.loss:.6g}")
+    rows = loss_rows(result, ctx.model.vocab.tokens, ctx.state.digits)
+    st.table(arrow(dict(zip(header, zip(*rows)))), hide_index=True)
+    st.metric(ctx.t("train.mean_loss"), fmt(result.loss, ctx.state.digits))
     return result
 
 
