@@ -45,8 +45,8 @@ EN = {
     "model.sizes": "d_model = {d_model}, h = {h}, d_k = {d_k}, d_ff = {d_ff}, N = {n_layers}.",
     "model.card": "{sizes} {origin}",
     "model.from.hello-world": "Weights: the post's numbers where it gives them (the embeddings of hello, world and "
-                              "SOS, the first encoder layer's W^Q, W^K, W^V, W^O where their shapes fit), random from "
-                              "seed {seed} elsewhere.",
+                              "SOS, the first encoder layer's $W^Q$, $W^K$, $W^V$, $W^O$ where their shapes fit), "
+                              "random from seed {seed} elsewhere.",
     "model.from.paper": "Weights: random from seed {seed} (Xavier-uniform matrices, as PyTorch's nn.Transformer): "
                         "they have learned nothing.",
     "model.from.trained": "Weights: trained on this server on the {corpus} corpus for {steps} steps, from the random "
@@ -656,7 +656,7 @@ ZH = {
     "model.sizes": "d_model = {d_model}，h = {h}，d_k = {d_k}，d_ff = {d_ff}，N = {n_layers}。",
     "model.card": "{sizes}{origin}",
     "model.from.hello-world": "权重：博客给出数值的地方用博客的数值（hello、world、SOS 的嵌入，以及形状相符时第一个编码器层的 "
-                              "W^Q、W^K、W^V、W^O），其余由随机种子 {seed} 随机生成。",
+                              "$W^Q$、$W^K$、$W^V$、$W^O$），其余由随机种子 {seed} 随机生成。",
     "model.from.paper": "权重：由随机种子 {seed} 随机生成（Xavier 均匀初始化，和 PyTorch 的 nn.Transformer 一样），"
                         "什么也没学过。",
     "model.from.trained": "权重：在本服务器上用{corpus}语料训练了 {steps} 步，起点是预设“{preset}”的随机权重（种子 {seed}）。",
