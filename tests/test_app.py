@@ -1181,7 +1181,7 @@ def test_cross_attention_that_weighs_the_source_alike_says_so():
     at = open_page("cross_attention")
     weights = engine_trace()["dec.0.cross_attn.weights"]
     assert np.all(np.abs(weights - 0.5) < 0.01)
-    assert [i.value for i in at.info if i.value.startswith("Every weight here is within 0.01 of 1/2")]
+    assert [m.value for m in at.markdown if m.value.startswith(":material/info: Every weight here is within 0.01 of 1/2")]
     other = open_page("cross_attention", src="The cat sat on the mat")
     assert not np.all(np.abs(other.session_state["context"].trace["dec.0.cross_attn.weights"] - 1 / 6) < 0.01)
-    assert not [i.value for i in other.info if i.value.startswith("Every weight here")]
+    assert not [m.value for m in other.markdown if "Every weight here" in m.value]

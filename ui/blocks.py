@@ -58,7 +58,8 @@ def attention(block: str, key: str, focus: str):
     equations(block)
     ctx = context.get()
     if block.endswith(".cross_attn") and layers.evenly_spread(ctx.trace[f"{block}.weights"], EVEN):
-        st.info(ctx.t("cross.even", n=ctx.trace[f"{block}.weights"].shape[-1], tolerance=EVEN))
+        st.container(border=True).markdown(  # a lesson, not a warning: no alert box
+            ":material/info: " + ctx.t("cross.even", n=ctx.trace[f"{block}.weights"].shape[-1], tolerance=EVEN))
     steps = ["q", "k", "v", "scores", "scaled"] + (["mask", "masked"] if block.endswith(".self_attn") else [])
     for head in views.head_tabs(f"heads.{key}.{block.split('.')[1]}"):
         weights_side_by_side(block, head)
