@@ -107,7 +107,7 @@ def _layer_changes(ctx, stack, names):
     columns = [ctx.t("view.input") if l == 0 else ctx.t("stack.layer", l=l) for l in range(first, len(names))]
     chart = heatmap(values.T, step_axes(ctx.trace, names[0])[0], columns, digits=ctx.state.digits)
     st.plotly_chart(chart, key=f"{stack}.{measure}", config={"displayModeBar": False},
-                    width=views._chart_width(len(columns)))
+                    width=views.chart_width(len(columns)))
 
 
 def _attention_focus(ctx, block, sublayer):

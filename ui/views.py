@@ -304,7 +304,7 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
         numbers(values, rows, cols, label=_tex_name(name, _head_of(s.value, head)))
     st.plotly_chart(heatmap(values, rows, cols, selected, digits=ctx.state.digits), key=f"chart.{key}",
                     on_select=_on_click(key, len(rows), len(cols)) if drill else "ignore", selection_mode="points",
-                    config={"displayModeBar": False}, width=_chart_width(len(cols)))
+                    config={"displayModeBar": False}, width=chart_width(len(cols)))
     unedited = _compared(ctx, name, head, values, rows, cols, key) if ctx.state.edits and trace is ctx.trace else None
     if drill:
         _drill(ctx, trace, name, head, key, rows, cols, unedited)
@@ -362,7 +362,7 @@ def numbers(matrix, rows, cols, label=None, digits=None):
         st.caption(ctx.t("view.big", rows=matrix.shape[0], cols=matrix.shape[1]))
 
 
-def _chart_width(n_cols):
+def chart_width(n_cols):
     """A heatmap with numbers in its cells asks for CELL_WIDTH per column (and the labels' and colour bar's 200 px),
     which Streamlit caps at the main column's width; wider matrices take the whole width."""
     return "stretch" if n_cols > TEXT_COLS else 200 + CELL_WIDTH * n_cols
@@ -459,7 +459,7 @@ def _compared(ctx, name, head, values, rows, cols, key):
         numbers(change, rows, cols, label=r"\Delta " + _tex_name(name, _head_of(ctx.trace[name], head)))
     outlined = [(int(i), int(j)) for i, j in changed] if len(changed) <= OUTLINED_CELLS else ()
     st.plotly_chart(heatmap(change, rows, cols, marked=outlined, digits=ctx.state.digits), key=f"difference.{key}",
-                    config={"displayModeBar": False}, width=_chart_width(len(cols)))
+                    config={"displayModeBar": False}, width=chart_width(len(cols)))
     return before
 
 
