@@ -472,8 +472,8 @@ def _pooled(references: list[dict], field: str) -> dict:
 
 def over_target(summary: dict, held: bool = True) -> list:
     """The rows over TARGET among the cases held to it, the worked example (the app's default preset), or with
-    held=False among the paper preset's, which are reported but not held to it (docs/PERFORMANCE.md, eighth pass:
-    for some pages the arithmetic alone costs more than the trivial page's rerun)."""
+    held=False among the paper preset's, which are reported but not held to it (docs/PERFORMANCE.md, "What keeps
+    reruns cheap": for some pages the arithmetic alone costs more than the trivial page's rerun)."""
     return [row for row in summary.get("server", [])
             if row.get("x_p50", 0) > TARGET and (row["case"].preset != "paper") == held]
 
