@@ -98,6 +98,18 @@ def goto(at, page):
     return at
 
 
+def one_layer(at, page):
+    """Open a stack page's section on one layer (lazy tabs: only the open one is drawn; the page opens on what each
+    layer changes)."""
+    at.session_state[f"{page[:3]}.section"] = (ZH if at.session_state["ctl.lang"] == "zh" else EN)["stack.one_layer"]
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+STACK_PAGES = ("encoder_stack", "decoder_stack")
+
+
 def paragraphs(at):
     """Every paragraph of the page's markdown (an element may hold several, e.g. a sentence and its note)."""
     return [paragraph for element in at.markdown for paragraph in element.value.split("\n\n")]
@@ -218,7 +230,7 @@ def test_every_page_runs_cleanly(page, lang):
     assert not at.warning, [w.value for w in at.warning]
     catalog = ZH if lang == "zh" else EN
     assert at.title[0].value == catalog[f"page.{page}"]
-    assert any(m.value == catalog[f"intro.{page}"] for m in at.markdown)
+    assert any(m.value.startswith(catalog[f"intro.{page}"]) for m in at.markdown)  # with the settings' sentences
     if lang == "zh":
         assert CJK.search(at.title[0].value)
         assert at.text_input(key="ctl.src").label == ZH["ctl.src"]
@@ -302,6 +314,8 @@ def test_overview_states_the_example():
                                                                     "dropout")])  # test_step_coverage: dropout's
 def test_each_step_shows_the_engines_formula_description_and_numbers(page):
     at = open_page(page)
+    if page in STACK_PAGES:
+        one_layer(at, page)
     trace = engine_trace()
     bodies = latex(at)
     steps = [STEP_HEADER.match(m.value) for m in at.markdown]
@@ -337,7 +351,7 @@ def matrix_shown(at, tex_name):
 
 def test_second_head_and_second_sublayer():
     at = open_page("attention")
-    at.session_state["heads.attention.0"] = "Head 2"
+    at.session_state["heads.attention.0"] = 1  # head 2
     at.run()
     trace = engine_trace()
     assert any(r"\text{scores}_{2} = " + bmatrix(trace["enc.0.attn.scores"][1], DIGITS) in b for b in latex(at))
@@ -352,7 +366,7 @@ def test_second_head_and_second_sublayer():
 
 def test_a_link_opens_the_head_it_names():
     at = open_link("attention", head="2")
-    assert at.session_state["heads.attention.0"] == "Head 2"
+    assert at.session_state["heads.attention.0"] == 1  # head 2
     assert matrix_shown(at, r"\text{scores}_{2}") == bmatrix(engine_trace()["enc.0.attn.scores"][1], DIGITS)
     assert query(at) == {**DEFAULT_QUERY, "head": "2"} and not notes(at)
 
@@ -367,7 +381,7 @@ def test_a_link_opens_the_step_it_names_not_its_label():
 
 def test_a_link_opens_the_layer_it_names():
     at = open_link("qkv", cfg="n_layers:2", layer="2", head="2", step="v")
-    assert at.session_state["layer.enc"] == 1 and at.session_state["heads.qkv.1"] == "Head 2"
+    assert at.session_state["layer.enc"] == 1 and at.session_state["heads.qkv.1"] == 1
     assert matrix_shown(at, r"\text{v}_{2}") == bmatrix(engine_trace(n_layers=2)["enc.1.attn.v"][1], DIGITS)
     assert {k: query(at)[k] for k in ("layer", "head", "step")} == {"layer": "2", "head": "2", "step": "v"}
 
@@ -395,25 +409,25 @@ def test_a_link_part_the_page_cannot_show_is_noted_and_dropped(part, text):
     at = open_link("attention", **{part: text})
     assert_clean(at)
     assert notes(at) == [EN_T("msg.url", detail=f"{part}={text!r}")]
-    assert at.session_state["heads.attention.0"] == "Head 1"
+    assert at.session_state["heads.attention.0"] == 0
     assert engine_trace().explain("enc.0.attn.scores", (0, 0, 0)).latex in latex(at)
     assert query(at) == DEFAULT_QUERY
 
 
 def test_the_link_follows_the_view_and_stays_on_its_page():
     at = open_page("attention")
-    at.session_state["heads.attention.0"] = "Head 2"
+    at.session_state["heads.attention.0"] = 1  # head 2
     at.run()
     at.session_state["attention.1"] = 2  # weights
     at.run()
     at.selectbox(key="row.enc.0.attn.weights.1").set_value(1).run()
     assert query(at) == {**DEFAULT_QUERY, "head": "2", "step": "weights", "cell": "1.0"}
     student = open_link("attention", **query(at))
-    assert latex(student) == latex(at) and student.session_state["heads.attention.0"] == "Head 2"
+    assert latex(student) == latex(at) and student.session_state["heads.attention.0"] == 1
     goto(at, "multihead")  # no heads there: the attention page's view is not carried over
     assert query(at) == DEFAULT_QUERY and not notes(at)
     goto(at, "attention")
-    assert at.session_state["heads.attention.0"] == "Head 1"
+    assert at.session_state["heads.attention.0"] == 0
 
 
 def test_drill_down_explains_the_chosen_cell():
@@ -475,6 +489,8 @@ def test_an_edit_changes_the_numbers_of_later_pages(page, leaf, param, head, cel
     assert_clean(at)
     assert at.session_state["state"].edits == ((param, index, typed),)
     goto(at, later)
+    if later in STACK_PAGES:
+        one_layer(at, later)
     assert_clean(at)
     assert shown(at, pick(after[name])), f"{name} does not show the engine's numbers after the edit"
     assert not shown(at, pick(before[name])), f"{name} still shows the numbers from before the edit"
@@ -658,7 +674,7 @@ def test_the_head_and_layer_pickers_keep_a_valid_choice_when_there_are_fewer():
     at = open_options(open_page("attention"))
     at.number_input(key="ctl.n_heads").set_value(4).run()
     at.number_input(key="ctl.n_layers").set_value(3).run()
-    at.session_state["layer.enc"], at.session_state["heads.attention.2"] = 2, "Head 4"
+    at.session_state["layer.enc"], at.session_state["heads.attention.2"] = 2, 3  # layer 3, head 4
     at.run()
     assert_clean(at)
     assert shown(at, engine_trace(n_heads=4, n_layers=3)["enc.2.attn.scores"][3])
@@ -674,7 +690,7 @@ def drawn_steps(at):
 
 
 def test_layers_are_numbered_from_1_on_screen_and_from_0_in_step_names():
-    at = open_page("encoder_stack", cfg="n_layers:2")
+    at = one_layer(open_page("encoder_stack", cfg="n_layers:2"), "encoder_stack")
     assert_clean(at)
     assert "**Output of layer 2: the stack's output**" in [m.value for m in at.markdown]
     assert drawn_steps(at) == ["enc.out"]  # post-norm: the last layer's output is the stack's, drawn once
@@ -715,12 +731,21 @@ def test_a_stack_page_shows_what_each_layer_changes_from_the_trace(stack, cfg):
     for measure in ("change", "cosine", "norm"):
         at.button_group(key=f"{stack}.measure").set_value(measure).run()
         np.testing.assert_allclose(chart_numbers(at, f"{stack}.{measure}"), np.array(expected[measure]).T)
-    assert [t.value for t in at.subheader] == ["What each layer changes", "One layer in detail"]
+    assert [t.label for t in at.tabs] == ["What each layer changes", "One layer in detail"]
+
+
+def test_a_stack_pages_open_section_is_in_its_link():
+    at = one_layer(open_page("decoder_stack", cfg="n_layers:2"), "decoder_stack")
+    at.button_group(key="layer.dec_stack").set_value(0).run()
+    assert query(at)["section"] == "2" and query(at)["layer"] == "1"
+    student = open_link("decoder_stack", **query(at))
+    assert drawn_steps(student) == ["dec.0.ln3"] and not student.warning
+    assert "section" not in query(open_page("decoder_stack"))  # the first section is the default: not in the link
 
 
 @pytest.mark.parametrize("layer", [0, 1])
 def test_a_stack_page_names_where_each_head_looks_most_in_the_chosen_layer(layer):
-    at = open_page("decoder_stack", cfg="n_layers:2")
+    at = one_layer(open_page("decoder_stack", cfg="n_layers:2"), "decoder_stack")
     at.button_group(key="layer.dec_stack").set_value(layer).run()
     assert_clean(at)
     trace = engine_trace(n_layers=2)
@@ -739,7 +764,7 @@ def test_a_stack_page_names_where_each_head_looks_most_in_the_chosen_layer(layer
 def test_a_stack_page_draws_no_tensor_twice(page, placement):
     """hello-world has one layer: in post-norm its output (ln2, ln3) is the stack's output, drawn once as enc.out or
     dec.out and said to be the same; in pre-norm the stack's output is one more LayerNorm, a tensor of its own."""
-    at = open_page(page, **({"cfg": "norm_placement:pre"} if placement == "pre" else {}))
+    at = one_layer(open_page(page, **({"cfg": "norm_placement:pre"} if placement == "pre" else {})), page)
     assert_clean(at)
     trace = engine_trace(**({"norm_placement": "pre"} if placement == "pre" else {}))
     drawn = drawn_steps(at)
@@ -766,7 +791,7 @@ def test_an_intro_says_what_the_current_settings_compute(page, cfg, keys, lang):
     at = open_page(page, lang=lang, **({"cfg": cfg} if cfg else {}))
     assert_clean(at)
     t = translator(lang)
-    assert at.markdown[1].value == "\n\n".join(t(key, d_k=3, divisor="1.732") for key in keys)
+    assert at.markdown[0].value == "\n\n".join([t(f"intro.{page}")] + [t(key, d_k=3, divisor="1.732") for key in keys])
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -158,10 +158,22 @@ def refusal(t, error: ValueError) -> str:
 
 def navigation(t) -> dict:
     """The navigation's pages by section, made once per session and language (making them costs each rerun ~1 ms)."""
+    return _pages(t)[0]
+
+
+def page_entry(t, page: str):
+    """A page's st.Page in this session's navigation: st.page_link given it resolves no file path (two realpath
+    calls, ~0.7 ms of every link on every rerun)."""
+    return _pages(t)[1][page]
+
+
+def _pages(t) -> tuple[dict, dict]:
+    """({section: its pages' entries}, {page: its entry}), kept per session and language."""
     key = f"navigation.{t.lang}"
     if key not in st.session_state:
-        st.session_state[key] = {t(f"section.{section}"): [entry for page in pages for entry in _entries(t, page)]
-                                 for section, pages in PAGES.items()}
+        entries = {page: _entries(t, page) for pages in PAGES.values() for page in pages}
+        st.session_state[key] = ({t(f"section.{section}"): [entry for page in pages for entry in entries[page]]
+                                  for section, pages in PAGES.items()}, {page: e[0] for page, e in entries.items()})
     return st.session_state[key]
 
 

@@ -277,14 +277,15 @@ def _decode_edits(text: str):
     return tuple(sorted((p, i, v) for (p, i), v in edits.items())), bad
 
 
-VIEW_KEYS = ("layer", "sublayer", "head", "step", "cell")  # what a step page shows (ui/views.py), after the state
+VIEW_KEYS = ("section", "layer", "sublayer", "head", "step", "cell")  # what a step page shows (ui/views.py)
 STEP_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")  # a step's last name: "scaled", "ln2", "masked_logits"
 
 
 def encode_view(view: dict) -> dict[str, str]:
     """A page's view in its link, e.g. {"layer": 1, "head": 1, "step": "scaled", "cell": (2, 0)} (positions from 0)
-    as layer=2&head=2&step=scaled&cell=2.0: layers, sub-layers and heads numbered as the page shows them, from 1."""
-    query = {key: str(view[key] + 1) for key in ("layer", "sublayer", "head") if key in view}
+    as layer=2&head=2&step=scaled&cell=2.0: sections (tabs), layers, sub-layers and heads numbered as the page shows
+    them, from 1."""
+    query = {key: str(view[key] + 1) for key in ("section", "layer", "sublayer", "head") if key in view}
     if "step" in view:
         query["step"] = view["step"]
     if "cell" in view:

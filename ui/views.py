@@ -17,7 +17,7 @@ from .figures import CELL_WIDTH, TEXT_COLS, heatmap
 from .format import arrow, bmatrix, bmatrix_around, difference, fmt, printed_width, table
 from .labels import (SEED_NOTES, description_key, indices, intro_keys, param_axes, param_key, param_tex, step_axes,
                      step_name_key, unique)
-from .navigation import neighbours, page_file
+from .navigation import neighbours
 from .state import check_weight, encode, encode_view, slider_range
 
 LATEX_CELLS = 8  # matrices up to 8 rows are also written out as a bmatrix ...
@@ -131,7 +131,7 @@ def neighbour_links(state, page: str):
     row = st.container(horizontal=True, horizontal_alignment="distribute")
     for which, neighbour, icon, side in zip(("previous", "next"), around, ("arrow_back", "arrow_forward"),
                                             ("left", "right")):
-        row.page_link(page_file(neighbour), label=t(f"nav.{which}", page=t(f"page.{neighbour}")),
+        row.page_link(context.page_entry(t, neighbour), label=t(f"nav.{which}", page=t(f"page.{neighbour}")),
                       icon=f":material/{icon}:", icon_position=side, query_params=query)
 
 
@@ -145,10 +145,8 @@ def intro(page: str, model_notes: bool = True):
         drawn.page = page
     st.title(ctx.t(f"page.{page}"))
     first, *settings = intro_keys(page, ctx.config)
-    st.markdown(ctx.t(first))
-    if settings:
-        c = ctx.config
-        st.markdown("\n\n".join(ctx.t(key, d_k=c.d_k, divisor=f"{c.divisor:.4g}") for key in settings))
+    c = ctx.config  # the sentences on the settings go with the intro, in one element
+    st.markdown("\n\n".join([ctx.t(first)] + [ctx.t(key, d_k=c.d_k, divisor=f"{c.divisor:.4g}") for key in settings]))
     if page in SEED_NOTES:
         st.caption(ctx.t(f"seednote.{page}"))
     if model_notes:
@@ -186,10 +184,15 @@ def layer_picker(key: str, default: int = 0) -> int:
     return layer
 
 
-def head_tabs(key: str):
-    """Per-head tabs: yields the head index of the open tab only, inside that tab."""
+def head_picker(key: str) -> int:
+    """The head whose steps the page draws, from a row of buttons: one widget, where tabs sent a block per head
+    (nine messages on every rerun with the paper's eight heads)."""
     ctx = context.get()
-    yield from lazy_tabs([f"{ctx.t('view.head')} {h + 1}" for h in range(ctx.config.n_heads)], key, link="head")
+    n = ctx.config.n_heads
+    restore_from_link(key, "head", range(n))
+    head = _picker(key, ctx.t("view.head"), [f"{ctx.t('view.head')} {h + 1}" for h in range(n)])
+    show_in_link("head", head, 0)
+    return head
 
 
 def lazy_tabs(labels: list[str], key: str, link: str | None = None):
@@ -205,11 +208,12 @@ def lazy_tabs(labels: list[str], key: str, link: str | None = None):
                 yield position
 
 
-def section_tabs(sections: dict, key: str):
-    """A page's sections as lazy tabs: {label key: function that draws the section}; only the open one is drawn."""
+def section_tabs(sections: dict, key: str, link: str | None = None):
+    """A page's sections as lazy tabs: {label key: function that draws the section}; only the open one is drawn.
+    link: as lazy_tabs'."""
     ctx = context.get()
     labels = list(sections)
-    for position in lazy_tabs([ctx.t(label) for label in labels], key):
+    for position in lazy_tabs([ctx.t(label) for label in labels], key, link):
         sections[labels[position]]()
 
 
