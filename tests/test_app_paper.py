@@ -49,7 +49,9 @@ def test_the_note_says_what_the_app_and_the_paper_do_in_the_readers_language():
         at = open_page("attention", lang=lang)
         texts = [m.value for m in at.markdown]
         t = translator(lang)
-        assert f":orange-badge[{catalog['depart.badge']}] {t('depart.attn_divisor', divisor='30', d_k=3)}" in texts
+        badge = f":orange-badge[{catalog['depart.badge']}] "
+        note = next(text for text in texts if text.startswith(badge))
+        assert t("depart.attn_divisor", divisor="30", d_k=3) in note.removeprefix(badge).split("\n\n")  # and d_k's
         assert at.button(key="paper.attn_divisor.enc.0.attn").label == catalog["depart.attn_divisor.button"]
 
 

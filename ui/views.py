@@ -327,26 +327,29 @@ def _editors(ctx, s, head, edits):
 
 def paper_form(steps: tuple, key: str):
     """Next to a formula: where the current settings make its steps (kinds or last names, ui.departures) depart from
-    the paper, what the paper does, and a button that sets the paper's value. Each option once per page."""
+    the paper, what the paper does, and a button per option that sets the paper's value. Each option once per
+    page, the options of one place in one box."""
     ctx, drawn = context.get(), _DRAWN.get()
-    for departure in departures.for_steps(steps, ctx.config):
-        if drawn is None or departure.field not in drawn.departures:
-            _departure_note(ctx, departure, key)
-        if drawn is not None:
-            drawn.departures.add(departure.field)
+    shown = [d for d in departures.for_steps(steps, ctx.config) if drawn is None or d.field not in drawn.departures]
+    if drawn is not None:
+        drawn.departures.update(d.field for d in shown)
+    if shown:
+        _departure_note(ctx, shown, key)
 
 
-def _departure_note(ctx, departure, key):
+def _departure_note(ctx, shown, key):
+    """One box: each departure's sentence (and, for one the paper has no value for here, why no button), then the
+    buttons; its elements are sent on every rerun, so the sentences share one."""
     note, values = st.container(border=True), departures.values(ctx.config)
-    text = ctx.t(departures.text_key(departure, ctx.config), **values)
-    note.markdown(f":orange-badge[{ctx.t('depart.badge')}] {text}")
-    settings = departures.paper_settings(departure, ctx.config)
-    if settings is None:
-        note.caption(ctx.t("depart.no_paper_value"))
-        return
-    note.button(ctx.t(f"depart.{departure.field}.button", **values), key=f"paper.{departure.field}.{key}",
-                on_click=context.use_settings, args=(settings,))
-    if ctx.state.weights:
+    settings = [departures.paper_settings(departure, ctx.config) for departure in shown]
+    texts = [ctx.t(departures.text_key(departure, ctx.config), **values) + (
+        "" if paper is not None else "\n\n" + ctx.t("depart.no_paper_value")) for departure, paper in zip(shown, settings)]
+    note.markdown(f":orange-badge[{ctx.t('depart.badge')}] " + "\n\n".join(texts))
+    for departure, paper in zip(shown, settings):
+        if paper is not None:
+            note.button(ctx.t(f"depart.{departure.field}.button", **values), key=f"paper.{departure.field}.{key}",
+                        on_click=context.use_settings, args=(paper,))
+    if ctx.state.weights and any(paper is not None for paper in settings):
         note.caption(ctx.t("depart.drops_weights"))
 
 
