@@ -176,7 +176,7 @@ def _pos(trace, step, index):
     if form == "learned":
         return f"P[{pos}, {j}]", f"P[{pos}, {j}] (learned)"
     exponent = int((blog_exponent if form.startswith("blog") else paper_exponent)(j))
-    angle = sinusoid_angle(pos, j, d, exponent)
+    angle = sinusoid_angle(pos, d, exponent)
     fn = "sin" if j % 2 == 0 else "cos"
     tex = f"\\{fn}\\left(\\frac{{{pos}}}{{{PE_BASE:g}^{{{exponent}/{d}}}}}\\right) = \\{fn}({num_tex(angle)})"
     text = f"{fn}({pos} / {PE_BASE:g}^({exponent}/{d})) = {fn}({num(angle)})"

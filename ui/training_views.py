@@ -16,6 +16,7 @@ from engine.loss import (CROSS_ENTROPY_TEX, LOGITS_GRAD_TEX, MEAN_LOSS_TEX, SMOO
                          TEACHER_FORCING_TEX)
 from engine.tokens import EOS, SOS, UNK, split
 from engine.train import TRAINING_SETUP, TrainSettings, start_model, training, translations
+from engine.values import MAX_SEED
 
 from . import context
 from .figures import curves, heatmap
@@ -29,7 +30,7 @@ CHART_EVERY = 20  # redraw the loss curve every this many steps while training
 NUMBERS = {  # setting: (widget, low, high, step)
     "steps": ("number", 10, 2000, 10), "batch_size": ("number", 1, 16, 1), "warmup": ("number", 1, 1000, 10),
     "lr_scale": ("slider", 0.1, 5.0, 0.1), "label_smoothing": ("slider", 0.0, 0.3, 0.05),
-    "dropout": ("slider", 0.0, 0.5, 0.05), "seed": ("number", 0, 2**32 - 1, 1),
+    "dropout": ("slider", 0.0, 0.5, 0.05), "seed": ("number", 0, MAX_SEED, 1),
 }
 
 
