@@ -79,12 +79,8 @@ def _check_index(step, index):
 
 
 def num(x: float) -> str:
-    """A number for people: 8 significant digits, minus sign as '−', infinities as '∞'."""
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "∞" if x > 0 else "−∞"
-    return f"{x:.8g}".replace("-", "−")
+    """A number in the plain text: significant()'s rule at 8 digits, as many as the app lets its pages show."""
+    return significant(x, 8)
 
 
 def significant(x, digits: int = 6) -> str:
