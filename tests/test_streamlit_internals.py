@@ -22,6 +22,7 @@ def test_the_installed_streamlit_is_the_one_the_workarounds_were_written_for():
 
 def test_another_version_turns_the_workarounds_off_with_one_warning(caplog, monkeypatch):
     caplog.set_level(logging.WARNING, logger=streamlit_internals.__name__)
+    streamlit_internals.in_use.cache_clear()  # the warning is logged once per process and version
     assert streamlit_internals.in_use("1.67.9")
     assert not streamlit_internals.in_use("1.68.0") and not streamlit_internals.in_use("1.68.0")
     assert [record.getMessage().split(" is not ")[0] for record in caplog.records] == ["Streamlit 1.68.0"]
