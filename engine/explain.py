@@ -79,12 +79,8 @@ def _check_index(step, index):
 
 
 def num(x: float) -> str:
-    """A number for people: 8 significant digits, minus sign as '−', infinities as '∞'."""
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "∞" if x > 0 else "−∞"
-    return f"{x:.8g}".replace("-", "−")
+    """A number in the plain text: significant()'s rule at 8 digits, as many as the app lets its pages show."""
+    return significant(x, 8)
 
 
 def significant(x, digits: int = 6) -> str:
@@ -176,7 +172,7 @@ def _pos(trace, step, index):
     if form == "learned":
         return f"P[{pos}, {j}]", f"P[{pos}, {j}] (learned)"
     exponent = int((blog_exponent if form.startswith("blog") else paper_exponent)(j))
-    angle = sinusoid_angle(pos, j, d, exponent)
+    angle = sinusoid_angle(pos, d, exponent)
     fn = "sin" if j % 2 == 0 else "cos"
     tex = f"\\{fn}\\left(\\frac{{{pos}}}{{{PE_BASE:g}^{{{exponent}/{d}}}}}\\right) = \\{fn}({num_tex(angle)})"
     text = f"{fn}({pos} / {PE_BASE:g}^({exponent}/{d})) = {fn}({num(angle)})"

@@ -15,22 +15,15 @@ from .layer_norm import LAYER_NORM_TEX, layer_norm
 from .products import Multiplier
 from .tokens import SOS, Vocabulary
 from .trace import Recorder, Trace
+from .values import read_only
 
 ADD_TEX = {"post": r"X + \operatorname{Sublayer}(X)",  # then LayerNorm of this sum
            "pre": r"X + \operatorname{Sublayer}(\operatorname{LayerNorm}(X))"}  # the sum is not normalised
-OUTPUT_LN_TEX = r"\operatorname{LayerNorm}(x)"
 LOGITS_TEX = r"\text{logits} = y\, W_{\text{out}} + b_{\text{out}}"
 TIED_LOGITS_TEX = r"\text{logits} = y\, E^\top + b_{\text{out}}"
 VOCAB_MASK_TEX = r"M_v = \begin{cases} -\infty & v = \texttt{<unk>} \\ 0 & \text{otherwise} \end{cases}"
 MASKED_LOGITS_TEX = r"\text{logits}' = \text{logits} + M"
 PROBS_TEX = r"P = \operatorname{softmax}(\text{logits}')"
-
-
-def attention_blocks(config: Config) -> list[str]:
-    """The name prefix of every attention block, in the order the forward pass meets them."""
-    enc = [f"enc.{l}.attn" for l in range(config.n_layers)]
-    dec = [f"dec.{l}.{kind}" for l in range(config.n_layers) for kind in ("self_attn", "cross_attn")]
-    return enc + dec
 
 
 def param_shapes(config: Config, vocab_size: int) -> dict[str, tuple]:
@@ -378,11 +371,8 @@ def _multiplier(name, weight) -> Multiplier:
 
 
 def _read_only(value, name, shape):
-    """A read-only float64 array; one that already is (an unedited parameter) is shared, not copied."""
-    array = np.asarray(value, dtype=float)
+    """A parameter as a read-only float64 array; one that already is (an unedited parameter) is shared, not copied."""
+    array = read_only(value)
     if array.shape != tuple(shape):
         raise ValueError(f"{name} must have shape {tuple(shape)}, got {array.shape}")
-    if array.flags.writeable:
-        array = array.copy()
-        array.setflags(write=False)
     return array

@@ -8,22 +8,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import streamlit as st
-from streamlit.runtime.state import get_session_state
 
 import engine
 from engine.config import CHOICES
 from engine.tokens import split
 
-from . import model_card, server
+from . import model_card, streamlit_internals
 from . import state as app_state
 from .format import DIGITS_RANGE
 from .i18n import LANGUAGES, language_of, plain_math, translator
 from .navigation import HOME, PAGES, page_file
 from .share import copy_link_button
 from .state import APP_LIMITS, DEFAULT_TARGET, FLOAT_RANGES, MAX_CHARS, AppState, LimitError
+from .streamlit_internals import forget_stale_widgets
 from .weights import WeightsStore
-
-server.configure()
 
 SIZE_FIELDS = ("d_model", "n_heads", "d_k", "d_v", "d_ff", "n_layers")
 CHOICE_FIELDS = ("layer_norm", "norm_placement", "pos_encoding", "activation", "softmax")
@@ -206,28 +204,13 @@ def _model_settings(state: AppState) -> tuple:
     return state.preset, state.seed, state.overrides, state.weights
 
 
-def forget_stale_widgets() -> None:
-    """Drop what Streamlit 1.67 keeps of widgets a session no longer shows: after each run it forgets a stale
-    widget's value but not its metadata. A clickable heatmap gets a new widget id whenever its numbers or its
-    marked cell change, so a session grew by ~1.4 kB per rerun for as long as it lived (docs/PERFORMANCE.md,
-    memory soak). Private API, checked by tests/test_app.py: a widget is live while it has a value (sent by the
-    browser or kept from the last run) or is the one its key names."""
-    session = get_session_state()._state
-    widgets, keys = session._new_widget_state, session._key_id_mapper
-    live = widgets.states.keys() | session._old_state.keys() | set(keys._key_id_mapping.values())
-    for stale in widgets.widget_metadata.keys() - live:
-        del widgets.widget_metadata[stale]
-    for stale in keys.id_key_mapping.keys() - live:  # the key's earlier ids
-        del keys.id_key_mapping[stale]
-
-
 def _leave_folder_mode():
     """A deep link opened before any session ran app.py finds Streamlit still in its legacy mode, where a
-    page of pages/ runs without the entry point. Switch to st.navigation's mode and run the entry point."""
-    from streamlit.runtime.pages_manager import PagesManager
-
-    PagesManager.uses_pages_directory = False
-    st.rerun()
+    page of pages/ runs without the entry point. Switch to st.navigation's mode and run the entry point; with the
+    workaround off (ui/streamlit_internals.py), go to the entry point, whose st.navigation leaves folder mode."""
+    if streamlit_internals.leave_folder_mode():
+        st.rerun()
+    st.switch_page("app.py")
 
 
 def set_state(new: AppState, reset_editors: bool = True) -> None:

@@ -102,6 +102,8 @@ EN = {
     "msg.empty": "The source sentence is empty: type at least one word.",
     "msg.weights_gone": "The trained weights of this link ({id}) are no longer on this server; the preset's "
                         "random weights are used.",
+    "msg.upload_unpacks": "it unpacks to {mb} MB; at most {high} MB are loaded",
+    "msg.upload_odd_words": "{n} vocabulary entries are not single words, which no sentence can reach",
     "msg.not_divisible": "d_model ({d_model}) is not divisible by n_heads ({n_heads}): choose sizes that divide, "
                          "or set d_k and d_v yourself",
     "side.src": "source sentence",
@@ -703,6 +705,8 @@ ZH = {
     "msg.text_cut": "{side}有 {n} 个字符；只保留前 {high} 个。",
     "msg.empty": "源句子为空：请至少输入一个词。",
     "msg.weights_gone": "这个链接中训练好的权重（{id}）已不在本服务器上；现在使用预设的随机权重。",
+    "msg.upload_unpacks": "它解压后有 {mb} MB；最多载入 {high} MB",
+    "msg.upload_odd_words": "词汇表中有 {n} 个条目不是单个词，任何句子都到不了它们",
     "msg.not_divisible": "d_model（{d_model}）不能被 n_heads（{n_heads}）整除：请选择能整除的数值，或自己设置 d_k 和 d_v",
     "side.src": "源句子",
     "side.tgt": "目标前缀",

@@ -17,6 +17,7 @@ from engine.config import parse_field
 from engine.model import param_shapes
 from engine.presets import configure
 from engine.tokens import split
+from engine.values import MAX_SEED
 
 from . import generation
 from .format import DIGITS, DIGITS_RANGE
@@ -217,7 +218,7 @@ def decode(query, default_lang: str = "en") -> tuple[AppState, list]:
     elif "lang" in query:
         notes.append(f"lang={query['lang']!r}")
     seed = query.get("seed", "0")
-    if seed.isascii() and seed.isdigit() and len(seed) <= 10 and int(seed) < 2**32:
+    if seed.isascii() and seed.isdigit() and len(seed) <= 10 and int(seed) <= MAX_SEED:
         state = state.replace(seed=int(seed))
     else:
         notes.append(f"seed={seed!r}")
