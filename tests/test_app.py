@@ -43,7 +43,8 @@ ALL_PAGES = [page for pages in PAGES.values() for page in pages]
 EN_T, ZH_T = translator("en"), translator("zh")
 CJK = re.compile(r"[\u3400-\u9fff]")
 STEP_HEADER = re.compile(r"^##### (?P<human>[^\n]*?) · (?P<description>[^\n]*)\n\n"
-                         r":gray\[:small\[`(?P<name>[^`]+)` · Shape: \([^)]*\) = \((?P<shape>[\d, ]+)\)\]\]$")
+                         r":gray\[:small\[`(?P<name>[^`]+)` · Shape: \([^)]*\) = \((?P<shape>[\d, ]+)\)\]\]"
+                         r"\n\n(?P<formula>\$\$\n(?s:.*)\n\$\$)$")  # and the formula (views.text_and_formula)
 DEFAULT_QUERY = {"preset": "hello-world", "src": "Hello World", "tgt": "Hola Mundo"}  # the browser's language
 
 
@@ -110,12 +111,15 @@ def paragraphs(at):
 
 
 def latex(at):
-    return [formula_body(element) for element in at.latex]
+    """Every display formula on the page: st.latex's, and those written in a markdown after its text."""
+    written = [block for element in at.markdown for block in re.findall(r"\n\n(\$\$\n.*?\n\$\$)(?=\n\n|$)",
+                                                                        element.value, re.S)]
+    return [formula_body(element.value) for element in at.latex] + [formula_body(block) for block in written]
 
 
-def formula_body(element) -> str:
-    """A formula's body, without the empty lines views.latex puts around it."""
-    body = re.sub(r"^\$\$\n|\n\$\$$", "", element.value)
+def formula_body(value: str) -> str:
+    """A formula's body, without the $$ lines and the empty lines views.latex puts around it."""
+    body = re.sub(r"^\$\$\n|\n\$\$$", "", value)
     return body.removeprefix(ROOM[0]).removesuffix(ROOM[1]) if body.startswith(ROOM[0]) else body
 
 
@@ -241,7 +245,7 @@ def test_paper_vs_blog_shows_every_difference_both_ways(lang):
     texts = [m.value for m in at.markdown]
     for difference in DIFFERENCES:
         key = difference["key"]
-        shown = [text for text in texts if text.startswith(f"**{t(f'diff.{key}.topic')}**")]
+        shown = [text for text in texts if text.startswith(f"##### {t(f'diff.{key}.topic')}\n\n")]
         assert len(shown) == 1, key
         labels = {"post": t("compare.post"), "engine": t(f"compare.side.{RIGHT_SIDE[key]}")}  # and a mark if now
         for side in ("post", "engine"):
@@ -1165,13 +1169,14 @@ def test_each_step_page_ends_with_its_neighbours_which_keep_the_link(lang):
 
 
 def _editor_places(at):
-    """For each weight editor (an expander "open.<param>.<head>"), the last step header and formula drawn before it,
-    past the editors and the note on the paper's form just before it: where every page puts its editors."""
+    """For each weight editor (an expander "open.<param>.<head>"), the last formula drawn before it (a step's header
+    and formula are one element), past the editors and the note on the paper's form just before it: where every
+    page puts its editors."""
     editors = {id(e) for e in at.expander if e.proto.id.rsplit("-", 1)[-1].startswith("open.")}
     places, drawn = [], []
     for node in at.main:
         if id(node) in editors:
-            places.append(tuple(drawn[-2:]))
+            places.append(drawn[-1])
         elif node.type == "latex" or (node.type == "markdown" and STEP_HEADER.match(node.value)):
             drawn.append(node)
     return places
@@ -1186,18 +1191,18 @@ def test_every_pages_editors_sit_under_the_formula_of_the_step_they_feed(page):
     places = _editor_places(at)
     assert bool(places) == (page not in NO_EDITORS), "a page whose first step reads weights shows their editors"
     trace = engine_trace()
-    for header, formula in places:
+    for header in places:
         match = STEP_HEADER.match(header.value)
-        assert match and formula.type == "latex", page
-        assert formula_body(formula) == trace.step(match["name"]).formula, page
+        assert match, page
+        assert formula_body(match["formula"]) == trace.step(match["name"]).formula, page
 
 
 def test_the_attention_pages_editors_of_q_and_k_moved_from_the_top_to_under_the_scores():
     at = open_page("attention")
-    (header, formula), _ = _editor_places(at)
+    header, _ = _editor_places(at)
     assert STEP_HEADER.match(header.value)["name"] == "enc.0.attn.scores"
     open_step(at, "attention", "weights")  # the softmax: the same editors, in the same place
-    assert [STEP_HEADER.match(h.value)["name"] for h, _ in _editor_places(at)] == ["enc.0.attn.weights"] * 2
+    assert [STEP_HEADER.match(h.value)["name"] for h in _editor_places(at)] == ["enc.0.attn.weights"] * 2
 
 
 def test_cross_attention_that_weighs_the_source_alike_says_so():

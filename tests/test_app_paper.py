@@ -128,11 +128,11 @@ def test_the_presets_depart_where_they_say():
 def test_paper_vs_blog_marks_what_the_app_does_now(cfg, blog_now, paper_now):
     at = open_page("paper_vs_blog", **({"cfg": cfg} if cfg else {}))
     assert_clean(at)
-    box = next(m.value for m in at.markdown if m.value.startswith(f"**{EN['diff.divisor.topic']}**"))
+    box = next(m.value for m in at.markdown if m.value.startswith(f"##### {EN['diff.divisor.topic']}\n"))
     now = f":orange-badge[{EN['compare.now']}]"
     assert (f":gray[{EN['compare.post']}] {now}" in box) is blog_now
     assert (f":gray[{EN['compare.side.paper']}] {now}" in box) is paper_now
-    mask = next(m.value for m in at.markdown if m.value.startswith(f"**{EN['diff.mask.topic']}**"))
+    mask = next(m.value for m in at.markdown if m.value.startswith(f"##### {EN['diff.mask.topic']}\n"))
     assert f":gray[{EN['compare.side.app']}]\n" in mask and now not in mask
 
 

@@ -42,12 +42,13 @@ def weights_side_by_side(block: str, head: int):
     ctx = context.get()
     W = ctx.model.params[f"{block}.W_Q"]
     h, d_model, d_k = W.shape
-    st.markdown(ctx.t("formulas.side_by_side", h=h, d_model=d_model, width=h * d_k, head=head + 1, d_k=d_k))
+    text = ctx.t("formulas.side_by_side", h=h, d_model=d_model, width=h * d_k, head=head + 1, d_k=d_k)
     if d_model <= views.LATEX_CELLS and h * d_k <= views.LATEX_CELLS:
-        views.latex(att.SIDE_BY_SIDE_TEX + " = " + side_by_side_tex(W, head, min(ctx.state.digits, DIGITS)))
+        views.text_and_formula(text, att.SIDE_BY_SIDE_TEX + " = " + side_by_side_tex(W, head,
+                                                                                    min(ctx.state.digits, DIGITS)))
         return
     rows = min(d_model, WQ_ROWS)
-    views.latex(att.SIDE_BY_SIDE_TEX)
+    views.text_and_formula(text, att.SIDE_BY_SIDE_TEX)
     st.caption(ctx.t("formulas.first_rows", rows=rows, d_model=d_model))
     chart = heatmap(att.heads_side_by_side(W)[:rows], indices(rows), indices(h * d_k), digits=ctx.state.digits)
     st.plotly_chart(mark_head(chart, head, d_k, h), key=f"wq.{block}.{head}", config={"displayModeBar": False})

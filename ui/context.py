@@ -105,9 +105,13 @@ def build() -> Context:
     good: AppState = st.session_state.state
     t = translator(st.session_state.get("ctl.lang", good.lang))
     forget_stale_widgets()
-    candidate, card = _controls(good, t)
-    context = _make(candidate, good, t, st.sidebar)
-    _describe_model(card, context)
+    context = _make(_controls(good, t), good, t, st.sidebar)
+    _describe_model(st.sidebar, context)
+    if context.state.edits:
+        st.sidebar.caption(t("ctl.edits"))
+        st.sidebar.button(t("ctl.reset_edits"), key="ctl.reset_edits", on_click=lambda: set_state(
+            st.session_state.state.without_edits()))
+    copy_link_button(st.sidebar, t)
     return context
 
 
@@ -276,7 +280,7 @@ def _sync_widgets(state: AppState):
     widgets get theirs when they are drawn: a value kept for a widget not on the page is one more entry that
     Streamlit copies for every keyed widget of every rerun."""
     st.session_state.update({"ctl.lang": state.lang, "ctl.preset": state.preset, "ctl.src": state.src,
-                             "ctl.tgt": state.tgt, "ctl.digits": state.digits})
+                             "ctl.tgt": state.tgt})
     if st.session_state.get("ctl.options_drawn"):
         st.session_state.update(_option_values(state))
 
@@ -285,7 +289,7 @@ def _option_values(state: AppState) -> dict:
     """The option widgets' values for a state, by widget key."""
     config = state.config()
     values = {f"ctl.{field}": getattr(config, field) for field in SIZE_FIELDS + CHOICE_FIELDS + BOOL_FIELDS + ("eps",)}
-    values["ctl.seed"] = state.seed
+    values["ctl.seed"], values["ctl.digits"] = state.seed, state.digits
     values["ctl.divisor_kind"] = "sqrt" if config.attn_divisor == "sqrt_dk" else "number"
     values["ctl.divisor"] = 30.0 if config.attn_divisor == "sqrt_dk" else float(config.attn_divisor)
     return values
@@ -324,18 +328,16 @@ def _on_heads_change():
         st.session_state["ctl.d_k"] = st.session_state["ctl.d_v"] = d_model // heads
 
 
-def _controls(good: AppState, t) -> tuple[AppState, object]:
-    """The state the sidebar's widgets ask for, and the place under the preset for the model in use."""
+def _controls(good: AppState, t) -> AppState:
+    """The state the sidebar's widgets ask for."""
     sidebar = st.sidebar
     notes = st.session_state.pop("url_notes", [])
     for note in notes:
         sidebar.warning(t("msg.url", detail=refusal(t, note) if isinstance(note, ValueError) else note))
     sidebar.segmented_control(t("lang.label"), list(LANGUAGES), format_func=LANGUAGES.get, key="ctl.lang",
                               required=True)
-    sidebar.slider(t("ctl.digits"), *DIGITS_RANGE, key="ctl.digits", help=t("ctl.digits_help"))
     sidebar.selectbox(t("ctl.preset"), list(engine.PRESETS), format_func=lambda p: t(f"preset.{p}"),
                       key="ctl.preset", on_change=_on_preset_change)
-    card = sidebar.container()  # the model in use, once this run's state is known (_describe_model)
     sidebar.text_input(t("ctl.src"), key="ctl.src", max_chars=MAX_CHARS)
     sidebar.text_input(t("ctl.tgt"), key="ctl.tgt", max_chars=MAX_CHARS)
     sos_only = not split(st.session_state["ctl.tgt"])  # the post's own decoder step
@@ -347,36 +349,31 @@ def _controls(good: AppState, t) -> tuple[AppState, object]:
         if not st.session_state.get("ctl.options_drawn"):  # hidden widgets forget their values: give them back
             st.session_state.update(_option_values(good))
         with options:
-            overrides, seed = _option_widgets(good, t)
+            digits = int(st.slider(t("ctl.digits"), *DIGITS_RANGE, key="ctl.digits", help=t("ctl.digits_help")))
+            overrides, seed = _option_widgets(good, t)  # digits: a forged 4.5, within the slider's range, is 4
     else:
-        overrides, seed = good.overrides, good.seed
+        overrides, seed, digits = good.overrides, good.seed, good.digits
     st.session_state["ctl.options_drawn"] = options.open
-    if good.edits:
-        sidebar.caption(t("ctl.edits"))
-        sidebar.button(t("ctl.reset_edits"), key="ctl.reset_edits", on_click=lambda: set_state(
-            st.session_state.state.without_edits()))
-    copy_link_button(sidebar, t)
     same_model = (seed, overrides) == (good.seed, good.overrides)  # trained weights fit only their own model
     lang = st.session_state["ctl.lang"] if st.session_state["ctl.lang"] in LANGUAGES else good.lang
-    digits = int(st.session_state["ctl.digits"])  # a forged 4.5, within the slider's range, is 4
     return good.replace(lang=lang, lang_chosen=good.lang_chosen or lang != good.lang, digits=digits,
                         src=st.session_state["ctl.src"],
                         tgt=st.session_state["ctl.tgt"], seed=seed, overrides=overrides,
-                        weights=good.weights if same_model else ""), card
+                        weights=good.weights if same_model else "")
 
 
-def _describe_model(card, context: Context) -> None:
+def _describe_model(sidebar, context: Context) -> None:
     """The model in use: its sizes, where its weights came from and, for weights the server holds, how long their
     link works, with a way back to the preset's weights."""
     state, t, store = context.state, context.t, weights_store()
-    card.caption(t("model.in_use_line", model=model_description(context)))
+    sidebar.caption(t("model.in_use_line", model=model_description(context)))
     if not state.weights:
         return
     if store.on_disk(state.weights):
-        card.caption(t("model.kept", id=state.weights, files=store.max_files, mb=store.max_bytes // 2**20))
+        sidebar.caption(t("model.kept", id=state.weights, files=store.max_files, mb=store.max_bytes // 2**20))
     else:
-        card.caption(t("model.kept_memory", id=state.weights, n=store.memory))
-    card.button(t("ctl.drop_weights"), key="ctl.drop_weights", on_click=lambda: set_state(
+        sidebar.caption(t("model.kept_memory", id=state.weights, n=store.memory))
+    sidebar.button(t("ctl.drop_weights"), key="ctl.drop_weights", on_click=lambda: set_state(
         st.session_state.state.replace(weights="", edits=())))
 
 

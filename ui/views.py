@@ -274,6 +274,11 @@ def latex(tex: str):
     st.latex(ROOM[0] + tex + ROOM[1])
 
 
+def text_and_formula(text: str, tex: str):
+    """A sentence and its formula (with latex()'s room) in one element: every element is a message to send."""
+    st.markdown(f"{text}\n\n$$\n{ROOM[0]}{tex}{ROOM[1]}\n$$")
+
+
 def _record_drawn(trace, names):
     drawn = _DRAWN.get()
     if drawn is not None:
@@ -294,9 +299,8 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     _record_drawn(trace, [name])
     s = trace.step(name)
     shape = f"{ctx.t('view.shape')}: ({', '.join(_symbols(name, s.value.ndim))}) = ({', '.join(map(str, s.shape))})"
-    st.markdown(f"##### {ctx.t(step_name_key(name))} · {ctx.t(description_key(name))}\n\n"
-                f":gray[:small[`{name}` · {shape}]]")  # one element, not two; the code's name for the API
-    latex(ctx.t.math(s.formula))
+    text_and_formula(f"##### {ctx.t(step_name_key(name))} · {ctx.t(description_key(name))}\n\n"
+                     f":gray[:small[`{name}` · {shape}]]", ctx.t.math(s.formula))  # the code's name for the API
     paper_form((s.kind, name.rsplit(".", 1)[-1]), name)
     _editors(ctx, s, head, edits)
     axes = step_axes(trace, name)
