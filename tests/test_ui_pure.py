@@ -635,6 +635,25 @@ def test_every_step_has_a_description_in_both_languages(placement, dropout):
         assert description_key(name) in EN and description_key(name) in ZH, name
 
 
+@pytest.mark.parametrize("catalog", [EN, ZH], ids=["en", "zh"])
+def test_no_step_header_says_the_steps_name_twice(catalog):
+    """A header reads "{name} · {description}": the description adds to the name, never repeats its words or its
+    symbol ("First linear layer · First linear layer: …" did)."""
+    from ui.labels import description_key, step_name_key
+
+    names = set()
+    for options in ({}, {"norm_placement": "pre", "attn_bias": True, "pos_encoding": "learned", "tied_output": False,
+                         "shared_embeddings": False}):
+        names |= set(engine.preset("paper", d_model=8, n_heads=2, d_ff=8, n_layers=1, **options).run(
+            "hello", "hola", dropout=0.1))
+    assert {"enc.0.attn.scores", "dec.0.ffn.hidden", "dec.out", "probs", "enc.0.drop1"} <= names
+    for name in names:
+        title, description = catalog[step_name_key(name)], catalog[description_key(name)].casefold()
+        words = re.sub(r"\$[^$]*\$", "", title).strip().casefold()
+        assert words and words not in description, (name, title, description)
+        assert all(symbol not in description for symbol in re.findall(r"\$[^$]*\$", title)), (name, description)
+
+
 # ---- generation settings, their URL form, and the beam tree ----------------------------------------------
 
 def test_generation_settings_round_trip_through_the_url():
