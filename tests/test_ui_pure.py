@@ -483,12 +483,15 @@ def test_every_setting_an_intro_depends_on_has_its_text_in_every_value(lang):
             texts = {t(intro_keys(page, config)[position], d_k=config.d_k, divisor=f"{config.divisor:.4g}")
                      for config in _every_value(field)}
             assert len(texts) == len(_every_value(field)) and not any("{" in text for text in texts), (page, field)
-    facts = {"add_norm": ("000", "(xᵢ − μ)²", "003", "(1/d) Σⱼ Xᵢⱼ"),  # the slip, and what is right
-             "masked_attention": ("003", "20", "K = YW^K"), "multihead": ("001", "512×512", "n × d_model"),
-             "qkv": ("(4 × 1)", "3.99")}
+    # each note names its source by its title (the app never numbers them), its slip, and what is right
+    facts = {"add_norm": ("The transformer's details", "(xᵢ − μ)²", "Transformer 讲稿整理", "(1/d) Σⱼ Xᵢⱼ"),
+             "masked_attention": ("Transformer 讲稿整理", "20", "K = YW^K"),
+             "multihead": ("输入的流动过程", "512×512", "n × d_model"),
+             "qkv": ("The Random Transformer", "(4 × 1)", "3.99")}
     assert set(facts) == set(SEED_NOTES)
     for page, words in facts.items():
         assert all(word in t(f"seednote.{page}") for word in words), page
+        assert not re.search(r"seed|种子|\b00\d\b", t(f"seednote.{page}"), re.IGNORECASE), page
     assert t("intro.attention.sqrt_dk", d_k=3, divisor="1.732") in (
         "The divisor is the paper's √d_k, here √3 = 1.732.", "除数是论文的 √d_k，这里 √3 = 1.732。")
 

@@ -201,9 +201,10 @@ EN = {
     "intro.add_norm.paper": "LayerNorm divides by √(σ² + ε), the form of Ba et al. (2016) that PyTorch's "
                             "nn.LayerNorm uses; the paper cites LayerNorm but writes no formula for it.",
     "intro.add_norm.blog": "LayerNorm divides by σ + ε, as the post's code does (PyTorch divides by √(σ² + ε)).",
-    "seednote.add_norm": "Reading the seeds? Seed 000 writes σ = √(1/d Σ xᵢ): the standard deviation needs the "
-                         "squares, σ = √(1/d Σ (xᵢ − μ)²). Seed 003's eq. 13 subtracts Σⱼ Xᵢⱼ, a sum: it is the "
-                         "mean μ = (1/d) Σⱼ Xᵢⱼ that is subtracted, under the root too. Neither writes ε, γ or β.",
+    "seednote.add_norm": "Reading other notes? Peter Lau's blog post “The transformer's details” writes σ = √(1/d Σ "
+                         "xᵢ): the standard deviation needs the squares, σ = √(1/d Σ (xᵢ − μ)²). The Shanghai Jiao "
+                         "Tong lecture notes “Transformer 讲稿整理” (eq. 13) subtract Σⱼ Xᵢⱼ, a sum: it is the mean μ = "
+                         "(1/d) Σⱼ Xᵢⱼ that is subtracted, under the root too. Neither writes ε, γ or β.",
     "intro.ffn": "The same small two-layer network is applied to every position separately: widen to d_ff, "
                  "apply a non-linearity, narrow back to d_model.",
     "intro.ffn.relu": "The non-linearity is ReLU, max(0, x), as in the paper: negative numbers become 0.",
@@ -219,16 +220,20 @@ EN = {
                                "enc.out is one more LayerNorm of the last layer's output, with its own γ and β.",
     "intro.decoder_input": "The decoder reads the target shifted right: a start token SOS, then the words so far. "
                            "They are embedded and positionally encoded like the source.",
-    "seednote.qkv": "Reading the post by hand? Its expansion of E × WK1 writes 4 where the second row has 3.99 "
-                    "(“(2.84 × 0) + (4 × 1) + …”); its results 9.99 and 6.84 use 3.99, as the app does.",
-    "seednote.multihead": "Reading seed 001? It gives the size of Concat(head_1, …, head_8)·$W^O$ as (8×64)×d_model = "
-                          "512×512, which is the size of $W^O$. The output has one row per token: n × d_model.",
+    "seednote.qkv": "Checking the arithmetic of the blog post “The Random Transformer” by hand? Its expansion of E × "
+                    "WK1 writes 4 where the second row has 3.99 (“(2.84 × 0) + (4 × 1) + …”); its results 9.99 and "
+                    "6.84 use 3.99, as the app does.",
+    "seednote.multihead": "Reading the Chinese notes that follow the input through the model in five stages (“在"
+                          "Transformer模型中,输入的流动过程…”)? They give the size of Concat(head_1, …, head_8)·$W^O$ as "
+                          "(8×64)×d_model = 512×512, which is the size of $W^O$. The output has one row per token: n "
+                          "× d_model.",
     "intro.masked_attention": "In the decoder's self-attention a position may not look at later positions: the "
                               "causal mask adds −∞ above the diagonal, so softmax gives those cells weight 0.",
-    "seednote.masked_attention": "Reading seed 003? Its eq. 20 takes K = XW^K and V = XW^V from X, the encoder's "
-                                 "input (eq. 21 even Q). In the decoder's self-attention Q, K and V all come from "
-                                 "the decoder's input Y: K = YW^K, V = YW^V. Keys and values come from the encoder "
-                                 "only in cross-attention (its eq. 28).",
+    "seednote.masked_attention": "Reading the Shanghai Jiao Tong lecture notes “Transformer 讲稿整理”? Their eq. 20 "
+                                 "takes K = XW^K and V = XW^V from X, the encoder's input (eq. 21 even Q). In the "
+                                 "decoder's self-attention Q, K and V all come from the decoder's input Y: K = YW^K, "
+                                 "V = YW^V. Keys and values come from the encoder only in cross-attention (their eq. "
+                                 "28).",
     "intro.cross_attention": "Cross-attention, the paper's encoder-decoder attention: the queries come from the "
                              "decoder and the keys and values from the encoder's output, so each target position "
                              "looks at the whole source sentence.",
@@ -774,8 +779,8 @@ ZH = {
     "intro.attention.naive": "softmax 采用博客的 e^x / Σ e^x，不减去每行最大的分数：分数超过约 709 时会溢出，整行变成 NaN。",
     "intro.multihead": "多头注意力的最后一步：把各个头的输出拼接 (Concat) 起来，再乘以 $W^O$（输出投影），把它们混合回每个 "
                        "token 的 d_model 个数。",
-    "seednote.multihead": "在读种子文档 001？它把 Concat(head_1, …, head_8)·$W^O$ 的大小写成 (8×64)×d_model = 512×512，"
-                          "这其实是 $W^O$ 的大小。输出每个 token 一行：n × d_model。",
+    "seednote.multihead": "在读那篇把输入的流动分成五个阶段讲解的中文笔记（开头是“在Transformer模型中,输入的流动过程……”）？它把 Concat(head_1, …, "
+                          "head_8)·$W^O$ 的大小写成 (8×64)×d_model = 512×512，这其实是 $W^O$ 的大小。输出每个 token 一行：n × d_model。",
     "intro.add_norm": "每个子层（注意力、前馈网络）都包在残差连接和层归一化之中：残差连接把这一块的输入 X 加到子层的输出上，"
                       "层归一化把每一行（每个 token）变成均值 0、方差约为 1，然后乘以 γ、加上 β。",
     "intro.add_norm.post": "后置归一化 (Post-Norm)，和论文一样：LayerNorm(X + Sublayer(X))。先相加再归一化，归一化后的"
@@ -785,9 +790,9 @@ ZH = {
     "intro.add_norm.paper": "层归一化除以 √(σ² + ε)，这是 Ba 等人（2016）的形式，PyTorch 的 nn.LayerNorm 也用它；"
                             "论文引用了层归一化，但没有写出公式。",
     "intro.add_norm.blog": "层归一化除以 σ + ε，和博客的代码一样（PyTorch 除以 √(σ² + ε)）。",
-    "seednote.add_norm": "在读种子文档？种子 000 写的是 σ = √(1/d Σ xᵢ)：标准差需要平方，σ = √(1/d Σ (xᵢ − μ)²)。"
-                         "种子 003 的式 (13) 减去的是 Σⱼ Xᵢⱼ，一个和：应当减去均值 μ = (1/d) Σⱼ Xᵢⱼ，根号里也是。"
-                         "两者都没有写 ε、γ 和 β。",
+    "seednote.add_norm": "在读其他资料？Peter Lau 的博客文章《The transformer's details》写的是 σ = √(1/d Σ xᵢ)：标准差需要平方，σ = √(1/d Σ "
+                         "(xᵢ − μ)²)。上海交通大学的《Transformer 讲稿整理》的式 (13) 减去的是 Σⱼ Xᵢⱼ，一个和：应当减去均值 μ = (1/d) Σⱼ Xᵢⱼ，根号里也是。两"
+                         "者都没有写 ε、γ 和 β。",
     "intro.ffn": "同一个小的两层网络分别作用于每个位置：先扩展到 d_ff，经过激活函数，再变回 d_model。",
     "intro.ffn.relu": "激活函数是 ReLU，max(0, x)，和论文一样：负数变成 0。",
     "intro.ffn.gelu": "激活函数是 GELU，x·Φ(x)，BERT 和 GPT 使用它（论文用 ReLU）：一个平滑的 ReLU，让较小的负数缩小后通过。",
@@ -798,13 +803,12 @@ ZH = {
     "intro.encoder_stack.pre": "前置归一化时，每一层以残差相加 (add2) 结束，它没有归一化；enc.out 是对最后一层输出再做的"
                                "一次层归一化，有自己的 γ 和 β。",
     "intro.decoder_input": "解码器读入右移后的目标序列：起始符 SOS，然后是已有的词。它们像源句子一样做词嵌入和位置编码。",
-    "seednote.qkv": "在手算博客的例子？它展开 E × WK1 时，在第二行本应是 3.99 的地方写了 4（“(2.84 × 0) + (4 × 1) + …”）；"
+    "seednote.qkv": "在手算博客《The Random Transformer》的例子？它展开 E × WK1 时，在第二行本应是 3.99 的地方写了 4（“(2.84 × 0) + (4 × 1) + …”）；"
                     "它的结果 9.99 和 6.84 用的是 3.99，和本应用一样。",
     "intro.masked_attention": "在解码器的自注意力中，一个位置不能看到后面的位置：因果掩码在对角线上方加上 −∞，"
                               "softmax 之后这些格子的权重为 0。",
-    "seednote.masked_attention": "在读种子文档 003？它的式 (20) 用编码器的输入 X 计算 K = XW^K 和 V = XW^V"
-                                 "（式 (21) 连 Q 也是）。在解码器的自注意力中，Q、K、V 都来自解码器的输入 Y：K = YW^K，"
-                                 "V = YW^V。只有在交叉注意力中，键和值才来自编码器（它的式 (28)）。",
+    "seednote.masked_attention": "在读上海交通大学的《Transformer 讲稿整理》？它的式 (20) 用编码器的输入 X 计算 K = XW^K 和 V = XW^V（式 (21) 连 Q 也是"
+                                 "）。在解码器的自注意力中，Q、K、V 都来自解码器的输入 Y：K = YW^K，V = YW^V。只有在交叉注意力中，键和值才来自编码器（它的式 (28)）。",
     "intro.cross_attention": "交叉注意力，即论文中的编码器-解码器注意力：查询来自解码器，键和值来自编码器的输出，"
                              "所以每个目标位置都能看到整个源句子。",
     "intro.output": "最后的线性层给词汇表中的每个词打分 (logits)，softmax 把分数变成概率分布。最后一个位置上概率最大的词"
