@@ -1,5 +1,6 @@
 """Axis labels of every step and parameter: tokens for positions, "head i" for heads, indices for widths; and the
 catalog keys of a step's description and a page's intro."""
+import re
 from collections import Counter
 from functools import lru_cache
 
@@ -102,6 +103,25 @@ def description_key(name: str) -> str:
 def step_name_key(name: str) -> str:
     """The catalog key of a step's name on screen, e.g. "step.attn.scores" (keyed like its description)."""
     return "step." + description_key(name).removeprefix("desc.")
+
+
+STEP_TEX = {  # a step's symbol in its formula, by its last name; {i}: its head's number
+    "embed": r"X_{\text{emb}}", "pos": "PE", "input": "X", "q": "Q_{i}", "k": "K_{i}", "v": "V_{i}", "scores": "S_{i}",
+    "scaled": "S_{i}'", "mask": "M", "masked": "S_{i}''", "weights": "A_{i}", "heads": r"\text{head}_{i}", "hidden": "H",
+    "logits": r"\text{logits}", "masked_logits": r"\text{logits}'", "probs": "P",
+}
+
+
+def step_tex(name: str, head: int | None, title: str) -> str:
+    """What a matrix of a step is called beside it: the symbol its formula gives it (S_1' for head 1's scaled
+    scores), else its name on screen, `title`, in the reader's language (the math in it stays math)."""
+    leaf = name.rsplit(".", 1)[-1]
+    number = "i" if head is None else str(head + 1)
+    if leaf in STEP_TEX:
+        return STEP_TEX[leaf].replace("{i}", f"{{{number}}}")
+    parts = re.split(r"\$([^$]*)\$", title)  # text, math, text, ...
+    words = "".join(part if i % 2 else rf"\text{{{part}}}" for i, part in enumerate(parts) if part)
+    return f"{{{words}}}" + (f"_{{{number}}}" if head is not None else "")
 
 
 TOP_PARAMS = ("embed", "pos", "unembed")  # parameters outside the layers, named whole ("embed.src")

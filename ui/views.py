@@ -16,7 +16,7 @@ from . import context, departures
 from .figures import CELL_WIDTH, TEXT_COLS, heatmap
 from .format import arrow, bmatrix, bmatrix_around, difference, fmt, printed_width, table
 from .labels import (SEED_NOTES, description_key, indices, intro_keys, param_axes, param_key, param_tex, step_axes,
-                     step_name_key, unique)
+                     step_name_key, step_tex, unique)
 from .navigation import neighbours, page_file
 from .state import check_weight, encode, encode_view, slider_range
 
@@ -381,9 +381,8 @@ def _head_of(value, head):
 
 
 def _tex_name(name, head):
-    """A step's last name (scores), with its head's number."""
-    leaf = name.rsplit(".", 1)[-1].replace("_", r"\_")
-    return rf"\text{{{leaf}}}" + (f"_{{{head + 1}}}" if head is not None else "")
+    """A step's symbol with its head's number (S_1'), or its name in the reader's language."""
+    return step_tex(name, head, context.get().t(step_name_key(name)))
 
 
 def _selection(key, n_rows, n_cols):
