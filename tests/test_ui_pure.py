@@ -1,5 +1,6 @@
 """The app's pure helpers, without Streamlit: the URL state (ui/state.py), number formatting (ui/format.py),
 the two catalogs (ui/i18n.py) and the axis labels (ui/labels.py)."""
+import dataclasses
 import json
 import math
 import re
@@ -830,6 +831,22 @@ def test_every_step_and_parameter_has_a_name_on_screen_in_both_languages():
         "Output projection $W^O$"
     assert param_tex("enc.0.attn.W_Q", 0) == "W^Q_{1}" and param_tex("dec.1.ln2.gamma") == r"\gamma"
     assert param_key("embed.src") == "embed.src" and param_key("dec.ln_final.beta") == "beta"
+
+
+@pytest.mark.parametrize("preset", ["hello-world", "paper"])
+def test_an_embedding_tables_editor_says_who_else_reads_it(preset):
+    """The decoder input page edits E_src when one table serves both sides, as in both presets: its words say so,
+    and say the output layer reads it where it is tied (the paper preset)."""
+    from ui.labels import param_words_key
+
+    model = engine.preset(preset)
+    assert model.embed_names["tgt"] == "embed.src" == model.run("hello", "hola").step("tgt.embed").inputs[-1]
+    key = param_words_key("embed.src", model.config)
+    assert key == {"hello-world": "param.embed.src.shared", "paper": "param.embed.src.shared.tied"}[preset]
+    assert "target" in EN[key] and "目标语言" in ZH[key] and ("output" in EN[key]) == model.config.tied_output
+    apart = dataclasses.replace(model.config, shared_embeddings=False)
+    assert param_words_key("embed.src", apart) == "param.embed.src"
+    assert param_words_key("embed.tgt", apart) == "param.embed.tgt" + ".tied" * model.config.tied_output
 
 
 def test_step_pages_link_to_their_neighbours_in_the_order_data_flows():

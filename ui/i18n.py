@@ -310,8 +310,11 @@ EN = {
     "step.dropout": "Dropout",
     "step.drop": "Dropout of the output",
     # a parameter's name on screen (editors), keyed by ui.labels.param_key; its symbol is ui.labels.PARAM_TEX
-    "param.embed.src": "embedding table",  # the target's too with one table (shared_embeddings)
+    "param.embed.src": "source embedding table",  # its words: ui.labels.param_words_key
+    "param.embed.src.shared": "embedding table, one for source and target",
+    "param.embed.src.shared.tied": "embedding table, one for source, target and the output layer (transposed)",
     "param.embed.tgt": "target embedding table",
+    "param.embed.tgt.tied": "target embedding table, the output layer's weights too (transposed)",
     "param.pos.learned": "learned positional encoding",
     "param.W_Q": "query weights",
     "param.W_K": "key weights",
@@ -874,8 +877,11 @@ ZH = {
     "step.probs": "概率分布",
     "step.dropout": "dropout（随机失活）",
     "step.drop": "子层输出的 dropout",
-    "param.embed.src": "词嵌入矩阵",
+    "param.embed.src": "源语言词嵌入矩阵",
+    "param.embed.src.shared": "词嵌入矩阵，源语言与目标语言共用一个",
+    "param.embed.src.shared.tied": "词嵌入矩阵，源语言、目标语言与输出层（转置后）共用一个",
     "param.embed.tgt": "目标语言词嵌入矩阵",
+    "param.embed.tgt.tied": "目标语言词嵌入矩阵，转置后也是输出层的权重",
     "param.pos.learned": "可学习的位置编码",
     "param.W_Q": "查询权重",
     "param.W_K": "键权重",

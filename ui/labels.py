@@ -138,6 +138,17 @@ def param_key(name: str) -> str:
     return name if name.split(".", 1)[0] in TOP_PARAMS else name.rsplit(".", 1)[-1]
 
 
+def param_words_key(name: str, config) -> str:
+    """The catalog key of a parameter's words: an embedding table says who else reads it, the target
+    (shared_embeddings) and the output layer (tied_output), so an edit's reach is told where it is made."""
+    key = f"param.{param_key(name)}"
+    if name == "embed.src" and config.shared_embeddings:
+        key += ".shared"
+    if config.tied_output and name == ("embed.src" if config.shared_embeddings else "embed.tgt"):
+        key += ".tied"
+    return key
+
+
 def param_tex(name: str, head: int | None = None) -> str:
     """A parameter's symbol, with its head's number from 1 (W^Q_{1}, the paper's W_1^Q)."""
     return PARAM_TEX[param_key(name)] + (f"_{{{head + 1}}}" if head is not None else "")

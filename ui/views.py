@@ -16,7 +16,7 @@ from . import context, departures
 from .figures import CELL_WIDTH, TEXT_COLS, heatmap
 from .format import arrow, bmatrix, bmatrix_around, difference, fmt, printed_width, table
 from .labels import (SEED_NOTES, description_key, indices, intro_keys, param_axes, param_key, param_tex, step_axes,
-                     step_name_key, step_tex, unique)
+                     param_words_key, step_name_key, step_tex, unique)
 from .navigation import neighbours, page_file
 from .state import check_weight, encode, encode_view, slider_range
 
@@ -496,7 +496,7 @@ def edit_param(name: str, head: int | None = None, rows: list[int] | None = None
     row_ids = rows if rows is not None else list(range(matrix.shape[0]))
     row_labels = [axes[-2][i] for i in row_ids] if matrix.shape[0] > 1 or value.ndim - (head is not None) > 1 \
         else [name]
-    title = f"${param_tex(name, head)}$ · {ctx.t('param.' + param_key(name))}"  # the head is the symbol's index
+    title = f"${param_tex(name, head)}$ · {ctx.t(param_words_key(name, ctx.config))}"  # the head: the symbol's index
     box = st.expander(f"{ctx.t('view.edit', name=title)} · `{name}`", key=f"open.{name}.{head}", on_change="rerun")
     if not box.open:  # the editor is drawn (and costs a rerun's time) only while its expander is open
         return
