@@ -997,6 +997,20 @@ def test_unvalidated_bars_and_curves_are_valid_plotly_figures():
     assert list(typed_array(loss.data[0].x)) == [1, 2, 3] and list(typed_array(loss.data[0].y)) == [3, 2, 1.5]
 
 
+def test_every_bar_has_its_number_at_the_readers_digits_without_e_notation():
+    """Next-token bars: fmt's digits, a power of ten as ×10 with a superscript (6.26e-05 read badly), written by a
+    text trace (plotly drops a bar's own text when the bar is under a pixel long), on an axis longer than the
+    longest bar, so its number has room after it."""
+    from ui.figures import BAR_ROOM, bars
+
+    chart = bars(["hola", "mundo", "el"], np.array([0.9991, 6.2634e-5, 0.0]), digits=3).to_dict()
+    bar, numbers = chart["data"]
+    assert "text" not in bar and numbers["mode"] == "text" and numbers["y"] == bar["y"] == ["hola", "mundo", "el"]
+    assert numbers["text"] == ["0.999", "6.26×10<sup>−5</sup>", "0"] and numbers["x"] == bar["x"]
+    assert chart["layout"]["xaxis"]["range"] == [0, pytest.approx(0.9991 * BAR_ROOM)] and BAR_ROOM > 1
+    assert bars(["a"], np.array([np.nan])).to_dict()["layout"]["xaxis"]["range"] == [0, BAR_ROOM]
+
+
 def wire(value):
     """A chart's JSON with its typed arrays as (numbers, shape), NaN as None, and without the template."""
     if isinstance(value, dict) and "bdata" in value:

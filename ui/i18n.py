@@ -354,7 +354,7 @@ EN = {
     "tokens.yes": "yes",
     "tokens.no": "no: new, weights drawn from the seed",
     # output page
-    "output.top": "Most likely next tokens",
+    "output.top": "The {k} most likely next tokens, of {n}",
     "output.position": "Decoder position",
     # compare page
     "compare.post": "The blog",
@@ -421,8 +421,9 @@ EN = {
     "gen.chosen": "**Chosen next token:** `{token}` — the model's probability {p}, its probability in the "
                   "distribution it was drawn from {q}.",
     "gen.mask": "Masked self-attention weights (layer 1, head 1): the mask grows with the input",
-    "gen.probs": "The model's next-token probabilities (the last row of P)",
-    "gen.sampled": "The distribution the token was drawn from (after temperature / top-k / top-p)",
+    "gen.probs": "The model's next-token probabilities (the last row of P): the {k} most likely of {n}",
+    "gen.sampled": "The distribution the token was drawn from (after temperature / top-k / top-p): the {k} most "
+                   "likely of {n}",
     "gen.open_step": "Show this step's forward pass on every page",
     "gen.score": "score",
     "gen.beam_best": "**Best sentence:** {text} — log P = {logp}, score = {score}",
@@ -915,7 +916,7 @@ ZH = {
     "tokens.known": "在词汇表中",
     "tokens.yes": "是",
     "tokens.no": "否：新词，权重由随机种子决定",
-    "output.top": "最可能的下一个 token",
+    "output.top": "最可能的 {k} 个下一个 token（共 {n} 个）",
     "output.position": "解码器位置",
     "compare.post": "博客",
     "compare.side.paper": "论文",
@@ -974,8 +975,8 @@ ZH = {
     "gen.prefix": "**这一步的解码器输入**（{n} 个 token，SOS 在前）：",
     "gen.chosen": "**选出的下一个 token**：`{token}` —— 模型给它的概率 {p}，它在采样所用分布中的概率 {q}。",
     "gen.mask": "带掩码的自注意力权重（第 1 层，第 1 个头）：掩码随输入变大",
-    "gen.probs": "模型给出的下一个 token 的概率（P 的最后一行）",
-    "gen.sampled": "实际采样所用的概率分布（经过温度 / top-k / top-p 之后）",
+    "gen.probs": "模型给出的下一个 token 的概率（P 的最后一行）：{n} 个中最可能的 {k} 个",
+    "gen.sampled": "实际采样所用的概率分布（经过温度 / top-k / top-p 之后）：{n} 个中最可能的 {k} 个",
     "gen.open_step": "在所有页面上显示这一步的前向计算",
     "gen.score": "得分",
     "gen.beam_best": "**最佳句子**：{text} —— log P = {logp}，得分 = {score}",

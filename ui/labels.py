@@ -164,7 +164,15 @@ def _index_strings(n):
     return tuple(str(i) for i in range(n))
 
 
-def top_tokens(row, tokens, k=10):
+TOP_K = 10  # a bar chart of next-token probabilities shows this many, the most likely
+
+
+def top_heading(t, key: str, n: int) -> str:
+    """A bar chart's heading, `key` of the catalog, saying it shows the TOP_K most likely of n tokens."""
+    return t(key, k=min(TOP_K, n), n=n)
+
+
+def top_tokens(row, tokens, k=TOP_K):
     """The k most probable (token, probability) pairs of a row, most probable first."""
     order = sorted(range(len(row)), key=lambda i: -row[i])[:k]
     return [(tokens[i], float(row[i])) for i in order]
