@@ -240,7 +240,7 @@ def test_paper_vs_blog_shows_every_difference_both_ways(lang):
         labels = {"post": t("compare.post"), "engine": t(f"compare.side.{RIGHT_SIDE[key]}")}  # and a mark if now
         for side in ("post", "engine"):
             assert re.search(re.escape(f":gray[{labels[side]}]") + r"( :orange-badge\[[^]]+\])?" +
-                             re.escape(f"\n\n$$\n{difference[side]}\n$$"), shown[0]), (key, side)
+                             re.escape(f"\n\n$$\n{t.math(difference[side])}\n$$"), shown[0]), (key, side)
         assert shown[0].endswith(t(f"diff.{key}.why"))
 
 

@@ -997,6 +997,21 @@ def test_unvalidated_bars_and_curves_are_valid_plotly_figures():
     assert list(typed_array(loss.data[0].x)) == [1, 2, 3] and list(typed_array(loss.data[0].y)) == [3, 2, 1.5]
 
 
+def test_the_paper_vs_blog_page_writes_its_math_as_math_and_its_chinese_in_chinese():
+    """Its words (the engine's record in English, the catalog's Chinese) put a formula in $…$ and an option's code
+    name in `…`: none of sqrt(3), W_Q, W^O, 4.68e-10 or (x − μ)/√(σ² + ε) in plain text. The Chinese quotes no
+    English sentence (“We'll skip this for now” was one)."""
+    for catalog in (EN, ZH):
+        texts = {key: text for key, text in catalog.items() if key.startswith(("diff.", "compare."))}
+        assert len(texts) > 30
+        for key, text in texts.items():
+            prose = re.sub(r"\$[^$]*\$|`[^`]*`", "", text)
+            assert not re.search(r"sqrt|√|\^|_|\de-\d|σ|ε", prose), (key, text)
+    quotes = [quote for key, text in ZH.items() if key.startswith("diff.") for quote in re.findall("“([^”]*)”", text)]
+    assert quotes and not any(re.search("[A-Za-z]+ [A-Za-z]+", quote) for quote in quotes), quotes
+    assert translator("zh").math(r"\text{normalized}_1 = 1.718") == r"\text{归一化值}_1 = 1.718"
+
+
 def test_every_bar_has_its_number_at_the_readers_digits_without_e_notation():
     """Next-token bars: fmt's digits, a power of ten as ×10 with a superscript (6.26e-05 read badly), written by a
     text trace (plotly drops a bar's own text when the bar is under a pixel long), on an axis longer than the

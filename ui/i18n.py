@@ -366,12 +366,12 @@ EN = {
     "compare.side.stable": "The stable form (both presets')",
     "compare.now": "this app now",
     "compare.pe": "Positional encoding of “World” (position 1)",
-    "compare.weights": "Head 1 attention weights: divide by √3 (paper) or by 30 (blog)",
-    "compare.ln": "LayerNorm of the first row of E + Z: the post's code vs PyTorch's form",
-    "compare.divisor_sqrt": "÷ √3",
-    "compare.divisor_30": "÷ 30",
-    "compare.form_blog": "(x − μ)/(σ + ε), ε = 1e−6",
-    "compare.form_paper": "(x − μ)/√(σ² + ε), ε = 1e−5 (PyTorch's nn.LayerNorm)",
+    "compare.weights": "Head 1 attention weights: divide by $\\sqrt{3}$ (paper) or by 30 (blog)",
+    "compare.ln": "LayerNorm of the first row of $E + Z$: the post's code vs PyTorch's form",
+    "compare.divisor_sqrt": "$\\div \\sqrt{3}$",
+    "compare.divisor_30": "$\\div 30$",
+    "compare.form_blog": "$(x - \\mu)/(\\sigma + \\epsilon)$, $\\epsilon = 10^{-6}$",
+    "compare.form_paper": "$(x - \\mu)/\\sqrt{\\sigma^2 + \\epsilon}$, $\\epsilon = 10^{-5}$ (PyTorch's nn.LayerNorm)",
     # generation page
     "section.generate": "Generate & train",
     "page.generate": "Generation (decoding)",
@@ -927,12 +927,12 @@ ZH = {
     "compare.side.stable": "稳定的形式（两个预设都用它）",
     "compare.now": "本应用当前的做法",
     "compare.pe": "“World”（位置 1）的位置编码",
-    "compare.weights": "第 1 个头的注意力权重：除以 √3（论文）或除以 30（博客）",
-    "compare.ln": "E + Z 第一行的层归一化：博客代码的形式与 PyTorch 的形式",
-    "compare.divisor_sqrt": "÷ √3",
-    "compare.divisor_30": "÷ 30",
-    "compare.form_blog": "(x − μ)/(σ + ε)，ε = 1e−6",
-    "compare.form_paper": "(x − μ)/√(σ² + ε)，ε = 1e−5（PyTorch 的 nn.LayerNorm）",
+    "compare.weights": "第 1 个头的注意力权重：除以 $\\sqrt{3}$（论文）或除以 30（博客）",
+    "compare.ln": "$E + Z$ 第一行的层归一化：博客代码的形式与 PyTorch 的形式",
+    "compare.divisor_sqrt": "$\\div \\sqrt{3}$",
+    "compare.divisor_30": "$\\div 30$",
+    "compare.form_blog": "$(x - \\mu)/(\\sigma + \\epsilon)$，$\\epsilon = 10^{-6}$",
+    "compare.form_paper": "$(x - \\mu)/\\sqrt{\\sigma^2 + \\epsilon}$，$\\epsilon = 10^{-5}$（PyTorch 的 nn.LayerNorm）",
     # 生成页
     "section.generate": "生成与训练",
     "page.generate": "生成（自回归解码）",
@@ -1176,6 +1176,7 @@ MATH_WORDS = {"zh": {
     " odd": " 为奇数",
     "(the post's printed table)": "（博客列出的表）",
     "(a learned table)": "（学习得到的表）",
+    "normalized": "归一化值",  # the post's name for LayerNorm's output (engine.blog.DIFFERENCES)
 }}
 
 
@@ -1234,34 +1235,33 @@ def plain_words(lang: str, text: str) -> str:
 EN.update({f"diff.{d['key']}.topic": d["topic"] for d in DIFFERENCES})
 EN.update({f"diff.{d['key']}.why": d["why"] for d in DIFFERENCES})
 ZH.update({
-    "diff.wq1.topic": "第 1 个头的 W_Q",
-    "diff.wq1.why": "博客正文中的 LaTeX 与代码不一致；数值是代码算出来的：Q1 = [[8, 3, 3], [9.99, 3.99, 4]] 需要代码里的矩阵。",
-    "diff.wk2.topic": "第 2 个头的 W_K",
+    "diff.wq1.topic": "第 1 个头的 $W^Q$",
+    "diff.wq1.why": "博客正文中的 LaTeX 与代码不一致；数值是代码算出来的：$Q_1$ = [[8, 3, 3], [9.99, 3.99, 4]] 需要代码里的矩阵。",
+    "diff.wk2.topic": "第 2 个头的 $W^K$",
     "diff.wk2.why": "第 2 个头的数值同样来自代码中的矩阵。",
     "diff.pe_formula.topic": "位置编码的指数",
-    "diff.pe_formula.why": "对 World，论文给出 [0.841, 0.540, 0.0100, 0.99995]，博客给出 [0.84, 0.99, 0, 1]。"
-                           "hello-world 预设沿用博客的表；pos_encoding='sinusoidal' 是论文的公式。",
+    "diff.pe_formula.why": "对 World，论文给出 [0.841, 0.540, 0.0100, 0.99995]，博客给出 [0.84, 0.99, 0, 1]。Hello World 预设沿用博客的表"
+                           "；`pos_encoding='sinusoidal'` 是论文的公式。",
     "diff.pe_rounding.topic": "博客给出的位置编码",
-    "diff.pe_rounding.why": "博客把 0.99995 截断为 0.99，之后一直使用 2.84、3.99；pos_encoding='blog' 精确计算博客的公式，"
-                            "'blog_table' 使用它给出的数值。",
+    "diff.pe_rounding.why": "博客把 0.99995 截断为 0.99，之后一直使用 2.84、3.99；`pos_encoding='blog'` 精确计算博客的公式，`'blog_table'` 使用它"
+                            "给出的数值。",
     "diff.divisor.topic": "注意力缩放除数",
-    "diff.divisor.why": "除以 √3 时权重饱和为 [4.68e−10, 1]；博客临时改为除以 30，才得到它的 Z。",
+    "diff.divisor.why": "除以 $\\sqrt{3}$ 时权重饱和为 $[4.68 \\times 10^{-10}, 1]$；博客临时改为除以 30，才得到它的 $Z$。",
     "diff.layer_norm.topic": "层归一化的形式",
-    "diff.layer_norm.why": "博客正文除以 √(方差 + ε)，这是 Ba 等人的形式，PyTorch 的 nn.LayerNorm 也用它（论文引用了层归一化，"
-                           "但没有写出公式）；算出数值的代码把 ε 加在标准差上。",
+    "diff.layer_norm.why": "博客正文除以 $\\sqrt{\\sigma^2 + \\epsilon}$，这是 Ba 等人的形式，PyTorch 的 nn.LayerNorm 也用它（论文引用了层归一化，但"
+                           "没有写出公式）；算出数值的代码把 $\\epsilon$ 加在标准差 $\\sigma$ 上。",
     "diff.ln_rounding.topic": "博客给出的层归一化结果",
     "diff.ln_rounding.why": "正文把 1.7188 截断为 1.718。",
-    "diff.z_digits.topic": "正文中的 Z",
-    "diff.z_digits.why": "正文重新抄写 Z 时最后几位不同；由 W^O 算出的是代码的输出。",
+    "diff.z_digits.topic": "正文中的 $Z$",
+    "diff.z_digits.why": "正文重新抄写 $Z$ 时最后几位不同；由 $W^O$ 算出的是代码的输出。",
     "diff.embed_scale.topic": "嵌入的缩放",
-    "diff.embed_scale.why": "论文把嵌入乘以 √d_model；博客没有。",
+    "diff.embed_scale.why": "论文把嵌入乘以 $\\sqrt{d_{\\text{model}}}$；博客没有。",
     "diff.mask.topic": "因果掩码",
-    "diff.mask.why": "博客跳过了掩码（“We'll skip this for now”）。只有一个 SOS 时掩码不起作用；目标更长时它遮住未来的位置。",
+    "diff.mask.why": "博客跳过了掩码（它写道“这里先跳过”）。只有一个 SOS 时掩码不起作用；目标更长时它遮住未来的位置。",
     "diff.softmax.topic": "softmax",
-    "diff.softmax.why": "分数超过约 709 时博客的写法会溢出为 NaN（它没有层归一化的 6 层堆叠就是如此）；"
-                        "softmax='naive' 可以复现。",
-    "diff.w_o_random.topic": "更深层的 W^O",
-    "diff.w_o_random.why": "博客每次调用都重新随机生成 W^O；参数必须固定，数值才能复现、才能修改。",
+    "diff.softmax.why": "分数超过约 709 时博客的写法会溢出为 NaN（它没有层归一化的 6 层堆叠就是如此）；`softmax='naive'` 可以复现。",
+    "diff.w_o_random.topic": "更深层的 $W^O$",
+    "diff.w_o_random.why": "博客每次调用都重新随机生成 $W^O$；参数必须固定，数值才能复现、才能修改。",
     "diff.generate.topic": "生成时的解码器输入",
     "diff.generate.why": "博客的 generate 循环只输入最后一个 token，没有位置编码和掩码；论文的解码器会关注之前输出的每一个 token。",
 })
