@@ -424,14 +424,14 @@ def test_drill_down_explains_the_chosen_cell():
     at.selectbox(key="row.enc.0.attn.scores.0").set_value(1)
     at.selectbox(key="col.enc.0.attn.scores.0").set_value(1)
     at.run()
-    chosen = trace.explain("enc.0.attn.scores", (0, 1, 1), DIGITS)
+    chosen = trace.explain("enc.0.attn.scores", (0, 1, 1), DIGITS, DIGITS)
     assert chosen.latex in latex(at) and first.latex not in latex(at)
     assert "enc.0.attn.scores[0, 1, 1]" in chosen.latex
     assert not at.code, "the plain text is drawn only when its expander is opened"
     at.session_state["plain.enc.0.attn.scores.0"] = True
     at.run()
-    assert chosen.text in [c.value for c in at.code]
-    assert chosen.text.endswith("= 135.5517")
+    assert chosen.text in [c.value for c in at.code]  # the digits setting's, as every other number
+    assert chosen.text.endswith("= 135.6") and "9.99×" in chosen.text and DIGITS == 4
 
 
 def test_a_wide_steps_drill_down_column_is_typed_by_its_number():

@@ -469,7 +469,8 @@ def _drill(ctx, trace, name, head, key, rows, cols, unedited=None):
         row = _position_picker(pickers, ctx.t("view.row"), rows, f"row.{key}")
         col = _position_picker(pickers, ctx.t("view.col"), cols, f"col.{key}")
         ndim = trace[name].ndim
-        explanation = trace.explain(name, _full_index(head if ndim == 3 else None, row, col, ndim), ctx.state.digits)
+        explanation = trace.explain(name, _full_index(head if ndim == 3 else None, row, col, ndim), ctx.state.digits,
+                                    ctx.state.digits)  # the plain text too
         latex(ctx.t.math(explanation.latex))
         if unedited is not None:
             now, was = _slice(ctx.trace[name], head)[row, col], unedited[row, col]
