@@ -997,6 +997,16 @@ def test_unvalidated_bars_and_curves_are_valid_plotly_figures():
     assert list(typed_array(loss.data[0].x)) == [1, 2, 3] and list(typed_array(loss.data[0].y)) == [3, 2, 1.5]
 
 
+def test_every_formula_is_drawn_by_views_latex_which_gives_it_room():
+    """st.latex alone lets KaTeX clip a tall first or deep last line (views.latex); training's and generation's
+    formulas used it."""
+    root = Path(__file__).resolve().parents[1]
+    callers = [path.relative_to(root).as_posix() for folder in ("ui", "pages") for path in (root / folder).glob("*.py")
+               if "st.latex(" in path.read_text(encoding="utf-8")]
+    assert callers == ["ui/views.py"]
+    assert (root / "ui/views.py").read_text(encoding="utf-8").count("st.latex(") == 1
+
+
 def test_the_paper_vs_blog_page_writes_its_math_as_math_and_its_chinese_in_chinese():
     """Its words (the engine's record in English, the catalog's Chinese) put a formula in $…$ and an option's code
     name in `…`: none of sqrt(3), W_Q, W^O, 4.68e-10 or (x − μ)/√(σ² + ε) in plain text. The Chinese quotes no

@@ -75,7 +75,7 @@ def controls() -> dict:
     for name in used:
         with numbers:
             _number(ctx, name)
-    st.latex(STRATEGY_TEX[st.session_state["gen.strategy"]])
+    views.latex(STRATEGY_TEX[st.session_state["gen.strategy"]])
     return generation.settings(st.session_state.state.gen)
 
 
