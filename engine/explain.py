@@ -280,7 +280,9 @@ def _linear(trace, step, index):
 
 def _layer_norm(trace, step, index):
     """x̂·γ + β, after the lines that compute μ, σ², the denominator and x̂ from the row's numbers. The row's sums
-    are in parentheses, not in a \\frac: KaTeX cannot break a line inside a \\frac's braces."""
+    are in parentheses, not in a \\frac: KaTeX cannot break a line inside a \\frac's braces. σ²'s squares, and
+    σ + ε, start lines of their own: after the definitions they reached the drill-down box's right edge at 1280 px
+    (4 digits)."""
     i, j = index
     x = trace.resolve(step.inputs[0])[i]
     gamma, beta = (trace.resolve(r)[j] for r in step.inputs[1:])
@@ -294,7 +296,7 @@ def _layer_norm(trace, step, index):
     symbol = DENOMINATOR_TEX[step.meta["form"]]
     where_tex = r" \\ &".join([
         f"\\mu = \\tfrac{{1}}{{{d}}}({mean_tex}) = {num_tex(mu)}",
-        f"\\sigma^2 = \\tfrac{{1}}{{{d}}}{{\\textstyle\\sum_k}} (x_k - \\mu)^2 = "
+        f"\\sigma^2 = \\tfrac{{1}}{{{d}}}{{\\textstyle\\sum_k}} (x_k - \\mu)^2{BREAK}= "
         f"\\tfrac{{1}}{{{d}}}({squares_tex}) = {num_tex(var)}",
         denom_tex,
         f"\\hat{{x}}_{{{j}}} = \\frac{{x_{{{j}}} - \\mu}}{{{symbol}}} = "
@@ -314,7 +316,7 @@ def _ln_denominator(form, var, eps):
         return (f"{DENOMINATOR_TEX[form]} = \\sqrt{{{num_tex(var)} + {num_tex(eps)}}} = {num_tex(denom)}",
                 f"√(σ² + ε) = √({num(var)} + {num(eps)}) = {num(denom)}", denom)
     sigma = math.sqrt(var)
-    return (f"\\sigma = \\sqrt{{\\sigma^2}} = \\sqrt{{{num_tex(var)}}} = {num_tex(sigma)},\\quad "
+    return (f"\\sigma = \\sqrt{{\\sigma^2}} = \\sqrt{{{num_tex(var)}}} = {num_tex(sigma)} \\\\ &"
             f"{DENOMINATOR_TEX[form]} = {num_tex(sigma)} + {num_tex(eps)} = {num_tex(sigma + eps)}",
             f"σ = √σ² = √{num(var)} = {num(sigma)}, σ + ε = {num(sigma)} + {num(eps)} = {num(sigma + eps)}",
             sigma + eps)
