@@ -984,6 +984,26 @@ def test_a_wide_heatmap_has_one_click_trace_per_row_whose_hover_the_browser_writ
     assert (rows[1].text is None) is by_index and (by_index or list(rows[1].text) == col_labels)
 
 
+@pytest.mark.parametrize("digits", [4, 5])
+def test_a_wide_rows_hover_number_is_fmts_where_d3_would_write_it_otherwise(digits):
+    """d3's .4~g writes 12345 as 1.235e+4 and −∞ as -Infinity, fmt 12345 and −∞: such a row sends fmt's text (the
+    rest keep the cheap typed numbers). The bound is where either rounds up to 10^digits (or fmt's 10⁵)."""
+    import plotly.graph_objects as go
+
+    from ui.figures import heatmap
+
+    bound = 10.0 ** min(digits, 5)
+    matrix = np.array([[bound - 0.6, -2.5] * 100, [bound - 0.4, 1.0] * 100, [1.0, -np.inf] * 100])
+    rows = go.Figure(heatmap(matrix, ["a", "b", "c"], indices(200), digits=digits).to_dict()).data[1:]
+    np.testing.assert_array_equal(typed_array(rows[0].customdata), matrix[0])
+    assert rows[0].hovertemplate == f"%{{meta}} · %{{x}}: %{{customdata:.{digits}~g}}<extra></extra>"
+    for row, values in zip(rows[1:], matrix[1:]):
+        assert list(row.customdata) == [fmt(v, digits) for v in values]
+        assert row.hovertemplate == "%{meta} · %{x}: %{customdata}<extra></extra>"
+    assert list(rows[1].customdata[:2]) == ["1" + "0" * digits, "1"]  # d3: 1e+4, 1e+5
+    assert list(rows[2].customdata[:2]) == ["1", "−∞"]
+
+
 def test_unvalidated_bars_and_curves_are_valid_plotly_figures():
     import plotly.graph_objects as go
 

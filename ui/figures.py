@@ -101,18 +101,28 @@ def _click_layer(values, row_labels, col_labels, digits) -> list[dict]:
     columns each marker has its text; in wider matrices one trace per row names the row and the browser writes
     the column and the number (a text per cell of a (2, 2048) step cost ~10 ms of every rerun and 120 kB sent;
     a trace per row costs ~0.2 ms, too much for matrices of many short rows). A row's columns are placed by x0/dx (its
-    y, the row, sets the number of markers: one byte each)."""
+    y, the row, sets the number of markers: one byte each). The browser writes the number (see _browser_row)."""
     if values.shape[1] <= LABELLED_COLS:
         r, c = np.meshgrid(range(values.shape[0]), range(values.shape[1]), indexing="ij")
         cells = table(values, digits)
         return [{**MARKERS, "x": _typed(c.ravel()), "y": _typed(r.ravel()), "hovertemplate": "%{text}<extra></extra>",
                  "text": [f"{row_labels[i]} · {col_labels[j]}: {cells[i][j]}" for i, j in zip(r.ravel(), c.ravel())]}]
     by_index = list(col_labels) == indices(len(col_labels))  # the column's number is its label
+    head = "%{meta} · " + ("%{x}" if by_index else "%{text}") + ": "
     column = {} if by_index else {"text": list(col_labels)}
-    hover = f"%{{meta}} · {'%{x}' if by_index else '%{text}'}: %{{customdata:.{digits}~g}}<extra></extra>"
-    return [{**MARKERS, "x0": 0, "dx": 1, "y": _typed(np.full(len(row), i)), "customdata": _typed(row),
-             "meta": str(label), **column,
-             "hovertemplate": hover} for i, (label, row) in enumerate(zip(row_labels, values))]
+    return [{**MARKERS, "x0": 0, "dx": 1, "y": _typed(np.full(len(row), i)), "meta": str(label), **column,
+             **_browser_row(row, head, digits)} for i, (label, row) in enumerate(zip(row_labels, values))]
+
+
+def _browser_row(row, head, digits) -> dict:
+    """A wide row's hover number: d3's .{digits}~g of customdata, as fmt writes it below 10^digits (and 10⁵) but
+    for its minus sign, '-' not '−' (plotly's d3 locale), and under 10⁻³ (0.0001234 for 1.234e−4, the same digits).
+    A row with a number d3 would write otherwise (12345 as 1.235e+4 at 4 digits, ∞ as Infinity) has fmt's text
+    in `customdata` instead, per cell, which costs what d3 saves (~1.5 ms a row of 2048): such numbers are rare,
+    and a check of the row costs ~5 µs."""
+    if np.all(np.abs(row) < 10.0 ** min(digits, 5) - 0.5):  # neither rounds up to 10^digits; False for NaN, ±∞
+        return {"customdata": _typed(row), "hovertemplate": f"{head}%{{customdata:.{digits}~g}}<extra></extra>"}
+    return {"customdata": table(row, digits)[0], "hovertemplate": f"{head}%{{customdata}}<extra></extra>"}
 
 
 def _ticks(labels) -> dict:
