@@ -62,13 +62,13 @@ DIFFERENCES = (
             "the post's formula exactly, `'blog_table'` uses its printed numbers."},
     {"key": "divisor", "topic": "Attention divisor",
      "post": r"S / 30", "engine": r"S / \sqrt{d_k} = S / \sqrt{3}",
-     "why": r"With $\sqrt{3}$ the weights saturate to $[4.68 \times 10^{-10}, 1]$; the post switches to 30, a "
-            "short-term hack, to get its $Z$."},
+     "why": "With √3 the weights saturate to [4.68 × 10⁻¹⁰, 1]; the post switches to 30, a short-term hack, to get "
+            "its $Z$."},
     {"key": "layer_norm", "topic": "LayerNorm form",
      "post": r"\frac{x-\mu}{\sigma + 10^{-6}}", "engine": r"\frac{x-\mu}{\sqrt{\sigma^2 + 10^{-5}}}\gamma + \beta",
-     "why": r"The post's prose divides by $\sqrt{\sigma^2 + \epsilon}$, Ba et al.'s form that PyTorch's "
-            r"nn.LayerNorm uses (the paper cites LayerNorm but writes no formula for it); its code, which made the "
-            r"numbers, adds $\epsilon$ to the standard deviation $\sigma$."},
+     "why": "The post's prose divides by √(σ² + ε), Ba et al.'s form that PyTorch's nn.LayerNorm uses (the paper "
+            "cites LayerNorm but writes no formula for it); its code, which made the numbers, adds ε to the standard "
+            "deviation σ."},
     {"key": "ln_rounding", "topic": "Printed LayerNorm value",
      "post": r"\text{normalized}_1 = 1.718", "engine": r"1.71887693",
      "why": "The prose truncates 1.7188 to 1.718."},
@@ -78,7 +78,7 @@ DIFFERENCES = (
             "$W^O$."},
     {"key": "embed_scale", "topic": "Embedding scale",
      "post": r"X = E + PE", "engine": r"X = E\sqrt{d_{\text{model}}} + PE",
-     "why": r"The paper multiplies embeddings by $\sqrt{d_{\text{model}}}$; the post does not."},
+     "why": "The paper multiplies embeddings by √d_model; the post does not."},
     {"key": "mask", "topic": "Causal mask",
      "post": r"M = 0", "engine": r"M_{ij} = -\infty \ (j > i)",
      "why": "The post skips the mask (\"We'll skip this for now\"). With a single SOS token it changes nothing; "
