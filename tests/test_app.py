@@ -250,7 +250,7 @@ def test_paper_vs_blog_shows_every_difference_both_ways(lang):
         labels = {"post": t("compare.post"), "engine": t(f"compare.side.{RIGHT_SIDE[key]}")}  # and a mark if now
         for side in ("post", "engine"):
             assert re.search(re.escape(f":gray[{labels[side]}]") + r"( :orange-badge\[[^]]+\])?" +
-                             re.escape(f"\n\n$$\n{difference[side]}\n$$"), shown[0]), (key, side)
+                             re.escape(f"\n\n$$\n{t.math(difference[side])}\n$$"), shown[0]), (key, side)
         assert shown[0].endswith(t(f"diff.{key}.why"))
 
 
@@ -332,7 +332,7 @@ def test_each_step_shows_the_engines_formula_description_and_numbers(page):
 
 def test_hello_world_numbers_on_the_pages():
     at = open_page("attention")
-    scores = matrix_shown(at, r"\text{scores}_{1}")
+    scores = matrix_shown(at, r"S_{1}")
     assert "105.2 " in scores and "135.6\\end" in scores  # DIGITS significant digits: 105.21 and 135.5517
     assert engine_trace().step("enc.0.attn.scores").formula in latex(at)
     goto(at, "multihead")
@@ -352,7 +352,7 @@ def test_second_head_and_second_sublayer():
     at.session_state["heads.attention.0"] = 1  # head 2
     at.run()
     trace = engine_trace()
-    assert any(r"\text{scores}_{2} = " + bmatrix(trace["enc.0.attn.scores"][1], DIGITS) in b for b in latex(at))
+    assert any(r"S_{2} = " + bmatrix(trace["enc.0.attn.scores"][1], DIGITS) in b for b in latex(at))
     goto(at, "add_norm")
     at.button_group(key="add_norm.sublayer").set_value(2).run()
     assert_clean(at)
@@ -365,7 +365,7 @@ def test_second_head_and_second_sublayer():
 def test_a_link_opens_the_head_it_names():
     at = open_link("attention", head="2")
     assert at.session_state["heads.attention.0"] == 1  # head 2
-    assert matrix_shown(at, r"\text{scores}_{2}") == bmatrix(engine_trace()["enc.0.attn.scores"][1], DIGITS)
+    assert matrix_shown(at, r"S_{2}") == bmatrix(engine_trace()["enc.0.attn.scores"][1], DIGITS)
     assert query(at) == {**DEFAULT_QUERY, "head": "2"} and not notes(at)
 
 
@@ -436,14 +436,14 @@ def test_drill_down_explains_the_chosen_cell():
     at.selectbox(key="row.enc.0.attn.scores.0").set_value(1)
     at.selectbox(key="col.enc.0.attn.scores.0").set_value(1)
     at.run()
-    chosen = trace.explain("enc.0.attn.scores", (0, 1, 1), DIGITS)
+    chosen = trace.explain("enc.0.attn.scores", (0, 1, 1), DIGITS, DIGITS)
     assert chosen.latex in latex(at) and first.latex not in latex(at)
     assert "enc.0.attn.scores[0, 1, 1]" in chosen.latex
     assert not at.code, "the plain text is drawn only when its expander is opened"
     at.session_state["plain.enc.0.attn.scores.0"] = True
     at.run()
-    assert chosen.text in [c.value for c in at.code]
-    assert chosen.text.endswith("= 135.5517")
+    assert chosen.text in [c.value for c in at.code]  # the digits setting's, as every other number
+    assert chosen.text.endswith("= 135.6") and "9.99×" in chosen.text and DIGITS == 4
 
 
 def test_a_wide_steps_drill_down_column_is_typed_by_its_number():
@@ -1097,14 +1097,14 @@ def test_the_comparison_shows_the_edited_run_minus_the_unedited_one():
         "enc.0.attn.scores"][0]
     change = after - before
     assert np.all(change != 0)
-    assert rf"\Delta \text{{scores}}_{{1}} = {bmatrix(change, DIGITS)}" in latex(at)
+    assert rf"\Delta S_{{1}} = {bmatrix(change, DIGITS)}" in latex(at)
     captions = [c.value for c in at.caption]
     assert EN_T("view.difference", changed=4, total=4, largest=fmt(np.abs(change).max(), DIGITS)) in captions
     assert EN_T("view.unedited_value", value=fmt(before[0, 0], DIGITS), change=fmt(change[0, 0], DIGITS)) in captions
     goto(at, "qkv")  # the answer holds from page to page; W_Q[0, 0, 0] changes column 0 of head 1's q only
     q_change = engine_trace([("enc.0.attn.W_Q", (0, 0, 0), 0.57)])["enc.0.attn.q"][0] - engine_trace()["enc.0.attn.q"][0]
     assert np.count_nonzero(q_change) == 2 and q_change[:, 1:].tolist() == [[0, 0], [0, 0]]
-    assert rf"\Delta \text{{q}}_{{1}} = {bmatrix(q_change, DIGITS)}" in latex(at)
+    assert rf"\Delta Q_{{1}} = {bmatrix(q_change, DIGITS)}" in latex(at)
     assert EN_T("view.difference", changed=2, total=6, largest=fmt(np.abs(q_change).max(), DIGITS)) in [
         c.value for c in at.caption]
     goto(at, "tokens")

@@ -156,5 +156,5 @@ def test_the_dropout_page_shows_the_engines_training_pass():
         at.number_input(key="dropout.seed").set_value(seed).run()
         trace = model.run(state.src, state.tgt or None, dropout=TRAINING_DROPOUT, seed=seed)
         bodies = [element.value for element in at.latex]
-        assert any(rf"\text{{dropout}} = {bmatrix(trace['src.dropout'], DIGITS)}" in body for body in bodies), seed
+        assert any(rf"{{\text{{Dropout}}}} = {bmatrix(trace['src.dropout'], DIGITS)}" in body for body in bodies), seed
     assert not np.array_equal(trace["src.dropout"], model.run(state.src, state.tgt or None, dropout=0.1)["src.dropout"])

@@ -9,7 +9,7 @@ from engine.explain import significant as fmt
 # 100 (11.46, −0.58, 105.2 of 105.21), where 3 would round 11.46 to 11.5; a 6-column matrix of signed 4-digit
 # numbers fits a 1280-px page, and a heatmap cell holds one at 12 px.
 DIGITS = 4
-DIGITS_RANGE = (2, 8)  # 8: as many as the drill-down's plain text writes; below 2 a number says little
+DIGITS_RANGE = (2, 8)  # 8: as many as the engine's plain text writes by default; below 2 a number says little
 LATEX_MAX = 8  # a bmatrix longer or wider than this elides its middle with \cdots / \vdots
 
 

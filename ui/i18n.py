@@ -203,9 +203,10 @@ EN = {
     "intro.add_norm.paper": "LayerNorm divides by √(σ² + ε), the form of Ba et al. (2016) that PyTorch's "
                             "nn.LayerNorm uses; the paper cites LayerNorm but writes no formula for it.",
     "intro.add_norm.blog": "LayerNorm divides by σ + ε, as the post's code does (PyTorch divides by √(σ² + ε)).",
-    "seednote.add_norm": "Reading the seeds? Seed 000 writes σ = √(1/d Σ xᵢ): the standard deviation needs the "
-                         "squares, σ = √(1/d Σ (xᵢ − μ)²). Seed 003's eq. 13 subtracts Σⱼ Xᵢⱼ, a sum: it is the "
-                         "mean μ = (1/d) Σⱼ Xᵢⱼ that is subtracted, under the root too. Neither writes ε, γ or β.",
+    "seednote.add_norm": "Reading other notes? Peter Lau's blog post “The transformer's details” writes σ = √(1/d Σ "
+                         "xᵢ): the standard deviation needs the squares, σ = √(1/d Σ (xᵢ − μ)²). The Shanghai Jiao "
+                         "Tong lecture notes “Transformer 讲稿整理” (eq. 13) subtract Σⱼ Xᵢⱼ, a sum: it is the mean μ = "
+                         "(1/d) Σⱼ Xᵢⱼ that is subtracted, under the root too. Neither writes ε, γ or β.",
     "intro.ffn": "The same small two-layer network is applied to every position separately: widen to d_ff, "
                  "apply a non-linearity, narrow back to d_model.",
     "intro.ffn.relu": "The non-linearity is ReLU, max(0, x), as in the paper: negative numbers become 0.",
@@ -221,16 +222,20 @@ EN = {
                                "enc.out is one more LayerNorm of the last layer's output, with its own γ and β.",
     "intro.decoder_input": "The decoder reads the target shifted right: a start token SOS, then the words so far. "
                            "They are embedded and positionally encoded like the source.",
-    "seednote.qkv": "Reading the post by hand? Its expansion of E × WK1 writes 4 where the second row has 3.99 "
-                    "(“(2.84 × 0) + (4 × 1) + …”); its results 9.99 and 6.84 use 3.99, as the app does.",
-    "seednote.multihead": "Reading seed 001? It gives the size of Concat(head_1, …, head_8)·$W^O$ as (8×64)×d_model = "
-                          "512×512, which is the size of $W^O$. The output has one row per token: n × d_model.",
+    "seednote.qkv": "Checking the arithmetic of the blog post “The Random Transformer” by hand? Its expansion of E × "
+                    "WK1 writes 4 where the second row has 3.99 (“(2.84 × 0) + (4 × 1) + …”); its results 9.99 and "
+                    "6.84 use 3.99, as the app does.",
+    "seednote.multihead": "Reading the Chinese notes that follow the input through the model in five stages (“在"
+                          "Transformer模型中,输入的流动过程…”)? They give the size of Concat(head_1, …, head_8)·$W^O$ as "
+                          "(8×64)×d_model = 512×512, which is the size of $W^O$. The output has one row per token: n "
+                          "× d_model.",
     "intro.masked_attention": "In the decoder's self-attention a position may not look at later positions: the "
                               "causal mask adds −∞ above the diagonal, so softmax gives those cells weight 0.",
-    "seednote.masked_attention": "Reading seed 003? Its eq. 20 takes K = XW^K and V = XW^V from X, the encoder's "
-                                 "input (eq. 21 even Q). In the decoder's self-attention Q, K and V all come from "
-                                 "the decoder's input Y: K = YW^K, V = YW^V. Keys and values come from the encoder "
-                                 "only in cross-attention (its eq. 28).",
+    "seednote.masked_attention": "Reading the Shanghai Jiao Tong lecture notes “Transformer 讲稿整理”? Their eq. 20 "
+                                 "takes K = XW^K and V = XW^V from X, the encoder's input (eq. 21 even Q). In the "
+                                 "decoder's self-attention Q, K and V all come from the decoder's input Y: K = YW^K, "
+                                 "V = YW^V. Keys and values come from the encoder only in cross-attention (their eq. "
+                                 "28).",
     "intro.cross_attention": "Cross-attention, the paper's encoder-decoder attention: the queries come from the "
                              "decoder and the keys and values from the encoder's output, so each target position "
                              "looks at the whole source sentence.",
@@ -245,39 +250,38 @@ EN = {
                            "Ba et al.'s and PyTorch's), and where a model option decides it, the form this app uses "
                            "now is marked.",
     # one line per step, keyed by ui.labels.description_key
-    "desc.embed": "Look up each token's row of the embedding table (times √d_model where the formula says so).",
-    "desc.pos": "The positional encoding of each position.",
-    "desc.input": "Embedding plus positional encoding: the input of the first layer.",
-    "desc.attn.q": "Each head's queries.",
-    "desc.attn.k": "Each head's keys.",
-    "desc.attn.v": "Each head's values.",
+    "desc.embed": "Each token's row of the lookup table (times √d_model where the formula says so).",
+    "desc.pos": "One row per position, added to the embedding: it depends on the position, not on the token.",
+    "desc.input": "Their sum: the input of the first layer.",
+    "desc.attn.q": "One row per token in each head: what that token looks for.",
+    "desc.attn.k": "One row per token in each head: what a query is compared with.",
+    "desc.attn.v": "One row per token in each head: what the attention weights mix.",
     "desc.attn.scores": "Dot product of every query with every key.",
     "desc.attn.scaled": "The scores divided so softmax does not saturate.",
-    "desc.attn.mask": "The causal mask: a position may not look at later positions.",
+    "desc.attn.mask": "A position may not look at later positions.",
     "desc.attn.masked": "Scores plus mask: later positions become −∞.",
-    "desc.attn.weights": "Softmax of each row: the attention weights, which sum to 1.",
-    "desc.attn.heads": "Each head's output: the weighted sum of its values.",
+    "desc.attn.weights": "Softmax of each row: every row sums to 1.",
+    "desc.attn.heads": "Per head, its values weighted by the attention weights and summed.",
     "desc.attn.concat": "The heads' outputs side by side.",
-    "desc.attn.out": "The heads mixed back to d_model numbers by $W^O$.",
-    "desc.add": "Residual connection: the block's input X plus the sub-layer's output.",
-    "desc.ln": "Layer normalisation of each row (each token).",
-    "desc.ffn.hidden": "First linear layer: widen to d_ff.",
+    "desc.attn.out": "The heads mixed back to d_model numbers per token.",
+    "desc.add": "The block's input X plus the sub-layer's output.",
+    "desc.ln": "Each row (each token) brought to mean 0 and variance about 1, then times γ plus β.",
+    "desc.ffn.hidden": "Widen each row to d_ff numbers.",
     "desc.ffn.act": "The non-linearity (ReLU or GELU).",
-    "desc.ffn.out": "Second linear layer: back to d_model.",
+    "desc.ffn.out": "Back to d_model numbers per row.",
     "cross.even": "Every weight here is within {tolerance} of 1/{n}: each query's scores are almost equal, so it "
                   "weighs all source words alike and its output is about the mean of the values. (In the worked "
                   "example the encoder's feed-forward output, several times larger than its input, swamps the "
                   "residual sum, so the encoder's outputs for hello and world are almost the same vector: compare "
                   "them on the encoder stack page.)",
-    "desc.enc.out": "The encoder's output, read by every cross-attention: in post-norm the last layer's output "
-                    "itself, in pre-norm one more LayerNorm of it.",
-    "desc.dec.out": "The decoder's output: in post-norm the last layer's output itself, in pre-norm one more "
-                    "LayerNorm of it.",
+    "desc.enc.out": "Read by every cross-attention: in post-norm the last layer's output itself, in pre-norm one "
+                    "more LayerNorm of it.",
+    "desc.dec.out": "In post-norm the last layer's output itself, in pre-norm one more LayerNorm of it.",
     "desc.logits": "A score for every vocabulary word at every decoder position.",
     "desc.vocab_mask": "The output's mask: −∞ for <unk>, which stands for words the vocabulary lacks and is never a "
                        "next token; 0 for every word.",
     "desc.masked_logits": "The logits plus the mask: <unk>'s becomes −∞, so its probability is exactly 0.",
-    "desc.probs": "Probability of each word being the next token.",
+    "desc.probs": "How likely each word is to be the next token.",
     # a step's name on screen (headers, a flow's buttons), keyed like its description: "step." + description_key[5:]
     "step.embed": "Embedding",
     "step.pos": "Positional encoding",
@@ -308,8 +312,11 @@ EN = {
     "step.dropout": "Dropout",
     "step.drop": "Dropout of the output",
     # a parameter's name on screen (editors), keyed by ui.labels.param_key; its symbol is ui.labels.PARAM_TEX
-    "param.embed.src": "embedding table",  # the target's too with one table (shared_embeddings)
+    "param.embed.src": "source embedding table",  # its words: ui.labels.param_words_key
+    "param.embed.src.shared": "embedding table, one for source and target",
+    "param.embed.src.shared.tied": "embedding table, one for source, target and the output layer (transposed)",
     "param.embed.tgt": "target embedding table",
+    "param.embed.tgt.tied": "target embedding table, the output layer's weights too (transposed)",
     "param.pos.learned": "learned positional encoding",
     "param.W_Q": "query weights",
     "param.W_K": "key weights",
@@ -349,7 +356,7 @@ EN = {
     "tokens.yes": "yes",
     "tokens.no": "no: new, weights drawn from the seed",
     # output page
-    "output.top": "Most likely next tokens",
+    "output.top": "The {k} most likely next tokens, of {n}",
     "output.position": "Decoder position",
     # compare page
     "compare.post": "The blog",
@@ -362,11 +369,11 @@ EN = {
     "compare.now": "this app now",
     "compare.pe": "Positional encoding of “World” (position 1)",
     "compare.weights": "Head 1 attention weights: divide by √3 (paper) or by 30 (blog)",
-    "compare.ln": "LayerNorm of the first row of E + Z: the post's code vs PyTorch's form",
+    "compare.ln": "LayerNorm of the first row of $E + Z$: the post's code vs PyTorch's form",
     "compare.divisor_sqrt": "÷ √3",
     "compare.divisor_30": "÷ 30",
-    "compare.form_blog": "(x − μ)/(σ + ε), ε = 1e−6",
-    "compare.form_paper": "(x − μ)/√(σ² + ε), ε = 1e−5 (PyTorch's nn.LayerNorm)",
+    "compare.form_blog": "(x − μ)/(σ + ε), ε = 10⁻⁶",
+    "compare.form_paper": "(x − μ)/√(σ² + ε), ε = 10⁻⁵ (PyTorch's nn.LayerNorm)",
     # generation page
     "section.generate": "Generate & train",
     "page.generate": "Generation (decoding)",
@@ -416,8 +423,9 @@ EN = {
     "gen.chosen": "**Chosen next token:** `{token}` — the model's probability {p}, its probability in the "
                   "distribution it was drawn from {q}.",
     "gen.mask": "Masked self-attention weights (layer 1, head 1): the mask grows with the input",
-    "gen.probs": "The model's next-token probabilities (the last row of P)",
-    "gen.sampled": "The distribution the token was drawn from (after temperature / top-k / top-p)",
+    "gen.probs": "The model's next-token probabilities (the last row of P): the {k} most likely of {n}",
+    "gen.sampled": "The distribution the token was drawn from (after temperature / top-k / top-p): the {k} most "
+                   "likely of {n}",
     "gen.open_step": "Show this step's forward pass on every page",
     "gen.score": "score",
     "gen.beam_best": "**Best sentence:** {text} — log P = {logp}, score = {score}",
@@ -616,9 +624,11 @@ EN = {
     "dropout.which": "Which dropout",
     "dropout.weights": "{sublayer}: weights",
     "dropout.output": "{sublayer}: output",
-    "desc.dropout": "Dropout on the sum of embedding and positional encoding (training only).",
-    "desc.attn.dropout": "Dropout on the attention weights (training only).",
-    "desc.drop": "Dropout on the sub-layer's output, before the residual add (training only).",
+    "desc.dropout": "Training only: random cells of embedding plus positional encoding set to 0, the rest divided by "
+                    "1 − P_drop.",
+    "desc.attn.dropout": "Training only: random weights set to 0, the rest divided by 1 − P_drop.",
+    "desc.drop": "Training only, before the residual add: random cells of the sub-layer's output set to 0, the rest "
+                 "divided by 1 − P_drop.",
 }
 
 ZH = {
@@ -777,8 +787,8 @@ ZH = {
     "intro.attention.naive": "softmax 采用博客的 e^x / Σ e^x，不减去每行最大的分数：分数超过约 709 时会溢出，整行变成 NaN。",
     "intro.multihead": "多头注意力的最后一步：把各个头的输出拼接 (Concat) 起来，再乘以 $W^O$（输出投影），把它们混合回每个 "
                        "token 的 d_model 个数。",
-    "seednote.multihead": "在读种子文档 001？它把 Concat(head_1, …, head_8)·$W^O$ 的大小写成 (8×64)×d_model = 512×512，"
-                          "这其实是 $W^O$ 的大小。输出每个 token 一行：n × d_model。",
+    "seednote.multihead": "在读那篇把输入的流动分成五个阶段讲解的中文笔记（开头是“在Transformer模型中,输入的流动过程……”）？它把 Concat(head_1, …, "
+                          "head_8)·$W^O$ 的大小写成 (8×64)×d_model = 512×512，这其实是 $W^O$ 的大小。输出每个 token 一行：n × d_model。",
     "intro.add_norm": "每个子层（注意力、前馈网络）都包在残差连接和层归一化之中：残差连接把这一块的输入 X 加到子层的输出上，"
                       "层归一化把每一行（每个 token）变成均值 0、方差约为 1，然后乘以 γ、加上 β。",
     "intro.add_norm.post": "后置归一化 (Post-Norm)，和论文一样：LayerNorm(X + Sublayer(X))。先相加再归一化，归一化后的"
@@ -788,9 +798,9 @@ ZH = {
     "intro.add_norm.paper": "层归一化除以 √(σ² + ε)，这是 Ba 等人（2016）的形式，PyTorch 的 nn.LayerNorm 也用它；"
                             "论文引用了层归一化，但没有写出公式。",
     "intro.add_norm.blog": "层归一化除以 σ + ε，和博客的代码一样（PyTorch 除以 √(σ² + ε)）。",
-    "seednote.add_norm": "在读种子文档？种子 000 写的是 σ = √(1/d Σ xᵢ)：标准差需要平方，σ = √(1/d Σ (xᵢ − μ)²)。"
-                         "种子 003 的式 (13) 减去的是 Σⱼ Xᵢⱼ，一个和：应当减去均值 μ = (1/d) Σⱼ Xᵢⱼ，根号里也是。"
-                         "两者都没有写 ε、γ 和 β。",
+    "seednote.add_norm": "在读其他资料？Peter Lau 的博客文章《The transformer's details》写的是 σ = √(1/d Σ xᵢ)：标准差需要平方，σ = √(1/d Σ "
+                         "(xᵢ − μ)²)。上海交通大学的《Transformer 讲稿整理》的式 (13) 减去的是 Σⱼ Xᵢⱼ，一个和：应当减去均值 μ = (1/d) Σⱼ Xᵢⱼ，根号里也是。两"
+                         "者都没有写 ε、γ 和 β。",
     "intro.ffn": "同一个小的两层网络分别作用于每个位置：先扩展到 d_ff，经过激活函数，再变回 d_model。",
     "intro.ffn.relu": "激活函数是 ReLU，max(0, x)，和论文一样：负数变成 0。",
     "intro.ffn.gelu": "激活函数是 GELU，x·Φ(x)，BERT 和 GPT 使用它（论文用 ReLU）：一个平滑的 ReLU，让较小的负数缩小后通过。",
@@ -801,13 +811,12 @@ ZH = {
     "intro.encoder_stack.pre": "前置归一化时，每一层以残差相加 (add2) 结束，它没有归一化；enc.out 是对最后一层输出再做的"
                                "一次层归一化，有自己的 γ 和 β。",
     "intro.decoder_input": "解码器读入右移后的目标序列：起始符 SOS，然后是已有的词。它们像源句子一样做词嵌入和位置编码。",
-    "seednote.qkv": "在手算博客的例子？它展开 E × WK1 时，在第二行本应是 3.99 的地方写了 4（“(2.84 × 0) + (4 × 1) + …”）；"
+    "seednote.qkv": "在手算博客《The Random Transformer》的例子？它展开 E × WK1 时，在第二行本应是 3.99 的地方写了 4（“(2.84 × 0) + (4 × 1) + …”）；"
                     "它的结果 9.99 和 6.84 用的是 3.99，和本应用一样。",
     "intro.masked_attention": "在解码器的自注意力中，一个位置不能看到后面的位置：因果掩码在对角线上方加上 −∞，"
                               "softmax 之后这些格子的权重为 0。",
-    "seednote.masked_attention": "在读种子文档 003？它的式 (20) 用编码器的输入 X 计算 K = XW^K 和 V = XW^V"
-                                 "（式 (21) 连 Q 也是）。在解码器的自注意力中，Q、K、V 都来自解码器的输入 Y：K = YW^K，"
-                                 "V = YW^V。只有在交叉注意力中，键和值才来自编码器（它的式 (28)）。",
+    "seednote.masked_attention": "在读上海交通大学的《Transformer 讲稿整理》？它的式 (20) 用编码器的输入 X 计算 K = XW^K 和 V = XW^V（式 (21) 连 Q 也是"
+                                 "）。在解码器的自注意力中，Q、K、V 都来自解码器的输入 Y：K = YW^K，V = YW^V。只有在交叉注意力中，键和值才来自编码器（它的式 (28)）。",
     "intro.cross_attention": "交叉注意力，即论文中的编码器-解码器注意力：查询来自解码器，键和值来自编码器的输出，"
                              "所以每个目标位置都能看到整个源句子。",
     "intro.output": "最后的线性层给词汇表中的每个词打分 (logits)，softmax 把分数变成概率分布。最后一个位置上概率最大的词"
@@ -818,30 +827,30 @@ ZH = {
                            "标签说明第二种形式是谁的（论文的；层归一化论文没有写出公式，那里是 Ba 等人和 PyTorch 的），"
                            "差异由模型选项决定时，还标出本应用当前采用的形式。",
     "desc.embed": "查出每个 token 在嵌入矩阵中的那一行（公式中有 √d_model 时再乘以它）。",
-    "desc.pos": "每个位置的位置编码。",
-    "desc.input": "词嵌入加位置编码：第一层的输入。",
-    "desc.attn.q": "每个头的查询 (Q)。",
-    "desc.attn.k": "每个头的键 (K)。",
-    "desc.attn.v": "每个头的值 (V)。",
-    "desc.attn.scores": "每个查询与每个键的点积（注意力分数）。",
-    "desc.attn.scaled": "缩放后的注意力分数，避免 softmax 饱和。",
-    "desc.attn.mask": "因果掩码：一个位置不能看到后面的位置。",
+    "desc.pos": "每个位置一行，加到词嵌入上：它只取决于位置，与 token 无关。",
+    "desc.input": "两者之和：第一层的输入。",
+    "desc.attn.q": "每个头中每个 token 一行：这个 token 要找什么。",
+    "desc.attn.k": "每个头中每个 token 一行：查询与之比较的内容。",
+    "desc.attn.v": "每个头中每个 token 一行：注意力权重加权混合的内容。",
+    "desc.attn.scores": "每个查询与每个键的点积。",
+    "desc.attn.scaled": "分数除以一个数，避免 softmax 饱和。",
+    "desc.attn.mask": "一个位置不能看到后面的位置。",
     "desc.attn.masked": "分数加上掩码：后面的位置变成 −∞。",
-    "desc.attn.weights": "每一行的 softmax：注意力权重，和为 1。",
-    "desc.attn.heads": "每个头的输出：值向量的加权和。",
-    "desc.attn.concat": "把各个头的输出拼接 (Concat) 起来。",
-    "desc.attn.out": "用 $W^O$（输出投影）把各个头混合回 d_model 维。",
-    "desc.add": "残差连接：这一块的输入 X 加上子层的输出。",
-    "desc.ln": "对每一行（每个 token）做层归一化。",
-    "desc.ffn.hidden": "第一个线性层：扩展到 d_ff 维。",
-    "desc.ffn.act": "激活函数（ReLU 或 GELU）。",
-    "desc.ffn.out": "第二个线性层：变回 d_model 维。",
+    "desc.attn.weights": "每一行的 softmax：每行的和为 1。",
+    "desc.attn.heads": "每个头按注意力权重对自己的值向量加权求和。",
+    "desc.attn.concat": "各个头的结果并排放在一起。",
+    "desc.attn.out": "把各个头混合回每个 token 的 d_model 个数。",
+    "desc.add": "这一块的输入 X 加上子层的输出。",
+    "desc.ln": "每一行（每个 token）变成均值 0、方差约为 1，再乘以 γ、加上 β。",
+    "desc.ffn.hidden": "把每一行扩展到 d_ff 维。",
+    "desc.ffn.act": "逐个数作用的非线性函数（ReLU 或 GELU）。",
+    "desc.ffn.out": "每一行变回 d_model 维。",
     "cross.even": "这里每个权重与 1/{n} 的差都小于 {tolerance}：每个查询的各个分数几乎相等，所以它对所有源词一视同仁，"
                   "输出约为各值向量的平均。（在示例中，编码器前馈网络的输出比它的输入大好几倍，盖过了残差相加，"
                   "所以编码器对 hello 和 world 的输出几乎是同一个向量：可在“编码器层的堆叠”页比较。）",
-    "desc.enc.out": "编码器的输出，供每个交叉注意力读取：后置归一化时就是最后一层的输出本身，前置归一化时是对它再做的一次层归一化。",
-    "desc.dec.out": "解码器的输出：后置归一化时就是最后一层的输出本身，前置归一化时是对它再做的一次层归一化。",
-    "desc.logits": "每个解码器位置上词汇表中每个词的分数 (logits)。",
+    "desc.enc.out": "供每个交叉注意力读取：后置归一化时就是最后一层的输出本身，前置归一化时是对它再做的一次层归一化。",
+    "desc.dec.out": "后置归一化时就是最后一层的输出本身，前置归一化时是对它再做的一次层归一化。",
+    "desc.logits": "每个解码器位置上词汇表中每个词的分数。",
     "desc.vocab_mask": "输出层的掩码：<unk> 为 −∞（它代表词汇表里没有的词，永远不会是下一个 token），其他词为 0。",
     "desc.masked_logits": "logits 加上掩码：<unk> 的分数变成 −∞，所以它的概率正好是 0。",
     "desc.probs": "每个词成为下一个 token 的概率。",
@@ -873,8 +882,11 @@ ZH = {
     "step.probs": "概率分布",
     "step.dropout": "dropout（随机失活）",
     "step.drop": "子层输出的 dropout",
-    "param.embed.src": "词嵌入矩阵",
+    "param.embed.src": "源语言词嵌入矩阵",
+    "param.embed.src.shared": "词嵌入矩阵，源语言与目标语言共用一个",
+    "param.embed.src.shared.tied": "词嵌入矩阵，源语言、目标语言与输出层（转置后）共用一个",
     "param.embed.tgt": "目标语言词嵌入矩阵",
+    "param.embed.tgt.tied": "目标语言词嵌入矩阵，转置后也是输出层的权重",
     "param.pos.learned": "可学习的位置编码",
     "param.W_Q": "查询权重",
     "param.W_K": "键权重",
@@ -908,7 +920,7 @@ ZH = {
     "tokens.known": "在词汇表中",
     "tokens.yes": "是",
     "tokens.no": "否：新词，权重由随机种子决定",
-    "output.top": "最可能的下一个 token",
+    "output.top": "最可能的 {k} 个下一个 token（共 {n} 个）",
     "output.position": "解码器位置",
     "compare.post": "博客",
     "compare.side.paper": "论文",
@@ -920,11 +932,11 @@ ZH = {
     "compare.now": "本应用当前的做法",
     "compare.pe": "“World”（位置 1）的位置编码",
     "compare.weights": "第 1 个头的注意力权重：除以 √3（论文）或除以 30（博客）",
-    "compare.ln": "E + Z 第一行的层归一化：博客代码的形式与 PyTorch 的形式",
+    "compare.ln": "$E + Z$ 第一行的层归一化：博客代码的形式与 PyTorch 的形式",
     "compare.divisor_sqrt": "÷ √3",
     "compare.divisor_30": "÷ 30",
-    "compare.form_blog": "(x − μ)/(σ + ε)，ε = 1e−6",
-    "compare.form_paper": "(x − μ)/√(σ² + ε)，ε = 1e−5（PyTorch 的 nn.LayerNorm）",
+    "compare.form_blog": "(x − μ)/(σ + ε)，ε = 10⁻⁶",
+    "compare.form_paper": "(x − μ)/√(σ² + ε)，ε = 10⁻⁵（PyTorch 的 nn.LayerNorm）",
     # 生成页
     "section.generate": "生成与训练",
     "page.generate": "生成（自回归解码）",
@@ -967,8 +979,8 @@ ZH = {
     "gen.prefix": "**这一步的解码器输入**（{n} 个 token，SOS 在前）：",
     "gen.chosen": "**选出的下一个 token**：`{token}` —— 模型给它的概率 {p}，它在采样所用分布中的概率 {q}。",
     "gen.mask": "带掩码的自注意力权重（第 1 层，第 1 个头）：掩码随输入变大",
-    "gen.probs": "模型给出的下一个 token 的概率（P 的最后一行）",
-    "gen.sampled": "实际采样所用的概率分布（经过温度 / top-k / top-p 之后）",
+    "gen.probs": "模型给出的下一个 token 的概率（P 的最后一行）：{n} 个中最可能的 {k} 个",
+    "gen.sampled": "实际采样所用的概率分布（经过温度 / top-k / top-p 之后）：{n} 个中最可能的 {k} 个",
     "gen.open_step": "在所有页面上显示这一步的前向计算",
     "gen.score": "得分",
     "gen.beam_best": "**最佳句子**：{text} —— log P = {logp}，得分 = {score}",
@@ -1136,9 +1148,9 @@ ZH = {
     "dropout.which": "哪一处 dropout",
     "dropout.weights": "{sublayer}：权重",
     "dropout.output": "{sublayer}：输出",
-    "desc.dropout": "对词嵌入与位置编码之和做 dropout（仅在训练时）。",
-    "desc.attn.dropout": "对注意力权重做 dropout（仅在训练时）。",
-    "desc.drop": "在残差相加之前对子层的输出做 dropout（仅在训练时）。",
+    "desc.dropout": "仅在训练时：词嵌入与位置编码之和中随机一些格子变成 0，其余除以 1 − P_drop。",
+    "desc.attn.dropout": "仅在训练时：随机一些权重变成 0，其余除以 1 − P_drop。",
+    "desc.drop": "仅在训练时，残差相加之前：子层输出中随机一些格子变成 0，其余除以 1 − P_drop。",
 }
 
 CATALOGS = {"en": EN, "zh": ZH}
@@ -1168,6 +1180,7 @@ MATH_WORDS = {"zh": {
     " odd": " 为奇数",
     "(the post's printed table)": "（博客列出的表）",
     "(a learned table)": "（学习得到的表）",
+    "normalized": "归一化值",  # the post's name for LayerNorm's output (engine.blog.DIFFERENCES)
 }}
 
 
@@ -1226,34 +1239,33 @@ def plain_words(lang: str, text: str) -> str:
 EN.update({f"diff.{d['key']}.topic": d["topic"] for d in DIFFERENCES})
 EN.update({f"diff.{d['key']}.why": d["why"] for d in DIFFERENCES})
 ZH.update({
-    "diff.wq1.topic": "第 1 个头的 W_Q",
-    "diff.wq1.why": "博客正文中的 LaTeX 与代码不一致；数值是代码算出来的：Q1 = [[8, 3, 3], [9.99, 3.99, 4]] 需要代码里的矩阵。",
-    "diff.wk2.topic": "第 2 个头的 W_K",
+    "diff.wq1.topic": "第 1 个头的 $W^Q$",
+    "diff.wq1.why": "博客正文中的 LaTeX 与代码不一致；数值是代码算出来的：$Q_1$ = [[8, 3, 3], [9.99, 3.99, 4]] 需要代码里的矩阵。",
+    "diff.wk2.topic": "第 2 个头的 $W^K$",
     "diff.wk2.why": "第 2 个头的数值同样来自代码中的矩阵。",
     "diff.pe_formula.topic": "位置编码的指数",
-    "diff.pe_formula.why": "对 World，论文给出 [0.841, 0.540, 0.0100, 0.99995]，博客给出 [0.84, 0.99, 0, 1]。"
-                           "hello-world 预设沿用博客的表；pos_encoding='sinusoidal' 是论文的公式。",
+    "diff.pe_formula.why": "对 World，论文给出 [0.841, 0.540, 0.0100, 0.99995]，博客给出 [0.84, 0.99, 0, 1]。Hello World 预设沿用博客的表"
+                           "；`pos_encoding='sinusoidal'` 是论文的公式。",
     "diff.pe_rounding.topic": "博客给出的位置编码",
-    "diff.pe_rounding.why": "博客把 0.99995 截断为 0.99，之后一直使用 2.84、3.99；pos_encoding='blog' 精确计算博客的公式，"
-                            "'blog_table' 使用它给出的数值。",
+    "diff.pe_rounding.why": "博客把 0.99995 截断为 0.99，之后一直使用 2.84、3.99；`pos_encoding='blog'` 精确计算博客的公式，`'blog_table'` 使用它"
+                            "给出的数值。",
     "diff.divisor.topic": "注意力缩放除数",
-    "diff.divisor.why": "除以 √3 时权重饱和为 [4.68e−10, 1]；博客临时改为除以 30，才得到它的 Z。",
+    "diff.divisor.why": "除以 √3 时权重饱和为 [4.68 × 10⁻¹⁰, 1]；博客临时改为除以 30，才得到它的 $Z$。",
     "diff.layer_norm.topic": "层归一化的形式",
-    "diff.layer_norm.why": "博客正文除以 √(方差 + ε)，这是 Ba 等人的形式，PyTorch 的 nn.LayerNorm 也用它（论文引用了层归一化，"
-                           "但没有写出公式）；算出数值的代码把 ε 加在标准差上。",
+    "diff.layer_norm.why": "博客正文除以 √(σ² + ε)，这是 Ba 等人的形式，PyTorch 的 nn.LayerNorm 也用它（论文引用了层归一化，但没有写出公式）；算出数值的代码把 ε 加在标"
+                           "准差 σ 上。",
     "diff.ln_rounding.topic": "博客给出的层归一化结果",
     "diff.ln_rounding.why": "正文把 1.7188 截断为 1.718。",
-    "diff.z_digits.topic": "正文中的 Z",
-    "diff.z_digits.why": "正文重新抄写 Z 时最后几位不同；由 W^O 算出的是代码的输出。",
+    "diff.z_digits.topic": "正文中的 $Z$",
+    "diff.z_digits.why": "正文重新抄写 $Z$ 时最后几位不同；由 $W^O$ 算出的是代码的输出。",
     "diff.embed_scale.topic": "嵌入的缩放",
     "diff.embed_scale.why": "论文把嵌入乘以 √d_model；博客没有。",
     "diff.mask.topic": "因果掩码",
-    "diff.mask.why": "博客跳过了掩码（“We'll skip this for now”）。只有一个 SOS 时掩码不起作用；目标更长时它遮住未来的位置。",
+    "diff.mask.why": "博客跳过了掩码（它写道“这里先跳过”）。只有一个 SOS 时掩码不起作用；目标更长时它遮住未来的位置。",
     "diff.softmax.topic": "softmax",
-    "diff.softmax.why": "分数超过约 709 时博客的写法会溢出为 NaN（它没有层归一化的 6 层堆叠就是如此）；"
-                        "softmax='naive' 可以复现。",
-    "diff.w_o_random.topic": "更深层的 W^O",
-    "diff.w_o_random.why": "博客每次调用都重新随机生成 W^O；参数必须固定，数值才能复现、才能修改。",
+    "diff.softmax.why": "分数超过约 709 时博客的写法会溢出为 NaN（它没有层归一化的 6 层堆叠就是如此）；`softmax='naive'` 可以复现。",
+    "diff.w_o_random.topic": "更深层的 $W^O$",
+    "diff.w_o_random.why": "博客每次调用都重新随机生成 $W^O$；参数必须固定，数值才能复现、才能修改。",
     "diff.generate.topic": "生成时的解码器输入",
     "diff.generate.why": "博客的 generate 循环只输入最后一个 token，没有位置编码和掩码；论文的解码器会关注之前输出的每一个 token。",
 })

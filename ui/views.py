@@ -16,7 +16,7 @@ from . import context, departures
 from .figures import CELL_WIDTH, TEXT_COLS, heatmap
 from .format import arrow, bmatrix, bmatrix_around, difference, fmt, printed_width, table
 from .labels import (SEED_NOTES, description_key, indices, intro_keys, param_axes, param_key, param_tex, step_axes,
-                     step_name_key, unique)
+                     param_words_key, step_name_key, step_tex, unique)
 from .navigation import neighbours
 from .state import check_weight, encode, encode_view, slider_range
 
@@ -392,9 +392,8 @@ def _head_of(value, head):
 
 
 def _tex_name(name, head):
-    """A step's last name (scores), with its head's number."""
-    leaf = name.rsplit(".", 1)[-1].replace("_", r"\_")
-    return rf"\text{{{leaf}}}" + (f"_{{{head + 1}}}" if head is not None else "")
+    """A step's symbol with its head's number (S_1'), or its name in the reader's language."""
+    return step_tex(name, head, context.get().t(step_name_key(name)))
 
 
 def _selection(key, n_rows, n_cols):
@@ -481,7 +480,8 @@ def _drill(ctx, trace, name, head, key, rows, cols, unedited=None):
         row = _position_picker(pickers, ctx.t("view.row"), rows, f"row.{key}")
         col = _position_picker(pickers, ctx.t("view.col"), cols, f"col.{key}")
         ndim = trace[name].ndim
-        explanation = trace.explain(name, _full_index(head if ndim == 3 else None, row, col, ndim), ctx.state.digits)
+        explanation = trace.explain(name, _full_index(head if ndim == 3 else None, row, col, ndim), ctx.state.digits,
+                                    ctx.state.digits)  # the plain text too
         latex(ctx.t.math(explanation.latex))
         if unedited is not None:
             now, was = _slice(ctx.trace[name], head)[row, col], unedited[row, col]
@@ -508,7 +508,7 @@ def edit_param(name: str, head: int | None = None, rows: list[int] | None = None
     row_ids = rows if rows is not None else list(range(matrix.shape[0]))
     row_labels = [axes[-2][i] for i in row_ids] if matrix.shape[0] > 1 or value.ndim - (head is not None) > 1 \
         else [name]
-    title = f"${param_tex(name, head)}$ · {ctx.t('param.' + param_key(name))}"  # the head is the symbol's index
+    title = f"${param_tex(name, head)}$ · {ctx.t(param_words_key(name, ctx.config))}"  # the head: the symbol's index
     box = st.expander(f"{ctx.t('view.edit', name=title)} · `{name}`", key=f"open.{name}.{head}", on_change="rerun")
     if not box.open:  # the editor is drawn (and costs a rerun's time) only while its expander is open
         return
