@@ -33,7 +33,7 @@ from engine.tokens import split  # noqa: E402
 from ui import streamlit_internals  # noqa: E402
 from ui.format import DIGITS, bmatrix, bmatrix_around, fmt, fmt_tex, table  # noqa: E402
 from ui.i18n import EN, ZH, translator  # noqa: E402
-from ui.labels import description_key, step_name_key  # noqa: E402
+from ui.labels import description_key, step_name_key, step_tex  # noqa: E402
 from ui.navigation import PAGES  # noqa: E402
 from ui.state import APP_LIMITS, DEFAULT_TARGET, MAX_TOKENS  # noqa: E402
 from ui.views import ROOM  # noqa: E402
@@ -336,9 +336,14 @@ def test_hello_world_numbers_on_the_pages():
     assert "105.2 " in scores and "135.6\\end" in scores  # DIGITS significant digits: 105.21 and 135.5517
     assert engine_trace().step("enc.0.attn.scores").formula in latex(at)
     goto(at, "multihead")
-    assert matrix_shown(at, r"\text{out}").startswith(r"\begin{bmatrix}11.46 & ")
+    assert matrix_shown(at, glance_name("enc.0.attn.out")).startswith(r"\begin{bmatrix}11.46 & ")
     goto(at, "add_norm")
-    assert matrix_shown(at, r"\text{ln1}").startswith(r"\begin{bmatrix}1.719 & ")
+    assert matrix_shown(at, glance_name("enc.0.ln1")).startswith(r"\begin{bmatrix}1.719 & ")
+
+
+def glance_name(name):
+    """What a glance calls a step without a symbol of its own: its name on screen (labels.step_tex)."""
+    return step_tex(name, None, EN[step_name_key(name)])
 
 
 def matrix_shown(at, tex_name):
@@ -380,7 +385,7 @@ def test_a_link_opens_the_step_it_names_not_its_label():
 def test_a_link_opens_the_layer_it_names():
     at = open_link("qkv", cfg="n_layers:2", layer="2", head="2", step="v")
     assert at.session_state["layer.enc"] == 1 and at.session_state["heads.qkv.1"] == 1
-    assert matrix_shown(at, r"\text{v}_{2}") == bmatrix(engine_trace(n_layers=2)["enc.1.attn.v"][1], DIGITS)
+    assert matrix_shown(at, r"V_{2}") == bmatrix(engine_trace(n_layers=2)["enc.1.attn.v"][1], DIGITS)
     assert {k: query(at)[k] for k in ("layer", "head", "step")} == {"layer": "2", "head": "2", "step": "v"}
 
 
