@@ -32,7 +32,7 @@ import engine  # noqa: E402
 from engine.tokens import split  # noqa: E402
 from ui import streamlit_internals  # noqa: E402
 from ui.format import DIGITS, bmatrix, bmatrix_around, fmt, fmt_tex, table  # noqa: E402
-from ui.i18n import EN, ZH, translator  # noqa: E402
+from ui.i18n import CATALOGS, EN, LANGUAGES, ZH, load_catalogs, translator  # noqa: E402
 from ui.labels import description_key, step_name_key, step_tex  # noqa: E402
 from ui.navigation import PAGES  # noqa: E402
 from ui.state import APP_LIMITS, DEFAULT_TARGET, MAX_TOKENS  # noqa: E402
@@ -88,8 +88,7 @@ def goto(at, page):
     at.switch_page(f"pages/{page}.py")
     at.run()
     assert not at.exception, [e.message for e in at.exception]
-    lang = at.session_state["ctl.lang"]
-    assert at.title[0].value == (ZH if lang == "zh" else EN)[f"page.{page}"]
+    assert at.title[0].value == translator(at.session_state["ctl.lang"])(f"page.{page}")
     return at
 
 
@@ -276,6 +275,22 @@ def test_language_switch_and_url_language():
     assert fresh.session_state["ctl.lang"] == "zh"
     assert query(fresh)["lang"] == "zh", "a link's language was chosen: it stays"
     assert "lang" not in query(open_page("attention")), "not chosen: the reader's browser decides"
+
+
+def test_a_third_language_is_one_catalog_file(tmp_path, monkeypatch):
+    """A catalog file as ui/i18n.py loads it at start: its language is in the picker and the link; its texts show,
+    and a key it lacks shows in English."""
+    (tmp_path / "xx.toml").write_text('"lang.name" = "Xish"\n"page.attention" = "Xattention"\n', encoding="utf-8")
+    catalog = load_catalogs(tmp_path)["xx"]
+    monkeypatch.setitem(CATALOGS, "xx", catalog)  # in place: ui.context and ui.state hold these dicts
+    monkeypatch.setitem(LANGUAGES, "xx", catalog["lang.name"])
+    at = open_page("attention", lang="xx")
+    assert_clean(at)
+    assert at.title[0].value == "Xattention" and at.sidebar.text_input(key="ctl.src").label == EN["ctl.src"]
+    assert at.segmented_control(key="ctl.lang").options == ["English", "简体中文", "Xish"] and query(at)["lang"] == "xx"
+    at.session_state["ctl.lang"] = "zh"
+    at.run()
+    assert at.title[0].value == ZH["page.attention"] and query(at)["lang"] == "zh"
 
 
 def test_words_inside_formulas_are_chinese_in_chinese():
