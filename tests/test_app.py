@@ -198,10 +198,11 @@ def engine_trace(edits=(), src="Hello World", tgt=DEFAULT_TARGET, seed=0, **over
 
 
 def shown(at, matrix):
-    """True if the page writes this matrix out, as a bmatrix or as a table, in the app's number format at the
-    session's digits."""
+    """True if the page writes this matrix out, as a bmatrix, as a table or in a heatmap's cells, in the app's number
+    format at the session's digits."""
     matrix, digits = np.atleast_2d(matrix), at.session_state["state"].digits
-    return any(bmatrix(matrix, digits) in body for body in latex(at)) or table(matrix, digits) in tables(at)
+    return any(bmatrix(matrix, digits) in body for body in latex(at)) or table(matrix, digits) in tables(at) + [
+        json.loads(chart.proto.spec)["data"][0].get("text") for chart in at.get("plotly_chart")]
 
 
 def shapes_line(t, n_src, n_tgt, d_model, h, n_layers):
@@ -365,6 +366,14 @@ def matrix_shown(at, tex_name):
     """The bmatrix written as `tex_name = ...` in the page's formulas (a step's, or one of a flow's glance)."""
     body = next(b for b in latex(at) if f"{tex_name} = " in b)
     return body.split(f"{tex_name} = ", 1)[1].split(r"\end{bmatrix}", 1)[0] + r"\end{bmatrix}"
+
+
+def test_a_heatmap_that_writes_its_numbers_is_not_followed_by_a_table_of_them():
+    at = open_page("ffn")  # the hidden layer, 3 x 8: too wide for a bmatrix, written in the heatmap's cells
+    hidden = engine_trace()["enc.0.ffn.hidden"]
+    assert not tables(at) and shown(at, hidden)
+    goto(at, "output")  # the logits, 3 x 10: too many columns for the cells' text, so a table
+    assert table(engine_trace()["logits"], DIGITS) in tables(at)
 
 
 def test_second_head_and_second_sublayer():

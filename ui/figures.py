@@ -78,6 +78,11 @@ def heatmap(matrix, row_labels, col_labels, selected=None, marked=(), digits=DIG
     return Chart(data, layout)
 
 
+def writes_numbers(chart: Chart) -> bool:
+    """Whether a heatmap writes its numbers in its cells."""
+    return "text" in chart.to_dict()["data"][0]
+
+
 def _fits(cells) -> bool:
     """Whether the numbers fit their cells at TEXT_SIZE: each column's widest, and the rows' height."""
     wide = max(len(cell) for row in cells for cell in row) * CHAR_WIDTH * TEXT_SIZE + 8
