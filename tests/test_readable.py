@@ -18,6 +18,8 @@ from ui.state import DEFAULT_SOURCE, DEFAULT_TARGET
 from ui.views import LATEX_CELLS, LATEX_COLS
 
 STEP_PAGES = PAGES["encoder"] + PAGES["decoder"] + ["dropout"]  # the pages that draw steps (ui.views.step)
+VISITS = [(name, {}) for name in STEP_PAGES] + [  # and the stack pages' second section, one layer with its step
+    (name, {"section": "2"}) for name in ("encoder_stack", "decoder_stack")]
 SIZES = [(1280, 720), (1920, 1080)]
 SMALLEST_TEXT = 12  # px, a heatmap cell's number at the default zoom
 
@@ -153,14 +155,14 @@ def test_every_step_page_is_readable(server, chromium, trace, training_trace, si
     failures, cells, drills = {}, 0, 0
     try:
         page = context.new_page()
-        for name in STEP_PAGES:
-            page.goto(url(server, name))
+        for name, view in VISITS:
+            page.goto(url(server, name, **view))
             settle(page)
             no_exception(page)
             found, n_cells, n_drills = _check_page(page, training_trace if name == "dropout" else trace)
             cells, drills = cells + n_cells, drills + n_drills
             if found:
-                failures[name] = found
+                failures[f"{name} {view}" if view else name] = found
     finally:
         context.close()
     assert failures == {}
