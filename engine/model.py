@@ -195,9 +195,10 @@ class Model:
         hook = run.hook("embedding", side, E=table, P="pos.learned")
         scale = float(np.sqrt(c.d_model)) if c.embed_scale else 1.0
         x_emb = hook("embed", pe.embed(hook.param("E"), ids, scale), ids=tuple(ids), tokens=tuple(tokens),
-                     scale=scale)  # (n, d_model)
+                     scale=scale)  # E[token] sqrt(d_model): (n, d_model)
         pos = hook("pos", pe.positional_encoding(c.pos_encoding, len(ids), c.d_model, hook.param("P")))  # (n, d_model)
-        run.x = self._dropout(hook, "dropout", hook("input", x_emb + pos))  # (n, d_model)
+        x = hook("input", x_emb + pos)  # (n, d_model)
+        run.x = self._dropout(hook, "dropout", x)  # in training only: (n, d_model)
 
     def _sublayer(self, run, layer, k, block) -> list:
         """Sub-layer k of a layer, as two stages around the middle of its block (see _sublayer_start)."""
@@ -223,35 +224,41 @@ class Model:
         half = self._ffn_out if block == "ffn" else self._attention_out
         out = half(run.block, run.half)  # (n, d_model)
         hook = run.hook("sublayer", layer, x=run.x, out=out)
-        x = hook(f"add{k}", run.x + self._dropout(hook, f"drop{k}", out))  # (n, d_model)
-        run.x = self._layer_norm(hook, f"ln{k}", x) if self.config.norm_placement == "post" else x
+        out = self._dropout(hook, f"drop{k}", out)  # in training only: (n, d_model)
+        x = hook(f"add{k}", run.x + out)  # x + Sublayer(...): (n, d_model)
+        run.x = self._layer_norm(hook, f"ln{k}", x) if self.config.norm_placement == "post" else x  # (n, d_model)
 
     def _attention_heads(self, hook, x, kv, causal):
-        """head_i = softmax(Q_i K_i^T / sqrt(d_k) + M) V_i, where Q_i = X W_i^Q + b_i^Q and K_i, V_i are made
-        alike from the keys' side (paper section 3.2); M, the causal mask, only in the decoder's self-attention."""
+        """Each head's output (paper section 3.2): head_i = softmax(Q_i K_i^T / sqrt(d_k) + M) V_i, where
+        Q_i = X W_i^Q + b_i^Q and K_i, V_i are made alike from X_kv (the encoder's output in cross-attention, else X);
+        M, the causal mask, in the decoder's self-attention only."""
         c = self.config
-        q = hook("q", att.project(x, hook.matrix("W_Q"), hook.param("b_Q")))  # (h, n, d_k)
-        k = hook("k", att.project(kv, hook.matrix("W_K"), hook.param("b_K")))  # (h, m, d_k)
-        v = hook("v", att.project(kv, hook.matrix("W_V"), hook.param("b_V")))  # (h, m, d_v)
-        s = hook("scaled", att.scale(hook("scores", att.scores(q, k)), c.divisor))  # (h, n, m)
+        W_Q, W_K, W_V = hook.matrix("W_Q"), hook.matrix("W_K"), hook.matrix("W_V")  # (h, d_model, d_k|d_v)
+        b_Q, b_K, b_V = hook.param("b_Q"), hook.param("b_K"), hook.param("b_V")  # (h, d_k|d_v), None if no biases
+        q = hook("q", att.project(x, W_Q, b_Q))  # Q_i = X W_i^Q + b_i^Q: (h, n, d_k)
+        k = hook("k", att.project(kv, W_K, b_K))  # K_i = X_kv W_i^K + b_i^K: (h, m, d_k)
+        v = hook("v", att.project(kv, W_V, b_V))  # V_i = X_kv W_i^V + b_i^V: (h, m, d_v)
+        s = hook("scores", att.scores(q, k))  # S_i = Q_i K_i^T: (h, n, m)
+        s = hook("scaled", att.scale(s, c.divisor))  # S_i / sqrt(d_k): (h, n, m)
         if causal:
-            s = hook("masked", att.apply_mask(s, hook("mask", att.causal_mask(len(x)))))  # (h, n, n)
-        a = hook("weights", att.softmax(s, c.softmax))  # (h, n, m)
-        return hook("heads", att.weighted_sum(self._dropout(hook, "dropout", a), v))  # (h, n, d_v)
+            s = hook("masked", att.apply_mask(s, hook("mask", att.causal_mask(len(x)))))  # + M: (h, n, n)
+        a = hook("weights", att.softmax(s, c.softmax))  # A_i = softmax(...): (h, n, m)
+        a = self._dropout(hook, "dropout", a)  # in training only: (h, n, m)
+        return hook("heads", att.weighted_sum(a, v))  # head_i = A_i V_i: (h, n, d_v)
 
     def _attention_out(self, hook, heads):
         """MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O + b^O (paper section 3.2.2)."""
-        concat = hook("concat", att.concat_heads(heads))  # (n, h*d_v)
-        return hook("out", att.linear(concat, hook.matrix("W_O"), hook.param("b_O")))  # (n, d_model)
+        concat = hook("concat", att.concat_heads(heads))  # Concat(head_1, ..., head_h): (n, h*d_v)
+        return hook("out", att.linear(concat, hook.matrix("W_O"), hook.param("b_O")))  # ... W^O + b^O: (n, d_model)
 
     def _ffn_hidden(self, hook, x):
         """The feed-forward network's first half: ReLU(x W_1 + b_1), or GELU (paper section 3.3)."""
-        hidden = hook("hidden", att.linear(x, hook.matrix("W_1"), hook.param("b_1")))  # (n, d_ff)
-        return hook("act", ff.ACTIVATIONS[self.config.activation](hidden))  # (n, d_ff)
+        hidden = hook("hidden", att.linear(x, hook.matrix("W_1"), hook.param("b_1")))  # H = x W_1 + b_1: (n, d_ff)
+        return hook("act", ff.ACTIVATIONS[self.config.activation](hidden))  # max(0, H): (n, d_ff)
 
     def _ffn_out(self, hook, act):
         """FFN(x) = act W_2 + b_2 (paper section 3.3)."""
-        return hook("out", att.linear(act, hook.matrix("W_2"), hook.param("b_2")))  # (n, d_model)
+        return hook("out", att.linear(act, hook.matrix("W_2"), hook.param("b_2")))  # ... W_2 + b_2: (n, d_model)
 
     def _layer_norm(self, hook, short, x):
         """LayerNorm(x) of each row, with the parameters `short`.gamma and `short`.beta."""
@@ -264,9 +271,9 @@ class Model:
         step the table declares only then. Inference: x itself."""
         if short not in hook.steps:
             return x
-        drop = hook.run.drop
+        drop = hook.drop
         keep = drop.keep_mask(hook.name(short), x.shape)  # shape of x
-        return hook(short, dr.dropout(x, keep, drop.p), keep=keep)  # shape of x
+        return hook(short, dr.dropout(x, keep, drop.p), p=drop.p, seed=drop.seed, keep=keep)  # shape of x
 
     def _stack_output(self, run, stack):
         """The last layer's output; pre-norm normalises it once more (its layers' sums are not normalised)."""
@@ -274,17 +281,18 @@ class Model:
         hook = run.hook("stack", stack, x=x)
         if c.norm_placement == "pre":
             x = layer_norm(x, hook.param("ln_final.gamma"), hook.param("ln_final.beta"), c.eps, c.layer_norm)
-        hook("out", x)  # (n, d_model)
+        run.x = hook("out", x)  # (n, d_model)
 
     def _output(self, run):
         """P = softmax(y W_out + b_out + M), y the decoder's output, W_out = E^T when tied (paper section 3.4), M
         masking <unk>."""
-        c, never = self.config, self.vocab.never_next
-        hook = run.hook("output", "", y=run.rec["dec.out"], W=self.embed_names["tgt"] if c.tied_output else "unembed.W")
-        logits = hook("logits", att.linear(run.rec["dec.out"], hook.matrix("W"), hook.param("unembed.b")))  # (n, V)
+        c, y, never = self.config, run.x, self.vocab.never_next  # y: the decoder's output, (n, d_model)
+        hook = run.hook("output", "", y=y, W=self.embed_names["tgt"] if c.tied_output else "unembed.W")
+        logits = hook("logits", att.linear(y, hook.matrix("W"), hook.param("unembed.b")))  # y W_out + b_out: (n, V)
         mask = hook("vocab_mask", np.where(np.isin(np.arange(len(self.vocab)), never), -np.inf, 0.0),
                     never=tuple(self.vocab.tokens[i] for i in never))  # (V,)
-        hook("probs", att.softmax(hook("masked_logits", logits + mask), c.softmax))  # (n, V)
+        logits = hook("masked_logits", logits + mask)  # (n, V)
+        hook("probs", att.softmax(logits, c.softmax))  # (n, V)
 
 
 class _Pass:
@@ -292,12 +300,12 @@ class _Pass:
 
     def __init__(self, model, drop):
         self.model, self.drop, self.rec = model, drop, Recorder()
-        self.table = step_table(model.config, drop)
+        self.table = step_table(model.config, drop.p)
         self.x = None  # the residual stream: the input of the next sub-layer
         self.block, self.half = None, None  # a sub-layer's block (its hook) and the value half-way through it
 
     def hook(self, block, prefix, **bound) -> Hook:
-        return Hook(self, block, prefix, bound)
+        return Hook(self.rec, self.table, self.model, self.drop, block, prefix, bound)  # no cycle back to the pass
 
 
 def _multiplier(name, weight) -> Multiplier:

@@ -5,7 +5,7 @@ sub-layer "enc.0" records "enc.0.add1", the output block (prefix "") records "lo
 says the step's kind, formula, one line of English, inputs and constants. Inputs are written as the block sees them:
 a name the block binds ("x", the array it reads; "E", the embedding table it looks up), or else a step or parameter
 of the block ("q" is "<prefix>.q", "W_Q" is "<prefix>.W_Q"). The table follows the config (norm placement, biases,
-divisor, ...) and the dropout of the pass, which alone declares dropout steps.
+divisor, ...) and the dropout probability of the pass: only a training pass has dropout steps.
 
 engine/model.py computes the values and records each through a Hook: `q = hook("q", att.project(x, W_Q, b_Q))`.
 """
@@ -51,24 +51,27 @@ class StepTable(dict):
         self.resolved = {}  # (block, prefix) -> {short name: (name, Decl, input names)}
 
 
+def step_table(config: Config, p: float) -> StepTable:
+    """Every step's declaration, by block and short name, in a pass with dropout probability p (0: inference)."""
+    return _step_table(config, type(config.eps), p)  # eps=0 equals eps=0.0, and each is recorded as given
+
+
 @lru_cache(maxsize=64)
-def step_table(config: Config, drop: dr.Dropout) -> StepTable:
-    """Every step's declaration, by block and short name."""
-    c = config
-    return StepTable({"embedding": _embedding(c, drop), "sublayer": _sublayer(c, drop),
-                      "attn": _attention(c, drop, cross=False, causal=False),
-                      "self_attn": _attention(c, drop, cross=False, causal=True),
-                      "cross_attn": _attention(c, drop, cross=True, causal=False),
+def _step_table(c: Config, eps_type, p: float) -> StepTable:
+    return StepTable({"embedding": _embedding(c, p), "sublayer": _sublayer(c, p),
+                      "attn": _attention(c, p, cross=False, causal=False),
+                      "self_attn": _attention(c, p, cross=False, causal=True),
+                      "cross_attn": _attention(c, p, cross=True, causal=False),
                       "ffn": _ffn(c), "stack": _stack(c), "output": _output(c)})
 
 
-def _dropout(drop, what, x):
-    """Dropout of the step `x`: declared in training only (the pass has a dropout probability)."""
-    return Decl("dropout", dr.DROPOUT_TEX, f"Dropout on {what}: each cell is zeroed with probability {drop.p:g}, "
-                f"the rest divided by {1 - drop.p:g}.", (x,), {"p": drop.p, "seed": drop.seed})
+def _dropout(p, what, x):
+    """Dropout of the step `x`: declared in training only (p > 0); the pass adds p, its seed and keep mask."""
+    return Decl("dropout", dr.DROPOUT_TEX, f"Dropout on {what}: each cell is zeroed with probability {p:g}, "
+                f"the rest divided by {1 - p:g}.", (x,))
 
 
-def _embedding(c, drop):
+def _embedding(c, p):
     return {"embed": Decl("embed", pe.EMBED_SCALED_TEX if c.embed_scale else pe.EMBED_TEX,
                           "Look up each token's row of the embedding table"
                           + (", times sqrt(d_model)." if c.embed_scale else "."), ("E",)),
@@ -76,7 +79,7 @@ def _embedding(c, drop):
                         "The positional encoding of each position.", ("P",) if c.pos_encoding == "learned" else (),
                         {"form": c.pos_encoding, "d_model": c.d_model}),
             "input": Decl("add", pe.INPUT_TEX, "Add the positional encoding to the embedding.", ("embed", "pos")),
-            **({"dropout": _dropout(drop, "the sum of embedding and encoding", "input")} if drop.p else {})}
+            **({"dropout": _dropout(p, "the sum of embedding and encoding", "input")} if p else {})}
 
 
 def _layer_norm(c, x, params):
@@ -84,20 +87,20 @@ def _layer_norm(c, x, params):
                 (x, f"{params}.gamma", f"{params}.beta"), {"eps": c.eps, "form": c.layer_norm})
 
 
-def _sublayer(c, drop):
+def _sublayer(c, p):
     """Sub-layer k of a layer: "x" is its input, "out" its block's output."""
     steps = {}
     for k in range(1, SUBLAYERS + 1):
-        if drop.p:
-            steps[f"drop{k}"] = _dropout(drop, "the sub-layer's output", "out")
+        if p:
+            steps[f"drop{k}"] = _dropout(p, "the sub-layer's output", "out")
         steps[f"add{k}"] = Decl("add", ADD_TEX[c.norm_placement],
                                 "Residual connection: add the sub-layer's input to its output.",
-                                ("x", f"drop{k}" if drop.p else "out"))
+                                ("x", f"drop{k}" if p else "out"))
         steps[f"ln{k}"] = _layer_norm(c, f"add{k}" if c.norm_placement == "post" else "x", f"ln{k}")
     return steps
 
 
-def _attention(c, drop, cross, causal):
+def _attention(c, p, cross, causal):
     """An attention block: queries from "x", keys and values from "kv" (the same array but in cross-attention)."""
     texts = att.CROSS_PROJ_TEX if cross else att.PROJ_TEX
     bias = c.attn_bias
@@ -116,10 +119,10 @@ def _attention(c, drop, cross, causal):
     steps["weights"] = Decl("softmax", att.MASKED_WEIGHTS_TEX if causal else att.WEIGHTS_TEX,
                             "Softmax of each row: the attention weights, which sum to 1.",
                             ("masked" if causal else "scaled",), {"form": c.softmax})
-    if drop.p:
-        steps["dropout"] = _dropout(drop, "the attention weights", "weights")
+    if p:
+        steps["dropout"] = _dropout(p, "the attention weights", "weights")
     steps["heads"] = Decl("weighted", att.HEADS_TEX, "Each head's output: the weighted sum of its values.",
-                          ("dropout" if drop.p else "weights", "v"))
+                          ("dropout" if p else "weights", "v"))
     steps["concat"] = Decl("concat", att.CONCAT_TEX, "Put the heads' outputs side by side.", ("heads",))
     steps["out"] = Decl("linear", att.OUT_TEX + (r" + b^O" if bias else ""), "Mix the heads back to d_model with W^O.",
                         ("concat", "W_O") + (("b_O",) if bias else ()))
@@ -130,8 +133,8 @@ def _ffn(c):
     """The feed-forward network of "x"."""
     b1, b2 = (("b_1",), ("b_2",)) if c.ffn_bias else ((), ())
     name = _ACTIVATION_NAMES[c.activation]
-    return {"hidden": Decl("linear", ff.HIDDEN_TEX if b1 else ff.HIDDEN_NO_BIAS_TEX, "First linear layer: widen to d_ff.",
-                           ("x", "W_1") + b1),
+    return {"hidden": Decl("linear", ff.HIDDEN_TEX if b1 else ff.HIDDEN_NO_BIAS_TEX,
+                           "First linear layer: widen to d_ff.", ("x", "W_1") + b1),
             "act": Decl("activation", ff.ACT_TEX[c.activation], f"The {name} non-linearity.", ("hidden",),
                         {"fn": c.activation}),
             "out": Decl("linear", (ff.OUT_TEX if b2 else ff.OUT_NO_BIAS_TEX) % name,
@@ -162,14 +165,16 @@ class Hook:
     """Records the steps of one block as the table declares them: hook("q", value) records "<prefix>.q".
 
     `bound` maps the block's own names to what they stand for: a name, or a recorded array (its step's name is
-    taken). The parameters of the block are read through it: `matrix` as the pass multiplies by it
-    (engine/products.py), `param` as it is stored."""
+    taken). The parameters of the block are read through it, `matrix` as the pass multiplies by it
+    (engine/products.py), `param` as it is stored: a parameter is bound by its name."""
 
-    def __init__(self, run, block: str, prefix: str, bound: dict):
-        self.run, self.rec, self.steps, self.params, self.bound = run, run.rec, run.table[block], run.model.params, bound
+    __slots__ = ("rec", "steps", "model", "drop", "bound", "dot", "resolved")  # a pass makes a few dozen
+
+    def __init__(self, rec, table: StepTable, model, drop, block: str, prefix: str, bound: dict):
+        self.rec, self.steps, self.model, self.drop, self.bound = rec, table[block], model, drop, bound
         self.dot = f"{prefix}." if prefix else ""
-        key = (block, prefix)  # a step's name and inputs depend only on the config and dropout: the table's
-        self.resolved = run.table.resolved.get(key) or run.table.resolved.setdefault(key, {})
+        key = (block, prefix)  # a step's name and inputs follow from the config and p alone: the table's
+        self.resolved = table.resolved.get(key) or table.resolved.setdefault(key, {})
 
     def __call__(self, short, value, **meta):
         name, decl, inputs = self.resolved.get(short) or self._resolve(short)
@@ -199,8 +204,8 @@ class Hook:
 
     def param(self, symbol):
         """The parameter as stored; None if the config has none (a bias turned off)."""
-        return self.params.get(self.name_of(symbol))
+        return self.model.params.get(self.bound.get(symbol) or self.dot + symbol)
 
     def matrix(self, symbol):
         """The weight as the pass multiplies by it: `x @ hook.matrix("W_Q")` is x W^Q, its product remembered."""
-        return self.run.model.multiplier(self.name_of(symbol))
+        return self.model.multiplier(self.bound.get(symbol) or self.dot + symbol)
