@@ -50,8 +50,8 @@ class Recorder:
 class Trace(Mapping):
     """A read-only mapping from step name to array, in computation order, with the tokens it ran on.
 
-    The forward pass runs lazily, one stage (an embedding, a sub-layer, the output) at a time, only as far as the
-    step asked for: a page about the first encoder layer does not pay for the decoder. Iterating, len() and
+    The forward pass runs lazily, one stage (an embedding, half a sub-layer, a stack's output) at a time, only as
+    far as the step asked for: a page about the first encoder layer does not pay for the decoder. Iterating, len() and
     `nonfinite` run it to the end. Threads may share a trace (the app does): a lock runs the stages in order.
     """
 
