@@ -1,4 +1,7 @@
-"""The encoder-decoder Transformer: parameters by name, and a forward pass that records every step."""
+"""The encoder-decoder Transformer: parameters by name, and a forward pass that records every step.
+
+The forward functions compute each step with the equation functions (attention.py, feed_forward.py, ...) and record
+it through a hook, `q = hook("q", att.project(x, W_Q, b_Q))`; engine/steps.py declares what each step records."""
 from __future__ import annotations
 
 import copy
@@ -301,7 +304,7 @@ class _Pass:
     def __init__(self, model, drop):
         self.model, self.drop, self.rec = model, drop, Recorder()
         self.table = step_table(model.config, drop.p)
-        self.x = None  # the residual stream: the input of the next sub-layer
+        self.x = None  # the residual stream: what the next stage reads (a sub-layer's input, a stack's output)
         self.block, self.half = None, None  # a sub-layer's block (its hook) and the value half-way through it
 
     def hook(self, block, prefix, **bound) -> Hook:
