@@ -66,16 +66,22 @@ def start_server(script: str, port: int, log, source: Path = ROOT, extra: tuple 
     server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", script, "--server.port", str(port),
                                "--server.headless", "true", *extra], cwd=source, stdout=log,
                               stderr=subprocess.STDOUT)
+    wait_until_up(server, port)
+    return server
+
+
+def wait_until_up(server: subprocess.Popen, port: int) -> None:
+    """Wait for a starting server to answer its health check (up to a minute); kill it if it does not."""
     for _ in range(240):
         try:
             urllib.request.urlopen(f"http://localhost:{port}/_stcore/health", timeout=1)
-            return server
+            return
         except OSError:
             if server.poll() is not None:
                 break
             time.sleep(0.25)
     server.kill()
-    raise RuntimeError(f"{script} did not start on port {port}")
+    raise RuntimeError(f"the server did not start on port {port}")
 
 
 def cpu_seconds(pid: int, thread: int | None = None) -> float:

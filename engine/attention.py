@@ -18,10 +18,6 @@ MASK_TEX = r"M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}"
 MASKED_TEX = r"S_i'' = S_i' + M"
 WEIGHTS_TEX = r"A_i = \operatorname{softmax}(S_i')"
 MASKED_WEIGHTS_TEX = r"A_i = \operatorname{softmax}(S_i'')"
-SOFTMAX_ROW_TEX = {
-    "stable": r"\operatorname{softmax}(x)_j = \frac{e^{x_j - \max_k x_k}}{\sum_k e^{x_k - \max_k x_k}}",
-    "naive": r"\operatorname{softmax}(x)_j = \frac{e^{x_j}}{\sum_k e^{x_k}}",
-}
 HEADS_TEX = r"\text{head}_i = A_i V_i"
 CONCAT_TEX = r"\operatorname{Concat}(\text{head}_1, \ldots, \text{head}_h)"
 OUT_TEX = r"\operatorname{MultiHead}(Q,K,V) = \operatorname{Concat}(\text{head}_1, \ldots, \text{head}_h)\, W^O"

@@ -20,6 +20,7 @@ from types import MappingProxyType
 import numpy as np
 
 from .loss import cross_entropy, cross_entropy_grad, teacher_forcing
+from .values import read_only
 
 GRAD_TEX = r"\bar{x} = \frac{\partial L}{\partial x}"
 BACKWARD_TEX = {
@@ -81,7 +82,7 @@ def loss_and_grads(model, src: str, tgt: str, *, label_smoothing=0.0, ignore_id=
         loss, token_losses = cross_entropy(trace["masked_logits"], targets, **options)
         grads = backward(trace, cross_entropy_grad(trace["masked_logits"], targets, **options))
     params = {name: grads[name] if name in grads else np.zeros(value.shape) for name, value in model.params.items()}
-    steps = {f"grad.{s.name}": _read_only(grads[s.name]) for s in reversed(trace.steps()) if s.name in grads}
+    steps = {f"grad.{s.name}": read_only(grads[s.name], copy=False) for s in reversed(trace.steps()) if s.name in grads}
     return LossAndGrads(loss, token_losses, params, trace, MappingProxyType(steps), list(trace.src_ids),
                         dec_ids, targets)
 
@@ -230,7 +231,3 @@ def _sum_to_shape(g, shape):
     return np.sum(g, axis=stretched, keepdims=True) if stretched else g
 
 
-def _read_only(array):
-    view = np.asarray(array).view()  # gradients may be shared between names (an add passes one array on twice)
-    view.setflags(write=False)
-    return view

@@ -20,6 +20,7 @@ from .config import Config
 from .model import Model, param_shapes
 from .presets import PRESETS
 from .tokens import Vocabulary
+from .values import check_seed
 
 TRAINED = Path(__file__).parent / "data"  # the shipped trained weights, one file per corpus (README: "Trained weights")
 META = "meta"
@@ -106,8 +107,7 @@ def _read_meta(array):
     if meta["preset"] not in PRESETS:
         raise ValueError(f"unknown preset {meta['preset']!r}; choose one of {', '.join(PRESETS)}")
     seed = meta["seed"]
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
-        raise ValueError(f"the seed must be a whole number from 0 to {2**32 - 1}, got {seed!r}")
+    check_seed(seed, "the seed")
     return meta["preset"], seed, _read_config(meta["config"]), _read_vocabulary(meta["vocabulary"])
 
 

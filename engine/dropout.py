@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .values import check_seed
+
 DROPOUT_TEX = r"\operatorname{Dropout}(x) = \frac{m \odot x}{1 - p},\quad m_j \sim \operatorname{Bernoulli}(1 - p)"
 
 
@@ -17,8 +19,7 @@ class Dropout:
     def __post_init__(self):
         if isinstance(self.p, bool) or not isinstance(self.p, (int, float)) or not 0 <= self.p < 1:
             raise ValueError(f"dropout must be a probability from 0 up to (not including) 1, got {self.p!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed < 2**32:
-            raise ValueError(f"the dropout seed must be a whole number from 0 to {2**32 - 1}, got {self.seed!r}")
+        check_seed(self.seed, "the dropout seed")
 
     def keep_mask(self, name: str, shape: tuple) -> np.ndarray:
         """True where a cell survives (probability 1 - p); one generator per (seed, step name)."""

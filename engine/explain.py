@@ -21,10 +21,12 @@ LATEX_TERMS = 8  # a LaTeX sum longer than this shows its first 6 and last 2 ter
 LINE_WIDTH = 36  # a LaTeX sum wider than this many characters (commands count as one) is broken into lines
 BREAK = r" \\ &\quad "  # a line break inside the aligned environment explain() writes
 ELIDED = object()  # where a long LaTeX sum shows \cdots
-LATEX_DIGITS = 6  # the LaTeX's significant digits unless explain() is given others; the text always has 8
-# The LaTeX's digits while explain() runs, as decimal.localcontext holds a precision: a printing choice that passes
-# through every explainer without being an argument of each.
+LATEX_DIGITS = 6  # the LaTeX's significant digits unless explain() is given others
+TEXT_DIGITS = 8  # the text's, unless explain() is given others: a record of every term to check by hand
+# The digits while explain() runs (and while its text is written), as decimal.localcontext holds a precision: a
+# printing choice that passes through every explainer without being an argument of each.
 _LATEX_DIGITS = contextvars.ContextVar("latex_digits", default=LATEX_DIGITS)
+_TEXT_DIGITS = contextvars.ContextVar("text_digits", default=TEXT_DIGITS)
 
 
 @dataclass(frozen=True)
@@ -39,30 +41,37 @@ class Explanation:
         return self.spell()
 
 
-def explain(trace, name: str, index: tuple, digits: int = LATEX_DIGITS) -> Explanation:
+def explain(trace, name: str, index: tuple, digits: int = LATEX_DIGITS,
+            text_digits: int = TEXT_DIGITS) -> Explanation:
     """An explainer gives the LaTeX, the text, and maybe the definitions it uses (LaTeX and text); a text may be
-    a function that writes it. The LaTeX writes `digits` significant digits (the app's setting); the text, a
-    record of every term to check by hand, writes 8."""
+    a function that writes it. The LaTeX writes `digits` significant digits, the text `text_digits` (the app
+    gives both its setting)."""
     step = trace.step(name)
     index = _check_index(step, index)
-    token = _LATEX_DIGITS.set(digits)
+    tokens = _LATEX_DIGITS.set(digits), _TEXT_DIGITS.set(text_digits)
     try:
         with np.errstate(all="ignore"):  # the naive softmax may overflow here as in the forward pass
             latex, text, *where = _EXPLAINERS[step.kind](trace, step, index)
     finally:
-        _LATEX_DIGITS.reset(token)
+        _LATEX_DIGITS.reset(tokens[0])
+        _TEXT_DIGITS.reset(tokens[1])
     value = float(step.value[index])
     label = f"{name}[{', '.join(map(str, index))}]"
     lines = [f"\\text{{{_tex_escape(label)}}} &= {latex}", f"&= {num_tex(value, digits)}"]
     if where:  # definitions the expression uses (LayerNorm's mean and variance, softmax's sum) come first
         lines.insert(0, f"&{where[0]}")
-    spell = partial(_spelled, f"{label} = ", text, f" = {num(value)}", where[1] if where else None)
+    spell = partial(_spelled, f"{label} = ", text, f" = {num(value, text_digits)}", where[1] if where else None,
+                    text_digits)
     return Explanation(r"\begin{aligned}" + r" \\ ".join(lines) + r"\end{aligned}", value, spell)
 
 
-def _spelled(before, text, after, where) -> str:
-    text = before + _written(text) + after
-    return text if where is None else f"With {_written(where)}: {text}"
+def _spelled(before, text, after, where, digits) -> str:
+    token = _TEXT_DIGITS.set(digits)  # a text written lazily, after explain() returned
+    try:
+        text = before + _written(text) + after
+        return text if where is None else f"With {_written(where)}: {text}"
+    finally:
+        _TEXT_DIGITS.reset(token)
 
 
 def _written(text) -> str:
@@ -78,13 +87,9 @@ def _check_index(step, index):
     return tuple(int(k) for k in index)
 
 
-def num(x: float) -> str:
-    """A number for people: 8 significant digits, minus sign as '−', infinities as '∞'."""
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "∞" if x > 0 else "−∞"
-    return f"{x:.8g}".replace("-", "−")
+def num(x: float, digits: int | None = None) -> str:
+    """A number in the plain text: significant()'s rule at `digits` (explain()'s text's unless given)."""
+    return significant(x, digits or _TEXT_DIGITS.get())
 
 
 def significant(x, digits: int = 6) -> str:
@@ -176,7 +181,7 @@ def _pos(trace, step, index):
     if form == "learned":
         return f"P[{pos}, {j}]", f"P[{pos}, {j}] (learned)"
     exponent = int((blog_exponent if form.startswith("blog") else paper_exponent)(j))
-    angle = sinusoid_angle(pos, j, d, exponent)
+    angle = sinusoid_angle(pos, d, exponent)
     fn = "sin" if j % 2 == 0 else "cos"
     tex = f"\\{fn}\\left(\\frac{{{pos}}}{{{PE_BASE:g}^{{{exponent}/{d}}}}}\\right) = \\{fn}({num_tex(angle)})"
     text = f"{fn}({pos} / {PE_BASE:g}^({exponent}/{d})) = {fn}({num(angle)})"
@@ -270,7 +275,9 @@ def _linear(trace, step, index):
 
 def _layer_norm(trace, step, index):
     """x̂·γ + β, after the lines that compute μ, σ², the denominator and x̂ from the row's numbers. The row's sums
-    are in parentheses, not in a \\frac: KaTeX cannot break a line inside a \\frac's braces."""
+    are in parentheses, not in a \\frac: KaTeX cannot break a line inside a \\frac's braces. σ²'s squares, and
+    σ + ε, start lines of their own: after the definitions they reached the drill-down box's right edge at 1280 px
+    (4 digits)."""
     i, j = index
     x = trace.resolve(step.inputs[0])[i]
     gamma, beta = (trace.resolve(r)[j] for r in step.inputs[1:])
@@ -284,7 +291,7 @@ def _layer_norm(trace, step, index):
     symbol = DENOMINATOR_TEX[step.meta["form"]]
     where_tex = r" \\ &".join([
         f"\\mu = \\tfrac{{1}}{{{d}}}({mean_tex}) = {num_tex(mu)}",
-        f"\\sigma^2 = \\tfrac{{1}}{{{d}}}{{\\textstyle\\sum_k}} (x_k - \\mu)^2 = "
+        f"\\sigma^2 = \\tfrac{{1}}{{{d}}}{{\\textstyle\\sum_k}} (x_k - \\mu)^2{BREAK}= "
         f"\\tfrac{{1}}{{{d}}}({squares_tex}) = {num_tex(var)}",
         denom_tex,
         f"\\hat{{x}}_{{{j}}} = \\frac{{x_{{{j}}} - \\mu}}{{{symbol}}} = "
@@ -304,7 +311,7 @@ def _ln_denominator(form, var, eps):
         return (f"{DENOMINATOR_TEX[form]} = \\sqrt{{{num_tex(var)} + {num_tex(eps)}}} = {num_tex(denom)}",
                 f"√(σ² + ε) = √({num(var)} + {num(eps)}) = {num(denom)}", denom)
     sigma = math.sqrt(var)
-    return (f"\\sigma = \\sqrt{{\\sigma^2}} = \\sqrt{{{num_tex(var)}}} = {num_tex(sigma)},\\quad "
+    return (f"\\sigma = \\sqrt{{\\sigma^2}} = \\sqrt{{{num_tex(var)}}} = {num_tex(sigma)} \\\\ &"
             f"{DENOMINATOR_TEX[form]} = {num_tex(sigma)} + {num_tex(eps)} = {num_tex(sigma + eps)}",
             f"σ = √σ² = √{num(var)} = {num(sigma)}, σ + ε = {num(sigma)} + {num(eps)} = {num(sigma + eps)}",
             sigma + eps)

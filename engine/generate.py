@@ -23,15 +23,16 @@ keeps several sentences going at once; sampling trades some likelihood for varie
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from .attention import softmax
+from .loss import log_softmax
 from .presets import preset
 from .tokens import EOS, SOS
 from .trace import Trace
+from .values import finite_number, read_only, whole
 
 STRATEGIES = ("greedy", "temperature", "top_k", "top_p")
 LENGTH_NORMS = ("plain", "gnmt")
@@ -44,7 +45,6 @@ TOP_P_TEX = (r"\begin{gathered}P_p(w) = \frac{P_T(w)\,[w \in V_p]}{\sum_{v \in V
              r"V_p = \{w_{(1)}, \ldots, w_{(m)}\} \\ "
              r"P_T(w_{(1)}) \ge P_T(w_{(2)}) \ge \cdots,\quad m = \min\Bigl\{j : \sum_{i \le j} P_T(w_{(i)}) \ge p\Bigr\}"
              r"\end{gathered}")
-LOGPROB_TEX = r"\log P(y \mid x) = \sum_{t=1}^{|y|} \log P(y_t \mid y_{<t}, x)"
 SCORE_TEX = {
     "plain": r"\text{score}(y) = \frac{\log P(y \mid x)}{|y|^{\alpha}}",
     "gnmt": r"\text{score}(y) = \frac{\log P(y \mid x)}{\left((5 + |y|) / 6\right)^{\alpha}}",
@@ -205,13 +205,13 @@ def _step(model, src_ids, prefix, unknown, rng, strategy, temperature, k, p) -> 
 def sampling_distribution(logits, probs, strategy, temperature=None, k=None, p=None) -> np.ndarray:
     """The distribution a strategy draws the next token from; greedy takes its largest entry."""
     if strategy == "greedy":
-        return _read_only(probs)
+        return read_only(probs)
     dist = with_temperature(logits, 1.0 if temperature is None else temperature)  # (V,)
     if strategy == "top_k":
         dist = top_k_filter(dist, k)
     elif strategy == "top_p":
         dist = top_p_filter(dist, p)
-    return _read_only(dist)
+    return read_only(dist)
 
 
 def with_temperature(logits, temperature: float) -> np.ndarray:
@@ -310,12 +310,6 @@ def _hypothesis(nodes, end: BeamNode) -> Hypothesis:
                       end.cum_logprob, end.score, end.finished)
 
 
-def log_softmax(logits) -> np.ndarray:
-    """log softmax(z), computed from the logits so that a tiny probability does not round to log 0."""
-    z = np.asarray(logits, dtype=float) - np.max(logits)  # (V,)
-    return z - np.log(np.sum(np.exp(z)))  # (V,)
-
-
 def length_penalty(length: int, alpha: float, length_norm: str = "plain") -> float:
     """|y|^alpha ("plain") or ((5 + |y|) / 6)^alpha ("gnmt"); the root (length 0) is not divided."""
     if length_norm == "gnmt":
@@ -350,12 +344,6 @@ def _text(tokens) -> str:
     return " ".join(t for t in tokens if t != EOS)
 
 
-def _read_only(array) -> np.ndarray:
-    array = np.array(array, dtype=float)  # (V,) a copy
-    array.setflags(write=False)
-    return array
-
-
 def _check_strategy(model, strategy, max_len, temperature, k, p):
     if strategy not in STRATEGIES:
         hint = " (beam search has its own function, beam_search)" if strategy == "beam" else ""
@@ -369,7 +357,7 @@ def _check_strategy(model, strategy, max_len, temperature, k, p):
     _check_only_for(strategy, "top_k", "k", k)
     _check_only_for(strategy, "top_p", "p", p)
     vocab_size = len(model.vocab)
-    if strategy == "top_k" and not (_whole(k) and 1 <= k <= vocab_size):
+    if strategy == "top_k" and not (whole(k) and 1 <= k <= vocab_size):
         raise ValueError(f"k must be a whole number from 1 to the vocabulary size ({vocab_size}), got {k!r}")
     if strategy == "top_p" and not (_number(p, low=0.0, low_open=True) and p <= 1):
         raise ValueError(f"p must be a number greater than 0 and at most 1, got {p!r}")
@@ -381,7 +369,7 @@ def _check_only_for(strategy, owner, name, value):
 
 
 def _check_beam(model, width, max_len, alpha, length_norm):
-    if not (_whole(width) and 1 <= width <= MAX_WIDTH):
+    if not (whole(width) and 1 <= width <= MAX_WIDTH):
         raise ValueError(f"the beam width must be a whole number from 1 to {MAX_WIDTH}, got {width!r}")
     _check_max_len(model, max_len)
     if not _number(alpha, low=0.0):
@@ -392,16 +380,10 @@ def _check_beam(model, width, max_len, alpha, length_norm):
 
 def _check_max_len(model, max_len):
     limit = model.config.max_len
-    if not (_whole(max_len) and 1 <= max_len <= limit):
+    if not (whole(max_len) and 1 <= max_len <= limit):
         raise ValueError(f"max_len (the most tokens to generate) must be a whole number from 1 to the model's "
                          f"max_len ({limit}), got {max_len!r}")
 
 
-def _whole(value) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-
-
 def _number(value, low: float, low_open: bool = False) -> bool:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        return False
-    return math.isfinite(value) and (value > low if low_open else value >= low)
+    return finite_number(value) and (value > low if low_open else value >= low)

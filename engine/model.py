@@ -20,14 +20,8 @@ from .products import Multiplier
 from .steps import Hook, step_table
 from .tokens import SOS, Vocabulary
 from .trace import Recorder, Trace
+from .values import read_only
 
-
-
-def attention_blocks(config: Config) -> list[str]:
-    """The name prefix of every attention block, in the order the forward pass meets them."""
-    enc = [f"enc.{l}.attn" for l in range(config.n_layers)]
-    dec = [f"dec.{l}.{kind}" for l in range(config.n_layers) for kind in ("self_attn", "cross_attn")]
-    return enc + dec
 
 
 def param_shapes(config: Config, vocab_size: int) -> dict[str, tuple]:
@@ -320,11 +314,8 @@ def _multiplier(name, weight) -> Multiplier:
 
 
 def _read_only(value, name, shape):
-    """A read-only float64 array; one that already is (an unedited parameter) is shared, not copied."""
-    array = np.asarray(value, dtype=float)
+    """A parameter as a read-only float64 array; one that already is (an unedited parameter) is shared, not copied."""
+    array = read_only(value)
     if array.shape != tuple(shape):
         raise ValueError(f"{name} must have shape {tuple(shape)}, got {array.shape}")
-    if array.flags.writeable:
-        array = array.copy()
-        array.setflags(write=False)
     return array

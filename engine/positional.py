@@ -43,8 +43,8 @@ def embed(table, ids, scale):
     return table[ids] * scale  # (n, d_model)
 
 
-def sinusoid_angle(pos, j, d_model, exponent_index):
-    """pos / 10000^(exponent_index / d_model): the argument of sin/cos at row pos, column j."""
+def sinusoid_angle(pos, d_model, exponent_index):
+    """pos / 10000^(exponent_index / d_model): the argument of sin/cos at row pos (exponent_index: its column's)."""
     return pos / PE_BASE ** (exponent_index / d_model)
 
 
@@ -62,7 +62,7 @@ def sinusoidal(n, d_model, exponent=paper_exponent):
     """sin at even columns, cos at odd columns of pos / 10000^(exponent(j) / d_model)."""
     pos = np.arange(n)[:, None]  # (n, 1)
     j = np.arange(d_model)[None, :]  # (1, d_model)
-    angle = sinusoid_angle(pos, j, d_model, exponent(j))  # (n, d_model)
+    angle = sinusoid_angle(pos, d_model, exponent(j))  # (n, d_model)
     return np.where(j % 2 == 0, np.sin(angle), np.cos(angle))  # (n, d_model)
 
 

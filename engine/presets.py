@@ -10,6 +10,7 @@ from . import blog
 from .config import Config, ConfigError
 from .model import Model, param_shapes
 from .tokens import EOS, SOS, UNK, Vocabulary
+from .values import check_seed
 
 PAPER_VOCABULARY = (
     UNK, SOS, EOS, ".", ",", "?", "!",
@@ -46,8 +47,7 @@ def preset(name: str, seed: int = 0, **overrides) -> Model:
     """A model of the named preset with seeded random weights; overrides replace Config fields."""
     if name not in PRESETS:
         raise ValueError(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**32:
-        raise ValueError(f"seed must be a whole number from 0 to {2**32 - 1}, got {seed!r}")
+    check_seed(seed)
     config = configure(name, **overrides)
     vocab = Vocabulary(blog.VOCABULARY if name == "hello-world" else PAPER_VOCABULARY)
     if name == "hello-world":

@@ -28,6 +28,7 @@ from .model import Model
 from .optim import OPTIMIZERS, initial_state, learning_rate
 from .presets import preset
 from .tokens import EOS
+from .values import check_seed, finite_number, whole
 
 # The model the app and the command line train: the paper's architecture, small enough to learn in seconds.
 TRAINING_SETUP = {"preset": "paper", "overrides": {"d_model": 32, "n_heads": 4, "d_ff": 64, "n_layers": 2}, "seed": 0}
@@ -52,18 +53,17 @@ class TrainSettings:
         if self.corpus not in CORPORA:
             raise ValueError(f"unknown corpus {self.corpus!r}; choose one of {', '.join(CORPORA)}")
         for name in ("steps", "batch_size", "warmup"):
-            if not _whole(getattr(self, name)) or getattr(self, name) < 1:
+            if not whole(getattr(self, name)) or getattr(self, name) < 1:
                 raise ValueError(f"{name} must be a whole number of at least 1, got {getattr(self, name)!r}")
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)}; got {self.optimizer!r}")
-        if not _number(self.lr_scale) or self.lr_scale <= 0:
+        if not finite_number(self.lr_scale) or self.lr_scale <= 0:
             raise ValueError(f"the learning-rate scale must be a number greater than 0, got {self.lr_scale!r}")
         for name in ("momentum", "label_smoothing", "dropout"):
-            if not _number(getattr(self, name)) or not 0 <= getattr(self, name) < 1:
+            if not finite_number(getattr(self, name)) or not 0 <= getattr(self, name) < 1:
                 raise ValueError(f"{name} must be a number from 0 up to (not including) 1, "
                                  f"got {getattr(self, name)!r}")
-        if not _whole(self.seed) or not 0 <= self.seed < 2**32:
-            raise ValueError(f"seed must be a whole number from 0 to {2**32 - 1}, got {self.seed!r}")
+        check_seed(self.seed)
 
     def replace(self, **changes) -> "TrainSettings":
         return dataclasses.replace(self, **changes)
@@ -204,9 +204,3 @@ def _norm(grads) -> float:
     return float(np.sqrt(sum(np.sum(g**2) for g in grads.values())))
 
 
-def _whole(value) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-
-
-def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

@@ -7,9 +7,9 @@ def page():
     layer = views.layer_picker("layer.enc")
     block = f"enc.{layer}.attn"
     blocks.equations(block)
-    for head in views.head_tabs(f"heads.attention.{layer}"):
-        views.flow([f"{block}.{kind}" for kind in ("scores", "scaled", "weights", "heads")], head, key="attention",
-                   edits=(f"{block}.W_Q", f"{block}.W_K"))  # the scores' Q and K come from these
+    head = views.head_picker(f"heads.attention.{layer}")
+    views.flow([f"{block}.{kind}" for kind in ("scores", "scaled", "weights", "heads")], head, key="attention",
+               edits=(f"{block}.W_Q", f"{block}.W_K"))  # the scores' Q and K come from these
 
 
 page()

@@ -32,11 +32,10 @@ for label, overrides in (("compare.form_blog", ()), ("compare.form_paper", (("ep
     rows, cols = step_axes(variant, "enc.0.ln1")
     views.numbers(variant["enc.0.ln1"][:1], rows[:1], cols, digits=10)
 
-for difference in DIFFERENCES:  # one markdown each (display math in $$): ~30 elements fewer to send per rerun
+for difference in DIFFERENCES:  # one markdown each, display math in $$ (a message per element sent on every rerun)
     key = difference["key"]
     labels = (t("compare.post"), t(f"compare.side.{departures.RIGHT_SIDE[key]}"))
     now = [f" :orange-badge[{t('compare.now')}]" if marked else "" for marked in departures.sides_now(key, ctx.config)]
     sides = [f":gray[{label}]{mark}\n\n$$\n{t.math(difference[side])}\n$$"
              for label, mark, side in zip(labels, now, ("post", "engine"))]
-    st.container(border=True).markdown("\n\n".join([f"**{t(f'diff.{key}.topic')}**", *sides,
-                                                      t(f"diff.{key}.why")]))
+    st.markdown("\n\n".join([f"##### {t(f'diff.{key}.topic')}", *sides, t(f"diff.{key}.why")]))

@@ -6,9 +6,9 @@ def page():
     views.intro("qkv")
     layer = views.layer_picker("layer.enc")
     block = f"enc.{layer}.attn"
-    for head in views.head_tabs(f"heads.qkv.{layer}"):
-        blocks.weights_side_by_side(block, head)
-        views.flow([f"{block}.{kind}" for kind in ("q", "k", "v")], head, key="qkv")
+    head = views.head_picker(f"heads.qkv.{layer}")
+    blocks.weights_side_by_side(block, head)
+    views.flow([f"{block}.{kind}" for kind in ("q", "k", "v")], head, key="qkv")
 
 
 page()

@@ -1,16 +1,18 @@
 """Fixtures shared by test modules: one Chromium for the whole run (a second sync Playwright cannot start while
-the first one's event loop is running)."""
+the first one's event loop is running). Playwright is imported by the browser fixtures only, so the tests that use
+no browser run where it is not installed (tests/test_engine_imports.py)."""
 import os
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import sync_playwright
-
-from test_browser import CHROMIUM, CHROMIUM_ARGS, LOCALES, WIDTH
 
 
 @pytest.fixture(scope="session")
 def chromium():
+    from playwright.sync_api import sync_playwright
+
+    from test_browser import CHROMIUM, CHROMIUM_ARGS
+
     if not Path(CHROMIUM).exists():
         if os.environ.get("CI") == "true":
             pytest.fail(f"{CHROMIUM} is missing (CI=true: the browser tests must run)")
@@ -23,6 +25,8 @@ def chromium():
 
 @pytest.fixture
 def new_page(chromium):
+    from test_browser import LOCALES, WIDTH
+
     contexts = []
 
     def make(lang="en"):

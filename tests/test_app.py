@@ -3,11 +3,11 @@ formulas and numbers on the pages, weight edits flowing to later pages, the URL 
 
 Two things AppTest does not do by itself, done here on purpose:
 
-* AppTest resets `PagesManager.uses_pages_directory` before every run, and because this app keeps its pages in
-  a folder called `pages/`, Streamlit then runs a switched-to page in its legacy folder mode *without* app.py:
-  the page would read the context app.py stored on an earlier run, so no widget change would ever reach the
-  numbers. The `server_navigation` fixture keeps the flag False, as the real server does once app.py has called
-  st.navigation. (The deep-link test switches it off to exercise the app's own way out of folder mode.)
+* AppTest resets Streamlit's folder-mode flag before every run, and because this app keeps its pages in a folder
+  called `pages/`, Streamlit then runs a switched-to page in its legacy folder mode *without* app.py: the page
+  would read the context app.py stored on an earlier run, so no widget change would ever reach the numbers. The
+  `server_navigation` fixture keeps the flag as the real server has it once app.py has called st.navigation
+  (ui/streamlit_internals.py). (The deep-link tests switch it off to exercise the app's own way out of folder mode.)
 * The app records weight edits in the data editor's on_change callback. `data_editor.set_value` is refused by
   AppTest and a session-state write does not call on_change, so `type_cells` sends what the browser sends: the
   editor's JSON edit state as the widget's value.
@@ -22,7 +22,6 @@ from urllib.parse import parse_qsl
 import numpy as np
 import pytest
 from streamlit.proto.WidgetStates_pb2 import WidgetState
-from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,9 +30,10 @@ if str(ROOT) not in sys.path:
 
 import engine  # noqa: E402
 from engine.tokens import split  # noqa: E402
+from ui import streamlit_internals  # noqa: E402
 from ui.format import DIGITS, bmatrix, bmatrix_around, fmt, fmt_tex, table  # noqa: E402
-from ui.i18n import EN, ZH, translator  # noqa: E402
-from ui.labels import description_key, step_name_key  # noqa: E402
+from ui.i18n import CATALOGS, EN, LANGUAGES, ZH, load_catalogs, translator  # noqa: E402
+from ui.labels import description_key, step_name_key, step_tex  # noqa: E402
 from ui.navigation import PAGES  # noqa: E402
 from ui.state import APP_LIMITS, DEFAULT_TARGET, MAX_TOKENS  # noqa: E402
 from ui.views import ROOM  # noqa: E402
@@ -43,19 +43,14 @@ ALL_PAGES = [page for pages in PAGES.values() for page in pages]
 EN_T, ZH_T = translator("en"), translator("zh")
 CJK = re.compile(r"[\u3400-\u9fff]")
 STEP_HEADER = re.compile(r"^##### (?P<human>[^\n]*?) · (?P<description>[^\n]*)\n\n"
-                         r":gray\[:small\[`(?P<name>[^`]+)` · Shape: \([^)]*\) = \((?P<shape>[\d, ]+)\)\]\]$")
+                         r":gray\[:small\[`(?P<name>[^`]+)` · Shape: \([^)]*\) = \((?P<shape>[\d, ]+)\)\]\]"
+                         r"\n\n(?P<formula>\$\$\n(?s:.*)\n\$\$)$")  # and the formula (views.text_and_formula)
 DEFAULT_QUERY = {"preset": "hello-world", "src": "Hello World", "tgt": "Hola Mundo"}  # the browser's language
 
 
 @pytest.fixture(autouse=True)
 def server_navigation(monkeypatch):
-    original = PagesManager.__init__
-
-    def init(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(PagesManager, "__init__", init)
+    streamlit_internals.navigation_mode_for_tests(monkeypatch)
 
 
 # ---- helpers ------------------------------------------------------------------------------------------------
@@ -93,9 +88,20 @@ def goto(at, page):
     at.switch_page(f"pages/{page}.py")
     at.run()
     assert not at.exception, [e.message for e in at.exception]
-    lang = at.session_state["ctl.lang"]
-    assert at.title[0].value == (ZH if lang == "zh" else EN)[f"page.{page}"]
+    assert at.title[0].value == translator(at.session_state["ctl.lang"])(f"page.{page}")
     return at
+
+
+def one_layer(at, page):
+    """Open a stack page's section on one layer (lazy tabs: only the open one is drawn; the page opens on what each
+    layer changes)."""
+    at.session_state[f"{page[:3]}.section"] = (ZH if at.session_state["ctl.lang"] == "zh" else EN)["stack.one_layer"]
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+STACK_PAGES = ("encoder_stack", "decoder_stack")
 
 
 def paragraphs(at):
@@ -104,12 +110,15 @@ def paragraphs(at):
 
 
 def latex(at):
-    return [formula_body(element) for element in at.latex]
+    """Every display formula on the page: st.latex's, and those written in a markdown after its text."""
+    written = [block for element in at.markdown for block in re.findall(r"\n\n(\$\$\n.*?\n\$\$)(?=\n\n|$)",
+                                                                        element.value, re.S)]
+    return [formula_body(element.value) for element in at.latex] + [formula_body(block) for block in written]
 
 
-def formula_body(element) -> str:
-    """A formula's body, without the empty lines views.latex puts around it."""
-    body = re.sub(r"^\$\$\n|\n\$\$$", "", element.value)
+def formula_body(value: str) -> str:
+    """A formula's body, without the $$ lines and the empty lines views.latex puts around it."""
+    body = re.sub(r"^\$\$\n|\n\$\$$", "", value)
     return body.removeprefix(ROOM[0]).removesuffix(ROOM[1]) if body.startswith(ROOM[0]) else body
 
 
@@ -189,10 +198,11 @@ def engine_trace(edits=(), src="Hello World", tgt=DEFAULT_TARGET, seed=0, **over
 
 
 def shown(at, matrix):
-    """True if the page writes this matrix out, as a bmatrix or as a table, in the app's number format at the
-    session's digits."""
+    """True if the page writes this matrix out, as a bmatrix, as a table or in a heatmap's cells, in the app's number
+    format at the session's digits."""
     matrix, digits = np.atleast_2d(matrix), at.session_state["state"].digits
-    return any(bmatrix(matrix, digits) in body for body in latex(at)) or table(matrix, digits) in tables(at)
+    return any(bmatrix(matrix, digits) in body for body in latex(at)) or table(matrix, digits) in tables(at) + [
+        json.loads(chart.proto.spec)["data"][0].get("text") for chart in at.get("plotly_chart")]
 
 
 def shapes_line(t, n_src, n_tgt, d_model, h, n_layers):
@@ -218,7 +228,7 @@ def test_every_page_runs_cleanly(page, lang):
     assert not at.warning, [w.value for w in at.warning]
     catalog = ZH if lang == "zh" else EN
     assert at.title[0].value == catalog[f"page.{page}"]
-    assert any(m.value == catalog[f"intro.{page}"] for m in at.markdown)
+    assert any(m.value.startswith(catalog[f"intro.{page}"]) for m in at.markdown)  # with the settings' sentences
     if lang == "zh":
         assert CJK.search(at.title[0].value)
         assert at.text_input(key="ctl.src").label == ZH["ctl.src"]
@@ -235,12 +245,12 @@ def test_paper_vs_blog_shows_every_difference_both_ways(lang):
     texts = [m.value for m in at.markdown]
     for difference in DIFFERENCES:
         key = difference["key"]
-        shown = [text for text in texts if text.startswith(f"**{t(f'diff.{key}.topic')}**")]
+        shown = [text for text in texts if text.startswith(f"##### {t(f'diff.{key}.topic')}\n\n")]
         assert len(shown) == 1, key
         labels = {"post": t("compare.post"), "engine": t(f"compare.side.{RIGHT_SIDE[key]}")}  # and a mark if now
         for side in ("post", "engine"):
             assert re.search(re.escape(f":gray[{labels[side]}]") + r"( :orange-badge\[[^]]+\])?" +
-                             re.escape(f"\n\n$$\n{difference[side]}\n$$"), shown[0]), (key, side)
+                             re.escape(f"\n\n$$\n{t.math(difference[side])}\n$$"), shown[0]), (key, side)
         assert shown[0].endswith(t(f"diff.{key}.why"))
 
 
@@ -266,6 +276,22 @@ def test_language_switch_and_url_language():
     assert fresh.session_state["ctl.lang"] == "zh"
     assert query(fresh)["lang"] == "zh", "a link's language was chosen: it stays"
     assert "lang" not in query(open_page("attention")), "not chosen: the reader's browser decides"
+
+
+def test_a_third_language_is_one_catalog_file(tmp_path, monkeypatch):
+    """A catalog file as ui/i18n.py loads it at start: its language is in the picker and the link; its texts show,
+    and a key it lacks shows in English."""
+    (tmp_path / "xx.toml").write_text('"lang.name" = "Xish"\n"page.attention" = "Xattention"\n', encoding="utf-8")
+    catalog = load_catalogs(tmp_path)["xx"]
+    monkeypatch.setitem(CATALOGS, "xx", catalog)  # in place: ui.context and ui.state hold these dicts
+    monkeypatch.setitem(LANGUAGES, "xx", catalog["lang.name"])
+    at = open_page("attention", lang="xx")
+    assert_clean(at)
+    assert at.title[0].value == "Xattention" and at.sidebar.text_input(key="ctl.src").label == EN["ctl.src"]
+    assert at.segmented_control(key="ctl.lang").options == ["English", "简体中文", "Xish"] and query(at)["lang"] == "xx"
+    at.session_state["ctl.lang"] = "zh"
+    at.run()
+    assert at.title[0].value == ZH["page.attention"] and query(at)["lang"] == "zh"
 
 
 def test_words_inside_formulas_are_chinese_in_chinese():
@@ -302,6 +328,8 @@ def test_overview_states_the_example():
                                                                     "dropout")])  # test_step_coverage: dropout's
 def test_each_step_shows_the_engines_formula_description_and_numbers(page):
     at = open_page(page)
+    if page in STACK_PAGES:
+        one_layer(at, page)
     trace = engine_trace()
     bodies = latex(at)
     steps = [STEP_HEADER.match(m.value) for m in at.markdown]
@@ -320,13 +348,18 @@ def test_each_step_shows_the_engines_formula_description_and_numbers(page):
 
 def test_hello_world_numbers_on_the_pages():
     at = open_page("attention")
-    scores = matrix_shown(at, r"\text{scores}_{1}")
+    scores = matrix_shown(at, r"S_{1}")
     assert "105.2 " in scores and "135.6\\end" in scores  # DIGITS significant digits: 105.21 and 135.5517
     assert engine_trace().step("enc.0.attn.scores").formula in latex(at)
     goto(at, "multihead")
-    assert matrix_shown(at, r"\text{out}").startswith(r"\begin{bmatrix}11.46 & ")
+    assert matrix_shown(at, glance_name("enc.0.attn.out")).startswith(r"\begin{bmatrix}11.46 & ")
     goto(at, "add_norm")
-    assert matrix_shown(at, r"\text{ln1}").startswith(r"\begin{bmatrix}1.719 & ")
+    assert matrix_shown(at, glance_name("enc.0.ln1")).startswith(r"\begin{bmatrix}1.719 & ")
+
+
+def glance_name(name):
+    """What a glance calls a step without a symbol of its own: its name on screen (labels.step_tex)."""
+    return step_tex(name, None, EN[step_name_key(name)])
 
 
 def matrix_shown(at, tex_name):
@@ -335,12 +368,20 @@ def matrix_shown(at, tex_name):
     return body.split(f"{tex_name} = ", 1)[1].split(r"\end{bmatrix}", 1)[0] + r"\end{bmatrix}"
 
 
+def test_a_heatmap_that_writes_its_numbers_is_not_followed_by_a_table_of_them():
+    at = open_page("ffn")  # the hidden layer, 3 x 8: too wide for a bmatrix, written in the heatmap's cells
+    hidden = engine_trace()["enc.0.ffn.hidden"]
+    assert not tables(at) and shown(at, hidden)
+    goto(at, "output")  # the logits, 3 x 10: too many columns for the cells' text, so a table
+    assert table(engine_trace()["logits"], DIGITS) in tables(at)
+
+
 def test_second_head_and_second_sublayer():
     at = open_page("attention")
-    at.session_state["heads.attention.0"] = "Head 2"
+    at.session_state["heads.attention.0"] = 1  # head 2
     at.run()
     trace = engine_trace()
-    assert any(r"\text{scores}_{2} = " + bmatrix(trace["enc.0.attn.scores"][1], DIGITS) in b for b in latex(at))
+    assert any(r"S_{2} = " + bmatrix(trace["enc.0.attn.scores"][1], DIGITS) in b for b in latex(at))
     goto(at, "add_norm")
     at.button_group(key="add_norm.sublayer").set_value(2).run()
     assert_clean(at)
@@ -352,8 +393,8 @@ def test_second_head_and_second_sublayer():
 
 def test_a_link_opens_the_head_it_names():
     at = open_link("attention", head="2")
-    assert at.session_state["heads.attention.0"] == "Head 2"
-    assert matrix_shown(at, r"\text{scores}_{2}") == bmatrix(engine_trace()["enc.0.attn.scores"][1], DIGITS)
+    assert at.session_state["heads.attention.0"] == 1  # head 2
+    assert matrix_shown(at, r"S_{2}") == bmatrix(engine_trace()["enc.0.attn.scores"][1], DIGITS)
     assert query(at) == {**DEFAULT_QUERY, "head": "2"} and not notes(at)
 
 
@@ -367,8 +408,8 @@ def test_a_link_opens_the_step_it_names_not_its_label():
 
 def test_a_link_opens_the_layer_it_names():
     at = open_link("qkv", cfg="n_layers:2", layer="2", head="2", step="v")
-    assert at.session_state["layer.enc"] == 1 and at.session_state["heads.qkv.1"] == "Head 2"
-    assert matrix_shown(at, r"\text{v}_{2}") == bmatrix(engine_trace(n_layers=2)["enc.1.attn.v"][1], DIGITS)
+    assert at.session_state["layer.enc"] == 1 and at.session_state["heads.qkv.1"] == 1
+    assert matrix_shown(at, r"V_{2}") == bmatrix(engine_trace(n_layers=2)["enc.1.attn.v"][1], DIGITS)
     assert {k: query(at)[k] for k in ("layer", "head", "step")} == {"layer": "2", "head": "2", "step": "v"}
 
 
@@ -395,25 +436,25 @@ def test_a_link_part_the_page_cannot_show_is_noted_and_dropped(part, text):
     at = open_link("attention", **{part: text})
     assert_clean(at)
     assert notes(at) == [EN_T("msg.url", detail=f"{part}={text!r}")]
-    assert at.session_state["heads.attention.0"] == "Head 1"
+    assert at.session_state["heads.attention.0"] == 0
     assert engine_trace().explain("enc.0.attn.scores", (0, 0, 0)).latex in latex(at)
     assert query(at) == DEFAULT_QUERY
 
 
 def test_the_link_follows_the_view_and_stays_on_its_page():
     at = open_page("attention")
-    at.session_state["heads.attention.0"] = "Head 2"
+    at.session_state["heads.attention.0"] = 1  # head 2
     at.run()
     at.session_state["attention.1"] = 2  # weights
     at.run()
     at.selectbox(key="row.enc.0.attn.weights.1").set_value(1).run()
     assert query(at) == {**DEFAULT_QUERY, "head": "2", "step": "weights", "cell": "1.0"}
     student = open_link("attention", **query(at))
-    assert latex(student) == latex(at) and student.session_state["heads.attention.0"] == "Head 2"
+    assert latex(student) == latex(at) and student.session_state["heads.attention.0"] == 1
     goto(at, "multihead")  # no heads there: the attention page's view is not carried over
     assert query(at) == DEFAULT_QUERY and not notes(at)
     goto(at, "attention")
-    assert at.session_state["heads.attention.0"] == "Head 1"
+    assert at.session_state["heads.attention.0"] == 0
 
 
 def test_drill_down_explains_the_chosen_cell():
@@ -424,14 +465,14 @@ def test_drill_down_explains_the_chosen_cell():
     at.selectbox(key="row.enc.0.attn.scores.0").set_value(1)
     at.selectbox(key="col.enc.0.attn.scores.0").set_value(1)
     at.run()
-    chosen = trace.explain("enc.0.attn.scores", (0, 1, 1), DIGITS)
+    chosen = trace.explain("enc.0.attn.scores", (0, 1, 1), DIGITS, DIGITS)
     assert chosen.latex in latex(at) and first.latex not in latex(at)
     assert "enc.0.attn.scores[0, 1, 1]" in chosen.latex
     assert not at.code, "the plain text is drawn only when its expander is opened"
     at.session_state["plain.enc.0.attn.scores.0"] = True
     at.run()
-    assert chosen.text in [c.value for c in at.code]
-    assert chosen.text.endswith("= 135.5517")
+    assert chosen.text in [c.value for c in at.code]  # the digits setting's, as every other number
+    assert chosen.text.endswith("= 135.6") and "9.99×" in chosen.text and DIGITS == 4
 
 
 def test_a_wide_steps_drill_down_column_is_typed_by_its_number():
@@ -475,6 +516,8 @@ def test_an_edit_changes_the_numbers_of_later_pages(page, leaf, param, head, cel
     assert_clean(at)
     assert at.session_state["state"].edits == ((param, index, typed),)
     goto(at, later)
+    if later in STACK_PAGES:
+        one_layer(at, later)
     assert_clean(at)
     assert shown(at, pick(after[name])), f"{name} does not show the engine's numbers after the edit"
     assert not shown(at, pick(before[name])), f"{name} still shows the numbers from before the edit"
@@ -499,23 +542,25 @@ def test_an_edit_survives_page_moves_and_the_language():
     assert shown(at, after["enc.0.attn.q"][0])
 
 
-def test_a_session_does_not_keep_the_widgets_it_no_longer_shows():
+@pytest.mark.parametrize("workaround", [True, False])
+def test_a_session_does_not_keep_the_widgets_it_no_longer_shows(monkeypatch, workaround):
     """A clickable heatmap gets a new widget id whenever its numbers or its marked cell change; Streamlit 1.67
-    forgets the old id's state but kept its metadata, ~1.4 kB per rerun for as long as the session lived."""
+    forgets the old id's state but keeps its metadata, ~1.4 kB per rerun for as long as the session lives, unless
+    ui/streamlit_internals.forget_stale_widgets drops it (docs/streamlit-widget-leak.md). Without it: the growth."""
+    if not workaround:
+        monkeypatch.setattr(streamlit_internals, "in_use", lambda: False)
     at = open_page("attention")
-
-    def metadata():
-        session = at._session_state._state
-        return len(session._new_widget_state.widget_metadata) + len(session._key_id_mapper.id_key_mapping)
-
     key = editor_key_single(at, "enc.0.attn.W_Q")
     sizes = []
     for i in range(12):
         at.number_input(key=f"{key}.v.(0, 0, 0)").set_value(1.0 + i).run()
         at.selectbox(key="row.enc.0.attn.scores.0").set_value(i % 2).run()
-        sizes.append(metadata())
+        sizes.append(streamlit_internals.kept_widgets(at._session_state))
     assert_clean(at)
-    assert max(sizes[4:]) <= sizes[3], sizes
+    if workaround:
+        assert max(sizes[4:]) <= sizes[3], sizes
+    else:  # at least one stale entry more per round
+        assert all(later - earlier >= 1 for earlier, later in zip(sizes[3:], sizes[4:])), sizes
 
 
 def test_reset_buttons():
@@ -658,7 +703,7 @@ def test_the_head_and_layer_pickers_keep_a_valid_choice_when_there_are_fewer():
     at = open_options(open_page("attention"))
     at.number_input(key="ctl.n_heads").set_value(4).run()
     at.number_input(key="ctl.n_layers").set_value(3).run()
-    at.session_state["layer.enc"], at.session_state["heads.attention.2"] = 2, "Head 4"
+    at.session_state["layer.enc"], at.session_state["heads.attention.2"] = 2, 3  # layer 3, head 4
     at.run()
     assert_clean(at)
     assert shown(at, engine_trace(n_heads=4, n_layers=3)["enc.2.attn.scores"][3])
@@ -674,7 +719,7 @@ def drawn_steps(at):
 
 
 def test_layers_are_numbered_from_1_on_screen_and_from_0_in_step_names():
-    at = open_page("encoder_stack", cfg="n_layers:2")
+    at = one_layer(open_page("encoder_stack", cfg="n_layers:2"), "encoder_stack")
     assert_clean(at)
     assert "**Output of layer 2: the stack's output**" in [m.value for m in at.markdown]
     assert drawn_steps(at) == ["enc.out"]  # post-norm: the last layer's output is the stack's, drawn once
@@ -715,12 +760,21 @@ def test_a_stack_page_shows_what_each_layer_changes_from_the_trace(stack, cfg):
     for measure in ("change", "cosine", "norm"):
         at.button_group(key=f"{stack}.measure").set_value(measure).run()
         np.testing.assert_allclose(chart_numbers(at, f"{stack}.{measure}"), np.array(expected[measure]).T)
-    assert [t.value for t in at.subheader] == ["What each layer changes", "One layer in detail"]
+    assert [t.label for t in at.tabs] == ["What each layer changes", "One layer in detail"]
+
+
+def test_a_stack_pages_open_section_is_in_its_link():
+    at = one_layer(open_page("decoder_stack", cfg="n_layers:2"), "decoder_stack")
+    at.button_group(key="layer.dec_stack").set_value(0).run()
+    assert query(at)["section"] == "2" and query(at)["layer"] == "1"
+    student = open_link("decoder_stack", **query(at))
+    assert drawn_steps(student) == ["dec.0.ln3"] and not student.warning
+    assert "section" not in query(open_page("decoder_stack"))  # the first section is the default: not in the link
 
 
 @pytest.mark.parametrize("layer", [0, 1])
 def test_a_stack_page_names_where_each_head_looks_most_in_the_chosen_layer(layer):
-    at = open_page("decoder_stack", cfg="n_layers:2")
+    at = one_layer(open_page("decoder_stack", cfg="n_layers:2"), "decoder_stack")
     at.button_group(key="layer.dec_stack").set_value(layer).run()
     assert_clean(at)
     trace = engine_trace(n_layers=2)
@@ -739,7 +793,7 @@ def test_a_stack_page_names_where_each_head_looks_most_in_the_chosen_layer(layer
 def test_a_stack_page_draws_no_tensor_twice(page, placement):
     """hello-world has one layer: in post-norm its output (ln2, ln3) is the stack's output, drawn once as enc.out or
     dec.out and said to be the same; in pre-norm the stack's output is one more LayerNorm, a tensor of its own."""
-    at = open_page(page, **({"cfg": "norm_placement:pre"} if placement == "pre" else {}))
+    at = one_layer(open_page(page, **({"cfg": "norm_placement:pre"} if placement == "pre" else {})), page)
     assert_clean(at)
     trace = engine_trace(**({"norm_placement": "pre"} if placement == "pre" else {}))
     drawn = drawn_steps(at)
@@ -766,7 +820,7 @@ def test_an_intro_says_what_the_current_settings_compute(page, cfg, keys, lang):
     at = open_page(page, lang=lang, **({"cfg": cfg} if cfg else {}))
     assert_clean(at)
     t = translator(lang)
-    assert at.markdown[1].value == "\n\n".join(t(key, d_k=3, divisor="1.732") for key in keys)
+    assert at.markdown[0].value == "\n\n".join([t(f"intro.{page}")] + [t(key, d_k=3, divisor="1.732") for key in keys])
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -936,14 +990,18 @@ def test_a_link_beyond_the_app_limits_is_noted(link):
     assert d_model <= APP_LIMITS["d_model"] and heads <= APP_LIMITS["n_heads"] and layers <= APP_LIMITS["n_layers"]
 
 
-def test_deep_link_before_any_app_run(monkeypatch):
-    """A fresh server opening /tokens first: Streamlit is still in folder mode, the app must leave it."""
+@pytest.mark.parametrize("workaround", [True, False])
+def test_deep_link_before_any_app_run(monkeypatch, workaround):
+    """A fresh server opening /tokens first: Streamlit is still in folder mode, the app must leave it. With
+    ui/streamlit_internals.leave_folder_mode the link's page opens; without it (another Streamlit), the home page."""
     monkeypatch.undo()  # no server_navigation: the real first-request situation
+    if not workaround:
+        monkeypatch.setattr(streamlit_internals, "in_use", lambda: False)
     at = AppTest.from_file(APP, default_timeout=60)
     at.switch_page("pages/tokens.py")
     at.run()
     assert_clean(at)
-    assert at.title[0].value == EN["page.tokens"]
+    assert at.title[0].value == EN["page.tokens" if workaround else "page.overview"]
     assert at.text_input(key="ctl.src").value == "Hello World"
     assert query(at) == DEFAULT_QUERY
 
@@ -1068,14 +1126,14 @@ def test_the_comparison_shows_the_edited_run_minus_the_unedited_one():
         "enc.0.attn.scores"][0]
     change = after - before
     assert np.all(change != 0)
-    assert rf"\Delta \text{{scores}}_{{1}} = {bmatrix(change, DIGITS)}" in latex(at)
+    assert rf"\Delta S_{{1}} = {bmatrix(change, DIGITS)}" in latex(at)
     captions = [c.value for c in at.caption]
     assert EN_T("view.difference", changed=4, total=4, largest=fmt(np.abs(change).max(), DIGITS)) in captions
     assert EN_T("view.unedited_value", value=fmt(before[0, 0], DIGITS), change=fmt(change[0, 0], DIGITS)) in captions
     goto(at, "qkv")  # the answer holds from page to page; W_Q[0, 0, 0] changes column 0 of head 1's q only
     q_change = engine_trace([("enc.0.attn.W_Q", (0, 0, 0), 0.57)])["enc.0.attn.q"][0] - engine_trace()["enc.0.attn.q"][0]
     assert np.count_nonzero(q_change) == 2 and q_change[:, 1:].tolist() == [[0, 0], [0, 0]]
-    assert rf"\Delta \text{{q}}_{{1}} = {bmatrix(q_change, DIGITS)}" in latex(at)
+    assert rf"\Delta Q_{{1}} = {bmatrix(q_change, DIGITS)}" in latex(at)
     assert EN_T("view.difference", changed=2, total=6, largest=fmt(np.abs(q_change).max(), DIGITS)) in [
         c.value for c in at.caption]
     goto(at, "tokens")
@@ -1140,13 +1198,14 @@ def test_each_step_page_ends_with_its_neighbours_which_keep_the_link(lang):
 
 
 def _editor_places(at):
-    """For each weight editor (an expander "open.<param>.<head>"), the last step header and formula drawn before it,
-    past the editors and the note on the paper's form just before it: where every page puts its editors."""
+    """For each weight editor (an expander "open.<param>.<head>"), the last formula drawn before it (a step's header
+    and formula are one element), past the editors and the note on the paper's form just before it: where every
+    page puts its editors."""
     editors = {id(e) for e in at.expander if e.proto.id.rsplit("-", 1)[-1].startswith("open.")}
     places, drawn = [], []
     for node in at.main:
         if id(node) in editors:
-            places.append(tuple(drawn[-2:]))
+            places.append(drawn[-1])
         elif node.type == "latex" or (node.type == "markdown" and STEP_HEADER.match(node.value)):
             drawn.append(node)
     return places
@@ -1161,18 +1220,18 @@ def test_every_pages_editors_sit_under_the_formula_of_the_step_they_feed(page):
     places = _editor_places(at)
     assert bool(places) == (page not in NO_EDITORS), "a page whose first step reads weights shows their editors"
     trace = engine_trace()
-    for header, formula in places:
+    for header in places:
         match = STEP_HEADER.match(header.value)
-        assert match and formula.type == "latex", page
-        assert formula_body(formula) == trace.step(match["name"]).formula, page
+        assert match, page
+        assert formula_body(match["formula"]) == trace.step(match["name"]).formula, page
 
 
 def test_the_attention_pages_editors_of_q_and_k_moved_from_the_top_to_under_the_scores():
     at = open_page("attention")
-    (header, formula), _ = _editor_places(at)
+    header, _ = _editor_places(at)
     assert STEP_HEADER.match(header.value)["name"] == "enc.0.attn.scores"
     open_step(at, "attention", "weights")  # the softmax: the same editors, in the same place
-    assert [STEP_HEADER.match(h.value)["name"] for h, _ in _editor_places(at)] == ["enc.0.attn.weights"] * 2
+    assert [STEP_HEADER.match(h.value)["name"] for h in _editor_places(at)] == ["enc.0.attn.weights"] * 2
 
 
 def test_cross_attention_that_weighs_the_source_alike_says_so():

@@ -7,7 +7,9 @@ import pytest
 import engine
 from engine.generate import DISAGREEMENT, beam_search, generate
 from test_app import assert_clean, goto, notes, open_page, paragraphs, query, server_navigation  # noqa: F401 (fixture)
+from ui.format import DIGITS, fmt
 from ui.i18n import EN, ZH, translator
+from ui.labels import top_heading
 
 T = translator("en")
 SMALL = {"preset": "paper", "cfg": "d_model:16,n_heads:2,d_ff:32,n_layers:1", "src": "the cat sat on the mat"}
@@ -36,7 +38,7 @@ def expected_sentence(tokens):
 
 
 def expected_chosen(step):
-    return T("gen.chosen", token=step.token, p=f"{step.prob:.4g}", q=f"{step.sampled_prob:.4g}")
+    return T("gen.chosen", token=step.token, p=fmt(step.prob, DIGITS), q=fmt(step.sampled_prob, DIGITS))
 
 
 def test_greedy_is_the_engines_and_the_player_steps():
@@ -88,7 +90,9 @@ def test_a_shared_link_reproduces_a_sampled_sentence(link, kwargs):
     assert sentence_line(first) == expected_sentence(expected.tokens)
     shared = open_page("generate", gen=query(first)["gen"], **SMALL)
     assert sentence_line(shared) == sentence_line(first)
-    assert any(EN["gen.sampled"] in m.value for m in shared.markdown)
+    heading = top_heading(T, "gen.sampled", len(small_model().vocab))
+    assert heading.endswith(f"the 10 most likely of {len(small_model().vocab)}")
+    assert any(heading in m.value for m in shared.markdown)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -49,7 +49,9 @@ def test_the_note_says_what_the_app_and_the_paper_do_in_the_readers_language():
         at = open_page("attention", lang=lang)
         texts = [m.value for m in at.markdown]
         t = translator(lang)
-        assert f":orange-badge[{catalog['depart.badge']}] {t('depart.attn_divisor', divisor='30', d_k=3)}" in texts
+        badge = f":orange-badge[{catalog['depart.badge']}] "
+        note = next(text for text in texts if text.startswith(badge))
+        assert t("depart.attn_divisor", divisor="30", d_k=3) in note.removeprefix(badge).split("\n\n")  # and d_k's
         assert at.button(key="paper.attn_divisor.enc.0.attn").label == catalog["depart.attn_divisor.button"]
 
 
@@ -126,11 +128,11 @@ def test_the_presets_depart_where_they_say():
 def test_paper_vs_blog_marks_what_the_app_does_now(cfg, blog_now, paper_now):
     at = open_page("paper_vs_blog", **({"cfg": cfg} if cfg else {}))
     assert_clean(at)
-    box = next(m.value for m in at.markdown if m.value.startswith(f"**{EN['diff.divisor.topic']}**"))
+    box = next(m.value for m in at.markdown if m.value.startswith(f"##### {EN['diff.divisor.topic']}\n"))
     now = f":orange-badge[{EN['compare.now']}]"
     assert (f":gray[{EN['compare.post']}] {now}" in box) is blog_now
     assert (f":gray[{EN['compare.side.paper']}] {now}" in box) is paper_now
-    mask = next(m.value for m in at.markdown if m.value.startswith(f"**{EN['diff.mask.topic']}**"))
+    mask = next(m.value for m in at.markdown if m.value.startswith(f"##### {EN['diff.mask.topic']}\n"))
     assert f":gray[{EN['compare.side.app']}]\n" in mask and now not in mask
 
 

@@ -269,7 +269,7 @@ def test_a_teachers_link_shows_a_chinese_student_the_same_head_step_and_cell(ser
     teacher = new_page("en")
     teacher.goto(url(server, "attention"))
     settle(teacher)
-    teacher.get_by_role("tab", name=f"{EN['view.head']} 2", exact=True).click()
+    head_button(teacher, EN, 2).click()
     settle(teacher)
     teacher.get_by_role("radiogroup", name=EN["view.step"]).get_by_role("radio").nth(2).click()  # 3: weights
     settle(teacher)
@@ -289,8 +289,7 @@ def test_a_teachers_link_shows_a_chinese_student_the_same_head_step_and_cell(ser
     settle(student)
     no_exception(student)
     expect_title(student, ZH["page.attention"])
-    expect(student.get_by_role("tab", name=f"{ZH['view.head']} 2", exact=True)).to_have_attribute("aria-selected",
-                                                                                                   "true")
+    expect(head_button(student, ZH, 2)).to_have_attribute("aria-checked", "true")
     steps = student.get_by_role("radiogroup", name=ZH["view.step"]).get_by_role("radio")
     expect(steps.nth(2)).to_have_attribute("aria-checked", "true")
     expect(student.get_by_role("combobox", name=ZH["view.row"]).first).to_have_value("world")
@@ -300,6 +299,12 @@ def test_a_teachers_link_shows_a_chinese_student_the_same_head_step_and_cell(ser
     assert student.url == link, "the student's own link is the teacher's"
 
 
+def head_button(page, catalog, head):
+    """The button of a head (numbered from 1) in the page's row of heads."""
+    heads = page.get_by_role("radiogroup", name=catalog["view.head"], exact=True)
+    return heads.get_by_role("radio", name=f"{catalog['view.head']} {head}", exact=True)
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_copy_link_button_copies_what_the_page_shows(server, new_page, lang):
     page = new_page(lang)
@@ -307,7 +312,7 @@ def test_the_copy_link_button_copies_what_the_page_shows(server, new_page, lang)
     page.goto(url(server, "qkv", step="v"))
     settle(page)
     catalog = EN if lang == "en" else ZH
-    page.get_by_role("tab", name=f"{catalog['view.head']} 2", exact=True).click()
+    head_button(page, catalog, 2).click()
     page.wait_for_url(re.compile(r"head=2"), timeout=30_000)
     settle(page)
     copy = page.locator(".st-key-copy_link")

@@ -87,6 +87,17 @@ def test_the_latex_writes_the_digits_asked_for_and_the_text_keeps_eight():
     assert num_tex(e.value, 3) == "60.7" and num_tex(e.value) == "60.743"  # outside explain(): 6 digits
 
 
+def test_the_text_writes_the_digits_asked_for_also_where_it_is_written_late():
+    """The app gives its digits setting to the text too. LayerNorm's definitions are written on first reading,
+    after explain() returned: they keep the digits asked for."""
+    trace = engine.preset("hello-world", attn_divisor="sqrt_dk").run("Hello World", "hola")
+    assert trace.explain("enc.0.attn.scaled", (0, 0, 1), 3, 3).text == \
+        "enc.0.attn.scaled[0, 0, 1] = 105 / √d_k = 105 / 1.73 = 60.7"
+    e = trace.explain("enc.0.ln1", (0, 0), 3, 3)
+    assert "σ = √σ² = √113 = 10.6" in e.text and e.text.endswith("= 1.72 × 1 + 0 = 1.72")
+    assert trace.explain("enc.0.ln1", (0, 0), 3).text.endswith("= 1.7163583")  # the engine's default: 8
+
+
 def test_square_root_divisor_is_written_as_its_number():
     e = explain("enc.0.attn.scaled", (0, 0, 1), attn_divisor="sqrt_dk")
     assert r"\frac{105.21}{\sqrt{d_k}} = \frac{105.21}{1.73205}" in e.latex

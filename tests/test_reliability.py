@@ -630,15 +630,18 @@ def test_an_array_header_claiming_terabytes_is_refused(shape):
     assert [e.value[:28] for e in at.error] == ["lie.npz could not be loaded:"]
 
 
-@pytest.mark.parametrize("token", MARKUP_TOKENS[:2])
-def test_a_vocabulary_with_markup_is_refused(token):
-    """Tokens are written into Markdown and chart labels on every page of whoever opens the weights' link."""
-    at = open_tab(open_page("train"), "train.files")
+@pytest.mark.parametrize("token, lang", list(zip(MARKUP_TOKENS[:2], ("en", "zh"))))
+def test_a_vocabulary_with_markup_is_refused(token, lang):
+    """Tokens are written into Markdown and chart labels on every page of whoever opens the weights' link; the
+    refusal is in the page's language."""
+    at = open_tab(open_page("train", lang=lang), "train.files")
     at.file_uploader(key="train.upload").upload("vocab.npz", _with_vocabulary(GOOD_MODEL, token)).run()
     assert_consistent(at, "train")
-    assert [e.value for e in at.error] == [translator("en")(
-        "train.upload_bad", name="vocab.npz",
-        error="1 vocabulary entries are not single words, which no sentence can reach")]
+    t = translator(lang)
+    assert [e.value for e in at.error] == [t("train.upload_bad", name="vocab.npz",
+                                             error=t("msg.upload_odd_words", n=1))]
+    assert ("1 vocabulary entries are not single words, which no sentence can reach" in at.error[0].value) == (
+        lang == "en")
     assert "weights" not in query(at)
 
 

@@ -1,30 +1,41 @@
 """The server process's own settings (ui/server.py), each checked in a fresh Python process."""
+import asyncio
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT / "bench") not in sys.path:
+    sys.path.insert(0, str(ROOT / "bench"))
+
+from load import free_port, wait_until_up  # noqa: E402
+from protocol import Session  # noqa: E402
+from ui.i18n import EN  # noqa: E402
 
 # Each new thread (a script run) makes and frees 8 MB in 2 MB arrays four times; the page faults of each round.
-FAULTS = """
+ROUNDS = """
 import json, resource, threading
 import numpy as np
+def fault_rounds():
+    rounds = []
+    def faults():
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        arrays = [np.ones(2**18) for _ in range(4)]
+        rounds.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+    def script_run():
+        for _ in range(4):
+            faults()
+    for _ in range(3):
+        thread = threading.Thread(target=script_run)
+        thread.start()
+        thread.join()
+    return rounds
+"""
+FAULTS = ROUNDS + """
 from ui import server
 server.configure()
-rounds = []
-def faults():
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-    arrays = [np.ones(2**18) for _ in range(4)]
-    rounds.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
-def script_run():
-    for _ in range(4):
-        faults()
-for _ in range(3):
-    thread = threading.Thread(target=script_run)
-    thread.start()
-    thread.join()
-print(json.dumps(rounds))
+print(json.dumps(fault_rounds()))
 """
 
 # Eight threads (script runs) alive at once, each making a 2 MB array; then glibc's count of its heaps (arenas).
@@ -77,3 +88,63 @@ def test_threads_share_two_heaps():
         return run(ARENAS, setting, output="stderr").count("Arena ")
     assert arenas("default") > 2  # glibc gives each new thread a heap of its own, up to 8 per core
     assert arenas("configured") == 2
+
+
+IMPORT_ONLY = """
+import json
+import numpy
+from threadpoolctl import threadpool_info
+def blas():
+    return [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
+before = blas()
+import ui.context, ui.views
+print(json.dumps([before, blas()]))
+"""
+
+
+def test_importing_the_app_modules_configures_nothing():
+    before, after = run(IMPORT_ONLY)
+    assert before and after == before
+
+
+# A real server (Streamlit's own command line, in this process) with a probe thread: once told that a session has
+# run app.py, it reports the BLAS threads and the page faults of weight-sized blocks (ROUNDS) in the server process.
+SERVER = ROUNDS + """
+import sys
+from streamlit.web import cli
+from threadpoolctl import threadpool_info
+def probe():
+    sys.stdin.readline()  # a session has run
+    rounds = fault_rounds()
+    blas = [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
+    print(json.dumps({"blas": blas, "rounds": rounds}), flush=True)
+threading.Thread(target=probe, daemon=True).start()
+sys.argv = ["streamlit", "run", "app.py", "--server.port", sys.argv[1], "--server.headless", "true"]
+cli.main()
+"""
+
+
+def test_a_real_server_is_configured_by_its_first_session():
+    """The settings hold in a server whose first session opens a step page (a deep link, so folder mode first)."""
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-c", SERVER, str(port)], cwd=ROOT, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        wait_until_up(server, port)
+        session = asyncio.run(_first_session(f"http://localhost:{port}"))
+        assert not session.exceptions and EN["page.tokens"] in session.texts()  # the link's page, after app.py
+        server.stdin.write("ran\n")
+        server.stdin.flush()
+        report = json.loads(next(line for line in server.stdout if line.startswith("{")))
+    finally:
+        server.kill()
+        server.wait()
+    assert report["blas"] and set(report["blas"]) == {1}
+    pages = 4 * 2**21 // 4096
+    assert sorted(report["rounds"])[len(report["rounds"]) // 2] < pages // 32, report["rounds"]
+
+
+async def _first_session(url):
+    session = await Session.open(url, "tokens", timeout=120)
+    await session.close()
+    return session.last

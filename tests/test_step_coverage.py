@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from streamlit.proto.Block_pb2 import Block
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.testing.v1 import AppTest
 
@@ -24,9 +25,11 @@ from test_app import APP, ALL_PAGES, server_navigation  # noqa: E402, F401 (serv
 from ui import views  # noqa: E402
 from ui.i18n import EN  # noqa: E402
 from ui.labels import step_name_key  # noqa: E402
+from ui.navigation import neighbours  # noqa: E402
 from ui.state import AppState  # noqa: E402
 
-STEP_ROW = EN["view.step"]  # a flow's row of buttons, one per step: the flow records all its steps as drawn
+SAME_STEPS = {EN["view.step"], EN["view.head"]}  # a flow's rows of buttons, one per step and one per head: the flow
+# records all its steps as drawn, whichever is chosen
 TRAINING_DROPOUT = 0.1  # the paper's P_drop; any p > 0 records the same dropout steps
 
 
@@ -57,9 +60,18 @@ def press(at, group, label):
 
 
 def explore(at, done=frozenset()):
-    """Press every combination of the page's rows of buttons, one row after the other; a row that appears after
-    a press (the steps of another sub-layer, the layers of another place) is explored in its turn."""
-    rows = [g for g in at.main.button_group if g.key not in done and g.label != STEP_ROW]
+    """Open each tab of the page's sections (only the open one is drawn) and in each, press every combination of
+    its rows of buttons, one row after the other; a row that appears after a press (the steps of another sub-layer,
+    the layers of another place) is explored in its turn."""
+    sections = {key: labels for key, labels in tab_rows(at.main).items() if key not in done}
+    if sections:
+        key, labels = next(iter(sections.items()))
+        for label in labels:
+            at.session_state[key] = label  # the browser sends the open tab's label
+            at.run()
+            explore(at, done | {key})
+        return
+    rows = [g for g in at.main.button_group if g.key not in done and g.label not in SAME_STEPS]
     if not rows:
         return
     row = rows[0]
@@ -68,6 +80,18 @@ def explore(at, done=frozenset()):
         if i:
             press(at, at.button_group(key=row.key), label)
         explore(at, done | {row.key})
+
+
+def tab_rows(node) -> dict:
+    """The keyed st.tabs under an element tree's node: {key: their labels}. A tab container's widget id ends with its
+    key ($$ID-<hash>-<key>)."""
+    found = {}
+    proto = getattr(node, "proto", None)
+    if isinstance(proto, Block) and proto.WhichOneof("type") == "tab_container" and proto.tab_container.id:
+        found[proto.tab_container.id.split("-", 2)[2]] = [tab.label for tab in node.children.values()]
+    for child in getattr(node, "children", {}).values():
+        found |= tab_rows(child)
+    return found
 
 
 def recorded(preset, placement):
@@ -92,7 +116,7 @@ def test_every_recorded_step_is_drawn_on_a_page(preset, placement, drawn):
         at.run()
         assert not at.exception, (page, [e.message for e in at.exception])
         assert at.title[0].value == EN[f"page.{page}"]
-        if len(drawn) > before:  # a page of steps: press its buttons
+        if len(drawn) > before or neighbours(page):  # a page of steps (a stack's opens on a summary): explore it
             explore(at)
     expected = recorded(preset, placement)
     assert not sorted(expected - set(drawn)), f"no page draws {sorted(expected - set(drawn))}"
@@ -109,7 +133,7 @@ def test_each_button_of_a_flow_draws_its_step(monkeypatch):
     at.run()
     at.switch_page("pages/masked_attention.py")
     at.run()
-    row = next(g for g in at.main.button_group if g.label == STEP_ROW)  # the heads' flow, q to W^O's output
+    row = next(g for g in at.main.button_group if g.label == EN["view.step"])  # the heads' flow, q to W^O's output
     flow = [f"dec.0.self_attn.{leaf}" for leaf in ("q", "k", "v", "scores", "scaled", "mask", "masked", "weights",
                                                    "heads", "concat", "out")]
     assert row.options == [f"{i}. {EN[step_name_key(name)]}" for i, name in enumerate(flow, start=1)]
@@ -132,5 +156,5 @@ def test_the_dropout_page_shows_the_engines_training_pass():
         at.number_input(key="dropout.seed").set_value(seed).run()
         trace = model.run(state.src, state.tgt or None, dropout=TRAINING_DROPOUT, seed=seed)
         bodies = [element.value for element in at.latex]
-        assert any(rf"\text{{dropout}} = {bmatrix(trace['src.dropout'], DIGITS)}" in body for body in bodies), seed
+        assert any(rf"{{\text{{Dropout}}}} = {bmatrix(trace['src.dropout'], DIGITS)}" in body for body in bodies), seed
     assert not np.array_equal(trace["src.dropout"], model.run(state.src, state.tgt or None, dropout=0.1)["src.dropout"])

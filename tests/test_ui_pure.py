@@ -1,5 +1,6 @@
 """The app's pure helpers, without Streamlit: the URL state (ui/state.py), number formatting (ui/format.py),
-the two catalogs (ui/i18n.py) and the axis labels (ui/labels.py)."""
+the catalogs (ui/i18n.py, ui/catalogs/) and the axis labels (ui/labels.py)."""
+import dataclasses
 import json
 import math
 import re
@@ -25,7 +26,8 @@ from ui import format as fmt_mod  # noqa: E402
 from ui import generation  # noqa: E402
 from ui import state as app_state  # noqa: E402
 from ui.format import DIGITS, DIGITS_RANGE, bmatrix, fmt, fmt_tex, printed_width, table  # noqa: E402
-from ui.i18n import EN, LANGUAGES, MATH_WORDS, PLAIN_WORDS, ZH, language_of, translator  # noqa: E402
+from ui.i18n import (CATALOG_DIR, CATALOGS, EN, LANGUAGES, MATH_WORDS, PLAIN_WORDS, ZH, language_of,  # noqa: E402
+                     load_catalogs, translator)
 from ui.labels import (INTRO_SETTINGS, SEED_NOTES, indices, intro_keys, param_axes, step_axes, top_tokens,  # noqa: E402
                        unique)
 from ui.navigation import PAGES, page_file  # noqa: E402
@@ -412,27 +414,57 @@ def test_table():
     assert table(np.array([0.5, 2.0])) == [["0.5", "2"]]
 
 
-# ---- ui/i18n.py -------------------------------------------------------------------------------------------
+# ---- ui/i18n.py and ui/catalogs/ --------------------------------------------------------------------------
 
 def _placeholders(text):
     return sorted((name, conversion or "", spec or "") for _, name, spec, conversion in string.Formatter().parse(text)
                   if name is not None)
 
 
-def test_catalogs_have_the_same_keys():
-    assert sorted(set(EN) - set(ZH)) == []
-    assert sorted(set(ZH) - set(EN)) == []
+@pytest.mark.parametrize("lang", sorted(set(LANGUAGES) - {"en"}))
+def test_catalogs_have_the_same_keys(lang):
+    assert sorted(set(EN) - set(CATALOGS[lang])) == []
+    assert sorted(set(CATALOGS[lang]) - set(EN)) == []
 
 
 @pytest.mark.parametrize("key", sorted(EN))
 def test_catalogs_have_the_same_placeholders(key):
-    assert _placeholders(EN[key]) == _placeholders(ZH[key]), key
+    for lang, catalog in CATALOGS.items():
+        assert _placeholders(EN[key]) == _placeholders(catalog[key]), (lang, key)
+
+
+def test_the_catalogs_are_the_files_of_ui_catalogs():
+    """One TOML file per language, named by its code and naming its language; a text split over lines in the file
+    is one line on screen, joined without the break and the next line's indent."""
+    assert sorted(path.name for path in CATALOG_DIR.iterdir()) == ["en.toml", "zh.toml"]
+    assert LANGUAGES == {"en": "English", "zh": "简体中文"} and list(CATALOGS) == ["en", "zh"]
+    assert EN["ctl.digits_help"] == ("Significant digits of every number shown (matrices, heatmaps, a cell's "
+                                     "arithmetic). Only the printing changes: the model computes with every digit.")
+    assert ZH["formulas.side_by_side"].endswith("列已标出。$W^K$ 和 $W^V$ 也是这样切分的。")
+    assert all(type(text) is str and "\n" not in text for catalog in CATALOGS.values() for text in catalog.values())
+
+
+def test_a_new_language_is_one_file(tmp_path, monkeypatch):
+    """A partial catalog dropped next to the shipped ones is a language: it names itself in the picker, the
+    browser's locale and the translator find it, and every key it lacks reads in English."""
+    for path in CATALOG_DIR.glob("*.toml"):
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    (tmp_path / "xx.toml").write_text('"lang.name" = "Xish"\n"page.overview" = "Xoverview"\n'
+                                      '"msg.too_big" = "xx {field} {high} {value}"\n', encoding="utf-8")
+    catalogs = load_catalogs(tmp_path)
+    assert list(catalogs) == ["en", "xx", "zh"] and catalogs["xx"]["lang.name"] == "Xish"
+    assert catalogs["zh"] == ZH
+    monkeypatch.setattr("ui.i18n.CATALOGS", catalogs)
+    t = translator("xx")
+    assert (t.lang, t("page.overview"), t("msg.too_big", field="d", high=8, value=9)) == ("xx", "Xoverview", "xx d 8 9")
+    assert t("ctl.src") == EN["ctl.src"] == "Source sentence"  # a key the file lacks
+    assert [language_of(locale) for locale in ("xx-YY", "xx", "zh-CN", "fr")] == ["xx", "xx", "zh", "en"]
 
 
 @pytest.mark.parametrize("lang", sorted(LANGUAGES))
 def test_every_message_formats_with_its_placeholders(lang):
     t = translator(lang)
-    for key, text in (EN if lang == "en" else ZH).items():
+    for key, text in CATALOGS[lang].items():
         values = {name: "X" for name, _, _ in _placeholders(text)}
         result = t(key, **values)
         assert "{" not in result.replace("{{", "") and result.strip(), key
@@ -442,7 +474,7 @@ def test_every_message_formats_with_its_placeholders(lang):
 def test_bold_words_are_closed_where_markdown_can_close_them(lang):
     """CommonMark does not end **bold** on a ** that follows punctuation and precedes a letter: "**最佳句子：**soy"
     shows its stars. The punctuation goes after the closing stars ("**最佳句子**：soy")."""
-    unclosed = {key: text for key, text in (EN if lang == "en" else ZH).items()
+    unclosed = {key: text for key, text in CATALOGS[lang].items()
                 if re.search(r"[，。：；！？）:;!?)]\*\*[\w{`]", text)}
     assert not unclosed
 
@@ -483,12 +515,15 @@ def test_every_setting_an_intro_depends_on_has_its_text_in_every_value(lang):
             texts = {t(intro_keys(page, config)[position], d_k=config.d_k, divisor=f"{config.divisor:.4g}")
                      for config in _every_value(field)}
             assert len(texts) == len(_every_value(field)) and not any("{" in text for text in texts), (page, field)
-    facts = {"add_norm": ("000", "(xᵢ − μ)²", "003", "(1/d) Σⱼ Xᵢⱼ"),  # the slip, and what is right
-             "masked_attention": ("003", "20", "K = YW^K"), "multihead": ("001", "512×512", "n × d_model"),
-             "qkv": ("(4 × 1)", "3.99")}
+    # each note names its source by its title (the app never numbers them), its slip, and what is right
+    facts = {"add_norm": ("The transformer's details", "(xᵢ − μ)²", "Transformer 讲稿整理", "(1/d) Σⱼ Xᵢⱼ"),
+             "masked_attention": ("Transformer 讲稿整理", "20", "K = YW^K"),
+             "multihead": ("输入的流动过程", "512×512", "n × d_model"),
+             "qkv": ("The Random Transformer", "(4 × 1)", "3.99")}
     assert set(facts) == set(SEED_NOTES)
     for page, words in facts.items():
         assert all(word in t(f"seednote.{page}") for word in words), page
+        assert not re.search(r"seed|种子|\b00\d\b", t(f"seednote.{page}"), re.IGNORECASE), page
     assert t("intro.attention.sqrt_dk", d_k=3, divisor="1.732") in (
         "The divisor is the paper's √d_k, here √3 = 1.732.", "除数是论文的 √d_k，这里 √3 = 1.732。")
 
@@ -633,6 +668,42 @@ def test_every_step_has_a_description_in_both_languages(placement, dropout):
         "hello", "hola", dropout=dropout)
     for name in trace:
         assert description_key(name) in EN and description_key(name) in ZH, name
+
+
+@pytest.mark.parametrize("catalog", [EN, ZH], ids=["en", "zh"])
+def test_no_step_header_says_the_steps_name_twice(catalog):
+    """A header reads "{name} · {description}": the description adds to the name, never repeats its words or its
+    symbol ("First linear layer · First linear layer: …" did)."""
+    from ui.labels import description_key, step_name_key
+
+    names = set()
+    for options in ({}, {"norm_placement": "pre", "attn_bias": True, "pos_encoding": "learned", "tied_output": False,
+                         "shared_embeddings": False}):
+        names |= set(engine.preset("paper", d_model=8, n_heads=2, d_ff=8, n_layers=1, **options).run(
+            "hello", "hola", dropout=0.1))
+    assert {"enc.0.attn.scores", "dec.0.ffn.hidden", "dec.out", "probs", "enc.0.drop1"} <= names
+    for name in names:
+        title, description = catalog[step_name_key(name)], catalog[description_key(name)].casefold()
+        words = re.sub(r"\$[^$]*\$", "", title).strip().casefold()
+        assert words and words not in description, (name, title, description)
+        assert all(symbol not in description for symbol in re.findall(r"\$[^$]*\$", title)), (name, description)
+
+
+def test_a_matrix_is_called_by_its_formulas_symbol_or_in_the_readers_language():
+    """Beside a glance's or a step's matrix: S_1' (head 1's scaled scores) as its formula writes S_i', else the step's
+    name on screen, never the code's English leaf (\\text{scores}_1 in the Chinese app)."""
+    from ui.labels import STEP_TEX, step_name_key, step_tex
+
+    trace = engine.preset("paper", d_model=8, n_heads=2, d_ff=8, n_layers=1).run("hello", "hola", dropout=0.1)
+    for name in trace:
+        leaf, formula = name.rsplit(".", 1)[-1], trace.step(name).formula
+        if leaf in STEP_TEX:
+            assert STEP_TEX[leaf].replace("_{i}", "_i") in formula, name
+        else:
+            assert re.search(r"[\u3400-\u9fff]", step_tex(name, 0, ZH[step_name_key(name)])), name
+    assert step_tex("enc.0.attn.scaled", 0, ZH["step.attn.scaled"]) == "S_{1}'"
+    assert step_tex("enc.0.attn.out", None, EN["step.attn.out"]) == r"{\text{Output projection }W^O}"
+    assert step_tex("enc.0.attn.concat", 1, ZH["step.attn.concat"]) == r"{\text{拼接}}_{2}"
 
 
 # ---- generation settings, their URL form, and the beam tree ----------------------------------------------
@@ -793,6 +864,22 @@ def test_every_step_and_parameter_has_a_name_on_screen_in_both_languages():
     assert param_key("embed.src") == "embed.src" and param_key("dec.ln_final.beta") == "beta"
 
 
+@pytest.mark.parametrize("preset", ["hello-world", "paper"])
+def test_an_embedding_tables_editor_says_who_else_reads_it(preset):
+    """The decoder input page edits E_src when one table serves both sides, as in both presets: its words say so,
+    and say the output layer reads it where it is tied (the paper preset)."""
+    from ui.labels import param_words_key
+
+    model = engine.preset(preset)
+    assert model.embed_names["tgt"] == "embed.src" == model.run("hello", "hola").step("tgt.embed").inputs[-1]
+    key = param_words_key("embed.src", model.config)
+    assert key == {"hello-world": "param.embed.src.shared", "paper": "param.embed.src.shared.tied"}[preset]
+    assert "target" in EN[key] and "目标语言" in ZH[key] and ("output" in EN[key]) == model.config.tied_output
+    apart = dataclasses.replace(model.config, shared_embeddings=False)
+    assert param_words_key("embed.src", apart) == "param.embed.src"
+    assert param_words_key("embed.tgt", apart) == "param.embed.tgt" + ".tied" * model.config.tied_output
+
+
 def test_step_pages_link_to_their_neighbours_in_the_order_data_flows():
     from ui.navigation import CHAIN, neighbours
 
@@ -928,6 +1015,26 @@ def test_a_wide_heatmap_has_one_click_trace_per_row_whose_hover_the_browser_writ
     assert (rows[1].text is None) is by_index and (by_index or list(rows[1].text) == col_labels)
 
 
+@pytest.mark.parametrize("digits", [4, 5])
+def test_a_wide_rows_hover_number_is_fmts_where_d3_would_write_it_otherwise(digits):
+    """d3's .4~g writes 12345 as 1.235e+4 and −∞ as -Infinity, fmt 12345 and −∞: such a row sends fmt's text (the
+    rest keep the cheap typed numbers). The bound is where either rounds up to 10^digits (or fmt's 10⁵)."""
+    import plotly.graph_objects as go
+
+    from ui.figures import heatmap
+
+    bound = 10.0 ** min(digits, 5)
+    matrix = np.array([[bound - 0.6, -2.5] * 100, [bound - 0.4, 1.0] * 100, [1.0, -np.inf] * 100])
+    rows = go.Figure(heatmap(matrix, ["a", "b", "c"], indices(200), digits=digits).to_dict()).data[1:]
+    np.testing.assert_array_equal(typed_array(rows[0].customdata), matrix[0])
+    assert rows[0].hovertemplate == f"%{{meta}} · %{{x}}: %{{customdata:.{digits}~g}}<extra></extra>"
+    for row, values in zip(rows[1:], matrix[1:]):
+        assert list(row.customdata) == [fmt(v, digits) for v in values]
+        assert row.hovertemplate == "%{meta} · %{x}: %{customdata}<extra></extra>"
+    assert list(rows[1].customdata[:2]) == ["1" + "0" * digits, "1"]  # d3: 1e+4, 1e+5
+    assert list(rows[2].customdata[:2]) == ["1", "−∞"]
+
+
 def test_unvalidated_bars_and_curves_are_valid_plotly_figures():
     import plotly.graph_objects as go
 
@@ -939,6 +1046,46 @@ def test_unvalidated_bars_and_curves_are_valid_plotly_figures():
     loss = go.Figure(figure.to_dict())  # the numbers travel as base64 blocks ({"dtype", "bdata"}), which plotly accepts
     assert loss.layout.yaxis.type == "log" and loss.layout.xaxis.title.text == "step"
     assert list(typed_array(loss.data[0].x)) == [1, 2, 3] and list(typed_array(loss.data[0].y)) == [3, 2, 1.5]
+
+
+def test_every_formula_is_drawn_by_views_latex_which_gives_it_room():
+    """st.latex alone lets KaTeX clip a tall first or deep last line (views.latex); training's and generation's
+    formulas used it."""
+    root = Path(__file__).resolve().parents[1]
+    callers = [path.relative_to(root).as_posix() for folder in ("ui", "pages") for path in (root / folder).glob("*.py")
+               if "st.latex(" in path.read_text(encoding="utf-8")]
+    assert callers == ["ui/views.py"]
+    assert (root / "ui/views.py").read_text(encoding="utf-8").count("st.latex(") == 1
+
+
+def test_the_paper_vs_blog_page_writes_its_math_as_math_and_its_chinese_in_chinese():
+    """Its words (the engine's record in English, the catalog's Chinese) put a symbol in $…$ (brace-free: a
+    catalog's braces are placeholders), an option's code name in `…`, and otherwise write math as the app's prose
+    does (√(σ² + ε), 10⁻¹⁰): none of sqrt(3), W_Q, W^O, 4.68e-10 or eps in plain text. The Chinese quotes no
+    English sentence (“We'll skip this for now” was one)."""
+    for catalog in (EN, ZH):
+        texts = {key: text for key, text in catalog.items() if key.startswith(("diff.", "compare."))}
+        assert len(texts) > 30
+        for key, text in texts.items():
+            prose = re.sub(r"\$[^$]*\$|`[^`]*`", "", text)
+            assert not re.search(r"sqrt|\^|\b[WQKV]_|\b[QKVZ]\d|\de[-−]\d|\beps\b", prose), (key, text)
+    quotes = [quote for key, text in ZH.items() if key.startswith("diff.") for quote in re.findall("“([^”]*)”", text)]
+    assert quotes and not any(re.search("[A-Za-z]+ [A-Za-z]+", quote) for quote in quotes), quotes
+    assert translator("zh").math(r"\text{normalized}_1 = 1.718") == r"\text{归一化值}_1 = 1.718"
+
+
+def test_every_bar_has_its_number_at_the_readers_digits_without_e_notation():
+    """Next-token bars: fmt's digits, a power of ten as ×10 with a superscript (6.26e-05 read badly), written by a
+    text trace (plotly drops a bar's own text when the bar is under a pixel long), on an axis longer than the
+    longest bar, so its number has room after it."""
+    from ui.figures import BAR_ROOM, bars
+
+    chart = bars(["hola", "mundo", "el"], np.array([0.9991, 6.2634e-5, 0.0]), digits=3).to_dict()
+    bar, numbers = chart["data"]
+    assert "text" not in bar and numbers["mode"] == "text" and numbers["y"] == bar["y"] == ["hola", "mundo", "el"]
+    assert numbers["text"] == ["0.999", "6.26×10<sup>−5</sup>", "0"] and numbers["x"] == bar["x"]
+    assert chart["layout"]["xaxis"]["range"] == [0, pytest.approx(0.9991 * BAR_ROOM)] and BAR_ROOM > 1
+    assert bars(["a"], np.array([np.nan])).to_dict()["layout"]["xaxis"]["range"] == [0, BAR_ROOM]
 
 
 def wire(value):
@@ -978,7 +1125,7 @@ def test_a_chart_sends_what_plotly_sends_of_the_same_figure(chart):
 def test_every_word_written_inside_the_engines_formulas_has_its_chinese():
     sources = "".join(path.read_text(encoding="utf-8") for path in (ROOT / "engine").glob("*.py"))
     written = {w.replace("{{", "{").replace("}}", "}") for w in re.findall(r"\\text\{\{?([^}$]*?)\}", sources)}
-    identifiers = {"EOS", "NaN", "SOS", "dec", "emb", "enc", "head", "logits", "model", "normalized", "out", "score",
+    identifiers = {"EOS", "NaN", "SOS", "dec", "emb", "enc", "head", "logits", "model", "out", "score",
                    "token", "top-", "warmup"}  # names, the same in both languages
     words = {w for w in written - identifiers if not w.startswith("{")}  # "{...": a token or label put in
     assert words == set(MATH_WORDS["zh"]), words ^ set(MATH_WORDS["zh"])

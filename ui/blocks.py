@@ -42,12 +42,13 @@ def weights_side_by_side(block: str, head: int):
     ctx = context.get()
     W = ctx.model.params[f"{block}.W_Q"]
     h, d_model, d_k = W.shape
-    st.markdown(ctx.t("formulas.side_by_side", h=h, d_model=d_model, width=h * d_k, head=head + 1, d_k=d_k))
+    text = ctx.t("formulas.side_by_side", h=h, d_model=d_model, width=h * d_k, head=head + 1, d_k=d_k)
     if d_model <= views.LATEX_CELLS and h * d_k <= views.LATEX_CELLS:
-        views.latex(att.SIDE_BY_SIDE_TEX + " = " + side_by_side_tex(W, head, min(ctx.state.digits, DIGITS)))
+        views.text_and_formula(text, att.SIDE_BY_SIDE_TEX + " = " + side_by_side_tex(W, head,
+                                                                                    min(ctx.state.digits, DIGITS)))
         return
     rows = min(d_model, WQ_ROWS)
-    views.latex(att.SIDE_BY_SIDE_TEX)
+    views.text_and_formula(text, att.SIDE_BY_SIDE_TEX)
     st.caption(ctx.t("formulas.first_rows", rows=rows, d_model=d_model))
     chart = heatmap(att.heads_side_by_side(W)[:rows], indices(rows), indices(h * d_k), digits=ctx.state.digits)
     st.plotly_chart(mark_head(chart, head, d_k, h), key=f"wq.{block}.{head}", config={"displayModeBar": False})
@@ -61,10 +62,10 @@ def attention(block: str, key: str, focus: str):
         st.container(border=True).markdown(  # a lesson, not a warning: no alert box
             ":material/info: " + ctx.t("cross.even", n=ctx.trace[f"{block}.weights"].shape[-1], tolerance=EVEN))
     steps = ["q", "k", "v", "scores", "scaled"] + (["mask", "masked"] if block.endswith(".self_attn") else [])
-    for head in views.head_tabs(f"heads.{key}.{block.split('.')[1]}"):
-        weights_side_by_side(block, head)
-        views.flow([f"{block}.{s}" for s in steps + ["weights", "heads", "concat", "out"]], head, key=key,
-                   focus=f"{block}.{focus}")  # concat and out (all heads): one flow draws one step, one heatmap
+    head = views.head_picker(f"heads.{key}.{block.split('.')[1]}")
+    weights_side_by_side(block, head)
+    views.flow([f"{block}.{s}" for s in steps + ["weights", "heads", "concat", "out"]], head, key=key,
+               focus=f"{block}.{focus}")  # concat and out (all heads): one flow draws one step, one heatmap
 
 
 def add_norm(stack: str, layer: int, key: str):
@@ -83,22 +84,18 @@ def ffn(stack: str, layer: int, key: str):
 
 
 def stack_output(stack: str):
-    """What each layer changes, all layers at a glance; then one layer: where its heads look, and its output in full
-    (the last layer's with the stack's, which in post-norm is the same tensor, drawn once)."""
+    """Two sections (lazy tabs, one drawn per rerun): what each layer changes, all layers at a glance; one layer:
+    where its heads look, and its output in full (the last layer's with the stack's, which in post-norm is the same
+    tensor, drawn once)."""
     ctx = context.get()
     names = layers.layer_outputs(ctx.trace, stack)
-    _layer_changes(ctx, stack, names)
-    st.subheader(ctx.t("stack.one_layer"))
-    layer = views.layer_picker(f"layer.{stack}_stack", default=ctx.config.n_layers - 1)
-    for block, sublayer in STACK_ATTENTION[stack].items():
-        _attention_focus(ctx, f"{stack}.{layer}.{block}", sublayer)
-    _layer_output(ctx, stack, names, layer)
+    views.section_tabs({"stack.changes": lambda: _layer_changes(ctx, stack, names),
+                        "stack.one_layer": lambda: _one_layer(ctx, stack, names)}, f"{stack}.section", link="section")
 
 
 def _layer_changes(ctx, stack, names):
     """One measure (engine.layers) per position and layer, as a heatmap with its numbers: positions down, layers
     across."""
-    st.subheader(ctx.t("stack.changes"))
     measure = _choice(f"{stack}.measure", ctx.t("stack.measure"), list(MEASURES), lambda m: ctx.t(f"stack.{m}"))
     values = getattr(layers.layer_changes([ctx.trace[name] for name in names]), measure)  # (layers, positions)
     views.latex(MEASURES[measure])
@@ -108,6 +105,13 @@ def _layer_changes(ctx, stack, names):
     chart = heatmap(values.T, step_axes(ctx.trace, names[0])[0], columns, digits=ctx.state.digits)
     st.plotly_chart(chart, key=f"{stack}.{measure}", config={"displayModeBar": False},
                     width=views.chart_width(len(columns)))
+
+
+def _one_layer(ctx, stack, names):
+    layer = views.layer_picker(f"layer.{stack}_stack", default=ctx.config.n_layers - 1)
+    for block, sublayer in STACK_ATTENTION[stack].items():
+        _attention_focus(ctx, f"{stack}.{layer}.{block}", sublayer)
+    _layer_output(ctx, stack, names, layer)
 
 
 def _attention_focus(ctx, block, sublayer):
@@ -159,8 +163,8 @@ def dropout():
                                                  f"sublayer.{drops[d][1]}")))
     trace = _training_pass(ctx.state.model_key, p, int(seed))
     names = [trace.step(drop).inputs[0], drop]  # before, after
-    for head in views.head_tabs("heads.dropout") if trace[drop].ndim == 3 else [None]:
-        views.flow(names, head, key=f"dropout.{drop}", focus=drop, trace=trace)
+    head = views.head_picker("heads.dropout") if trace[drop].ndim == 3 else None
+    views.flow(names, head, key=f"dropout.{drop}", focus=drop, trace=trace)
 
 
 def _choice(key, label, options, format_func, link=None):

@@ -8,22 +8,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import streamlit as st
-from streamlit.runtime.state import get_session_state
 
 import engine
 from engine.config import CHOICES
 from engine.tokens import split
 
-from . import model_card, server
+from . import model_card, streamlit_internals
 from . import state as app_state
 from .format import DIGITS_RANGE
 from .i18n import LANGUAGES, language_of, plain_math, translator
 from .navigation import HOME, PAGES, page_file
 from .share import copy_link_button
 from .state import APP_LIMITS, DEFAULT_TARGET, FLOAT_RANGES, MAX_CHARS, AppState, LimitError
+from .streamlit_internals import forget_stale_widgets
 from .weights import WeightsStore
-
-server.configure()
 
 SIZE_FIELDS = ("d_model", "n_heads", "d_k", "d_v", "d_ff", "n_layers")
 CHOICE_FIELDS = ("layer_norm", "norm_placement", "pos_encoding", "activation", "softmax")
@@ -107,9 +105,13 @@ def build() -> Context:
     good: AppState = st.session_state.state
     t = translator(st.session_state.get("ctl.lang", good.lang))
     forget_stale_widgets()
-    candidate, card = _controls(good, t)
-    context = _make(candidate, good, t, st.sidebar)
-    _describe_model(card, context)
+    context = _make(_controls(good, t), good, t, st.sidebar)
+    _describe_model(st.sidebar, context)
+    if context.state.edits:
+        st.sidebar.caption(t("ctl.edits"))
+        st.sidebar.button(t("ctl.reset_edits"), key="ctl.reset_edits", on_click=lambda: set_state(
+            st.session_state.state.without_edits()))
+    copy_link_button(st.sidebar, t)
     return context
 
 
@@ -158,10 +160,22 @@ def refusal(t, error: ValueError) -> str:
 
 def navigation(t) -> dict:
     """The navigation's pages by section, made once per session and language (making them costs each rerun ~1 ms)."""
+    return _pages(t)[0]
+
+
+def page_entry(t, page: str):
+    """A page's st.Page in this session's navigation: st.page_link given it resolves no file path (two realpath
+    calls, ~0.7 ms of every link on every rerun)."""
+    return _pages(t)[1][page]
+
+
+def _pages(t) -> tuple[dict, dict]:
+    """({section: its pages' entries}, {page: its entry}), kept per session and language."""
     key = f"navigation.{t.lang}"
     if key not in st.session_state:
-        st.session_state[key] = {t(f"section.{section}"): [entry for page in pages for entry in _entries(t, page)]
-                                 for section, pages in PAGES.items()}
+        entries = {page: _entries(t, page) for pages in PAGES.values() for page in pages}
+        st.session_state[key] = ({t(f"section.{section}"): [entry for page in pages for entry in entries[page]]
+                                  for section, pages in PAGES.items()}, {page: e[0] for page, e in entries.items()})
     return st.session_state[key]
 
 
@@ -194,28 +208,13 @@ def _model_settings(state: AppState) -> tuple:
     return state.preset, state.seed, state.overrides, state.weights
 
 
-def forget_stale_widgets() -> None:
-    """Drop what Streamlit 1.67 keeps of widgets a session no longer shows: after each run it forgets a stale
-    widget's value but not its metadata. A clickable heatmap gets a new widget id whenever its numbers or its
-    marked cell change, so a session grew by ~1.4 kB per rerun for as long as it lived (docs/PERFORMANCE.md,
-    memory soak). Private API, checked by tests/test_app.py: a widget is live while it has a value (sent by the
-    browser or kept from the last run) or is the one its key names."""
-    session = get_session_state()._state
-    widgets, keys = session._new_widget_state, session._key_id_mapper
-    live = widgets.states.keys() | session._old_state.keys() | set(keys._key_id_mapping.values())
-    for stale in widgets.widget_metadata.keys() - live:
-        del widgets.widget_metadata[stale]
-    for stale in keys.id_key_mapping.keys() - live:  # the key's earlier ids
-        del keys.id_key_mapping[stale]
-
-
 def _leave_folder_mode():
     """A deep link opened before any session ran app.py finds Streamlit still in its legacy mode, where a
-    page of pages/ runs without the entry point. Switch to st.navigation's mode and run the entry point."""
-    from streamlit.runtime.pages_manager import PagesManager
-
-    PagesManager.uses_pages_directory = False
-    st.rerun()
+    page of pages/ runs without the entry point. Switch to st.navigation's mode and run the entry point; with the
+    workaround off (ui/streamlit_internals.py), go to the entry point, whose st.navigation leaves folder mode."""
+    if streamlit_internals.leave_folder_mode():
+        st.rerun()
+    st.switch_page("app.py")
 
 
 def set_state(new: AppState, reset_editors: bool = True) -> None:
@@ -281,7 +280,7 @@ def _sync_widgets(state: AppState):
     widgets get theirs when they are drawn: a value kept for a widget not on the page is one more entry that
     Streamlit copies for every keyed widget of every rerun."""
     st.session_state.update({"ctl.lang": state.lang, "ctl.preset": state.preset, "ctl.src": state.src,
-                             "ctl.tgt": state.tgt, "ctl.digits": state.digits})
+                             "ctl.tgt": state.tgt})
     if st.session_state.get("ctl.options_drawn"):
         st.session_state.update(_option_values(state))
 
@@ -290,7 +289,7 @@ def _option_values(state: AppState) -> dict:
     """The option widgets' values for a state, by widget key."""
     config = state.config()
     values = {f"ctl.{field}": getattr(config, field) for field in SIZE_FIELDS + CHOICE_FIELDS + BOOL_FIELDS + ("eps",)}
-    values["ctl.seed"] = state.seed
+    values["ctl.seed"], values["ctl.digits"] = state.seed, state.digits
     values["ctl.divisor_kind"] = "sqrt" if config.attn_divisor == "sqrt_dk" else "number"
     values["ctl.divisor"] = 30.0 if config.attn_divisor == "sqrt_dk" else float(config.attn_divisor)
     return values
@@ -329,18 +328,16 @@ def _on_heads_change():
         st.session_state["ctl.d_k"] = st.session_state["ctl.d_v"] = d_model // heads
 
 
-def _controls(good: AppState, t) -> tuple[AppState, object]:
-    """The state the sidebar's widgets ask for, and the place under the preset for the model in use."""
+def _controls(good: AppState, t) -> AppState:
+    """The state the sidebar's widgets ask for."""
     sidebar = st.sidebar
     notes = st.session_state.pop("url_notes", [])
     for note in notes:
         sidebar.warning(t("msg.url", detail=refusal(t, note) if isinstance(note, ValueError) else note))
     sidebar.segmented_control(t("lang.label"), list(LANGUAGES), format_func=LANGUAGES.get, key="ctl.lang",
                               required=True)
-    sidebar.slider(t("ctl.digits"), *DIGITS_RANGE, key="ctl.digits", help=t("ctl.digits_help"))
     sidebar.selectbox(t("ctl.preset"), list(engine.PRESETS), format_func=lambda p: t(f"preset.{p}"),
                       key="ctl.preset", on_change=_on_preset_change)
-    card = sidebar.container()  # the model in use, once this run's state is known (_describe_model)
     sidebar.text_input(t("ctl.src"), key="ctl.src", max_chars=MAX_CHARS)
     sidebar.text_input(t("ctl.tgt"), key="ctl.tgt", max_chars=MAX_CHARS)
     sos_only = not split(st.session_state["ctl.tgt"])  # the post's own decoder step
@@ -352,36 +349,31 @@ def _controls(good: AppState, t) -> tuple[AppState, object]:
         if not st.session_state.get("ctl.options_drawn"):  # hidden widgets forget their values: give them back
             st.session_state.update(_option_values(good))
         with options:
-            overrides, seed = _option_widgets(good, t)
+            digits = int(st.slider(t("ctl.digits"), *DIGITS_RANGE, key="ctl.digits", help=t("ctl.digits_help")))
+            overrides, seed = _option_widgets(good, t)  # digits: a forged 4.5, within the slider's range, is 4
     else:
-        overrides, seed = good.overrides, good.seed
+        overrides, seed, digits = good.overrides, good.seed, good.digits
     st.session_state["ctl.options_drawn"] = options.open
-    if good.edits:
-        sidebar.caption(t("ctl.edits"))
-        sidebar.button(t("ctl.reset_edits"), key="ctl.reset_edits", on_click=lambda: set_state(
-            st.session_state.state.without_edits()))
-    copy_link_button(sidebar, t)
     same_model = (seed, overrides) == (good.seed, good.overrides)  # trained weights fit only their own model
     lang = st.session_state["ctl.lang"] if st.session_state["ctl.lang"] in LANGUAGES else good.lang
-    digits = int(st.session_state["ctl.digits"])  # a forged 4.5, within the slider's range, is 4
     return good.replace(lang=lang, lang_chosen=good.lang_chosen or lang != good.lang, digits=digits,
                         src=st.session_state["ctl.src"],
                         tgt=st.session_state["ctl.tgt"], seed=seed, overrides=overrides,
-                        weights=good.weights if same_model else ""), card
+                        weights=good.weights if same_model else "")
 
 
-def _describe_model(card, context: Context) -> None:
+def _describe_model(sidebar, context: Context) -> None:
     """The model in use: its sizes, where its weights came from and, for weights the server holds, how long their
     link works, with a way back to the preset's weights."""
     state, t, store = context.state, context.t, weights_store()
-    card.caption(t("model.in_use_line", model=model_description(context)))
+    sidebar.caption(t("model.in_use_line", model=model_description(context)))
     if not state.weights:
         return
     if store.on_disk(state.weights):
-        card.caption(t("model.kept", id=state.weights, files=store.max_files, mb=store.max_bytes // 2**20))
+        sidebar.caption(t("model.kept", id=state.weights, files=store.max_files, mb=store.max_bytes // 2**20))
     else:
-        card.caption(t("model.kept_memory", id=state.weights, n=store.memory))
-    card.button(t("ctl.drop_weights"), key="ctl.drop_weights", on_click=lambda: set_state(
+        sidebar.caption(t("model.kept_memory", id=state.weights, n=store.memory))
+    sidebar.button(t("ctl.drop_weights"), key="ctl.drop_weights", on_click=lambda: set_state(
         st.session_state.state.replace(weights="", edits=())))
 
 

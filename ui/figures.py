@@ -5,7 +5,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import get_colorscale
 
-from .format import DIGITS, table
+from .format import DIGITS, fmt, table
 from .labels import indices
 
 DIVERGING = get_colorscale("RdBu_r")  # ColorBrewer red-blue: colour-blind safe, centred at 0 for signed values
@@ -22,6 +22,7 @@ ROW = (34, 80)  # px, a row's height: the least, and the most a few rows with nu
 CELL_WIDTH = 200  # px a column of numbers asks for (views.chart_width): 2.5 times a short row's height
 CLICK_CELLS = 30000  # above this many cells the click layer is left out (pickers still work)
 LABELLED_COLS = 128  # up to this many columns the server writes each cell's hover text
+BAR_ROOM = 1.35  # a bar chart's axis runs this many times its longest bar: room for that bar's number after it
 MARGIN = {"l": 10, "r": 10, "t": 10, "b": 10}
 MARKERS = {"type": "scatter", "mode": "markers", "marker": {"symbol": "square", "size": 24, "opacity": 0},
            "showlegend": False}  # the click layer's invisible markers
@@ -61,12 +62,13 @@ def heatmap(matrix, row_labels, col_labels, selected=None, marked=(), digits=DIG
              "hoverinfo": "skip", "colorbar": {"thickness": 12}}]
     if signed:
         data[0]["zmid"] = 0
-    cells = table(values, digits) if rows * cols <= TEXT_CELLS and cols <= TEXT_COLS else None
-    text = cells is not None and _fits(cells)
+    labelled = cols <= LABELLED_COLS and rows * cols <= CLICK_CELLS
+    cells = table(values, digits) if labelled else None  # the cells' text and hover text, written once
+    text = cells is not None and rows * cols <= TEXT_CELLS and cols <= TEXT_COLS and _fits(cells)
     if text:
         data[0].update(text=cells, texttemplate="%{text}", textfont={"size": TEXT_SIZE})
     if rows * cols <= CLICK_CELLS:  # the hover text and the click both come from the invisible markers
-        data += _click_layer(values, row_labels, col_labels, digits)
+        data += _click_layer(values, row_labels, col_labels, digits, cells)
     layout = {"height": _height(rows, text), "margin": MARGIN,
               "dragmode": False, "clickmode": "event+select", "hovermode": "closest", "hoverdistance": -1,
               "xaxis": {**_ticks(col_labels), "side": "top", "range": [-0.5, cols - 0.5]},
@@ -75,6 +77,11 @@ def heatmap(matrix, row_labels, col_labels, selected=None, marked=(), digits=DIG
     if frames:
         layout["shapes"] = frames
     return Chart(data, layout)
+
+
+def writes_numbers(chart: Chart) -> bool:
+    """Whether a heatmap writes its numbers in its cells."""
+    return "text" in chart.to_dict()["data"][0]
 
 
 def _fits(cells) -> bool:
@@ -95,23 +102,33 @@ def _frame(i, j, width) -> dict:
             "line": {"color": "#111", "width": width}}
 
 
-def _click_layer(values, row_labels, col_labels, digits) -> list[dict]:
+def _click_layer(values, row_labels, col_labels, digits, cells) -> list[dict]:
     """Invisible markers on the cell centres, which carry the hover text and the click. Up to LABELLED_COLS
     columns each marker has its text; in wider matrices one trace per row names the row and the browser writes
     the column and the number (a text per cell of a (2, 2048) step cost ~10 ms of every rerun and 120 kB sent;
     a trace per row costs ~0.2 ms, too much for matrices of many short rows). A row's columns are placed by x0/dx (its
-    y, the row, sets the number of markers: one byte each)."""
+    y, the row, sets the number of markers: one byte each). The browser writes the number (see _browser_row).
+    cells: the values as text, given up to LABELLED_COLS columns."""
     if values.shape[1] <= LABELLED_COLS:
         r, c = np.meshgrid(range(values.shape[0]), range(values.shape[1]), indexing="ij")
-        cells = table(values, digits)
         return [{**MARKERS, "x": _typed(c.ravel()), "y": _typed(r.ravel()), "hovertemplate": "%{text}<extra></extra>",
                  "text": [f"{row_labels[i]} · {col_labels[j]}: {cells[i][j]}" for i, j in zip(r.ravel(), c.ravel())]}]
     by_index = list(col_labels) == indices(len(col_labels))  # the column's number is its label
+    head = "%{meta} · " + ("%{x}" if by_index else "%{text}") + ": "
     column = {} if by_index else {"text": list(col_labels)}
-    hover = f"%{{meta}} · {'%{x}' if by_index else '%{text}'}: %{{customdata:.{digits}~g}}<extra></extra>"
-    return [{**MARKERS, "x0": 0, "dx": 1, "y": _typed(np.full(len(row), i)), "customdata": _typed(row),
-             "meta": str(label), **column,
-             "hovertemplate": hover} for i, (label, row) in enumerate(zip(row_labels, values))]
+    return [{**MARKERS, "x0": 0, "dx": 1, "y": _typed(np.full(len(row), i)), "meta": str(label), **column,
+             **_browser_row(row, head, digits)} for i, (label, row) in enumerate(zip(row_labels, values))]
+
+
+def _browser_row(row, head, digits) -> dict:
+    """A wide row's hover number: d3's .{digits}~g of customdata, as fmt writes it below 10^digits (and 10⁵) but
+    for its minus sign, '-' not '−' (plotly's d3 locale), and under 10⁻³ (0.0001234 for 1.234e−4, the same digits).
+    A row with a number d3 would write otherwise (12345 as 1.235e+4 at 4 digits, ∞ as Infinity) has fmt's text
+    in `customdata` instead, per cell, which costs what d3 saves (~1.5 ms a row of 2048): such numbers are rare,
+    and a check of the row costs ~5 µs."""
+    if np.all(np.abs(row) < 10.0 ** min(digits, 5) - 0.5):  # neither rounds up to 10^digits; False for NaN, ±∞
+        return {"customdata": _typed(row), "hovertemplate": f"{head}%{{customdata:.{digits}~g}}<extra></extra>"}
+    return {"customdata": table(row, digits)[0], "hovertemplate": f"{head}%{{customdata}}<extra></extra>"}
 
 
 def _ticks(labels) -> dict:
@@ -120,13 +137,27 @@ def _ticks(labels) -> dict:
             "zeroline": False}
 
 
-def bars(labels, values, highlight=None) -> Chart:
-    """Horizontal bars, largest on top, e.g. the next-token probabilities."""
+def bars(labels, values, highlight=None, digits=DIGITS) -> Chart:
+    """Horizontal bars, largest on top, e.g. the next-token probabilities, each with its number (`digits`
+    significant digits, 6.3×10⁻⁵ where fmt writes 6.3e−5) after its end. The numbers are a text trace, not the
+    bars' own text, which plotly drops for a bar under a pixel long (a probability of 10⁻⁶); the axis runs
+    BAR_ROOM past the longest bar to leave room for its number."""
     colours = ["#1f77b4" if label != highlight else "#d62728" for label in labels]
-    data = [{"type": "bar", "x": _numbers(values), "y": list(labels), "orientation": "h", "marker": {"color": colours},
-             "text": [f"{v:.3g}" for v in values], "textposition": "auto"}]
-    return Chart(data, {"height": max(160, 28 * len(labels) + 40), "margin": MARGIN,
-                        "yaxis": {"autorange": "reversed"}})
+    x = _numbers(values)
+    data = [{"type": "bar", "x": x, "y": list(labels), "orientation": "h", "marker": {"color": colours}},
+            {"type": "scatter", "mode": "text", "x": x, "y": list(labels), "textposition": "middle right",
+             "text": [_html_number(fmt(v, digits)) for v in values], "hoverinfo": "skip", "showlegend": False,
+             "cliponaxis": False}]
+    finite = np.asarray(values, dtype=float)[np.isfinite(values)]  # NaN where the naive softmax overflowed
+    longest = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+    return Chart(data, {"height": max(160, 28 * len(labels) + 40), "margin": MARGIN, "showlegend": False,
+                        "xaxis": {"range": [0, longest * BAR_ROOM]}, "yaxis": {"autorange": "reversed"}})
+
+
+def _html_number(text: str) -> str:
+    """A number as fmt writes it, with a power of ten as plotly writes one: 6.3e−5 -> 6.3×10<sup>−5</sup>."""
+    mantissa, e, exponent = text.partition("e")
+    return f"{mantissa}×10<sup>{exponent}</sup>" if e else text
 
 
 def curves(x, series: dict, x_title: str, y_title: str, log_y: bool = False) -> Chart:

@@ -12,8 +12,8 @@ from engine.tokens import SOS
 
 from . import context, generation, views
 from .figures import bars, heatmap
-from .format import arrow
-from .labels import top_tokens
+from .format import arrow, fmt
+from .labels import top_heading, top_tokens
 from .model_card import model_sizes
 from .state import CACHE_HASH
 
@@ -75,7 +75,7 @@ def controls() -> dict:
     for name in used:
         with numbers:
             _number(ctx, name)
-    st.latex(STRATEGY_TEX[st.session_state["gen.strategy"]])
+    views.latex(STRATEGY_TEX[st.session_state["gen.strategy"]])
     return generation.settings(st.session_state.state.gen)
 
 
@@ -170,7 +170,8 @@ def _step_view(generated):
 def _one_step(ctx, generated, step):
     index = len(step.prefix_ids)
     st.markdown(ctx.t("gen.prefix", n=index) + " " + " ".join(f"`{t}`" for t in step.prefix_tokens) + "\n\n" +
-                ctx.t("gen.chosen", token=step.token, p=f"{step.prob:.4g}", q=f"{step.sampled_prob:.4g}"))
+                ctx.t("gen.chosen", token=step.token, p=fmt(step.prob, ctx.state.digits),
+                      q=fmt(step.sampled_prob, ctx.state.digits)))
     sampling = generated.strategy != "greedy"
     columns = st.columns(3 if sampling else 2)
     with columns[0]:
@@ -180,10 +181,10 @@ def _one_step(ctx, generated, step):
                         config={"displayModeBar": False})
     shown = (("gen.probs", step.probs), ("gen.sampled", step.sampled_from)) if sampling else (("gen.probs", step.probs),)
     for column, (label, distribution) in zip(columns[1:], shown):
-        column.markdown(f"**{ctx.t(label)}**")
+        column.markdown(f"**{top_heading(ctx.t, label, len(step.trace.model.vocab))}**")
         ranked = top_tokens(distribution, step.trace.model.vocab.tokens)
-        column.plotly_chart(bars([t for t, _ in ranked], [p for _, p in ranked], highlight=step.token),
-                            key=f"{label}_chart", config={"displayModeBar": False})
+        column.plotly_chart(bars([t for t, _ in ranked], [p for _, p in ranked], highlight=step.token,
+                                 digits=ctx.state.digits), key=f"{label}_chart", config={"displayModeBar": False})
     st.button(ctx.t("gen.open_step"), key="gen.open_step", on_click=_open_prefix, args=(step.prefix_tokens,))
 
 

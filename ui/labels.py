@@ -1,5 +1,6 @@
 """Axis labels of every step and parameter: tokens for positions, "head i" for heads, indices for widths; and the
 catalog keys of a step's description and a page's intro."""
+import re
 from collections import Counter
 from functools import lru_cache
 
@@ -104,6 +105,25 @@ def step_name_key(name: str) -> str:
     return "step." + description_key(name).removeprefix("desc.")
 
 
+STEP_TEX = {  # a step's symbol in its formula, by its last name; {i}: its head's number
+    "embed": r"X_{\text{emb}}", "pos": "PE", "input": "X", "q": "Q_{i}", "k": "K_{i}", "v": "V_{i}", "scores": "S_{i}",
+    "scaled": "S_{i}'", "mask": "M", "masked": "S_{i}''", "weights": "A_{i}", "heads": r"\text{head}_{i}", "hidden": "H",
+    "logits": r"\text{logits}", "masked_logits": r"\text{logits}'", "probs": "P",
+}
+
+
+def step_tex(name: str, head: int | None, title: str) -> str:
+    """What a matrix of a step is called beside it: the symbol its formula gives it (S_1' for head 1's scaled
+    scores), else its name on screen, `title`, in the reader's language (the math in it stays math)."""
+    leaf = name.rsplit(".", 1)[-1]
+    number = "i" if head is None else str(head + 1)
+    if leaf in STEP_TEX:
+        return STEP_TEX[leaf].replace("{i}", f"{{{number}}}")
+    parts = re.split(r"\$([^$]*)\$", title)  # text, math, text, ...
+    words = "".join(part if i % 2 else rf"\text{{{part}}}" for i, part in enumerate(parts) if part)
+    return f"{{{words}}}" + (f"_{{{number}}}" if head is not None else "")
+
+
 TOP_PARAMS = ("embed", "pos", "unembed")  # parameters outside the layers, named whole ("embed.src")
 PARAM_TEX = {  # a parameter's symbol, by param_key
     "embed.src": r"E_{\text{src}}", "embed.tgt": r"E_{\text{tgt}}", "pos.learned": "PE",
@@ -116,6 +136,17 @@ PARAM_TEX = {  # a parameter's symbol, by param_key
 def param_key(name: str) -> str:
     """A parameter's kind, the same in every layer: "W_Q" for enc.0.attn.W_Q, "embed.src" for itself."""
     return name if name.split(".", 1)[0] in TOP_PARAMS else name.rsplit(".", 1)[-1]
+
+
+def param_words_key(name: str, config) -> str:
+    """The catalog key of a parameter's words: an embedding table says who else reads it, the target
+    (shared_embeddings) and the output layer (tied_output), so an edit's reach is told where it is made."""
+    key = f"param.{param_key(name)}"
+    if name == "embed.src" and config.shared_embeddings:
+        key += ".shared"
+    if config.tied_output and name == ("embed.src" if config.shared_embeddings else "embed.tgt"):
+        key += ".tied"
+    return key
 
 
 def param_tex(name: str, head: int | None = None) -> str:
@@ -133,7 +164,15 @@ def _index_strings(n):
     return tuple(str(i) for i in range(n))
 
 
-def top_tokens(row, tokens, k=10):
+TOP_K = 10  # a bar chart of next-token probabilities shows this many, the most likely
+
+
+def top_heading(t, key: str, n: int) -> str:
+    """A bar chart's heading, `key` of the catalog, saying it shows the TOP_K most likely of n tokens."""
+    return t(key, k=min(TOP_K, n), n=n)
+
+
+def top_tokens(row, tokens, k=TOP_K):
     """The k most probable (token, probability) pairs of a row, most probable first."""
     order = sorted(range(len(row)), key=lambda i: -row[i])[:k]
     return [(tokens[i], float(row[i])) for i in order]

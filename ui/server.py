@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ctypes
+import functools
 
 import numpy  # noqa: F401 (loaded before the limit below, which applies to the BLAS libraries loaded so far)
 from threadpoolctl import threadpool_limits
@@ -12,7 +13,9 @@ FROM_HEAP = 32 << 20  # blocks up to this size come from the allocator's heap, n
 ARENAS = 2  # the allocator's heaps, shared by all threads (glibc's default on 2 cores: up to 16)
 
 
+@functools.cache
 def configure() -> None:
+    """Once per process, from the entry point's first run (app.py): importing a module configures nothing."""
     # One BLAS thread: a session's products are small (a few tokens), so a second thread mostly waits for the
     # first and burns CPU that other sessions need; the server runs many sessions at once instead.
     threadpool_limits(1, user_api="blas")

@@ -17,9 +17,11 @@ from engine.config import parse_field
 from engine.model import param_shapes
 from engine.presets import configure
 from engine.tokens import split
+from engine.values import MAX_SEED
 
 from . import generation
 from .format import DIGITS, DIGITS_RANGE
+from .i18n import LANGUAGES
 from .weights import ID as WEIGHTS_ID
 
 APP_LIMITS = {"d_model": 512, "n_heads": 16, "d_k": 512, "d_v": 512, "d_ff": 2048, "n_layers": 8}  # from 1
@@ -212,12 +214,12 @@ def decode(query, default_lang: str = "en") -> tuple[AppState, list]:
         state = state.replace(preset=preset)
     else:
         notes.append(f"preset={preset!r}")
-    if query.get("lang") in ("en", "zh"):
+    if query.get("lang") in LANGUAGES:
         state = state.replace(lang=query["lang"], lang_chosen=True)
     elif "lang" in query:
         notes.append(f"lang={query['lang']!r}")
     seed = query.get("seed", "0")
-    if seed.isascii() and seed.isdigit() and len(seed) <= 10 and int(seed) < 2**32:
+    if seed.isascii() and seed.isdigit() and len(seed) <= 10 and int(seed) <= MAX_SEED:
         state = state.replace(seed=int(seed))
     else:
         notes.append(f"seed={seed!r}")
@@ -277,14 +279,15 @@ def _decode_edits(text: str):
     return tuple(sorted((p, i, v) for (p, i), v in edits.items())), bad
 
 
-VIEW_KEYS = ("layer", "sublayer", "head", "step", "cell")  # what a step page shows (ui/views.py), after the state
+VIEW_KEYS = ("section", "layer", "sublayer", "head", "step", "cell")  # what a step page shows (ui/views.py)
 STEP_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")  # a step's last name: "scaled", "ln2", "masked_logits"
 
 
 def encode_view(view: dict) -> dict[str, str]:
     """A page's view in its link, e.g. {"layer": 1, "head": 1, "step": "scaled", "cell": (2, 0)} (positions from 0)
-    as layer=2&head=2&step=scaled&cell=2.0: layers, sub-layers and heads numbered as the page shows them, from 1."""
-    query = {key: str(view[key] + 1) for key in ("layer", "sublayer", "head") if key in view}
+    as layer=2&head=2&step=scaled&cell=2.0: sections (tabs), layers, sub-layers and heads numbered as the page shows
+    them, from 1."""
+    query = {key: str(view[key] + 1) for key in ("section", "layer", "sublayer", "head") if key in view}
     if "step" in view:
         query["step"] = view["step"]
     if "cell" in view:

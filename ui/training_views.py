@@ -16,12 +16,13 @@ from engine.loss import (CROSS_ENTROPY_TEX, LOGITS_GRAD_TEX, MEAN_LOSS_TEX, SMOO
                          TEACHER_FORCING_TEX)
 from engine.tokens import EOS, SOS, UNK, split
 from engine.train import TRAINING_SETUP, TrainSettings, start_model, training, translations
+from engine.values import MAX_SEED
 
-from . import context
+from . import context, views
 from .figures import curves, heatmap
 from .format import arrow, fmt
 from .labels import loss_rows, param_axes, step_axes
-from .state import CACHE_HASH
+from .state import CACHE_HASH, LimitError
 
 MAX_UPLOAD_MB = 50
 MAX_FILE_NAME = 80  # an uploaded file's name is recorded (and shown) up to this many characters
@@ -29,7 +30,7 @@ CHART_EVERY = 20  # redraw the loss curve every this many steps while training
 NUMBERS = {  # setting: (widget, low, high, step)
     "steps": ("number", 10, 2000, 10), "batch_size": ("number", 1, 16, 1), "warmup": ("number", 1, 1000, 10),
     "lr_scale": ("slider", 0.1, 5.0, 0.1), "label_smoothing": ("slider", 0.0, 0.3, 0.05),
-    "dropout": ("slider", 0.0, 0.5, 0.05), "seed": ("number", 0, 2**32 - 1, 1),
+    "dropout": ("slider", 0.0, 0.5, 0.05), "seed": ("number", 0, MAX_SEED, 1),
 }
 
 
@@ -57,10 +58,10 @@ def loss_section():
     ctx = context.get()
     st.subheader(ctx.t("train.loss"))
     st.markdown(ctx.t("train.loss_intro"))
-    st.latex(ctx.t.math(TEACHER_FORCING_TEX))
+    views.latex(ctx.t.math(TEACHER_FORCING_TEX))
     smoothing = st.slider(ctx.t("train.label_smoothing"), 0.0, 0.3, 0.0, step=0.05, key="train.view_smoothing")
-    st.latex(SMOOTHED_TARGET_TEX + r",\quad " + SMOOTHED_LOSS_TEX if smoothing else CROSS_ENTROPY_TEX)
-    st.latex(ctx.t.math(MEAN_LOSS_TEX))
+    views.latex(SMOOTHED_TARGET_TEX + r",\quad " + SMOOTHED_LOSS_TEX if smoothing else CROSS_ENTROPY_TEX)
+    views.latex(ctx.t.math(MEAN_LOSS_TEX))
     result = _loss(ctx.state.model_key, smoothing)
     header = [ctx.t(f"train.col.{c}") for c in ("position", "input", "target", "p_target", "loss")]
     rows = loss_rows(result, ctx.model.vocab.tokens, ctx.state.digits)
@@ -73,10 +74,10 @@ def backward_section(result):
     ctx = context.get()
     st.subheader(ctx.t("train.backward"))
     st.markdown(ctx.t("train.backward_intro"))
-    st.latex(GRAD_TEX + r",\qquad " + LOGITS_GRAD_TEX)
+    views.latex(GRAD_TEX + r",\qquad " + LOGITS_GRAD_TEX)
     name = st.selectbox(ctx.t("train.grad_step"), list(result.backward), key="train.grad_step")
     step = result.trace.step(name.removeprefix("grad."))
-    st.latex(ctx.t.math(backward_formula(step)))
+    views.latex(ctx.t.math(backward_formula(step)))
     _gradient(ctx, result.backward[name], step_axes(result.trace, step.name), "train.grad_step_head")
     box = st.expander(ctx.t("train.grad_param"), key="train.grad_param_open", on_change="rerun")
     if box.open:  # a second heatmap only on demand: each one a page draws is redrawn by every sidebar edit
@@ -269,7 +270,7 @@ def _check_unpacked_size(data: bytes) -> None:
         return  # checkpoint.load says what is wrong with it
     unpacked = sum(member.file_size for member in members)  # zipfile reads no more than this
     if unpacked > MAX_UPLOAD_MB * 2**20:
-        raise ValueError(f"it unpacks to {unpacked / 2**20:,.0f} MB; at most {MAX_UPLOAD_MB} MB are loaded")
+        raise LimitError("msg.upload_unpacks", {"mb": f"{unpacked / 2**20:,.0f}", "high": MAX_UPLOAD_MB})
 
 
 def _check_vocabulary(model) -> None:
@@ -278,4 +279,4 @@ def _check_vocabulary(model) -> None:
     would show to everyone given the weights' link."""
     odd = [t for t in model.vocab.tokens if not (split(t) == [t] and t.isprintable()) and t not in (UNK, SOS, EOS)]
     if odd:
-        raise ValueError(f"{len(odd)} vocabulary entries are not single words, which no sentence can reach")
+        raise LimitError("msg.upload_odd_words", {"n": len(odd)})

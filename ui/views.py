@@ -13,11 +13,11 @@ import pandas as pd
 import streamlit as st
 
 from . import context, departures
-from .figures import CELL_WIDTH, TEXT_COLS, heatmap
+from .figures import CELL_WIDTH, TEXT_COLS, heatmap, writes_numbers
 from .format import arrow, bmatrix, bmatrix_around, difference, fmt, printed_width, table
 from .labels import (SEED_NOTES, description_key, indices, intro_keys, param_axes, param_key, param_tex, step_axes,
-                     step_name_key, unique)
-from .navigation import neighbours, page_file
+                     param_words_key, step_name_key, step_tex, unique)
+from .navigation import neighbours
 from .state import check_weight, encode, encode_view, slider_range
 
 LATEX_CELLS = 8  # matrices up to 8 rows are also written out as a bmatrix ...
@@ -131,7 +131,7 @@ def neighbour_links(state, page: str):
     row = st.container(horizontal=True, horizontal_alignment="distribute")
     for which, neighbour, icon, side in zip(("previous", "next"), around, ("arrow_back", "arrow_forward"),
                                             ("left", "right")):
-        row.page_link(page_file(neighbour), label=t(f"nav.{which}", page=t(f"page.{neighbour}")),
+        row.page_link(context.page_entry(t, neighbour), label=t(f"nav.{which}", page=t(f"page.{neighbour}")),
                       icon=f":material/{icon}:", icon_position=side, query_params=query)
 
 
@@ -145,10 +145,8 @@ def intro(page: str, model_notes: bool = True):
         drawn.page = page
     st.title(ctx.t(f"page.{page}"))
     first, *settings = intro_keys(page, ctx.config)
-    st.markdown(ctx.t(first))
-    if settings:
-        c = ctx.config
-        st.markdown("\n\n".join(ctx.t(key, d_k=c.d_k, divisor=f"{c.divisor:.4g}") for key in settings))
+    c = ctx.config  # the sentences on the settings go with the intro, in one element
+    st.markdown("\n\n".join([ctx.t(first)] + [ctx.t(key, d_k=c.d_k, divisor=f"{c.divisor:.4g}") for key in settings]))
     if page in SEED_NOTES:
         st.caption(ctx.t(f"seednote.{page}"))
     if model_notes:
@@ -186,10 +184,15 @@ def layer_picker(key: str, default: int = 0) -> int:
     return layer
 
 
-def head_tabs(key: str):
-    """Per-head tabs: yields the head index of the open tab only, inside that tab."""
+def head_picker(key: str) -> int:
+    """The head whose steps the page draws, from a row of buttons: one widget, where tabs sent a block per head
+    (nine messages on every rerun with the paper's eight heads)."""
     ctx = context.get()
-    yield from lazy_tabs([f"{ctx.t('view.head')} {h + 1}" for h in range(ctx.config.n_heads)], key, link="head")
+    n = ctx.config.n_heads
+    restore_from_link(key, "head", range(n))
+    head = _picker(key, ctx.t("view.head"), [f"{ctx.t('view.head')} {h + 1}" for h in range(n)])
+    show_in_link("head", head, 0)
+    return head
 
 
 def lazy_tabs(labels: list[str], key: str, link: str | None = None):
@@ -205,11 +208,12 @@ def lazy_tabs(labels: list[str], key: str, link: str | None = None):
                 yield position
 
 
-def section_tabs(sections: dict, key: str):
-    """A page's sections as lazy tabs: {label key: function that draws the section}; only the open one is drawn."""
+def section_tabs(sections: dict, key: str, link: str | None = None):
+    """A page's sections as lazy tabs: {label key: function that draws the section}; only the open one is drawn.
+    link: as lazy_tabs'."""
     ctx = context.get()
     labels = list(sections)
-    for position in lazy_tabs([ctx.t(label) for label in labels], key):
+    for position in lazy_tabs([ctx.t(label) for label in labels], key, link):
         sections[labels[position]]()
 
 
@@ -270,6 +274,11 @@ def latex(tex: str):
     st.latex(ROOM[0] + tex + ROOM[1])
 
 
+def text_and_formula(text: str, tex: str):
+    """A sentence and its formula (with latex()'s room) in one element: every element is a message to send."""
+    st.markdown(f"{text}\n\n$$\n{ROOM[0]}{tex}{ROOM[1]}\n$$")
+
+
 def _record_drawn(trace, names):
     drawn = _DRAWN.get()
     if drawn is not None:
@@ -290,9 +299,8 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     _record_drawn(trace, [name])
     s = trace.step(name)
     shape = f"{ctx.t('view.shape')}: ({', '.join(_symbols(name, s.value.ndim))}) = ({', '.join(map(str, s.shape))})"
-    st.markdown(f"##### {ctx.t(step_name_key(name))} · {ctx.t(description_key(name))}\n\n"
-                f":gray[:small[`{name}` · {shape}]]")  # one element, not two; the code's name for the API
-    latex(ctx.t.math(s.formula))
+    text_and_formula(f"##### {ctx.t(step_name_key(name))} · {ctx.t(description_key(name))}\n\n"
+                     f":gray[:small[`{name}` · {shape}]]", ctx.t.math(s.formula))  # the code's name for the API
     paper_form((s.kind, name.rsplit(".", 1)[-1]), name)
     _editors(ctx, s, head, edits)
     axes = step_axes(trace, name)
@@ -300,9 +308,10 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     rows, cols = (axes[-2], axes[-1]) if s.value.ndim > 1 else ([""], axes[-1])
     key = f"{name}.{head}"
     selected = _selection(key, len(rows), len(cols)) if drill else None  # no drill-down: no cell to mark or click
-    if show_numbers:
+    chart = heatmap(values, rows, cols, selected, digits=ctx.state.digits)
+    if show_numbers and not (_as_table(values) and writes_numbers(chart)):  # a table would repeat the cells' text
         numbers(values, rows, cols, label=_tex_name(name, _head_of(s.value, head)))
-    st.plotly_chart(heatmap(values, rows, cols, selected, digits=ctx.state.digits), key=f"chart.{key}",
+    st.plotly_chart(chart, key=f"chart.{key}",
                     on_select=_on_click(key, len(rows), len(cols)) if drill else "ignore", selection_mode="points",
                     config={"displayModeBar": False}, width=chart_width(len(cols)))
     unedited = _compared(ctx, name, head, values, rows, cols, key) if ctx.state.edits and trace is ctx.trace else None
@@ -323,26 +332,29 @@ def _editors(ctx, s, head, edits):
 
 def paper_form(steps: tuple, key: str):
     """Next to a formula: where the current settings make its steps (kinds or last names, ui.departures) depart from
-    the paper, what the paper does, and a button that sets the paper's value. Each option once per page."""
+    the paper, what the paper does, and a button per option that sets the paper's value. Each option once per
+    page, the options of one place in one box."""
     ctx, drawn = context.get(), _DRAWN.get()
-    for departure in departures.for_steps(steps, ctx.config):
-        if drawn is None or departure.field not in drawn.departures:
-            _departure_note(ctx, departure, key)
-        if drawn is not None:
-            drawn.departures.add(departure.field)
+    shown = [d for d in departures.for_steps(steps, ctx.config) if drawn is None or d.field not in drawn.departures]
+    if drawn is not None:
+        drawn.departures.update(d.field for d in shown)
+    if shown:
+        _departure_note(ctx, shown, key)
 
 
-def _departure_note(ctx, departure, key):
+def _departure_note(ctx, shown, key):
+    """One box: each departure's sentence (and, for one the paper has no value for here, why no button), then the
+    buttons; its elements are sent on every rerun, so the sentences share one."""
     note, values = st.container(border=True), departures.values(ctx.config)
-    text = ctx.t(departures.text_key(departure, ctx.config), **values)
-    note.markdown(f":orange-badge[{ctx.t('depart.badge')}] {text}")
-    settings = departures.paper_settings(departure, ctx.config)
-    if settings is None:
-        note.caption(ctx.t("depart.no_paper_value"))
-        return
-    note.button(ctx.t(f"depart.{departure.field}.button", **values), key=f"paper.{departure.field}.{key}",
-                on_click=context.use_settings, args=(settings,))
-    if ctx.state.weights:
+    settings = [departures.paper_settings(departure, ctx.config) for departure in shown]
+    texts = [ctx.t(departures.text_key(departure, ctx.config), **values) + (
+        "" if paper is not None else "\n\n" + ctx.t("depart.no_paper_value")) for departure, paper in zip(shown, settings)]
+    note.markdown(f":orange-badge[{ctx.t('depart.badge')}] " + "\n\n".join(texts))
+    for departure, paper in zip(shown, settings):
+        if paper is not None:
+            note.button(ctx.t(f"depart.{departure.field}.button", **values), key=f"paper.{departure.field}.{key}",
+                        on_click=context.use_settings, args=(paper,))
+    if ctx.state.weights and any(paper is not None for paper in settings):
         note.caption(ctx.t("depart.drops_weights"))
 
 
@@ -352,7 +364,7 @@ def numbers(matrix, rows, cols, label=None, digits=None):
     ctx = context.get()
     digits = digits or ctx.state.digits
     matrix = matrix if matrix.ndim == 2 else matrix[None, :]
-    if matrix.shape[0] <= LATEX_CELLS and matrix.shape[1] <= LATEX_COLS:
+    if not _as_table(matrix):
         latex((f"{label} = " if label else "") + bmatrix(matrix, digits))
     elif matrix.shape[1] <= TABLE_COLS:
         cells = dict(zip(unique(cols), zip(*table(matrix, digits))))
@@ -360,6 +372,11 @@ def numbers(matrix, rows, cols, label=None, digits=None):
                      column_config={"": st.column_config.TextColumn(pinned=True)})  # the row labels
     else:
         st.caption(ctx.t("view.big", rows=matrix.shape[0], cols=matrix.shape[1]))
+
+
+def _as_table(matrix) -> bool:
+    """Whether numbers() writes a matrix as a table (or leaves it to the heatmap): too big for a bmatrix."""
+    return not (matrix.shape[0] <= LATEX_CELLS and matrix.shape[1] <= LATEX_COLS)
 
 
 def chart_width(n_cols):
@@ -381,9 +398,8 @@ def _head_of(value, head):
 
 
 def _tex_name(name, head):
-    """A step's last name (scores), with its head's number."""
-    leaf = name.rsplit(".", 1)[-1].replace("_", r"\_")
-    return rf"\text{{{leaf}}}" + (f"_{{{head + 1}}}" if head is not None else "")
+    """A step's symbol with its head's number (S_1'), or its name in the reader's language."""
+    return step_tex(name, head, context.get().t(step_name_key(name)))
 
 
 def _selection(key, n_rows, n_cols):
@@ -470,7 +486,8 @@ def _drill(ctx, trace, name, head, key, rows, cols, unedited=None):
         row = _position_picker(pickers, ctx.t("view.row"), rows, f"row.{key}")
         col = _position_picker(pickers, ctx.t("view.col"), cols, f"col.{key}")
         ndim = trace[name].ndim
-        explanation = trace.explain(name, _full_index(head if ndim == 3 else None, row, col, ndim), ctx.state.digits)
+        explanation = trace.explain(name, _full_index(head if ndim == 3 else None, row, col, ndim), ctx.state.digits,
+                                    ctx.state.digits)  # the plain text too
         latex(ctx.t.math(explanation.latex))
         if unedited is not None:
             now, was = _slice(ctx.trace[name], head)[row, col], unedited[row, col]
@@ -497,7 +514,7 @@ def edit_param(name: str, head: int | None = None, rows: list[int] | None = None
     row_ids = rows if rows is not None else list(range(matrix.shape[0]))
     row_labels = [axes[-2][i] for i in row_ids] if matrix.shape[0] > 1 or value.ndim - (head is not None) > 1 \
         else [name]
-    title = f"${param_tex(name, head)}$ · {ctx.t('param.' + param_key(name))}"  # the head is the symbol's index
+    title = f"${param_tex(name, head)}$ · {ctx.t(param_words_key(name, ctx.config))}"  # the head: the symbol's index
     box = st.expander(f"{ctx.t('view.edit', name=title)} · `{name}`", key=f"open.{name}.{head}", on_change="rerun")
     if not box.open:  # the editor is drawn (and costs a rerun's time) only while its expander is open
         return
