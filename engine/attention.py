@@ -36,11 +36,7 @@ def project(x, W, b=None, product=None):
     product, if given, is X times W with the heads' columns next to each other (heads_side_by_side), (n, h*d_k):
     the same numbers from one matrix product instead of h small ones.
     """
-    if product is None:
-        out = x @ W  # (h, n, d_k)
-    else:
-        h, _, d_k = W.shape
-        out = product.reshape(len(x), h, d_k).transpose(1, 0, 2)  # (h, n, d_k)
+    out = x @ W if product is None else split_heads(product, len(W))  # (h, n, d_k)
     return out if b is None else out + b[:, None, :]  # (h, n, d_k)
 
 
@@ -95,7 +91,12 @@ def concat_heads(heads):
     return heads.transpose(1, 0, 2).reshape(n, h * d_v)  # (n, h*d_v)
 
 
-def linear(x, W, b=None, product=None):
-    """x W (+ b); product, if given, is x W already made."""
-    out = x @ W if product is None else product  # (n, d_out)
+def split_heads(side_by_side, h):
+    """The inverse of concat_heads: [n, h*d] -> [h, n, d]."""
+    return side_by_side.reshape(len(side_by_side), h, -1).transpose(1, 0, 2)  # (h, n, d)
+
+
+def linear(x, W, b=None):
+    """x W (+ b)."""
+    out = x @ W  # (n, d_out)
     return out if b is None else out + b  # (n, d_out)

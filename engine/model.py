@@ -1,7 +1,11 @@
-"""The encoder-decoder Transformer: parameters by name, and a forward pass that records every step."""
+"""The encoder-decoder Transformer: parameters by name, and a forward pass that records every step.
+
+The forward functions compute each step with the equation functions (attention.py, feed_forward.py, ...) and record
+it through a hook, `q = hook("q", att.project(x, W_Q, b_Q))`; engine/steps.py declares what each step records."""
 from __future__ import annotations
 
 import copy
+from functools import partial
 from types import MappingProxyType
 
 import numpy as np
@@ -11,19 +15,13 @@ from . import dropout as dr
 from . import feed_forward as ff
 from . import positional as pe
 from .config import Config
-from .layer_norm import LAYER_NORM_TEX, layer_norm
+from .layer_norm import layer_norm
 from .products import Multiplier
+from .steps import Hook, step_table
 from .tokens import SOS, Vocabulary
 from .trace import Recorder, Trace
 from .values import read_only
 
-ADD_TEX = {"post": r"X + \operatorname{Sublayer}(X)",  # then LayerNorm of this sum
-           "pre": r"X + \operatorname{Sublayer}(\operatorname{LayerNorm}(X))"}  # the sum is not normalised
-LOGITS_TEX = r"\text{logits} = y\, W_{\text{out}} + b_{\text{out}}"
-TIED_LOGITS_TEX = r"\text{logits} = y\, E^\top + b_{\text{out}}"
-VOCAB_MASK_TEX = r"M_v = \begin{cases} -\infty & v = \texttt{<unk>} \\ 0 & \text{otherwise} \end{cases}"
-MASKED_LOGITS_TEX = r"\text{logits}' = \text{logits} + M"
-PROBS_TEX = r"P = \operatorname{softmax}(\text{logits}')"
 
 
 def param_shapes(config: Config, vocab_size: int) -> dict[str, tuple]:
@@ -111,25 +109,17 @@ class Model:
     def with_cells(self, cells) -> "Model":
         """A copy of this model with some cells changed: {name: [(index, value), ...]}. A changed per-head weight is
         copied once, in the heads-side-by-side layout the forward pass reads, and the parameter is a view of it."""
-        updates, fused = {}, {}
+        updates = {}
         for name, changes in cells.items():
             if self.params[name].ndim == 3:
-                fused[name] = self._multipliers[name].matrix.copy()
-                array = att.heads_of(fused[name], self.params[name].shape)
+                array = att.heads_of(self._multipliers[name].matrix.copy(), self.params[name].shape)
             else:
                 array = np.array(self.params[name])
             for index, value in changes:
                 array[index] = value
             array.setflags(write=False)
             updates[name] = array
-        model = self.with_params(updates)
-        for name, side_by_side in fused.items():
-            model._multipliers[name] = Multiplier(side_by_side)
-        return model
-
-    def _product(self, name, x):
-        """x times the parameter `name` as the forward pass multiplies by it (see _multiplier)."""
-        return self._multipliers[name].times(x)
+        return self.with_params(updates)  # its multiplier's side-by-side layout of the view is the copy again
 
     @property
     def embed_names(self) -> dict:
@@ -168,18 +158,25 @@ class Model:
 
     def _forward(self, src_ids, src_tokens, dec_ids, dec_tokens, unknown, drop=dr.Dropout()) -> Trace:
         self._check_lengths(src_ids, dec_ids)
-        rec = Recorder()
-        stages = self._stages(rec, src_ids, src_tokens, dec_ids, dec_tokens, drop)
-        return Trace(self, stages, rec.steps, src_tokens, dec_tokens, src_ids, dec_ids, unknown)
+        run = _Pass(self, drop)
+        stages = self._stages(run, (src_ids, src_tokens), (dec_ids, dec_tokens))
+        return Trace(self, stages, run.rec.steps, src_tokens, dec_tokens, src_ids, dec_ids, unknown)
 
-    def _stages(self, rec, src_ids, src_tokens, dec_ids, dec_tokens, drop):
-        """The forward pass, paused after each stage (an embedding, a sub-layer, a stack's output): the trace
-        runs it only as far as the steps that are read."""
-        yield from self._encoder(rec, self._embed(rec, "src", src_ids, src_tokens, drop), drop)
-        x = self._embed(rec, "tgt", dec_ids, dec_tokens, drop)
-        yield
-        yield from self._decoder(rec, x, drop)
-        self._output(rec)
+    def _stages(self, run, src, dec) -> list:
+        """The forward pass as a list of stages, each recording a few steps (an embedding, half a sub-layer, a
+        stack's output): the trace runs them in order, only as far as the steps that are read."""
+        stages = [partial(self._embed, run, "src", *src)]
+        for l in range(self.config.n_layers):
+            stages += self._sublayer(run, f"enc.{l}", 1, "attn") + self._sublayer(run, f"enc.{l}", 2, "ffn")
+        stages += [partial(self._stack_output, run, "enc"), partial(self._embed, run, "tgt", *dec)]
+        for l in range(self.config.n_layers):
+            for k, block in enumerate(("self_attn", "cross_attn", "ffn"), start=1):
+                stages += self._sublayer(run, f"dec.{l}", k, block)
+        return stages + [partial(self._stack_output, run, "dec"), partial(self._output, run)]
+
+    def multiplier(self, name) -> Multiplier:
+        """The parameter `name` as the forward pass multiplies by it (see _multiplier): `x @ multiplier`."""
+        return self._multipliers[name]
 
     def _check_lengths(self, src_ids, dec_ids):
         if not src_ids:
@@ -189,184 +186,130 @@ class Model:
                 raise ValueError(f"The {side} has {len(ids)} tokens; this model accepts at most "
                                  f"{self.config.max_len} (max_len).")
 
-    def _embed(self, rec, side, ids, tokens, drop):
-        """Records the embedding, the positional encoding and their sum; returns the name the stack reads."""
+    def _embed(self, run, side, ids, tokens):
+        """X = E[token] sqrt(d_model) + PE (paper sections 3.4 and 3.5), then dropout in training."""
         c, table = self.config, self.embed_names[side]
+        hook = run.hook("embedding", side, E=table, P="pos.learned")
         scale = float(np.sqrt(c.d_model)) if c.embed_scale else 1.0
-        rec(f"{side}.embed", pe.embed(self.params[table], ids, scale), "embed",
-            pe.EMBED_SCALED_TEX if c.embed_scale else pe.EMBED_TEX,
-            "Look up each token's row of the embedding table" + (", times sqrt(d_model)." if c.embed_scale else "."),
-            inputs=(table,), ids=tuple(ids), tokens=tuple(tokens), scale=scale)
-        learned = self.params.get("pos.learned")
-        rec(f"{side}.pos", pe.positional_encoding(c.pos_encoding, len(ids), c.d_model, learned), "pos",
-            pe.pe_tex(c.pos_encoding, len(ids), c.d_model), "The positional encoding of each position.",
-            inputs=("pos.learned",) if learned is not None else (), form=c.pos_encoding, d_model=c.d_model)
-        rec(f"{side}.input", rec[f"{side}.embed"] + rec[f"{side}.pos"], "add", pe.INPUT_TEX,
-            "Add the positional encoding to the embedding.", inputs=(f"{side}.embed", f"{side}.pos"))
-        return self._dropout(rec, drop, f"{side}.dropout", f"{side}.input", "the sum of embedding and encoding")
+        x_emb = hook("embed", pe.embed(hook.param("E"), ids, scale), ids=tuple(ids), tokens=tuple(tokens),
+                     scale=scale)  # E[token] sqrt(d_model): (n, d_model)
+        pos = hook("pos", pe.positional_encoding(c.pos_encoding, len(ids), c.d_model, hook.param("P")))  # (n, d_model)
+        x = hook("input", x_emb + pos)  # (n, d_model)
+        run.x = self._dropout(hook, "dropout", x)  # in training only: (n, d_model)
 
-    def _encoder(self, rec, x, drop):
-        """The encoder's sub-layers, pausing after each (see _stages)."""
-        for l in range(self.config.n_layers):
-            x = yield from self._sublayer(rec, f"enc.{l}", 1, x, lambda ref, l=l: self._attention(
-                rec, f"enc.{l}.attn", ref, ref, drop=drop), drop)
-            yield
-            x = yield from self._sublayer(rec, f"enc.{l}", 2, x, lambda ref, l=l: self._ffn(rec, f"enc.{l}.ffn", ref),
-                                          drop)
-            yield
-        self._stack_output(rec, "enc", x)
-        yield
+    def _sublayer(self, run, layer, k, block) -> list:
+        """Sub-layer k of a layer, as two stages around the middle of its block (see _sublayer_start)."""
+        return [partial(self._sublayer_start, run, layer, k, block), partial(self._sublayer_end, run, layer, k, block)]
 
-    def _decoder(self, rec, x, drop):
-        """The decoder's sub-layers, pausing after each (see _stages)."""
-        n = len(rec["tgt.input"])
-        for l in range(self.config.n_layers):
-            p = f"dec.{l}"
-            x = yield from self._sublayer(rec, p, 1, x, lambda ref: self._attention(
-                rec, f"{p}.self_attn", ref, ref, causal=n, drop=drop), drop)
-            yield
-            x = yield from self._sublayer(rec, p, 2, x, lambda ref: self._attention(
-                rec, f"{p}.cross_attn", ref, "enc.out", drop=drop), drop)
-            yield
-            x = yield from self._sublayer(rec, p, 3, x, lambda ref: self._ffn(rec, f"{p}.ffn", ref), drop)
-            yield
-        self._stack_output(rec, "dec", x)
-        yield
-
-    def _sublayer(self, rec, layer, k, x, block, drop):
-        """Post-norm: LayerNorm(x + Sublayer(x)). Pre-norm: x + Sublayer(LayerNorm(x)). Returns the output's name;
-        pauses where its block does (a generator, see _stages).
-
-        In training, Sublayer(.) is followed by dropout, before the residual add (paper section 5.4)."""
-        what = "the sub-layer's output"
-        if self.config.norm_placement == "post":
-            out = self._dropout(rec, drop, f"{layer}.drop{k}", (yield from block(x)), what)
-            self._add(rec, f"{layer}.add{k}", x, out)
-            return self._layer_norm(rec, f"{layer}.ln{k}", f"{layer}.add{k}")
-        normed = self._layer_norm(rec, f"{layer}.ln{k}", x)
-        out = self._dropout(rec, drop, f"{layer}.drop{k}", (yield from block(normed)), what)
-        return self._add(rec, f"{layer}.add{k}", x, out)
-
-    def _dropout(self, rec, drop, name, x, what):
-        """Training: record `name`, step `x` with a random fraction of its cells zeroed. Inference: `x` itself."""
-        if not drop.p:
-            return x
-        keep = drop.keep_mask(name, rec[x].shape)
-        rec(name, dr.dropout(rec[x], keep, drop.p), "dropout", dr.DROPOUT_TEX,
-            f"Dropout on {what}: each cell is zeroed with probability {drop.p:g}, the rest divided by {1 - drop.p:g}.",
-            inputs=(x,), p=drop.p, seed=drop.seed, keep=keep)
-        return name
-
-    def _add(self, rec, name, x, out):
-        rec(name, rec[x] + rec[out], "add", ADD_TEX[self.config.norm_placement],
-            "Residual connection: add the sub-layer's input to its output.", inputs=(x, out))
-        return name
-
-    def _layer_norm(self, rec, name, x, params=None):
-        c, params = self.config, params or name
-        gamma, beta = f"{params}.gamma", f"{params}.beta"
-        rec(name, layer_norm(rec[x], self.params[gamma], self.params[beta], c.eps, c.layer_norm), "layer_norm",
-            LAYER_NORM_TEX[c.layer_norm], "Layer normalisation of each row (each token).",
-            inputs=(x, gamma, beta), eps=c.eps, form=c.layer_norm)
-        return name
-
-    def _attention(self, rec, p, x_q, x_kv, causal=None, drop=dr.Dropout()):
-        """One attention block; a generator that pauses after the heads' outputs and returns the output's name."""
-        c, P = self.config, self.params
-        texts = att.CROSS_PROJ_TEX if x_q != x_kv else att.PROJ_TEX
-        for key, source in (("q", x_q), ("k", x_kv), ("v", x_kv)):
-            W, b = f"{p}.W_{key.upper()}", f"{p}.b_{key.upper()}"
-            bias = (b,) if c.attn_bias else ()
-            product = self._product(W, rec[source])
-            rec(f"{p}.{key}", att.project(rec[source], P[W], P[b] if bias else None, product), "proj",
-                texts[key] + (att.BIAS_TEX[key] if bias else ""), f"Each head's {_QKV[key]}.", inputs=(source, W) + bias)
-        rec(f"{p}.scores", att.scores(rec[f"{p}.q"], rec[f"{p}.k"]), "scores", att.SCORES_TEX,
-            "Dot product of every query with every key.", inputs=(f"{p}.q", f"{p}.k"))
-        divisor_tex = r"\sqrt{d_k}" if c.attn_divisor == "sqrt_dk" else _number_tex(c.divisor)
-        scaled_tex = att.SCALED_TEX["sqrt_dk"] if c.attn_divisor == "sqrt_dk" else att.SCALED_TEX["number"] % divisor_tex
-        last = rec(f"{p}.scaled", att.scale(rec[f"{p}.scores"], c.divisor), "scale", scaled_tex,
-                   "Divide the scores so softmax does not saturate.", inputs=(f"{p}.scores",), divisor=c.divisor,
-                   divisor_tex=divisor_tex)
-        last_name = f"{p}.scaled"
-        if causal is not None:
-            rec(f"{p}.mask", att.causal_mask(causal), "mask", att.MASK_TEX,
-                "The causal mask: a position may not look at later positions.")
-            rec(f"{p}.masked", att.apply_mask(last, rec[f"{p}.mask"]), "add", att.MASKED_TEX,
-                "Add the mask: future positions become minus infinity.", inputs=(f"{p}.scaled", f"{p}.mask"))
-            last_name = f"{p}.masked"
-        rec(f"{p}.weights", att.softmax(rec[last_name], c.softmax), "softmax",
-            att.MASKED_WEIGHTS_TEX if causal is not None else att.WEIGHTS_TEX,
-            "Softmax of each row: the attention weights, which sum to 1.", inputs=(last_name,), form=c.softmax)
-        weights = self._dropout(rec, drop, f"{p}.dropout", f"{p}.weights", "the attention weights")
-        rec(f"{p}.heads", att.weighted_sum(rec[weights], rec[f"{p}.v"]), "weighted", att.HEADS_TEX,
-            "Each head's output: the weighted sum of its values.", inputs=(weights, f"{p}.v"))
-        yield  # a page about the heads needs no more of the pass (W^O alone is a d_model x d_model matrix)
-        rec(f"{p}.concat", att.concat_heads(rec[f"{p}.heads"]), "concat", att.CONCAT_TEX,
-            "Put the heads' outputs side by side.", inputs=(f"{p}.heads",))
-        bias = (f"{p}.b_O",) if c.attn_bias else ()
-        product = self._product(f"{p}.W_O", rec[f"{p}.concat"])
-        rec(f"{p}.out", att.linear(rec[f"{p}.concat"], P[f"{p}.W_O"], P[bias[0]] if bias else None, product), "linear",
-            att.OUT_TEX + (r" + b^O" if bias else ""), "Mix the heads back to d_model with W^O.",
-            inputs=(f"{p}.concat", f"{p}.W_O") + bias)
-        return f"{p}.out"
-
-    def _ffn(self, rec, p, x):
-        """The feed-forward block; a generator that pauses after the activation and returns the output's name."""
-        c, P = self.config, self.params
-        b1, b2 = ((f"{p}.b_1",), (f"{p}.b_2",)) if c.ffn_bias else ((), ())
-        product = self._product(f"{p}.W_1", rec[x])
-        rec(f"{p}.hidden", att.linear(rec[x], P[f"{p}.W_1"], P[b1[0]] if b1 else None, product), "linear",
-            ff.HIDDEN_TEX if b1 else ff.HIDDEN_NO_BIAS_TEX, "First linear layer: widen to d_ff.",
-            inputs=(x, f"{p}.W_1") + b1)
-        rec(f"{p}.act", ff.ACTIVATIONS[c.activation](rec[f"{p}.hidden"]), "activation", ff.ACT_TEX[c.activation],
-            f"The {_ACTIVATION_NAMES[c.activation]} non-linearity.", inputs=(f"{p}.hidden",), fn=c.activation)
-        yield
-        out_tex = (ff.OUT_TEX if b2 else ff.OUT_NO_BIAS_TEX) % _ACTIVATION_NAMES[c.activation]
-        product = self._product(f"{p}.W_2", rec[f"{p}.act"])
-        rec(f"{p}.out", att.linear(rec[f"{p}.act"], P[f"{p}.W_2"], P[b2[0]] if b2 else None, product), "linear",
-            out_tex, "Second linear layer: back to d_model.", inputs=(f"{p}.act", f"{p}.W_2") + b2)
-        return f"{p}.out"
-
-    def _stack_output(self, rec, stack, x):
+    def _sublayer_start(self, run, layer, k, block):
+        """Pre-norm's LayerNorm(x), then the first half of the block: an attention block's heads, the feed-forward
+        network's activation (a page about the heads needs no W^O, a d_model x d_model matrix)."""
+        x = run.x  # (n, d_model)
         if self.config.norm_placement == "pre":
-            self._layer_norm(rec, f"{stack}.out", x, params=f"{stack}.ln_final")
+            x = self._layer_norm(run.hook("sublayer", layer, x=x), f"ln{k}", x)  # (n, d_model)
+        if block == "ffn":
+            run.block = run.hook(block, f"{layer}.{block}", x=x)
+            run.half = self._ffn_hidden(run.block, x)  # (n, d_ff)
         else:
-            rec(f"{stack}.out", rec[x], "copy", rec.steps[x].formula, f"The output of the last layer ({x}).",
-                inputs=(x,))
+            kv = run.rec["enc.out"] if block == "cross_attn" else x  # (m, d_model)
+            run.block = run.hook(block, f"{layer}.{block}", x=x, kv=kv)
+            run.half = self._attention_heads(run.block, x, kv, causal=block == "self_attn")  # (h, n, d_v)
 
-    def _output(self, rec):
+    def _sublayer_end(self, run, layer, k, block):
+        """The block's second half, then LayerNorm(x + Dropout(Sublayer(x))) post-norm (paper sections 3.1 and
+        5.4), x + Dropout(Sublayer(LayerNorm(x))) pre-norm."""
+        half = self._ffn_out if block == "ffn" else self._attention_out
+        out = half(run.block, run.half)  # (n, d_model)
+        hook = run.hook("sublayer", layer, x=run.x, out=out)
+        out = self._dropout(hook, f"drop{k}", out)  # in training only: (n, d_model)
+        x = hook(f"add{k}", run.x + out)  # x + Sublayer(...): (n, d_model)
+        run.x = self._layer_norm(hook, f"ln{k}", x) if self.config.norm_placement == "post" else x  # (n, d_model)
+
+    def _attention_heads(self, hook, x, kv, causal):
+        """Each head's output (paper section 3.2): head_i = softmax(Q_i K_i^T / sqrt(d_k) + M) V_i, where
+        Q_i = X W_i^Q + b_i^Q and K_i, V_i are made alike from X_kv (the encoder's output in cross-attention, else X);
+        M, the causal mask, in the decoder's self-attention only."""
         c = self.config
-        if c.tied_output:
-            W, tex, transpose = self.embed_names["tgt"], TIED_LOGITS_TEX, True
-        else:
-            W, tex, transpose = "unembed.W", LOGITS_TEX, False
-        matrix = self.params[W].T if transpose else self.params[W]
-        product = self._product(W, rec["dec.out"])
-        rec("logits", att.linear(rec["dec.out"], matrix, self.params["unembed.b"], product), "linear", tex,
-            "Score every vocabulary word at every decoder position.", inputs=("dec.out", W, "unembed.b"),
-            transpose=transpose)
-        never = self.vocab.never_next
-        rec("vocab_mask", np.where(np.isin(np.arange(len(self.vocab)), never), -np.inf, 0.0), "mask", VOCAB_MASK_TEX,
-            "<unk> is never a next token: its logit is masked.", never=tuple(self.vocab.tokens[i] for i in never))
-        rec("masked_logits", rec["logits"] + rec["vocab_mask"], "add", MASKED_LOGITS_TEX,
-            "Add the mask: <unk> becomes minus infinity.", inputs=("logits", "vocab_mask"))
-        rec("probs", att.softmax(rec["masked_logits"], c.softmax), "softmax", PROBS_TEX,
-            "Probability of each word being the next token.", inputs=("masked_logits",), form=c.softmax)
+        W_Q, W_K, W_V = hook.matrix("W_Q"), hook.matrix("W_K"), hook.matrix("W_V")  # (h, d_model, d_k|d_v)
+        b_Q, b_K, b_V = hook.param("b_Q"), hook.param("b_K"), hook.param("b_V")  # (h, d_k|d_v), None if no biases
+        q = hook("q", att.project(x, W_Q, b_Q))  # Q_i = X W_i^Q + b_i^Q: (h, n, d_k)
+        k = hook("k", att.project(kv, W_K, b_K))  # K_i = X_kv W_i^K + b_i^K: (h, m, d_k)
+        v = hook("v", att.project(kv, W_V, b_V))  # V_i = X_kv W_i^V + b_i^V: (h, m, d_v)
+        s = hook("scores", att.scores(q, k))  # S_i = Q_i K_i^T: (h, n, m)
+        s = hook("scaled", att.scale(s, c.divisor))  # S_i / sqrt(d_k): (h, n, m)
+        if causal:
+            s = hook("masked", att.apply_mask(s, hook("mask", att.causal_mask(len(x)))))  # + M: (h, n, n)
+        a = hook("weights", att.softmax(s, c.softmax))  # A_i = softmax(...): (h, n, m)
+        a = self._dropout(hook, "dropout", a)  # in training only: (h, n, m)
+        return hook("heads", att.weighted_sum(a, v))  # head_i = A_i V_i: (h, n, d_v)
+
+    def _attention_out(self, hook, heads):
+        """MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O + b^O (paper section 3.2.2)."""
+        concat = hook("concat", att.concat_heads(heads))  # Concat(head_1, ..., head_h): (n, h*d_v)
+        return hook("out", att.linear(concat, hook.matrix("W_O"), hook.param("b_O")))  # ... W^O + b^O: (n, d_model)
+
+    def _ffn_hidden(self, hook, x):
+        """The feed-forward network's first half: ReLU(x W_1 + b_1), or GELU (paper section 3.3)."""
+        hidden = hook("hidden", att.linear(x, hook.matrix("W_1"), hook.param("b_1")))  # H = x W_1 + b_1: (n, d_ff)
+        return hook("act", ff.ACTIVATIONS[self.config.activation](hidden))  # max(0, H): (n, d_ff)
+
+    def _ffn_out(self, hook, act):
+        """FFN(x) = act W_2 + b_2 (paper section 3.3)."""
+        return hook("out", att.linear(act, hook.matrix("W_2"), hook.param("b_2")))  # ... W_2 + b_2: (n, d_model)
+
+    def _layer_norm(self, hook, short, x):
+        """LayerNorm(x) of each row, with the parameters `short`.gamma and `short`.beta."""
+        c = self.config
+        gamma, beta = hook.param(f"{short}.gamma"), hook.param(f"{short}.beta")  # (d_model,)
+        return hook(short, layer_norm(x, gamma, beta, c.eps, c.layer_norm))  # (n, d_model)
+
+    def _dropout(self, hook, short, x):
+        """Training: x with each cell zeroed with probability p, the rest divided by 1 - p (paper section 5.4), a
+        step the table declares only then. Inference: x itself."""
+        if short not in hook.steps:
+            return x
+        drop = hook.drop
+        keep = drop.keep_mask(hook.name(short), x.shape)  # shape of x
+        return hook(short, dr.dropout(x, keep, drop.p), p=drop.p, seed=drop.seed, keep=keep)  # shape of x
+
+    def _stack_output(self, run, stack):
+        """The last layer's output; pre-norm normalises it once more (its layers' sums are not normalised)."""
+        c, x = self.config, run.x
+        hook = run.hook("stack", stack, x=x)
+        if c.norm_placement == "pre":
+            x = layer_norm(x, hook.param("ln_final.gamma"), hook.param("ln_final.beta"), c.eps, c.layer_norm)
+        run.x = hook("out", x)  # (n, d_model)
+
+    def _output(self, run):
+        """P = softmax(y W_out + b_out + M), y the decoder's output, W_out = E^T when tied (paper section 3.4), M
+        masking <unk>."""
+        c, y, never = self.config, run.x, self.vocab.never_next  # y: the decoder's output, (n, d_model)
+        hook = run.hook("output", "", y=y, W=self.embed_names["tgt"] if c.tied_output else "unembed.W")
+        logits = hook("logits", att.linear(y, hook.matrix("W"), hook.param("unembed.b")))  # y W_out + b_out: (n, V)
+        mask = hook("vocab_mask", np.where(np.isin(np.arange(len(self.vocab)), never), -np.inf, 0.0),
+                    never=tuple(self.vocab.tokens[i] for i in never))  # (V,)
+        logits = hook("masked_logits", logits + mask)  # (n, V)
+        hook("probs", att.softmax(logits, c.softmax))  # (n, V)
 
 
-_QKV = {"q": "queries", "k": "keys", "v": "values"}
-_ACTIVATION_NAMES = {"relu": "ReLU", "gelu": "GELU"}
+class _Pass:
+    """One forward pass: its recorder, dropout and step table, and what one stage hands the next."""
 
+    def __init__(self, model, drop):
+        self.model, self.drop, self.rec = model, drop, Recorder()
+        self.table = step_table(model.config, drop.p)
+        self.x = None  # the residual stream: what the next stage reads (a sub-layer's input, a stack's output)
+        self.block, self.half = None, None  # a sub-layer's block (its hook) and the value half-way through it
 
-def _number_tex(x: float) -> str:
-    return f"{x:.8g}"
+    def hook(self, block, prefix, **bound) -> Hook:
+        return Hook(self.rec, self.table, self.model, self.drop, block, prefix, bound)  # no cycle back to the pass
 
 
 def _multiplier(name, weight) -> Multiplier:
     """How the forward pass multiplies by a parameter: per-head weights with their heads side by side, in one
     product; an embedding table, which is multiplied only as the tied output layer, transposed; others as they are."""
     if weight.ndim == 3:
-        return Multiplier(weight, att.heads_side_by_side)
+        return Multiplier(weight, att.heads_side_by_side, partial(att.split_heads, h=len(weight)))
     return Multiplier(weight, np.transpose if name.startswith("embed.") else None)
 
 

@@ -9,8 +9,6 @@ import numpy as np
 
 from .explain import LATEX_DIGITS, TEXT_DIGITS, explain
 
-_DONE = object()  # what next() gives for a pass that has run to its end
-
 
 @dataclass(frozen=True)
 class Step:
@@ -32,28 +30,35 @@ class Recorder:
 
     def __init__(self):
         self.steps: dict[str, Step] = {}
+        self._names: dict[int, str] = {}  # id of a recorded value -> its step's name; the steps keep the values alive
 
-    def __call__(self, name, value, kind, formula, description, inputs=(), **meta):
+    def __call__(self, name, value, kind, formula, description, inputs: tuple, meta: dict):
         value = np.array(value, dtype=float)
         value.setflags(write=False)
-        self.steps[name] = Step(name, value, kind, formula, description, tuple(inputs), meta)
+        self.steps[name] = Step(name, value, kind, formula, description, inputs, meta)
+        self._names[id(value)] = name
         return value
 
     def __getitem__(self, name):
         return self.steps[name].value
 
+    def name_of(self, value) -> str:
+        """The name of the step whose value this is (the very array recording returned)."""
+        return self._names[id(value)]
+
 
 class Trace(Mapping):
     """A read-only mapping from step name to array, in computation order, with the tokens it ran on.
 
-    The forward pass runs lazily, one stage (an embedding, a sub-layer, the output) at a time, only as far as the
-    step asked for: a page about the first encoder layer does not pay for the decoder. Iterating, len() and
+    The forward pass runs lazily, one stage (an embedding, half a sub-layer, a stack's output) at a time, only as
+    far as the step asked for: a page about the first encoder layer does not pay for the decoder. Iterating, len() and
     `nonfinite` run it to the end. Threads may share a trace (the app does): a lock runs the stages in order.
     """
 
     def __init__(self, model, stages, steps, src_tokens, tgt_tokens, src_ids, tgt_ids, unknown):
         self.model = model
-        self._stages = stages  # an iterator whose every next() records one stage's steps into `steps`
+        self._stages = list(stages)  # functions, each recording one stage's steps into `steps`, run in order
+        self._done = 0  # how many stages have run
         self._steps = steps
         self._lock = threading.Lock()
         self._nonfinite = {}  # step name -> whether it holds inf or NaN, checked once
@@ -64,10 +69,14 @@ class Trace(Mapping):
     def _run_until(self, name=None):
         """Run stages until step `name` is recorded, or (None) to the end of the pass."""
         with self._lock:
-            while self._stages is not None and (name is None or name not in self._steps):
-                with np.errstate(all="ignore"):  # non-finite numbers are reported by the trace, not raised
-                    if next(self._stages, _DONE) is _DONE:
-                        self._stages = None
+            while self._done < len(self._stages) and (name is None or name not in self._steps):
+                stage, self._done = self._stages[self._done], self._done + 1
+                try:
+                    with np.errstate(all="ignore"):  # non-finite numbers are reported by the trace, not raised
+                        stage()
+                except BaseException:
+                    self._done = len(self._stages)  # the later stages read this one's output: the pass ends here
+                    raise
 
     def _recorded(self) -> list[str]:
         with self._lock:
