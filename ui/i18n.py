@@ -616,6 +616,42 @@ EN = {
                              "split the same way.",
     "formulas.first_rows": "Its first {rows} of {d_model} rows (the whole matrix is too big to send to the browser "
                            "on every change):",
+    "derive.qkv": "Worked out by sympy: $Q = X W^Q$ entry by entry",
+    "derive.qkv.text": "sympy writes out the first rows and columns of head {head}'s queries: each entry is a row of "
+                       "X (`{x}`) times a column of $W^Q_{head}$, plus the bias where the model has one. Then the "
+                       "same with the current numbers (rounded), and their sums: the numbers of Q above.",
+    "derive.qkv.wide": "Each entry of Q is a sum of d_model = {d_model} products here; sympy writes the sums out for "
+                       "d_model up to {most} (the blog's Hello World, for one).",
+    "derive.softmax": "Worked out by sympy: the softmax Jacobian",
+    "derive.softmax.text": "How each weight $s_i$ of a row changes with each score $z_j$: sympy differentiates a row of "
+                           "3 scores (the quotient rule) and writes the result with the weights themselves. The "
+                           "backward pass multiplies each row's gradient by it (its last line).",
+    "derive.layer_norm": "Worked out by sympy: the LayerNorm gradient",
+    "derive.layer_norm.paper.text": "How each normalised $\\hat x_k$ of a row changes with each input $x_i$ (d numbers "
+                                    "a row): $x_i$ moves $x_k$ itself when $i = k$, the mean μ and the variance σ². "
+                                    "sympy applies the chain rule through all three and writes the result with the "
+                                    "x̂. Times the gradient of x̂, ȳ ⊙ γ, and summed over k, it is the backward "
+                                    "pass's rule (training page).",
+    "derive.layer_norm.blog.text": "How each normalised $\\hat x_k$ of a row changes with each input $x_i$ (d numbers "
+                                   "a row), for the blog's form, which divides by σ + ε: $x_i$ moves $x_k$ itself "
+                                   "when $i = k$, the mean μ and the variance σ². sympy applies the chain rule through "
+                                   "all three and writes the result with the x̂. Times the gradient of x̂, ȳ ⊙ γ, and "
+                                   "summed over k, it is the backward pass's rule (training page).",
+    "derive.cross_entropy": "Worked out by sympy: the gradient of cross-entropy after softmax",
+    "derive.cross_entropy.text": "sympy differentiates one position's loss for 3 logits z and a target distribution q "
+                                 "that sums to 1 (one-hot without label smoothing): with p = softmax(z), the "
+                                 "gradient is p − q, and with a one-hot target, p − onehot(y). The mean over the "
+                                 "positions then divides it by |I|.",
+    "derive.pe_rotation": "Worked out by sympy: PE(pos + k) is a rotation of PE(pos)",
+    "derive.pe_rotation.text": "The paper's encoding puts, in each pair of columns (2i, 2i + 1), the sine and cosine "
+                               "of one frequency: ω·pos with ω = 1/10000^(2i/d_model). sympy's "
+                               "angle-sum identities turn the pair at pos + k into a matrix R(k) times the pair at "
+                               "pos. R(k) depends on k and ω, not on pos, and it is a rotation (RᵀR = I): a "
+                               "shift by k is the same linear map at every position.",
+    "derive.pe_rotation.numbers": "With the current numbers, the first pair of columns (ω = 1): row 1 of PE is R(1) "
+                                  "times row 0.",
+    "derive.pe_rotation.other": "This holds for the paper's sinusoidal encoding. The model uses another one now "
+                                "(sidebar), whose pairs of columns are not the sine and cosine of one frequency.",
     "dropout.place": "Where",
     "dropout.place.src": "Source input",
     "dropout.place.tgt": "Decoder input",
@@ -1140,6 +1176,35 @@ ZH = {
                              "整个矩阵一次，再把乘积按头切开；第 {head} 个头的 {d_k} 列已标出。$W^K$ 和 $W^V$ 也是这样"
                              "切分的。",
     "formulas.first_rows": "它的前 {rows} 行（共 {d_model} 行；整个矩阵太大，不宜在每次修改时都发送给浏览器）：",
+    "derive.qkv": "用 sympy 推导：逐个元素写出 $Q = X W^Q$",
+    "derive.qkv.text": "sympy 写出第 {head} 个头的查询的前几行和前几列：每个元素是 X（`{x}`）的一行乘以 $W^Q_{head}$ "
+                       "的一列，模型有偏置时再加上偏置。然后代入当前的数值（已舍入）并求和：结果就是上面 Q 的数值。",
+    "derive.qkv.wide": "这里 Q 的每个元素是 d_model = {d_model} 个乘积之和；sympy 只在 d_model 不超过 {most} 时"
+                       "把求和逐项写出（例如博客的 Hello World）。",
+    "derive.softmax": "用 sympy 推导：softmax 的雅可比矩阵",
+    "derive.softmax.text": "一行中每个权重 $s_i$ 如何随每个分数 $z_j$ 变化：sympy 对一行 3 个分数求导（商法则），"
+                           "再用权重本身写出结果。反向传播把每一行的梯度乘以它（最后一行）。",
+    "derive.layer_norm": "用 sympy 推导：层归一化的梯度",
+    "derive.layer_norm.paper.text": "一行中每个归一化后的 $\\hat x_k$ 如何随每个输入 $x_i$ 变化（每行 d 个数）："
+                                    "$x_i$ 在 $i = k$ 时直接改变 $x_k$，还会改变均值 μ 和方差 σ²。sympy 沿这三条路径"
+                                    "用链式法则求导，并用 x̂ 写出结果。乘以 x̂ 的梯度 ȳ ⊙ γ 并对 k 求和，就是反向"
+                                    "传播的规则（训练页）。",
+    "derive.layer_norm.blog.text": "一行中每个归一化后的 $\\hat x_k$ 如何随每个输入 $x_i$ 变化（每行 d 个数），这里"
+                                   "是博客的形式，除以 σ + ε：$x_i$ 在 $i = k$ 时直接改变 $x_k$，还会改变均值 μ 和"
+                                   "方差 σ²。sympy 沿这三条路径用链式法则求导，并用 x̂ 写出结果。乘以 x̂ 的梯度 "
+                                   "ȳ ⊙ γ 并对 k 求和，就是反向传播的规则（训练页）。",
+    "derive.cross_entropy": "用 sympy 推导：softmax 之后交叉熵的梯度",
+    "derive.cross_entropy.text": "sympy 对一个位置的损失求导：3 个 logits z，目标分布 q 的和为 1（不做标签平滑时是"
+                                 " one-hot）。记 p = softmax(z)，梯度是 p − q；目标是 one-hot 时就是 p − onehot(y)。"
+                                 "对各位置取平均时再除以 |I|。",
+    "derive.pe_rotation": "用 sympy 推导：PE(pos + k) 是 PE(pos) 的旋转",
+    "derive.pe_rotation.text": "论文的位置编码在每一对列 (2i, 2i + 1) 中放同一个频率的正弦和余弦：ω·pos，其中 "
+                               "ω = 1/10000^(2i/d_model)。sympy 用和角公式把 pos + k 处的一对数"
+                               "写成矩阵 R(k) 乘以 pos 处的一对数。R(k) 只取决于 k 和 ω，与 pos 无关，而且是旋转"
+                               "（RᵀR = I）：平移 k 在每个位置上都是同一个线性变换。",
+    "derive.pe_rotation.numbers": "代入当前的数值，取第一对列（ω = 1）：PE 的第 1 行等于 R(1) 乘以第 0 行。",
+    "derive.pe_rotation.other": "这一性质属于论文的正弦位置编码。模型现在用的是另一种（侧栏），它的每对列不是同一个"
+                                "频率的正弦和余弦。",
     "dropout.place": "位置",
     "dropout.place.src": "源句子的输入",
     "dropout.place.tgt": "解码器输入",
