@@ -12,6 +12,7 @@ from engine.attention import softmax
 from engine.loss import cross_entropy_grad, target_distribution
 from engine.positional import blog_exponent, sinusoid_angle, sinusoidal
 from test_app import latex, open_page, server_navigation  # noqa: F401 (autouse: the app navigates as served)
+from test_engine_imports import imported_top_modules
 from test_katex import katex_errors
 from ui import derivations
 from ui.i18n import EN, ZH
@@ -124,6 +125,11 @@ def test_every_derivation_renders_in_katex(chromium):
 
 PAGES = {"qkv": "qkv", "attention": "softmax", "add_norm": "layer_norm", "positional": "pe_rotation",
          "train": "cross_entropy"}
+
+
+def test_pages_import_sympy_only_when_a_derivation_opens():
+    """Importing sympy takes a second: a page whose derivations are closed does not pay it."""
+    assert "sympy" not in imported_top_modules("import sys, ui.derivation_views, ui.training_views")
 
 
 def _box(at, key):

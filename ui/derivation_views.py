@@ -6,10 +6,17 @@ import streamlit as st
 
 from engine.positional import sinusoid_angle
 
-from . import context, derivations, views
+from . import context, views
 from .format import bmatrix
 
 LINES = r" \\ "
+
+
+def _sympy():
+    """ui.derivations, imported when a derivation is first opened: importing sympy takes a second, which a page that
+    shows its derivations closed does not pay."""
+    from . import derivations
+    return derivations
 
 
 def _show(key: str, lines, **values):
@@ -23,7 +30,7 @@ def qkv(block: str, head: int):
 
 
 def _qkv(block, head):
-    ctx = context.get()
+    ctx, derivations = context.get(), _sympy()
     step = ctx.trace.step(f"{block}.q")
     source, W, *bias = step.inputs
     X, d_model = ctx.trace[source], ctx.config.d_model
@@ -38,16 +45,16 @@ def _qkv(block, head):
 
 
 def softmax():
-    views.derivation("softmax", lambda: _show("softmax", derivations.softmax_jacobian().lines))
+    views.derivation("softmax", lambda: _show("softmax", _sympy().softmax_jacobian().lines))
 
 
 def layer_norm():
     form = context.get().config.layer_norm
-    views.derivation("layer_norm", lambda: _show(f"layer_norm.{form}", derivations.layer_norm_jacobian(form).lines))
+    views.derivation("layer_norm", lambda: _show(f"layer_norm.{form}", _sympy().layer_norm_jacobian(form).lines))
 
 
 def cross_entropy():
-    views.derivation("cross_entropy", lambda: _show("cross_entropy", derivations.cross_entropy_gradient().lines))
+    views.derivation("cross_entropy", lambda: _show("cross_entropy", _sympy().cross_entropy_gradient().lines))
 
 
 def pe_rotation():
@@ -57,7 +64,7 @@ def pe_rotation():
 def _pe_rotation():
     """R(k) by the angle-sum identities; with the model's encoding (the paper's), PE(1) = R(1) PE(0) in numbers for
     the first frequency pair."""
-    ctx = context.get()
+    ctx, derivations = context.get(), _sympy()
     _show("pe_rotation", derivations.pe_rotation().lines)
     pe = ctx.trace["src.pos"]  # (n, d_model)
     if ctx.config.pos_encoding != "sinusoidal":
