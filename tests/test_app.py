@@ -32,8 +32,8 @@ import engine  # noqa: E402
 from engine.tokens import split  # noqa: E402
 from ui import streamlit_internals  # noqa: E402
 from ui.format import DIGITS, bmatrix, bmatrix_around, fmt, fmt_tex, table  # noqa: E402
-from ui.i18n import EN, ZH, translator  # noqa: E402
-from ui.labels import description_key, step_name_key  # noqa: E402
+from ui.i18n import CATALOGS, EN, LANGUAGES, ZH, load_catalogs, translator  # noqa: E402
+from ui.labels import description_key, step_name_key, step_tex  # noqa: E402
 from ui.navigation import PAGES  # noqa: E402
 from ui.state import APP_LIMITS, DEFAULT_TARGET, MAX_TOKENS  # noqa: E402
 from ui.views import ROOM  # noqa: E402
@@ -88,8 +88,7 @@ def goto(at, page):
     at.switch_page(f"pages/{page}.py")
     at.run()
     assert not at.exception, [e.message for e in at.exception]
-    lang = at.session_state["ctl.lang"]
-    assert at.title[0].value == (ZH if lang == "zh" else EN)[f"page.{page}"]
+    assert at.title[0].value == translator(at.session_state["ctl.lang"])(f"page.{page}")
     return at
 
 
@@ -199,10 +198,11 @@ def engine_trace(edits=(), src="Hello World", tgt=DEFAULT_TARGET, seed=0, **over
 
 
 def shown(at, matrix):
-    """True if the page writes this matrix out, as a bmatrix or as a table, in the app's number format at the
-    session's digits."""
+    """True if the page writes this matrix out, as a bmatrix, as a table or in a heatmap's cells, in the app's number
+    format at the session's digits."""
     matrix, digits = np.atleast_2d(matrix), at.session_state["state"].digits
-    return any(bmatrix(matrix, digits) in body for body in latex(at)) or table(matrix, digits) in tables(at)
+    return any(bmatrix(matrix, digits) in body for body in latex(at)) or table(matrix, digits) in tables(at) + [
+        json.loads(chart.proto.spec)["data"][0].get("text") for chart in at.get("plotly_chart")]
 
 
 def shapes_line(t, n_src, n_tgt, d_model, h, n_layers):
@@ -278,6 +278,22 @@ def test_language_switch_and_url_language():
     assert "lang" not in query(open_page("attention")), "not chosen: the reader's browser decides"
 
 
+def test_a_third_language_is_one_catalog_file(tmp_path, monkeypatch):
+    """A catalog file as ui/i18n.py loads it at start: its language is in the picker and the link; its texts show,
+    and a key it lacks shows in English."""
+    (tmp_path / "xx.toml").write_text('"lang.name" = "Xish"\n"page.attention" = "Xattention"\n', encoding="utf-8")
+    catalog = load_catalogs(tmp_path)["xx"]
+    monkeypatch.setitem(CATALOGS, "xx", catalog)  # in place: ui.context and ui.state hold these dicts
+    monkeypatch.setitem(LANGUAGES, "xx", catalog["lang.name"])
+    at = open_page("attention", lang="xx")
+    assert_clean(at)
+    assert at.title[0].value == "Xattention" and at.sidebar.text_input(key="ctl.src").label == EN["ctl.src"]
+    assert at.segmented_control(key="ctl.lang").options == ["English", "简体中文", "Xish"] and query(at)["lang"] == "xx"
+    at.session_state["ctl.lang"] = "zh"
+    at.run()
+    assert at.title[0].value == ZH["page.attention"] and query(at)["lang"] == "zh"
+
+
 def test_words_inside_formulas_are_chinese_in_chinese():
     at = open_step(open_page("masked_attention", lang="zh", tgt="hola"), "masked_attention", "mask")
     at.selectbox(key="col.dec.0.self_attn.mask.0").set_value(1).run()  # row SOS, column hola: a later position
@@ -336,15 +352,28 @@ def test_hello_world_numbers_on_the_pages():
     assert "105.2 " in scores and "135.6\\end" in scores  # DIGITS significant digits: 105.21 and 135.5517
     assert engine_trace().step("enc.0.attn.scores").formula in latex(at)
     goto(at, "multihead")
-    assert matrix_shown(at, r"\text{out}").startswith(r"\begin{bmatrix}11.46 & ")
+    assert matrix_shown(at, glance_name("enc.0.attn.out")).startswith(r"\begin{bmatrix}11.46 & ")
     goto(at, "add_norm")
-    assert matrix_shown(at, r"\text{ln1}").startswith(r"\begin{bmatrix}1.719 & ")
+    assert matrix_shown(at, glance_name("enc.0.ln1")).startswith(r"\begin{bmatrix}1.719 & ")
+
+
+def glance_name(name):
+    """What a glance calls a step without a symbol of its own: its name on screen (labels.step_tex)."""
+    return step_tex(name, None, EN[step_name_key(name)])
 
 
 def matrix_shown(at, tex_name):
     """The bmatrix written as `tex_name = ...` in the page's formulas (a step's, or one of a flow's glance)."""
     body = next(b for b in latex(at) if f"{tex_name} = " in b)
     return body.split(f"{tex_name} = ", 1)[1].split(r"\end{bmatrix}", 1)[0] + r"\end{bmatrix}"
+
+
+def test_a_heatmap_that_writes_its_numbers_is_not_followed_by_a_table_of_them():
+    at = open_page("ffn")  # the hidden layer, 3 x 8: too wide for a bmatrix, written in the heatmap's cells
+    hidden = engine_trace()["enc.0.ffn.hidden"]
+    assert not tables(at) and shown(at, hidden)
+    goto(at, "output")  # the logits, 3 x 10: too many columns for the cells' text, so a table
+    assert table(engine_trace()["logits"], DIGITS) in tables(at)
 
 
 def test_second_head_and_second_sublayer():
@@ -380,7 +409,7 @@ def test_a_link_opens_the_step_it_names_not_its_label():
 def test_a_link_opens_the_layer_it_names():
     at = open_link("qkv", cfg="n_layers:2", layer="2", head="2", step="v")
     assert at.session_state["layer.enc"] == 1 and at.session_state["heads.qkv.1"] == 1
-    assert matrix_shown(at, r"\text{v}_{2}") == bmatrix(engine_trace(n_layers=2)["enc.1.attn.v"][1], DIGITS)
+    assert matrix_shown(at, r"V_{2}") == bmatrix(engine_trace(n_layers=2)["enc.1.attn.v"][1], DIGITS)
     assert {k: query(at)[k] for k in ("layer", "head", "step")} == {"layer": "2", "head": "2", "step": "v"}
 
 

@@ -1,5 +1,5 @@
 """The app's pure helpers, without Streamlit: the URL state (ui/state.py), number formatting (ui/format.py),
-the two catalogs (ui/i18n.py) and the axis labels (ui/labels.py)."""
+the catalogs (ui/i18n.py, ui/catalogs/) and the axis labels (ui/labels.py)."""
 import dataclasses
 import json
 import math
@@ -26,7 +26,8 @@ from ui import format as fmt_mod  # noqa: E402
 from ui import generation  # noqa: E402
 from ui import state as app_state  # noqa: E402
 from ui.format import DIGITS, DIGITS_RANGE, bmatrix, fmt, fmt_tex, printed_width, table  # noqa: E402
-from ui.i18n import EN, LANGUAGES, MATH_WORDS, PLAIN_WORDS, ZH, language_of, translator  # noqa: E402
+from ui.i18n import (CATALOG_DIR, CATALOGS, EN, LANGUAGES, MATH_WORDS, PLAIN_WORDS, ZH, language_of,  # noqa: E402
+                     load_catalogs, translator)
 from ui.labels import (INTRO_SETTINGS, SEED_NOTES, indices, intro_keys, param_axes, step_axes, top_tokens,  # noqa: E402
                        unique)
 from ui.navigation import PAGES, page_file  # noqa: E402
@@ -413,27 +414,57 @@ def test_table():
     assert table(np.array([0.5, 2.0])) == [["0.5", "2"]]
 
 
-# ---- ui/i18n.py -------------------------------------------------------------------------------------------
+# ---- ui/i18n.py and ui/catalogs/ --------------------------------------------------------------------------
 
 def _placeholders(text):
     return sorted((name, conversion or "", spec or "") for _, name, spec, conversion in string.Formatter().parse(text)
                   if name is not None)
 
 
-def test_catalogs_have_the_same_keys():
-    assert sorted(set(EN) - set(ZH)) == []
-    assert sorted(set(ZH) - set(EN)) == []
+@pytest.mark.parametrize("lang", sorted(set(LANGUAGES) - {"en"}))
+def test_catalogs_have_the_same_keys(lang):
+    assert sorted(set(EN) - set(CATALOGS[lang])) == []
+    assert sorted(set(CATALOGS[lang]) - set(EN)) == []
 
 
 @pytest.mark.parametrize("key", sorted(EN))
 def test_catalogs_have_the_same_placeholders(key):
-    assert _placeholders(EN[key]) == _placeholders(ZH[key]), key
+    for lang, catalog in CATALOGS.items():
+        assert _placeholders(EN[key]) == _placeholders(catalog[key]), (lang, key)
+
+
+def test_the_catalogs_are_the_files_of_ui_catalogs():
+    """One TOML file per language, named by its code and naming its language; a text split over lines in the file
+    is one line on screen, joined without the break and the next line's indent."""
+    assert sorted(path.name for path in CATALOG_DIR.iterdir()) == ["en.toml", "zh.toml"]
+    assert LANGUAGES == {"en": "English", "zh": "简体中文"} and list(CATALOGS) == ["en", "zh"]
+    assert EN["ctl.digits_help"] == ("Significant digits of every number shown (matrices, heatmaps, a cell's "
+                                     "arithmetic). Only the printing changes: the model computes with every digit.")
+    assert ZH["formulas.side_by_side"].endswith("列已标出。$W^K$ 和 $W^V$ 也是这样切分的。")
+    assert all(type(text) is str and "\n" not in text for catalog in CATALOGS.values() for text in catalog.values())
+
+
+def test_a_new_language_is_one_file(tmp_path, monkeypatch):
+    """A partial catalog dropped next to the shipped ones is a language: it names itself in the picker, the
+    browser's locale and the translator find it, and every key it lacks reads in English."""
+    for path in CATALOG_DIR.glob("*.toml"):
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    (tmp_path / "xx.toml").write_text('"lang.name" = "Xish"\n"page.overview" = "Xoverview"\n'
+                                      '"msg.too_big" = "xx {field} {high} {value}"\n', encoding="utf-8")
+    catalogs = load_catalogs(tmp_path)
+    assert list(catalogs) == ["en", "xx", "zh"] and catalogs["xx"]["lang.name"] == "Xish"
+    assert catalogs["zh"] == ZH
+    monkeypatch.setattr("ui.i18n.CATALOGS", catalogs)
+    t = translator("xx")
+    assert (t.lang, t("page.overview"), t("msg.too_big", field="d", high=8, value=9)) == ("xx", "Xoverview", "xx d 8 9")
+    assert t("ctl.src") == EN["ctl.src"] == "Source sentence"  # a key the file lacks
+    assert [language_of(locale) for locale in ("xx-YY", "xx", "zh-CN", "fr")] == ["xx", "xx", "zh", "en"]
 
 
 @pytest.mark.parametrize("lang", sorted(LANGUAGES))
 def test_every_message_formats_with_its_placeholders(lang):
     t = translator(lang)
-    for key, text in (EN if lang == "en" else ZH).items():
+    for key, text in CATALOGS[lang].items():
         values = {name: "X" for name, _, _ in _placeholders(text)}
         result = t(key, **values)
         assert "{" not in result.replace("{{", "") and result.strip(), key
@@ -443,7 +474,7 @@ def test_every_message_formats_with_its_placeholders(lang):
 def test_bold_words_are_closed_where_markdown_can_close_them(lang):
     """CommonMark does not end **bold** on a ** that follows punctuation and precedes a letter: "**最佳句子：**soy"
     shows its stars. The punctuation goes after the closing stars ("**最佳句子**：soy")."""
-    unclosed = {key: text for key, text in (EN if lang == "en" else ZH).items()
+    unclosed = {key: text for key, text in CATALOGS[lang].items()
                 if re.search(r"[，。：；！？）:;!?)]\*\*[\w{`]", text)}
     assert not unclosed
 

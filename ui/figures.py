@@ -62,12 +62,13 @@ def heatmap(matrix, row_labels, col_labels, selected=None, marked=(), digits=DIG
              "hoverinfo": "skip", "colorbar": {"thickness": 12}}]
     if signed:
         data[0]["zmid"] = 0
-    cells = table(values, digits) if rows * cols <= TEXT_CELLS and cols <= TEXT_COLS else None
-    text = cells is not None and _fits(cells)
+    labelled = cols <= LABELLED_COLS and rows * cols <= CLICK_CELLS
+    cells = table(values, digits) if labelled else None  # the cells' text and hover text, written once
+    text = cells is not None and rows * cols <= TEXT_CELLS and cols <= TEXT_COLS and _fits(cells)
     if text:
         data[0].update(text=cells, texttemplate="%{text}", textfont={"size": TEXT_SIZE})
     if rows * cols <= CLICK_CELLS:  # the hover text and the click both come from the invisible markers
-        data += _click_layer(values, row_labels, col_labels, digits)
+        data += _click_layer(values, row_labels, col_labels, digits, cells)
     layout = {"height": _height(rows, text), "margin": MARGIN,
               "dragmode": False, "clickmode": "event+select", "hovermode": "closest", "hoverdistance": -1,
               "xaxis": {**_ticks(col_labels), "side": "top", "range": [-0.5, cols - 0.5]},
@@ -76,6 +77,11 @@ def heatmap(matrix, row_labels, col_labels, selected=None, marked=(), digits=DIG
     if frames:
         layout["shapes"] = frames
     return Chart(data, layout)
+
+
+def writes_numbers(chart: Chart) -> bool:
+    """Whether a heatmap writes its numbers in its cells."""
+    return "text" in chart.to_dict()["data"][0]
 
 
 def _fits(cells) -> bool:
@@ -96,15 +102,15 @@ def _frame(i, j, width) -> dict:
             "line": {"color": "#111", "width": width}}
 
 
-def _click_layer(values, row_labels, col_labels, digits) -> list[dict]:
+def _click_layer(values, row_labels, col_labels, digits, cells) -> list[dict]:
     """Invisible markers on the cell centres, which carry the hover text and the click. Up to LABELLED_COLS
     columns each marker has its text; in wider matrices one trace per row names the row and the browser writes
     the column and the number (a text per cell of a (2, 2048) step cost ~10 ms of every rerun and 120 kB sent;
     a trace per row costs ~0.2 ms, too much for matrices of many short rows). A row's columns are placed by x0/dx (its
-    y, the row, sets the number of markers: one byte each). The browser writes the number (see _browser_row)."""
+    y, the row, sets the number of markers: one byte each). The browser writes the number (see _browser_row).
+    cells: the values as text, given up to LABELLED_COLS columns."""
     if values.shape[1] <= LABELLED_COLS:
         r, c = np.meshgrid(range(values.shape[0]), range(values.shape[1]), indexing="ij")
-        cells = table(values, digits)
         return [{**MARKERS, "x": _typed(c.ravel()), "y": _typed(r.ravel()), "hovertemplate": "%{text}<extra></extra>",
                  "text": [f"{row_labels[i]} · {col_labels[j]}: {cells[i][j]}" for i, j in zip(r.ravel(), c.ravel())]}]
     by_index = list(col_labels) == indices(len(col_labels))  # the column's number is its label

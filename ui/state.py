@@ -21,6 +21,7 @@ from engine.values import MAX_SEED
 
 from . import generation
 from .format import DIGITS, DIGITS_RANGE
+from .i18n import LANGUAGES
 from .weights import ID as WEIGHTS_ID
 
 APP_LIMITS = {"d_model": 512, "n_heads": 16, "d_k": 512, "d_v": 512, "d_ff": 2048, "n_layers": 8}  # from 1
@@ -213,7 +214,7 @@ def decode(query, default_lang: str = "en") -> tuple[AppState, list]:
         state = state.replace(preset=preset)
     else:
         notes.append(f"preset={preset!r}")
-    if query.get("lang") in ("en", "zh"):
+    if query.get("lang") in LANGUAGES:
         state = state.replace(lang=query["lang"], lang_chosen=True)
     elif "lang" in query:
         notes.append(f"lang={query['lang']!r}")

@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from . import context, departures
-from .figures import CELL_WIDTH, TEXT_COLS, heatmap
+from .figures import CELL_WIDTH, TEXT_COLS, heatmap, writes_numbers
 from .format import arrow, bmatrix, bmatrix_around, difference, fmt, printed_width, table
 from .labels import (SEED_NOTES, description_key, indices, intro_keys, param_axes, param_key, param_tex, step_axes,
                      param_words_key, step_name_key, step_tex, unique)
@@ -318,9 +318,10 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     rows, cols = (axes[-2], axes[-1]) if s.value.ndim > 1 else ([""], axes[-1])
     key = f"{name}.{head}"
     selected = _selection(key, len(rows), len(cols)) if drill else None  # no drill-down: no cell to mark or click
-    if show_numbers:
+    chart = heatmap(values, rows, cols, selected, digits=ctx.state.digits)
+    if show_numbers and not (_as_table(values) and writes_numbers(chart)):  # a table would repeat the cells' text
         numbers(values, rows, cols, label=_tex_name(name, _head_of(s.value, head)))
-    st.plotly_chart(heatmap(values, rows, cols, selected, digits=ctx.state.digits), key=f"chart.{key}",
+    st.plotly_chart(chart, key=f"chart.{key}",
                     on_select=_on_click(key, len(rows), len(cols)) if drill else "ignore", selection_mode="points",
                     config={"displayModeBar": False}, width=chart_width(len(cols)))
     unedited = _compared(ctx, name, head, values, rows, cols, key) if ctx.state.edits and trace is ctx.trace else None
@@ -373,7 +374,7 @@ def numbers(matrix, rows, cols, label=None, digits=None):
     ctx = context.get()
     digits = digits or ctx.state.digits
     matrix = matrix if matrix.ndim == 2 else matrix[None, :]
-    if matrix.shape[0] <= LATEX_CELLS and matrix.shape[1] <= LATEX_COLS:
+    if not _as_table(matrix):
         latex((f"{label} = " if label else "") + bmatrix(matrix, digits))
     elif matrix.shape[1] <= TABLE_COLS:
         cells = dict(zip(unique(cols), zip(*table(matrix, digits))))
@@ -381,6 +382,11 @@ def numbers(matrix, rows, cols, label=None, digits=None):
                      column_config={"": st.column_config.TextColumn(pinned=True)})  # the row labels
     else:
         st.caption(ctx.t("view.big", rows=matrix.shape[0], cols=matrix.shape[1]))
+
+
+def _as_table(matrix) -> bool:
+    """Whether numbers() writes a matrix as a table (or leaves it to the heatmap): too big for a bmatrix."""
+    return not (matrix.shape[0] <= LATEX_CELLS and matrix.shape[1] <= LATEX_COLS)
 
 
 def chart_width(n_cols):
