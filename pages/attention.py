@@ -1,4 +1,4 @@
-from ui import blocks, views
+from ui import blocks, derivation_views, views
 
 
 @views.page
@@ -10,6 +10,7 @@ def page():
     head = views.head_picker(f"heads.attention.{layer}")
     views.flow([f"{block}.{kind}" for kind in ("scores", "scaled", "weights", "heads")], head, key="attention",
                edits=(f"{block}.W_Q", f"{block}.W_K"))  # the scores' Q and K come from these
+    derivation_views.softmax()
 
 
 page()

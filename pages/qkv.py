@@ -1,4 +1,4 @@
-from ui import blocks, views
+from ui import blocks, derivation_views, views
 
 
 @views.page
@@ -9,6 +9,7 @@ def page():
     head = views.head_picker(f"heads.qkv.{layer}")
     blocks.weights_side_by_side(block, head)
     views.flow([f"{block}.{kind}" for kind in ("q", "k", "v")], head, key="qkv")
+    derivation_views.qkv(block, head)
 
 
 page()

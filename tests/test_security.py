@@ -41,6 +41,7 @@ CODE_CALLS = {"eval", "exec", "compile", "__import__", "os.system", "os.popen"}
 CODE_ENDINGS = {"sympify", "parse_expr", "read_pickle", "unsafe_load"}
 UNPICKLERS = {"pickle", "cPickle", "_pickle", "cloudpickle", "dill", "marshal", "shelve", "joblib", "jsonpickle"}
 EVAL_METHODS = {"eval", "query"}  # pandas' DataFrame.eval/query and pd.eval evaluate their text argument
+SYMPY_NAMES = {"Symbol", "symbols"}  # the sympy calls that read a string as names; the others sympify (eval) it
 
 
 # ---- reading the code ------------------------------------------------------------------------------------------
@@ -65,7 +66,7 @@ def code_findings(source: str, where: str = "<code>") -> list[str]:
                     found.append(f"{where}:{node.lineno} imports {module}")
             if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in ("numpy", "sympy", "yaml"):
                 for alias in node.names:
-                    if alias.name in ("load", "sympify", "parse_expr", "unsafe_load"):
+                    if alias.name in ("load", "sympify", "parse_expr", "unsafe_load", "S"):
                         found.append(f"{where}:{node.lineno} imports {alias.name} from {node.module}")
         if not isinstance(node, ast.Call):
             continue
@@ -73,6 +74,9 @@ def code_findings(source: str, where: str = "<code>") -> list[str]:
         last = name.rsplit(".", 1)[-1]
         if name in CODE_CALLS or last in CODE_ENDINGS:
             found.append(f"{where}:{node.lineno} calls {name}")
+        elif name.split(".")[0] in ("sp", "sympy") and last not in SYMPY_NAMES and any(
+                isinstance(arg, ast.Constant) and isinstance(arg.value, str) for arg in node.args):
+            found.append(f"{where}:{node.lineno} passes text to {name} (sympy reads it with eval)")
         elif isinstance(node.func, ast.Attribute) and last in EVAL_METHODS:
             found.append(f"{where}:{node.lineno} calls .{last}() (pandas evaluates its text)")
         elif name.split(".")[0] in UNPICKLERS or name in ("yaml.load", "torch.load"):
@@ -111,7 +115,8 @@ def _sources(paths):
     "eval(text)", "exec(text)", "x = compile(text, 'f', 'exec')", "import pickle", "from pickle import loads",
     "pickle.loads(data)", "import dill", "np.load(f)", "np.load(f, allow_pickle=True)", "numpy.load(f, allow_pickle=x)",
     "from numpy import load", "sympy.sympify(text)", "from sympy.parsing.sympy_parser import parse_expr",
-    "parse_expr(text)", "pd.read_pickle(f)", "frame.query(text)", "pd.eval(text)", "yaml.load(f)", "os.system(c)",
+    "parse_expr(text)", "sp.S('x + 1')", "sympy.simplify('x**2')", "from sympy import S", "sp.Matrix('[1]')",
+    "pd.read_pickle(f)", "frame.query(text)", "pd.eval(text)", "yaml.load(f)", "os.system(c)",
 ])
 def test_the_code_scanner_finds(snippet):
     assert code_findings(snippet), snippet
@@ -128,6 +133,7 @@ def test_the_html_scanner_finds(snippet):
 
 def test_the_scanners_let_the_safe_forms_through():
     assert code_findings("np.load(f, allow_pickle=False); re.compile(p); json.loads(s); ast.literal_eval(s)") == []
+    assert code_findings("sp.Symbol('x_1'); sp.symbols('a b'); sp.latex(e, order='none'); sp.Float(x, 3)") == []
     assert html_findings("st.markdown(text); st.markdown(t, unsafe_allow_html=False); st.latex(s)") == []
 
 

@@ -18,7 +18,7 @@ from engine.tokens import EOS, SOS, UNK, split
 from engine.train import TRAINING_SETUP, TrainSettings, start_model, training, translations
 from engine.values import MAX_SEED
 
-from . import context, views
+from . import context, derivation_views, views
 from .figures import curves, heatmap
 from .format import arrow, fmt
 from .labels import loss_rows, param_axes, step_axes
@@ -75,6 +75,7 @@ def backward_section(result):
     st.subheader(ctx.t("train.backward"))
     st.markdown(ctx.t("train.backward_intro"))
     views.latex(GRAD_TEX + r",\qquad " + LOGITS_GRAD_TEX)
+    derivation_views.cross_entropy()
     name = st.selectbox(ctx.t("train.grad_step"), list(result.backward), key="train.grad_step")
     step = result.trace.step(name.removeprefix("grad."))
     views.latex(ctx.t.math(backward_formula(step)))

@@ -279,6 +279,16 @@ def text_and_formula(text: str, tex: str):
     st.markdown(f"{text}\n\n$$\n{ROOM[0]}{tex}{ROOM[1]}\n$$")
 
 
+def derivation(key: str, draw):
+    """A derivation (ui.derivation_views) in an expander: `draw` runs only while it is open, so a closed one is one
+    element and costs no sympy."""
+    box = st.expander(context.get().t(f"derive.{key}"), key=f"derive.{key}", icon=":material/function:",
+                      on_change="rerun")
+    if box.open:
+        with box:
+            draw()
+
+
 def _record_drawn(trace, names):
     drawn = _DRAWN.get()
     if drawn is not None:
