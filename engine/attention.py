@@ -30,13 +30,10 @@ CROSS_HEAD_TEX = (r"\text{head}_i = \operatorname{Attention}(X_{\text{dec}} W_i^
 SIDE_BY_SIDE_TEX = r"W^Q = \begin{bmatrix} W_1^Q & \cdots & W_h^Q \end{bmatrix}"  # heads_side_by_side
 
 
-def project(x, W, b=None, product=None):
-    """Per-head projection X W_i (+ b_i): [n, d_model] @ [h, d_model, d_k] -> [h, n, d_k].
-
-    product, if given, is X times W with the heads' columns next to each other (heads_side_by_side), (n, h*d_k):
-    the same numbers from one matrix product instead of h small ones.
-    """
-    out = x @ W if product is None else split_heads(product, len(W))  # (h, n, d_k)
+def project(x, W, b=None):
+    """Per-head projection X W_i (+ b_i): [n, d_model] @ [h, d_model, d_k] -> [h, n, d_k]. The forward pass passes
+    W as a products.Multiplier, which makes the product with the heads side by side (one matrix product)."""
+    out = x @ W  # (h, n, d_k)
     return out if b is None else out + b[:, None, :]  # (h, n, d_k)
 
 

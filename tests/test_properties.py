@@ -1,5 +1,6 @@
 """Math properties of every step, and the trace contract: every documented name, with its shape."""
 import math
+from functools import partial
 
 import numpy as np
 import pytest
@@ -8,6 +9,7 @@ from hypothesis import strategies as st
 
 import engine
 from engine import attention, layer_norm, layers, positional
+from engine.products import Multiplier
 
 SMALL = dict(d_model=12, n_heads=3, d_ff=20, n_layers=2)
 
@@ -196,7 +198,7 @@ def test_seed_draws_reproducible_and_different_weights():
 def test_projection_side_by_side_equals_head_by_head():
     rng = np.random.default_rng(0)
     x, W, b = rng.normal(size=(5, 12)), rng.normal(size=(3, 12, 4)), rng.normal(size=(3, 4))
-    fast = attention.project(x, W, b, x @ attention.heads_side_by_side(W))
+    fast = attention.project(x, Multiplier(W, attention.heads_side_by_side, partial(attention.split_heads, h=3)), b)
     np.testing.assert_allclose(fast, attention.project(x, W, b), rtol=1e-13)
     np.testing.assert_allclose(fast[1], x @ W[1] + b[1], rtol=1e-13)
 
