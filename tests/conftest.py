@@ -1,10 +1,19 @@
 """Fixtures shared by test modules: one Chromium for the whole run (a second sync Playwright cannot start while
 the first one's event loop is running). Playwright is imported by the browser fixtures only, so the tests that use
 no browser run where it is not installed (tests/test_engine_imports.py)."""
+import asyncio
+import concurrent.futures
 import os
 from pathlib import Path
 
 import pytest
+
+
+def in_own_thread(scenario):
+    """asyncio.run(scenario()) in a thread of its own: the browser fixture's sync Playwright keeps an event loop
+    running in the main thread for the rest of the run."""
+    with concurrent.futures.ThreadPoolExecutor(1) as thread:
+        return thread.submit(lambda: asyncio.run(scenario())).result()
 
 
 @pytest.fixture(scope="session")

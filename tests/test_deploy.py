@@ -6,7 +6,6 @@ keep every browser on one process, and weights trained on one process open on th
 No Docker daemon is needed: the Dockerfile is read, not built.
 """
 import asyncio
-import concurrent.futures
 import json
 import os
 import random
@@ -31,6 +30,7 @@ for path in (ROOT, ROOT / "deploy", ROOT / "bench"):
         sys.path.insert(0, str(path))
 
 from classroom import TEMPLATE, nginx_command, render  # noqa: E402
+from conftest import in_own_thread  # noqa: E402
 from websockets.asyncio.client import connect  # noqa: E402
 from websockets.exceptions import InvalidStatus  # noqa: E402
 from protocol import Session  # noqa: E402
@@ -124,12 +124,6 @@ def free_port_run(count: int, low=8800, high=8899) -> int:
                 s.close()
     raise RuntimeError(f"no {count} consecutive free ports in {low}-{high}")
 
-
-
-def in_own_thread(scenario):
-    """asyncio.run in a thread of its own: a browser test earlier in the run may leave a loop running here."""
-    with concurrent.futures.ThreadPoolExecutor(1) as thread:
-        return thread.submit(lambda: asyncio.run(scenario())).result()
 
 
 @pytest.fixture

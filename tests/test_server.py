@@ -1,5 +1,4 @@
 """The server process's own settings (ui/server.py), each checked in a fresh Python process."""
-import asyncio
 import json
 import subprocess
 import sys
@@ -9,6 +8,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT / "bench") not in sys.path:
     sys.path.insert(0, str(ROOT / "bench"))
 
+from conftest import in_own_thread  # noqa: E402
 from load import free_port, wait_until_up  # noqa: E402
 from protocol import Session  # noqa: E402
 from ui.i18n import EN  # noqa: E402
@@ -131,7 +131,7 @@ def test_a_real_server_is_configured_by_its_first_session():
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         wait_until_up(server, port)
-        session = asyncio.run(_first_session(f"http://localhost:{port}"))
+        session = in_own_thread(lambda: _first_session(f"http://localhost:{port}"))
         assert not session.exceptions and EN["page.tokens"] in session.texts()  # the link's page, after app.py
         server.stdin.write("ran\n")
         server.stdin.flush()

@@ -5,7 +5,6 @@ Each session's runs are checked for its own numbers (the scores its edit gives, 
 engine, and its edit in the address) and never the other's, during and after the concurrent edits.
 """
 import asyncio
-import concurrent.futures
 import random
 import re
 import subprocess
@@ -22,6 +21,7 @@ for path in (ROOT, ROOT / "bench"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
+from conftest import in_own_thread  # noqa: E402
 from load import Editor, Target, free_port, open_editor  # noqa: E402
 from protocol import Session  # noqa: E402
 from ui import state as app_state  # noqa: E402
@@ -89,9 +89,7 @@ def test_two_sessions_see_only_their_own_edit(server):
         finally:
             await asyncio.gather(a.close(), b.close())
 
-    # A thread of its own: a browser test earlier in the run may leave an event loop running in this one.
-    with concurrent.futures.ThreadPoolExecutor(1) as thread:
-        first, edited, again, addresses = thread.submit(lambda: asyncio.run(scenario())).result()
+    first, edited, again, addresses = in_own_thread(scenario)
     base = numbers(first["a"].texts()) | numbers(first["b"].texts())
     scores = {name: expected_scores(*EDITS[name]) for name in "ab"}
     for own, other in (("a", "b"), ("b", "a")):
