@@ -707,6 +707,13 @@ def test_non_divisible_head_count():
     assert shown(at, engine_trace(n_heads=4)["enc.0.attn.scores"][0])
 
 
+def test_a_link_beyond_the_models_max_len_is_refused_in_the_readers_language():
+    at = open_page(lang="zh", cfg="max_len:2", src="Hello World how")
+    t = translator("zh")
+    assert [w.value for w in at.sidebar.warning] == [t("msg.url", detail=t(
+        "msg.too_long_for_model", side=t("side.src"), n=3, high=2))]
+
+
 def test_the_head_and_layer_pickers_keep_a_valid_choice_when_there_are_fewer():
     at = open_options(open_page("attention"))
     at.number_input(key="ctl.n_heads").set_value(4).run()
