@@ -28,7 +28,7 @@ BACKWARD_TEX = {
                     r"\bar{X}_{\text{emb},i}",
               False: r"\bar{E}[t] \mathrel{+}= \sum_{i:\ \text{token}_i = t} \bar{X}_{\text{emb},i}"},
     "pos": {True: r"\bar{P}[pos] \mathrel{+}= \overline{PE}_{pos}",
-            False: r"\overline{PE}\ \text{is not passed on: the encoding is fixed, not learned}"},
+            False: r"\overline{PE}\ \text{⟦not-passed-on⟧}"},
     "add": r"y = a + b:\quad \bar{a} = \bar{y},\quad \bar{b} = \bar{y}",
     "layer_norm": {
         "paper": r"\bar{x} = \frac{\bar{\hat{x}} - \operatorname{mean}(\bar{\hat{x}}) - \hat{x}\,"
@@ -43,10 +43,10 @@ BACKWARD_TEX = {
             r"\bar{b}_i = \textstyle\sum_n \bar{Y}_{i,n}",
     "scores": r"\bar{Q}_i = \bar{S}_i K_i,\quad \bar{K}_i = \bar{S}_i^\top Q_i",
     "scale": r"\bar{S}_i = \frac{\bar{S}_i'}{%s}",
-    "mask": r"M\ \text{is a constant: its gradient reaches no parameter}",
-    "softmax": r"\bar{x}_j = A_j \left(\bar{A}_j - \textstyle\sum_k A_k \bar{A}_k\right)\ \text{(each row)}",
+    "mask": r"M\ \text{⟦constant⟧}",
+    "softmax": r"\bar{x}_j = A_j \left(\bar{A}_j - \textstyle\sum_k A_k \bar{A}_k\right)\ \text{⟦each-row⟧}",
     "weighted": r"\bar{A}_i = \overline{\text{head}}_i V_i^\top,\quad \bar{V}_i = A_i^\top \overline{\text{head}}_i",
-    "concat": r"\overline{\text{head}}_i = \text{columns } (i-1)\,d_v \ldots i\,d_v - 1 \text{ of } \bar{C}",
+    "concat": r"\overline{\text{head}}_i = \text{⟦columns⟧} (i-1)\,d_v \ldots i\,d_v - 1 \text{⟦of⟧} \bar{C}",
     "linear": {False: r"y = x W + b:\quad \bar{x} = \bar{y} W^\top,\quad \bar{W} = x^\top \bar{y},\quad "
                       r"\bar{b} = \textstyle\sum_n \bar{y}_n",
                True: r"\text{logits} = y E^\top + b:\quad \bar{y} = \overline{\text{logits}}\, E,\quad "

@@ -14,7 +14,7 @@ from . import attention as att
 from . import dropout as dr
 from . import feed_forward as ff
 from . import positional as pe
-from .config import Config
+from .config import Config, ConfigError
 from .layer_norm import layer_norm
 from .products import Multiplier
 from .steps import Hook, step_table
@@ -181,10 +181,12 @@ class Model:
     def _check_lengths(self, src_ids, dec_ids):
         if not src_ids:
             raise ValueError("The source sentence is empty: type at least one word.")
-        for side, ids in (("source sentence", src_ids), ("target prefix with its start token", dec_ids)):
+        for side, what, ids in (("src", "source sentence", src_ids), ("tgt", "target prefix with its start token",
+                                                                       dec_ids)):
             if len(ids) > self.config.max_len:
-                raise ValueError(f"The {side} has {len(ids)} tokens; this model accepts at most "
-                                 f"{self.config.max_len} (max_len).")
+                raise ConfigError(f"The {what} has {len(ids)} tokens; this model accepts at most "
+                                  f"{self.config.max_len} (max_len).", "too_long_for_model", side=side, n=len(ids),
+                                  high=self.config.max_len)
 
     def _embed(self, run, side, ids, tokens):
         """X = E[token] sqrt(d_model) + PE (paper sections 3.4 and 3.5), then dropout in training."""

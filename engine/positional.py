@@ -7,21 +7,21 @@ INPUT_TEX = r"X = X_{\text{emb}} + PE"
 PE_TEX = {
     "sinusoidal": r"PE_{(pos,2i)} = \sin\left(\frac{pos}{10000^{2i/d_{\text{model}}}}\right),\quad "
     r"PE_{(pos,2i+1)} = \cos\left(\frac{pos}{10000^{2i/d_{\text{model}}}}\right)",
-    "blog": r"PE_{(pos,j)} = \sin\left(\frac{pos}{10000^{2j/d_{\text{model}}}}\right)\ (j \text{ even}),\quad "
-    r"\cos\left(\frac{pos}{10000^{2j/d_{\text{model}}}}\right)\ (j \text{ odd})",
-    "learned": r"PE_{(pos,:)} = P[pos] \ \text{(a learned table)}",
+    "blog": r"PE_{(pos,j)} = \sin\left(\frac{pos}{10000^{2j/d_{\text{model}}}}\right)\ (j \text{⟦even⟧}),\quad "
+    r"\cos\left(\frac{pos}{10000^{2j/d_{\text{model}}}}\right)\ (j \text{⟦odd⟧})",
+    "learned": r"PE_{(pos,:)} = P[pos] \ \text{⟦learned-table⟧}",
     "none": r"PE = 0",
 }
 PE_BASE = 10000.0
 # The encodings the post prints for "Hello" and "World" (rounded by hand: cos(0.01) = 0.99995 shows as 0.99).
 BLOG_PRINTED_PE = np.array([[0.0, 1.0, 0.0, 1.0], [0.84, 0.99, 0.0, 1.0]])
-BLOG_TABLE_TEX = r"PE = %s\ \text{(the post's printed table)}"  # when every cell is one the post printed
+BLOG_TABLE_TEX = r"PE = %s\ \text{⟦printed-table⟧}"  # when every cell is one the post printed
 BLOG_TABLE_CASES_TEX = (r"\begin{gathered}PE_{(pos,j)} = \begin{cases} T_{pos,j} & pos < 2,\ j < 4 \\ "
                         r"\operatorname{round}_2 \sin\left(pos / 10000^{2j/d_{\text{model}}}\right) "
-                        r"& \text{otherwise},\ j \text{ even} \\ "
+                        r"& \text{⟦otherwise⟧},\ j \text{⟦even⟧} \\ "
                         r"\operatorname{round}_2 \cos\left(pos / 10000^{2j/d_{\text{model}}}\right) "
-                        r"& \text{otherwise},\ j \text{ odd} \end{cases} \\[0.5em] "
-                        r"T = %s\ \text{(the post's printed table)}\end{gathered}")
+                        r"& \text{⟦otherwise⟧},\ j \text{⟦odd⟧} \end{cases} \\[0.5em] "
+                        r"T = %s\ \text{⟦printed-table⟧}\end{gathered}")
 
 
 def pe_tex(kind, n, d_model):

@@ -250,7 +250,7 @@ def test_paper_vs_blog_shows_every_difference_both_ways(lang):
         labels = {"post": t("compare.post"), "engine": t(f"compare.side.{RIGHT_SIDE[key]}")}  # and a mark if now
         for side in ("post", "engine"):
             assert re.search(re.escape(f":gray[{labels[side]}]") + r"( :orange-badge\[[^]]+\])?" +
-                             re.escape(f"\n\n$$\n{t.math(difference[side])}\n$$"), shown[0]), (key, side)
+                             re.escape(f"\n\n$$\n{t.words(difference[side])}\n$$"), shown[0]), (key, side)
         assert shown[0].endswith(t(f"diff.{key}.why"))
 
 
@@ -280,8 +280,9 @@ def test_language_switch_and_url_language():
 
 def test_a_third_language_is_one_catalog_file(tmp_path, monkeypatch):
     """A catalog file as ui/i18n.py loads it at start: its language is in the picker and the link; its texts show,
-    and a key it lacks shows in English."""
-    (tmp_path / "xx.toml").write_text('"lang.name" = "Xish"\n"page.attention" = "Xattention"\n', encoding="utf-8")
+    the engine's formula words and drill-down text among them, and a key it lacks shows in English."""
+    (tmp_path / "xx.toml").write_text('"lang.name" = "Xish"\n"page.attention" = "Xattention"\n"word.later" = ": xlater"\n'
+                                      '"word.comes-after" = "(xx {j} > {i})"\n', encoding="utf-8")
     catalog = load_catalogs(tmp_path)["xx"]
     monkeypatch.setitem(CATALOGS, "xx", catalog)  # in place: ui.context and ui.state hold these dicts
     monkeypatch.setitem(LANGUAGES, "xx", catalog["lang.name"])
@@ -292,6 +293,13 @@ def test_a_third_language_is_one_catalog_file(tmp_path, monkeypatch):
     at.session_state["ctl.lang"] = "zh"
     at.run()
     assert at.title[0].value == ZH["page.attention"] and query(at)["lang"] == "zh"
+    at = open_step(open_page("masked_attention", lang="xx", tgt="hola"), "masked_attention", "mask")
+    at.selectbox(key="col.dec.0.self_attn.mask.0").set_value(1).run()
+    at.session_state["plain.dec.0.self_attn.mask.0"] = True
+    at.run()
+    assert_clean(at)
+    assert any(r"(1 > 0\text{: xlater})" in body for body in latex(at))
+    assert [c.value for c in at.code] == ["dec.0.self_attn.mask[0, 1] = −∞ (xx 1 > 0) = −∞"]
 
 
 def test_words_inside_formulas_are_chinese_in_chinese():
@@ -341,7 +349,7 @@ def test_each_step_shows_the_engines_formula_description_and_numbers(page):
         assert header["human"] == EN[step_name_key(name)], name  # the code's name is the caption under it
         assert header["description"] == EN[description_key(name)], name
         assert header["shape"] == ", ".join(map(str, step.value.shape)), name
-        assert step.formula in bodies, name
+        assert EN_T.words(step.formula) in bodies, name  # its word slots in English
         value = step.value[0] if step.value.ndim == 3 else step.value
         assert shown(at, value), f"{name}: the engine's numbers are not on the page"
 
@@ -697,6 +705,13 @@ def test_non_divisible_head_count():
     assert_clean(at)
     assert query(at)["cfg"] == "d_k:1,d_v:1,n_heads:4"
     assert shown(at, engine_trace(n_heads=4)["enc.0.attn.scores"][0])
+
+
+def test_a_link_beyond_the_models_max_len_is_refused_in_the_readers_language():
+    at = open_page(lang="zh", cfg="max_len:2", src="Hello World how")
+    t = translator("zh")
+    assert [w.value for w in at.sidebar.warning] == [t("msg.url", detail=t(
+        "msg.too_long_for_model", side=t("side.src"), n=3, high=2))]
 
 
 def test_the_head_and_layer_pickers_keep_a_valid_choice_when_there_are_fewer():
@@ -1231,7 +1246,7 @@ def test_every_pages_editors_sit_under_the_formula_of_the_step_they_feed(page):
     for header in places:
         match = STEP_HEADER.match(header.value)
         assert match, page
-        assert formula_body(match["formula"]) == trace.step(match["name"]).formula, page
+        assert formula_body(match["formula"]) == EN_T.words(trace.step(match["name"]).formula), page
 
 
 def test_the_attention_pages_editors_of_q_and_k_moved_from_the_top_to_under_the_scores():

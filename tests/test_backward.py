@@ -371,8 +371,8 @@ def test_dropout_cells_are_explained():
     keep = trace.step("enc.0.drop1").meta["keep"]
     kept, dropped = tuple(np.argwhere(keep)[0]), tuple(np.argwhere(~keep)[0])
     x = trace["enc.0.attn.out"]
-    assert trace.explain("enc.0.drop1", kept).text.endswith(f"(kept) = {num(2 * x[kept])}")
-    assert trace.explain("enc.0.drop1", dropped).text.endswith(f"0 (dropped; it was {num(x[dropped])}) = 0")
+    assert trace.explain("enc.0.drop1", kept).text.endswith(f"⟦kept-text⟧ = {num(2 * x[kept])}")  # word slots
+    assert trace.explain("enc.0.drop1", dropped).text.endswith(f"0 ⟦dropped-text|x={num(x[dropped])}⟧ = 0")
 
 
 # ---- the tests: the command line ---------------------------------------------------------------------------------

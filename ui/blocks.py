@@ -33,7 +33,7 @@ def equations(block: str):
     divisor = ctx.trace.step(f"{block}.scaled").meta["divisor_tex"]
     lines = attention_equations(divisor, block.endswith(".self_attn"), block.endswith(".cross_attn"),
                                 ctx.config.attn_bias)
-    views.latex(ctx.t.math(r" \\ ".join(lines)))
+    views.latex(ctx.t.words(r" \\ ".join(lines)))
     views.paper_form(("scale", "proj"), block)
 
 

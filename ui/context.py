@@ -149,13 +149,16 @@ def write_link(state: AppState, view: dict | None = None) -> None:
 
 def refusal(t, error: ValueError) -> str:
     """Why a setting was refused, in the app's language where the catalog has the words."""
+    code = getattr(error, "code", None)  # the engine's ConfigError
     if isinstance(error, LimitError):
         key, values = error.args
-        if "side" in values:
-            values = {**values, "side": t(f"side.{values['side']}")}
-        return t(key, **values)
-    code = getattr(error, "code", None)  # the engine's ConfigError
-    return t(f"msg.{code}", **error.values) if code else str(error)
+    elif code:
+        key, values = f"msg.{code}", error.values
+    else:
+        return str(error)
+    if "side" in values:
+        values = {**values, "side": t(f"side.{values['side']}")}
+    return t(key, **values)
 
 
 def navigation(t) -> dict:
