@@ -14,8 +14,8 @@ from typing import NamedTuple
 
 import engine
 from engine.config import parse_field
-from engine.model import param_shapes
 from engine.presets import configure
+from engine.sizes import parameter_count
 from engine.tokens import split
 from engine.values import MAX_SEED
 
@@ -122,7 +122,7 @@ def _check_size(state: AppState) -> None:
 
 @functools.lru_cache(maxsize=64)  # every rerun checks its state's size
 def _weight_count(config: engine.Config) -> int:
-    return sum(math.prod(shape) for shape in param_shapes(config, 0).values())  # the embeddings are left out
+    return parameter_count(config, 0)  # the embeddings are left out
 
 
 def check_weight(value) -> float:
