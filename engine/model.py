@@ -33,7 +33,7 @@ def param_shapes(config: Config, vocab_size: int) -> dict[str, tuple]:
     if c.pos_encoding == "learned":
         shapes["pos.learned"] = (c.max_len, c.d_model)
     for stack, sublayers in (("enc", ("attn", "ffn")), ("dec", ("self_attn", "cross_attn", "ffn"))):
-        for l in range(c.n_layers):
+        for l in range(c.depth(stack)):
             for k, sub in enumerate(sublayers, start=1):
                 shapes.update(_ffn_shapes(c, f"{stack}.{l}.ffn") if sub == "ffn" else _attn_shapes(c, f"{stack}.{l}.{sub}"))
                 shapes.update({f"{stack}.{l}.ln{k}.gamma": (c.d_model,), f"{stack}.{l}.ln{k}.beta": (c.d_model,)})
@@ -166,10 +166,10 @@ class Model:
         """The forward pass as a list of stages, each recording a few steps (an embedding, half a sub-layer, a
         stack's output): the trace runs them in order, only as far as the steps that are read."""
         stages = [partial(self._embed, run, "src", *src)]
-        for l in range(self.config.n_layers):
+        for l in range(self.config.depth("enc")):
             stages += self._sublayer(run, f"enc.{l}", 1, "attn") + self._sublayer(run, f"enc.{l}", 2, "ffn")
         stages += [partial(self._stack_output, run, "enc"), partial(self._embed, run, "tgt", *dec)]
-        for l in range(self.config.n_layers):
+        for l in range(self.config.depth("dec")):
             for k, block in enumerate(("self_attn", "cross_attn", "ffn"), start=1):
                 stages += self._sublayer(run, f"dec.{l}", k, block)
         return stages + [partial(self._stack_output, run, "dec"), partial(self._output, run)]

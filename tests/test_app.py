@@ -205,15 +205,12 @@ def shown(at, matrix):
         json.loads(chart.proto.spec)["data"][0].get("text") for chart in at.get("plotly_chart")]
 
 
-def shapes_line(t, n_src, n_tgt, d_model, h, n_layers):
-    return t("overview.shapes", n_src=n_src, n_tgt=n_tgt, d_model=d_model, h=h, n_layers=n_layers)
-
-
 def overview_numbers(at):
-    """(source tokens, decoder positions, d_model, heads, layers) as the overview page states them."""
+    """(source tokens, decoder positions, d_model, heads, encoder layers, decoder layers) as the overview page states
+    them."""
     line = next(m.value for m in at.markdown if "d_model = " in m.value)
     match = re.fullmatch(r"(\d+) source tokens, (\d+) decoder positions, d_model = (\d+), (\d+) heads, "
-                         r"N = (\d+) layer\(s\)", line)
+                         r"(\d+) encoder and (\d+) decoder layer\(s\)", line)
     assert match, line
     return tuple(int(g) for g in match.groups())
 
@@ -316,7 +313,7 @@ def test_words_inside_formulas_are_chinese_in_chinese():
 def test_overview_states_the_example():
     at = open_page()
     trace = engine_trace()
-    assert overview_numbers(at) == (2, 3, 4, 2, 1)
+    assert overview_numbers(at) == (2, 3, 4, 2, 1, 1)
     assert [m.value for m in at.metric][:2] == ["hello world", "SOS hola mundo"]
     best = int(np.argmax(trace["probs"][-1]))
     assert at.metric[2].value == trace.model.vocab.tokens[best]
@@ -676,7 +673,7 @@ def test_sentence_length_cap(side, words, accepted):
         assert n > MAX_TOKENS
         assert [e.value for e in at.error] == [EN_T("msg.kept", error=EN_T(
             "msg.too_long", side=EN_T(f"side.{side}"), n=n, high=MAX_TOKENS))]
-        assert overview_numbers(at) == (2, 3, 4, 2, 1) and query(at) == DEFAULT_QUERY
+        assert overview_numbers(at) == (2, 3, 4, 2, 1, 1) and query(at) == DEFAULT_QUERY
 
 
 def test_non_divisible_head_count():
@@ -702,13 +699,13 @@ def test_non_divisible_head_count():
 def test_the_head_and_layer_pickers_keep_a_valid_choice_when_there_are_fewer():
     at = open_options(open_page("attention"))
     at.number_input(key="ctl.n_heads").set_value(4).run()
-    at.number_input(key="ctl.n_layers").set_value(3).run()
+    at.number_input(key="ctl.n_enc_layers").set_value(3).run()
     at.session_state["layer.enc"], at.session_state["heads.attention.2"] = 2, 3  # layer 3, head 4
     at.run()
     assert_clean(at)
     assert shown(at, engine_trace(n_heads=4, n_layers=3)["enc.2.attn.scores"][3])
     at.number_input(key="ctl.n_heads").set_value(2).run()
-    at.number_input(key="ctl.n_layers").set_value(1).run()
+    at.number_input(key="ctl.n_enc_layers").set_value(1).run()
     assert_clean(at)
     assert query(at)["cfg"] == "d_k:2,d_v:2"  # set by the change to 4 heads, kept: the preset's d_k is 3
     assert shown(at, engine_trace(d_k=2, d_v=2)["enc.0.attn.scores"][0])
@@ -837,20 +834,23 @@ def test_sizes_within_the_caps_are_accepted():
     at = open_options(open_page("overview"))
     at.number_input(key="ctl.d_model").set_value(100).run()
     assert_clean(at)
-    assert overview_numbers(at) == (2, 3, 100, 2, 1)
+    assert overview_numbers(at) == (2, 3, 100, 2, 1, 1)
     assert query(at)["cfg"] == "d_k:50,d_model:100,d_v:50"
-    at.number_input(key="ctl.n_layers").set_value(APP_LIMITS["n_layers"]).run()
+    at.number_input(key="ctl.n_enc_layers").set_value(APP_LIMITS["n_enc_layers"]).run()
     assert_clean(at)
-    assert overview_numbers(at)[4] == APP_LIMITS["n_layers"]
+    assert overview_numbers(at)[4:] == (12, 1) and query(at)["cfg"] == "d_k:50,d_model:100,d_v:50,n_dec_layers:1,n_layers:12"
+    at.number_input(key="ctl.n_dec_layers").set_value(12).run()
+    assert_clean(at)
+    assert overview_numbers(at)[4:] == (12, 12) and query(at)["cfg"] == "d_k:50,d_model:100,d_v:50,n_layers:12"
 
 
 def test_layers_beyond_the_cap_from_the_widget():
     """The browser's number input refuses more than max_value itself; a forged 64 must not get through."""
     at = open_options(open_page("overview"))
-    at.session_state["ctl.n_layers"] = 64
+    at.session_state["ctl.n_enc_layers"] = 64
     at.run()
     assert not at.exception, [e.message for e in at.exception]
-    assert overview_numbers(at) == (2, 3, 4, 2, 1) and query(at) == DEFAULT_QUERY
+    assert overview_numbers(at) == (2, 3, 4, 2, 1, 1) and query(at) == DEFAULT_QUERY
 
 
 def test_preset_switch_starts_clean():
@@ -859,7 +859,7 @@ def test_preset_switch_starts_clean():
     at.selectbox(key="ctl.preset").set_value("paper").run()
     goto(at, "overview")
     assert_clean(at)
-    assert overview_numbers(at) == (2, 3, 512, 8, 6)
+    assert overview_numbers(at) == (2, 3, 512, 8, 6, 6)
     assert query(at) == {**DEFAULT_QUERY, "preset": "paper"}
     assert open_options(at).number_input(key="ctl.d_model").value == 512
 
@@ -959,7 +959,7 @@ def test_a_tampered_link_is_noted_and_ignored(link, fragment):
     assert not at.exception, [e.message for e in at.exception]
     assert len(at.warning) == 1 and not at.error, notes(at)
     assert at.warning[0].value.startswith(EN_T("msg.url", detail="")) and fragment in at.warning[0].value
-    assert overview_numbers(at) == (2, 3, 4, 2, 1)
+    assert overview_numbers(at) == (2, 3, 4, 2, 1, 1)
     assert query(at) == DEFAULT_QUERY
 
 
@@ -986,9 +986,9 @@ def test_a_link_beyond_the_app_limits_is_noted(link):
     at = open_page("overview", **link)
     assert not at.exception, [e.message for e in at.exception]
     assert notes(at), "the link was changed or refused without a word"
-    n_src, n_tgt, d_model, heads, layers = overview_numbers(at)
+    n_src, n_tgt, d_model, heads, *layers = overview_numbers(at)
     assert n_src <= MAX_TOKENS and n_tgt <= MAX_TOKENS
-    assert d_model <= APP_LIMITS["d_model"] and heads <= APP_LIMITS["n_heads"] and layers <= APP_LIMITS["n_layers"]
+    assert d_model <= APP_LIMITS["d_model"] and heads <= APP_LIMITS["n_heads"] and max(layers) <= APP_LIMITS["n_layers"]
 
 
 @pytest.mark.parametrize("workaround", [True, False])

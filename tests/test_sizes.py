@@ -7,6 +7,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 import engine
 from engine import sizes
+from engine.config import parse_field
 from engine.presets import configure
 
 
@@ -140,3 +141,21 @@ def test_multiply_adds_equal_torchs_flop_count(preset, overrides):
             else:
                 a @ b
         assert counter.get_total_flops() == 2 * product.multiply_adds, name
+
+
+def test_each_stack_has_its_own_depth_or_n_layers():
+    config = engine.Config(n_layers=2)
+    assert (config.depth("enc"), config.depth("dec")) == (2, 2)
+    config = config.replace(n_dec_layers=5)
+    assert (config.depth("enc"), config.depth("dec")) == (2, 5)
+    assert config.replace(n_layers=4).depth("enc") == 4 and config.replace(n_layers=4).depth("dec") == 5
+    with pytest.raises(ValueError, match="n_enc_layers must be between 1 and 64"):
+        engine.Config(n_enc_layers=0)
+    with pytest.raises(ValueError, match="n_dec_layers must be a whole number"):
+        engine.Config(n_dec_layers=2.0)
+    assert parse_field("n_dec_layers", "3") == 3
+
+
+def test_a_checkpoint_written_before_the_stacks_had_their_own_depths_loads():
+    model = engine.trained()
+    assert model.config.n_enc_layers is None and model.config.depth("dec") == model.config.n_layers

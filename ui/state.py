@@ -24,14 +24,15 @@ from .format import DIGITS, DIGITS_RANGE
 from .i18n import LANGUAGES
 from .weights import ID as WEIGHTS_ID
 
-APP_LIMITS = {"d_model": 512, "n_heads": 16, "d_k": 512, "d_v": 512, "d_ff": 2048, "n_layers": 8}  # from 1
+APP_LIMITS = {"d_model": 512, "n_heads": 16, "d_k": 512, "d_v": 512, "d_ff": 2048, "n_layers": 12,
+              "n_enc_layers": 12, "n_dec_layers": 12}  # from 1
 FLOAT_RANGES = {"attn_divisor": (0.001, 1e6), "eps": (0.0, 1.0)}  # what the option widgets accept
 MAX_TOKENS = 64
 MAX_CHARS = 2000  # a sentence's characters, in the text inputs and in a link: room for MAX_TOKENS long words
 MAX_WEIGHT = 1e6
 SLIDER_STEPS = 200  # a weight's slider moves in about this many steps
 MAX_EDITS = 200
-MAX_PARAMS = 60_000_000  # the paper's sizes with N = 8: 59 million weights, 470 MB
+MAX_PARAMS = 60_000_000  # the paper's sizes with N = 8: 59 million weights, 470 MB (N = 12 is more: refused)
 DEFAULT_SOURCE = "Hello World"
 DEFAULT_TARGET = "Hola Mundo"  # the post's translation: three decoder positions (SOS hola mundo) show the mask
 
