@@ -10,6 +10,7 @@ from .model import param_shapes
 
 PAPER_VOCABULARY_SIZE = 37_000  # the base model's shared source-target byte-pair vocabulary (paper section 5.1)
 PAPER_BASE_PARAMETERS = 65_000_000  # the base model's count in the paper's Table 3
+PAPER_BASE_CONFIG = Config()  # the base model's settings (the paper preset's)
 PRODUCT_KINDS = ("proj", "scores", "weighted", "linear")  # the step kinds that multiply two matrices
 
 

@@ -251,6 +251,27 @@ def test_paper_vs_blog_shows_every_difference_both_ways(lang):
         assert shown[0].endswith(t(f"diff.{key}.why"))
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("preset", ["hello-world", "paper"])
+def test_the_sizes_page_shows_the_engines_counts(preset, lang):
+    from engine import sizes
+
+    at = open_page("sizes", preset=preset, lang=lang, cfg="n_dec_layers:2")
+    assert_clean(at)
+    t = translator(lang)
+    model = engine.with_words(engine.preset(preset, n_dec_layers=2), DEFAULT_QUERY["src"], DEFAULT_QUERY["tgt"])
+    parts, products = tables(at)
+    v, paper_v = len(model.vocab), sizes.PAPER_VOCABULARY_SIZE
+    assert parts[-1] == [t("sizes.all"), "", "", f"{sizes.parameter_count(model.config, v):,}",
+                         f"{sizes.parameter_count(model.config, paper_v):,}"]
+    assert [row[2] for row in parts if row[0] == t("sizes.part.dec.ffn")] == ["2"]
+    trace = model.run(DEFAULT_QUERY["src"], DEFAULT_QUERY["tgt"])
+    expected = sizes.pass_products(trace)
+    assert [row[0] for row in products] == list(expected)
+    assert [row[2] for row in products] == [f"{p.multiply_adds:,}" for p in expected.values()]
+    assert any(f"**{sum(p.multiply_adds for p in expected.values()):,}**" in m.value for m in at.markdown)
+
+
 @pytest.mark.parametrize("page", ALL_PAGES)
 def test_every_page_runs_with_the_paper_model(page):
     """The 512-d model: wide matrices are heatmaps only and big parameters get the single-cell editor."""
@@ -321,8 +342,8 @@ def test_overview_states_the_example():
 
 # ---- the engine's formulas and numbers ---------------------------------------------------------------------
 
-@pytest.mark.parametrize("page", [p for p in ALL_PAGES if p not in ("overview", "paper_vs_blog", "generate", "train",
-                                                                    "dropout")])  # test_step_coverage: dropout's
+@pytest.mark.parametrize("page", [p for p in ALL_PAGES if p not in ("overview", "paper_vs_blog", "sizes", "generate",
+                                                                    "train", "dropout")])  # test_step_coverage: dropout's
 def test_each_step_shows_the_engines_formula_description_and_numbers(page):
     at = open_page(page)
     if page in STACK_PAGES:
