@@ -22,7 +22,7 @@ LIMITS = {  # inclusive bounds for the integer sizes
     "max_len": (1, 4096),
 }
 DEPTHS = {"enc": "n_enc_layers", "dec": "n_dec_layers"}  # each stack's own depth, None: n_layers
-NEWER_FIELDS = tuple(DEPTHS.values())  # fields that files written before them lack; their defaults keep the model
+NEWER_FIELDS = (*DEPTHS.values(), "decoder_only")  # fields older files lack; their defaults keep those files' model
 
 
 class ConfigError(ValueError):
@@ -57,6 +57,7 @@ class Config:
     shared_embeddings: bool = True  # one embedding table for source and target (paper section 3.4)
     tied_output: bool = True  # the output layer reuses the target embedding, transposed (paper section 3.4)
     softmax: str = "stable"  # "stable" subtracts the row max first; "naive" is the blog's exp(x)/sum(exp(x))
+    decoder_only: bool = False  # GPT-style: no encoder, no cross-attention; the decoder reads source, SOS, target
 
     def __post_init__(self):
         for name, (low, high) in {**LIMITS, **dict.fromkeys(DEPTHS.values(), LIMITS["n_layers"])}.items():
@@ -84,9 +85,17 @@ class Config:
         return math.sqrt(self.d_k) if self.attn_divisor == "sqrt_dk" else float(self.attn_divisor)
 
     def depth(self, stack: str) -> int:
-        """The number of layers of the stack "enc" or "dec"."""
+        """The number of layers of the stack "enc" or "dec" (a decoder-only model's encoder has none)."""
+        if stack == "enc" and self.decoder_only:
+            return 0
         own = getattr(self, DEPTHS[stack])
         return self.n_layers if own is None else own
+
+    @property
+    def sublayers(self) -> dict[str, dict[int, str]]:
+        """Each stack's sub-layers by number (from 1): a decoder-only layer has no cross-attention, sub-layer 2."""
+        dec = {1: "self_attn", 3: "ffn"} if self.decoder_only else {1: "self_attn", 2: "cross_attn", 3: "ffn"}
+        return {"enc": {1: "attn", 2: "ffn"}, "dec": dec}
 
     def replace(self, **changes) -> "Config":
         return dataclasses.replace(self, **changes)

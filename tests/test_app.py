@@ -265,6 +265,9 @@ def test_the_sizes_page_shows_the_engines_counts(preset, lang):
     assert parts[-1] == [t("sizes.all"), "", "", f"{sizes.parameter_count(model.config, v):,}",
                          f"{sizes.parameter_count(model.config, paper_v):,}"]
     assert [row[2] for row in parts if row[0] == t("sizes.part.dec.ffn")] == ["2"]
+    gpt = sizes.parameter_count(model.config.replace(decoder_only=True), v)  # the same sizes, decoder-only
+    assert gpt < sizes.parameter_count(model.config, v)
+    assert any(f"**{gpt:,}**" in m.value for m in at.markdown)
     trace = model.run(DEFAULT_QUERY["src"], DEFAULT_QUERY["tgt"])
     expected = sizes.pass_products(trace)
     assert [row[0] for row in products] == list(expected)
