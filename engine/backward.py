@@ -75,6 +75,8 @@ class LossAndGrads:
 def loss_and_grads(model, src: str, tgt: str, *, label_smoothing=0.0, ignore_id=None, dropout=0.0,
                    seed=0) -> LossAndGrads:
     """One training example: the forward pass with teacher forcing, the loss, and backpropagation."""
+    if model.config.decoder_only:  # its targets would start inside the source: not written yet
+        raise ValueError("Training a decoder-only model is not supported: train an encoder-decoder model.")
     trace = model.run(src, tgt, dropout=dropout, seed=seed)
     dec_ids, targets = teacher_forcing(model.vocab, trace.tgt_ids[1:])
     options = dict(label_smoothing=label_smoothing, ignore_id=ignore_id)

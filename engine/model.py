@@ -27,14 +27,17 @@ from .values import read_only
 def param_shapes(config: Config, vocab_size: int) -> dict[str, tuple]:
     """Every parameter's name and shape; matrices multiply on the right (x @ W)."""
     c, shapes = config, {}
-    shapes["embed.src"] = (vocab_size, c.d_model)
+    if c.shared_embeddings or not c.decoder_only:
+        shapes["embed.src"] = (vocab_size, c.d_model)
     if not c.shared_embeddings:
         shapes["embed.tgt"] = (vocab_size, c.d_model)
     if c.pos_encoding == "learned":
         shapes["pos.learned"] = (c.max_len, c.d_model)
-    for stack, sublayers in (("enc", ("attn", "ffn")), ("dec", ("self_attn", "cross_attn", "ffn"))):
-        for l in range(c.n_layers):
-            for k, sub in enumerate(sublayers, start=1):
+    for stack, sublayers in c.sublayers.items():
+        if not c.depth(stack):
+            continue
+        for l in range(c.depth(stack)):
+            for k, sub in sublayers.items():
                 shapes.update(_ffn_shapes(c, f"{stack}.{l}.ffn") if sub == "ffn" else _attn_shapes(c, f"{stack}.{l}.{sub}"))
                 shapes.update({f"{stack}.{l}.ln{k}.gamma": (c.d_model,), f"{stack}.{l}.ln{k}.beta": (c.d_model,)})
         if c.norm_placement == "pre":
@@ -157,6 +160,8 @@ class Model:
         return ids
 
     def _forward(self, src_ids, src_tokens, dec_ids, dec_tokens, unknown, drop=dr.Dropout()) -> Trace:
+        if self.config.decoder_only:  # one sequence: the source as the prompt, SOS, the target so far
+            dec_ids, dec_tokens = [*src_ids, *dec_ids], [*src_tokens, *dec_tokens]
         self._check_lengths(src_ids, dec_ids)
         run = _Pass(self, drop)
         stages = self._stages(run, (src_ids, src_tokens), (dec_ids, dec_tokens))
@@ -165,12 +170,15 @@ class Model:
     def _stages(self, run, src, dec) -> list:
         """The forward pass as a list of stages, each recording a few steps (an embedding, half a sub-layer, a
         stack's output): the trace runs them in order, only as far as the steps that are read."""
-        stages = [partial(self._embed, run, "src", *src)]
-        for l in range(self.config.n_layers):
-            stages += self._sublayer(run, f"enc.{l}", 1, "attn") + self._sublayer(run, f"enc.{l}", 2, "ffn")
-        stages += [partial(self._stack_output, run, "enc"), partial(self._embed, run, "tgt", *dec)]
-        for l in range(self.config.n_layers):
-            for k, block in enumerate(("self_attn", "cross_attn", "ffn"), start=1):
+        c, stages = self.config, []
+        if not c.decoder_only:
+            stages = [partial(self._embed, run, "src", *src)]
+            for l in range(c.depth("enc")):
+                stages += self._sublayer(run, f"enc.{l}", 1, "attn") + self._sublayer(run, f"enc.{l}", 2, "ffn")
+            stages.append(partial(self._stack_output, run, "enc"))
+        stages.append(partial(self._embed, run, "tgt", *dec))
+        for l in range(c.depth("dec")):
+            for k, block in c.sublayers["dec"].items():
                 stages += self._sublayer(run, f"dec.{l}", k, block)
         return stages + [partial(self._stack_output, run, "dec"), partial(self._output, run)]
 

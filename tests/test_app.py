@@ -205,15 +205,12 @@ def shown(at, matrix):
         json.loads(chart.proto.spec)["data"][0].get("text") for chart in at.get("plotly_chart")]
 
 
-def shapes_line(t, n_src, n_tgt, d_model, h, n_layers):
-    return t("overview.shapes", n_src=n_src, n_tgt=n_tgt, d_model=d_model, h=h, n_layers=n_layers)
-
-
 def overview_numbers(at):
-    """(source tokens, decoder positions, d_model, heads, layers) as the overview page states them."""
+    """(source tokens, decoder positions, d_model, heads, encoder layers, decoder layers) as the overview page states
+    them."""
     line = next(m.value for m in at.markdown if "d_model = " in m.value)
     match = re.fullmatch(r"(\d+) source tokens, (\d+) decoder positions, d_model = (\d+), (\d+) heads, "
-                         r"N = (\d+) layer\(s\)", line)
+                         r"(\d+) encoder and (\d+) decoder layer\(s\)", line)
     assert match, line
     return tuple(int(g) for g in match.groups())
 
@@ -252,6 +249,30 @@ def test_paper_vs_blog_shows_every_difference_both_ways(lang):
             assert re.search(re.escape(f":gray[{labels[side]}]") + r"( :orange-badge\[[^]]+\])?" +
                              re.escape(f"\n\n$$\n{t.words(difference[side])}\n$$"), shown[0]), (key, side)
         assert shown[0].endswith(t(f"diff.{key}.why"))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("preset", ["hello-world", "paper"])
+def test_the_sizes_page_shows_the_engines_counts(preset, lang):
+    from engine import sizes
+
+    at = open_page("sizes", preset=preset, lang=lang, cfg="n_dec_layers:2")
+    assert_clean(at)
+    t = translator(lang)
+    model = engine.with_words(engine.preset(preset, n_dec_layers=2), DEFAULT_QUERY["src"], DEFAULT_QUERY["tgt"])
+    parts, products = tables(at)
+    v, paper_v = len(model.vocab), sizes.PAPER_VOCABULARY_SIZE
+    assert parts[-1] == [t("sizes.all"), "", "", f"{sizes.parameter_count(model.config, v):,}",
+                         f"{sizes.parameter_count(model.config, paper_v):,}"]
+    assert [row[2] for row in parts if row[0] == t("sizes.part.dec.ffn")] == ["2"]
+    gpt = sizes.parameter_count(model.config.replace(decoder_only=True), v)  # the same sizes, decoder-only
+    assert gpt < sizes.parameter_count(model.config, v)
+    assert any(f"**{gpt:,}**" in m.value for m in at.markdown)
+    trace = model.run(DEFAULT_QUERY["src"], DEFAULT_QUERY["tgt"])
+    expected = sizes.pass_products(trace)
+    assert [row[0] for row in products] == list(expected)
+    assert [row[2] for row in products] == [f"{p.multiply_adds:,}" for p in expected.values()]
+    assert any(f"**{sum(p.multiply_adds for p in expected.values()):,}**" in m.value for m in at.markdown)
 
 
 @pytest.mark.parametrize("page", ALL_PAGES)
@@ -324,7 +345,7 @@ def test_words_inside_formulas_are_chinese_in_chinese():
 def test_overview_states_the_example():
     at = open_page()
     trace = engine_trace()
-    assert overview_numbers(at) == (2, 3, 4, 2, 1)
+    assert overview_numbers(at) == (2, 3, 4, 2, 1, 1)
     assert [m.value for m in at.metric][:2] == ["hello world", "SOS hola mundo"]
     best = int(np.argmax(trace["probs"][-1]))
     assert at.metric[2].value == trace.model.vocab.tokens[best]
@@ -332,8 +353,8 @@ def test_overview_states_the_example():
 
 # ---- the engine's formulas and numbers ---------------------------------------------------------------------
 
-@pytest.mark.parametrize("page", [p for p in ALL_PAGES if p not in ("overview", "paper_vs_blog", "generate", "train",
-                                                                    "dropout")])  # test_step_coverage: dropout's
+@pytest.mark.parametrize("page", [p for p in ALL_PAGES if p not in ("overview", "paper_vs_blog", "sizes", "generate",
+                                                                    "train", "dropout")])  # test_step_coverage: dropout's
 def test_each_step_shows_the_engines_formula_description_and_numbers(page):
     at = open_page(page)
     if page in STACK_PAGES:
@@ -684,7 +705,7 @@ def test_sentence_length_cap(side, words, accepted):
         assert n > MAX_TOKENS
         assert [e.value for e in at.error] == [EN_T("msg.kept", error=EN_T(
             "msg.too_long", side=EN_T(f"side.{side}"), n=n, high=MAX_TOKENS))]
-        assert overview_numbers(at) == (2, 3, 4, 2, 1) and query(at) == DEFAULT_QUERY
+        assert overview_numbers(at) == (2, 3, 4, 2, 1, 1) and query(at) == DEFAULT_QUERY
 
 
 def test_non_divisible_head_count():
@@ -717,13 +738,13 @@ def test_a_link_beyond_the_models_max_len_is_refused_in_the_readers_language():
 def test_the_head_and_layer_pickers_keep_a_valid_choice_when_there_are_fewer():
     at = open_options(open_page("attention"))
     at.number_input(key="ctl.n_heads").set_value(4).run()
-    at.number_input(key="ctl.n_layers").set_value(3).run()
+    at.number_input(key="ctl.n_enc_layers").set_value(3).run()
     at.session_state["layer.enc"], at.session_state["heads.attention.2"] = 2, 3  # layer 3, head 4
     at.run()
     assert_clean(at)
     assert shown(at, engine_trace(n_heads=4, n_layers=3)["enc.2.attn.scores"][3])
     at.number_input(key="ctl.n_heads").set_value(2).run()
-    at.number_input(key="ctl.n_layers").set_value(1).run()
+    at.number_input(key="ctl.n_enc_layers").set_value(1).run()
     assert_clean(at)
     assert query(at)["cfg"] == "d_k:2,d_v:2"  # set by the change to 4 heads, kept: the preset's d_k is 3
     assert shown(at, engine_trace(d_k=2, d_v=2)["enc.0.attn.scores"][0])
@@ -859,20 +880,23 @@ def test_sizes_within_the_caps_are_accepted():
     at = open_options(open_page("overview"))
     at.number_input(key="ctl.d_model").set_value(100).run()
     assert_clean(at)
-    assert overview_numbers(at) == (2, 3, 100, 2, 1)
+    assert overview_numbers(at) == (2, 3, 100, 2, 1, 1)
     assert query(at)["cfg"] == "d_k:50,d_model:100,d_v:50"
-    at.number_input(key="ctl.n_layers").set_value(APP_LIMITS["n_layers"]).run()
+    at.number_input(key="ctl.n_enc_layers").set_value(APP_LIMITS["n_enc_layers"]).run()
     assert_clean(at)
-    assert overview_numbers(at)[4] == APP_LIMITS["n_layers"]
+    assert overview_numbers(at)[4:] == (12, 1) and query(at)["cfg"] == "d_k:50,d_model:100,d_v:50,n_dec_layers:1,n_layers:12"
+    at.number_input(key="ctl.n_dec_layers").set_value(12).run()
+    assert_clean(at)
+    assert overview_numbers(at)[4:] == (12, 12) and query(at)["cfg"] == "d_k:50,d_model:100,d_v:50,n_layers:12"
 
 
 def test_layers_beyond_the_cap_from_the_widget():
     """The browser's number input refuses more than max_value itself; a forged 64 must not get through."""
     at = open_options(open_page("overview"))
-    at.session_state["ctl.n_layers"] = 64
+    at.session_state["ctl.n_enc_layers"] = 64
     at.run()
     assert not at.exception, [e.message for e in at.exception]
-    assert overview_numbers(at) == (2, 3, 4, 2, 1) and query(at) == DEFAULT_QUERY
+    assert overview_numbers(at) == (2, 3, 4, 2, 1, 1) and query(at) == DEFAULT_QUERY
 
 
 def test_preset_switch_starts_clean():
@@ -881,7 +905,7 @@ def test_preset_switch_starts_clean():
     at.selectbox(key="ctl.preset").set_value("paper").run()
     goto(at, "overview")
     assert_clean(at)
-    assert overview_numbers(at) == (2, 3, 512, 8, 6)
+    assert overview_numbers(at) == (2, 3, 512, 8, 6, 6)
     assert query(at) == {**DEFAULT_QUERY, "preset": "paper"}
     assert open_options(at).number_input(key="ctl.d_model").value == 512
 
@@ -981,7 +1005,7 @@ def test_a_tampered_link_is_noted_and_ignored(link, fragment):
     assert not at.exception, [e.message for e in at.exception]
     assert len(at.warning) == 1 and not at.error, notes(at)
     assert at.warning[0].value.startswith(EN_T("msg.url", detail="")) and fragment in at.warning[0].value
-    assert overview_numbers(at) == (2, 3, 4, 2, 1)
+    assert overview_numbers(at) == (2, 3, 4, 2, 1, 1)
     assert query(at) == DEFAULT_QUERY
 
 
@@ -1008,9 +1032,9 @@ def test_a_link_beyond_the_app_limits_is_noted(link):
     at = open_page("overview", **link)
     assert not at.exception, [e.message for e in at.exception]
     assert notes(at), "the link was changed or refused without a word"
-    n_src, n_tgt, d_model, heads, layers = overview_numbers(at)
+    n_src, n_tgt, d_model, heads, *layers = overview_numbers(at)
     assert n_src <= MAX_TOKENS and n_tgt <= MAX_TOKENS
-    assert d_model <= APP_LIMITS["d_model"] and heads <= APP_LIMITS["n_heads"] and layers <= APP_LIMITS["n_layers"]
+    assert d_model <= APP_LIMITS["d_model"] and heads <= APP_LIMITS["n_heads"] and max(layers) <= APP_LIMITS["n_layers"]
 
 
 @pytest.mark.parametrize("workaround", [True, False])

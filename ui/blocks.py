@@ -109,7 +109,7 @@ def _layer_changes(ctx, stack, names):
 
 
 def _one_layer(ctx, stack, names):
-    layer = views.layer_picker(f"layer.{stack}_stack", default=ctx.config.n_layers - 1)
+    layer = views.layer_picker(f"layer.{stack}_stack", default=ctx.config.depth(stack) - 1)
     for block, sublayer in STACK_ATTENTION[stack].items():
         _attention_focus(ctx, f"{stack}.{layer}.{block}", sublayer)
     _layer_output(ctx, stack, names, layer)
@@ -130,7 +130,7 @@ def _attention_focus(ctx, block, sublayer):
 
 def _layer_output(ctx, stack, names, layer):
     """The layer's output; the last layer's is followed by the stack's, or is it (post-norm)."""
-    n, post = ctx.config.n_layers, ctx.config.norm_placement == "post"
+    n, post = ctx.config.depth(stack), ctx.config.norm_placement == "post"
     if layer < n - 1 or not post:
         st.markdown(f"**{ctx.t('stack.layer_output', l=layer + 1)}**")
         views.step(names[layer + 1], drill=False)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 import engine
-from engine.config import CHOICES
+from engine.config import CHOICES, DEPTHS
 from engine.tokens import split
 
 from . import model_card, streamlit_internals
@@ -23,7 +23,7 @@ from .state import APP_LIMITS, DEFAULT_TARGET, FLOAT_RANGES, MAX_CHARS, AppState
 from .streamlit_internals import forget_stale_widgets
 from .weights import WeightsStore
 
-SIZE_FIELDS = ("d_model", "n_heads", "d_k", "d_v", "d_ff", "n_layers")
+SIZE_FIELDS = ("d_model", "n_heads", "d_k", "d_v", "d_ff", "n_enc_layers", "n_dec_layers")  # depths: Config.depth
 CHOICE_FIELDS = ("layer_norm", "norm_placement", "pos_encoding", "activation", "softmax")
 BOOL_FIELDS = ("embed_scale", "attn_bias", "ffn_bias", "shared_embeddings", "tied_output")
 
@@ -292,6 +292,7 @@ def _option_values(state: AppState) -> dict:
     """The option widgets' values for a state, by widget key."""
     config = state.config()
     values = {f"ctl.{field}": getattr(config, field) for field in SIZE_FIELDS + CHOICE_FIELDS + BOOL_FIELDS + ("eps",)}
+    values |= {f"ctl.{field}": config.depth(stack) for stack, field in DEPTHS.items()}
     values["ctl.seed"], values["ctl.digits"] = state.seed, state.digits
     values["ctl.divisor_kind"] = "sqrt" if config.attn_divisor == "sqrt_dk" else "number"
     values["ctl.divisor"] = 30.0 if config.attn_divisor == "sqrt_dk" else float(config.attn_divisor)
@@ -437,10 +438,19 @@ def _option_widgets(good: AppState, t) -> tuple:
         st.toggle(t(f"ctl.{field}"), key=f"ctl.{field}")
     chosen = {f: st.session_state[f"ctl.{f}"] for f in CHOICE_FIELDS + BOOL_FIELDS + ("eps",)}
     chosen |= {f: int(st.session_state[f"ctl.{f}"]) for f in SIZE_FIELDS}  # a float after Streamlit resets one
+    chosen |= _depth_settings(good.config(), chosen.pop("n_enc_layers"), chosen.pop("n_dec_layers"))
     chosen["attn_divisor"] = "sqrt_dk" if st.session_state["ctl.divisor_kind"] == "sqrt" else float(
         st.session_state["ctl.divisor"])
     base = engine.PRESETS[good.preset]
     return tuple(sorted((f, v) for f, v in chosen.items() if getattr(base, f) != v)), int(st.session_state["ctl.seed"])
+
+
+def _depth_settings(config: engine.Config, enc: int, dec: int) -> dict:
+    """The depth fields for the depths the widgets show: the config's own while they are its depths (a link's
+    n_enc_layers stays as it was written); else N for both stacks, or N for the encoder and the decoder's own."""
+    if (enc, dec) == (config.depth("enc"), config.depth("dec")):
+        return {field: getattr(config, field) for field in ("n_layers", *DEPTHS.values())}
+    return {"n_layers": enc, "n_enc_layers": None, "n_dec_layers": None if dec == enc else dec}
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)

@@ -220,7 +220,7 @@ def _results(ctx):
 
 def _attention_before_after(ctx, before, after, pair):
     src, tgt = pair
-    block = f"dec.{before.config.n_layers - 1}.cross_attn.weights"
+    block = f"dec.{before.config.depth('dec') - 1}.cross_attn.weights"
     st.markdown(ctx.t("train.attention", src=src, tgt=tgt))
     for column, (label, model) in zip(st.columns(2), (("train.col.before", before), ("train.col.after", after))):
         trace = model.run(src, tgt)

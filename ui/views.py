@@ -174,7 +174,7 @@ def _notes(ctx):
 
 def layer_picker(key: str, default: int = 0) -> int:
     ctx = context.get()
-    n = ctx.config.n_layers
+    n = ctx.config.depth(key.removeprefix("layer.")[:3])  # the key names the stack: "layer.enc", "layer.dec_stack"
     if n == 1:
         return 0
     restore_from_link(key, "layer", range(n))
