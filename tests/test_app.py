@@ -801,9 +801,9 @@ def test_a_stack_page_shows_what_each_layer_changes_from_the_trace(stack, cfg):
 
 def test_a_one_layer_stack_says_why_its_changes_are_one_column():
     one = [c.value for c in open_page("encoder_stack").caption]
-    assert any(EN["stack.one_layer_note"] in text for text in one)  # the worked example: N = 1
-    three = [c.value for c in open_page("encoder_stack", cfg="n_layers:3").caption]
-    assert three and not any(EN["stack.one_layer_note"] in text for text in three)
+    assert any(EN["stack.one_layer_note"].format(field="n_enc_layers") in text for text in one)  # the worked example: N = 1
+    three = [c.value for c in open_page("encoder_stack", cfg="n_enc_layers:3").caption]
+    assert three and not any("n_enc_layers" in text for text in three)
 
 
 def test_a_stack_pages_open_section_is_in_its_link():

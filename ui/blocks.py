@@ -99,8 +99,9 @@ def _layer_changes(ctx, stack, names):
     measure = _choice(f"{stack}.measure", ctx.t("stack.measure"), list(MEASURES), lambda m: ctx.t(f"stack.{m}"))
     values = getattr(layers.layer_changes([ctx.trace[name] for name in names]), measure)  # (layers, positions)
     views.latex(MEASURES[measure])
-    one_layer = "\n\n" + ctx.t("stack.one_layer_note") if len(names) == 2 else ""  # names: input, layer 1
-    st.caption(ctx.t(f"stack.{measure}_note") + one_layer)
+    one_layer = len(names) == 2  # the stack's input and one layer
+    note = "\n\n" + ctx.t("stack.one_layer_note", field=f"n_{stack}_layers") if one_layer else ""
+    st.caption(ctx.t(f"stack.{measure}_note") + note)
     first = 0 if measure == "norm" else 1  # x^(0), the input, has a length but no change
     columns = [ctx.t("view.input") if l == 0 else ctx.t("stack.layer", l=l) for l in range(first, len(names))]
     chart = heatmap(values.T, step_axes(ctx.trace, names[0])[0], columns, digits=ctx.state.digits)
