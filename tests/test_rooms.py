@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -167,3 +169,17 @@ def test_the_environment_chooses_the_store(tmp_path, redis_url):
     assert isinstance(rooms.from_environment({"TRANSFORMER_ROOMS_DB": str(tmp_path / "r.db")}), SqliteRooms)
     chosen = rooms.from_environment({"TRANSFORMER_REDIS_URL": redis_url, "TRANSFORMER_ROOM_HOURS": "2"})
     assert isinstance(chosen, RedisRooms) and chosen.ttl == 7200
+
+
+@settings(max_examples=300, deadline=None)
+@given(code=st.text(max_size=40) | st.sampled_from(["ACEF", "acef", " ACEF ", "ACEF\x00"]),
+       key=st.text(max_size=40) | st.from_regex(rooms.KEY, fullmatch=True))
+def test_any_text_as_code_or_key_is_refused_with_a_message_key(tmp_path_factory, code, key):
+    """What a link or a forged message may carry: never an exception but RoomError, never a write."""
+    store = SqliteRooms(tmp_path_factory.getbasetemp() / "hostile.sqlite3")
+    assert store.version(code) is None or rooms.CODE.fullmatch(code)
+    normal = rooms.normal_code(code)
+    assert normal is None or rooms.CODE.fullmatch(normal)
+    with pytest.raises(RoomError) as refused:
+        store.put(code, key, "ffn", QUERY)
+    assert refused.value.args[0] in ("room.bad_code", "room.wrong_key", "room.gone")
