@@ -14,6 +14,7 @@ from engine.config import CHOICES, DEPTHS
 from engine.tokens import split
 
 from . import model_card, streamlit_internals
+from .classroom import LINK as ROOM_LINK
 from . import state as app_state
 from .format import DIGITS_RANGE
 from .i18n import LANGUAGES, language_of, plain_math, translator
@@ -135,13 +136,15 @@ def _make(candidate: AppState, good: AppState, t, notes) -> Context:
 
 def write_link(state: AppState, view: dict | None = None) -> None:
     """The address bar: the state, then the view of the page (view=None keeps the one it holds: a step page writes
-    its own when it has been drawn; a switch to another page clears it in the browser)."""
+    its own when it has been drawn; a switch to another page clears it in the browser), then the session's room
+    (ui/classroom.py)."""
     current = {key: st.query_params.get_all(key) for key in st.query_params}
     query = app_state.encode(state)
     if view is None:
         query |= {key: current[key][-1] for key in app_state.VIEW_KEYS if current.get(key)}
     else:
         query |= app_state.encode_view(view)
+    query |= st.session_state.get(ROOM_LINK, {})
     if current != {key: [v] for key, v in query.items()}:
         # each write is a message to the browser, so the URL is written only when it changes
         st.query_params.from_dict(query)

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from . import context, departures
+from . import classroom, context, departures
 from .figures import CELL_WIDTH, TEXT_COLS, heatmap, writes_numbers
 from .format import arrow, bmatrix, bmatrix_around, difference, fmt, printed_width, table
 from .labels import (SEED_NOTES, description_key, indices, intro_keys, param_axes, param_key, param_tex, step_axes,
@@ -83,6 +83,7 @@ def page(body):
         for part, value in st.session_state.pop("link_view", {}).items():  # parts of the link no widget here took
             _link_note(ctx, part, value)
         context.write_link(ctx.state, drawn.view)
+        classroom.publish(ctx.t)  # this fragment's own reruns do not reach app.py's
         neighbour_links(ctx.state, drawn.page)
     return run
 
