@@ -143,3 +143,21 @@ def dot_by_distance(table, starts):
 def position_similarity(table):
     """PE PE^T: the dot product of every pair of positions' encodings."""
     return table @ table.T  # (n, d_model) @ (d_model, n) -> (n, n)
+
+
+def rotated(table, pos, k):
+    """R(k) PE(pos) over the full column pairs: what PE(pos + k) is if the encoding is the paper's."""
+    pairs = 2 * (table.shape[1] // 2)
+    return rotation(k, table.shape[1]) @ table[pos, :pairs]  # (pairs, pairs) @ (pairs,) -> (pairs,)
+
+
+def rotation_gap(table, pos, k):
+    """max |R(k) PE(pos) - PE(pos + k)| over the full column pairs: ~1e-16 for the paper's encoding."""
+    pairs = 2 * (table.shape[1] // 2)
+    return float(np.abs(rotated(table, pos, k) - table[pos + k, :pairs]).max())
+
+
+def permutation_gap(weights, reordered, order):
+    """max |A' - A[order][:, order]| over every head: how far the reordered sentence's attention weights A' are from
+    the first sentence's, permuted like its words."""
+    return float(np.abs(reordered - weights[:, order][:, :, order]).max())  # (h, n, n)
