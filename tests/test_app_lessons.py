@@ -75,7 +75,7 @@ def test_cosine_tab_puts_the_random_model_beside_the_shipped_trained_one():
     assert ZH["tokens.cosine.caption"].format(model=ZH["tokens.cosine.random_in_use"].format(seed=0), shown=11,
                                               vocab=11) in captions
     other = ZH["tokens.cosine.trained_other"].format(corpus="en-es", d_model=32)
-    assert ZH["tokens.cosine.caption"].format(model=other, shown=40, vocab=len(engine.trained().vocab)) in captions
+    assert ZH["tokens.cosine.caption"].format(model=other, shown=24, vocab=len(engine.trained().vocab)) in captions
 
 
 def test_dropout_mask_tab_shows_the_engines_mask_and_scale():
@@ -94,5 +94,19 @@ def test_dropout_mask_tab_shows_the_engines_mask_and_scale():
 def test_dropout_places_mark_the_chosen_one():
     at = open_tab(open_page("dropout"), "dropout.tab", "dropout.tab.places")
     places = [m.value for m in at.markdown if m.value.startswith(EN["dropout.places.text"])][0]
-    assert f"- **{EN['dropout.place.src']}** ← {EN['dropout.here']}" in places
+    assert f"- **{EN['dropout.place.src']}: X_emb + PE** ← {EN['dropout.here']}" in places
     assert places.count(EN["dropout.here"]) == 1 and places.count("    - ") == 8  # 3 encoder + 5 decoder dropouts
+
+
+def test_dropout_mask_of_attention_weights_is_the_chosen_heads():
+    at = open_page("dropout", preset="paper", cfg="d_model:8,n_heads:2,d_ff:16")
+    at.session_state["dropout.place"] = "enc"
+    at.run()
+    at.session_state["dropout.which.enc"] = "attn.dropout"
+    at.session_state["heads.dropout"] = 1
+    at.session_state["dropout.p"] = 0.5
+    at = open_tab(at, "dropout.tab", "dropout.tab.mask")
+    keep = Dropout(0.5, 0).keep_mask("enc.0.attn.dropout", (2, 2, 2))  # (h, n, n)
+    assert keep[0].sum() != keep[1].sum()  # so the text tells the heads apart
+    text = EN["dropout.mask.text"].format(kept=int(keep[1].sum()), cells=4, seed=0, name="enc.0.attn.dropout")
+    assert text in paragraphs(at)

@@ -28,6 +28,7 @@ DROPOUTS = {  # where training drops cells, in the order of the pass: step -> (w
     "dec": {"self_attn.dropout": ("weights", "masked"), "drop1": ("output", "masked"),
             "cross_attn.dropout": ("weights", "cross"), "drop2": ("output", "cross"), "drop3": ("output", "ffn")},
 }
+INPUT_SUM = ": X_emb + PE"  # what the source's and the decoder's input dropouts drop from
 
 
 def equations(block: str):
@@ -199,14 +200,14 @@ def _dropout_places(ctx, place, drop):
     """Every place a training pass drops cells (DROPOUTS), the chosen one in bold."""
     lines = []
     for where, drops in DROPOUTS.items():
-        lines.append(f"- {ctx.t(f'dropout.place.{where}')}")
+        lines.append(f"- {ctx.t(f'dropout.place.{where}')}" + (INPUT_SUM if len(drops) == 1 else ""))
         for name, what in drops.items():
             if what is not None:
                 word = ctx.t(f"dropout.{what[0]}", sublayer=ctx.t(f"sublayer.{what[1]}"))
                 chosen = where == place and drop.endswith(f".{name}")
                 lines.append(f"    - **{word}** ← {ctx.t('dropout.here')}" if chosen else f"    - {word}")
         if where == place and len(drops) == 1:
-            lines[-1] = f"- **{ctx.t(f'dropout.place.{where}')}** ← {ctx.t('dropout.here')}"
+            lines[-1] = f"- **{ctx.t(f'dropout.place.{where}')}{INPUT_SUM}** ← {ctx.t('dropout.here')}"
     st.markdown(ctx.t("dropout.places.text") + "\n\n" + "\n".join(lines))
 
 

@@ -11,7 +11,7 @@ from .figures import heatmap
 from .format import bmatrix
 from .generation_views import TRAINED_CORPUS, shipped_trained
 
-COSINE_TOKENS = 40  # the first tokens of a vocabulary whose similarities are drawn
+COSINE_TOKENS = 24  # the first tokens of a vocabulary whose similarities are drawn: 24 labels fit half the page
 SCALE_TEX = r" \cdot \sqrt{d_{\text{model}}}"
 CHART = {"config": {"displayModeBar": False}}
 
