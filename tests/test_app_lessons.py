@@ -37,7 +37,7 @@ def test_rotation_tab_says_what_holds_for_each_encoding_with_its_numbers(encodin
     gap = pe.rotation_gap(table, 0, 1)
     assert EN[f"pos.rotation.{encoding}"].format(gap=fmt(gap, 2), pairs=2) in paragraphs(at)
     assert (gap < 1e-12) == (encoding in ("sinusoidal", "none"))
-    pair = latex(at)[0].split(PAIR_GAP)[0]  # i = 0: (PE_1,0; PE_1,1) = ..., R_0(1) (PE_0,0; PE_0,1) = R PE = moved
+    pair = latex(at)[0].split(PAIR_GAP)[0]  # i = 0: (PE_1,0; PE_1,1) = ... \\ R_0(1) (PE_0,0; PE_0,1) = R PE = moved
     assert bmatrix(table[1, :2][:, None], 4) in pair and bmatrix(pe.rotated(table, 0, 1)[:2][:, None], 4) in pair
 
 

@@ -35,8 +35,8 @@ def product():
     result = pe.embed_as_product(table, ids, scale)  # (n, d_model)
     scale_tex = SCALE_TEX if scaled else ""
     rows = r" \\ ".join(rf"W_E[{i}]" for i in ids)
-    views.latex(rf"\chi\, W_E{scale_tex} = \begin{{bmatrix}} {rows} \end{{bmatrix}}{scale_tex} = "
-                + bmatrix(result, ctx.state.digits))
+    views.latex(rf"\chi\, W_E{scale_tex} = \begin{{bmatrix}} {rows} \end{{bmatrix}}{scale_tex} \\ = "
+                + bmatrix(result, ctx.state.digits))  # two lines: d_model = 512's numbers need the whole width
     st.caption(ctx.t("tokens.product.equal" if np.array_equal(result, trace["src.embed"]) else
                      "tokens.product.unequal"))
 

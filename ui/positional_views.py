@@ -81,12 +81,13 @@ def _rotation():
 
 
 def _pair_line(ctx, table, pos, k, moved, i) -> str:
-    """Pair i: PE(pos + k) of the table, and R_i(k) PE(pos) in numbers."""
+    """Pair i: PE(pos + k) of the table, and under it R_i(k) PE(pos) in numbers (two lines: one is too wide for
+    the page with d_model = 512's frequencies)."""
     digits, cols = ctx.state.digits, slice(2 * i, 2 * i + 2)
     omega = fmt_tex(pe.frequencies(table.shape[1])[i], digits)
     column = lambda values: bmatrix(values[:, None], digits)
     pair = lambda p: rf"\begin{{bmatrix}} PE_{{{p},{2 * i}}} \\ PE_{{{p},{2 * i + 1}}} \end{{bmatrix}}"
-    return (rf"i = {i},\ \omega_{i} = {omega}:\quad {pair(pos + k)} = {column(table[pos + k, cols])},\quad "
+    return (rf"i = {i},\ \omega_{i} = {omega}:\quad {pair(pos + k)} = {column(table[pos + k, cols])} \\ "
             rf"R_{i}({k})\,{pair(pos)} = {bmatrix(pe.pair_rotations(k, table.shape[1])[i], digits)}"
             rf"{column(table[pos, cols])} = {column(moved[cols])}")
 
@@ -106,12 +107,11 @@ def _order():
     st.markdown(ctx.t("pos.order.text"))
     head = views.head_picker("pos.order.head")
     name = "enc.0.attn.weights"
-    left, right = st.columns(2)
-    for column, trace, key in ((left, before, "before"), (right, after, "after")):
+    for trace, key in ((before, "before"), (after, "after")):  # one above the other: half the page cramps numbers
         tokens = list(trace.src_tokens)
-        column.caption(ctx.t(f"pos.order.{key}", sentence=" ".join(tokens)))
-        column.plotly_chart(heatmap(trace[name][head], tokens, tokens, digits=ctx.state.digits),
-                            key=f"pos.order.{key}.chart", **CHART)
+        st.caption(ctx.t(f"pos.order.{key}", sentence=" ".join(tokens)))
+        st.plotly_chart(heatmap(trace[name][head], tokens, tokens, digits=ctx.state.digits),
+                        key=f"pos.order.{key}.chart", width=views.chart_width(len(tokens)), **CHART)
     order = list(range(len(before.src_tokens)))[::-1]
     gap = pe.permutation_gap(before[name], after[name], order)
     moved = pe.permutation_gap(ctx.trace[name], with_pe[name], order)
