@@ -5,6 +5,7 @@ it through a hook, `q = hook("q", att.project(x, W_Q, b_Q))`; engine/steps.py de
 from __future__ import annotations
 
 import copy
+import dataclasses
 from functools import partial
 from types import MappingProxyType
 
@@ -107,6 +108,14 @@ class Model:
         model._multipliers = {**{name: m for name, m in self._multipliers.items() if name not in tables},
                               **{name: _multiplier(name, model.params[name]) for name in tables
                                  if model.params[name].ndim > 1}}
+        return model
+
+    def without_positions(self) -> "Model":
+        """A copy of this model with no positional encoding (pos_encoding "none"); the other weights are shared."""
+        model = copy.copy(self)
+        model.config = dataclasses.replace(self.config, pos_encoding="none")
+        model.params = MappingProxyType({name: value for name, value in self.params.items() if name != "pos.learned"})
+        model._multipliers = {name: m for name, m in self._multipliers.items() if name != "pos.learned"}
         return model
 
     def with_cells(self, cells) -> "Model":
