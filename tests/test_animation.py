@@ -143,15 +143,29 @@ def test_the_page_sends_the_frames_in_both_languages(lang):
 
 
 def test_a_weight_edit_changes_the_frames():
-    before = sent_frames(open_page("animation", lang="en"))["frames"]
-    at = open_page("animation", lang="en", edit=EDIT)
+    """In one session: an edit (as an editor's callback writes it into the state) and a rerun send new frames, the
+    edited model's; the edited head's weights change, the other head's do not."""
+    at = open_page("animation", lang="en")
+    before = sent_frames(at)["frames"]
+    at.session_state["state"] = at.session_state["state"].with_edit("enc.0.attn.W_Q", (0, 0, 0), 3.0)
+    at.run()
     assert_clean(at)
-    assert at.session_state["state"].edits  # the link's edit is in force
+    assert at.query_params["edit"] == EDIT + ".0"  # the link holds it
     after = sent_frames(at)["frames"]
-    assert after[2]["weights"] != before[2]["weights"]  # the encoder's attention
-    edited = at.session_state["context"].model
+    assert after[2]["weights"][0] != before[2]["weights"][0] and after[2]["weights"][1] == before[2]["weights"][1]
+    edited = engine.preset("hello-world").with_cells({"enc.0.attn.W_Q": [((0, 0, 0), 3.0)]})
     trace = edited.run("Hello World", "Hola Mundo")
     assert after == animation.payload(animation.frames(trace, animation.greedy(edited, "Hello World")))
+
+
+def test_an_unchanged_state_does_not_make_its_frames_again(monkeypatch):
+    made = []
+    make = animation.frames
+    monkeypatch.setattr(animation, "frames", lambda *args: made.append(args) or make(*args))
+    at = open_page("animation", lang="en", seed="31")  # a state no other test has made frames for
+    at.run()
+    at.run()
+    assert len(made) == 1 and len(sent_frames(at)["frames"]) > 4
 
 
 def test_a_sentence_too_long_to_draw_is_refused_with_a_note():
