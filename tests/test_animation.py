@@ -110,6 +110,8 @@ def test_the_payload_is_the_frames_rounded_for_the_browser():
     assert np.array_equal(sent[1]["embed"], np.round(trace["src.embed"][:, :animation.MAX_DIMS], animation.DIGITS))
     assert np.array_equal(sent[3]["weights"], np.round(trace["enc.1.attn.weights"], animation.DIGITS))
     assert sent[2]["queries"] == list(trace.src_tokens)
+    broken = {**frames[3], "weights": np.array([[[np.nan, np.inf]]])}
+    assert animation.payload([broken])[0]["weights"] == [[[None, None]]]  # JSON has no NaN: the browser gets null
     output = sent[-1]
     assert output["prob"] == round(frames[-1]["prob"], animation.DIGITS) and len(output["top"]) == animation.TOP
 
@@ -267,6 +269,10 @@ def test_the_players_keys_and_large_type(server, new_page):  # noqa: F811 (serve
     normal = page.locator(".anim .caption").evaluate(size)
     page.locator(".anim button.large").click()
     assert page.locator(".anim .caption").evaluate(size) == pytest.approx(1.5 * normal)
+    shown = frame_number(page)
+    page.get_by_text(ZH["lang.name"]).click()  # a rerun with new data (the words): the player keeps its place
+    expect(page.locator(".anim .counter")).to_have_text(ZH["anim.frame"].format(i=shown, n=22))
+    assert page.locator(".anim.large").count() == 1
     assert errors == []
 
 

@@ -73,15 +73,15 @@ def _attention(trace, block: str, stage: str, queries: list, keys: list, newest_
 
 
 def payload(shown: list[dict]) -> list[dict]:
-    """The frames as JSON for the browser: arrays as lists rounded to DIGITS decimals, vectors' first MAX_DIMS
-    components (with `dims`, how many there are)."""
+    """The frames as JSON for the browser: arrays as lists rounded to DIGITS decimals (None for inf and NaN), vectors'
+    first MAX_DIMS components (with `dims`, how many there are)."""
     return [{key: _json(key, value) for key, value in frame.items()} | _dims(frame) for frame in shown]
 
 
 def _json(key: str, value):
     if isinstance(value, np.ndarray):
         kept = value[..., :MAX_DIMS] if key in VECTOR_KEYS else value
-        return np.round(kept, DIGITS).tolist()
+        return np.where(np.isfinite(kept), np.round(kept, DIGITS), None).tolist()  # JSON has no inf or NaN: null
     if isinstance(value, float):
         return round(value, DIGITS)
     if key == "top":

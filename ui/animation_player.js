@@ -116,7 +116,7 @@ function vectorBlocks(root, frame, blocks, L, s) { // rows: tokens; columns: a v
     const cell = blockWidth / shown;
     const top = MAIN_TOP + 40;
     const row = Math.min(56 * s, (MAIN_BOTTOM - top - 30) / n);
-    const largest = Math.max(...blocks.flatMap(([key]) => frame[key].flat().map(Math.abs)));
+    const largest = Math.max(...blocks.flatMap(([key]) => frame[key].flat().map(Math.abs))); // null (inf, NaN): 0
     const numbers = cell >= 36 && row >= 20; // room for "-0.12"
     frame.tokens.forEach((token, i) => {
         label(root, labelWidth - 10, top + i * row + row / 2, token, Math.min(17 * s, row * 0.7),
@@ -137,7 +137,7 @@ function vectorBlocks(root, frame, blocks, L, s) { // rows: tokens; columns: a v
             svg(rect, "title", {}, `${frame.tokens[i]} [${j}] = ${value}`);
             if (numbers) {
                 svg(group, "text", {x: x0 + j * cell + cell / 2, y: top + i * row + row / 2, "font-size": Math.min(12 * s, cell / 4),
-                                    "text-anchor": "middle", "dominant-baseline": "middle"}, value.toFixed(2));
+                                    "text-anchor": "middle", "dominant-baseline": "middle"}, value === null ? "—" : value.toFixed(2));
             }
         }));
     });
@@ -177,6 +177,7 @@ function attentionScene(root, frame, L, s) {
         const ys = (n) => column(n, py + 48, panelHeight - 60, gap);
         const yq = ys(frame.queries.length), yk = ys(frame.keys.length);
         matrix.forEach((row, i) => row.forEach((w, j) => {
+            if (w === null) return; // inf or NaN: no weight to draw
             const line = svg(root, "line", {x1: left, y1: yq[i], x2: right, y2: yk[j], stroke: COLOURS[kind],
                                             "stroke-width": 1 + 7 * w, "stroke-linecap": "round", opacity: w});
             svg(line, "title", {}, `${frame.queries[i]} → ${frame.keys[j]}: ${w}`);
@@ -260,7 +261,7 @@ export default function ({parentElement, data}) {
     const root = parentElement.querySelector(".anim");
     const L = data.labels;
     const frames = data.frames;
-    const kept = memory.get(parentElement) || {index: 0, speed: 1, large: Boolean(data.large)};
+    const kept = memory.get(parentElement) || {index: 0, speed: 1, large: false};
     let index = Math.min(kept.index, frames.length - 1);
     let speed = kept.speed;
     let large = kept.large;
