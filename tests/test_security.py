@@ -152,18 +152,19 @@ def test_every_np_load_refuses_pickles():
         assert pickles == [("allow_pickle", False)], f"{path}:{node.lineno}"
 
 
-COPY_LINK = Path("ui") / "share.py"  # the one component: st.components.v2.component(..., html=HTML, css=CSS, js=JS)
+COPY_LINK = Path("ui") / "share.py"  # the components: st.components.v2.component(..., html=HTML, css=CSS, js=JS)
+PRESENTER = Path("ui") / "presenter.py"
 
 
 def test_no_raw_html_in_the_app():
     sources = _sources(UI)
     assert sum(source.count("st.markdown") for _, source in sources) > 5, "the scan is not reading the pages"
-    assert [f for path, source in sources for f in html_findings(source, path)] == [
-        f"{COPY_LINK}:{_component_line()} calls st.components.v2.component"]
+    assert sorted(f for path, source in sources for f in html_findings(source, path)) == [
+        f"{path}:{_component_line(path)} calls st.components.v2.component" for path in (PRESENTER, COPY_LINK)]
 
 
-def _component_line():
-    source = (ROOT / COPY_LINK).read_text()
+def _component_line(path):
+    source = (ROOT / path).read_text()
     return next(node.lineno for node in ast.walk(ast.parse(source))
                 if isinstance(node, ast.Call) and dotted(node.func) == "st.components.v2.component")
 
@@ -175,6 +176,19 @@ def test_the_copy_link_button_writes_no_html():
     assert share.HTML == "<button type='button'></button><span></span>"
     assert not re.search(r"innerHTML|outerHTML|insertAdjacent|document\.write|eval|Function\(|href\s*=", share.JS)
     assert re.findall(r"\.(textContent|title|value) =", share.JS) == ["textContent", "title", "value", "textContent"]
+
+
+def test_the_presenters_rail_writes_no_html():
+    """Its markup and style sheet are fixed (the style sheet, not isolated, sizes the page's type: no data in it); its
+    code builds the rail from the catalog's words as text and sends back only a position or leaving."""
+    from ui import presenter
+    assert presenter.HTML == "<nav class='present-rail'></nav>"
+    assert presenter.CSS.lstrip().startswith("html { font-size: 150% !important; }")  # figures.PROJECTOR, no more
+    assert not re.search(r"innerHTML|outerHTML|insertAdjacent|document\.write|eval|Function\(|href\s*=|location",
+                         presenter.JS)
+    assert re.findall(r"\.(textContent|title|value) =", presenter.JS) == ["textContent", "title", "textContent",
+                                                                           "textContent"]
+    assert re.findall(r"setTriggerValue\(\"(\w+)\"", presenter.JS) == ["go", "leave"]
 
 
 # ---- the server's settings ----------------------------------------------------------------------------------
