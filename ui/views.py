@@ -245,7 +245,7 @@ def flow(names: list[str], head: int | None = None, key: str = "flow", focus: st
     matrices = [_slice(trace[name], head) for name in names]
     widest = max(m.shape[1] for m in matrices)
     glance = widest <= GLANCE_COLS and all(m.shape[0] <= LATEX_CELLS for m in matrices) and not ctx.state.present
-    # (a presenter shows one step per screen: its own numbers, not every step's at a glance)
+    # (a presenter's screen holds one step, not the flow's every matrix)
     if glance:  # one formula, not one per matrix: each element an edit redraws costs the browser time
         cells = [f"{_tex_name(name, _head_of(trace[name], head))} = " + bmatrix(matrix, ctx.state.digits)
                  for name, matrix in zip(names, matrices)]
@@ -320,7 +320,9 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     text_and_formula(f"##### {ctx.t(step_name_key(name))} · {ctx.t(description_key(name))}\n\n"
                      f":gray[:small[`{name}` · {shape}]]", ctx.t.math(s.formula))  # the code's name for the API
     paper_form((s.kind, name.rsplit(".", 1)[-1]), name)
-    _editors(ctx, s, head, edits)
+    editors_below = ctx.state.present  # a presenter's screen: the formula, then its heatmap (projector type is tall)
+    if not editors_below:
+        _editors(ctx, s, head, edits)
     axes = step_axes(trace, name)
     values = _slice(s.value, head)  # (rows, cols)
     rows, cols = (axes[-2], axes[-1]) if s.value.ndim > 1 else ([""], axes[-1])
@@ -328,11 +330,14 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     selected = _selection(key, len(rows), len(cols)) if drill else None  # no drill-down: no cell to mark or click
     chart = heatmap(values, rows, cols, selected, digits=ctx.state.digits,
                     scale=PROJECTOR if ctx.state.present else 1.0)
-    if show_numbers and not (_as_table(values) and writes_numbers(chart)):  # a table would repeat the cells' text
+    repeated = writes_numbers(chart) and (_as_table(values) or ctx.state.present)  # a table would repeat the cells'
+    if show_numbers and not repeated:  # text; a presenter's screen holds the heatmap with its numbers, not both
         numbers(values, rows, cols, label=_tex_name(name, _head_of(s.value, head)))
     st.plotly_chart(chart, key=f"chart.{key}",
                     on_select=_on_click(key, len(rows), len(cols)) if drill else "ignore", selection_mode="points",
                     config={"displayModeBar": False}, width=chart_width(len(cols)))
+    if editors_below:
+        _editors(ctx, s, head, edits)
     unedited = _compared(ctx, name, head, values, rows, cols, key) if ctx.state.edits and trace is ctx.trace else None
     if drill:
         _drill(ctx, trace, name, head, key, rows, cols, unedited)
