@@ -8,6 +8,8 @@ server.configure()  # the process's settings, on the first run only
 st.set_page_config(page_title="Transformer, step by step", page_icon="🔢", layout="wide")
 classroom.join_from_link()  # before the state writes the link, which keeps its room
 ctx = context.build()
+if ctx.state.present:  # presenter mode: the page has the whole screen
+    st.set_page_config(initial_sidebar_state="collapsed")
 page = st.navigation(context.navigation(ctx.t), expanded=True)
 classroom.sidebar(ctx.t, page)  # a student following the teacher may go to the teacher's page here
 page.run()

@@ -156,13 +156,14 @@ def test_every_np_load_refuses_pickles():
 COPY_LINK = Path("ui") / "share.py"  # st.components.v2.component(..., html=HTML, css=CSS, js=JS)
 PLAYER = Path("ui") / "animation_views.py"  # the same, its script in ui/animation_player.js
 NOT_AS_TEXT = r"innerHTML|outerHTML|insertAdjacent|document\.write|eval|Function\(|href\s*=|setAttribute\(\s*[\"']on"
+PRESENTER = Path("ui") / "presenter.py"
 
 
 def test_no_raw_html_in_the_app():
     sources = _sources(UI)
     assert sum(source.count("st.markdown") for _, source in sources) > 5, "the scan is not reading the pages"
-    assert [f for path, source in sources for f in html_findings(source, path)] == [
-        f"{path}:{_component_line(path)} calls st.components.v2.component" for path in (PLAYER, COPY_LINK)]
+    assert sorted(f for path, source in sources for f in html_findings(source, path)) == sorted(
+        f"{path}:{_component_line(path)} calls st.components.v2.component" for path in (PLAYER, PRESENTER, COPY_LINK))
 
 
 def _component_line(path):
@@ -189,6 +190,19 @@ def test_the_animation_player_writes_no_html():
     assert not re.search(NOT_AS_TEXT, script)
     assert re.findall(r"\.textContent =", script) and "createElementNS(SVG, tag)" in script
     assert re.search(NOT_AS_TEXT, "node.setAttribute('onclick', x)") and re.search(NOT_AS_TEXT, "a.innerHTML = t")
+
+
+def test_the_presenters_rail_writes_no_html():
+    """Its markup and style sheet are fixed (the style sheet, not isolated, sizes the page's type: no data in it); its
+    code builds the rail from the catalog's words as text and sends back only a position or leaving."""
+    from ui import presenter
+    assert presenter.HTML == "<nav class='present-rail'></nav>"
+    assert presenter.CSS.lstrip().startswith("html { font-size: 150% !important; }")  # figures.PROJECTOR, no more
+    assert not re.search(r"innerHTML|outerHTML|insertAdjacent|document\.write|eval|Function\(|href\s*=|location",
+                         presenter.JS)
+    assert re.findall(r"\.(textContent|title|value) =", presenter.JS) == ["textContent", "title", "textContent",
+                                                                           "textContent"]
+    assert re.findall(r"setTriggerValue\(\"(\w+)\"", presenter.JS) == ["go", "leave"]
 
 
 # ---- the server's settings ----------------------------------------------------------------------------------

@@ -98,8 +98,10 @@ def build() -> Context:
     """Read the controls, build (or keep) the state, and remember the context for the page."""
     if "state" not in st.session_state:
         _start_session()
-    else:  # a link's view is for the page it opened, on its first run (ui/views.py)
+    else:  # a link's view is for the page it opened, on its first run (ui/views.py), as is a presenter's move
         st.session_state.pop("link_view", None)
+        if "present.view" in st.session_state:  # (ui/presenter.py)
+            st.session_state.link_view = st.session_state.pop("present.view")
     pending = st.session_state.pop("adopt_pending", None)
     if pending is not None:
         adopt_model(pending["model"], pending["origin"], **pending["changes"])
@@ -286,7 +288,7 @@ def _sync_widgets(state: AppState):
     widgets get theirs when they are drawn: a value kept for a widget not on the page is one more entry that
     Streamlit copies for every keyed widget of every rerun."""
     st.session_state.update({"ctl.lang": state.lang, "ctl.preset": state.preset, "ctl.src": state.src,
-                             "ctl.tgt": state.tgt})
+                             "ctl.tgt": state.tgt, "ctl.present": state.present})
     if st.session_state.get("ctl.options_drawn"):
         st.session_state.update(_option_values(state))
 
@@ -343,6 +345,7 @@ def _controls(good: AppState, t) -> AppState:
         sidebar.warning(t("msg.url", detail=refusal(t, note) if isinstance(note, ValueError) else note))
     sidebar.segmented_control(t("lang.label"), list(LANGUAGES), format_func=LANGUAGES.get, key="ctl.lang",
                               required=True)
+    sidebar.toggle(t("ctl.present"), key="ctl.present", help=t("ctl.present_help"))
     sidebar.selectbox(t("ctl.preset"), list(engine.PRESETS), format_func=lambda p: t(f"preset.{p}"),
                       key="ctl.preset", on_change=_on_preset_change)
     sidebar.text_input(t("ctl.src"), key="ctl.src", max_chars=MAX_CHARS)
@@ -364,7 +367,7 @@ def _controls(good: AppState, t) -> AppState:
     same_model = (seed, overrides) == (good.seed, good.overrides)  # trained weights fit only their own model
     lang = st.session_state["ctl.lang"] if st.session_state["ctl.lang"] in LANGUAGES else good.lang
     return good.replace(lang=lang, lang_chosen=good.lang_chosen or lang != good.lang, digits=digits,
-                        src=st.session_state["ctl.src"],
+                        src=st.session_state["ctl.src"], present=st.session_state["ctl.present"] is True,
                         tgt=st.session_state["ctl.tgt"], seed=seed, overrides=overrides,
                         weights=good.weights if same_model else "")
 

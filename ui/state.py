@@ -67,6 +67,7 @@ class AppState:
     gen: tuple = ()  # ((setting, value), ...), sorted: generation settings that differ from the defaults
     weights: str = ""  # the id of trained or uploaded weights held by the server (ui.weights), or "" for the preset's
     digits: int = DIGITS  # significant digits of every printed number (ui.format); the numbers themselves keep all
+    present: bool = False  # presenter mode (ui/presenter.py): larger type, the sidebar collapsed, keys move the steps
 
     def replace(self, **changes) -> "AppState":
         return dataclasses.replace(self, **changes)
@@ -206,6 +207,8 @@ def encode(state: AppState) -> dict[str, str]:
         query["weights"] = state.weights
     if state.digits != DIGITS:
         query["digits"] = str(state.digits)
+    if state.present:
+        query["present"] = "1"
     return query
 
 
@@ -243,7 +246,11 @@ def decode(query, default_lang: str = "en") -> tuple[AppState, list]:
     if digits not in map(str, range(DIGITS_RANGE[0], DIGITS_RANGE[1] + 1)):
         notes.append(f"digits={digits[:40]!r}")
         digits = DIGITS
-    return state.replace(overrides=overrides, edits=edits, gen=gen, weights=weights, digits=int(digits)), notes
+    present = query.get("present", "0")
+    if present not in ("0", "1"):
+        notes.append(f"present={present[:40]!r}")
+    return state.replace(overrides=overrides, edits=edits, gen=gen, weights=weights, digits=int(digits),
+                         present=present == "1"), notes
 
 
 def _decode_overrides(text: str, preset: str):
