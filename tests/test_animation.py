@@ -17,10 +17,10 @@ from test_browser import SHOTS, no_exception, server, settle, url  # noqa: F401 
 from ui import animation
 from ui.i18n import EN, ZH
 
-EXAMPLES = [  # the opening example; two layers in pre-norm with 4 heads; the paper's sizes, smaller
+EXAMPLES = [  # the opening example; two layers in pre-norm with 4 heads; the paper's sizes, smaller, 3 + 2 layers
     ("hello-world", {}, "Hello World"),
     ("hello-world", {"n_layers": 2, "n_heads": 4, "norm_placement": "pre"}, "hello world how are you"),
-    ("paper", {"d_model": 32, "n_heads": 4, "d_ff": 48, "n_layers": 2}, "the cat sat on the mat"),
+    ("paper", {"d_model": 32, "n_heads": 4, "d_ff": 48, "n_enc_layers": 3, "n_dec_layers": 2}, "the cat sat on the mat"),
 ]
 
 
@@ -46,7 +46,7 @@ def test_the_encoder_frames_hold_the_traces_numbers(made):
     assert tokens["tokens"] == list(trace.src_tokens) and tokens["ids"] == list(trace.src_ids)
     for key, name in (("embed", "src.embed"), ("pos", "src.pos"), ("input", "src.input")):
         assert np.array_equal(embed[key], trace[name]), key
-    for layer in range(model.config.n_layers):
+    for layer in range(model.config.depth("enc")):
         (attention,) = by_block(frames, f"enc.{layer}.attn")
         assert np.array_equal(attention["weights"], trace[f"enc.{layer}.attn.weights"])
         assert attention["weights"].shape == (model.config.n_heads, len(trace.src_tokens), len(trace.src_tokens))
@@ -67,7 +67,7 @@ def test_the_decoder_writes_the_engines_greedy_tokens(made):
 
 def test_each_decoder_frame_shows_the_newest_positions_row_of_its_steps_trace(made):
     model, trace, generated, frames = made
-    for layer in range(model.config.n_layers):
+    for layer in range(model.config.depth("dec")):
         for kind, keys in (("self_attn", None), ("cross_attn", list(trace.src_tokens))):
             shown = by_block(frames, f"dec.{layer}.{kind}")
             assert len(shown) == len(generated.steps)
@@ -86,19 +86,19 @@ def test_what_the_captions_say_about_reuse_is_true(made):
     for step in generated.steps:
         assert np.allclose(step.trace["enc.out"], trace["enc.out"], rtol=0, atol=1e-12)
     for before, after in zip(generated.steps, generated.steps[1:]):
-        for layer in range(model.config.n_layers):
+        for layer in range(model.config.depth("dec")):
             name = f"dec.{layer}.self_attn.weights"
             assert np.allclose(after.trace[name][:, :-1, :-1], before.trace[name], rtol=0, atol=1e-12)
 
 
 def test_the_frames_follow_the_rail_in_the_order_data_flows(made):
     model, _, generated, frames = made
-    layers = model.config.n_layers
-    assert len(frames) == 3 + layers + len(generated.steps) * (2 * layers + 1)
-    rail = animation.stages(layers)
-    assert [f["stage"] for f in frames[:3 + layers]] == rail[:3 + layers]  # the encoder, once
-    per_token = [f["stage"] for f in frames[3 + layers:3 + layers + 2 * layers + 1]]
-    assert per_token == [s for s in rail[3 + layers:-1] for _ in range(2)] + ["output"]
+    enc, dec = model.config.depth("enc"), model.config.depth("dec")
+    assert len(frames) == 3 + enc + len(generated.steps) * (2 * dec + 1)
+    rail = animation.stages(model.config)
+    assert [f["stage"] for f in frames[:3 + enc]] == rail[:3 + enc]  # the encoder, once
+    per_token = [f["stage"] for f in frames[3 + enc:3 + enc + 2 * dec + 1]]
+    assert per_token == [s for s in rail[3 + enc:-1] for _ in range(2)] + ["output"]
     assert {f["stage"] for f in frames} == set(rail)
 
 

@@ -30,24 +30,24 @@ def greedy(model, src: str):
     return generate(model, src, max_len=min(MAX_GENERATED, model.config.max_len - 1))
 
 
-def stages(n_layers: int) -> list[str]:
+def stages(config) -> list[str]:
     """The rail of the whole pass, in the order data flows."""
-    return (["tokens", "embed"] + [f"enc.{l}" for l in range(n_layers)] + ["enc.out"] +
-            [f"dec.{l}" for l in range(n_layers)] + ["output"])
+    return (["tokens", "embed"] + [f"enc.{l}" for l in range(config.depth("enc"))] + ["enc.out"] +
+            [f"dec.{l}" for l in range(config.depth("dec"))] + ["output"])
 
 
 def frames(trace, generated) -> list[dict]:
     """The encoder once (its output is reused), then for every token the decoder writes: each decoder layer's masked
     self-attention and cross-attention of the newest position, and the output layer's choice."""
     src = list(trace.src_tokens)
-    layers = trace.model.config.n_layers
+    config = trace.model.config
     shown = [{"kind": "tokens", "stage": "tokens", "tokens": src, "ids": [int(i) for i in trace.src_ids]},
              {"kind": "embed", "stage": "embed", "tokens": src, "embed": trace["src.embed"],
               "pos": trace["src.pos"], "input": trace["src.input"]}]
-    shown += [_attention(trace, f"enc.{l}.attn", f"enc.{l}", src, src) for l in range(layers)]
+    shown += [_attention(trace, f"enc.{l}.attn", f"enc.{l}", src, src) for l in range(config.depth("enc"))]
     shown.append({"kind": "vectors", "stage": "enc.out", "tokens": src, "values": trace["enc.out"]})
     for step_number, step in enumerate(generated.steps, start=1):
-        shown += _decoder_step(step, step_number, src, layers)
+        shown += _decoder_step(step, step_number, src, config.depth("dec"))
     return shown
 
 
