@@ -261,7 +261,7 @@ export default function ({parentElement, data}) {
     const root = parentElement.querySelector(".anim");
     const L = data.labels;
     const frames = data.frames;
-    const kept = memory.get(parentElement) || {index: 0, speed: 1, large: false};
+    const kept = memory.get(parentElement) || {index: 0, speed: 1, large: Boolean(data.large)}; // presenter mode: large
     let index = Math.min(kept.index, frames.length - 1);
     let speed = kept.speed;
     let large = kept.large;

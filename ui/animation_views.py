@@ -40,5 +40,5 @@ def player() -> None:
         return
     c = ctx.config
     _player(key="anim.player", data={
-        "frames": shown, "stages": animation.stages(c), "heads": c.n_heads,
+        "frames": shown, "stages": animation.stages(c), "heads": c.n_heads, "large": ctx.state.present,
         "labels": {name: ctx.t(f"anim.{name}") for name in LABELS}})
