@@ -98,9 +98,107 @@ def test_depth_and_sublayers():
     assert engine.Config().sublayers["dec"] == {1: "self_attn", 2: "cross_attn", 3: "ffn"}
 
 
-def test_the_app_refuses_a_decoder_only_model_it_cannot_draw_yet():
-    from ui.state import AppState, LimitError, check_limits
+# ---- in the app -----------------------------------------------------------------------------------------------
 
-    with pytest.raises(LimitError) as refused:
-        check_limits(AppState(preset="paper", overrides=(("decoder_only", True),)))
-    assert refused.value.args == ("msg.not_in_app", {"field": "decoder_only"})
+GPT_LINK = "decoder_only:true"  # the option as a link writes it (cfg=...)
+DECODER_ONLY_PAGES = ["decoder_input", "masked_attention", "dec_add_norm", "dec_ffn", "decoder_stack", "output"]
+
+
+def test_the_option_round_trips_through_the_link_and_a_forged_value_is_refused():
+    from ui.state import AppState, check_limits, decode, encode
+
+    state = AppState(preset="paper").with_settings(decoder_only=True)
+    assert encode(state)["cfg"] == GPT_LINK
+    assert decode(encode(state)) == (state, [])
+    check_limits(state)  # the app draws it: no refusal
+    assert decode({"cfg": "decoder_only:maybe"}) == (AppState(), ["decoder_only:maybe"])
+
+
+def test_a_decoder_only_models_step_pages_skip_the_encoders():
+    from ui.navigation import neighbours
+
+    assert neighbours("decoder_input", decoder_only=True) == ("overview", "masked_attention")
+    assert neighbours("dec_add_norm", decoder_only=True) == ("masked_attention", "dec_ffn")
+    assert neighbours("dec_add_norm") == ("masked_attention", "cross_attention")
+    assert neighbours("tokens", decoder_only=True) is None  # not a step of this model
+
+
+def test_the_diagram_draws_the_decoder_alone():
+    from ui.diagram import architecture
+    from ui.i18n import EN, translator
+
+    figure = architecture(translator("en"), model(d_model=8, n_heads=2, d_ff=8, n_layers=2).run("hello", "hola"))
+    layout, click = figure.to_dict()["layout"], figure.to_dict()["data"][0]
+    assert click["customdata"] == ["decoder_input", "masked_attention", "dec_add_norm", "dec_ffn", "dec_add_norm",
+                                   "decoder_stack", "output"]
+    assert click["y"] == sorted(click["y"]) and len(set(click["x"])) == 1  # one column, bottom up
+    texts = [a["text"] for a in layout["annotations"]]
+    assert "Decoder × 2" in texts and not [text for text in texts if EN["section.encoder"] in text]
+    assert EN["overview.src"] not in texts and EN["overview.tgt"] in texts
+    assert len([shape for shape in layout["shapes"] if shape["line"].get("dash") == "dash"]) == 1  # one stack's frame
+    assert len([a for a in layout["annotations"] if a["showarrow"]]) == 7  # the input into the first box, then up
+
+
+@pytest.fixture
+def app(monkeypatch):
+    from test_app import open_page
+    from ui import streamlit_internals
+
+    streamlit_internals.navigation_mode_for_tests(monkeypatch)
+    return open_page
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_page_renders_in_decoder_only_mode(app, lang):
+    """The encoder's pages, cross-attention's and training's say in one line that this model has none (with a way back
+    to the encoder-decoder model); every other page draws the decoder-only model."""
+    from test_app import ALL_PAGES, assert_clean, goto
+    from ui.i18n import translator
+    from ui.navigation import ENCODER_DECODER_ONLY
+
+    t = translator(lang)
+    at = app("overview", lang=lang, cfg=GPT_LINK)
+    for page in ALL_PAGES:
+        goto(at, page)
+        assert_clean(at)
+        assert at.session_state["state"].config().decoder_only, page
+        refusal = [t("msg.no_training" if page == "train" else "msg.no_encoder")]
+        assert [info.value for info in at.info if info.value in refusal] == (refusal if page in ENCODER_DECODER_ONLY
+                                                                              else []), page
+    intros = {"overview": "intro.overview.decoder_only", "decoder_input": "intro.decoder_input.decoder_only"}
+    for page, key in intros.items():
+        goto(at, page)
+        assert any(block.value.startswith(t(key)) for block in at.markdown), page
+
+
+def test_the_way_back_from_an_encoder_page_is_the_encoder_decoder_model(app):
+    from test_app import goto
+
+    at = goto(app("overview", lang="en", cfg=GPT_LINK), "attention")
+    at.button(key="ctl.encoder_decoder").click().run()
+    assert not at.session_state["state"].config().decoder_only and "cfg" not in dict(at.query_params)
+    assert not at.info and at.session_state["state"].preset == "hello-world"
+
+
+def test_the_decoder_pages_draw_only_the_sublayers_the_model_has(app):
+    from test_app import goto
+    from ui.i18n import EN
+
+    at = goto(app("overview", lang="en", cfg=GPT_LINK), "dec_add_norm")
+    assert at.button_group(key="dec_add_norm.sublayer").options == [EN["sublayer.masked"], EN["sublayer.ffn"]]
+    goto(at, "dropout")
+    assert at.button_group(key="dropout.place").options == [EN["dropout.place.tgt"], EN["dropout.place.dec"]]
+
+
+def test_the_option_in_the_sidebar_writes_the_link(app):
+    from test_app import open_options
+    from ui.i18n import EN
+
+    at = app("overview", lang="en")
+    open_options(at)
+    at.text_input(key="ctl.tgt").set_value("hola").run()
+    at.toggle(key="ctl.decoder_only").set_value(True).run()
+    assert dict(at.query_params)["cfg"] == GPT_LINK and at.session_state["state"].config().decoder_only
+    assert not at.exception and not at.error
+    assert at.text_input(key="ctl.tgt").value == "hola" and at.session_state["state"].tgt == "hola"
+    assert EN["model.from.hello-world.decoder_only"].format(seed=0) in at.sidebar.caption[-1].value

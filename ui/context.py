@@ -18,7 +18,7 @@ from .classroom import LINK as ROOM_LINK
 from . import state as app_state
 from .format import DIGITS_RANGE
 from .i18n import LANGUAGES, language_of, plain_math, translator
-from .navigation import HOME, PAGES, page_file
+from .navigation import ENCODER_DECODER_ONLY, HOME, PAGES, page_file
 from .share import copy_link_button
 from .state import APP_LIMITS, DEFAULT_TARGET, FLOAT_RANGES, MAX_CHARS, AppState, LimitError
 from .streamlit_internals import forget_stale_widgets
@@ -26,7 +26,7 @@ from .weights import WeightsStore
 
 SIZE_FIELDS = ("d_model", "n_heads", "d_k", "d_v", "d_ff", "n_enc_layers", "n_dec_layers")  # depths: Config.depth
 CHOICE_FIELDS = ("layer_norm", "norm_placement", "pos_encoding", "activation", "softmax")
-BOOL_FIELDS = ("embed_scale", "attn_bias", "ffn_bias", "shared_embeddings", "tied_output")
+BOOL_FIELDS = ("embed_scale", "attn_bias", "ffn_bias", "shared_embeddings", "tied_output", "decoder_only")
 
 
 @dataclass(frozen=True)
@@ -295,7 +295,7 @@ def _option_values(state: AppState) -> dict:
     """The option widgets' values for a state, by widget key."""
     config = state.config()
     values = {f"ctl.{field}": getattr(config, field) for field in SIZE_FIELDS + CHOICE_FIELDS + BOOL_FIELDS + ("eps",)}
-    values |= {f"ctl.{field}": config.depth(stack) for stack, field in DEPTHS.items()}
+    values |= {f"ctl.{field}": _widget_depths(config)[stack] for stack, field in DEPTHS.items()}
     values["ctl.seed"], values["ctl.digits"] = state.seed, state.digits
     values["ctl.divisor_kind"] = "sqrt" if config.attn_divisor == "sqrt_dk" else "number"
     values["ctl.divisor"] = 30.0 if config.attn_divisor == "sqrt_dk" else float(config.attn_divisor)
@@ -451,9 +451,29 @@ def _option_widgets(good: AppState, t) -> tuple:
 def _depth_settings(config: engine.Config, enc: int, dec: int) -> dict:
     """The depth fields for the depths the widgets show: the config's own while they are its depths (a link's
     n_enc_layers stays as it was written); else N for both stacks, or N for the encoder and the decoder's own."""
-    if (enc, dec) == (config.depth("enc"), config.depth("dec")):
+    if (enc, dec) == tuple(_widget_depths(config).values()):
         return {field: getattr(config, field) for field in ("n_layers", *DEPTHS.values())}
     return {"n_layers": enc, "n_enc_layers": None, "n_dec_layers": None if dec == enc else dec}
+
+
+def _widget_depths(config: engine.Config) -> dict:
+    """The depths the widgets show: a decoder-only model's encoder has none, and its widget keeps the depth the
+    encoder-decoder model would have (the widget's least is 1)."""
+    return {stack: config.replace(decoder_only=False).depth(stack) for stack in DEPTHS}
+
+
+def refuse_page(ctx: Context, page) -> bool:
+    """Draw a page of the encoder-decoder model only (navigation.ENCODER_DECODER_ONLY) as the title and one line
+    saying the decoder-only model in use has nothing there, with a button back to the encoder-decoder model; True if
+    so (the page is not run)."""
+    name = page.url_path or HOME
+    if not ctx.config.decoder_only or name not in ENCODER_DECODER_ONLY:
+        return False
+    st.title(ctx.t(f"page.{name}"))
+    st.info(ctx.t("msg.no_training" if name == "train" else "msg.no_encoder"))
+    st.button(ctx.t("ctl.encoder_decoder"), key="ctl.encoder_decoder", on_click=use_settings,
+              args=({"decoder_only": False},))
+    return True
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)
