@@ -202,3 +202,29 @@ def test_the_option_in_the_sidebar_writes_the_link(app):
     assert not at.exception and not at.error
     assert at.text_input(key="ctl.tgt").value == "hola" and at.session_state["state"].tgt == "hola"
     assert EN["model.from.hello-world.decoder_only"].format(seed=0) in at.sidebar.caption[-1].value
+
+
+def test_the_decoder_only_model_generates_reading_the_source_first(app):
+    """The pages' decoder-only model generates as the engine does; each step's decoder input is the source, then the
+    tokens from SOS on, and the mask's heatmap is labelled with all of them."""
+    import json
+
+    from engine.generate import generate
+    from test_app import assert_clean
+    from test_app_generate import CURRENT, SMALL, chosen_line, expected_chosen, expected_sentence, markdown_line, \
+        sentence_line
+    from ui.i18n import EN
+
+    settings = dict(d_model=16, n_heads=2, d_ff=32, n_layers=1, decoder_only=True)
+    at = app("generate", gen=CURRENT, **{**SMALL, "cfg": SMALL["cfg"] + "," + GPT_LINK})
+    assert_clean(at)
+    expected = generate(engine.preset("paper", **settings), SMALL["src"], max_len=10)
+    assert sentence_line(at) == expected_sentence(expected.tokens) and chosen_line(at) == expected_chosen(
+        expected.steps[0])
+    at.button(key="gen.next").click().run()
+    step, source = expected.steps[1], SMALL["src"].split()
+    line = EN["gen.prefix.decoder_only"].format(m=len(source), n=2)
+    assert markdown_line(at, line.split(" (")[0]).startswith(line + " " + " ".join(
+        f"`{t}`" for t in [*source, SOS, expected.tokens[0]]))
+    mask = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]
+    assert mask["xaxis"]["ticktext"] == [*source, SOS, expected.tokens[0]] == list(step.trace.tgt_tokens)
