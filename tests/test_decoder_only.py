@@ -228,3 +228,17 @@ def test_the_decoder_only_model_generates_reading_the_source_first(app):
         f"`{t}`" for t in [*source, SOS, expected.tokens[0]]))
     mask = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]
     assert mask["xaxis"]["ticktext"] == [*source, SOS, expected.tokens[0]] == list(step.trace.tgt_tokens)
+
+
+def test_the_options_of_a_linked_decoder_only_model_keep_it(app):
+    """Opened on a decoder-only link, the options show the decoder's depth and leave the model as the link made it
+    (the encoder's depth widget, whose least is 1, shows the encoder-decoder model's)."""
+    from test_app import open_options
+
+    at = app("overview", lang="en", preset="paper", cfg=GPT_LINK + ",n_layers:2")
+    open_options(at)
+    assert (at.number_input(key="ctl.n_enc_layers").value, at.number_input(key="ctl.n_dec_layers").value) == (2, 2)
+    assert at.toggle(key="ctl.decoder_only").value
+    assert at.session_state["state"].overrides == (("decoder_only", True), ("n_layers", 2))
+    at.number_input(key="ctl.n_dec_layers").set_value(3).run()
+    assert at.session_state["state"].config().depth("dec") == 3 and at.session_state["state"].config().decoder_only
