@@ -242,3 +242,19 @@ def test_the_options_of_a_linked_decoder_only_model_keep_it(app):
     assert at.session_state["state"].overrides == (("decoder_only", True), ("n_layers", 2))
     at.number_input(key="ctl.n_dec_layers").set_value(3).run()
     assert at.session_state["state"].config().depth("dec") == 3 and at.session_state["state"].config().decoder_only
+
+
+def test_the_sizes_page_of_a_decoder_only_model_counts_the_encoder_decoder_one(app):
+    from test_app import goto
+    from ui.i18n import EN
+
+    at = goto(app("overview", lang="en", cfg=GPT_LINK), "sizes")
+    own = engine.preset("hello-world", decoder_only=True)
+    full = own.config.replace(decoder_only=False)
+    # 287 and an encoder layer's 188 (attention 96, feed-forward 76, two LayerNorms 16), cross-attention's 96 and
+    # its LayerNorm's 8: the hello-world model's count
+    assert sizes.parameter_count(full, len(own.vocab)) == 287 + 188 + 96 + 8 == sizes.parameter_count(
+        engine.preset("hello-world").config, len(own.vocab))
+    said = EN["sizes.encoder_decoder"].format(e=1, d=1, n="579")
+    assert said in [m.value for m in at.markdown]
+    assert EN["sizes.parameters_note"].split("**")[0] + "**287**" in [m.value for m in at.markdown][1]
