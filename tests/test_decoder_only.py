@@ -197,6 +197,7 @@ def test_the_option_in_the_sidebar_writes_the_link(app):
     at = app("overview", lang="en")
     open_options(at)
     at.text_input(key="ctl.tgt").set_value("hola").run()
+    assert not at.number_input(key="ctl.n_enc_layers").disabled
     at.toggle(key="ctl.decoder_only").set_value(True).run()
     assert dict(at.query_params)["cfg"] == GPT_LINK and at.session_state["state"].config().decoder_only
     assert not at.exception and not at.error
@@ -232,13 +233,13 @@ def test_the_decoder_only_model_generates_reading_the_source_first(app):
 
 def test_the_options_of_a_linked_decoder_only_model_keep_it(app):
     """Opened on a decoder-only link, the options show the decoder's depth and leave the model as the link made it
-    (the encoder's depth widget, whose least is 1, shows the encoder-decoder model's)."""
+    (the encoder's depth widget, whose least is 1, shows the encoder-decoder model's, disabled)."""
     from test_app import open_options
 
     at = app("overview", lang="en", preset="paper", cfg=GPT_LINK + ",n_layers:2")
     open_options(at)
     assert (at.number_input(key="ctl.n_enc_layers").value, at.number_input(key="ctl.n_dec_layers").value) == (2, 2)
-    assert at.toggle(key="ctl.decoder_only").value
+    assert at.toggle(key="ctl.decoder_only").value and at.number_input(key="ctl.n_enc_layers").disabled
     assert at.session_state["state"].overrides == (("decoder_only", True), ("n_layers", 2))
     at.number_input(key="ctl.n_dec_layers").set_value(3).run()
     assert at.session_state["state"].config().depth("dec") == 3 and at.session_state["state"].config().decoder_only

@@ -313,12 +313,12 @@ def _on_preset_change():
     _sync_widgets(fresh)
 
 
-def whole_number_input(container, label: str, key: str, low: int, high: int, on_change=None):
+def whole_number_input(container, label: str, key: str, low: int, high: int, on_change=None, disabled=False):
     """A whole number (a size, a seed, a count). A float input shown without decimals ("%g"): Streamlit 1.67's
     whole-number input raises on a forged NaN or inf (int() before its range check), where a float input puts its
     default back. on_change runs after the value is made whole."""
     container.number_input(label, min_value=float(low), max_value=float(high), step=1.0, format="%g", key=key,
-                           on_change=_on_whole_number, args=(key, on_change))
+                           on_change=_on_whole_number, args=(key, on_change), disabled=disabled)
 
 
 def _on_whole_number(key, then):
@@ -426,7 +426,8 @@ def _option_widgets(good: AppState, t) -> tuple:
     left, right = st.columns(2)
     for i, field in enumerate(SIZE_FIELDS):
         whole_number_input(left if i % 2 == 0 else right, field, f"ctl.{field}", 1, APP_LIMITS[field],
-                           on_change=_on_heads_change if field in ("d_model", "n_heads") else None)
+                           on_change=_on_heads_change if field in ("d_model", "n_heads") else None,
+                           disabled=field == "n_enc_layers" and st.session_state["ctl.decoder_only"])  # no encoder
     whole_number_input(st, t("ctl.seed"), "ctl.seed", 0, 2**32 - 1)
     st.radio(t("ctl.divisor"), ["sqrt", "number"], format_func=lambda k: t(f"ctl.divisor.{k}"),
              key="ctl.divisor_kind", horizontal=True)
