@@ -8,7 +8,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 from test_app import EN_T, notes, open_link, query, server_navigation  # noqa: F401
 from ui.figures import PROJECTOR, heatmap
 from ui.i18n import translator
-from ui.navigation import CHAIN, RAIL, slide_at, slides
+from ui.navigation import CHAIN, PAGES, RAIL, slide_at, slides
 from ui.presenter import KEY
 
 
@@ -165,3 +165,14 @@ def test_the_rails_words_are_the_catalogs(lang):
     t = translator(lang)
     assert [part["label"] for part in data["parts"]] == [t(f"present.part.{part}") for part in RAIL]
     assert data["next"] == t("present.next") and data["where"].startswith("57 / 60 · " + t("page.output"))
+
+
+def test_a_decoder_only_models_slides_skip_the_encoder_and_cross_attention():
+    """No encoder, no cross-attention: the decoder's sub-layers 1 and 3 are the add & norm page's first and second
+    choice (ui/blocks.add_norm lists a decoder-only layer's sub-layers by position)."""
+    deck = slides("post", decoder_only=True)
+    assert {part for part, _, _ in deck} == {"decoder", "output"}
+    assert not {page for _, page, _ in deck} & {*PAGES["encoder"], "cross_attention"}
+    norms = [(view["step"], view["sublayer"]) for _, page, view in deck if page == "dec_add_norm"]
+    assert norms == [("add1", 0), ("ln1", 0), ("add3", 1), ("ln3", 1)]
+    assert len(deck) == len(slides("post")) - 22 - 9 - 2  # the encoder's 22, cross-attention's 9, its add & norm

@@ -663,7 +663,7 @@ def test_top_tokens():
     assert ranked == [("b", 0.6), ("c", 0.3)]
 
 
-@pytest.mark.parametrize("part", ["n_layers:64", "n_layers:13", "n_dec_layers:13", "decoder_only:true", "d_model:1000", "attn_divisor:1e9", "eps:5",
+@pytest.mark.parametrize("part", ["n_layers:64", "n_layers:13", "n_dec_layers:13", "decoder_only:maybe", "d_model:1000", "attn_divisor:1e9", "eps:5",
                                   "d_ff:0"])
 def test_link_values_outside_the_app_ranges_are_refused_with_a_note(part):
     state, notes = decode({"preset": "paper", "cfg": part})

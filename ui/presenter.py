@@ -111,12 +111,13 @@ _rail = st.components.v2.component("presenter", html=HTML, css=CSS, js=JS, isola
 def rail(ctx, page: str, shown: dict) -> None:
     """The rail under a step page: every slide of the pass, the one shown (found from what the page's widgets show)
     marked."""
-    t, deck = ctx.t, slides(ctx.config.norm_placement)
+    t, deck = ctx.t, slides(ctx.config.norm_placement, ctx.config.decoder_only)
     st.session_state["present.on"] = page
     here = slide_at(deck, page, shown)
     titles = [_title(t, slide) for slide in deck]
     parts = [{"label": t(f"present.part.{part}"), "slides": [title for (at, *_), title in zip(deck, titles)
-                                                              if at == part]} for part in RAIL]
+                                                              if at == part]} for part in RAIL
+             if any(at == part for at, *_ in deck)]  # a decoder-only model has no encoder
     where = t("present.where", n=here + 1, count=len(deck), title=titles[here]) if here is not None else \
         t("present.elsewhere", count=len(deck))
     _rail(key=KEY, data={"parts": parts, "here": here, "count": len(deck), "where": where, "back": t("present.back"),
@@ -140,7 +141,7 @@ def _go():
     """A key or a click on the rail: open its slide, on this page or (follow) on another; a forged position (not a
     whole number within the pass) is ignored."""
     position = st.session_state[KEY].get("go")
-    deck = slides(context.get().config.norm_placement)
+    deck = slides(context.get().config.norm_placement, context.get().config.decoder_only)
     if isinstance(position, bool) or not isinstance(position, int) or not 0 <= position < len(deck):
         return
     st.session_state["present.move"] = deck[position][1:]  # (page, view): follow() opens it

@@ -26,7 +26,6 @@ from .weights import ID as WEIGHTS_ID
 
 APP_LIMITS = {"d_model": 512, "n_heads": 16, "d_k": 512, "d_v": 512, "d_ff": 2048, "n_layers": 12,
               "n_enc_layers": 12, "n_dec_layers": 12}  # from 1
-NOT_IN_APP = ("decoder_only",)  # engine settings the pages do not draw yet: a link or a file asking for one is refused
 FLOAT_RANGES = {"attn_divisor": (0.001, 1e6), "eps": (0.0, 1.0)}  # what the option widgets accept
 MAX_TOKENS = 64
 MAX_CHARS = 2000  # a sentence's characters, in the text inputs and in a link: room for MAX_TOKENS long words
@@ -100,8 +99,6 @@ class LimitError(ValueError):
 
 def check_limits(state: AppState) -> None:
     for field, value in state.overrides:
-        if field in NOT_IN_APP:
-            raise LimitError("msg.not_in_app", {"field": field})
         high = APP_LIMITS.get(field)
         if high is not None and isinstance(value, int) and value > high:
             raise LimitError("msg.too_big", {"field": field, "high": high, "value": value})
@@ -271,8 +268,6 @@ def _decode_overrides(text: str, preset: str):
 
 def _check_range(field, value):
     """The app's own bounds, which its widgets enforce too."""
-    if field in NOT_IN_APP:
-        raise ValueError(field)
     if field in APP_LIMITS and not 1 <= value <= APP_LIMITS[field]:
         raise ValueError(field)
     low, high = FLOAT_RANGES.get(field, (None, None))

@@ -131,10 +131,11 @@ def show_in_link(part: str, value, default) -> None:
 def neighbour_links(state, page: str):
     """Links to the previous and the next step page (navigation.CHAIN), which switch pages in this session and
     keep the link's state (st.page_link clears the query without query_params), not this page's view."""
-    around = neighbours(page)
+    ctx = context.get()
+    around = neighbours(page, ctx.config.decoder_only)
     if around is None:
         return
-    t = context.get().t
+    t = ctx.t
     query = encode(state)
     row = st.container(horizontal=True, horizontal_alignment="distribute")
     for which, neighbour, icon, side in zip(("previous", "next"), around, ("arrow_back", "arrow_forward"),
