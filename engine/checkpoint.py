@@ -2,6 +2,7 @@
 
 The archive holds one array per parameter, under the parameter's name, and one more, "meta": a string array
 whose single element is JSON text with the preset name, the seed, every Config field and the vocabulary.
+A malformed file is refused with a ConfigError whose code starts "ckpt_"; its values quote the file as strings.
 
     save(model, "trained.npz")
     model = load("trained.npz")        # a path, an open binary file or the bytes of one
@@ -11,16 +12,17 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
+import tokenize
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
-from .config import NEWER_FIELDS, Config
+from .config import NEWER_FIELDS, Config, ConfigError
 from .model import Model, param_shapes
 from .presets import PRESETS
-from .tokens import Vocabulary
-from .values import check_seed
+from .tokens import EOS, SOS, UNK, Vocabulary
+from .values import MAX_SEED, check_seed
 
 TRAINED = Path(__file__).parent / "data"  # the shipped trained weights, one file per corpus (README: "Trained weights")
 META = "meta"
@@ -46,7 +48,8 @@ def trained(corpus: str = "en-es") -> Model:
     engine/data (made by `python -m engine train --corpus en-es --out engine/data/en-es.npz`)."""
     path = TRAINED / f"{corpus}.npz"
     if not path.is_file():
-        raise ValueError(f"no trained weights are shipped for the corpus {corpus!r}")
+        raise ConfigError(f"no trained weights are shipped for the corpus {corpus!r}", "ckpt_not_shipped",
+                          corpus=corpus)
     return load(path)
 
 
@@ -64,16 +67,17 @@ def load(file) -> Model:
     try:
         archive = np.load(file, allow_pickle=False)
     except FileNotFoundError:
-        raise ValueError(f"there is no file {str(file)!r}") from None
+        raise ConfigError(f"there is no file {str(file)!r}", "ckpt_no_file", file=str(file)) from None
     except (OSError, ValueError, EOFError, zipfile.BadZipFile):
-        raise ValueError("this is not a NumPy .npz file (a zip archive of arrays, as engine.checkpoint.save "
-                         "writes)") from None
+        raise ConfigError("this is not a NumPy .npz file (a zip archive of arrays, as engine.checkpoint.save "
+                          "writes)", "ckpt_not_npz") from None
     if not isinstance(archive, np.lib.npyio.NpzFile):
-        raise ValueError("this is a single NumPy array (.npy), not an .npz archive of a model's weights")
+        raise ConfigError("this is a single NumPy array (.npy), not an .npz archive of a model's weights", "ckpt_npy")
     with archive:
         arrays = {name: _read_array(archive, name) for name in archive.files}
     if META not in arrays:
-        raise ValueError(f"the file has no {META!r} entry, so it was not saved by engine.checkpoint.save")
+        raise ConfigError(f"the file has no {META!r} entry, so it was not saved by engine.checkpoint.save",
+                          "ckpt_no_meta", member=META)
     name, seed, config, vocab = _read_meta(arrays.pop(META))
     return Model(name, config, vocab, _check_params(arrays, config, vocab), seed)
 
@@ -83,67 +87,95 @@ def _read_array(archive, name):
         value = archive[name]
     except ValueError as error:
         if "allow_pickle" in str(error):
-            raise ValueError(f"{name!r} holds Python objects (a pickle), which are not loaded for safety") from None
-        raise ValueError(f"{name!r} is not a readable NumPy array") from None
-    except (OSError, EOFError, zipfile.BadZipFile):
-        raise ValueError(f"{name!r} is not a readable NumPy array") from None
+            raise ConfigError(f"{name!r} holds Python objects (a pickle), which are not loaded for safety",
+                              "ckpt_pickle", member=name) from None
+        raise _unreadable(name) from None
+    except (OSError, EOFError, zipfile.BadZipFile, SyntaxError, tokenize.TokenError):  # a damaged .npy header: NumPy
+        raise _unreadable(name) from None  # parses it as a Python literal
     if not isinstance(value, np.ndarray):  # NpzFile hands back the raw bytes of a member that is not an .npy
-        raise ValueError(f"{name!r} is not a readable NumPy array")
+        raise _unreadable(name)
     return value
+
+
+def _unreadable(name) -> ConfigError:
+    return ConfigError(f"{name!r} is not a readable NumPy array", "ckpt_unreadable", member=name)
 
 
 def _read_meta(array):
     if array.shape != (1,) or array.dtype.kind != "U":
-        raise ValueError(f"{META!r} must be one string of JSON text, got an array of shape {array.shape}")
+        raise ConfigError(f"{META!r} must be one string of JSON text, got an array of shape {array.shape}",
+                          "ckpt_meta_not_text", member=META)
     try:
         meta = json.loads(str(array[0]))
     except json.JSONDecodeError as error:
-        raise ValueError(f"{META!r} is not valid JSON ({error.msg})") from None
+        raise ConfigError(f"{META!r} is not valid JSON ({error.msg})", "ckpt_meta_json", member=META,
+                          line=error.lineno, column=error.colno) from None
     if not isinstance(meta, dict) or sorted(meta) != sorted(META_FIELDS):
         keys = sorted(meta) if isinstance(meta, dict) else type(meta).__name__
-        raise ValueError(f"{META!r} must have exactly the fields {', '.join(META_FIELDS)}; got {keys}")
+        raise ConfigError(f"{META!r} must have exactly the fields {', '.join(META_FIELDS)}; got {keys}",
+                          "ckpt_meta_fields", member=META, fields=", ".join(META_FIELDS))
     if meta["format"] != FORMAT:
-        raise ValueError(f"this file has format {meta['format']!r}; this version reads format {FORMAT}")
+        raise ConfigError(f"this file has format {meta['format']!r}; this version reads format {FORMAT}",
+                          "ckpt_format", format=json.dumps(meta["format"]), readable=FORMAT)
     if meta["preset"] not in PRESETS:
-        raise ValueError(f"unknown preset {meta['preset']!r}; choose one of {', '.join(PRESETS)}")
+        raise ConfigError(f"unknown preset {meta['preset']!r}; choose one of {', '.join(PRESETS)}", "ckpt_preset",
+                          preset=json.dumps(meta["preset"], ensure_ascii=False), presets=", ".join(PRESETS))
     seed = meta["seed"]
-    check_seed(seed, "the seed")
+    try:
+        check_seed(seed, "the seed")
+    except ValueError as error:
+        raise ConfigError(str(error), "ckpt_seed", high=MAX_SEED) from None
     return meta["preset"], seed, _read_config(meta["config"]), _read_vocabulary(meta["vocabulary"])
 
 
 def _read_config(fields) -> Config:
     known = [f.name for f in dataclasses.fields(Config)]
     if not isinstance(fields, dict):
-        raise ValueError(f"the config must be a JSON object of settings, got {type(fields).__name__}")
+        raise ConfigError(f"the config must be a JSON object of settings, got {type(fields).__name__}",
+                          "ckpt_config_not_object")
     unknown, missing = sorted(set(fields) - set(known)), sorted(set(known) - set(fields) - set(NEWER_FIELDS))
     if unknown or missing:
-        raise ValueError(f"the config does not match this version's settings: unknown {unknown}, missing {missing}")
-    return Config(**fields)  # its own checks explain a bad value
+        message = f"the config does not match this version's settings: unknown {unknown}, missing {missing}"
+        if unknown:
+            raise ConfigError(message, "ckpt_config_unknown", n=len(unknown), field=unknown[0])
+        raise ConfigError(message, "ckpt_config_missing", fields=", ".join(missing))
+    for name, value in fields.items():  # one at a time, so the refusal names the setting (each check is of one field)
+        try:
+            Config(**{name: value})
+        except ValueError as error:
+            raise ConfigError(str(error), "ckpt_setting", field=name) from None
+    return Config(**fields)
 
 
 def _read_vocabulary(tokens) -> Vocabulary:
     if not isinstance(tokens, list) or not all(isinstance(t, str) and t for t in tokens):
-        raise ValueError("the vocabulary must be a list of non-empty strings")
+        raise ConfigError("the vocabulary must be a list of non-empty strings", "ckpt_vocabulary_not_list")
     try:
         return Vocabulary(tokens)
     except ValueError as error:
-        raise ValueError(f"the vocabulary cannot be used: {error}") from None
+        raise ConfigError(f"the vocabulary cannot be used: {error}", "ckpt_vocabulary",
+                          specials=", ".join((UNK, SOS, EOS))) from None
 
 
 def _check_params(arrays, config, vocab) -> dict:
     shapes = param_shapes(config, len(vocab))
     missing, extra = sorted(set(shapes) - set(arrays)), sorted(set(arrays) - set(shapes))
     if missing or extra:
-        raise ValueError(f"the parameters do not fit the config and vocabulary: missing {missing}, "
-                         f"unexpected {extra}")
+        message = f"the parameters do not fit the config and vocabulary: missing {missing}, unexpected {extra}"
+        if missing:
+            raise ConfigError(message, "ckpt_params_missing", n=len(missing), param=missing[0])
+        raise ConfigError(message, "ckpt_params_extra", n=len(extra), param=extra[0])
     for name, shape in shapes.items():
         value = arrays[name]
         if value.dtype.kind not in "fiu":
-            raise ValueError(f"{name} must hold real numbers, got {value.dtype}")
+            raise ConfigError(f"{name} must hold real numbers, got {value.dtype}", "ckpt_dtype", param=name,
+                              dtype=str(value.dtype))
         if value.shape != shape:
-            raise ValueError(f"{name} must have shape {shape} (from the config and a vocabulary of "
-                             f"{len(vocab)} tokens), got {value.shape}")
+            raise ConfigError(f"{name} must have shape {shape} (from the config and a vocabulary of "
+                              f"{len(vocab)} tokens), got {value.shape}", "ckpt_shape", param=name,
+                              shape=str(shape), got=str(value.shape), n=len(vocab))
         if not np.all(np.isfinite(value)):
-            raise ValueError(f"{name} holds inf or NaN; a saved model's weights must be finite numbers")
+            raise ConfigError(f"{name} holds inf or NaN; a saved model's weights must be finite numbers",
+                              "ckpt_nonfinite", param=name)
     return arrays
 

@@ -2,6 +2,7 @@
 on every page and in the URL, a link to trained weights opens them in another session of the same server, a
 stopped run keeps what it learned, and uploads (good and malformed) load or are refused with a message."""
 import io
+import re
 
 import numpy as np
 import pytest
@@ -11,10 +12,13 @@ from engine import checkpoint
 from engine.backward import backward_formula, loss_and_grads
 from engine.generate import generate
 from engine.train import TrainSettings, start_model, train, training
+from test_train import MALFORMED, zip_bytes
 from test_app import (assert_clean, chart_numbers, goto, latex, notes, open_options, open_page, paragraphs, query,  # noqa: F401
                       server_navigation)  # server_navigation: a fixture
+from ui import context
 from ui.format import DIGITS, fmt
 from ui.i18n import EN, ZH, translator
+from ui.training_views import _quoted
 
 T = translator("en")
 SMALL_CFG = "d_model:16,n_heads:2,d_ff:32,n_layers:1"
@@ -162,6 +166,45 @@ def test_upload_good_weights_and_refuse_a_malformed_file():
     assert not bad.exception
     assert bad.error and bad.error[0].value.startswith("broken.npz could not be loaded: ")
     assert "weights" not in query(bad)
+
+
+def english_words(markdown: str) -> list[str]:
+    """Runs of two or more English words outside code spans (a code span quotes the file)."""
+    return re.findall(r"[A-Za-z]{2,}(?: [A-Za-z]{2,})+", re.sub(r"`[^`]*`", "", markdown))
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_every_refusal_of_a_file_is_worded_in_chinese(case):
+    with pytest.raises(ValueError) as error:
+        checkpoint.load(MALFORMED[case][0]())
+    code = error.value.code
+    worded = context.refusal(translator("zh"), _quoted(error.value))
+    assert worded == ZH[f"msg.{code}"].format(**_quoted(error.value).values) and not english_words(worded), worded
+    assert context.refusal(T, error.value) == EN[f"msg.{code}"].format(**error.value.values)
+
+
+@pytest.mark.parametrize("case, member", [("a pickle", "`meta`"), ("bad config value", "`n_heads`"),
+                                          ("misshapen array", "`enc.0.ffn.W_1`")])
+def test_a_malformed_upload_is_refused_in_chinese(case, member):
+    build, _, code = MALFORMED[case]
+    with pytest.raises(ValueError) as refused:
+        checkpoint.load(build())
+    at = open_tab(open_page("train", lang="zh"), "train.files")
+    at.file_uploader(key="train.upload").upload("bad.npz", build()).run()
+    assert not at.exception and "weights" not in query(at)
+    [error] = [e.value for e in at.error]
+    assert error == ZH["train.upload_bad"].format(name="bad.npz", error=ZH[f"msg.{code}"].format(
+        **_quoted(refused.value).values))
+    assert member in error and not english_words(error), error
+
+
+def test_a_member_name_from_the_file_stays_in_a_code_span():
+    """A zip member's name is the uploader's text: shown as code, cut short, never as Markdown."""
+    at = open_tab(open_page("train"), "train.files")
+    name = "**bold**`[x](http://e)" + "y" * 200
+    at.file_uploader(key="train.upload").upload("bad.npz", zip_bytes(**{name + ".npy": b"text"})).run()
+    assert at.error[0].value == T("train.upload_bad", name="bad.npz", error=T(
+        "msg.ckpt_unreadable", member="`" + name[:80].replace("`", "") + "`"))
 
 
 def test_the_page_in_chinese():

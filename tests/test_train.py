@@ -9,6 +9,7 @@ import math
 import re
 import subprocess
 import sys
+import zipfile
 
 import numpy as np
 import pytest
@@ -17,6 +18,7 @@ import engine
 from engine import checkpoint
 from engine.__main__ import main
 from engine.backward import loss_and_grads
+from engine.config import ConfigError
 from engine.corpus import CORPORA, SENTENCES, pairs
 from engine.optim import OPTIMIZERS, adam, initial_state, learning_rate, schedule, sgd
 from engine.presets import PAPER_VOCABULARY
@@ -324,53 +326,82 @@ def npz_bytes(**arrays):
     return buffer.getvalue()
 
 
+def zip_bytes(**members):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
 MALFORMED = {
-    "not an npz": (lambda: b"hello, I am a text file", "this is not a NumPy .npz file"),
-    "empty": (lambda: b"", "this is not a NumPy .npz file"),
-    "a single array": (lambda: npy_bytes(np.zeros(3)), "this is a single NumPy array (.npy), not an .npz archive"),
+    "not an npz": (lambda: b"hello, I am a text file", "this is not a NumPy .npz file", "ckpt_not_npz"),
+    "empty": (lambda: b"", "this is not a NumPy .npz file", "ckpt_not_npz"),
+    "a single array": (lambda: npy_bytes(np.zeros(3)), "this is a single NumPy array (.npy), not an .npz archive", "ckpt_npy"),
     "a pickle": (lambda: npz_bytes(meta=np.array([{"preset": "paper"}], dtype=object)),
-                 "'meta' holds Python objects (a pickle), which are not loaded for safety"),
-    "no meta": (lambda: archive(drop=("meta",)), "the file has no 'meta' entry"),
-    "meta not text": (lambda: archive(arrays={"meta": np.zeros(1)}), "'meta' must be one string of JSON text"),
-    "meta not JSON": (lambda: archive(arrays={"meta": np.array(["{preset: paper"])}), "'meta' is not valid JSON"),
+                 "'meta' holds Python objects (a pickle), which are not loaded for safety", "ckpt_pickle"),
+    "no meta": (lambda: archive(drop=("meta",)), "the file has no 'meta' entry", "ckpt_no_meta"),
+    "meta not text": (lambda: archive(arrays={"meta": np.zeros(1)}), "'meta' must be one string of JSON text", "ckpt_meta_not_text"),
+    "meta not JSON": (lambda: archive(arrays={"meta": np.array(["{preset: paper"])}), "'meta' is not valid JSON", "ckpt_meta_json"),
     "meta fields": (lambda: archive(arrays={"meta": np.array(['{"preset": "paper"}'])}),
-                    "'meta' must have exactly the fields format, preset, seed, config, vocabulary"),
-    "format": (lambda: archive(meta={"format": 2}), "this file has format 2; this version reads format 1"),
-    "unknown preset": (lambda: archive(meta={"preset": "gpt-2"}), "unknown preset 'gpt-2'; choose one of"),
-    "bad seed": (lambda: archive(meta={"seed": -3}), "the seed must be a whole number from 0 to 4294967295, got -3"),
+                    "'meta' must have exactly the fields format, preset, seed, config, vocabulary", "ckpt_meta_fields"),
+    "format": (lambda: archive(meta={"format": 2}), "this file has format 2; this version reads format 1", "ckpt_format"),
+    "unknown preset": (lambda: archive(meta={"preset": "gpt-2"}), "unknown preset 'gpt-2'; choose one of", "ckpt_preset"),
+    "bad seed": (lambda: archive(meta={"seed": -3}), "the seed must be a whole number from 0 to 4294967295, got -3", "ckpt_seed"),
     "unknown config field": (lambda: archive(meta={"config": {**engine.Config().as_dict(), "dropout": 0.1}}),
-                             "the config does not match this version's settings: unknown ['dropout'], missing []"),
-    "missing config field": (lambda: archive(meta={"config": {"d_model": 8}}), "missing ['activation', "),
+                             "the config does not match this version's settings: unknown ['dropout'], missing []", "ckpt_config_unknown"),
+    "missing config field": (lambda: archive(meta={"config": {"d_model": 8}}), "missing ['activation', ", "ckpt_config_missing"),
     "bad config value": (lambda: archive(meta={"config": {**engine.Config().as_dict(), "n_heads": 0}}),
-                         "n_heads must be between 1 and 64, got 0"),
+                         "n_heads must be between 1 and 64, got 0", "ckpt_setting"),
     "vocabulary not a list": (lambda: archive(meta={"vocabulary": "hello world"}),
-                              "the vocabulary must be a list of non-empty strings"),
+                              "the vocabulary must be a list of non-empty strings", "ckpt_vocabulary_not_list"),
     "vocabulary duplicates": (lambda: archive(meta={"vocabulary": list(PAPER_VOCABULARY[:-1]) + ["HELLO"]}),
-                              "the vocabulary cannot be used: vocabulary tokens must be unique, ignoring case"),
+                              "the vocabulary cannot be used: vocabulary tokens must be unique, ignoring case", "ckpt_vocabulary"),
     "vocabulary without specials": (lambda: archive(meta={"vocabulary": ["x"] + list(PAPER_VOCABULARY[1:])}),
-                                    "the vocabulary cannot be used: the vocabulary needs the special token <unk>"),
+                                    "the vocabulary cannot be used: the vocabulary needs the special token <unk>", "ckpt_vocabulary"),
     "vocabulary of another size": (lambda: archive(meta={"vocabulary": list(PAPER_VOCABULARY[:73])}),
                                    "embed.src must have shape (73, 8) (from the config and a vocabulary of 73 "
-                                   "tokens), got (169, 8)"),
+                                   "tokens), got (169, 8)", "ckpt_shape"),
     "missing array": (lambda: archive(drop=("enc.0.attn.W_Q",)),
-                      "the parameters do not fit the config and vocabulary: missing ['enc.0.attn.W_Q'], unexpected []"),
+                      "the parameters do not fit the config and vocabulary: missing ['enc.0.attn.W_Q'], unexpected []", "ckpt_params_missing"),
     "extra array": (lambda: archive(arrays={"enc.1.attn.W_Q": np.zeros((2, 8, 4))}),
-                    "missing [], unexpected ['enc.1.attn.W_Q']"),
+                    "missing [], unexpected ['enc.1.attn.W_Q']", "ckpt_params_extra"),
     "misshapen array": (lambda: archive(arrays={"enc.0.ffn.W_1": np.zeros((8, 9))}),
                         "enc.0.ffn.W_1 must have shape (8, 8) (from the config and a vocabulary of 169 tokens), "
-                        "got (8, 9)"),
+                        "got (8, 9)", "ckpt_shape"),
     "non-finite array": (lambda: archive(arrays={"unembed.b": np.full(169, np.nan)}),
-                         "unembed.b holds inf or NaN; a saved model's weights must be finite numbers"),
-    "text array": (lambda: archive(arrays={"unembed.b": np.array(["0"] * 169)}), "unembed.b must hold real numbers"),
+                         "unembed.b holds inf or NaN; a saved model's weights must be finite numbers", "ckpt_nonfinite"),
+    "member not an array": (lambda: zip_bytes(**{"meta.npy": b"plain text"}), "'meta' is not a readable NumPy array",
+                            "ckpt_unreadable"),
+    "damaged array header": (lambda: archive().replace(b"{'descr'", b"z'descr'", 1),  # NumPy: tokenize.TokenError
+                             "'embed.src' is not a readable NumPy array", "ckpt_unreadable"),
+    "config not an object": (lambda: archive(meta={"config": [8, 2]}), "the config must be a JSON object",
+                             "ckpt_config_not_object"),
+    "text array": (lambda: archive(arrays={"unembed.b": np.array(["0"] * 169)}), "unembed.b must hold real numbers", "ckpt_dtype"),
 }
 
 
 @pytest.mark.parametrize("case", sorted(MALFORMED))
 def test_malformed_files_are_refused_with_one_clear_message(case):
-    build, message = MALFORMED[case]
-    with pytest.raises(ValueError) as error:
+    build, message, code = MALFORMED[case]
+    with pytest.raises(ConfigError) as error:
         checkpoint.load(build())
-    assert message in str(error.value)
+    assert message in str(error.value) and error.value.code == code
+
+
+@pytest.mark.parametrize("case, values", [
+    ("meta not JSON", {"member": "meta", "line": 1, "column": 2}),
+    ("unknown preset", {"preset": '"gpt-2"', "presets": ", ".join(engine.PRESETS)}),
+    ("unknown config field", {"n": 1, "field": "dropout"}),
+    ("bad config value", {"field": "n_heads"}),
+    ("extra array", {"n": 1, "param": "enc.1.attn.W_Q"}),
+    ("misshapen array", {"param": "enc.0.ffn.W_1", "shape": "(8, 8)", "got": "(8, 9)", "n": 169}),
+    ("text array", {"param": "unembed.b", "dtype": "<U1"}),
+])
+def test_a_refusal_names_the_part_of_the_file_in_values_an_app_can_word(case, values):
+    with pytest.raises(ConfigError) as error:
+        checkpoint.load(MALFORMED[case][0]())
+    assert error.value.values == values
 
 
 def test_a_missing_file_is_refused(tmp_path):

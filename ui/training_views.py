@@ -11,6 +11,7 @@ import streamlit as st
 
 from engine import checkpoint, optim
 from engine.backward import GRAD_TEX, backward_formula, loss_and_grads
+from engine.config import ConfigError
 from engine.corpus import CORPORA, pairs
 from engine.loss import (CROSS_ENTROPY_TEX, LOGITS_GRAD_TEX, MEAN_LOSS_TEX, SMOOTHED_LOSS_TEX, SMOOTHED_TARGET_TEX,
                          TEACHER_FORCING_TEX)
@@ -22,6 +23,7 @@ from . import context, derivation_views, views
 from .figures import curves, heatmap
 from .format import arrow, fmt
 from .labels import loss_rows, param_axes, step_axes
+from .model_card import code
 from .state import CACHE_HASH, LimitError
 
 MAX_UPLOAD_MB = 50
@@ -257,9 +259,19 @@ def _on_upload():
         context.check_model_limits(model)
     except (ValueError, MemoryError) as error:  # MemoryError: an array header that claims an impossible shape
         st.session_state["train.upload_error"] = t("train.upload_bad", name=uploaded.name,
-                                                   error=context.refusal(t, error))
+                                                   error=context.refusal(t, _quoted(error)))
         return
     context.adopt_model(model, {"kind": "uploaded", "file": uploaded.name[:MAX_FILE_NAME]})
+
+
+def _quoted(error):
+    """The refusal with each text the engine quotes from the file (a member's name, a dtype, a preset) in a code span
+    of at most MAX_FILE_NAME characters, so none of it is read as Markdown."""
+    if not isinstance(error, ConfigError):
+        return error
+    values = {key: code(value[:MAX_FILE_NAME]) if isinstance(value, str) else value
+              for key, value in error.values.items()}
+    return ConfigError(str(error), error.code, **values)
 
 
 def _check_unpacked_size(data: bytes) -> None:
