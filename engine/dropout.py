@@ -36,4 +36,4 @@ def keep_scale(p):
 
 def dropout(x, keep, p):
     """Inverted dropout: kept cells are divided by 1 - p, so each cell's expected value is unchanged."""
-    return np.where(keep, x * keep_scale(p), 0.0)  # shape of x
+    return np.where(keep, x / (1.0 - p), 0.0)  # shape of x; keep_scale(p) is the same factor, for display
