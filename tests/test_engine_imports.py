@@ -8,7 +8,7 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 FORBIDDEN = ("streamlit", "plotly", "pandas", "sympy", "torch", "scipy", "matplotlib")
 # The ui modules that draw with Streamlit; every other one is pure (tested without it) and must stay so.
-STREAMLIT_UI = {"blocks", "context", "derivation_views", "generation_views", "share", "streamlit_internals",
+STREAMLIT_UI = {"batch_views", "blocks", "context", "derivation_views", "generation_views", "share", "streamlit_internals",
                 "training_views", "views"}
 # Makes `import playwright` fail in a Python started with this folder first on PYTHONPATH, as where it is not installed.
 NO_PLAYWRIGHT = """

@@ -47,6 +47,9 @@ MATH_WORDS = {"zh": {
     "(the post's printed table)": "（博客列出的表）",
     "(a learned table)": "（学习得到的表）",
     "normalized": "归一化值",  # the post's name for LayerNorm's output (engine.blog.DIFFERENCES)
+    "pad": "填充",  # a padded batch's masks (engine.attention.PAD_MASK_TEX)
+    "causal": "因果",
+    "len": "长度",
 }}
 
 
