@@ -20,8 +20,8 @@ from timing import median_ms  # noqa: E402
 from engine.corpus import CORPORA, pairs  # noqa: E402
 from engine.loss import cross_entropy_grad, teacher_forcing  # noqa: E402
 from engine.optim import OPTIMIZERS, initial_state  # noqa: E402
-from engine.train import (TRAINING_SETUP, TrainSettings, batch_loss_and_grads, corpus_loss, start_model,  # noqa: E402
-                          train, translations)
+from engine.train import (TRAINING_SETUP, TrainSettings, batch_loss_and_grads, corpus_loss,  # noqa: E402
+                          pairs_loss_and_grads, start_model, train, translations)
 
 REPEATS = 50
 
@@ -35,7 +35,8 @@ def train_corpus(corpus: str, per_pair: bool = False):
     exact = sum(t.exact for t in results)
     loss = corpus_loss(run.model, pairs(corpus))
     pairs_per_second = settings.steps * settings.batch_size / seconds
-    print(f"  {corpus}, {'per-pair loop' if per_pair else 'padded batches'}: {len(pairs(corpus))} pairs, {settings.steps} steps of {settings.batch_size} pairs in "
+    how = "per-pair loop" if per_pair else "padded batches"
+    print(f"  {corpus}, {how}: {len(pairs(corpus))} pairs, {settings.steps} steps of {settings.batch_size} pairs in "
           f"{seconds:.1f} s = {settings.steps / seconds:.1f} steps/s ({pairs_per_second:.0f} pairs/s); "
           f"final loss {loss:.5f} (last batch {run.losses[-1]:.5f}); greedy exact {exact}/{len(results)}"
           + ("" if exact == len(results) else "  NOT ALL"))
@@ -59,11 +60,13 @@ def breakdown():
         "loss_and_grads (forward + loss + backward + packaging)": lambda: loss_and_grads(model, src, tgt),
         "Adam update of every parameter": lambda: OPTIMIZERS["adam"](model.params, grads, state, 1e-3),
         "Model.with_params (a read-only copy of the weights)": lambda: model.with_params(grads),
-        f"one step: batch of {settings.batch_size} pairs, gradients averaged": lambda: batch_loss_and_grads(
+        f"one step: padded batch of {settings.batch_size} pairs, one pass": lambda: batch_loss_and_grads(
+            model, batch, settings),
+        f"one step: batch of {settings.batch_size} pairs, one pass per pair": lambda: pairs_loss_and_grads(
             model, batch, settings),
     }
     for label, fn in rows.items():
-        print(f"  {label:<66}{median_ms(fn, REPEATS if 'batch of' not in label else 10):8.3f} ms")
+        print(f"  {label:<66}{median_ms(fn, REPEATS if 'one step' not in label else 10):8.3f} ms")
 
 
 if __name__ == "__main__":
