@@ -3,7 +3,7 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: app test setup setup-test browser nginx bench classroom perf
+.PHONY: app test setup setup-test browser nginx redis bench classroom perf
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,7 +23,9 @@ browser:
 app: setup
 	$(BIN)/streamlit run app.py --server.port 8501
 
-test: setup-test browser nginx  # nginx: the classroom tests (tests/test_deploy.py) run two processes behind it
+# nginx: the classroom tests (tests/test_deploy.py) run two processes behind it; redis: the Redis stores' tests
+# (tests/test_rooms.py, tests/test_weights.py) start a redis-server of their own
+test: setup-test browser nginx redis
 	$(BIN)/python -m pytest
 
 bench: setup-test
@@ -46,3 +48,8 @@ classroom: setup nginx
 nginx:
 	@command -v nginx >/dev/null || test -x /usr/sbin/nginx || \
 		{ apt-get update -qq && apt-get install -y -qq nginx; }
+
+# Debian's Redis server, for the stores shared by machines (TRANSFORMER_REDIS_URL; ui/rooms.py, ui/weights.py).
+redis:
+	@command -v redis-server >/dev/null || test -x /usr/bin/redis-server || \
+		{ apt-get update -qq && apt-get install -y -qq redis-server; }

@@ -75,6 +75,7 @@ class Session:
         self.cache: dict[str, ForwardMsg] = {}
         self.last: Run | None = None
         self.fragment: str | None = None  # the fragment of the widgets set since the last rerun ("" = several)
+        self.auto_reruns: dict[str, float] = {}  # fragment id -> seconds: st.fragment(run_every) of the last run
 
     @classmethod
     async def open(cls, url: str, page: str = "", query_string: str = "", locale: str = "en-US",
@@ -102,10 +103,16 @@ class Session:
         fragment = self.last.fragments.get(paths[0], "") if paths else ""
         self.fragment = fragment if self.fragment in (None, fragment) else ""
 
-    async def rerun(self, timeout: float = 60.0) -> Run:
+    async def auto_rerun(self, fragment_id: str, timeout: float = 60.0) -> Run:
+        """Rerun a fragment that asked for it (st.fragment(run_every)), as the browser's timer does."""
+        self.fragment = fragment_id
+        return await self.rerun(timeout, auto=True)
+
+    async def rerun(self, timeout: float = 60.0, auto: bool = False) -> Run:
         """Send the widget states (a rerun, as after a user's change) and wait for the run to finish."""
         message = BackMsg()
         state = message.rerun_script
+        state.is_auto_rerun = auto
         state.query_string = self.query_string
         state.page_script_hash = self.page_script_hash
         state.page_name = self.page
@@ -149,9 +156,15 @@ class Session:
             elif message.metadata.cacheable and message.hash:
                 self.cache[message.hash] = message
             kind = message.WhichOneof("type")
-            if kind == "new_session" and before is None:  # a (re)run starts: what came before was a finished run
-                run.elements.clear()
+            if kind == "new_session" and (before is None or not message.metadata.run.fragment_ids):
+                run.elements.clear()  # a (re)run of the whole page starts: what came before was a finished run
                 run.fragments.clear()
+                self.auto_reruns.clear()  # the page's fragments ask again
+            elif kind == "auto_rerun":
+                self.auto_reruns[message.auto_rerun.fragment_id] = message.auto_rerun.interval
+            elif kind == "stop_auto_rerun":
+                for fragment_id in message.stop_auto_rerun.fragment_ids:
+                    self.auto_reruns.pop(fragment_id, None)
             elif kind == "delta" and message.delta.WhichOneof("type") == "new_element":
                 element = message.delta.new_element
                 element_kind = element.WhichOneof("type")

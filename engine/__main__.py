@@ -3,10 +3,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import io
 import json
 import os
 import sys
+import tomllib
+from pathlib import Path
 
 from .backward import loss_and_grads
 from .checkpoint import save
@@ -17,8 +20,10 @@ from .generate import STRATEGIES, beam_search, generate
 from .optim import OPTIMIZERS
 from .presets import DESCRIPTIONS, PRESETS, preset
 from .train import TRAINING_SETUP, TrainSettings, corpus_loss, start_model, training, translations
+from .words import fill
 
 DEFAULT_SOURCE = "Hello World"
+ENGLISH = Path(__file__).resolve().parents[1] / "ui" / "catalogs" / "en.toml"  # the words of the slots it prints
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -240,9 +245,15 @@ def _explain(trace, args) -> int:
     except ValueError:
         raise ValueError(f"--index takes whole numbers separated by commas, got {args.index!r}") from None
     explanation = trace.explain(args.step, index)
-    print(explanation.text)
-    print(explanation.latex)
+    print(fill(explanation.text, _english()))
+    print(fill(explanation.latex, _english()))
     return 0
+
+
+@functools.cache
+def _english() -> dict:
+    """The app's English catalog: the one source of the words the engine's slots stand for (engine/words.py)."""
+    return tomllib.loads(ENGLISH.read_text(encoding="utf-8"))
 
 
 if __name__ == "__main__":

@@ -17,9 +17,10 @@ SCALED_TEX = {"sqrt_dk": r"S_i' = \frac{Q_i K_i^\top}{\sqrt{d_k}}", "number": r"
 MASK_TEX = r"M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}"
 MASKED_TEX = r"S_i'' = S_i' + M"
 # A batch: each sentence padded to the longest; the padding mask hides sentence b's padded keys (j >= its length).
-PAD_MASK_TEX = r"M^{\text{pad}}_{bj} = \begin{cases} 0 & j < \text{len}_b \\ -\infty & j \ge \text{len}_b \end{cases}"
-CAUSAL_PAD_MASK_TEX = r"M = M^{\text{causal}} + M^{\text{pad}}"
-PAD_MASKED_TEX = r"S_i'' = S_i' + M^{\text{pad}}"
+PAD_MASK_TEX = (r"M^{\text{⟦pad⟧}}_{bj} = \begin{cases} 0 & j < \text{⟦len⟧}_b \\ -\infty & j \ge \text{⟦len⟧}_b"
+                r" \end{cases}")
+CAUSAL_PAD_MASK_TEX = r"M = M^{\text{⟦causal⟧}} + M^{\text{⟦pad⟧}}"
+PAD_MASKED_TEX = r"S_i'' = S_i' + M^{\text{⟦pad⟧}}"
 WEIGHTS_TEX = r"A_i = \operatorname{softmax}(S_i')"
 MASKED_WEIGHTS_TEX = r"A_i = \operatorname{softmax}(S_i'')"
 HEADS_TEX = r"\text{head}_i = A_i V_i"

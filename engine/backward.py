@@ -30,7 +30,7 @@ BACKWARD_TEX = {
                     r"\bar{X}_{\text{emb},i}",
               False: r"\bar{E}[t] \mathrel{+}= \sum_{i:\ \text{token}_i = t} \bar{X}_{\text{emb},i}"},
     "pos": {True: r"\bar{P}[pos] \mathrel{+}= \overline{PE}_{pos}",
-            False: r"\overline{PE}\ \text{is not passed on: the encoding is fixed, not learned}"},
+            False: r"\overline{PE}\ \text{⟦not-passed-on⟧}"},
     "add": r"y = a + b:\quad \bar{a} = \bar{y},\quad \bar{b} = \bar{y}",
     "layer_norm": {
         "paper": r"\bar{x} = \frac{\bar{\hat{x}} - \operatorname{mean}(\bar{\hat{x}}) - \hat{x}\,"
@@ -45,10 +45,10 @@ BACKWARD_TEX = {
             r"\bar{b}_i = \textstyle\sum_n \bar{Y}_{i,n}",
     "scores": r"\bar{Q}_i = \bar{S}_i K_i,\quad \bar{K}_i = \bar{S}_i^\top Q_i",
     "scale": r"\bar{S}_i = \frac{\bar{S}_i'}{%s}",
-    "mask": r"M\ \text{is a constant: its gradient reaches no parameter}",
-    "softmax": r"\bar{x}_j = A_j \left(\bar{A}_j - \textstyle\sum_k A_k \bar{A}_k\right)\ \text{(each row)}",
+    "mask": r"M\ \text{⟦constant⟧}",
+    "softmax": r"\bar{x}_j = A_j \left(\bar{A}_j - \textstyle\sum_k A_k \bar{A}_k\right)\ \text{⟦each-row⟧}",
     "weighted": r"\bar{A}_i = \overline{\text{head}}_i V_i^\top,\quad \bar{V}_i = A_i^\top \overline{\text{head}}_i",
-    "concat": r"\overline{\text{head}}_i = \text{columns } (i-1)\,d_v \ldots i\,d_v - 1 \text{ of } \bar{C}",
+    "concat": r"\overline{\text{head}}_i = \text{⟦columns⟧} (i-1)\,d_v \ldots i\,d_v - 1 \text{⟦of⟧} \bar{C}",
     "linear": {False: r"y = x W + b:\quad \bar{x} = \bar{y} W^\top,\quad \bar{W} = x^\top \bar{y},\quad "
                       r"\bar{b} = \textstyle\sum_n \bar{y}_n",
                True: r"\text{logits} = y E^\top + b:\quad \bar{y} = \overline{\text{logits}}\, E,\quad "
@@ -77,6 +77,7 @@ class LossAndGrads:
 def loss_and_grads(model, src: str, tgt: str, *, label_smoothing=0.0, ignore_id=None, dropout=0.0,
                    seed=0) -> LossAndGrads:
     """One training example: the forward pass with teacher forcing, the loss, and backpropagation."""
+    _check_trainable(model)
     trace = model.run(src, tgt, dropout=dropout, seed=seed)
     dec_ids, targets = teacher_forcing(model.vocab, trace.tgt_ids[1:])
     return _loss_and_grads(model, trace, list(trace.src_ids), dec_ids, targets,
@@ -87,12 +88,18 @@ def padded_loss_and_grads(model, pairs, *, label_smoothing=0.0, dropout=0.0, see
     """`loss_and_grads` of a batch of pairs in one padded pass (Model.run_batch). The loss is the mean of the pairs'
     losses, each over its own target tokens (engine.loss.BATCH_LOSS_TEX), so it and every gradient equal the mean
     of the pairs' own; ids, targets and token losses hold one row per pair, padded (a padded target is PADDED)."""
+    _check_trainable(model)
     trace = model.run_batch(pairs, dropout=dropout, seed=seed)
     width, lengths = len(trace.tgt_ids[0]), trace.step("tgt.pad_mask").meta["lengths"]
     forced = (teacher_forcing(model.vocab, ids[1:n])[1] for ids, n in zip(trace.tgt_ids, lengths))
     targets = [t + [PADDED] * (width - len(t)) for t in forced]
     return _loss_and_grads(model, trace, [list(ids) for ids in trace.src_ids], [list(ids) for ids in trace.tgt_ids],
                            targets, dict(label_smoothing=label_smoothing, ignore_id=PADDED))
+
+
+def _check_trainable(model):
+    if model.config.decoder_only:  # its targets would start inside the source: not written yet
+        raise ValueError("Training a decoder-only model is not supported: train an encoder-decoder model.")
 
 
 def _loss_and_grads(model, trace, src_ids, dec_ids, targets, options) -> LossAndGrads:

@@ -44,55 +44,24 @@ PRINTED = {
                    [1.71909039, -0.56050453, -0.40695381, -0.75163205]],
 }
 
-# "post" and "engine" are formulas only (LaTeX without words), so they read the same in every language.
+# "post" and "engine" are formulas only (LaTeX; a word in them is a word slot, engine/words.py). The words of each
+# difference, its topic and why, are the catalogs' "diff.<key>.topic" and "diff.<key>.why".
 DIFFERENCES = (
-    {"key": "wq1", "topic": "$W^Q$ of head 1", "post": r"W^Q_1[3,:] = [1, 1, 0]", "engine": r"W^Q_1[3,:] = [1, 0, 0]",
-     "why": "The LaTeX and the code of the post differ; the code produced its numbers: "
-            "$Q_1$ = [[8, 3, 3], [9.99, 3.99, 4]] needs the code's matrix."},
-    {"key": "wk2", "topic": "$W^K$ of head 2", "post": r"W^K_2[2,:] = [1, 0, 1]", "engine": r"W^K_2[2,:] = [1, 1, 0]",
-     "why": "The same for head 2: the code's matrix produced the post's numbers."},
-    {"key": "pe_formula", "topic": "Positional encoding exponent",
-     "post": r"PE_{(pos,j)} = \sin / \cos\left(pos / 10000^{2j/d}\right)",
-     "engine": r"PE_{(pos,2i)}, PE_{(pos,2i+1)} = \sin / \cos\left(pos / 10000^{2i/d}\right)",
-     "why": "For World the paper gives [0.841, 0.540, 0.0100, 0.99995], the post [0.84, 0.99, 0, 1]. "
-            "The hello-world preset keeps the post's table; `pos_encoding='sinusoidal'` is the paper's."},
-    {"key": "pe_rounding", "topic": "Printed positional encoding",
-     "post": r"\cos(0.01) \approx 0.99", "engine": r"\cos(0.01) = 0.99995",
-     "why": "The post truncates 0.99995 to 0.99 and uses 2.84, 3.99 from then on; `pos_encoding='blog'` computes "
-            "the post's formula exactly, `'blog_table'` uses its printed numbers."},
-    {"key": "divisor", "topic": "Attention divisor",
-     "post": r"S / 30", "engine": r"S / \sqrt{d_k} = S / \sqrt{3}",
-     "why": "With √3 the weights saturate to [4.68 × 10⁻¹⁰, 1]; the post switches to 30, a short-term hack, to get "
-            "its $Z$."},
-    {"key": "layer_norm", "topic": "LayerNorm form",
-     "post": r"\frac{x-\mu}{\sigma + 10^{-6}}", "engine": r"\frac{x-\mu}{\sqrt{\sigma^2 + 10^{-5}}}\gamma + \beta",
-     "why": "The post's prose divides by √(σ² + ε), Ba et al.'s form that PyTorch's nn.LayerNorm uses (the paper "
-            "cites LayerNorm but writes no formula for it); its code, which made the numbers, adds ε to the standard "
-            "deviation σ."},
-    {"key": "ln_rounding", "topic": "Printed LayerNorm value",
-     "post": r"\text{normalized}_1 = 1.718", "engine": r"1.71887693",
-     "why": "The prose truncates 1.7188 to 1.718."},
-    {"key": "z_digits", "topic": "$Z$ in the prose",
-     "post": r"Z_{11} = 11.46394281", "engine": r"Z_{11} = 11.46394285",
-     "why": "The prose retypes $Z$ with slightly different last digits; the code's output is what follows from "
-            "$W^O$."},
-    {"key": "embed_scale", "topic": "Embedding scale",
-     "post": r"X = E + PE", "engine": r"X = E\sqrt{d_{\text{model}}} + PE",
-     "why": "The paper multiplies embeddings by √d_model; the post does not."},
-    {"key": "mask", "topic": "Causal mask",
-     "post": r"M = 0", "engine": r"M_{ij} = -\infty \ (j > i)",
-     "why": "The post skips the mask (\"We'll skip this for now\"). With a single SOS token it changes nothing; "
-            "with a longer target it hides the future."},
-    {"key": "softmax", "topic": "Softmax",
-     "post": r"\frac{e^{x_j}}{\sum_k e^{x_k}}", "engine": r"\frac{e^{x_j - \max x}}{\sum_k e^{x_k - \max x}}",
-     "why": "The post's form overflows to NaN once scores pass ~709 (its 6-layer stack without LayerNorm did); "
-            "`softmax='naive'` reproduces it."},
-    {"key": "w_o_random", "topic": "$W^O$ in deeper layers",
-     "post": r"W^O_{t} \ne W^O_{t+1}", "engine": r"W^O",
-     "why": "The post draws a fresh random $W^O$ on every call; parameters must stay fixed for the numbers to be "
-            "reproducible and editable."},
-    {"key": "generate", "topic": "Decoder input while generating",
-     "post": r"\operatorname{dec}(y_{t-1})", "engine": r"\operatorname{dec}(\text{SOS}, y_1, \ldots, y_{t-1}) + PE",
-     "why": "The post's generate loop feeds only the last token, without positional encoding or mask; the "
-            "paper's decoder attends to every earlier output token."},
+    {"key": "wq1", "post": r"W^Q_1[3,:] = [1, 1, 0]", "engine": r"W^Q_1[3,:] = [1, 0, 0]"},
+    {"key": "wk2", "post": r"W^K_2[2,:] = [1, 0, 1]", "engine": r"W^K_2[2,:] = [1, 1, 0]"},
+    {"key": "pe_formula", "post": r"PE_{(pos,j)} = \sin / \cos\left(pos / 10000^{2j/d}\right)", 
+     "engine": r"PE_{(pos,2i)}, PE_{(pos,2i+1)} = \sin / \cos\left(pos / 10000^{2i/d}\right)"},
+    {"key": "pe_rounding", "post": r"\cos(0.01) \approx 0.99", "engine": r"\cos(0.01) = 0.99995"},
+    {"key": "divisor", "post": r"S / 30", "engine": r"S / \sqrt{d_k} = S / \sqrt{3}"},
+    {"key": "layer_norm", "post": r"\frac{x-\mu}{\sigma + 10^{-6}}", 
+     "engine": r"\frac{x-\mu}{\sqrt{\sigma^2 + 10^{-5}}}\gamma + \beta"},
+    {"key": "ln_rounding", "post": r"\text{⟦normalized⟧}_1 = 1.718", "engine": r"1.71887693"},
+    {"key": "z_digits", "post": r"Z_{11} = 11.46394281", "engine": r"Z_{11} = 11.46394285"},
+    {"key": "embed_scale", "post": r"X = E + PE", "engine": r"X = E\sqrt{d_{\text{model}}} + PE"},
+    {"key": "mask", "post": r"M = 0", "engine": r"M_{ij} = -\infty \ (j > i)"},
+    {"key": "softmax", "post": r"\frac{e^{x_j}}{\sum_k e^{x_k}}", 
+     "engine": r"\frac{e^{x_j - \max x}}{\sum_k e^{x_k - \max x}}"},
+    {"key": "w_o_random", "post": r"W^O_{t} \ne W^O_{t+1}", "engine": r"W^O"},
+    {"key": "generate", "post": r"\operatorname{dec}(y_{t-1})", 
+     "engine": r"\operatorname{dec}(\text{SOS}, y_1, \ldots, y_{t-1}) + PE"},
 )

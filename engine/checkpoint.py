@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .config import Config
+from .config import NEWER_FIELDS, Config
 from .model import Model, param_shapes
 from .presets import PRESETS
 from .tokens import Vocabulary
@@ -115,7 +115,7 @@ def _read_config(fields) -> Config:
     known = [f.name for f in dataclasses.fields(Config)]
     if not isinstance(fields, dict):
         raise ValueError(f"the config must be a JSON object of settings, got {type(fields).__name__}")
-    unknown, missing = sorted(set(fields) - set(known)), sorted(set(known) - set(fields))
+    unknown, missing = sorted(set(fields) - set(known)), sorted(set(known) - set(fields) - set(NEWER_FIELDS))
     if unknown or missing:
         raise ValueError(f"the config does not match this version's settings: unknown {unknown}, missing {missing}")
     return Config(**fields)  # its own checks explain a bad value

@@ -21,6 +21,8 @@ LIMITS = {  # inclusive bounds for the integer sizes
     "n_layers": (1, 64),
     "max_len": (1, 4096),
 }
+DEPTHS = {"enc": "n_enc_layers", "dec": "n_dec_layers"}  # each stack's own depth, None: n_layers
+NEWER_FIELDS = (*DEPTHS.values(), "decoder_only")  # fields older files lack; their defaults keep those files' model
 
 
 class ConfigError(ValueError):
@@ -38,7 +40,9 @@ class Config:
     d_k: int = 64  # width of each head's queries and keys
     d_v: int = 64  # width of each head's values
     d_ff: int = 2048  # hidden width of the position-wise feed-forward network
-    n_layers: int = 6  # N: encoder layers, and as many decoder layers
+    n_layers: int = 6  # N: encoder layers, and as many decoder layers, unless one stack has its own depth below
+    n_enc_layers: int | None = None  # encoder layers; None: n_layers
+    n_dec_layers: int | None = None  # decoder layers; None: n_layers
     attn_divisor: float | str = "sqrt_dk"  # scores are divided by sqrt(d_k), or by this number
     layer_norm: str = "paper"  # "paper": (x-mu)/sqrt(var+eps), Ba et al.'s and PyTorch's (the paper has no formula);
     # "blog": (x-mu)/(std+eps); both then *gamma+beta
@@ -53,10 +57,13 @@ class Config:
     shared_embeddings: bool = True  # one embedding table for source and target (paper section 3.4)
     tied_output: bool = True  # the output layer reuses the target embedding, transposed (paper section 3.4)
     softmax: str = "stable"  # "stable" subtracts the row max first; "naive" is the blog's exp(x)/sum(exp(x))
+    decoder_only: bool = False  # GPT-style: no encoder, no cross-attention; the decoder reads source, SOS, target
 
     def __post_init__(self):
-        for name, (low, high) in LIMITS.items():
+        for name, (low, high) in {**LIMITS, **dict.fromkeys(DEPTHS.values(), LIMITS["n_layers"])}.items():
             value = getattr(self, name)
+            if value is None and name in DEPTHS.values():
+                continue
             if isinstance(value, bool) or not isinstance(value, int):
                 raise ValueError(f"{name} must be a whole number, got {value!r}")
             if not low <= value <= high:
@@ -76,6 +83,19 @@ class Config:
     def divisor(self) -> float:
         """The number the attention scores are divided by."""
         return math.sqrt(self.d_k) if self.attn_divisor == "sqrt_dk" else float(self.attn_divisor)
+
+    def depth(self, stack: str) -> int:
+        """The number of layers of the stack "enc" or "dec" (a decoder-only model's encoder has none)."""
+        if stack == "enc" and self.decoder_only:
+            return 0
+        own = getattr(self, DEPTHS[stack])
+        return self.n_layers if own is None else own
+
+    @property
+    def sublayers(self) -> dict[str, dict[int, str]]:
+        """Each stack's sub-layers by number (from 1): a decoder-only layer has no cross-attention, sub-layer 2."""
+        dec = {1: "self_attn", 3: "ffn"} if self.decoder_only else {1: "self_attn", 2: "cross_attn", 3: "ffn"}
+        return {"enc": {1: "attn", 2: "ffn"}, "dec": dec}
 
     def replace(self, **changes) -> "Config":
         return dataclasses.replace(self, **changes)
@@ -104,7 +124,7 @@ def parse_field(name: str, text: str):
         if lowered in ("false", "0", "no", "off"):
             return False
         raise ValueError(f"{name} must be true or false, got {text!r}")
-    if kind == "int":
+    if kind in ("int", "int | None"):
         try:
             return int(text)
         except ValueError:

@@ -29,6 +29,11 @@ class Dropout:
         return keep
 
 
+def keep_scale(p):
+    """1 / (1 - p): what a kept cell is multiplied by."""
+    return 1.0 / (1.0 - p)
+
+
 def dropout(x, keep, p):
     """Inverted dropout: kept cells are divided by 1 - p, so each cell's expected value is unchanged."""
-    return np.where(keep, x / (1.0 - p), 0.0)  # shape of x
+    return np.where(keep, x * keep_scale(p), 0.0)  # shape of x

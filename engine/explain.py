@@ -1,7 +1,8 @@
 """Per-cell arithmetic: for any cell of any step, the computation that produced it, with the real numbers.
 
 `explain(trace, name, index)` returns an Explanation whose `latex` and `text` end in the cell's value.
-Long sums are shortened with \\cdots in the LaTeX only; the text always lists every term.
+Long sums are shortened with \\cdots in the LaTeX only; the text always lists every term. Their words are word
+slots (engine/words.py) that the reader's catalog fills.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import numpy as np
 
 from .layer_norm import DENOMINATOR_TEX
 from .positional import PE_BASE, blog_exponent, paper_exponent, sinusoid_angle
+from .words import word
 
 LATEX_TERMS = 8  # a LaTeX sum longer than this shows its first 6 and last 2 terms around \cdots
 LINE_WIDTH = 36  # a LaTeX sum wider than this many characters (commands count as one) is broken into lines
@@ -69,7 +71,7 @@ def _spelled(before, text, after, where, digits) -> str:
     token = _TEXT_DIGITS.set(digits)  # a text written lazily, after explain() returned
     try:
         text = before + _written(text) + after
-        return text if where is None else f"With {_written(where)}: {text}"
+        return text if where is None else f"{word('with')}{_written(where)}{word('with-end')}{text}"
     finally:
         _TEXT_DIGITS.reset(token)
 
@@ -177,9 +179,9 @@ def _pos(trace, step, index):
     pos, j = index
     form, d = step.meta["form"], step.meta["d_model"]
     if form == "none":
-        return "0", "0 (no positional encoding)"
+        return "0", f"0 {word('no-encoding')}"
     if form == "learned":
-        return f"P[{pos}, {j}]", f"P[{pos}, {j}] (learned)"
+        return f"P[{pos}, {j}]", f"P[{pos}, {j}] {word('learned')}"
     exponent = int((blog_exponent if form.startswith("blog") else paper_exponent)(j))
     angle = sinusoid_angle(pos, d, exponent)
     fn = "sin" if j % 2 == 0 else "cos"
@@ -187,11 +189,11 @@ def _pos(trace, step, index):
     text = f"{fn}({pos} / {PE_BASE:g}^({exponent}/{d})) = {fn}({num(angle)})"
     exact = math.sin(angle) if fn == "sin" else math.cos(angle)
     if form == "blog_table" and pos < 2 and j < 4:
-        return (f"\\text{{the post's printed value}} \\quad \\left(\\text{{its formula: }} {tex} = {num_tex(exact)}\\right)",
-                f"the post's printed value (its formula: {text} = {num(exact)})")
+        return (f"\\text{{{word('post-value')}}} \\quad \\left(\\text{{{word('its-formula')}}} {tex} = {num_tex(exact)}"
+                "\\right)", word("post-value-formula", formula=f"{text} = {num(exact)}"))
     if form == "blog_table":
         return (f"\\operatorname{{round}}_2\\left({tex} = {num_tex(exact)}\\right)",
-                f"round({text} = {num(exact)}, 2 decimals)")
+                f"round({text} = {num(exact)}{word('decimals', n=2)})")
     return tex, text
 
 
@@ -225,14 +227,15 @@ def _scale(trace, step, index):
 def _mask(trace, step, index):
     if len(index) == 1:  # the output's mask over the vocabulary
         token = trace.model.vocab.tokens[index[0]]
-        word = _tex_escape(token)
+        escaped = _tex_escape(token)
         if token in step.meta["never"]:
-            return f"-\\infty \\quad (\\text{{{word}: never a next token}})", f"−∞ ({token} is never a next token)"
-        return f"0 \\quad (\\text{{{word}: a word}})", f"0 ({token} may be the next token)"
+            return (f"-\\infty \\quad (\\text{{{escaped}{word('never-next')}}})",
+                    f"−∞ ({token}{word('never-next-text')})")
+        return f"0 \\quad (\\text{{{escaped}{word('a-word')}}})", f"0 ({token}{word('may-be-next')})"
     i, j = index
     if j > i:
-        return f"-\\infty \\quad ({j} > {i}\\text{{: a later position}})", f"−∞ (position {j} comes after {i})"
-    return f"0 \\quad ({j} \\le {i})", f"0 (position {j} is not after {i})"
+        return f"-\\infty \\quad ({j} > {i}\\text{{{word('later')}}})", f"−∞ {word('comes-after', j=j, i=i)}"
+    return f"0 \\quad ({j} \\le {i})", f"0 {word('not-after', j=j, i=i)}"
 
 
 def _softmax(trace, step, index):
@@ -300,8 +303,8 @@ def _layer_norm(trace, step, index):
              f"{_paren_tex(normed)} \\cdot {_paren_tex(gamma)} + {_paren_tex(beta)}")
     text = f"x̂ × γ + β = {_paren(normed)} × {_paren(gamma)} + {_paren(beta)}"
     return latex, text, where_tex, lambda: (
-        f"μ = ({mean_text()}) / {d} = {num(mu)}, σ² = ({squares_text()}) / {d} = {num(var)}, {denom_text} and "
-        f"x̂ = ({_paren(x[j])} − {_paren(mu)}) / {num(denom)} = {num(normed)}")
+        f"μ = ({mean_text()}) / {d} = {num(mu)}{word('comma')}σ² = ({squares_text()}) / {d} = {num(var)}"
+        f"{word('comma')}{denom_text}{word('and')}x̂ = ({_paren(x[j])} − {_paren(mu)}) / {num(denom)} = {num(normed)}")
 
 
 def _ln_denominator(form, var, eps):
@@ -313,7 +316,7 @@ def _ln_denominator(form, var, eps):
     sigma = math.sqrt(var)
     return (f"\\sigma = \\sqrt{{\\sigma^2}} = \\sqrt{{{num_tex(var)}}} = {num_tex(sigma)} \\\\ &"
             f"{DENOMINATOR_TEX[form]} = {num_tex(sigma)} + {num_tex(eps)} = {num_tex(sigma + eps)}",
-            f"σ = √σ² = √{num(var)} = {num(sigma)}, σ + ε = {num(sigma)} + {num(eps)} = {num(sigma + eps)}",
+            f"σ = √σ² = √{num(var)} = {num(sigma)}{word('comma')}σ + ε = {num(sigma)} + {num(eps)} = {num(sigma + eps)}",
             sigma + eps)
 
 
@@ -338,9 +341,9 @@ def _copy(trace, step, index):
 def _dropout(trace, step, index):
     x, p = float(trace.resolve(step.inputs[0])[index]), step.meta["p"]
     if step.meta["keep"][index]:
-        return (f"\\frac{{{num_tex(x)}}}{{1 - {num_tex(p)}}} \\quad (\\text{{kept}})",
-                f"{num(x)} / (1 − {num(p)}) (kept)")
-    return f"0 \\quad (\\text{{dropped; it was }} {num_tex(x)})", f"0 (dropped; it was {num(x)})"
+        return (f"\\frac{{{num_tex(x)}}}{{1 - {num_tex(p)}}} \\quad (\\text{{{word('kept')}}})",
+                f"{num(x)} / (1 − {num(p)}) {word('kept-text')}")
+    return f"0 \\quad (\\text{{{word('dropped')}}} {num_tex(x)})", f"0 {word('dropped-text', x=num(x))}"
 
 
 def _tex_escape(text: str) -> str:

@@ -42,8 +42,7 @@ def write_json(trace, out):
         out.write(("," if i else "") + f"{json.dumps(name)}: {json.dumps(jsonable(value), allow_nan=False)}")
     out.write('}, "steps": [')
     for i, step in enumerate(trace.steps()):
-        entry = {"name": step.name, "shape": list(step.shape), "formula": step.formula,
-                 "description": step.description, "value": jsonable(step.value)}
+        entry = {"name": step.name, "shape": list(step.shape), "formula": step.formula, "value": jsonable(step.value)}
         out.write(("," if i else "") + json.dumps(entry, ensure_ascii=False, allow_nan=False))
     out.write("]}\n")
 

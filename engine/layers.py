@@ -35,7 +35,7 @@ def layer_outputs(trace, stack: str) -> list[str]:
     c = trace.model.config
     last = ("ln" if c.norm_placement == "post" else "add") + str(SUBLAYERS[stack])
     first = trace.step(f"{stack}.0.add1").inputs[0]  # both placements add a layer's input to its first sub-layer
-    return [first] + [f"{stack}.{layer}.{last}" for layer in range(c.n_layers)]
+    return [first] + [f"{stack}.{layer}.{last}" for layer in range(c.depth(stack))]
 
 
 def layer_changes(xs) -> Changes:

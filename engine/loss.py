@@ -10,12 +10,12 @@ import numpy as np
 
 from .tokens import EOS, SOS
 
-TEACHER_FORCING_TEX = (r"\text{decoder input} = (\text{SOS}, t_1, \ldots, t_m),\quad "
+TEACHER_FORCING_TEX = (r"\text{⟦decoder-input⟧} = (\text{SOS}, t_1, \ldots, t_m),\quad "
                        r"y = (t_1, \ldots, t_m, \text{EOS})")
 CROSS_ENTROPY_TEX = r"\ell_i = -\log P_{i,\,y_i}"
 SMOOTHED_TARGET_TEX = r"q_{i,v} = (1 - \varepsilon)\,[v = y_i] + \frac{\varepsilon}{V}"
 SMOOTHED_LOSS_TEX = r"\ell_i = -\sum_{v=1}^{V} q_{i,v} \log P_{i,v}"
-MEAN_LOSS_TEX = r"L = \frac{1}{|I|} \sum_{i \in I} \ell_i,\quad I = \{\, i : y_i \ne \text{ignore} \,\}"
+MEAN_LOSS_TEX = r"L = \frac{1}{|I|} \sum_{i \in I} \ell_i,\quad I = \{\, i : y_i \ne \text{⟦ignore⟧} \,\}"
 BATCH_LOSS_TEX = r"L = \frac{1}{B} \sum_{b=1}^{B} L_b"  # a batch: the mean of its sentences' mean losses
 LOGITS_GRAD_TEX = (r"\frac{\partial L}{\partial\, \text{logits}_{i,v}} = \frac{P_{i,v} - q_{i,v}}{|I|}\ (i \in I),"
                    r"\ 0\ (i \notin I)")

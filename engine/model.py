@@ -5,6 +5,7 @@ it through a hook, `q = hook("q", att.project(x, W_Q, b_Q))`; engine/steps.py de
 from __future__ import annotations
 
 import copy
+import dataclasses
 from functools import partial
 from types import MappingProxyType
 
@@ -14,7 +15,7 @@ from . import attention as att
 from . import dropout as dr
 from . import feed_forward as ff
 from . import positional as pe
-from .config import Config
+from .config import Config, ConfigError
 from .layer_norm import layer_norm
 from .products import Multiplier
 from .steps import Hook, step_table
@@ -27,14 +28,17 @@ from .values import read_only
 def param_shapes(config: Config, vocab_size: int) -> dict[str, tuple]:
     """Every parameter's name and shape; matrices multiply on the right (x @ W)."""
     c, shapes = config, {}
-    shapes["embed.src"] = (vocab_size, c.d_model)
+    if c.shared_embeddings or not c.decoder_only:
+        shapes["embed.src"] = (vocab_size, c.d_model)
     if not c.shared_embeddings:
         shapes["embed.tgt"] = (vocab_size, c.d_model)
     if c.pos_encoding == "learned":
         shapes["pos.learned"] = (c.max_len, c.d_model)
-    for stack, sublayers in (("enc", ("attn", "ffn")), ("dec", ("self_attn", "cross_attn", "ffn"))):
-        for l in range(c.n_layers):
-            for k, sub in enumerate(sublayers, start=1):
+    for stack, sublayers in c.sublayers.items():
+        if not c.depth(stack):
+            continue
+        for l in range(c.depth(stack)):
+            for k, sub in sublayers.items():
                 shapes.update(_ffn_shapes(c, f"{stack}.{l}.ffn") if sub == "ffn" else _attn_shapes(c, f"{stack}.{l}.{sub}"))
                 shapes.update({f"{stack}.{l}.ln{k}.gamma": (c.d_model,), f"{stack}.{l}.ln{k}.beta": (c.d_model,)})
         if c.norm_placement == "pre":
@@ -106,6 +110,14 @@ class Model:
                                  if model.params[name].ndim > 1}}
         return model
 
+    def without_positions(self) -> "Model":
+        """A copy of this model with no positional encoding (pos_encoding "none"); the other weights are shared."""
+        model = copy.copy(self)
+        model.config = dataclasses.replace(self.config, pos_encoding="none")
+        model.params = MappingProxyType({name: value for name, value in self.params.items() if name != "pos.learned"})
+        model._multipliers = {name: m for name, m in self._multipliers.items() if name != "pos.learned"}
+        return model
+
     def with_cells(self, cells) -> "Model":
         """A copy of this model with some cells changed: {name: [(index, value), ...]}. A changed per-head weight is
         copied once, in the heads-side-by-side layout the forward pass reads, and the parameter is a view of it."""
@@ -149,11 +161,13 @@ class Model:
         if not pairs:
             raise ValueError("The batch is empty: give at least one sentence pair.")
         sentences = [self._encode(src, tgt) for src, tgt in pairs]
+        decoder = [self._decoder_input(*sentence[:4]) for sentence in sentences]
         (src_ids, src_tokens, src_lengths), (dec_ids, dec_tokens, dec_lengths) = (
-            self._padded([s[i] for s in sentences], [s[i + 1] for s in sentences]) for i in (0, 2))
+            self._padded([s[0] for s in side], [s[1] for s in side]) for side in (sentences, decoder))
         unknown = [w for s in sentences for w in s[4]]
+        self._check_lengths(src_lengths, dec_lengths)
         lengths = {"src": src_lengths, "tgt": dec_lengths}
-        return self._forward(src_ids, src_tokens, dec_ids, dec_tokens, unknown, drop, lengths)
+        return self._traced(src_ids, src_tokens, dec_ids, dec_tokens, unknown, drop, lengths)
 
     def _encode(self, src, tgt):
         """(source ids, tokens, decoder input ids, tokens, unknown words) of one pair: the decoder reads SOS + tgt."""
@@ -186,9 +200,21 @@ class Model:
             raise ValueError(f"token ids must be between 0 and {len(self.vocab) - 1}, got {ids}")
         return ids
 
-    def _forward(self, src_ids, src_tokens, dec_ids, dec_tokens, unknown, drop=dr.Dropout(), lengths=None) -> Trace:
-        """The pass of one sentence pair, or (with each side's `lengths`) of a padded batch."""
-        self._check_lengths(*(lengths.values() if lengths else ((len(src_ids),), (len(dec_ids),))))
+    def _forward(self, src_ids, src_tokens, dec_ids, dec_tokens, unknown, drop=dr.Dropout()) -> Trace:
+        """The pass of one sentence pair."""
+        dec_ids, dec_tokens = self._decoder_input(src_ids, src_tokens, dec_ids, dec_tokens)
+        self._check_lengths((len(src_ids),), (len(dec_ids),))
+        return self._traced(src_ids, src_tokens, dec_ids, dec_tokens, unknown, drop)
+
+    def _decoder_input(self, src_ids, src_tokens, dec_ids, dec_tokens):
+        """What the decoder reads, (ids, tokens): SOS and the target so far; a decoder-only model reads one sequence,
+        the source as the prompt before them."""
+        if self.config.decoder_only:
+            return [*src_ids, *dec_ids], [*src_tokens, *dec_tokens]
+        return dec_ids, dec_tokens
+
+    def _traced(self, src_ids, src_tokens, dec_ids, dec_tokens, unknown, drop, lengths=None) -> Trace:
+        """The trace of one sentence pair, or (with each side's `lengths`) of a padded batch."""
         run = _Pass(self, drop, lengths)
         stages = self._stages(run, (src_ids, src_tokens), (dec_ids, dec_tokens))
         return Trace(self, stages, run.rec.steps, src_tokens, dec_tokens, src_ids, dec_ids, unknown)
@@ -196,12 +222,15 @@ class Model:
     def _stages(self, run, src, dec) -> list:
         """The forward pass as a list of stages, each recording a few steps (an embedding, half a sub-layer, a
         stack's output): the trace runs them in order, only as far as the steps that are read."""
-        stages = [partial(self._embed, run, "src", *src)]
-        for l in range(self.config.n_layers):
-            stages += self._sublayer(run, f"enc.{l}", 1, "attn") + self._sublayer(run, f"enc.{l}", 2, "ffn")
-        stages += [partial(self._stack_output, run, "enc"), partial(self._embed, run, "tgt", *dec)]
-        for l in range(self.config.n_layers):
-            for k, block in enumerate(("self_attn", "cross_attn", "ffn"), start=1):
+        c, stages = self.config, []
+        if not c.decoder_only:
+            stages = [partial(self._embed, run, "src", *src)]
+            for l in range(c.depth("enc")):
+                stages += self._sublayer(run, f"enc.{l}", 1, "attn") + self._sublayer(run, f"enc.{l}", 2, "ffn")
+            stages.append(partial(self._stack_output, run, "enc"))
+        stages.append(partial(self._embed, run, "tgt", *dec))
+        for l in range(c.depth("dec")):
+            for k, block in c.sublayers["dec"].items():
                 stages += self._sublayer(run, f"dec.{l}", k, block)
         return stages + [partial(self._stack_output, run, "dec"), partial(self._output, run)]
 
@@ -212,10 +241,12 @@ class Model:
     def _check_lengths(self, src_lengths, dec_lengths):
         if min(src_lengths) == 0:
             raise ValueError("The source sentence is empty: type at least one word.")
-        for side, lengths in (("source sentence", src_lengths), ("target prefix with its start token", dec_lengths)):
-            if max(lengths) > self.config.max_len:
-                raise ValueError(f"The {side} has {max(lengths)} tokens; this model accepts at most "
-                                 f"{self.config.max_len} (max_len).")
+        for side, what, lengths in (("src", "source sentence", src_lengths),
+                                    ("tgt", "target prefix with its start token", dec_lengths)):
+            n = max(lengths)
+            if n > self.config.max_len:
+                raise ConfigError(f"The {what} has {n} tokens; this model accepts at most {self.config.max_len} "
+                                  "(max_len).", "too_long_for_model", side=side, n=n, high=self.config.max_len)
 
     def _embed(self, run, side, ids, tokens):
         """X = E[token] sqrt(d_model) + PE (paper sections 3.4 and 3.5), then dropout in training; in a batch, the

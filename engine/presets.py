@@ -134,7 +134,7 @@ def _blog_params(config: Config, vocab: Vocabulary, seed: int) -> dict:
                 params[table][vocab.id(word)] = row
     for key, value in blog.ENCODER_ATTENTION.items():
         name = f"enc.0.attn.{key}"
-        if params[name].shape == value.shape:
+        if name in params and params[name].shape == value.shape:  # a decoder-only model has no encoder
             params[name] = value.copy()
     return params
 

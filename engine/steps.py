@@ -2,11 +2,12 @@
 
 A step's name is its block's prefix and its short name: the attention block "enc.0.attn" records "enc.0.attn.q", the
 sub-layer "enc.0" records "enc.0.add1", the output block (prefix "") records "logits". For each short name the table
-says the step's kind, formula, one line of English, inputs and constants. Inputs are written as the block sees them:
-a name the block binds ("x", the array it reads; "E", the embedding table it looks up), or else a step or parameter
-of the block ("q" is "<prefix>.q", "W_Q" is "<prefix>.W_Q"). The table follows the config (norm placement, biases,
-divisor, ...), the dropout probability of the pass (only a training pass has dropout steps) and whether it runs a
-padded batch (only a batch has padding masks: `src.pad_mask`, `tgt.pad_mask`, and every attention block masks).
+says the step's kind, formula, inputs and constants; what a step is in words is the UI catalogs' ("desc.*"). Inputs
+are written as the block sees them: a name the block binds ("x", the array it reads; "E", the embedding table it
+looks up), or else a step or parameter of the block ("q" is "<prefix>.q", "W_Q" is "<prefix>.W_Q"). The table
+follows the config (norm placement, biases, divisor, ...), the dropout probability of the pass (only a training pass
+has dropout steps) and whether it runs a padded batch (only a batch has padding masks: `src.pad_mask`,
+`tgt.pad_mask`, and every attention block masks).
 
 engine/model.py computes the values and records each through a Hook: `q = hook("q", att.project(x, W_Q, b_Q))`.
 """
@@ -26,22 +27,18 @@ ADD_TEX = {"post": r"X + \operatorname{Sublayer}(X)",  # then LayerNorm of this 
            "pre": r"X + \operatorname{Sublayer}(\operatorname{LayerNorm}(X))"}  # the sum is not normalised
 LOGITS_TEX = r"\text{logits} = y\, W_{\text{out}} + b_{\text{out}}"
 TIED_LOGITS_TEX = r"\text{logits} = y\, E^\top + b_{\text{out}}"
-VOCAB_MASK_TEX = r"M_v = \begin{cases} -\infty & v = \texttt{<unk>} \\ 0 & \text{otherwise} \end{cases}"
+VOCAB_MASK_TEX = r"M_v = \begin{cases} -\infty & v = \texttt{<unk>} \\ 0 & \text{⟦otherwise⟧} \end{cases}"
 MASKED_LOGITS_TEX = r"\text{logits}' = \text{logits} + M"
 PROBS_TEX = r"P = \operatorname{softmax}(\text{logits}')"
 SUBLAYERS = 3  # the most sub-layers a layer has (a decoder layer's)
-_QKV = {"q": "queries", "k": "keys", "v": "values"}
 _ACTIVATION_NAMES = {"relu": "ReLU", "gelu": "GELU"}
-_MASKED = {(True, False): "future positions", (False, True): "padded keys",
-           (True, True): "future positions and padded keys"}  # (causal, padded): what the mask hides
 
 
 class Decl(NamedTuple):
-    """One step as the table declares it. A formula or description that depends on the pass (the encoding's
-    length, the name of the step copied) is a function of the hook recording it and the step's value."""
+    """One step as the table declares it. A formula that depends on the pass (the encoding's length, the step
+    copied) is a function of the hook recording it and the step's value."""
     kind: str  # which equation makes it; selects the per-cell explanation
-    formula: str | Callable  # LaTeX
-    description: str | Callable  # one line of English
+    formula: str | Callable  # LaTeX; its words are word slots (engine/words.py)
     inputs: tuple = ()  # as the block sees them (see the module's docstring)
     meta: dict = {}  # the equation's constants; the forward pass adds the ones only it knows (token ids, keep masks)
 
@@ -69,28 +66,23 @@ def _step_table(c: Config, eps_type, p: float, padded: bool) -> StepTable:
                       "ffn": _ffn(c), "stack": _stack(c), "output": _output(c)})
 
 
-def _dropout(p, what, x):
+def _dropout(x):
     """Dropout of the step `x`: declared in training only (p > 0); the pass adds p, its seed and keep mask."""
-    return Decl("dropout", dr.DROPOUT_TEX, f"Dropout on {what}: each cell is zeroed with probability {p:g}, "
-                f"the rest divided by {1 - p:g}.", (x,))
+    return Decl("dropout", dr.DROPOUT_TEX, (x,))
 
 
 def _embedding(c, p, padded):
-    return {"embed": Decl("embed", pe.EMBED_SCALED_TEX if c.embed_scale else pe.EMBED_TEX,
-                          "Look up each token's row of the embedding table"
-                          + (", times sqrt(d_model)." if c.embed_scale else "."), ("E",)),
+    return {"embed": Decl("embed", pe.EMBED_SCALED_TEX if c.embed_scale else pe.EMBED_TEX, ("E",)),
             "pos": Decl("pos", lambda hook, value: pe.pe_tex(c.pos_encoding, len(value), c.d_model),
-                        "The positional encoding of each position.", ("P",) if c.pos_encoding == "learned" else (),
-                        {"form": c.pos_encoding, "d_model": c.d_model}),
-            "input": Decl("add", pe.INPUT_TEX, "Add the positional encoding to the embedding.", ("embed", "pos")),
-            **({"dropout": _dropout(p, "the sum of embedding and encoding", "input")} if p else {}),
-            **({"pad_mask": Decl("mask", att.PAD_MASK_TEX, "The padding mask: each sentence's padded positions "
-                                 "become minus infinity as keys.")} if padded else {})}
+                        ("P",) if c.pos_encoding == "learned" else (), {"form": c.pos_encoding, "d_model": c.d_model}),
+            "input": Decl("add", pe.INPUT_TEX, ("embed", "pos")),
+            **({"dropout": _dropout("input")} if p else {}),
+            **({"pad_mask": Decl("mask", att.PAD_MASK_TEX)} if padded else {})}
 
 
 def _layer_norm(c, x, params):
-    return Decl("layer_norm", LAYER_NORM_TEX[c.layer_norm], "Layer normalisation of each row (each token).",
-                (x, f"{params}.gamma", f"{params}.beta"), {"eps": c.eps, "form": c.layer_norm})
+    return Decl("layer_norm", LAYER_NORM_TEX[c.layer_norm], (x, f"{params}.gamma", f"{params}.beta"),
+                {"eps": c.eps, "form": c.layer_norm})
 
 
 def _sublayer(c, p):
@@ -98,10 +90,8 @@ def _sublayer(c, p):
     steps = {}
     for k in range(1, SUBLAYERS + 1):
         if p:
-            steps[f"drop{k}"] = _dropout(p, "the sub-layer's output", "out")
-        steps[f"add{k}"] = Decl("add", ADD_TEX[c.norm_placement],
-                                "Residual connection: add the sub-layer's input to its output.",
-                                ("x", f"drop{k}" if p else "out"))
+            steps[f"drop{k}"] = _dropout("out")
+        steps[f"add{k}"] = Decl("add", ADD_TEX[c.norm_placement], ("x", f"drop{k}" if p else "out"))
         steps[f"ln{k}"] = _layer_norm(c, f"add{k}" if c.norm_placement == "post" else "x", f"ln{k}")
     return steps
 
@@ -111,31 +101,25 @@ def _attention(c, p, cross, causal, padded):
     a padded batch, "pad_mask" is the padding mask of the keys' side."""
     texts = att.CROSS_PROJ_TEX if cross else att.PROJ_TEX
     bias = c.attn_bias
-    steps = {key: Decl("proj", texts[key] + (att.BIAS_TEX[key] if bias else ""), f"Each head's {_QKV[key]}.",
+    steps = {key: Decl("proj", texts[key] + (att.BIAS_TEX[key] if bias else ""),
                        ("x" if key == "q" else "kv", f"W_{key.upper()}") + ((f"b_{key.upper()}",) if bias else ()))
              for key in ("q", "k", "v")}
     divisor_tex = r"\sqrt{d_k}" if c.attn_divisor == "sqrt_dk" else f"{c.divisor:.8g}"
     scaled_tex = att.SCALED_TEX["sqrt_dk"] if c.attn_divisor == "sqrt_dk" else att.SCALED_TEX["number"] % divisor_tex
-    steps["scores"] = Decl("scores", att.SCORES_TEX, "Dot product of every query with every key.", ("q", "k"))
-    steps["scaled"] = Decl("scale", scaled_tex, "Divide the scores so softmax does not saturate.", ("scores",),
-                           {"divisor": c.divisor, "divisor_tex": divisor_tex})
-    if causal and padded:
-        steps["mask"] = Decl("mask", att.CAUSAL_PAD_MASK_TEX, "The causal mask plus the padding mask: a position "
-                             "may look neither at later positions nor at padding.", ("pad_mask",))
-    elif causal:
-        steps["mask"] = Decl("mask", att.MASK_TEX, "The causal mask: a position may not look at later positions.")
+    steps["scores"] = Decl("scores", att.SCORES_TEX, ("q", "k"))
+    steps["scaled"] = Decl("scale", scaled_tex, ("scores",), {"divisor": c.divisor, "divisor_tex": divisor_tex})
+    if causal:
+        steps["mask"] = Decl("mask", att.CAUSAL_PAD_MASK_TEX, ("pad_mask",)) if padded else Decl("mask", att.MASK_TEX)
     if causal or padded:
         steps["masked"] = Decl("add", att.MASKED_TEX if causal else att.PAD_MASKED_TEX,
-                               f"Add the mask: {_MASKED[causal, padded]} become minus infinity.", ("scaled", "mask" if causal else "pad_mask"))
+                               ("scaled", "mask" if causal else "pad_mask"))
     steps["weights"] = Decl("softmax", att.MASKED_WEIGHTS_TEX if causal or padded else att.WEIGHTS_TEX,
-                            "Softmax of each row: the attention weights, which sum to 1.",
                             ("masked" if causal or padded else "scaled",), {"form": c.softmax})
     if p:
-        steps["dropout"] = _dropout(p, "the attention weights", "weights")
-    steps["heads"] = Decl("weighted", att.HEADS_TEX, "Each head's output: the weighted sum of its values.",
-                          ("dropout" if p else "weights", "v"))
-    steps["concat"] = Decl("concat", att.CONCAT_TEX, "Put the heads' outputs side by side.", ("heads",))
-    steps["out"] = Decl("linear", att.OUT_TEX + (r" + b^O" if bias else ""), "Mix the heads back to d_model with W^O.",
+        steps["dropout"] = _dropout("weights")
+    steps["heads"] = Decl("weighted", att.HEADS_TEX, ("dropout" if p else "weights", "v"))
+    steps["concat"] = Decl("concat", att.CONCAT_TEX, ("heads",))
+    steps["out"] = Decl("linear", att.OUT_TEX + (r" + b^O" if bias else ""),
                         ("concat", "W_O") + (("b_O",) if bias else ()))
     return steps
 
@@ -144,32 +128,25 @@ def _ffn(c):
     """The feed-forward network of "x"."""
     b1, b2 = (("b_1",), ("b_2",)) if c.ffn_bias else ((), ())
     name = _ACTIVATION_NAMES[c.activation]
-    return {"hidden": Decl("linear", ff.HIDDEN_TEX if b1 else ff.HIDDEN_NO_BIAS_TEX,
-                           "First linear layer: widen to d_ff.", ("x", "W_1") + b1),
-            "act": Decl("activation", ff.ACT_TEX[c.activation], f"The {name} non-linearity.", ("hidden",),
-                        {"fn": c.activation}),
-            "out": Decl("linear", (ff.OUT_TEX if b2 else ff.OUT_NO_BIAS_TEX) % name,
-                        "Second linear layer: back to d_model.", ("act", "W_2") + b2)}
+    return {"hidden": Decl("linear", ff.HIDDEN_TEX if b1 else ff.HIDDEN_NO_BIAS_TEX, ("x", "W_1") + b1),
+            "act": Decl("activation", ff.ACT_TEX[c.activation], ("hidden",), {"fn": c.activation}),
+            "out": Decl("linear", (ff.OUT_TEX if b2 else ff.OUT_NO_BIAS_TEX) % name, ("act", "W_2") + b2)}
 
 
 def _stack(c):
     """A stack's output: "x" is its last layer's output."""
     if c.norm_placement == "pre":
         return {"out": _layer_norm(c, "x", "ln_final")}
-    return {"out": Decl("copy", lambda hook, value: hook.step("x").formula,
-                        lambda hook, value: f"The output of the last layer ({hook.name_of('x')}).", ("x",))}
+    return {"out": Decl("copy", lambda hook, value: hook.step("x").formula, ("x",))}
 
 
 def _output(c):
     """The output layer of "y", the decoder's output; "W" is the output matrix (E^T when tied)."""
-    return {"logits": Decl("linear", TIED_LOGITS_TEX if c.tied_output else LOGITS_TEX,
-                           "Score every vocabulary word at every decoder position.", ("y", "W", "unembed.b"),
+    return {"logits": Decl("linear", TIED_LOGITS_TEX if c.tied_output else LOGITS_TEX, ("y", "W", "unembed.b"),
                            {"transpose": c.tied_output}),
-            "vocab_mask": Decl("mask", VOCAB_MASK_TEX, "<unk> is never a next token: its logit is masked."),
-            "masked_logits": Decl("add", MASKED_LOGITS_TEX, "Add the mask: <unk> becomes minus infinity.",
-                                  ("logits", "vocab_mask")),
-            "probs": Decl("softmax", PROBS_TEX, "Probability of each word being the next token.", ("masked_logits",),
-                          {"form": c.softmax})}
+            "vocab_mask": Decl("mask", VOCAB_MASK_TEX),
+            "masked_logits": Decl("add", MASKED_LOGITS_TEX, ("logits", "vocab_mask")),
+            "probs": Decl("softmax", PROBS_TEX, ("masked_logits",), {"form": c.softmax})}
 
 
 class Hook:
@@ -189,12 +166,8 @@ class Hook:
 
     def __call__(self, short, value, **meta):
         name, decl, inputs = self.resolved.get(short) or self._resolve(short)
-        formula, description = decl.formula, decl.description
-        if not isinstance(formula, str):
-            formula = formula(self, value)
-        if not isinstance(description, str):
-            description = description(self, value)
-        return self.rec(name, value, decl.kind, formula, description, inputs, {**decl.meta, **meta})
+        formula = decl.formula if isinstance(decl.formula, str) else decl.formula(self, value)
+        return self.rec(name, value, decl.kind, formula, inputs, {**decl.meta, **meta})
 
     def _resolve(self, short):
         decl = self.steps[short]

@@ -15,8 +15,7 @@ class Step:
     name: str  # stable dotted name, e.g. "enc.0.attn.scores"
     value: np.ndarray  # read-only
     kind: str  # which equation made it; selects the per-cell explanation
-    formula: str  # LaTeX
-    description: str  # one line of English
+    formula: str  # LaTeX; its words are word slots (engine/words.py)
     inputs: tuple = ()  # names of the steps or parameters it was computed from
     meta: dict = field(default_factory=dict)  # constants of the equation (divisor, eps, token ids, ...)
 
@@ -32,10 +31,10 @@ class Recorder:
         self.steps: dict[str, Step] = {}
         self._names: dict[int, str] = {}  # id of a recorded value -> its step's name; the steps keep the values alive
 
-    def __call__(self, name, value, kind, formula, description, inputs: tuple, meta: dict):
+    def __call__(self, name, value, kind, formula, inputs: tuple, meta: dict):
         value = np.array(value, dtype=float)
         value.setflags(write=False)
-        self.steps[name] = Step(name, value, kind, formula, description, inputs, meta)
+        self.steps[name] = Step(name, value, kind, formula, inputs, meta)
         self._names[id(value)] = name
         return value
 

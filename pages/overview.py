@@ -22,7 +22,7 @@ views.intro("overview")
 c, trace = ctx.config, ctx.trace
 st.subheader(ctx.t("overview.flow"))
 st.markdown(ctx.t("overview.shapes", n_src=len(trace.src_tokens), n_tgt=len(trace.tgt_tokens), d_model=c.d_model,
-                  h=c.n_heads, n_layers=c.n_layers))
+                  h=c.n_heads, n_enc=c.depth("enc"), n_dec=c.depth("dec")))
 last = trace["probs"][-1]
 best = int(np.argmax(last))
 left, middle, right = st.columns(3)

@@ -1,13 +1,11 @@
 import streamlit as st
 
-from ui import context, views
+from ui import context, embedding_views, views
 from ui.format import arrow
 
 
-@views.page
-def page():
+def lookup():
     ctx = context.get()
-    views.intro("tokens")
     trace = ctx.trace
     st.subheader(ctx.t("tokens.table"))
     st.dataframe(arrow({
@@ -17,6 +15,12 @@ def page():
                                 for t in trace.src_tokens],
     }), hide_index=True)
     views.step("src.embed")
+
+
+@views.page
+def page():
+    views.intro("tokens")
+    views.section_tabs({"tokens.tab.lookup": lookup, **embedding_views.sections()}, "tokens.tab", link="section")
 
 
 page()

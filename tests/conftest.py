@@ -3,7 +3,14 @@ the first one's event loop is running). Playwright is imported by the browser fi
 no browser run where it is not installed (tests/test_engine_imports.py)."""
 import asyncio
 import concurrent.futures
+import contextlib
 import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -46,3 +53,74 @@ def new_page(chromium):
     yield make
     for context in contexts:
         context.close()
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory):
+    """A real redis-server of its own (Debian's, `make redis`), on a free port in a temporary directory, for the
+    session; its URL. Skipped where redis-server is missing, but not under CI=true, where the Redis path must run."""
+    binary = shutil.which("redis-server") or shutil.which("redis-server", path="/usr/sbin:/usr/bin")
+    if binary is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("redis-server is missing (CI=true: the Redis tests must run; `make redis` installs it)")
+        pytest.skip("redis-server is missing (`make redis` installs it)")
+    port = free_port()
+    directory = tmp_path_factory.mktemp("redis")
+    server = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(directory),
+                               "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    try:
+        wait_until(lambda: _answers_ping(port), server, "redis-server")
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        server.kill()
+        server.wait()
+
+
+def free_port() -> int:
+    """A port no one listens on now (the system's choice)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _answers_ping(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1) as connection:
+            connection.sendall(b"PING\r\n")
+            return connection.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+def _healthy(url: str) -> bool:
+    try:
+        urllib.request.urlopen(f"{url}/_stcore/health", timeout=2)
+        return True
+    except OSError:
+        return False
+
+
+def wait_until(ready, process, what: str, timeout: float = 60) -> None:
+    """Until ready() is true, on a busy machine; fails if the process exits first or time runs out."""
+    deadline = time.monotonic() + timeout
+    while not ready():
+        assert process.poll() is None and time.monotonic() < deadline, f"{what} did not start"
+        time.sleep(0.1)
+
+
+@contextlib.contextmanager
+def app_server(log_path: Path, env: dict | None = None):
+    """`streamlit run app.py` of this checkout on a free port, with env added to the environment; its URL."""
+    root = Path(__file__).resolve().parents[1]
+    port = free_port()
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+                                    "--server.headless", "true"], cwd=root, stdout=log, stderr=subprocess.STDOUT,
+                                   env={**os.environ, **(env or {})})
+        try:
+            url = f"http://localhost:{port}"
+            wait_until(lambda: _healthy(url), process, "the server")
+            yield url
+        finally:
+            process.kill()
+            process.wait()

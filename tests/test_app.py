@@ -205,15 +205,12 @@ def shown(at, matrix):
         json.loads(chart.proto.spec)["data"][0].get("text") for chart in at.get("plotly_chart")]
 
 
-def shapes_line(t, n_src, n_tgt, d_model, h, n_layers):
-    return t("overview.shapes", n_src=n_src, n_tgt=n_tgt, d_model=d_model, h=h, n_layers=n_layers)
-
-
 def overview_numbers(at):
-    """(source tokens, decoder positions, d_model, heads, layers) as the overview page states them."""
+    """(source tokens, decoder positions, d_model, heads, encoder layers, decoder layers) as the overview page states
+    them."""
     line = next(m.value for m in at.markdown if "d_model = " in m.value)
     match = re.fullmatch(r"(\d+) source tokens, (\d+) decoder positions, d_model = (\d+), (\d+) heads, "
-                         r"N = (\d+) layer\(s\)", line)
+                         r"(\d+) encoder and (\d+) decoder layer\(s\)", line)
     assert match, line
     return tuple(int(g) for g in match.groups())
 
@@ -250,8 +247,32 @@ def test_paper_vs_blog_shows_every_difference_both_ways(lang):
         labels = {"post": t("compare.post"), "engine": t(f"compare.side.{RIGHT_SIDE[key]}")}  # and a mark if now
         for side in ("post", "engine"):
             assert re.search(re.escape(f":gray[{labels[side]}]") + r"( :orange-badge\[[^]]+\])?" +
-                             re.escape(f"\n\n$$\n{t.math(difference[side])}\n$$"), shown[0]), (key, side)
+                             re.escape(f"\n\n$$\n{t.words(difference[side])}\n$$"), shown[0]), (key, side)
         assert shown[0].endswith(t(f"diff.{key}.why"))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("preset", ["hello-world", "paper"])
+def test_the_sizes_page_shows_the_engines_counts(preset, lang):
+    from engine import sizes
+
+    at = open_page("sizes", preset=preset, lang=lang, cfg="n_dec_layers:2")
+    assert_clean(at)
+    t = translator(lang)
+    model = engine.with_words(engine.preset(preset, n_dec_layers=2), DEFAULT_QUERY["src"], DEFAULT_QUERY["tgt"])
+    parts, products = tables(at)
+    v, paper_v = len(model.vocab), sizes.PAPER_VOCABULARY_SIZE
+    assert parts[-1] == [t("sizes.all"), "", "", f"{sizes.parameter_count(model.config, v):,}",
+                         f"{sizes.parameter_count(model.config, paper_v):,}"]
+    assert [row[2] for row in parts if row[0] == t("sizes.part.dec.ffn")] == ["2"]
+    gpt = sizes.parameter_count(model.config.replace(decoder_only=True), v)  # the same sizes, decoder-only
+    assert gpt < sizes.parameter_count(model.config, v)
+    assert any(f"**{gpt:,}**" in m.value for m in at.markdown)
+    trace = model.run(DEFAULT_QUERY["src"], DEFAULT_QUERY["tgt"])
+    expected = sizes.pass_products(trace)
+    assert [row[0] for row in products] == list(expected)
+    assert [row[2] for row in products] == [f"{p.multiply_adds:,}" for p in expected.values()]
+    assert any(f"**{sum(p.multiply_adds for p in expected.values()):,}**" in m.value for m in at.markdown)
 
 
 @pytest.mark.parametrize("page", ALL_PAGES)
@@ -280,8 +301,9 @@ def test_language_switch_and_url_language():
 
 def test_a_third_language_is_one_catalog_file(tmp_path, monkeypatch):
     """A catalog file as ui/i18n.py loads it at start: its language is in the picker and the link; its texts show,
-    and a key it lacks shows in English."""
-    (tmp_path / "xx.toml").write_text('"lang.name" = "Xish"\n"page.attention" = "Xattention"\n', encoding="utf-8")
+    the engine's formula words and drill-down text among them, and a key it lacks shows in English."""
+    (tmp_path / "xx.toml").write_text('"lang.name" = "Xish"\n"page.attention" = "Xattention"\n"word.later" = ": xlater"\n'
+                                      '"word.comes-after" = "(xx {j} > {i})"\n', encoding="utf-8")
     catalog = load_catalogs(tmp_path)["xx"]
     monkeypatch.setitem(CATALOGS, "xx", catalog)  # in place: ui.context and ui.state hold these dicts
     monkeypatch.setitem(LANGUAGES, "xx", catalog["lang.name"])
@@ -292,6 +314,13 @@ def test_a_third_language_is_one_catalog_file(tmp_path, monkeypatch):
     at.session_state["ctl.lang"] = "zh"
     at.run()
     assert at.title[0].value == ZH["page.attention"] and query(at)["lang"] == "zh"
+    at = open_step(open_page("masked_attention", lang="xx", tgt="hola"), "masked_attention", "mask")
+    at.selectbox(key="col.dec.0.self_attn.mask.0").set_value(1).run()
+    at.session_state["plain.dec.0.self_attn.mask.0"] = True
+    at.run()
+    assert_clean(at)
+    assert any(r"(1 > 0\text{: xlater})" in body for body in latex(at))
+    assert [c.value for c in at.code] == ["dec.0.self_attn.mask[0, 1] = −∞ (xx 1 > 0) = −∞"]
 
 
 def test_words_inside_formulas_are_chinese_in_chinese():
@@ -316,7 +345,7 @@ def test_words_inside_formulas_are_chinese_in_chinese():
 def test_overview_states_the_example():
     at = open_page()
     trace = engine_trace()
-    assert overview_numbers(at) == (2, 3, 4, 2, 1)
+    assert overview_numbers(at) == (2, 3, 4, 2, 1, 1)
     assert [m.value for m in at.metric][:2] == ["hello world", "SOS hola mundo"]
     best = int(np.argmax(trace["probs"][-1]))
     assert at.metric[2].value == trace.model.vocab.tokens[best]
@@ -324,8 +353,8 @@ def test_overview_states_the_example():
 
 # ---- the engine's formulas and numbers ---------------------------------------------------------------------
 
-@pytest.mark.parametrize("page", [p for p in ALL_PAGES if p not in ("overview", "paper_vs_blog", "generate", "train",
-                                                                    "dropout")])  # test_step_coverage: dropout's
+@pytest.mark.parametrize("page", [p for p in ALL_PAGES if p not in ("overview", "paper_vs_blog", "sizes", "generate",
+                                                                    "train", "dropout")])  # test_step_coverage: dropout's
 def test_each_step_shows_the_engines_formula_description_and_numbers(page):
     at = open_page(page)
     if page in STACK_PAGES:
@@ -341,7 +370,7 @@ def test_each_step_shows_the_engines_formula_description_and_numbers(page):
         assert header["human"] == EN[step_name_key(name)], name  # the code's name is the caption under it
         assert header["description"] == EN[description_key(name)], name
         assert header["shape"] == ", ".join(map(str, step.value.shape)), name
-        assert step.formula in bodies, name
+        assert EN_T.words(step.formula) in bodies, name  # its word slots in English
         value = step.value[0] if step.value.ndim == 3 else step.value
         assert shown(at, value), f"{name}: the engine's numbers are not on the page"
 
@@ -676,7 +705,7 @@ def test_sentence_length_cap(side, words, accepted):
         assert n > MAX_TOKENS
         assert [e.value for e in at.error] == [EN_T("msg.kept", error=EN_T(
             "msg.too_long", side=EN_T(f"side.{side}"), n=n, high=MAX_TOKENS))]
-        assert overview_numbers(at) == (2, 3, 4, 2, 1) and query(at) == DEFAULT_QUERY
+        assert overview_numbers(at) == (2, 3, 4, 2, 1, 1) and query(at) == DEFAULT_QUERY
 
 
 def test_non_divisible_head_count():
@@ -699,16 +728,23 @@ def test_non_divisible_head_count():
     assert shown(at, engine_trace(n_heads=4)["enc.0.attn.scores"][0])
 
 
+def test_a_link_beyond_the_models_max_len_is_refused_in_the_readers_language():
+    at = open_page(lang="zh", cfg="max_len:2", src="Hello World how")
+    t = translator("zh")
+    assert [w.value for w in at.sidebar.warning] == [t("msg.url", detail=t(
+        "msg.too_long_for_model", side=t("side.src"), n=3, high=2))]
+
+
 def test_the_head_and_layer_pickers_keep_a_valid_choice_when_there_are_fewer():
     at = open_options(open_page("attention"))
     at.number_input(key="ctl.n_heads").set_value(4).run()
-    at.number_input(key="ctl.n_layers").set_value(3).run()
+    at.number_input(key="ctl.n_enc_layers").set_value(3).run()
     at.session_state["layer.enc"], at.session_state["heads.attention.2"] = 2, 3  # layer 3, head 4
     at.run()
     assert_clean(at)
     assert shown(at, engine_trace(n_heads=4, n_layers=3)["enc.2.attn.scores"][3])
     at.number_input(key="ctl.n_heads").set_value(2).run()
-    at.number_input(key="ctl.n_layers").set_value(1).run()
+    at.number_input(key="ctl.n_enc_layers").set_value(1).run()
     assert_clean(at)
     assert query(at)["cfg"] == "d_k:2,d_v:2"  # set by the change to 4 heads, kept: the preset's d_k is 3
     assert shown(at, engine_trace(d_k=2, d_v=2)["enc.0.attn.scores"][0])
@@ -761,6 +797,13 @@ def test_a_stack_page_shows_what_each_layer_changes_from_the_trace(stack, cfg):
         at.button_group(key=f"{stack}.measure").set_value(measure).run()
         np.testing.assert_allclose(chart_numbers(at, f"{stack}.{measure}"), np.array(expected[measure]).T)
     assert [t.label for t in at.tabs] == ["What each layer changes", "One layer in detail"]
+
+
+def test_a_one_layer_stack_says_why_its_changes_are_one_column():
+    one = [c.value for c in open_page("encoder_stack").caption]
+    assert any(EN["stack.one_layer_note"].format(field="n_enc_layers") in text for text in one)  # the worked example: N = 1
+    three = [c.value for c in open_page("encoder_stack", cfg="n_enc_layers:3").caption]
+    assert three and not any("n_enc_layers" in text for text in three)
 
 
 def test_a_stack_pages_open_section_is_in_its_link():
@@ -837,20 +880,23 @@ def test_sizes_within_the_caps_are_accepted():
     at = open_options(open_page("overview"))
     at.number_input(key="ctl.d_model").set_value(100).run()
     assert_clean(at)
-    assert overview_numbers(at) == (2, 3, 100, 2, 1)
+    assert overview_numbers(at) == (2, 3, 100, 2, 1, 1)
     assert query(at)["cfg"] == "d_k:50,d_model:100,d_v:50"
-    at.number_input(key="ctl.n_layers").set_value(APP_LIMITS["n_layers"]).run()
+    at.number_input(key="ctl.n_enc_layers").set_value(APP_LIMITS["n_enc_layers"]).run()
     assert_clean(at)
-    assert overview_numbers(at)[4] == APP_LIMITS["n_layers"]
+    assert overview_numbers(at)[4:] == (12, 1) and query(at)["cfg"] == "d_k:50,d_model:100,d_v:50,n_dec_layers:1,n_layers:12"
+    at.number_input(key="ctl.n_dec_layers").set_value(12).run()
+    assert_clean(at)
+    assert overview_numbers(at)[4:] == (12, 12) and query(at)["cfg"] == "d_k:50,d_model:100,d_v:50,n_layers:12"
 
 
 def test_layers_beyond_the_cap_from_the_widget():
     """The browser's number input refuses more than max_value itself; a forged 64 must not get through."""
     at = open_options(open_page("overview"))
-    at.session_state["ctl.n_layers"] = 64
+    at.session_state["ctl.n_enc_layers"] = 64
     at.run()
     assert not at.exception, [e.message for e in at.exception]
-    assert overview_numbers(at) == (2, 3, 4, 2, 1) and query(at) == DEFAULT_QUERY
+    assert overview_numbers(at) == (2, 3, 4, 2, 1, 1) and query(at) == DEFAULT_QUERY
 
 
 def test_preset_switch_starts_clean():
@@ -859,7 +905,7 @@ def test_preset_switch_starts_clean():
     at.selectbox(key="ctl.preset").set_value("paper").run()
     goto(at, "overview")
     assert_clean(at)
-    assert overview_numbers(at) == (2, 3, 512, 8, 6)
+    assert overview_numbers(at) == (2, 3, 512, 8, 6, 6)
     assert query(at) == {**DEFAULT_QUERY, "preset": "paper"}
     assert open_options(at).number_input(key="ctl.d_model").value == 512
 
@@ -959,7 +1005,7 @@ def test_a_tampered_link_is_noted_and_ignored(link, fragment):
     assert not at.exception, [e.message for e in at.exception]
     assert len(at.warning) == 1 and not at.error, notes(at)
     assert at.warning[0].value.startswith(EN_T("msg.url", detail="")) and fragment in at.warning[0].value
-    assert overview_numbers(at) == (2, 3, 4, 2, 1)
+    assert overview_numbers(at) == (2, 3, 4, 2, 1, 1)
     assert query(at) == DEFAULT_QUERY
 
 
@@ -986,9 +1032,9 @@ def test_a_link_beyond_the_app_limits_is_noted(link):
     at = open_page("overview", **link)
     assert not at.exception, [e.message for e in at.exception]
     assert notes(at), "the link was changed or refused without a word"
-    n_src, n_tgt, d_model, heads, layers = overview_numbers(at)
+    n_src, n_tgt, d_model, heads, *layers = overview_numbers(at)
     assert n_src <= MAX_TOKENS and n_tgt <= MAX_TOKENS
-    assert d_model <= APP_LIMITS["d_model"] and heads <= APP_LIMITS["n_heads"] and layers <= APP_LIMITS["n_layers"]
+    assert d_model <= APP_LIMITS["d_model"] and heads <= APP_LIMITS["n_heads"] and max(layers) <= APP_LIMITS["n_layers"]
 
 
 @pytest.mark.parametrize("workaround", [True, False])
@@ -1224,7 +1270,7 @@ def test_every_pages_editors_sit_under_the_formula_of_the_step_they_feed(page):
     for header in places:
         match = STEP_HEADER.match(header.value)
         assert match, page
-        assert formula_body(match["formula"]) == trace.step(match["name"]).formula, page
+        assert formula_body(match["formula"]) == EN_T.words(trace.step(match["name"]).formula), page
 
 
 def test_the_attention_pages_editors_of_q_and_k_moved_from_the_top_to_under_the_scores():

@@ -74,6 +74,12 @@ def test_non_divisible_sizes_carry_a_code_for_translations():
     assert refused.value.code == "not_divisible" and refused.value.values == {"d_model": 10, "n_heads": 3}
 
 
+def test_a_sentence_longer_than_max_len_carries_a_code_for_translations():
+    with pytest.raises(ValueError, match="this model accepts at most 2") as refused:
+        engine.preset("hello-world", max_len=2).run("Hello World how")
+    assert refused.value.code == "too_long_for_model" and refused.value.values == {"side": "src", "n": 3, "high": 2}
+
+
 def test_unknown_preset_and_bad_seed():
     with pytest.raises(ValueError, match="unknown preset"):
         engine.preset("gpt")

@@ -15,9 +15,12 @@ from test_torch_reference import (SUBLAYERS, TORCH_ATTN, WORDS, cases, close, la
 import engine
 from engine import attention as att
 from engine.backward import PADDED, padded_loss_and_grads
+from engine.config import ConfigError
 from engine.corpus import pairs as corpus_pairs
 from engine.tokens import PAD
 from engine.train import TrainSettings, batch_loss_and_grads, pairs_loss_and_grads, start_model, train
+from ui.i18n import EN, ZH, translator
+from ui.labels import description_key, step_name_key
 
 SMALL = dict(d_model=16, n_heads=4, d_ff=24, n_layers=2)
 PAIRS = [("the cat sat on the mat", "el gato se sentó en la alfombra"), ("hello", "hola"),
@@ -52,13 +55,13 @@ def assert_batch_matches_torch(model, trace, masks=None):
     causal = torch.nn.Transformer.generate_square_subsequent_mask(tgt_pad.shape[1], dtype=torch.float64)
     with torch.no_grad():
         x = torch.tensor(trace["src.input"])
-        for l in range(c.n_layers):
+        for l in range(c.depth("enc")):
             x = torch_layer(model, "enc", l)(x, src_key_padding_mask=src_pad)
             assert_real_rows(x, trace, layer_output(model, "enc", l), real(trace, "src"))
             x = torch.tensor(trace[layer_output(model, "enc", l)])  # torch's fast path zeroes padded rows
             assert_attention_matches(model, trace, "enc", l, src_pad, tgt_pad, causal)
         y, memory = torch.tensor(trace["tgt.input"]), torch.tensor(trace["enc.out"])
-        for l in range(c.n_layers):
+        for l in range(c.depth("dec")):
             y = torch_layer(model, "dec", l)(y, memory, tgt_mask=causal, tgt_key_padding_mask=tgt_pad,
                                              memory_key_padding_mask=src_pad)
             assert_real_rows(y, trace, layer_output(model, "dec", l), real(trace, "tgt"))
@@ -168,7 +171,7 @@ def test_a_batch_of_one_is_todays_trace_exactly(preset, options):
         np.testing.assert_array_equal(value.reshape(step.shape), step.value, err_msg=step.name)
     assert set(batch) - set(one) == {"src.pad_mask", "tgt.pad_mask"} | {
         f"{stack}.{l}.{block}.masked" for stack, block in (("enc", "attn"), ("dec", "cross_attn"))
-        for l in range(model.config.n_layers)}
+        for l in range(model.config.depth(stack))}
 
 
 @pytest.mark.parametrize("placement", ["post", "pre"])
@@ -208,6 +211,42 @@ def test_a_batch_needs_a_pair_and_each_pair_a_source():
         model.run_batch([])
     with pytest.raises(ValueError, match="The source sentence is empty"):
         model.run_batch([("Hello", "Hola"), ("", "Mundo")])
+
+
+def test_a_batch_too_long_for_the_model_says_which_side_and_its_longest():
+    model = engine.preset("paper", max_len=4, **SMALL)
+    with pytest.raises(ConfigError) as refused:
+        model.run_batch([("hello", "hola"), ("the cat sat on the mat", "el gato")])
+    assert refused.value.code == "too_long_for_model" and refused.value.values == {"side": "src", "n": 6, "high": 4}
+
+
+def test_a_decoder_only_batch_pads_its_one_sequence_and_equals_each_run_alone():
+    """The source, SOS and the target read as one sequence, padded to the longest; only tgt.pad_mask, no encoder."""
+    model = perturbed(engine.preset("paper", decoder_only=True, **SMALL), seed=3)
+    batch = model.run_batch(PAIRS)
+    assert batch.step("tgt.pad_mask").meta["lengths"] == (6 + 1 + 7, 1 + 1 + 1, 4 + 1 + 2)
+    assert not [name for name in batch if name.startswith(("src.", "enc.")) or "cross_attn" in name]
+    for b, (src, tgt) in enumerate(PAIRS):
+        alone = model.run(src, tgt)
+        assert batch.tgt_tokens[b][:len(alone.tgt_tokens)] == alone.tgt_tokens
+        n = len(alone.tgt_tokens)
+        np.testing.assert_allclose(batch["probs"][b, :n], alone["probs"], rtol=0, atol=1e-12, err_msg=str(b))
+    with pytest.raises(ValueError, match="decoder-only"):
+        padded_loss_and_grads(model, PAIRS)
+
+
+def test_every_step_of_a_batch_is_named_and_described_in_both_languages():
+    """Like every step, a batch's masks have a name and a line in both catalogs, and their formulas' words are
+    slots the catalogs fill: none is left, and the Chinese says 填充 (padding)."""
+    trace = engine.preset("paper", **SMALL).run_batch(PAIRS)
+    assert description_key("enc.0.attn.masked") == "desc.attn.pad_masked" == description_key(
+        "dec.1.cross_attn.masked") and description_key("dec.0.self_attn.masked") == "desc.attn.masked"
+    for name in trace:
+        assert {description_key(name), step_name_key(name)} <= set(EN) & set(ZH), name
+    for name in ("src.pad_mask", "dec.0.self_attn.mask", "enc.0.attn.masked"):
+        zh = translator("zh").words(trace.step(name).formula)
+        assert "填充" in zh and "⟦" not in zh and "⟦" not in translator("en").words(trace.step(name).formula), name
+    assert translator("en").words(trace.step("src.pad_mask").formula).count(r"\text{len}_b") == 2
 
 
 def test_the_trace_reports_no_masked_cell_as_non_finite():

@@ -121,7 +121,7 @@ def test_beyond_the_printed_table_the_formula_says_which_cells_are_computed():
         angle = 2 / 10000 ** (2 * 1 / 4)  # position 2, column 1: cos, the post's exponent 2j/d
         assert trace[f"{side}.pos"][2, 1] == round(math.cos(angle), 2) == 1.0
         assert trace.explain(f"{side}.pos", (2, 1)).text.startswith(f"{side}.pos[2, 1] = round(cos(2 / 10000^(2/4))")
-        assert "printed" in trace.explain(f"{side}.pos", (1, 1)).text
+        assert "⟦post-value-formula|formula=cos(" in trace.explain(f"{side}.pos", (1, 1)).text
     wide = engine.preset("hello-world", d_model=6, d_k=3, d_v=3).run("Hello")
     assert r"\begin{cases}" in wide.step("src.pos").formula  # columns 4 and 5 were never printed
 
@@ -130,4 +130,4 @@ def test_every_difference_is_explained():
     keys = [d["key"] for d in blog.DIFFERENCES]
     assert len(keys) == len(set(keys))
     for difference in blog.DIFFERENCES:
-        assert difference["post"] and difference["engine"] and difference["why"]
+        assert difference["post"] and difference["engine"]

@@ -40,7 +40,7 @@ def test_concat_names_heads_from_1_like_the_paper():
 
 def test_layer_norm_shows_mean_and_variance():
     e = explain("enc.0.ln1", (0, 0))
-    assert e.text.startswith("With μ = ") and "= −4.5883757, σ² = (17.052319² + " in e.text
+    assert e.text.startswith("⟦with⟧μ = ") and "= −4.5883757⟦comma⟧σ² = (17.052319² + " in e.text  # word slots
     assert "σ = √σ² = √98.418608 = 9.9206153" in e.text and e.text.endswith(" = 1.7188769")
 
 
@@ -66,7 +66,7 @@ def test_layer_norm_of_a_constant_row_with_no_epsilon_is_nan_not_an_error(form):
     """d_model = 1 and ε = 0 (both allowed) divide by zero: the pass gives NaN, and so does its explanation."""
     trace = engine.preset("hello-world", d_model=1, n_heads=1, d_ff=2, eps=0.0, layer_norm=form).run("Hello World")
     e = trace.explain("enc.0.ln1", (0, 0))
-    assert math.isnan(e.value) and e.text.endswith("/ 0 = NaN: enc.0.ln1[0, 0] = x̂ × γ + β = NaN × 1 + 0 = NaN")
+    assert math.isnan(e.value) and e.text.endswith("/ 0 = NaN⟦with-end⟧enc.0.ln1[0, 0] = x̂ × γ + β = NaN × 1 + 0 = NaN")
 
 
 def test_gelu_writes_the_erf_it_uses():
@@ -139,7 +139,7 @@ def test_text_and_latex_write_the_same_numbers(overrides):
 def test_mask_and_sin_cos_argument():
     e = engine.preset("paper", d_model=8, n_heads=2, d_ff=8, n_layers=1).run("hello", "hola mundo").explain(
         "dec.0.self_attn.mask", (0, 1))
-    assert e.text.endswith("−∞ (position 1 comes after 0) = −∞")
+    assert e.text.endswith("−∞ ⟦comes-after|j=1|i=0⟧ = −∞")  # the words are the catalog's: codes and values
     pe = explain("src.pos", (1, 1), pos_encoding="sinusoidal")
     assert pe.text == "src.pos[1, 1] = cos(1 / 10000^(0/4)) = cos(1) = 0.54030231"
 

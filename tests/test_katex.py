@@ -77,7 +77,7 @@ def _in_every_language():
     first = {}
     for where, tex in _engine_latex():
         for lang in CATALOGS:
-            first.setdefault(clean_text(translator(lang).math(tex)), f"{where} ({lang})")
+            first.setdefault(clean_text(translator(lang).words(tex)), f"{where} ({lang})")
     return first
 
 

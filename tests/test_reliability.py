@@ -57,7 +57,7 @@ REPORT = ROOT / "build" / "reliability.json"
 TRIED = Counter()  # inputs tried, by test
 DETAIL = Counter()  # the same inputs, by what was sent
 STARTED = time.monotonic()
-STEP_PAGES = [p for p in ALL_PAGES if p not in ("overview", "generate", "train", "paper_vs_blog")]
+STEP_PAGES = [p for p in ALL_PAGES if p not in ("overview", "generate", "train", "paper_vs_blog", "sizes")]
 HOSTILE = settings(deadline=None, suppress_health_check=[
     HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
 

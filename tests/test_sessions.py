@@ -7,11 +7,8 @@ engine, and its edit in the address) and never the other's, during and after the
 import asyncio
 import random
 import re
-import subprocess
 import sys
-import time
 import urllib.parse
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -21,8 +18,8 @@ for path in (ROOT, ROOT / "bench"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from conftest import in_own_thread  # noqa: E402
-from load import Editor, Target, free_port, open_editor  # noqa: E402
+from conftest import app_server, in_own_thread  # noqa: E402
+from load import Editor, Target, open_editor  # noqa: E402
 from protocol import Session  # noqa: E402
 from ui import state as app_state  # noqa: E402
 from ui.format import DIGITS, fmt_tex  # noqa: E402
@@ -34,24 +31,8 @@ EDITS = {"a": ("enc.0.attn.W_Q", 7.125), "b": ("enc.0.attn.W_K", -3.375)}  # row
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    port = free_port()
-    log = open(tmp_path_factory.mktemp("server") / "streamlit.log", "wb")
-    process = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-                                "--server.headless", "true"], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + TIMEOUT
-        while True:
-            try:
-                urllib.request.urlopen(f"http://localhost:{port}/_stcore/health", timeout=2)
-                break
-            except OSError:
-                assert process.poll() is None and time.monotonic() < deadline, "the server did not start"
-                time.sleep(0.25)
-        yield f"http://localhost:{port}"
-    finally:
-        process.kill()
-        process.wait()
-        log.close()
+    with app_server(tmp_path_factory.mktemp("server") / "streamlit.log") as url:
+        yield url
 
 
 def numbers(texts) -> set[str]:

@@ -140,7 +140,7 @@ def assert_matches_torch(model, trace):
     np.testing.assert_array_equal(trace["dec.0.self_attn.mask"], mask.numpy())
     with torch.no_grad():  # even head counts take torch's fused encoder fast path, odd ones the Python path
         x = torch_input(model, trace.src_ids)[None]
-        for l in range(c.n_layers):
+        for l in range(c.depth("enc")):
             layer = torch_layer(model, "enc", l)
             x = layer(x)
             close(x[0], trace[layer_output(model, "enc", l)], f"encoder layer {l}")
@@ -149,7 +149,7 @@ def assert_matches_torch(model, trace):
 
         memory = torch.tensor(trace["enc.out"])[None]
         y = torch_input(model, trace.tgt_ids)[None]
-        for l in range(c.n_layers):
+        for l in range(c.depth("dec")):
             layer = torch_layer(model, "dec", l)
             y = layer(y, memory, tgt_mask=mask, tgt_is_causal=True)
             close(y[0], trace[layer_output(model, "dec", l)], f"decoder layer {l}")
@@ -171,7 +171,7 @@ def cases(draw):
     n_heads = draw(st.integers(1, 8))
     d_k = draw(st.integers(-(-8 // n_heads), 96 // n_heads))  # d_model = n_heads * d_k in 8..96
     sizes = dict(d_model=n_heads * d_k, n_heads=n_heads, d_ff=draw(st.integers(1, 160)),
-                 n_layers=draw(st.integers(1, 3)), eps=draw(st.sampled_from([1e-5, 1e-6, 1e-3])))
+                 n_enc_layers=draw(st.integers(1, 3)), n_dec_layers=draw(st.integers(1, 3)), eps=draw(st.sampled_from([1e-5, 1e-6, 1e-3])))
     src = draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=7))
     tgt = draw(st.lists(st.sampled_from(WORDS), min_size=0, max_size=6))  # + SOS: 1..7 decoder positions
     return sizes, src, tgt, draw(st.integers(0, 2**32 - 1))

@@ -26,7 +26,7 @@ from ui import format as fmt_mod  # noqa: E402
 from ui import generation  # noqa: E402
 from ui import state as app_state  # noqa: E402
 from ui.format import DIGITS, DIGITS_RANGE, bmatrix, fmt, fmt_tex, printed_width, table  # noqa: E402
-from ui.i18n import (CATALOG_DIR, CATALOGS, EN, LANGUAGES, MATH_WORDS, PLAIN_WORDS, ZH, language_of,  # noqa: E402
+from ui.i18n import (CATALOG_DIR, CATALOGS, EN, LANGUAGES, ZH, language_of,  # noqa: E402
                      load_catalogs, translator)
 from ui.labels import (INTRO_SETTINGS, SEED_NOTES, indices, intro_keys, param_axes, step_axes, top_tokens,  # noqa: E402
                        unique)
@@ -450,7 +450,8 @@ def test_a_new_language_is_one_file(tmp_path, monkeypatch):
     for path in CATALOG_DIR.glob("*.toml"):
         (tmp_path / path.name).write_bytes(path.read_bytes())
     (tmp_path / "xx.toml").write_text('"lang.name" = "Xish"\n"page.overview" = "Xoverview"\n'
-                                      '"msg.too_big" = "xx {field} {high} {value}"\n', encoding="utf-8")
+                                      '"msg.too_big" = "xx {field} {high} {value}"\n"word.otherwise" = "xelse"\n'
+                                      '"word.comes-after" = "(xx {j} > {i})"\n', encoding="utf-8")
     catalogs = load_catalogs(tmp_path)
     assert list(catalogs) == ["en", "xx", "zh"] and catalogs["xx"]["lang.name"] == "Xish"
     assert catalogs["zh"] == ZH
@@ -458,6 +459,10 @@ def test_a_new_language_is_one_file(tmp_path, monkeypatch):
     t = translator("xx")
     assert (t.lang, t("page.overview"), t("msg.too_big", field="d", high=8, value=9)) == ("xx", "Xoverview", "xx d 8 9")
     assert t("ctl.src") == EN["ctl.src"] == "Source sentence"  # a key the file lacks
+    trace = engine.preset("hello-world").run("Hello World", "hola")  # the engine's words are the file's too
+    assert t.words(trace.step("vocab_mask").formula).endswith(r"0 & \text{xelse} \end{cases}")
+    assert t.words(trace.explain("dec.0.self_attn.mask", (0, 1)).text) == "dec.0.self_attn.mask[0, 1] = −∞ (xx 1 > 0) = −∞"
+    assert t.words(trace.explain("enc.0.ln1", (0, 0)).text).startswith("With μ = ")  # a word the file lacks
     assert [language_of(locale) for locale in ("xx-YY", "xx", "zh-CN", "fr")] == ["xx", "xx", "zh", "en"]
 
 
@@ -554,7 +559,7 @@ def test_chinese_uses_the_glossarys_terms():
     print on paper), 推理 for inference, 模型规模 for the sizes together."""
     assert "缩放点积注意力" in ZH["intro.attention"] and "多头注意力" in ZH["intro.multihead"]
     assert "编码器-解码器注意力" in ZH["intro.cross_attention"]
-    every = json.dumps([ZH, MATH_WORDS["zh"], PLAIN_WORDS["zh"]], ensure_ascii=False)
+    every = json.dumps(ZH, ensure_ascii=False)
     assert "打印" not in every and "测试模式" not in every and "束宽个" not in every
     assert ZH["ctl.sizes"] == "模型规模" and "维度" not in ZH["msg.edits_dropped"] + ZH["msg.not_divisible"]
 
@@ -647,7 +652,7 @@ def test_top_tokens():
     assert ranked == [("b", 0.6), ("c", 0.3)]
 
 
-@pytest.mark.parametrize("part", ["n_layers:64", "n_layers:9", "d_model:1000", "attn_divisor:1e9", "eps:5",
+@pytest.mark.parametrize("part", ["n_layers:64", "n_layers:13", "n_dec_layers:13", "decoder_only:true", "d_model:1000", "attn_divisor:1e9", "eps:5",
                                   "d_ff:0"])
 def test_link_values_outside_the_app_ranges_are_refused_with_a_note(part):
     state, notes = decode({"preset": "paper", "cfg": part})
@@ -1071,7 +1076,8 @@ def test_the_paper_vs_blog_page_writes_its_math_as_math_and_its_chinese_in_chine
             assert not re.search(r"sqrt|\^|\b[WQKV]_|\b[QKVZ]\d|\de[-−]\d|\beps\b", prose), (key, text)
     quotes = [quote for key, text in ZH.items() if key.startswith("diff.") for quote in re.findall("“([^”]*)”", text)]
     assert quotes and not any(re.search("[A-Za-z]+ [A-Za-z]+", quote) for quote in quotes), quotes
-    assert translator("zh").math(r"\text{normalized}_1 = 1.718") == r"\text{归一化值}_1 = 1.718"
+    printed = next(d["post"] for d in DIFFERENCES if d["key"] == "ln_rounding")
+    assert translator("zh").words(printed) == r"\text{归一化值}_1 = 1.718"
 
 
 def test_every_bar_has_its_number_at_the_readers_digits_without_e_notation():
@@ -1122,17 +1128,30 @@ def test_a_chart_sends_what_plotly_sends_of_the_same_figure(chart):
     assert sent["layout"]["template"] == {}
 
 
-def test_every_word_written_inside_the_engines_formulas_has_its_chinese():
-    sources = "".join(path.read_text(encoding="utf-8") for path in (ROOT / "engine").glob("*.py"))
+def test_the_engine_writes_word_slots_not_words_inside_its_formulas():
+    """Every \\text{} of the engine's LaTeX holds a name (the same in every language), a slot or a value put in;
+    every slot it writes (engine/words.py) has its words in the catalogs, which hold no slot it does not write."""
+    sources = "".join(path.read_text(encoding="utf-8") for path in (ROOT / "engine").glob("*.py")
+                      if path.name != "words.py")  # its docstring's examples
     written = {w.replace("{{", "{").replace("}}", "}") for w in re.findall(r"\\text\{\{?([^}$]*?)\}", sources)}
     identifiers = {"EOS", "NaN", "SOS", "dec", "emb", "enc", "head", "logits", "model", "out", "score",
                    "token", "top-", "warmup"}  # names, the same in both languages
-    words = {w for w in written - identifiers if not w.startswith("{")}  # "{...": a token or label put in
-    assert words == set(MATH_WORDS["zh"]), words ^ set(MATH_WORDS["zh"])
+    words = {w for w in written - identifiers if not w.startswith("{")}  # "{...": a token, label or slot put in
+    assert words and all(re.fullmatch(r"⟦[a-z-]+⟧", w) for w in words), words
+    codes = set(re.findall(r"⟦([a-z-]+)[|⟧]", sources)) | set(re.findall(r"""\bword\(["']([a-z-]+)["']""", sources))
+    assert {f"word.{code}" for code in codes} == {key for key in EN if key.startswith("word.")}
+
+
+def test_word_slots_are_filled_only_where_the_catalog_has_their_words():
+    """A token may be any text, "⟦" and "⟧" too: only a slot of a known code with the values its words take is
+    filled; anything else stays as it is, and nothing raises."""
     t = translator("zh")
-    assert t.math(r"M\ \text{is a constant: its gradient reaches no parameter}") == r"M\ \text{是常数：它的梯度不会传到任何参数}"
-    assert translator("en").math(r"\text{decoder input} = x") == r"\text{decoder input} = x"
-    assert t.math(r"\text{ignored} + \text{ignore}") == r"\text{ignored} + \text{忽略}", "whole \\text{} only"
+    assert t.words(r"0 & \text{⟦otherwise⟧}") == r"0 & \text{其余}"
+    assert t.words("−∞ ⟦comes-after|j=3|i=2⟧ = −∞") == "−∞ （位置 3 在 2 之后） = −∞"
+    assert translator("en").words("0 ⟦dropped-text|x=−1.5⟧") == "0 (dropped; it was −1.5)"
+    for text in ("E[⟦, 0] = ⟦nope⟧ ⟦comes-after|j=1⟧ ⟦kept", "⟧⟦", "⟦", "⟦|=⟧", "⟦comes-after|{j}=1⟧"):
+        assert t.words(text) == text
+    assert t.words("⟦⟦kept⟧⟧") == "⟦保留⟧"
 
 
 def test_the_plain_text_arithmetic_has_its_words_in_chinese():
@@ -1141,18 +1160,23 @@ def test_the_plain_text_arithmetic_has_its_words_in_chinese():
     drop = dropped["enc.0.drop1"]
     cases = [(model.run("Hello World how", "hola mundo"), name, index) for name, index in (
         ("dec.0.self_attn.mask", (0, 1)), ("dec.0.self_attn.mask", (1, 0)), ("enc.0.ln1", (0, 1)),
-        ("src.pos", (1, 1)), ("src.pos", (2, 1)))]
+        ("src.pos", (1, 1)), ("src.pos", (2, 1)), ("vocab_mask", (0,)), ("vocab_mask", (5,)))]
     cases += [(engine.preset("hello-world", pos_encoding=kind).run("Hello World"), "src.pos", (0, 1))
               for kind in ("learned", "none")]
     cases += [(dropped, "enc.0.drop1", tuple(np.argwhere(drop == 0)[0])),
               (dropped, "enc.0.drop1", tuple(np.argwhere(drop != 0)[0]))]
-    english = [trace.explain(name, index).text for trace, name, index in cases]
-    chinese = [translator("zh").plain(text) for text in english]
-    assert all(re.search(pattern, "\n".join(english), re.M) for pattern, _ in PLAIN_WORDS["zh"]), "a stale pattern"
-    words = re.compile(r"\b(With|and|position|after|learned|positional|printed|formula|decimals|kept|dropped)\b")
+    explanations = [trace.explain(name, index) for trace, name, index in cases]
+    english, chinese = ([translator(lang).words(e.text) for e in explanations] for lang in ("en", "zh"))
+    words = re.compile(r"\b(With|and|position|after|learned|positional|printed|formula|decimals|kept|dropped|never|"
+                       r"may|next)\b")
     assert [text for text in chinese if words.search(text)] == []
+    assert not any("⟦" in text for text in english + chinese + [translator("zh").words(e.latex) for e in explanations])
     assert chinese[0] == "dec.0.self_attn.mask[0, 1] = −∞ （位置 1 在 0 之后） = −∞"
-    assert [translator("en").plain(text) for text in english] == english
+    assert english[0] == "dec.0.self_attn.mask[0, 1] = −∞ (position 1 comes after 0) = −∞"
+    assert english[2].startswith("With μ = ") and ", σ² = " in english[2] and " and x̂ = " in english[2]
+    assert chinese[2].startswith("其中 μ = ") and "，σ² = " in chinese[2] and "，x̂ = " in chinese[2]
+    assert english[3].startswith("src.pos[1, 1] = the post's printed value (its formula: cos(")
+    assert chinese[4].endswith("，保留 2 位小数) = 1") and english[4].endswith(", 2 decimals) = 1")
 
 
 # ---- the paper's whole attention equations and the heads' W^Q side by side (ui.formulas) --------------------

@@ -1,4 +1,5 @@
-"""The weights store (ui/weights.py): a model put by one store is found by another on the same directory, as
+"""The weights store (ui/weights.py): a model put by one store is found by another on the same directory (or the same
+Redis, against a real redis-server: the `redis_url` fixture), as
 another process of a classroom server would find it; the directory stays within its caps (least recently used
 first); a corrupt, truncated or misnamed file is a missing one, and removed; a malformed id never touches the
 disk; concurrent puts leave whole files."""
@@ -17,7 +18,9 @@ if str(ROOT) not in sys.path:
 
 import engine  # noqa: E402
 from engine import checkpoint  # noqa: E402
-from ui.weights import DEFAULT_DIR, WeightsStore, weights_id  # noqa: E402
+from conftest import free_port  # noqa: E402
+from ui.rooms import REDIS_PREFIX, redis_client  # noqa: E402
+from ui.weights import DEFAULT_DIR, RedisWeightsStore, WeightsStore, weights_id  # noqa: E402
 
 
 def small_model(seed=0):
@@ -205,3 +208,59 @@ def test_weights_the_disk_cannot_keep_keep_their_origin_in_this_process(tmp_path
     key = store.put(small_model(), {"kind": "uploaded", "file": "big.npz"})
     assert not store.on_disk(key) and files(tmp_path) == []
     assert store.origin(key) == {"kind": "uploaded", "file": "big.npz"}
+
+
+# ---- the same store in Redis (RedisWeightsStore), for processes on several machines ---------------------------
+
+@pytest.fixture
+def redis(redis_url):
+    client = redis_client({"TRANSFORMER_REDIS_URL": redis_url})
+    client.flushdb()
+    return client
+
+
+def test_a_second_redis_store_loads_what_the_first_put_with_its_origin(redis):
+    model, trained = small_model(), {"kind": "trained", "corpus": "en-es", "steps": 40}
+    key = RedisWeightsStore(redis).put(model, trained)
+    other = RedisWeightsStore(redis)  # another process, on another machine: nothing in its memory
+    loaded = other.get(key)
+    assert other.on_disk(key) and weights_id(loaded) == key and other.origin(key) == trained
+    for name, value in model.params.items():
+        np.testing.assert_array_equal(loaded.params[name], value)
+
+
+def test_the_least_recently_used_weights_leave_redis_first(redis):
+    store = RedisWeightsStore(redis, max_files=2)
+    old, used = store.put(small_model(0)), store.put(small_model(1))
+    RedisWeightsStore(redis).get(old)  # used by another process: now the most recent
+    new = store.put(small_model(2))
+    assert [RedisWeightsStore(redis).get(k) is not None for k in (old, used, new)] == [True, False, True]
+    assert not redis.exists(f"{REDIS_PREFIX}weights:{used}")
+
+
+def test_weights_bigger_than_the_redis_cap_stay_in_this_process(redis):
+    store = RedisWeightsStore(redis, max_bytes=1000)
+    key = store.put(small_model(), {"kind": "uploaded", "file": "big.npz"})
+    assert not store.on_disk(key) and RedisWeightsStore(redis).get(key) is None and store.get(key) is not None
+    assert redis.keys(f"{REDIS_PREFIX}weights*") == []
+
+
+def test_damaged_weights_in_redis_are_missing_and_removed(redis):
+    key = RedisWeightsStore(redis).put(small_model(0))
+    redis.set(f"{REDIS_PREFIX}weights:{key}", b"PK\x03\x04 not a zip")
+    assert RedisWeightsStore(redis).get(key) is None and not RedisWeightsStore(redis).on_disk(key)
+    other = RedisWeightsStore(redis).put(small_model(1))
+    redis.set(f"{REDIS_PREFIX}weights:{key}", redis.get(f"{REDIS_PREFIX}weights:{other}"))  # not what its id says
+    assert RedisWeightsStore(redis).get(key) is None
+    assert RedisWeightsStore(redis).get("../../etc/x") is None and RedisWeightsStore(redis).origin("*") is None
+
+
+def test_a_redis_that_does_not_answer_keeps_the_weights_in_this_process():
+    store = RedisWeightsStore(redis_client({"TRANSFORMER_REDIS_URL": f"redis://127.0.0.1:{free_port()}/0"}))
+    key = store.put(small_model())
+    assert store.get(key) is not None and not store.on_disk(key) and RedisWeightsStore(store.client).get(key) is None
+
+
+def test_the_environment_chooses_redis_for_the_weights(redis_url):
+    store = WeightsStore.from_environment({"TRANSFORMER_REDIS_URL": redis_url, "TRANSFORMER_WEIGHTS_MAX_FILES": "7"})
+    assert isinstance(store, RedisWeightsStore) and store.max_files == 7

@@ -46,7 +46,7 @@ def padding():
              "batch.sum": (att.CAUSAL_PAD_MASK_TEX, trace[f"{BLOCK}.mask"][sentence, 0])}
     for key, (tex, matrix) in masks.items():
         st.markdown(f"**{ctx.t(key)}**")
-        views.latex(tex)
+        views.latex(ctx.t.words(tex))
         _heatmap(ctx, matrix, labels, key)
     st.markdown(f"**{ctx.t('batch.weights')}**")
     _heatmap(ctx, trace[f"{BLOCK}.weights"][sentence, 0], labels, "batch.weights")

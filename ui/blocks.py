@@ -4,12 +4,15 @@ feed-forward network, a stack's output, and the dropout of training. The encoder
 these with their stack ("enc" or "dec")."""
 import streamlit as st
 
+import numpy as np
+
 from engine import attention as att
+from engine import dropout as dr
 from engine import layers
 
 from . import context, views
 from .figures import heatmap
-from .format import arrow, fmt
+from .format import arrow, fmt, fmt_tex
 from .formulas import DIGITS, attention_equations, mark_head, side_by_side_tex
 from .labels import indices, step_axes
 from .state import CACHE_HASH
@@ -25,6 +28,7 @@ DROPOUTS = {  # where training drops cells, in the order of the pass: step -> (w
     "dec": {"self_attn.dropout": ("weights", "masked"), "drop1": ("output", "masked"),
             "cross_attn.dropout": ("weights", "cross"), "drop2": ("output", "cross"), "drop3": ("output", "ffn")},
 }
+INPUT_SUM = ": X_emb + PE"  # what the source's and the decoder's input dropouts drop from
 
 
 def equations(block: str):
@@ -33,7 +37,7 @@ def equations(block: str):
     divisor = ctx.trace.step(f"{block}.scaled").meta["divisor_tex"]
     lines = attention_equations(divisor, block.endswith(".self_attn"), block.endswith(".cross_attn"),
                                 ctx.config.attn_bias)
-    views.latex(ctx.t.math(r" \\ ".join(lines)))
+    views.latex(ctx.t.words(r" \\ ".join(lines)))
     views.paper_form(("scale", "proj"), block)
 
 
@@ -99,7 +103,9 @@ def _layer_changes(ctx, stack, names):
     measure = _choice(f"{stack}.measure", ctx.t("stack.measure"), list(MEASURES), lambda m: ctx.t(f"stack.{m}"))
     values = getattr(layers.layer_changes([ctx.trace[name] for name in names]), measure)  # (layers, positions)
     views.latex(MEASURES[measure])
-    st.caption(ctx.t(f"stack.{measure}_note"))
+    one_layer = len(names) == 2  # the stack's input and one layer
+    note = "\n\n" + ctx.t("stack.one_layer_note", field=f"n_{stack}_layers") if one_layer else ""
+    st.caption(ctx.t(f"stack.{measure}_note") + note)
     first = 0 if measure == "norm" else 1  # x^(0), the input, has a length but no change
     columns = [ctx.t("view.input") if l == 0 else ctx.t("stack.layer", l=l) for l in range(first, len(names))]
     chart = heatmap(values.T, step_axes(ctx.trace, names[0])[0], columns, digits=ctx.state.digits)
@@ -108,7 +114,7 @@ def _layer_changes(ctx, stack, names):
 
 
 def _one_layer(ctx, stack, names):
-    layer = views.layer_picker(f"layer.{stack}_stack", default=ctx.config.n_layers - 1)
+    layer = views.layer_picker(f"layer.{stack}_stack", default=ctx.config.depth(stack) - 1)
     for block, sublayer in STACK_ATTENTION[stack].items():
         _attention_focus(ctx, f"{stack}.{layer}.{block}", sublayer)
     _layer_output(ctx, stack, names, layer)
@@ -129,7 +135,7 @@ def _attention_focus(ctx, block, sublayer):
 
 def _layer_output(ctx, stack, names, layer):
     """The layer's output; the last layer's is followed by the stack's, or is it (post-norm)."""
-    n, post = ctx.config.n_layers, ctx.config.norm_placement == "post"
+    n, post = ctx.config.depth(stack), ctx.config.norm_placement == "post"
     if layer < n - 1 or not post:
         st.markdown(f"**{ctx.t('stack.layer_output', l=layer + 1)}**")
         views.step(names[layer + 1], drill=False)
@@ -164,7 +170,47 @@ def dropout():
     trace = _training_pass(ctx.state.model_key, p, int(seed))
     names = [trace.step(drop).inputs[0], drop]  # before, after
     head = views.head_picker("heads.dropout") if trace[drop].ndim == 3 else None
-    views.flow(names, head, key=f"dropout.{drop}", focus=drop, trace=trace)
+    views.section_tabs({"dropout.tab.flow": lambda: views.flow(names, head, key=f"dropout.{drop}", focus=drop,
+                                                               trace=trace),
+                        "dropout.tab.mask": lambda: _dropout_mask(ctx, trace, names, head),
+                        "dropout.tab.places": lambda: _dropout_places(ctx, place, drop)}, "dropout.tab", link="section")
+
+
+def _dropout_mask(ctx, trace, names, head):
+    """The keep mask m of the chosen dropout as 0/1 cells, its scale 1/(1 - p), and one kept cell in numbers."""
+    before, drop = names
+    s = trace.step(drop)
+    keep, p = s.meta["keep"], s.meta["p"]
+    mask = keep if head is None else keep[head]  # (rows, cols)
+    st.markdown(ctx.t("dropout.mask.text", kept=int(mask.sum()), cells=mask.size, seed=s.meta["seed"], name=drop))
+    axes = step_axes(trace, drop)
+    st.plotly_chart(heatmap(mask.astype(float), axes[-2], axes[-1], digits=1), key="dropout.mask.chart",
+                    config={"displayModeBar": False}, width=views.chart_width(mask.shape[1]))
+    scale, digits = dr.keep_scale(p), ctx.state.digits
+    formula = rf"\frac{{1}}{{1 - p}} = \frac{{1}}{{1 - {fmt_tex(p, digits)}}} = {fmt_tex(scale, digits)}"
+    if not mask.any():
+        views.text_and_formula(ctx.t("dropout.scale.text"), formula)
+        return
+    i, j = (int(x) for x in np.argwhere(mask)[0])
+    index = (i, j) if head is None else (head, i, j)
+    views.text_and_formula(ctx.t("dropout.scale.example", row=i + 1, col=j + 1),
+                           rf"{formula},\quad {fmt_tex(trace[before][index], digits)} \cdot "
+                           rf"{fmt_tex(scale, digits)} = {fmt_tex(trace[drop][index], digits)}")
+
+
+def _dropout_places(ctx, place, drop):
+    """Every place a training pass drops cells (DROPOUTS), the chosen one in bold."""
+    lines = []
+    for where, drops in DROPOUTS.items():
+        lines.append(f"- {ctx.t(f'dropout.place.{where}')}" + (INPUT_SUM if len(drops) == 1 else ""))
+        for name, what in drops.items():
+            if what is not None:
+                word = ctx.t(f"dropout.{what[0]}", sublayer=ctx.t(f"sublayer.{what[1]}"))
+                chosen = where == place and drop.endswith(f".{name}")
+                lines.append(f"    - **{word}** ← {ctx.t('dropout.here')}" if chosen else f"    - {word}")
+        if where == place and len(drops) == 1:
+            lines[-1] = f"- **{ctx.t(f'dropout.place.{where}')}{INPUT_SUM}** ← {ctx.t('dropout.here')}"
+    st.markdown(ctx.t("dropout.places.text") + "\n\n" + "\n".join(lines))
 
 
 def _choice(key, label, options, format_func, link=None):

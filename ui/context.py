@@ -10,10 +10,11 @@ from dataclasses import dataclass
 import streamlit as st
 
 import engine
-from engine.config import CHOICES
+from engine.config import CHOICES, DEPTHS
 from engine.tokens import split
 
 from . import model_card, streamlit_internals
+from .classroom import LINK as ROOM_LINK
 from . import state as app_state
 from .format import DIGITS_RANGE
 from .i18n import LANGUAGES, language_of, plain_math, translator
@@ -23,7 +24,7 @@ from .state import APP_LIMITS, DEFAULT_TARGET, FLOAT_RANGES, MAX_CHARS, AppState
 from .streamlit_internals import forget_stale_widgets
 from .weights import WeightsStore
 
-SIZE_FIELDS = ("d_model", "n_heads", "d_k", "d_v", "d_ff", "n_layers")
+SIZE_FIELDS = ("d_model", "n_heads", "d_k", "d_v", "d_ff", "n_enc_layers", "n_dec_layers")  # depths: Config.depth
 CHOICE_FIELDS = ("layer_norm", "norm_placement", "pos_encoding", "activation", "softmax")
 BOOL_FIELDS = ("embed_scale", "attn_bias", "ffn_bias", "shared_embeddings", "tied_output")
 
@@ -135,13 +136,15 @@ def _make(candidate: AppState, good: AppState, t, notes) -> Context:
 
 def write_link(state: AppState, view: dict | None = None) -> None:
     """The address bar: the state, then the view of the page (view=None keeps the one it holds: a step page writes
-    its own when it has been drawn; a switch to another page clears it in the browser)."""
+    its own when it has been drawn; a switch to another page clears it in the browser), then the session's room
+    (ui/classroom.py)."""
     current = {key: st.query_params.get_all(key) for key in st.query_params}
     query = app_state.encode(state)
     if view is None:
         query |= {key: current[key][-1] for key in app_state.VIEW_KEYS if current.get(key)}
     else:
         query |= app_state.encode_view(view)
+    query |= st.session_state.get(ROOM_LINK, {})
     if current != {key: [v] for key, v in query.items()}:
         # each write is a message to the browser, so the URL is written only when it changes
         st.query_params.from_dict(query)
@@ -149,13 +152,16 @@ def write_link(state: AppState, view: dict | None = None) -> None:
 
 def refusal(t, error: ValueError) -> str:
     """Why a setting was refused, in the app's language where the catalog has the words."""
+    code = getattr(error, "code", None)  # the engine's ConfigError
     if isinstance(error, LimitError):
         key, values = error.args
-        if "side" in values:
-            values = {**values, "side": t(f"side.{values['side']}")}
-        return t(key, **values)
-    code = getattr(error, "code", None)  # the engine's ConfigError
-    return t(f"msg.{code}", **error.values) if code else str(error)
+    elif code:
+        key, values = f"msg.{code}", error.values
+    else:
+        return str(error)
+    if "side" in values:
+        values = {**values, "side": t(f"side.{values['side']}")}
+    return t(key, **values)
 
 
 def navigation(t) -> dict:
@@ -289,6 +295,7 @@ def _option_values(state: AppState) -> dict:
     """The option widgets' values for a state, by widget key."""
     config = state.config()
     values = {f"ctl.{field}": getattr(config, field) for field in SIZE_FIELDS + CHOICE_FIELDS + BOOL_FIELDS + ("eps",)}
+    values |= {f"ctl.{field}": config.depth(stack) for stack, field in DEPTHS.items()}
     values["ctl.seed"], values["ctl.digits"] = state.seed, state.digits
     values["ctl.divisor_kind"] = "sqrt" if config.attn_divisor == "sqrt_dk" else "number"
     values["ctl.divisor"] = 30.0 if config.attn_divisor == "sqrt_dk" else float(config.attn_divisor)
@@ -434,10 +441,19 @@ def _option_widgets(good: AppState, t) -> tuple:
         st.toggle(t(f"ctl.{field}"), key=f"ctl.{field}")
     chosen = {f: st.session_state[f"ctl.{f}"] for f in CHOICE_FIELDS + BOOL_FIELDS + ("eps",)}
     chosen |= {f: int(st.session_state[f"ctl.{f}"]) for f in SIZE_FIELDS}  # a float after Streamlit resets one
+    chosen |= _depth_settings(good.config(), chosen.pop("n_enc_layers"), chosen.pop("n_dec_layers"))
     chosen["attn_divisor"] = "sqrt_dk" if st.session_state["ctl.divisor_kind"] == "sqrt" else float(
         st.session_state["ctl.divisor"])
     base = engine.PRESETS[good.preset]
     return tuple(sorted((f, v) for f, v in chosen.items() if getattr(base, f) != v)), int(st.session_state["ctl.seed"])
+
+
+def _depth_settings(config: engine.Config, enc: int, dec: int) -> dict:
+    """The depth fields for the depths the widgets show: the config's own while they are its depths (a link's
+    n_enc_layers stays as it was written); else N for both stacks, or N for the encoder and the decoder's own."""
+    if (enc, dec) == (config.depth("enc"), config.depth("dec")):
+        return {field: getattr(config, field) for field in ("n_layers", *DEPTHS.values())}
+    return {"n_layers": enc, "n_enc_layers": None, "n_dec_layers": None if dec == enc else dec}
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)

@@ -39,8 +39,8 @@ def architecture(t, trace) -> Chart:
     labels = [_text(x, y, titles[page] + (f"<br><span style='font-size:10px'>{size}</span>" if size else ""))
               for page, x, y, size in placed]
     labels += [_text(0, 0, t("overview.src")), _text(1, 0, t("overview.tgt")),
-               _beside(ENCODER, f"{t('section.encoder')} × {c.n_layers}", -1),
-               _beside(DECODER, f"{t('section.decoder')} × {c.n_layers}", 1)]
+               _beside(ENCODER, f"{t('section.encoder')} × {c.depth('enc')}", -1),
+               _beside(DECODER, f"{t('section.decoder')} × {c.depth('dec')}", 1)]
     pages, ends = [page for page, *_ in placed], [(x, y) for _, x, y, _ in placed]
     arrows = [_arrow(ends[i], ends[i + 1]) for i in range(len(ends) - 1) if ends[i][0] == ends[i + 1][0]]
     arrows += [_arrow((0, 0), ends[pages.index("tokens")]), _arrow((1, 0), ends[pages.index("decoder_input")]),

@@ -40,11 +40,12 @@ def _generating_model(model_key, choice):
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _trained_for(src):
     """The shipped trained model; a word of the source it never learned gets weights of its own."""
-    return engine.with_words(_trained(), src)
+    return engine.with_words(shipped_trained(), src)
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)
-def _trained():
+def shipped_trained():
+    """The shipped model trained on TRAINED_CORPUS (engine.trained), loaded once per process."""
     return engine.trained(TRAINED_CORPUS)
 
 
@@ -84,7 +85,7 @@ def _model_note(ctx) -> str:
     if st.session_state["gen.model"] == "current":
         note = ctx.t("gen.m.current_note", model=context.model_description(ctx))
         return note if ctx.state.weights else f"{note} {ctx.t('gen.m.untrained')}"
-    return ctx.t("gen.m.trained_note", n=len(pairs(TRAINED_CORPUS)), sizes=model_sizes(ctx.t, _trained().config),
+    return ctx.t("gen.m.trained_note", n=len(pairs(TRAINED_CORPUS)), sizes=model_sizes(ctx.t, shipped_trained().config),
                  file=f"engine/data/{TRAINED_CORPUS}.npz")
 
 
@@ -194,7 +195,7 @@ def _open_prefix(prefix_tokens):
     text = " ".join(t for t in prefix_tokens[1:])
     st.session_state["ctl.tgt"] = text
     if generation.settings(st.session_state.state.gen)["model"] == "trained":
-        context.adopt_model(_trained(), {"kind": "shipped", "corpus": TRAINED_CORPUS}, tgt=text)
+        context.adopt_model(shipped_trained(), {"kind": "shipped", "corpus": TRAINED_CORPUS}, tgt=text)
     else:
         context.set_state(st.session_state.state.replace(tgt=text), reset_editors=False)
 

@@ -22,7 +22,7 @@ def describe(t, preset: str, seed: int, config, origin: dict | None, stored: boo
 
 def model_sizes(t, config) -> str:
     return t("model.sizes", d_model=config.d_model, h=config.n_heads, d_k=config.d_k, d_ff=config.d_ff,
-             n_layers=config.n_layers)
+             n_enc=config.depth("enc"), n_dec=config.depth("dec"))
 
 
 def code(text: str) -> str:

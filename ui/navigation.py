@@ -6,7 +6,7 @@ PAGES = {
     "decoder": ["decoder_input", "masked_attention", "dec_add_norm", "cross_attention", "dec_ffn", "decoder_stack",
                 "output"],
     "generate": ["generate", "train", "dropout"],
-    "compare": ["paper_vs_blog"],
+    "compare": ["paper_vs_blog", "sizes"],
 }
 # The step pages, each ending with links to its neighbours here: from the overview's map through the encoder and
 # the decoder to generation, which runs the whole pass again per token. Training, dropout and the comparison

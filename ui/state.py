@@ -14,8 +14,8 @@ from typing import NamedTuple
 
 import engine
 from engine.config import parse_field
-from engine.model import param_shapes
 from engine.presets import configure
+from engine.sizes import parameter_count
 from engine.tokens import split
 from engine.values import MAX_SEED
 
@@ -24,14 +24,16 @@ from .format import DIGITS, DIGITS_RANGE
 from .i18n import LANGUAGES
 from .weights import ID as WEIGHTS_ID
 
-APP_LIMITS = {"d_model": 512, "n_heads": 16, "d_k": 512, "d_v": 512, "d_ff": 2048, "n_layers": 8}  # from 1
+APP_LIMITS = {"d_model": 512, "n_heads": 16, "d_k": 512, "d_v": 512, "d_ff": 2048, "n_layers": 12,
+              "n_enc_layers": 12, "n_dec_layers": 12}  # from 1
+NOT_IN_APP = ("decoder_only",)  # engine settings the pages do not draw yet: a link or a file asking for one is refused
 FLOAT_RANGES = {"attn_divisor": (0.001, 1e6), "eps": (0.0, 1.0)}  # what the option widgets accept
 MAX_TOKENS = 64
 MAX_CHARS = 2000  # a sentence's characters, in the text inputs and in a link: room for MAX_TOKENS long words
 MAX_WEIGHT = 1e6
 SLIDER_STEPS = 200  # a weight's slider moves in about this many steps
 MAX_EDITS = 200
-MAX_PARAMS = 60_000_000  # the paper's sizes with N = 8: 59 million weights, 470 MB
+MAX_PARAMS = 60_000_000  # the paper's sizes with N = 8: 59 million weights, 470 MB (N = 12 is more: refused)
 DEFAULT_SOURCE = "Hello World"
 DEFAULT_TARGET = "Hola Mundo"  # the post's translation: three decoder positions (SOS hola mundo) show the mask
 
@@ -97,6 +99,8 @@ class LimitError(ValueError):
 
 def check_limits(state: AppState) -> None:
     for field, value in state.overrides:
+        if field in NOT_IN_APP:
+            raise LimitError("msg.not_in_app", {"field": field})
         high = APP_LIMITS.get(field)
         if high is not None and isinstance(value, int) and value > high:
             raise LimitError("msg.too_big", {"field": field, "high": high, "value": value})
@@ -122,7 +126,7 @@ def _check_size(state: AppState) -> None:
 
 @functools.lru_cache(maxsize=64)  # every rerun checks its state's size
 def _weight_count(config: engine.Config) -> int:
-    return sum(math.prod(shape) for shape in param_shapes(config, 0).values())  # the embeddings are left out
+    return parameter_count(config, 0)  # the embeddings are left out
 
 
 def check_weight(value) -> float:
@@ -260,6 +264,8 @@ def _decode_overrides(text: str, preset: str):
 
 def _check_range(field, value):
     """The app's own bounds, which its widgets enforce too."""
+    if field in NOT_IN_APP:
+        raise ValueError(field)
     if field in APP_LIMITS and not 1 <= value <= APP_LIMITS[field]:
         raise ValueError(field)
     low, high = FLOAT_RANGES.get(field, (None, None))

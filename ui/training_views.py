@@ -58,10 +58,10 @@ def loss_section():
     ctx = context.get()
     st.subheader(ctx.t("train.loss"))
     st.markdown(ctx.t("train.loss_intro"))
-    views.latex(ctx.t.math(TEACHER_FORCING_TEX))
+    views.latex(ctx.t.words(TEACHER_FORCING_TEX))
     smoothing = st.slider(ctx.t("train.label_smoothing"), 0.0, 0.3, 0.0, step=0.05, key="train.view_smoothing")
     views.latex(SMOOTHED_TARGET_TEX + r",\quad " + SMOOTHED_LOSS_TEX if smoothing else CROSS_ENTROPY_TEX)
-    views.latex(ctx.t.math(MEAN_LOSS_TEX))
+    views.latex(ctx.t.words(MEAN_LOSS_TEX))
     result = _loss(ctx.state.model_key, smoothing)
     header = [ctx.t(f"train.col.{c}") for c in ("position", "input", "target", "p_target", "loss")]
     rows = loss_rows(result, ctx.model.vocab.tokens, ctx.state.digits)
@@ -78,7 +78,7 @@ def backward_section(result):
     derivation_views.cross_entropy()
     name = st.selectbox(ctx.t("train.grad_step"), list(result.backward), key="train.grad_step")
     step = result.trace.step(name.removeprefix("grad."))
-    views.latex(ctx.t.math(backward_formula(step)))
+    views.latex(ctx.t.words(backward_formula(step)))
     _gradient(ctx, result.backward[name], step_axes(result.trace, step.name), "train.grad_step_head")
     box = st.expander(ctx.t("train.grad_param"), key="train.grad_param_open", on_change="rerun")
     if box.open:  # a second heatmap only on demand: each one a page draws is redrawn by every sidebar edit
@@ -220,7 +220,7 @@ def _results(ctx):
 
 def _attention_before_after(ctx, before, after, pair):
     src, tgt = pair
-    block = f"dec.{before.config.n_layers - 1}.cross_attn.weights"
+    block = f"dec.{before.config.depth('dec') - 1}.cross_attn.weights"
     st.markdown(ctx.t("train.attention", src=src, tgt=tgt))
     for column, (label, model) in zip(st.columns(2), (("train.col.before", before), ("train.col.after", after))):
         trace = model.run(src, tgt)

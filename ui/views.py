@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from . import context, departures
+from . import classroom, context, departures
 from .figures import CELL_WIDTH, TEXT_COLS, heatmap, writes_numbers
 from .format import arrow, bmatrix, bmatrix_around, difference, fmt, printed_width, table
 from .labels import (SEED_NOTES, description_key, indices, intro_keys, param_axes, param_key, param_tex, step_axes,
@@ -83,6 +83,7 @@ def page(body):
         for part, value in st.session_state.pop("link_view", {}).items():  # parts of the link no widget here took
             _link_note(ctx, part, value)
         context.write_link(ctx.state, drawn.view)
+        classroom.publish(ctx.t)  # this fragment's own reruns do not reach app.py's
         neighbour_links(ctx.state, drawn.page)
     return run
 
@@ -174,7 +175,7 @@ def _notes(ctx):
 
 def layer_picker(key: str, default: int = 0) -> int:
     ctx = context.get()
-    n = ctx.config.n_layers
+    n = ctx.config.depth(key.removeprefix("layer.")[:3])  # the key names the stack: "layer.enc", "layer.dec_stack"
     if n == 1:
         return 0
     restore_from_link(key, "layer", range(n))
@@ -310,7 +311,7 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     s = trace.step(name)
     shape = f"{ctx.t('view.shape')}: ({', '.join(_symbols(name, s.value.ndim))}) = ({', '.join(map(str, s.shape))})"
     text_and_formula(f"##### {ctx.t(step_name_key(name))} · {ctx.t(description_key(name))}\n\n"
-                     f":gray[:small[`{name}` · {shape}]]", ctx.t.math(s.formula))  # the code's name for the API
+                     f":gray[:small[`{name}` · {shape}]]", ctx.t.words(s.formula))  # the code's name for the API
     paper_form((s.kind, name.rsplit(".", 1)[-1]), name)
     _editors(ctx, s, head, edits)
     axes = step_axes(trace, name)
@@ -498,7 +499,7 @@ def _drill(ctx, trace, name, head, key, rows, cols, unedited=None):
         ndim = trace[name].ndim
         explanation = trace.explain(name, _full_index(head if ndim == 3 else None, row, col, ndim), ctx.state.digits,
                                     ctx.state.digits)  # the plain text too
-        latex(ctx.t.math(explanation.latex))
+        latex(ctx.t.words(explanation.latex))
         if unedited is not None:
             now, was = _slice(ctx.trace[name], head)[row, col], unedited[row, col]
             st.caption(ctx.t("view.unedited_value", value=fmt(was, ctx.state.digits),
@@ -506,7 +507,7 @@ def _drill(ctx, trace, name, head, key, rows, cols, unedited=None):
         plain = st.expander(ctx.t("view.plain"), key=f"plain.{key}", on_change="rerun")
         if plain.open:  # the text is drawn only when asked for: an edit redraws one element less
             with plain:
-                st.code(ctx.t.plain(explanation.text), language=None, wrap_lines=True)
+                st.code(ctx.t.words(explanation.text), language=None, wrap_lines=True)
 
 
 # ---- editing weights --------------------------------------------------------------------------------------

@@ -1,0 +1,110 @@
+"""How big a model is: its parameters counted per block and per part, and the multiply-adds of each step's matrix
+product. Counted from the config and the shapes alone (engine.model.param_shapes, a trace's step shapes)."""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from .config import Config
+from .model import param_shapes
+
+PAPER_VOCABULARY_SIZE = 37_000  # the base model's shared source-target byte-pair vocabulary (paper section 5.1)
+PAPER_BASE_PARAMETERS = 65_000_000  # the base model's count in the paper's Table 3
+PAPER_BASE_CONFIG = Config()  # the base model's settings (the paper preset's)
+PRODUCT_KINDS = ("proj", "scores", "weighted", "linear")  # the step kinds that multiply two matrices
+
+
+class Part(NamedTuple):
+    """A kind of block of the model, e.g. the encoder's feed-forward networks: `copies` alike, one per layer (1 for
+    a part outside the stacks), of `each` parameters."""
+    each: int
+    copies: int
+
+    @property
+    def total(self) -> int:
+        return self.each * self.copies
+
+
+def block_of(name: str) -> str:
+    """The block a parameter belongs to: "enc.0.attn" for "enc.0.attn.W_Q", "enc.0.ln1" for "enc.0.ln1.gamma",
+    "unembed" for "unembed.b"; each embedding table is a block of its own."""
+    return name if name.startswith(("embed.", "pos.")) else name.rsplit(".", 1)[0]
+
+
+def part_of(block: str) -> str:
+    """The part a block is a copy of: "enc.attn" for "enc.3.attn", "dec.ln" for any decoder layer's LayerNorm."""
+    stack, *rest = block.split(".")
+    if not rest or not rest[0].isdigit():
+        return block
+    sub = rest[1]
+    return f"{stack}.{'ln' if sub.startswith('ln') else sub}"
+
+
+def parameter_count(config: Config, vocab_size: int) -> int:
+    """Every parameter of the model, a shared embedding table counted once."""
+    return sum(math.prod(shape) for shape in param_shapes(config, vocab_size).values())
+
+
+def block_counts(config: Config, vocab_size: int) -> dict[str, int]:
+    """Parameters per block, in the order of param_shapes."""
+    counts = {}
+    for name, shape in param_shapes(config, vocab_size).items():
+        block = block_of(name)
+        counts[block] = counts.get(block, 0) + math.prod(shape)
+    return counts
+
+
+def part_counts(config: Config, vocab_size: int) -> dict[str, Part]:
+    """Parameters per part: the blocks of every layer of a stack that are alike counted once, with their copies."""
+    totals, copies = {}, {}
+    for block, count in block_counts(config, vocab_size).items():
+        part = part_of(block)
+        totals[part] = totals.get(part, 0) + count
+        copies[part] = copies.get(part, set()) | {block.split(".")[1] if part != block else ""}
+    return {part: Part(total // len(copies[part]), len(copies[part])) for part, total in totals.items()}
+
+
+def multiply_adds(kind: str, a_shape: tuple, b_shape: tuple) -> int:
+    """The multiply-adds of a step's matrix product, from its two operands' shapes; 0 for a step of another kind.
+
+    proj, linear: x (..., d_in) times W (h, d_in, d_k) or (d_in, d_out), or E (V, d_model) transposed: each row of x
+    meets every weight once. scores: Q (..., n, d_k) K^T, K (..., m, d_k): every cell of Q meets m keys.
+    weighted: A (..., n, m) V, V (..., m, d_v): every weight meets a value row of d_v."""
+    if kind in ("proj", "linear"):
+        return math.prod(a_shape[:-1]) * math.prod(b_shape)
+    if kind == "scores":
+        return math.prod(a_shape) * b_shape[-2]
+    if kind == "weighted":
+        return math.prod(a_shape) * b_shape[-1]
+    return 0
+
+
+class Product(NamedTuple):
+    """One step's matrix product: its operands' shapes and its multiply-adds."""
+    a_shape: tuple
+    b_shape: tuple
+    multiply_adds: int
+
+
+def pass_products(trace) -> dict[str, Product]:
+    """The matrix product of every step of a forward pass that makes one, by step name, in the pass's order."""
+    products = {}
+    for step in trace.steps():
+        if step.kind in PRODUCT_KINDS:
+            a, b = (trace.resolve(ref).shape for ref in step.inputs[:2])
+            products[step.name] = Product(a, b, multiply_adds(step.kind, a, b))
+    return products
+
+
+def stack_of(step_name: str) -> str:
+    """Where a step sits: "enc" or "dec" for a layer's step, else the first part of its name ("logits" for the
+    output layer's)."""
+    return step_name.split(".", 1)[0]
+
+
+def totals_by_stack(products: dict[str, Product]) -> dict[str, int]:
+    """Multiply-adds per stack of the pass (see stack_of), and "all"."""
+    totals = {}
+    for name, product in products.items():
+        totals[stack_of(name)] = totals.get(stack_of(name), 0) + product.multiply_adds
+    return {**totals, "all": sum(totals.values())}

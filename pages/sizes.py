@@ -1,0 +1,26 @@
+import streamlit as st
+
+from engine import sizes
+from ui import context, views
+from ui.format import arrow
+from ui.size_tables import count, parameter_table, product_table, product_totals
+
+ctx = context.get()
+views.intro("sizes")
+t, c, vocab_size = ctx.t, ctx.config, len(ctx.model.vocab)
+
+st.subheader(t("sizes.parameters"))
+st.markdown(t("sizes.parameters_note", n=count(sizes.parameter_count(c, vocab_size)), v=count(vocab_size),
+              paper_v=count(sizes.PAPER_VOCABULARY_SIZE),
+              paper_n=count(sizes.parameter_count(c, sizes.PAPER_VOCABULARY_SIZE))))
+st.dataframe(arrow(parameter_table(t, c, vocab_size)), hide_index=True, height="content")
+st.markdown(t("sizes.decoder_only", n=count(sizes.parameter_count(c.replace(decoder_only=True), vocab_size)),
+              d=c.depth("dec")))
+st.caption(t("sizes.paper_base", n=count(sizes.parameter_count(sizes.PAPER_BASE_CONFIG, sizes.PAPER_VOCABULARY_SIZE)),
+             paper=count(sizes.PAPER_BASE_PARAMETERS)))
+
+st.subheader(t("sizes.products"))
+products = sizes.pass_products(ctx.trace)
+st.markdown(t("sizes.products_note", n_src=len(ctx.trace.src_tokens), n_tgt=len(ctx.trace.tgt_tokens)))
+st.markdown(product_totals(t, products))
+st.dataframe(arrow(product_table(t, products)), hide_index=True)

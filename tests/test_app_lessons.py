@@ -1,0 +1,112 @@
+"""The lessons of issue 19 in the app: the positional page's property tabs, the tokens page's one-hot product and
+cosine similarity, the dropout page's mask, scale and places; each tab drawn only while open."""
+import numpy as np
+import pytest
+
+import engine
+from engine import positional as pe
+from engine.dropout import Dropout
+from test_app import assert_clean, engine_trace, latex, open_page, paragraphs, server_navigation  # noqa: F401
+from ui.format import bmatrix, fmt, fmt_tex
+from ui.i18n import EN, ZH
+from ui.positional_views import PAIR_GAP
+
+
+def open_tab(at, key, label):
+    at.session_state[key] = (ZH if at.session_state["ctl.lang"] == "zh" else EN)[label]
+    at.run()
+    assert_clean(at)
+    return at
+
+
+def test_the_pages_open_on_their_old_view_with_the_lessons_in_closed_tabs():
+    for page, key, labels in (("positional", "pos.tab", ["pos.tab.steps", "pos.tab.table", "pos.tab.similarity",
+                                                         "pos.tab.rotation", "pos.tab.order"]),
+                              ("tokens", "tokens.tab", ["tokens.tab.lookup", "tokens.tab.product", "tokens.tab.cosine"]),
+                              ("dropout", "dropout.tab", ["dropout.tab.flow", "dropout.tab.mask", "dropout.tab.places"])):
+        at = open_page(page)
+        assert [t.label for t in at.tabs] == [EN[label] for label in labels], page
+        assert not any(EN["pos.order.text"] in p or EN["tokens.cosine.text"] in p for p in paragraphs(at))
+
+
+@pytest.mark.parametrize("encoding", ["sinusoidal", "blog", "blog_table", "learned", "none"])
+def test_rotation_tab_says_what_holds_for_each_encoding_with_its_numbers(encoding):
+    at = open_tab(open_page("positional", cfg=f"pos_encoding:{encoding}"), "pos.tab", "pos.tab.rotation")
+    model = engine.preset("hello-world", pos_encoding=encoding)
+    table = pe.positional_encoding(encoding, 100, 4, model.params.get("pos.learned"))  # positions 0..99
+    gap = pe.rotation_gap(table, 0, 1)
+    assert EN[f"pos.rotation.{encoding}"].format(gap=fmt(gap, 2), pairs=2) in paragraphs(at)
+    assert (gap < 1e-12) == (encoding in ("sinusoidal", "none"))
+    pair = latex(at)[0].split(PAIR_GAP)[0]  # i = 0: (PE_1,0; PE_1,1) = ... \\ R_0(1) (PE_0,0; PE_0,1) = R PE = moved
+    assert bmatrix(table[1, :2][:, None], 4) in pair and bmatrix(pe.rotated(table, 0, 1)[:2][:, None], 4) in pair
+
+
+def test_order_tab_shows_the_reversed_sentence_weights_are_the_permuted_ones():
+    at = open_tab(open_page("positional", src="hello how world", cfg="pos_encoding:sinusoidal"), "pos.tab", "pos.tab.order")
+    model = engine.preset("hello-world", pos_encoding="sinusoidal")
+    bare = model.without_positions()
+    before, after = bare.run("hello how world")["enc.0.attn.weights"], bare.run("world how hello")["enc.0.attn.weights"]
+    gap = pe.permutation_gap(before, after, [2, 1, 0])
+    assert gap < 1e-12
+    assert EN["pos.order.same"].format(gap=fmt(gap, 2), layers=1) in paragraphs(at)
+    with_pe = pe.permutation_gap(model.run("hello how world")["enc.0.attn.weights"],
+                                 model.run("world how hello")["enc.0.attn.weights"], [2, 1, 0])
+    assert with_pe > 1e-3
+    assert EN["pos.order.with_pe"].format(setting=EN["choice.sinusoidal"], gap=fmt(with_pe, 2)) in paragraphs(at)
+    captions = [c.value for c in at.caption]
+    assert EN["pos.order.before"].format(sentence="hello how world") in captions
+    assert EN["pos.order.after"].format(sentence="world how hello") in captions
+
+
+@pytest.mark.parametrize("cfg", ["embed_scale:false", "embed_scale:true"])
+def test_product_tab_writes_chi_w_e_as_the_lookup(cfg):
+    at = open_tab(open_page("tokens", cfg=cfg), "tokens.tab", "tokens.tab.product")
+    trace = engine_trace(embed_scale=cfg.endswith("true"))
+    product = latex(at)[0]
+    assert product.startswith(r"\chi\, W_E") and r"W_E[0] \\ W_E[2]" in product
+    assert product.endswith(bmatrix(trace["src.embed"], 4)) and (r"\sqrt{d_{\text{model}}}" in product) == (
+        cfg.endswith("true"))
+    assert EN["tokens.product.equal"] in [c.value for c in at.caption]
+
+
+def test_cosine_tab_puts_the_random_model_beside_the_shipped_trained_one():
+    at = open_tab(open_page("tokens", lang="zh"), "tokens.tab", "tokens.tab.cosine")
+    captions = [c.value for c in at.caption]
+    assert ZH["tokens.cosine.caption"].format(model=ZH["tokens.cosine.random_in_use"].format(seed=0), shown=11,
+                                              vocab=11) in captions
+    other = ZH["tokens.cosine.trained_other"].format(corpus="en-es", d_model=32)
+    assert ZH["tokens.cosine.caption"].format(model=other, shown=24, vocab=len(engine.trained().vocab)) in captions
+
+
+def test_dropout_mask_tab_shows_the_engines_mask_and_scale():
+    at = open_tab(open_page("dropout"), "dropout.tab", "dropout.tab.mask")
+    keep = Dropout(0.1, 0).keep_mask("src.dropout", (2, 4))
+    text = EN["dropout.mask.text"].format(kept=int(keep.sum()), cells=8, seed=0, name="src.dropout")
+    assert text in paragraphs(at)
+    trace = engine.preset("hello-world").run("Hello World", "Hola Mundo", dropout=0.1, seed=0)
+    i, j = np.argwhere(keep)[0]
+    formula = latex(at)[-1]
+    assert formula.startswith(r"\frac{1}{1 - p} = \frac{1}{1 - 0.1} = 1.111")
+    assert formula.endswith(f"{fmt_tex(trace['src.input'][i, j], 4)} \\cdot 1.111 = "
+                            f"{fmt_tex(trace['src.dropout'][i, j], 4)}")
+
+
+def test_dropout_places_mark_the_chosen_one():
+    at = open_tab(open_page("dropout"), "dropout.tab", "dropout.tab.places")
+    places = [m.value for m in at.markdown if m.value.startswith(EN["dropout.places.text"])][0]
+    assert f"- **{EN['dropout.place.src']}: X_emb + PE** ← {EN['dropout.here']}" in places
+    assert places.count(EN["dropout.here"]) == 1 and places.count("    - ") == 8  # 3 encoder + 5 decoder dropouts
+
+
+def test_dropout_mask_of_attention_weights_is_the_chosen_heads():
+    at = open_page("dropout", preset="paper", cfg="d_model:8,n_heads:2,d_ff:16")
+    at.session_state["dropout.place"] = "enc"
+    at.run()
+    at.session_state["dropout.which.enc"] = "attn.dropout"
+    at.session_state["heads.dropout"] = 1
+    at.session_state["dropout.p"] = 0.5
+    at = open_tab(at, "dropout.tab", "dropout.tab.mask")
+    keep = Dropout(0.5, 0).keep_mask("enc.0.attn.dropout", (2, 2, 2))  # (h, n, n)
+    assert keep[0].sum() != keep[1].sum()  # so the text tells the heads apart
+    text = EN["dropout.mask.text"].format(kept=int(keep[1].sum()), cells=4, seed=0, name="enc.0.attn.dropout")
+    assert text in paragraphs(at)

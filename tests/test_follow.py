@@ -1,0 +1,139 @@
+"""Follow the teacher (ui/classroom.py), at the protocol level (bench/protocol.py, no browser): a teacher opens a
+room from the sidebar; a student who opens the room's link is on the teacher's page with the teacher's state, and
+the student's next poll after a change of the teacher (st.fragment(run_every=1 s), rerun here as the browser's timer
+does) brings it; a student who detaches stays; a forged key and a student's own changes never reach the room."""
+import asyncio
+import sys
+import urllib.parse
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+for path in (ROOT, ROOT / "bench"):
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+
+from conftest import app_server, in_own_thread  # noqa: E402
+from protocol import Session  # noqa: E402
+from ui import rooms  # noqa: E402
+from ui.classroom import POLL_SECONDS  # noqa: E402
+from ui.i18n import translator  # noqa: E402
+
+TIMEOUT = 60
+T = translator("en")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("follow")
+    database = directory / "rooms.sqlite3"
+    with app_server(directory / "streamlit.log", {"TRANSFORMER_ROOMS_DB": str(database)}) as url:
+        yield url, rooms.SqliteRooms(database)
+
+
+def query(session: Session) -> dict:
+    return dict(urllib.parse.parse_qsl(session.query_string or ""))
+
+
+async def type_text(session: Session, key: str, text: str):
+    kind, proto = session.last.widget(key)
+    session.set_widget(proto.id, string_value=text)
+    return await session.rerun(TIMEOUT)
+
+
+async def click(session: Session, key: str):
+    session.set_widget(session.last.widget(key)[1].id, trigger_value=True)
+    return await session.rerun(TIMEOUT)
+
+
+async def toggle(session: Session, key: str, on: bool):
+    session.set_widget(session.last.widget(key)[1].id, bool_value=on)
+    return await session.rerun(TIMEOUT)
+
+
+async def poll(student: Session):
+    """One timer tick of the student's follow fragment."""
+    (fragment,) = student.auto_reruns
+    assert student.auto_reruns[fragment] == POLL_SECONDS
+    await asyncio.sleep(POLL_SECONDS)
+    return await student.auto_rerun(fragment, TIMEOUT)
+
+
+async def open_room(url: str) -> tuple[Session, str, str]:
+    teacher = await Session.open(url, "attention", timeout=TIMEOUT)
+    assert await teacher.open_expander(r"room\.panel", TIMEOUT)
+    await click(teacher, r"room\.open")
+    link = query(teacher)
+    return teacher, link["room"], link["key"]
+
+
+def shown(session: Session) -> str:
+    return " ".join(session.last.texts())
+
+
+def test_a_student_follows_the_teacher_and_can_detach(server):
+    url, store = server
+
+    async def scenario():
+        teacher, code, key = await open_room(url)
+        student = await Session.open(url, "", query_string=f"room={code}", timeout=TIMEOUT)
+        try:
+            assert store.latest(code).page == "attention"
+            assert student.page_script_hash == teacher.page_script_hash  # moved to the teacher's page
+            assert "key" not in query(student) and query(student)["room"] == code
+            await type_text(teacher, r"ctl\.src", "Good morning class")
+            version = store.version(code)
+            run = await poll(student)  # the first tick after the change
+            assert run.status == 0 and not run.exceptions
+            assert query(student)["src"] == "Good morning class" and "key" not in query(student)
+            assert student.page_script_hash == teacher.page_script_hash
+
+            await toggle(student, r"room\.attached\.\w+", False)  # detach, and experiment
+            assert not student.auto_reruns and T("room.detached") in shown(student)
+            await type_text(student, r"ctl\.src", "My own sentence")
+            assert store.version(code) == version and store.latest(code).query["src"] == "Good morning class"
+            await type_text(teacher, r"ctl\.src", "Second sentence")
+            assert query(student)["src"] == "My own sentence"  # detached: nothing follows
+            await toggle(student, r"room\.attached\.\w+", True)  # follow again: the teacher's state at once
+            assert query(student)["src"] == "Second sentence"
+        finally:
+            await asyncio.gather(teacher.close(), student.close())
+
+    in_own_thread(scenario)
+
+
+@pytest.mark.parametrize("forged", ["A" * 22, "not-a-key", "'><script>"])
+def test_a_forged_key_is_refused_and_changes_nothing(server, forged):
+    url, store = server
+
+    async def scenario():
+        teacher, code, key = await open_room(url)
+        before = store.latest(code)
+        forger = await Session.open(url, "attention", query_string=f"room={code}&key={urllib.parse.quote(forged)}",
+                                    timeout=TIMEOUT)
+        try:
+            assert not forger.last.exceptions and T("room.wrong_key", code=code) in shown(forger)
+            assert "key" not in query(forger) and query(forger)["room"] == code  # now a student of the room
+            await type_text(forger, r"ctl\.src", "Forged sentence")
+            assert store.latest(code) == before
+        finally:
+            await asyncio.gather(teacher.close(), forger.close())
+
+    in_own_thread(scenario)
+
+
+@pytest.mark.parametrize("code", ["HKMN", "ZZZZ", "abc", "A" * 5000, "ACEF'"])
+def test_a_bad_or_unknown_room_code_gets_a_message(server, code):
+    url, store = server
+
+    async def scenario():
+        session = await Session.open(url, "", query_string=f"room={urllib.parse.quote(code)}", timeout=TIMEOUT)
+        await session.close()
+        return session
+
+    session = in_own_thread(scenario)
+    assert session.last.status == 0 and not session.last.exceptions and "room" not in query(session)
+    normal = rooms.normal_code(code)
+    expected = T("room.gone", code=normal) if normal else T("room.bad_code", code=code[:12], alphabet=rooms.ALPHABET)
+    assert expected in shown(session)

@@ -1,0 +1,185 @@
+"""The room store (ui/rooms.py), on both backends: SQLite shared by two processes, and a real redis-server
+(the `redis_url` fixture of conftest.py). A teacher's puts raise the version only when the state changes, students
+read it; a wrong, forged or malformed key is refused with a message key, never an exception of another kind; an
+idle room expires; a store full of rooms refuses another."""
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from ui import rooms  # noqa: E402
+from ui.rooms import ALPHABET, CODE_LENGTH, Latest, RoomError, RedisRooms, SqliteRooms  # noqa: E402
+
+QUERY = {"preset": "hello-world", "src": "Hello World", "tgt": "Hola Mundo", "head": "2"}
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1_000_000.0
+
+    def __call__(self):
+        return self.now
+
+
+@pytest.fixture
+def redis_client(redis_url):
+    client = rooms.redis_client({"TRANSFORMER_REDIS_URL": redis_url})
+    client.flushdb()
+    return client
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def store(request, tmp_path):
+    if request.param == "sqlite":
+        return SqliteRooms(tmp_path / "rooms.sqlite3")
+    return RedisRooms(request.getfixturevalue("redis_client"))
+
+
+def refusal(call) -> str:
+    with pytest.raises(RoomError) as refused:
+        call()
+    return refused.value.args[0]
+
+
+def test_a_new_room_has_a_short_code_and_a_secret_key(store):
+    code, key = store.create()
+    assert len(code) == CODE_LENGTH and set(code) <= set(ALPHABET) and rooms.normal_code(code.lower()) == code
+    assert rooms.valid_key(key) and code not in key
+    assert store.version(code) == 0 and store.latest(code) is None  # nothing put yet
+    assert store.create()[1] != key
+
+
+def test_the_teachers_puts_reach_the_students_and_the_version_moves_on_change_only(store):
+    code, key = store.create()
+    assert store.put(code, key, "attention", QUERY) == 1
+    assert store.latest(code) == Latest(1, "attention", QUERY)
+    assert store.put(code, key, "attention", QUERY) == 1  # a rerun that changed nothing
+    assert store.put(code, key, "attention", {**QUERY, "head": "1"}) == 2
+    assert store.put(code, key, "ffn", {**QUERY, "head": "1"}) == 3
+    assert store.version(code) == 3 and store.latest(code) == Latest(3, "ffn", {**QUERY, "head": "1"})
+
+
+@pytest.mark.parametrize("forged", ["", "x" * 22, "A" * 21, "A" * 23, "../../etc/passwd", "😀" * 22, None, 7])
+def test_a_wrong_or_forged_key_is_refused_and_changes_nothing(store, forged):
+    code, key = store.create()
+    store.put(code, key, "attention", QUERY)
+    other_code, other_key = store.create()
+    for wrong in (forged, other_key):
+        assert refusal(lambda: store.put(code, wrong, "ffn", {"src": "forged"})) == "room.wrong_key"
+    assert store.latest(code) == Latest(1, "attention", QUERY)
+
+
+@pytest.mark.parametrize("code", ["", "abc", "ABCDE", "A B", "ÄBCD", "OOOO", "1111", "AB'D", "A" * 10_000, None])
+def test_a_malformed_code_is_no_room_for_students_or_teachers(store, code):
+    assert store.version(code) is None and store.latest(code) is None
+    assert refusal(lambda: store.put(code, "A" * 22, "ffn", QUERY)) == "room.bad_code"
+    assert rooms.normal_code(code) is None
+
+
+def test_a_room_never_made_is_gone(store):
+    code = next(c for c in ("ACEF", "HKMN") if store.version(c) is None)
+    assert refusal(lambda: store.put(code, "A" * 22, "ffn", QUERY)) == "room.gone"
+
+
+def test_a_state_bigger_than_a_link_is_refused(store):
+    code, key = store.create()
+    assert refusal(lambda: store.put(code, key, "ffn", {"src": "x" * rooms.MAX_QUERY_BYTES})) == "room.too_big"
+    assert store.latest(code) is None
+
+
+def test_malformed_contents_of_the_store_are_no_state():
+    for text in ("", "[]", "{", '{"page": 1, "query": {}}', '{"page": "ffn", "query": {"a": 1}}'):
+        assert rooms._decode(1, text) is None
+    assert rooms._decode(2, '{"page": "ffn", "query": {"a": "b"}}') == Latest(2, "ffn", {"a": "b"})
+
+
+def test_an_idle_sqlite_room_expires_and_a_used_one_does_not(tmp_path):
+    clock = Clock()
+    store = SqliteRooms(tmp_path / "rooms.sqlite3", ttl=60, clock=clock)
+    idle, used = store.create(), store.create()
+    clock.now += 50
+    store.put(*used, "ffn", QUERY)
+    clock.now += 20  # 70 s after the idle room's creation, 20 s after the used room's put
+    assert store.version(idle[0]) is None and store.latest(idle[0]) is None
+    assert refusal(lambda: store.put(*idle, "ffn", QUERY)) == "room.gone"
+    assert store.version(used[0]) == 1
+
+
+def test_an_idle_redis_room_expires(redis_client):
+    store = RedisRooms(redis_client, ttl=1)
+    code, key = store.create()
+    assert 0 < redis_client.ttl(f"{rooms.REDIS_PREFIX}room:{code}") <= 1
+    time.sleep(1.5)  # Redis drops a key once its time has passed, on the next read
+    assert store.version(code) is None
+    assert refusal(lambda: store.put(code, key, "ffn", QUERY)) == "room.gone"
+
+
+def test_a_full_store_refuses_a_new_room_until_one_expires(tmp_path):
+    clock = Clock()
+    store = SqliteRooms(tmp_path / "rooms.sqlite3", ttl=60, max_rooms=3, clock=clock)
+    for _ in range(3):
+        store.create()
+    assert refusal(store.create) == "room.full"
+    clock.now += 61
+    assert store.create()
+
+
+def test_a_full_redis_store_refuses_a_new_room(redis_client):
+    store = RedisRooms(redis_client, max_rooms=3)
+    for _ in range(3):
+        store.create()
+    assert refusal(store.create) == "room.full"
+
+
+CHILD = textwrap.dedent("""
+    import sys
+    sys.path.insert(0, {root!r})
+    from ui.rooms import SqliteRooms
+    store = SqliteRooms({path!r})
+    for i in range({n}):
+        store.put({code!r}, {key!r}, "ffn", {{"src": "child %d" % i}})
+""")
+
+
+def test_two_processes_share_sqlite_rooms_and_lose_no_put(tmp_path):
+    """Another process reads the room this one made, and puts from both at once each raise the version once."""
+    path, n = tmp_path / "rooms.sqlite3", 60
+    store = SqliteRooms(path)
+    code, key = store.create()
+    child = subprocess.Popen([sys.executable, "-c", CHILD.format(root=str(ROOT), path=str(path), n=n, code=code,
+                                                                  key=key)])
+    for i in range(n):
+        store.put(code, key, "attention", {"src": f"parent {i}"})
+    assert child.wait(timeout=120) == 0
+    assert store.version(code) == 2 * n  # every put changed the state (parent and child alternate or not)
+    assert SqliteRooms(path).latest(code).query["src"] in (f"parent {n - 1}", f"child {n - 1}")
+    assert (path.parent / "rooms.sqlite3-wal").exists()  # WAL mode: readers never wait for the writer
+
+
+def test_the_environment_chooses_the_store(tmp_path, redis_url):
+    assert isinstance(rooms.from_environment({"TRANSFORMER_ROOMS_DB": str(tmp_path / "r.db")}), SqliteRooms)
+    chosen = rooms.from_environment({"TRANSFORMER_REDIS_URL": redis_url, "TRANSFORMER_ROOM_HOURS": "2"})
+    assert isinstance(chosen, RedisRooms) and chosen.ttl == 7200
+
+
+@settings(max_examples=300, deadline=None)
+@given(code=st.text(max_size=40) | st.sampled_from(["ACEF", "acef", " ACEF ", "ACEF\x00"]),
+       key=st.text(max_size=40) | st.from_regex(rooms.KEY, fullmatch=True))
+def test_any_text_as_code_or_key_is_refused_with_a_message_key(tmp_path_factory, code, key):
+    """What a link or a forged message may carry: never an exception but RoomError, never a write."""
+    store = SqliteRooms(tmp_path_factory.getbasetemp() / "hostile.sqlite3")
+    assert store.version(code) is None or rooms.CODE.fullmatch(code)
+    normal = rooms.normal_code(code)
+    assert normal is None or rooms.CODE.fullmatch(normal)
+    with pytest.raises(RoomError) as refused:
+        store.put(code, key, "ffn", QUERY)
+    assert refused.value.args[0] in ("room.bad_code", "room.wrong_key", "room.gone")

@@ -1,0 +1,161 @@
+"""The model's sizes: parameter counts equal PyTorch's sum(p.numel()) for the same modules, and each step's
+multiply-adds equal hand-computed counts and PyTorch's FLOP counter (2 FLOPs a multiply-add)."""
+import pytest
+import torch
+from torch import nn
+from torch.utils.flop_counter import FlopCounterMode
+
+import engine
+from engine import sizes
+from engine.config import parse_field
+from engine.presets import configure
+
+
+def attention(c):
+    return nn.ModuleList([nn.Linear(c.d_model, c.n_heads * c.d_k, bias=c.attn_bias),
+                          nn.Linear(c.d_model, c.n_heads * c.d_k, bias=c.attn_bias),
+                          nn.Linear(c.d_model, c.n_heads * c.d_v, bias=c.attn_bias),
+                          nn.Linear(c.n_heads * c.d_v, c.d_model, bias=c.attn_bias)])
+
+
+def feed_forward(c):
+    return nn.Sequential(nn.Linear(c.d_model, c.d_ff, bias=c.ffn_bias), nn.Linear(c.d_ff, c.d_model, bias=c.ffn_bias))
+
+
+def hand_built(c, vocab_size):
+    """The model of config c from torch's Linear, LayerNorm and Embedding, the shared and tied tables shared."""
+    model = nn.Module()
+    model.src = nn.Embedding(vocab_size, c.d_model)
+    model.tgt = model.src if c.shared_embeddings else nn.Embedding(vocab_size, c.d_model)
+    if c.pos_encoding == "learned":
+        model.pos = nn.Embedding(c.max_len, c.d_model)
+    model.enc = nn.ModuleList([nn.ModuleList([attention(c), feed_forward(c), nn.LayerNorm(c.d_model),
+                                              nn.LayerNorm(c.d_model)]) for _ in range(c.n_layers)])
+    model.dec = nn.ModuleList([nn.ModuleList([attention(c), attention(c), feed_forward(c)]
+                                             + [nn.LayerNorm(c.d_model) for _ in range(3)])
+                               for _ in range(c.n_layers)])
+    if c.norm_placement == "pre":
+        model.final = nn.ModuleList([nn.LayerNorm(c.d_model), nn.LayerNorm(c.d_model)])
+    model.out = nn.Linear(c.d_model, vocab_size)
+    if c.tied_output:
+        model.out.weight = model.tgt.weight
+    return model
+
+
+def torch_count(module) -> int:
+    return sum(p.numel() for p in module.parameters())  # a shared parameter once
+
+
+CONFIGS = [
+    ("paper", {}),
+    ("hello-world", {}),
+    ("paper", dict(d_model=16, n_heads=4, d_k=5, d_v=3, d_ff=24, n_layers=2, attn_bias=False, tied_output=False)),
+    ("paper", dict(d_model=8, n_heads=2, d_ff=12, n_layers=3, shared_embeddings=False, ffn_bias=False,
+                   pos_encoding="learned", max_len=20, norm_placement="pre")),
+    ("hello-world", dict(n_layers=2, shared_embeddings=False, tied_output=True)),
+]
+
+
+@pytest.mark.parametrize("preset, overrides", CONFIGS)
+@pytest.mark.parametrize("vocab_size", [11, 37_000])
+def test_the_count_equals_torchs(preset, overrides, vocab_size):
+    config = configure(preset, **overrides)
+    expected = torch_count(hand_built(config, vocab_size))
+    assert sizes.parameter_count(config, vocab_size) == expected
+    assert sum(sizes.block_counts(config, vocab_size).values()) == expected
+    assert sum(part.total for part in sizes.part_counts(config, vocab_size).values()) == expected
+
+
+@pytest.mark.parametrize("placement", ["post", "pre"])
+def test_a_layer_counts_as_torchs_transformer_layers(placement):
+    """nn.TransformerEncoderLayer / DecoderLayer: the paper's layers with biases (d_k = d_model / h)."""
+    c = configure("paper", d_model=64, n_heads=4, d_ff=96, n_layers=3, norm_placement=placement)
+    parts = sizes.part_counts(c, 100)
+    enc = nn.TransformerEncoderLayer(c.d_model, c.n_heads, c.d_ff, norm_first=placement == "pre")
+    dec = nn.TransformerDecoderLayer(c.d_model, c.n_heads, c.d_ff, norm_first=placement == "pre")
+    assert parts["enc.attn"].each + parts["enc.ffn"].each + parts["enc.ln"].each == torch_count(enc)
+    assert sum(parts[f"dec.{p}"].each for p in ("self_attn", "cross_attn", "ffn", "ln")) == torch_count(dec)
+    assert {p.copies for name, p in parts.items() if name.startswith(("enc.", "dec."))} == \
+        ({3, 1} if placement == "pre" else {3})
+    if placement == "pre":  # nn.Transformer has a final LayerNorm after each stack, as pre-norm does
+        whole = nn.Transformer(c.d_model, c.n_heads, c.n_layers, c.n_layers, c.d_ff, batch_first=True)
+        stacks = sum(p.total for name, p in parts.items() if name.startswith(("enc.", "dec.")))
+        assert stacks == torch_count(whole)
+
+
+def test_the_paper_base_model_is_about_65_million():
+    count = sizes.parameter_count(engine.Config(), sizes.PAPER_VOCABULARY_SIZE)
+    assert count == 63_119_496  # 44,138,496 in the layers, 37,000 x 512 in the shared table, 37,000 output biases
+    assert abs(count - sizes.PAPER_BASE_PARAMETERS) / sizes.PAPER_BASE_PARAMETERS < 0.03
+
+
+def test_parts_and_blocks():
+    c = configure("paper", n_layers=2, norm_placement="pre", tied_output=False)
+    assert sizes.block_of("enc.1.attn.W_Q") == "enc.1.attn"
+    assert sizes.block_of("dec.0.ln3.beta") == "dec.0.ln3"
+    assert sizes.block_of("embed.src") == "embed.src"
+    assert sizes.part_of("dec.1.ln2") == "dec.ln"
+    assert sizes.part_of("enc.ln_final") == "enc.ln_final"
+    parts = sizes.part_counts(c, 10)
+    assert parts["dec.ln"] == sizes.Part(3 * 2 * 512, 2)
+    assert parts["enc.ln_final"] == sizes.Part(2 * 512, 1)
+    assert parts["unembed"] == sizes.Part(512 * 10 + 10, 1)
+
+
+def test_multiply_adds_by_hand():
+    assert sizes.multiply_adds("proj", (5, 4), (2, 4, 3)) == 2 * 5 * 4 * 3
+    assert sizes.multiply_adds("linear", (5, 6), (6, 4)) == 5 * 6 * 4
+    assert sizes.multiply_adds("linear", (3, 4), (11, 4)) == 3 * 4 * 11  # the tied output layer, E transposed
+    assert sizes.multiply_adds("scores", (2, 5, 3), (2, 7, 3)) == 2 * 5 * 7 * 3
+    assert sizes.multiply_adds("weighted", (2, 5, 7), (2, 7, 3)) == 2 * 5 * 7 * 3
+    assert sizes.multiply_adds("softmax", (2, 5, 7), (2, 5, 7)) == 0
+
+
+def test_the_worked_example_step_by_step():
+    """'Hello World' (n = 2) into SOS hola mundo (3) in the 4-dimensional model: h = 2, d_k = d_v = 3, d_ff = 8."""
+    trace = engine.preset("hello-world").run("Hello World", "Hola Mundo")
+    products = sizes.pass_products(trace)
+    expected = {"enc.0.attn.q": 2 * 2 * 4 * 3, "enc.0.attn.scores": 2 * 2 * 2 * 3, "enc.0.attn.heads": 2 * 2 * 2 * 3,
+                "enc.0.attn.out": 2 * 6 * 4, "enc.0.ffn.hidden": 2 * 4 * 8, "dec.0.self_attn.scores": 2 * 3 * 3 * 3,
+                "dec.0.cross_attn.k": 2 * 2 * 4 * 3, "dec.0.cross_attn.scores": 2 * 3 * 2 * 3,
+                "logits": 3 * 4 * len(trace.model.vocab)}
+    assert {name: products[name].multiply_adds for name in expected} == expected
+    assert len(products) == 8 + 14 + 1  # 6 + 2 in the encoder layer, 6 + 6 + 2 in the decoder layer, the logits
+    totals = sizes.totals_by_stack(products)
+    assert totals["all"] == sum(p.multiply_adds for p in products.values()) == \
+        totals["enc"] + totals["dec"] + totals["logits"]
+
+
+@pytest.mark.parametrize("preset, overrides", CONFIGS[1:4])
+def test_multiply_adds_equal_torchs_flop_count(preset, overrides):
+    """Each product done again in torch with the operands' shapes: FlopCounterMode counts 2 FLOPs a multiply-add."""
+    trace = engine.preset(preset, **overrides).run("the cat sat", "el gato")
+    for name, product in sizes.pass_products(trace).items():
+        a, b = torch.ones(product.a_shape), torch.ones(product.b_shape)
+        kind = trace.step(name).kind
+        with FlopCounterMode(display=False) as counter:
+            if kind == "scores":
+                a @ b.transpose(-1, -2)
+            elif name == "logits" and trace.step(name).meta["transpose"]:
+                a @ b.T
+            else:
+                a @ b
+        assert counter.get_total_flops() == 2 * product.multiply_adds, name
+
+
+def test_each_stack_has_its_own_depth_or_n_layers():
+    config = engine.Config(n_layers=2)
+    assert (config.depth("enc"), config.depth("dec")) == (2, 2)
+    config = config.replace(n_dec_layers=5)
+    assert (config.depth("enc"), config.depth("dec")) == (2, 5)
+    assert config.replace(n_layers=4).depth("enc") == 4 and config.replace(n_layers=4).depth("dec") == 5
+    with pytest.raises(ValueError, match="n_enc_layers must be between 1 and 64"):
+        engine.Config(n_enc_layers=0)
+    with pytest.raises(ValueError, match="n_dec_layers must be a whole number"):
+        engine.Config(n_dec_layers=2.0)
+    assert parse_field("n_dec_layers", "3") == 3
+
+
+def test_a_checkpoint_written_before_the_stacks_had_their_own_depths_loads():
+    model = engine.trained()
+    assert model.config.n_enc_layers is None and model.config.depth("dec") == model.config.n_layers
