@@ -8,7 +8,10 @@ server.configure()  # the process's settings, on the first run only
 st.set_page_config(page_title="Transformer, step by step", page_icon="🔢", layout="wide")
 classroom.join_from_link()  # before the state writes the link, which keeps its room
 ctx = context.build()
+if ctx.state.present:  # presenter mode: the page has the whole screen
+    st.set_page_config(initial_sidebar_state="collapsed")
 page = st.navigation(context.navigation(ctx.t), expanded=True)
 classroom.sidebar(ctx.t, page)  # a student following the teacher may go to the teacher's page here
-page.run()
+if not context.refuse_page(ctx, page):  # a decoder-only model has no encoder: its pages say so
+    page.run()
 classroom.publish(ctx.t)  # a teacher's page and link, after the page wrote its view

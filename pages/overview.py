@@ -33,4 +33,4 @@ right.metric(ctx.t("overview.next"), ctx.model.vocab.tokens[best], f"{ctx.t('ove
 diagram, hint = st.columns([3, 2])
 diagram.plotly_chart(architecture(ctx.t, trace), key="overview.diagram", on_select=open_box, selection_mode="points",
                      config={"displayModeBar": False})
-hint.caption(ctx.t("overview.steps"))
+hint.caption(ctx.t("overview.steps.decoder_only" if c.decoder_only else "overview.steps"))

@@ -14,8 +14,9 @@ st.markdown(t("sizes.parameters_note", n=count(sizes.parameter_count(c, vocab_si
               paper_v=count(sizes.PAPER_VOCABULARY_SIZE),
               paper_n=count(sizes.parameter_count(c, sizes.PAPER_VOCABULARY_SIZE))))
 st.dataframe(arrow(parameter_table(t, c, vocab_size)), hide_index=True, height="content")
-st.markdown(t("sizes.decoder_only", n=count(sizes.parameter_count(c.replace(decoder_only=True), vocab_size)),
-              d=c.depth("dec")))
+other = c.replace(decoder_only=not c.decoder_only)  # the count of the other kind of model, of the same sizes
+st.markdown(t("sizes.encoder_decoder" if c.decoder_only else "sizes.decoder_only",
+              n=count(sizes.parameter_count(other, vocab_size)), d=other.depth("dec"), e=other.depth("enc")))
 st.caption(t("sizes.paper_base", n=count(sizes.parameter_count(sizes.PAPER_BASE_CONFIG, sizes.PAPER_VOCABULARY_SIZE)),
              paper=count(sizes.PAPER_BASE_PARAMETERS)))
 

@@ -601,3 +601,61 @@ def test_drag_a_weights_slider_and_the_link_keeps_it(server, new_page, name, tit
     slider = open_the_editor(other, title, row)  # drawn around the new value
     expect(slider).to_have_attribute("aria-valuetext", f"{slid:.2f}")
     assert float(slider.get_attribute("min")) < slid < float(slider.get_attribute("max"))
+
+
+# ---- presenter mode -----------------------------------------------------------------------------------------
+
+TYPE_SIZES = """() => {
+    const px = selector => parseFloat(getComputedStyle(document.querySelector(selector)).fontSize);
+    return {formula: px('[data-testid="stMain"] .katex-display .katex'),
+            label: px('[data-testid="stMain"] .main-svg .xtick text'),
+            number: px('[data-testid="stMain"] .main-svg g.heatmaplayer text'),
+            text: px('[data-testid="stMain"] [data-testid="stMarkdownContainer"] p')};
+}"""
+
+
+def presenter_where(page):
+    return page.locator(".present-where")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_presenter_mode_is_larger_and_its_keys_move_through_the_pass(server, new_page, lang):
+    """present=1: formulas, numbers and chart labels at least 1.5 times their normal size, the sidebar closed; the
+    keys move slide by slide (navigation.slides) over a page boundary and back; the link reopens the slide."""
+    catalog = EN if lang == "en" else ZH
+    sizes = {}
+    for mode, query in (("normal", {}), ("present", {"present": "1"})):
+        page = new_page(lang)
+        page.goto(url(server, "attention", step="scaled", **query))
+        settle(page)
+        no_exception(page)
+        sizes[mode] = page.evaluate(TYPE_SIZES)
+    assert all(sizes["present"][part] >= 1.5 * sizes["normal"][part] for part in sizes["normal"]), sizes
+    assert sizes["normal"] == {"formula": 19.36, "label": 12, "number": 14, "text": 16}  # measured, so not vacuous
+    assert page.locator('[data-testid="stSidebar"]').get_attribute("data-collapsed") == "true"
+    expect(presenter_where(page)).to_have_text(re.compile(r"^9 / 60 · "))
+    moves = [("ArrowRight", 10, "attention", "weights"), ("PageDown", 11, "attention", "heads"),
+             (" ", 12, "multihead", None), ("ArrowRight", 13, "multihead", "out"),  # over a page boundary
+             ("PageDown", 14, "add_norm", "add1"), ("ArrowLeft", 13, "multihead", "out"),
+             ("PageUp", 12, "multihead", None), ("Shift+Space", 11, "attention", "heads")]
+    for key, shown, path, step in moves:
+        page.keyboard.press(key)
+        expect(presenter_where(page)).to_have_text(re.compile(rf"^{shown} / 60 · "), timeout=30_000)
+        link = rf"/{path}\?.*present=1" + (rf".*step={step}$" if step else r"(?!.*step=)")  # a default step: not said
+        expect(page).to_have_url(re.compile(link), timeout=30_000)
+        settle(page)
+        no_exception(page)
+    title = presenter_where(page).inner_text()
+    again = new_page(lang)
+    again.goto(page.url)  # the link the address bar holds, copied
+    settle(again)
+    expect(presenter_where(again)).to_have_text(title)
+    assert again.locator("h5").first.inner_text() == page.locator("h5").first.inner_text()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    again.set_viewport_size({"width": 1920, "height": 1080})
+    page.wait_for_timeout(500)
+    again.screenshot(path=str(SHOTS / f"presenter-1920-{lang}.png"))
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(SHOTS / f"presenter-1280-{lang}.png"))
+    assert catalog["present.part.encoder"] in page.locator(".present-rail").inner_text()

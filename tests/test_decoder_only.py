@@ -98,9 +98,164 @@ def test_depth_and_sublayers():
     assert engine.Config().sublayers["dec"] == {1: "self_attn", 2: "cross_attn", 3: "ffn"}
 
 
-def test_the_app_refuses_a_decoder_only_model_it_cannot_draw_yet():
-    from ui.state import AppState, LimitError, check_limits
+# ---- in the app -----------------------------------------------------------------------------------------------
 
-    with pytest.raises(LimitError) as refused:
-        check_limits(AppState(preset="paper", overrides=(("decoder_only", True),)))
-    assert refused.value.args == ("msg.not_in_app", {"field": "decoder_only"})
+GPT_LINK = "decoder_only:true"  # the option as a link writes it (cfg=...)
+DECODER_ONLY_PAGES = ["decoder_input", "masked_attention", "dec_add_norm", "dec_ffn", "decoder_stack", "output"]
+
+
+def test_the_option_round_trips_through_the_link_and_a_forged_value_is_refused():
+    from ui.state import AppState, check_limits, decode, encode
+
+    state = AppState(preset="paper").with_settings(decoder_only=True)
+    assert encode(state)["cfg"] == GPT_LINK
+    assert decode(encode(state)) == (state, [])
+    check_limits(state)  # the app draws it: no refusal
+    assert decode({"cfg": "decoder_only:maybe"}) == (AppState(), ["decoder_only:maybe"])
+
+
+def test_a_decoder_only_models_step_pages_skip_the_encoders():
+    from ui.navigation import neighbours
+
+    assert neighbours("decoder_input", decoder_only=True) == ("overview", "masked_attention")
+    assert neighbours("dec_add_norm", decoder_only=True) == ("masked_attention", "dec_ffn")
+    assert neighbours("dec_add_norm") == ("masked_attention", "cross_attention")
+    assert neighbours("tokens", decoder_only=True) is None  # not a step of this model
+
+
+def test_the_diagram_draws_the_decoder_alone():
+    from ui.diagram import architecture
+    from ui.i18n import EN, translator
+
+    figure = architecture(translator("en"), model(d_model=8, n_heads=2, d_ff=8, n_layers=2).run("hello", "hola"))
+    layout, click = figure.to_dict()["layout"], figure.to_dict()["data"][0]
+    assert click["customdata"] == ["decoder_input", "masked_attention", "dec_add_norm", "dec_ffn", "dec_add_norm",
+                                   "decoder_stack", "output"]
+    assert click["y"] == sorted(click["y"]) and len(set(click["x"])) == 1  # one column, bottom up
+    texts = [a["text"] for a in layout["annotations"]]
+    assert "Decoder × 2" in texts and not [text for text in texts if EN["section.encoder"] in text]
+    assert EN["overview.src"] not in texts and EN["overview.tgt"] in texts
+    assert len([shape for shape in layout["shapes"] if shape["line"].get("dash") == "dash"]) == 1  # one stack's frame
+    assert len([a for a in layout["annotations"] if a["showarrow"]]) == 7  # the input into the first box, then up
+
+
+@pytest.fixture
+def app(monkeypatch):
+    from test_app import open_page
+    from ui import streamlit_internals
+
+    streamlit_internals.navigation_mode_for_tests(monkeypatch)
+    return open_page
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_page_renders_in_decoder_only_mode(app, lang):
+    """The encoder's pages, cross-attention's and training's say in one line that this model has none (with a way back
+    to the encoder-decoder model); every other page draws the decoder-only model."""
+    from test_app import ALL_PAGES, assert_clean, goto
+    from ui.i18n import translator
+    from ui.navigation import ENCODER_DECODER_ONLY
+
+    t = translator(lang)
+    at = app("overview", lang=lang, cfg=GPT_LINK)
+    for page in ALL_PAGES:
+        goto(at, page)
+        assert_clean(at)
+        assert at.session_state["state"].config().decoder_only, page
+        refusal = [t("msg.no_training" if page == "train" else "msg.no_encoder")]
+        assert [info.value for info in at.info if info.value in refusal] == (refusal if page in ENCODER_DECODER_ONLY
+                                                                              else []), page
+    intros = {"overview": "intro.overview.decoder_only", "decoder_input": "intro.decoder_input.decoder_only"}
+    for page, key in intros.items():
+        goto(at, page)
+        assert any(block.value.startswith(t(key)) for block in at.markdown), page
+
+
+def test_the_way_back_from_an_encoder_page_is_the_encoder_decoder_model(app):
+    from test_app import goto
+
+    at = goto(app("overview", lang="en", cfg=GPT_LINK), "attention")
+    at.button(key="ctl.encoder_decoder").click().run()
+    assert not at.session_state["state"].config().decoder_only and "cfg" not in dict(at.query_params)
+    assert not at.info and at.session_state["state"].preset == "hello-world"
+
+
+def test_the_decoder_pages_draw_only_the_sublayers_the_model_has(app):
+    from test_app import goto
+    from ui.i18n import EN
+
+    at = goto(app("overview", lang="en", cfg=GPT_LINK), "dec_add_norm")
+    assert at.button_group(key="dec_add_norm.sublayer").options == [EN["sublayer.masked"], EN["sublayer.ffn"]]
+    goto(at, "dropout")
+    assert at.button_group(key="dropout.place").options == [EN["dropout.place.tgt"], EN["dropout.place.dec"]]
+
+
+def test_the_option_in_the_sidebar_writes_the_link(app):
+    from test_app import open_options
+    from ui.i18n import EN
+
+    at = app("overview", lang="en")
+    open_options(at)
+    at.text_input(key="ctl.tgt").set_value("hola").run()
+    assert not at.number_input(key="ctl.n_enc_layers").disabled
+    at.toggle(key="ctl.decoder_only").set_value(True).run()
+    assert dict(at.query_params)["cfg"] == GPT_LINK and at.session_state["state"].config().decoder_only
+    assert not at.exception and not at.error
+    assert at.text_input(key="ctl.tgt").value == "hola" and at.session_state["state"].tgt == "hola"
+    assert EN["model.from.hello-world.decoder_only"].format(seed=0) in at.sidebar.caption[-1].value
+
+
+def test_the_decoder_only_model_generates_reading_the_source_first(app):
+    """The pages' decoder-only model generates as the engine does; each step's decoder input is the source, then the
+    tokens from SOS on, and the mask's heatmap is labelled with all of them."""
+    import json
+
+    from engine.generate import generate
+    from test_app import assert_clean
+    from test_app_generate import CURRENT, SMALL, chosen_line, expected_chosen, expected_sentence, markdown_line, \
+        sentence_line
+    from ui.i18n import EN
+
+    settings = dict(d_model=16, n_heads=2, d_ff=32, n_layers=1, decoder_only=True)
+    at = app("generate", gen=CURRENT, **{**SMALL, "cfg": SMALL["cfg"] + "," + GPT_LINK})
+    assert_clean(at)
+    expected = generate(engine.preset("paper", **settings), SMALL["src"], max_len=10)
+    assert sentence_line(at) == expected_sentence(expected.tokens) and chosen_line(at) == expected_chosen(
+        expected.steps[0])
+    at.button(key="gen.next").click().run()
+    step, source = expected.steps[1], SMALL["src"].split()
+    line = EN["gen.prefix.decoder_only"].format(m=len(source), n=2)
+    assert markdown_line(at, line.split(" (")[0]).startswith(line + " " + " ".join(
+        f"`{t}`" for t in [*source, SOS, expected.tokens[0]]))
+    mask = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]
+    assert mask["xaxis"]["ticktext"] == [*source, SOS, expected.tokens[0]] == list(step.trace.tgt_tokens)
+
+
+def test_the_options_of_a_linked_decoder_only_model_keep_it(app):
+    """Opened on a decoder-only link, the options show the decoder's depth and leave the model as the link made it
+    (the encoder's depth widget, whose least is 1, shows the encoder-decoder model's, disabled)."""
+    from test_app import open_options
+
+    at = app("overview", lang="en", preset="paper", cfg=GPT_LINK + ",n_layers:2")
+    open_options(at)
+    assert (at.number_input(key="ctl.n_enc_layers").value, at.number_input(key="ctl.n_dec_layers").value) == (2, 2)
+    assert at.toggle(key="ctl.decoder_only").value and at.number_input(key="ctl.n_enc_layers").disabled
+    assert at.session_state["state"].overrides == (("decoder_only", True), ("n_layers", 2))
+    at.number_input(key="ctl.n_dec_layers").set_value(3).run()
+    assert at.session_state["state"].config().depth("dec") == 3 and at.session_state["state"].config().decoder_only
+
+
+def test_the_sizes_page_of_a_decoder_only_model_counts_the_encoder_decoder_one(app):
+    from test_app import goto
+    from ui.i18n import EN
+
+    at = goto(app("overview", lang="en", cfg=GPT_LINK), "sizes")
+    own = engine.preset("hello-world", decoder_only=True)
+    full = own.config.replace(decoder_only=False)
+    # 287 and an encoder layer's 188 (attention 96, feed-forward 76, two LayerNorms 16), cross-attention's 96 and
+    # its LayerNorm's 8: the hello-world model's count
+    assert sizes.parameter_count(full, len(own.vocab)) == 287 + 188 + 96 + 8 == sizes.parameter_count(
+        engine.preset("hello-world").config, len(own.vocab))
+    said = EN["sizes.encoder_decoder"].format(e=1, d=1, n="579")
+    assert said in [m.value for m in at.markdown]
+    assert EN["sizes.parameters_note"].split("**")[0] + "**287**" in [m.value for m in at.markdown][1]

@@ -46,7 +46,7 @@ from engine.train import start_model
 from test_app import (APP, ALL_PAGES, STEP_HEADER, editor_key, goto, open_editors, open_options,  # noqa: F401
                       open_page, paragraphs, query, server_navigation, shown, type_cells)  # server_navigation: a fixture
 from test_app_train import open_tab
-from ui import context, generation, share
+from ui import context, generation, presenter, share
 from ui import state as app_state
 from ui.format import fmt
 from ui.i18n import EN, ZH, translator
@@ -124,11 +124,14 @@ def _walk(node):
 
 def assert_no_html(at):
     """Nothing on the page is raw HTML: no st.html, iframe or component but the sidebar's copy-link button (fixed
-    code, given only the catalog's words), and no Markdown with HTML allowed."""
+    code, given only the catalog's words) and presenter mode's rail (fixed code), and no Markdown with HTML allowed."""
     for node in _walk(at._tree):
         if getattr(node, "type", None) == "bidi_component" and node.key == "copy_link":
             assert (node.proto.html_content, node.proto.js_content) == (share.HTML, share.JS), node
             assert set(json.loads(node.proto.json).values()) <= set(EN.values()) | set(ZH.values()), node
+            continue
+        if getattr(node, "type", None) == "bidi_component" and node.key == presenter.KEY:  # a forged toggle may open it
+            assert (node.proto.html_content, node.proto.js_content) == (presenter.HTML, presenter.JS), node
             continue
         assert getattr(node, "type", None) not in ("html", "iframe", "component_instance", "bidi_component"), node
         assert not getattr(getattr(node, "proto", None), "allow_html", False), node

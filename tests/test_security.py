@@ -4,7 +4,8 @@
   friends, pandas' eval/query); every np.load passes allow_pickle=False. Read with `ast`, not grep, in engine/,
   ui/, pages/ and app.py;
 * no raw HTML: no unsafe_allow_html, st.html, iframes or components in ui/, pages/ and app.py, but the sidebar's
-  copy-link button (ui/share.py): fixed markup and code that write only the catalog's words, as text;
+  copy-link button (ui/share.py) and the animation's player (ui/animation_views.py): fixed markup and code that
+  write only the catalog's words and the trace's tokens and numbers, as text;
 * the server's settings (.streamlit/config.toml), as Streamlit itself reads them: XSRF protection and CORS on,
   uploads capped at the uploader's 50 MB, error details hidden from students; and no launch command turns them off;
 * in a real browser against a real server with that config: user text from a link is shown as text, never as
@@ -152,18 +153,21 @@ def test_every_np_load_refuses_pickles():
         assert pickles == [("allow_pickle", False)], f"{path}:{node.lineno}"
 
 
-COPY_LINK = Path("ui") / "share.py"  # the one component: st.components.v2.component(..., html=HTML, css=CSS, js=JS)
+COPY_LINK = Path("ui") / "share.py"  # st.components.v2.component(..., html=HTML, css=CSS, js=JS)
+PLAYER = Path("ui") / "animation_views.py"  # the same, its script in ui/animation_player.js
+NOT_AS_TEXT = r"innerHTML|outerHTML|insertAdjacent|document\.write|eval|Function\(|href\s*=|setAttribute\(\s*[\"']on"
+PRESENTER = Path("ui") / "presenter.py"
 
 
 def test_no_raw_html_in_the_app():
     sources = _sources(UI)
     assert sum(source.count("st.markdown") for _, source in sources) > 5, "the scan is not reading the pages"
-    assert [f for path, source in sources for f in html_findings(source, path)] == [
-        f"{COPY_LINK}:{_component_line()} calls st.components.v2.component"]
+    assert sorted(f for path, source in sources for f in html_findings(source, path)) == sorted(
+        f"{path}:{_component_line(path)} calls st.components.v2.component" for path in (PLAYER, PRESENTER, COPY_LINK))
 
 
-def _component_line():
-    source = (ROOT / COPY_LINK).read_text()
+def _component_line(path):
+    source = (ROOT / path).read_text()
     return next(node.lineno for node in ast.walk(ast.parse(source))
                 if isinstance(node, ast.Call) and dotted(node.func) == "st.components.v2.component")
 
@@ -173,8 +177,32 @@ def test_the_copy_link_button_writes_no_html():
     into the clipboard."""
     from ui import share
     assert share.HTML == "<button type='button'></button><span></span>"
-    assert not re.search(r"innerHTML|outerHTML|insertAdjacent|document\.write|eval|Function\(|href\s*=", share.JS)
+    assert not re.search(NOT_AS_TEXT, share.JS)
     assert re.findall(r"\.(textContent|title|value) =", share.JS) == ["textContent", "title", "value", "textContent"]
+
+
+def test_the_animation_player_writes_no_html():
+    """Its markup is fixed; its code builds elements one by one and writes the catalog's words and the frames'
+    tokens and numbers as text (textContent) or as attributes of its own names, never as markup or handlers."""
+    from ui import animation_views
+    assert animation_views.HTML == "<div class='anim' tabindex='0'></div>"
+    script = (ROOT / "ui" / "animation_player.js").read_text()
+    assert not re.search(NOT_AS_TEXT, script)
+    assert re.findall(r"\.textContent =", script) and "createElementNS(SVG, tag)" in script
+    assert re.search(NOT_AS_TEXT, "node.setAttribute('onclick', x)") and re.search(NOT_AS_TEXT, "a.innerHTML = t")
+
+
+def test_the_presenters_rail_writes_no_html():
+    """Its markup and style sheet are fixed (the style sheet, not isolated, sizes the page's type: no data in it); its
+    code builds the rail from the catalog's words as text and sends back only a position or leaving."""
+    from ui import presenter
+    assert presenter.HTML == "<nav class='present-rail'></nav>"
+    assert presenter.CSS.lstrip().startswith("html { font-size: 150% !important; }")  # figures.PROJECTOR, no more
+    assert not re.search(r"innerHTML|outerHTML|insertAdjacent|document\.write|eval|Function\(|href\s*=|location",
+                         presenter.JS)
+    assert re.findall(r"\.(textContent|title|value) =", presenter.JS) == ["textContent", "title", "textContent",
+                                                                           "textContent"]
+    assert re.findall(r"setTriggerValue\(\"(\w+)\"", presenter.JS) == ["go", "leave"]
 
 
 # ---- the server's settings ----------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """Every step the engine records is drawn on a page a learner reaches from the navigation: for both presets, both
-norm placements, with dropout off (every page) and on (the training pass of the dropout page); gradients are the
+norm placements, the encoder-decoder and the decoder-only model, with dropout off (every page) and on (the training pass of the dropout page); gradients are the
 training page's, not steps of a pass.
 
 Each page of ui.navigation is opened in AppTest and every combination of its rows of buttons (layer, sub-layer,
@@ -94,31 +94,36 @@ def tab_rows(node) -> dict:
     return found
 
 
-def recorded(preset, placement):
+def recorded(preset, placement, decoder_only):
     """Every step name the engine records for the app's default sentences, with dropout off and on."""
-    model = engine.preset(preset, norm_placement=placement)
+    model = engine.preset(preset, norm_placement=placement, decoder_only=decoder_only)
     state = AppState()
     return {name for p in (0.0, TRAINING_DROPOUT) for name in model.run(state.src, state.tgt or None, dropout=p)}
 
 
-@pytest.mark.parametrize("placement", ["post", "pre"])
-@pytest.mark.parametrize("preset", ["hello-world", "paper"])
-def test_every_recorded_step_is_drawn_on_a_page(preset, placement, drawn):
+@pytest.mark.parametrize("preset, placement, decoder_only", [
+    ("hello-world", "post", False), ("hello-world", "pre", False), ("paper", "post", False), ("paper", "pre", False),
+    ("hello-world", "post", True), ("paper", "pre", True)])
+def test_every_recorded_step_is_drawn_on_a_page(preset, placement, decoder_only, drawn):
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params.update({"preset": preset, "lang": "en"})
-    if placement != engine.PRESETS[preset].norm_placement:
-        at.query_params["cfg"] = f"norm_placement:{placement}"
+    settings = {"norm_placement": placement, "decoder_only": decoder_only}
+    changed = [f"{field}:{str(value).lower()}" for field, value in settings.items()
+               if value != getattr(engine.PRESETS[preset], field)]
+    if changed:
+        at.query_params["cfg"] = ",".join(changed)
     at.run()
-    assert at.session_state["state"].config().norm_placement == placement
+    config = at.session_state["state"].config()
+    assert (config.norm_placement, config.decoder_only) == (placement, decoder_only)
     for page in ALL_PAGES:
         before = len(drawn)
         at.switch_page(f"pages/{page}.py")
         at.run()
         assert not at.exception, (page, [e.message for e in at.exception])
         assert at.title[0].value == EN[f"page.{page}"]
-        if len(drawn) > before or neighbours(page):  # a page of steps (a stack's opens on a summary): explore it
+        if len(drawn) > before or neighbours(page, decoder_only):  # a page of steps (a stack's opens on a summary): explore it
             explore(at)
-    expected = recorded(preset, placement)
+    expected = recorded(preset, placement, decoder_only)
     assert not sorted(expected - set(drawn)), f"no page draws {sorted(expected - set(drawn))}"
     assert set(drawn) <= expected, sorted(set(drawn) - expected)
 

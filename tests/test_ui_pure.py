@@ -77,7 +77,7 @@ def app_states(draw):
                     overrides=tuple(sorted(overrides.items())),
                     edits=tuple(sorted((p, i, v) for (p, i), v in edits.items())),
                     lang=draw(st.sampled_from(sorted(LANGUAGES))) if chosen else "en", lang_chosen=chosen,
-                    digits=draw(st.integers(*DIGITS_RANGE)))
+                    digits=draw(st.integers(*DIGITS_RANGE)), present=draw(st.booleans()))
 
 
 @settings(max_examples=300, deadline=None)
@@ -104,6 +104,13 @@ def test_encoded_url_is_readable():
     assert decode({"tgt": ""})[0].tgt == "" and decode({})[0].tgt == "Hola Mundo"
 
 
+def test_presenter_mode_is_in_the_link_only_when_on():
+    assert "present" not in encode(AppState()) and decode({})[0].present is False
+    assert encode(AppState(present=True))["present"] == "1" and decode({"present": "1"}) == (AppState(present=True), [])
+    assert decode({"present": "0"}) == (AppState(), [])  # off, said outright
+    assert AppState(present=True).model_key == AppState().model_key  # the type size only: the same engine run
+
+
 def test_the_digits_are_in_the_link_when_not_the_default():
     assert "digits" not in encode(AppState()) and decode({})[0].digits == DIGITS
     assert encode(AppState(digits=6))["digits"] == "6" and decode({"digits": "6"}) == (AppState(digits=6), [])
@@ -113,7 +120,7 @@ def test_the_digits_are_in_the_link_when_not_the_default():
 HOSTILE = st.one_of(st.text(max_size=60), st.text(alphabet=":;=,.-+e0123456789²٣_ \x00", max_size=60),
                     st.sampled_from(["nan", "inf", "-inf", "1e300", "²", "¹²", "-1", "", " ", "%00",
                                      "enc.0.attn.W_Q:0.0.0=nan", "enc.0.attn.W_Q:0.0", "d_model:", ":", "=", ";;"]))
-QUERY_KEYS = st.sampled_from(["preset", "seed", "src", "tgt", "cfg", "edit", "lang", "digits", "junk"])
+QUERY_KEYS = st.sampled_from(["preset", "seed", "src", "tgt", "cfg", "edit", "lang", "digits", "present", "junk"])
 
 
 def _check_invariants(state, notes):
@@ -122,6 +129,7 @@ def _check_invariants(state, notes):
     assert state.preset in engine.PRESETS and state.lang in LANGUAGES
     assert isinstance(state.seed, int) and 0 <= state.seed < 2**32
     assert isinstance(state.digits, int) and DIGITS_RANGE[0] <= state.digits <= DIGITS_RANGE[1]
+    assert state.present in (False, True)
     assert len(state.src) <= MAX_CHARS and len(state.tgt) <= MAX_CHARS
     assert len(state.edits) <= MAX_EDITS and list(state.edits) == sorted(state.edits)
     for _, index, value in state.edits:
@@ -153,12 +161,15 @@ def test_decode_of_hostile_links_never_raises(query):
     {"edit": "enc.0.attn.W_Q:0.0.0=inf"}, {"edit": "enc.0.attn.W_Q:0.0.0=1e300"}, {"edit": "enc.0.attn.W_Q:=1"},
     {"edit": "enc.0.attn.W_Q:0.0.²=1"},
     {"digits": "1"}, {"digits": "9"}, {"digits": "٣"}, {"digits": "4.0"}, {"digits": ""},
+    {"present": "abc"}, {"present": "2"}, {"present": "1e9"}, {"present": "01"}, {"present": "１"}, {"present": ""},
+    {"present": "true"}, {"present": " 1"},
 ])
 def test_every_bad_part_of_a_link_is_noted(query):
     state, notes = decode(query)
     _check_invariants(state, notes)
     assert len(notes) == 1, notes
     assert state.overrides == () and state.edits == () and state.seed == 0 and state.preset == "hello-world"
+    assert state.present is False
 
 
 def test_decode_keeps_good_parts_next_to_bad_ones():
@@ -652,7 +663,7 @@ def test_top_tokens():
     assert ranked == [("b", 0.6), ("c", 0.3)]
 
 
-@pytest.mark.parametrize("part", ["n_layers:64", "n_layers:13", "n_dec_layers:13", "decoder_only:true", "d_model:1000", "attn_divisor:1e9", "eps:5",
+@pytest.mark.parametrize("part", ["n_layers:64", "n_layers:13", "n_dec_layers:13", "decoder_only:maybe", "d_model:1000", "attn_divisor:1e9", "eps:5",
                                   "d_ff:0"])
 def test_link_values_outside_the_app_ranges_are_refused_with_a_note(part):
     state, notes = decode({"preset": "paper", "cfg": part})

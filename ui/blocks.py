@@ -17,9 +17,8 @@ from .formulas import DIGITS, attention_equations, mark_head, side_by_side_tex
 from .labels import indices, step_axes
 from .state import CACHE_HASH
 
-SUBLAYERS = {"enc": ("self_attn", "ffn"), "dec": ("masked", "cross", "ffn")}  # catalog keys sublayer.*, in order
+SUBLAYER_WORDS = {"attn": "self_attn", "self_attn": "masked", "cross_attn": "cross", "ffn": "ffn"}  # block: sublayer.*
 WQ_ROWS = 16  # a W^Q too big to write out is drawn as a heatmap of its first rows (512 x 512 is 2 MB to send)
-STACK_ATTENTION = {"enc": {"attn": "self_attn"}, "dec": {"self_attn": "masked", "cross_attn": "cross"}}  # block: sublayer
 EVEN = 0.01  # cross-attention whose weights are all this close to 1/n_keys is said to weigh the source alike
 MEASURES = {"change": layers.CHANGE_TEX, "cosine": layers.COSINE_TEX, "norm": layers.NORM_TEX}  # catalog stack.*
 DROPOUTS = {  # where training drops cells, in the order of the pass: step -> (what, of which sub-layer) or None
@@ -75,9 +74,9 @@ def attention(block: str, key: str, focus: str):
 def add_norm(stack: str, layer: int, key: str):
     """A sub-layer's residual add and LayerNorm, in the order of the norm placement; the sub-layer is chosen."""
     ctx = context.get()
-    names = SUBLAYERS[stack]
-    sublayer = _choice(f"{key}.sublayer", ctx.t("view.input"), list(range(1, len(names) + 1)),
-                       lambda k: ctx.t(f"sublayer.{names[k - 1]}"), link="sublayer")
+    blocks = ctx.config.sublayers[stack]  # by number: a decoder-only layer has no cross-attention, sub-layer 2
+    sublayer = _choice(f"{key}.sublayer", ctx.t("view.input"), list(blocks),
+                       lambda k: ctx.t(f"sublayer.{SUBLAYER_WORDS[blocks[k]]}"), link="sublayer")
     order = ("add", "ln") if ctx.config.norm_placement == "post" else ("ln", "add")
     views.flow([f"{stack}.{layer}.{kind}{sublayer}" for kind in order], key=f"{key}.{sublayer}",
                focus=f"{stack}.{layer}.ln{sublayer}")
@@ -115,8 +114,9 @@ def _layer_changes(ctx, stack, names):
 
 def _one_layer(ctx, stack, names):
     layer = views.layer_picker(f"layer.{stack}_stack", default=ctx.config.depth(stack) - 1)
-    for block, sublayer in STACK_ATTENTION[stack].items():
-        _attention_focus(ctx, f"{stack}.{layer}.{block}", sublayer)
+    for block in ctx.config.sublayers[stack].values():
+        if block != "ffn":
+            _attention_focus(ctx, f"{stack}.{layer}.{block}", SUBLAYER_WORDS[block])
     _layer_output(ctx, stack, names, layer)
 
 
@@ -159,8 +159,9 @@ def dropout():
     p = row.slider(ctx.t("train.dropout"), 0.05, 0.5, 0.1, step=0.05, key="dropout.p")
     seed = row.number_input(ctx.t("train.seed"), min_value=0.0, max_value=float(2**32 - 1), step=1.0, format="%g",
                             key="dropout.seed")  # a float input: a forged NaN or inf puts the default back
-    place = _choice("dropout.place", ctx.t("dropout.place"), list(DROPOUTS), lambda where: ctx.t(f"dropout.place.{where}"))
-    drops = DROPOUTS[place]
+    places = _dropouts(ctx.config)
+    place = _choice("dropout.place", ctx.t("dropout.place"), list(places), lambda where: ctx.t(f"dropout.place.{where}"))
+    drops = places[place]
     drop = next(iter(drops))
     if len(drops) > 1:
         layer = views.layer_picker(f"layer.{place}")
@@ -211,6 +212,14 @@ def _dropout_places(ctx, place, drop):
         if where == place and len(drops) == 1:
             lines[-1] = f"- **{ctx.t(f'dropout.place.{where}')}{INPUT_SUM}** ← {ctx.t('dropout.here')}"
     st.markdown(ctx.t("dropout.places.text") + "\n\n" + "\n".join(lines))
+
+
+def _dropouts(config) -> dict:
+    """DROPOUTS of the model's places: a decoder-only model has no source, no encoder and no cross-attention."""
+    if not config.decoder_only:
+        return DROPOUTS
+    return {place: {step: what for step, what in drops.items() if what is None or what[1] != "cross"}
+            for place, drops in DROPOUTS.items() if place in ("tgt", "dec")}
 
 
 def _choice(key, label, options, format_func, link=None):

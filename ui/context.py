@@ -18,7 +18,7 @@ from .classroom import LINK as ROOM_LINK
 from . import state as app_state
 from .format import DIGITS_RANGE
 from .i18n import LANGUAGES, language_of, plain_math, translator
-from .navigation import HOME, PAGES, page_file
+from .navigation import ENCODER_DECODER_ONLY, HOME, PAGES, page_file
 from .share import copy_link_button
 from .state import APP_LIMITS, DEFAULT_TARGET, FLOAT_RANGES, MAX_CHARS, AppState, LimitError
 from .streamlit_internals import forget_stale_widgets
@@ -26,7 +26,7 @@ from .weights import WeightsStore
 
 SIZE_FIELDS = ("d_model", "n_heads", "d_k", "d_v", "d_ff", "n_enc_layers", "n_dec_layers")  # depths: Config.depth
 CHOICE_FIELDS = ("layer_norm", "norm_placement", "pos_encoding", "activation", "softmax")
-BOOL_FIELDS = ("embed_scale", "attn_bias", "ffn_bias", "shared_embeddings", "tied_output")
+BOOL_FIELDS = ("embed_scale", "attn_bias", "ffn_bias", "shared_embeddings", "tied_output", "decoder_only")
 
 
 @dataclass(frozen=True)
@@ -98,8 +98,10 @@ def build() -> Context:
     """Read the controls, build (or keep) the state, and remember the context for the page."""
     if "state" not in st.session_state:
         _start_session()
-    else:  # a link's view is for the page it opened, on its first run (ui/views.py)
+    else:  # a link's view is for the page it opened, on its first run (ui/views.py), as is a presenter's move
         st.session_state.pop("link_view", None)
+        if "present.view" in st.session_state:  # (ui/presenter.py)
+            st.session_state.link_view = st.session_state.pop("present.view")
     pending = st.session_state.pop("adopt_pending", None)
     if pending is not None:
         adopt_model(pending["model"], pending["origin"], **pending["changes"])
@@ -286,7 +288,7 @@ def _sync_widgets(state: AppState):
     widgets get theirs when they are drawn: a value kept for a widget not on the page is one more entry that
     Streamlit copies for every keyed widget of every rerun."""
     st.session_state.update({"ctl.lang": state.lang, "ctl.preset": state.preset, "ctl.src": state.src,
-                             "ctl.tgt": state.tgt})
+                             "ctl.tgt": state.tgt, "ctl.present": state.present})
     if st.session_state.get("ctl.options_drawn"):
         st.session_state.update(_option_values(state))
 
@@ -295,7 +297,7 @@ def _option_values(state: AppState) -> dict:
     """The option widgets' values for a state, by widget key."""
     config = state.config()
     values = {f"ctl.{field}": getattr(config, field) for field in SIZE_FIELDS + CHOICE_FIELDS + BOOL_FIELDS + ("eps",)}
-    values |= {f"ctl.{field}": config.depth(stack) for stack, field in DEPTHS.items()}
+    values |= {f"ctl.{field}": _widget_depths(config)[stack] for stack, field in DEPTHS.items()}
     values["ctl.seed"], values["ctl.digits"] = state.seed, state.digits
     values["ctl.divisor_kind"] = "sqrt" if config.attn_divisor == "sqrt_dk" else "number"
     values["ctl.divisor"] = 30.0 if config.attn_divisor == "sqrt_dk" else float(config.attn_divisor)
@@ -313,12 +315,12 @@ def _on_preset_change():
     _sync_widgets(fresh)
 
 
-def whole_number_input(container, label: str, key: str, low: int, high: int, on_change=None):
+def whole_number_input(container, label: str, key: str, low: int, high: int, on_change=None, disabled=False):
     """A whole number (a size, a seed, a count). A float input shown without decimals ("%g"): Streamlit 1.67's
     whole-number input raises on a forged NaN or inf (int() before its range check), where a float input puts its
     default back. on_change runs after the value is made whole."""
     container.number_input(label, min_value=float(low), max_value=float(high), step=1.0, format="%g", key=key,
-                           on_change=_on_whole_number, args=(key, on_change))
+                           on_change=_on_whole_number, args=(key, on_change), disabled=disabled)
 
 
 def _on_whole_number(key, then):
@@ -343,6 +345,7 @@ def _controls(good: AppState, t) -> AppState:
         sidebar.warning(t("msg.url", detail=refusal(t, note) if isinstance(note, ValueError) else note))
     sidebar.segmented_control(t("lang.label"), list(LANGUAGES), format_func=LANGUAGES.get, key="ctl.lang",
                               required=True)
+    sidebar.toggle(t("ctl.present"), key="ctl.present", help=t("ctl.present_help"))
     sidebar.selectbox(t("ctl.preset"), list(engine.PRESETS), format_func=lambda p: t(f"preset.{p}"),
                       key="ctl.preset", on_change=_on_preset_change)
     sidebar.text_input(t("ctl.src"), key="ctl.src", max_chars=MAX_CHARS)
@@ -364,7 +367,7 @@ def _controls(good: AppState, t) -> AppState:
     same_model = (seed, overrides) == (good.seed, good.overrides)  # trained weights fit only their own model
     lang = st.session_state["ctl.lang"] if st.session_state["ctl.lang"] in LANGUAGES else good.lang
     return good.replace(lang=lang, lang_chosen=good.lang_chosen or lang != good.lang, digits=digits,
-                        src=st.session_state["ctl.src"],
+                        src=st.session_state["ctl.src"], present=st.session_state["ctl.present"] is True,
                         tgt=st.session_state["ctl.tgt"], seed=seed, overrides=overrides,
                         weights=good.weights if same_model else "")
 
@@ -426,7 +429,8 @@ def _option_widgets(good: AppState, t) -> tuple:
     left, right = st.columns(2)
     for i, field in enumerate(SIZE_FIELDS):
         whole_number_input(left if i % 2 == 0 else right, field, f"ctl.{field}", 1, APP_LIMITS[field],
-                           on_change=_on_heads_change if field in ("d_model", "n_heads") else None)
+                           on_change=_on_heads_change if field in ("d_model", "n_heads") else None,
+                           disabled=field == "n_enc_layers" and st.session_state["ctl.decoder_only"])  # no encoder
     whole_number_input(st, t("ctl.seed"), "ctl.seed", 0, 2**32 - 1)
     st.radio(t("ctl.divisor"), ["sqrt", "number"], format_func=lambda k: t(f"ctl.divisor.{k}"),
              key="ctl.divisor_kind", horizontal=True)
@@ -451,9 +455,29 @@ def _option_widgets(good: AppState, t) -> tuple:
 def _depth_settings(config: engine.Config, enc: int, dec: int) -> dict:
     """The depth fields for the depths the widgets show: the config's own while they are its depths (a link's
     n_enc_layers stays as it was written); else N for both stacks, or N for the encoder and the decoder's own."""
-    if (enc, dec) == (config.depth("enc"), config.depth("dec")):
+    if (enc, dec) == tuple(_widget_depths(config).values()):
         return {field: getattr(config, field) for field in ("n_layers", *DEPTHS.values())}
     return {"n_layers": enc, "n_enc_layers": None, "n_dec_layers": None if dec == enc else dec}
+
+
+def _widget_depths(config: engine.Config) -> dict:
+    """The depths the widgets show: a decoder-only model's encoder has none, and its widget keeps the depth the
+    encoder-decoder model would have (the widget's least is 1)."""
+    return {stack: config.replace(decoder_only=False).depth(stack) for stack in DEPTHS}
+
+
+def refuse_page(ctx: Context, page) -> bool:
+    """Draw a page of the encoder-decoder model only (navigation.ENCODER_DECODER_ONLY) as the title and one line
+    saying the decoder-only model in use has nothing there, with a button back to the encoder-decoder model; True if
+    so (the page is not run)."""
+    name = page.url_path or HOME
+    if not ctx.config.decoder_only or name not in ENCODER_DECODER_ONLY:
+        return False
+    st.title(ctx.t(f"page.{name}"))
+    st.info(ctx.t("msg.no_training" if name == "train" else "msg.no_encoder"))
+    st.button(ctx.t("ctl.encoder_decoder"), key="ctl.encoder_decoder", on_click=use_settings,
+              args=({"decoder_only": False},))
+    return True
 
 
 @st.cache_resource(max_entries=16, show_spinner=False)

@@ -13,6 +13,8 @@ SEQUENTIAL = get_colorscale("Blues")  # for values that cannot be negative (weig
 TEXT_CELLS = 200  # write the numbers inside the cells up to this many cells
 TEXT_COLS = 8  # ... and when the cells are wide enough (at most this many columns)
 TEXT_SIZE = 14  # px, the numbers in the cells: readable on a projector (plotly's own size shrinks with the cells)
+LABEL_SIZE = 12  # px, the axis and colour-bar labels (plotly's default)
+PROJECTOR = 1.5  # presenter mode's type, times the normal: numbers, labels and formulas read from the back of a room
 TEXT_WIDTH = 760  # px, estimated (CHAR_WIDTH): the numbers are written only when a row of each column's widest
 # fits it. At 1280 px with the sidebar open a step heatmap has ~690 px of plot, where 8 columns of −0.03525 fit
 CHAR_WIDTH = 0.6  # of TEXT_SIZE: a character's width, generous (a digit of plotly's sans-serif is ~0.5)
@@ -43,10 +45,10 @@ class Chart(go.Figure):
         return self._wire
 
 
-def heatmap(matrix, row_labels, col_labels, selected=None, marked=(), digits=DIGITS) -> Chart:
+def heatmap(matrix, row_labels, col_labels, selected=None, marked=(), digits=DIGITS, scale=1.0) -> Chart:
     """A labelled heatmap; an invisible marker on every cell centre makes each cell clickable. The selected cell
     (row, column) has a thick frame, the marked ones (e.g. the cells an edit changed) a thin one. Its numbers, in
-    the cells and on hover, have `digits` significant digits.
+    the cells and on hover, have `digits` significant digits; its type is `scale` times the normal size.
 
     A click selects the nearest marker, whose x and y are the cell's column and row; plotly's own heatmap
     returns no selection in Streamlit, so the markers carry it. This runs for every chart on every rerun, so
@@ -64,15 +66,18 @@ def heatmap(matrix, row_labels, col_labels, selected=None, marked=(), digits=DIG
         data[0]["zmid"] = 0
     labelled = cols <= LABELLED_COLS and rows * cols <= CLICK_CELLS
     cells = table(values, digits) if labelled else None  # the cells' text and hover text, written once
-    text = cells is not None and rows * cols <= TEXT_CELLS and cols <= TEXT_COLS and _fits(cells)
+    text = cells is not None and rows * cols <= TEXT_CELLS and cols <= TEXT_COLS and _fits(cells, TEXT_SIZE * scale)
     if text:
-        data[0].update(text=cells, texttemplate="%{text}", textfont={"size": TEXT_SIZE})
+        data[0].update(text=cells, texttemplate="%{text}", textfont={"size": TEXT_SIZE * scale})
     if rows * cols <= CLICK_CELLS:  # the hover text and the click both come from the invisible markers
         data += _click_layer(values, row_labels, col_labels, digits, cells)
     layout = {"height": _height(rows, text), "margin": MARGIN,
               "dragmode": False, "clickmode": "event+select", "hovermode": "closest", "hoverdistance": -1,
               "xaxis": {**_ticks(col_labels), "side": "top", "range": [-0.5, cols - 0.5]},
               "yaxis": {**_ticks(row_labels), "autorange": "reversed"}}
+    if scale != 1.0:
+        layout["font"] = {"size": LABEL_SIZE * scale}
+        data[0]["colorbar"]["tickfont"] = {"size": LABEL_SIZE * scale}
     frames = [_frame(i, j, 1.5) for i, j in marked] + ([_frame(*selected, 3)] if selected is not None else [])
     if frames:
         layout["shapes"] = frames
@@ -84,10 +89,10 @@ def writes_numbers(chart: Chart) -> bool:
     return "text" in chart.to_dict()["data"][0]
 
 
-def _fits(cells) -> bool:
-    """Whether the numbers fit their cells at TEXT_SIZE: each column's widest, and the rows' height."""
-    wide = max(len(cell) for row in cells for cell in row) * CHAR_WIDTH * TEXT_SIZE + 8
-    return wide * len(cells[0]) <= TEXT_WIDTH and FRAME + len(cells) * 2 * TEXT_SIZE <= HEIGHT[1]
+def _fits(cells, size) -> bool:
+    """Whether the numbers fit their cells at `size` px: each column's widest, and the rows' height."""
+    wide = max(len(cell) for row in cells for cell in row) * CHAR_WIDTH * size + 8
+    return wide * len(cells[0]) <= TEXT_WIDTH and FRAME + len(cells) * 2 * size <= HEIGHT[1]
 
 
 def _height(rows, text) -> int:

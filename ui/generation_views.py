@@ -169,15 +169,15 @@ def _step_view(generated):
 
 
 def _one_step(ctx, generated, step):
-    index = len(step.prefix_ids)
-    st.markdown(ctx.t("gen.prefix", n=index) + " " + " ".join(f"`{t}`" for t in step.prefix_tokens) + "\n\n" +
+    index, tokens = len(step.prefix_ids), list(step.trace.tgt_tokens)  # a decoder-only model's input: source first
+    prefix = "gen.prefix.decoder_only" if step.trace.model.config.decoder_only else "gen.prefix"
+    st.markdown(ctx.t(prefix, n=index, m=len(tokens) - index) + " " + " ".join(f"`{t}`" for t in tokens) + "\n\n" +
                 ctx.t("gen.chosen", token=step.token, p=fmt(step.prob, ctx.state.digits),
                       q=fmt(step.sampled_prob, ctx.state.digits)))
     sampling = generated.strategy != "greedy"
     columns = st.columns(3 if sampling else 2)
     with columns[0]:
         st.markdown(f"**{ctx.t('gen.mask')}**")
-        tokens = list(step.prefix_tokens)
         st.plotly_chart(heatmap(step.trace["dec.0.self_attn.weights"][0], tokens, tokens, digits=ctx.state.digits), key="gen.mask_chart",
                         config={"displayModeBar": False})
     shown = (("gen.probs", step.probs), ("gen.sampled", step.sampled_from)) if sampling else (("gen.probs", step.probs),)

@@ -64,13 +64,17 @@ INTRO_SETTINGS = {
     "encoder_stack": ("norm_placement",),
 }
 
+# The pages whose intro is another in a decoder-only model: "intro.<page>.decoder_only" in place of "intro.<page>".
+DECODER_ONLY_INTROS = ("overview", "decoder_input", "dec_add_norm", "dec_ffn", "decoder_stack", "generate")
+
 SEED_NOTES = ("qkv", "multihead", "add_norm", "masked_attention")  # pages that flag a seed's slip: "seednote.<page>"
 
 
 def intro_keys(page: str, config) -> list[str]:
     """The catalog keys of a page's intro in the current settings, e.g. ["intro.ffn", "intro.ffn.gelu"]."""
     fields = INTRO_SETTINGS.get(page, ())
-    return [f"intro.{page}"] + [f"intro.{page}.{_setting_value(config, field)}" for field in fields]
+    first = f"intro.{page}.decoder_only" if config.decoder_only and page in DECODER_ONLY_INTROS else f"intro.{page}"
+    return [first] + [f"intro.{page}.{_setting_value(config, field)}" for field in fields]
 
 
 def _setting_value(config, field: str) -> str:

@@ -1,13 +1,16 @@
 """The sentence that says which model is in use: its sizes and where its weights came from (pure: no Streamlit)."""
 from __future__ import annotations
 
+ENCODER_WEIGHTS = ("hello-world",)  # presets whose weights' origin names encoder weights: a decoder-only model's differs
+
 
 def describe(t, preset: str, seed: int, config, origin: dict | None, stored: bool) -> str:
     """Sizes, then the weights' origin: the preset's random draw from the seed, or (stored: weights held by the
     server) trained here, uploaded, the shipped trained model, or not recorded (ui.weights.ORIGIN_FIELDS)."""
     sizes = model_sizes(t, config)
     if not stored:
-        return t("model.card", sizes=sizes, origin=t(f"model.from.{preset}", seed=seed))
+        own = ".decoder_only" if config.decoder_only and preset in ENCODER_WEIGHTS else ""
+        return t("model.card", sizes=sizes, origin=t(f"model.from.{preset}{own}", seed=seed))
     kind = origin["kind"] if origin else "unknown"
     values = {"preset": t(f"preset.{preset}"), "seed": seed}
     if kind in ("trained", "shipped"):
@@ -21,7 +24,7 @@ def describe(t, preset: str, seed: int, config, origin: dict | None, stored: boo
 
 
 def model_sizes(t, config) -> str:
-    return t("model.sizes", d_model=config.d_model, h=config.n_heads, d_k=config.d_k, d_ff=config.d_ff,
+    return t("model.sizes.decoder_only" if config.decoder_only else "model.sizes", d_model=config.d_model, h=config.n_heads, d_k=config.d_k, d_ff=config.d_ff,
              n_enc=config.depth("enc"), n_dec=config.depth("dec"))
 
 

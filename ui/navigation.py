@@ -1,7 +1,7 @@
 """The pages in the order data flows, by section; app.py builds st.navigation from this."""
 HOME = "overview"  # the page at "/"
 PAGES = {
-    "start": ["overview"],
+    "start": ["overview", "animation"],
     "encoder": ["tokens", "positional", "qkv", "attention", "multihead", "add_norm", "ffn", "encoder_stack"],
     "decoder": ["decoder_input", "masked_attention", "dec_add_norm", "cross_attention", "dec_ffn", "decoder_stack",
                 "output"],
@@ -12,13 +12,64 @@ PAGES = {
 # the decoder to generation, which runs the whole pass again per token. Training, dropout and the comparison
 # are not steps of one forward pass.
 CHAIN = [HOME, *PAGES["encoder"], *PAGES["decoder"], "generate"]
+# The pages of the encoder-decoder model only: a decoder-only model (GPT-style) has no encoder, no cross-attention,
+# and the app does not train it. They stay in the navigation and say so (ui/context.py: refuse_page).
+ENCODER_DECODER_ONLY = (*PAGES["encoder"], "cross_attention", "train")
 
 
 def page_file(page: str) -> str:
     return f"pages/{page}.py"
 
 
-def neighbours(page: str) -> tuple[str, str] | None:
-    """The pages before and after a step page in the order data flows; None for a page not inside the chain."""
-    i = CHAIN.index(page) if page in CHAIN[1:-1] else None
-    return None if i is None else (CHAIN[i - 1], CHAIN[i + 1])
+def neighbours(page: str, decoder_only: bool = False) -> tuple[str, str] | None:
+    """The pages before and after a step page in the order data flows (a decoder-only model's pages: from the
+    overview to the decoder's input); None for a page not inside the chain."""
+    chain = [p for p in CHAIN if not (decoder_only and p in ENCODER_DECODER_ONLY)]
+    i = chain.index(page) if page in chain[1:-1] else None
+    return None if i is None else (chain[i - 1], chain[i + 1])
+
+
+# Presenter mode's slides: the forward pass one step per screen, in the order data flows, as (page, the view the
+# page opens on: its flow's step, an add & norm page's sub-layer, a stack page's section; positions from 0). The
+# steps are those each page's flow draws (pages/*.py, ui/blocks.py); tests/test_presenter.py opens every slide.
+RAIL = ("encoder", "decoder", "output")  # the rail's parts, catalog keys present.part.*
+ATTENTION = ("q", "k", "v", "scores", "scaled", "weights", "heads", "concat", "out")  # a decoder attention page
+
+
+def slides(norm_placement: str, decoder_only: bool = False) -> list[tuple[str, str, dict]]:
+    """[(rail part, page, view)] of the whole forward pass; post-norm adds then normalises, pre-norm the reverse. A
+    decoder-only model has no encoder and no cross-attention: its decoder's sub-layers 1 and 3 are the add & norm
+    page's first and second choice."""
+    order = ("add", "ln") if norm_placement == "post" else ("ln", "add")
+
+    def flow(page, leaves, **view):
+        return [(page, {**view, "step": leaf}) for leaf in leaves]
+
+    def add_norm(page, sublayer, position=None):  # position: the sub-layer's among the page's choices
+        return flow(page, [f"{kind}{sublayer}" for kind in order],
+                    sublayer=sublayer - 1 if position is None else position)
+
+    def stack(page):
+        return [(page, {"section": 0}), (page, {"section": 1})]
+
+    masked = ATTENTION[:5] + ("mask", "masked") + ATTENTION[5:]
+    parts = {
+        "encoder": [("tokens", {}), *flow("positional", ("embed", "pos", "input")), *flow("qkv", ("q", "k", "v")),
+                    *flow("attention", ("scores", "scaled", "weights", "heads")),
+                    *flow("multihead", ("concat", "out")), *add_norm("add_norm", 1),
+                    *flow("ffn", ("hidden", "act", "out")), *add_norm("add_norm", 2), *stack("encoder_stack")],
+        "decoder": [*flow("decoder_input", ("embed", "pos", "input")), *flow("masked_attention", masked),
+                    *add_norm("dec_add_norm", 1),
+                    *([] if decoder_only else [*flow("cross_attention", ATTENTION), *add_norm("dec_add_norm", 2)]),
+                    *flow("dec_ffn", ("hidden", "act", "out")), *add_norm("dec_add_norm", 3, 1 if decoder_only else 2),
+                    *stack("decoder_stack")],
+        "output": flow("output", ("logits", "vocab_mask", "masked_logits", "probs")),
+    }
+    return [(part, page, view) for part in RAIL for page, view in parts[part]
+            if not (decoder_only and part == "encoder")]
+
+
+def slide_at(slides: list, page: str, shown: dict) -> int | None:
+    """The position of the slide a page shows (shown: what its widgets show, defaults too), or None."""
+    return next((i for i, (_, at, view) in enumerate(slides)
+                 if at == page and all(shown.get(key) == value for key, value in view.items())), None)

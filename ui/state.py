@@ -26,7 +26,6 @@ from .weights import ID as WEIGHTS_ID
 
 APP_LIMITS = {"d_model": 512, "n_heads": 16, "d_k": 512, "d_v": 512, "d_ff": 2048, "n_layers": 12,
               "n_enc_layers": 12, "n_dec_layers": 12}  # from 1
-NOT_IN_APP = ("decoder_only",)  # engine settings the pages do not draw yet: a link or a file asking for one is refused
 FLOAT_RANGES = {"attn_divisor": (0.001, 1e6), "eps": (0.0, 1.0)}  # what the option widgets accept
 MAX_TOKENS = 64
 MAX_CHARS = 2000  # a sentence's characters, in the text inputs and in a link: room for MAX_TOKENS long words
@@ -67,6 +66,7 @@ class AppState:
     gen: tuple = ()  # ((setting, value), ...), sorted: generation settings that differ from the defaults
     weights: str = ""  # the id of trained or uploaded weights held by the server (ui.weights), or "" for the preset's
     digits: int = DIGITS  # significant digits of every printed number (ui.format); the numbers themselves keep all
+    present: bool = False  # presenter mode (ui/presenter.py): larger type, the sidebar collapsed, keys move the steps
 
     def replace(self, **changes) -> "AppState":
         return dataclasses.replace(self, **changes)
@@ -99,8 +99,6 @@ class LimitError(ValueError):
 
 def check_limits(state: AppState) -> None:
     for field, value in state.overrides:
-        if field in NOT_IN_APP:
-            raise LimitError("msg.not_in_app", {"field": field})
         high = APP_LIMITS.get(field)
         if high is not None and isinstance(value, int) and value > high:
             raise LimitError("msg.too_big", {"field": field, "high": high, "value": value})
@@ -206,6 +204,8 @@ def encode(state: AppState) -> dict[str, str]:
         query["weights"] = state.weights
     if state.digits != DIGITS:
         query["digits"] = str(state.digits)
+    if state.present:
+        query["present"] = "1"
     return query
 
 
@@ -243,7 +243,11 @@ def decode(query, default_lang: str = "en") -> tuple[AppState, list]:
     if digits not in map(str, range(DIGITS_RANGE[0], DIGITS_RANGE[1] + 1)):
         notes.append(f"digits={digits[:40]!r}")
         digits = DIGITS
-    return state.replace(overrides=overrides, edits=edits, gen=gen, weights=weights, digits=int(digits)), notes
+    present = query.get("present", "0")
+    if present not in ("0", "1"):
+        notes.append(f"present={present[:40]!r}")
+    return state.replace(overrides=overrides, edits=edits, gen=gen, weights=weights, digits=int(digits),
+                         present=present == "1"), notes
 
 
 def _decode_overrides(text: str, preset: str):
@@ -264,8 +268,6 @@ def _decode_overrides(text: str, preset: str):
 
 def _check_range(field, value):
     """The app's own bounds, which its widgets enforce too."""
-    if field in NOT_IN_APP:
-        raise ValueError(field)
     if field in APP_LIMITS and not 1 <= value <= APP_LIMITS[field]:
         raise ValueError(field)
     low, high = FLOAT_RANGES.get(field, (None, None))

@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from . import classroom, context, departures
-from .figures import CELL_WIDTH, TEXT_COLS, heatmap, writes_numbers
+from . import classroom, context, departures, presenter
+from .figures import CELL_WIDTH, PROJECTOR, TEXT_COLS, heatmap, writes_numbers
 from .format import arrow, bmatrix, bmatrix_around, difference, fmt, printed_width, table
 from .labels import (SEED_NOTES, description_key, indices, intro_keys, param_axes, param_key, param_tex, step_axes,
                      param_words_key, step_name_key, step_tex, unique)
@@ -53,6 +53,7 @@ class _Drawn:
         self.page = None  # the page's name, which its intro gives
         self.departures = set()  # the options whose departure from the paper the page has shown
         self.view = {}  # what the page shows, for its link (state.encode_view): only what is not the default
+        self.shown = {}  # what the page shows, defaults too: presenter mode's place in the forward pass
 
     def note_nonfinite(self, ctx):
         bad = max((trace.nonfinite_through(name) for trace, name in self.steps), key=len, default=())
@@ -72,6 +73,7 @@ def page(body):
     @functools.wraps(body)
     def run():
         context.forget_stale_widgets()
+        presenter.follow()  # a presenter's key moved to another page
         drawn = _Drawn()
         token = _DRAWN.set(drawn)
         try:
@@ -84,7 +86,10 @@ def page(body):
             _link_note(ctx, part, value)
         context.write_link(ctx.state, drawn.view)
         classroom.publish(ctx.t)  # this fragment's own reruns do not reach app.py's
-        neighbour_links(ctx.state, drawn.page)
+        if ctx.state.present:
+            presenter.rail(ctx, drawn.page, drawn.shown)
+        else:
+            neighbour_links(ctx.state, drawn.page)
     return run
 
 
@@ -117,6 +122,8 @@ def _link_note(ctx, part, value):
 def show_in_link(part: str, value, default) -> None:
     """Put what a widget shows into the page's link, unless it is what the page shows by default."""
     drawn = _DRAWN.get()
+    if drawn is not None:
+        drawn.shown[part] = value
     if drawn is not None and value != default:
         drawn.view[part] = value
 
@@ -124,10 +131,11 @@ def show_in_link(part: str, value, default) -> None:
 def neighbour_links(state, page: str):
     """Links to the previous and the next step page (navigation.CHAIN), which switch pages in this session and
     keep the link's state (st.page_link clears the query without query_params), not this page's view."""
-    around = neighbours(page)
+    ctx = context.get()
+    around = neighbours(page, ctx.config.decoder_only)
     if around is None:
         return
-    t = context.get().t
+    t = ctx.t
     query = encode(state)
     row = st.container(horizontal=True, horizontal_alignment="distribute")
     for which, neighbour, icon, side in zip(("previous", "next"), around, ("arrow_back", "arrow_forward"),
@@ -238,7 +246,8 @@ def flow(names: list[str], head: int | None = None, key: str = "flow", focus: st
     _record_drawn(trace, names)
     matrices = [_slice(trace[name], head) for name in names]
     widest = max(m.shape[1] for m in matrices)
-    glance = widest <= GLANCE_COLS and all(m.shape[0] <= LATEX_CELLS for m in matrices)
+    glance = widest <= GLANCE_COLS and all(m.shape[0] <= LATEX_CELLS for m in matrices) and not ctx.state.present
+    # (a presenter's screen holds one step, not the flow's every matrix)
     if glance:  # one formula, not one per matrix: each element an edit redraws costs the browser time
         cells = [f"{_tex_name(name, _head_of(trace[name], head))} = " + bmatrix(matrix, ctx.state.digits)
                  for name, matrix in zip(names, matrices)]
@@ -313,18 +322,24 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     text_and_formula(f"##### {ctx.t(step_name_key(name))} · {ctx.t(description_key(name))}\n\n"
                      f":gray[:small[`{name}` · {shape}]]", ctx.t.words(s.formula))  # the code's name for the API
     paper_form((s.kind, name.rsplit(".", 1)[-1]), name)
-    _editors(ctx, s, head, edits)
+    editors_below = ctx.state.present  # a presenter's screen: the formula, then its heatmap (projector type is tall)
+    if not editors_below:
+        _editors(ctx, s, head, edits)
     axes = step_axes(trace, name)
     values = _slice(s.value, head)  # (rows, cols)
     rows, cols = (axes[-2], axes[-1]) if s.value.ndim > 1 else ([""], axes[-1])
     key = f"{name}.{head}"
     selected = _selection(key, len(rows), len(cols)) if drill else None  # no drill-down: no cell to mark or click
-    chart = heatmap(values, rows, cols, selected, digits=ctx.state.digits)
-    if show_numbers and not (_as_table(values) and writes_numbers(chart)):  # a table would repeat the cells' text
+    chart = heatmap(values, rows, cols, selected, digits=ctx.state.digits,
+                    scale=PROJECTOR if ctx.state.present else 1.0)
+    repeated = writes_numbers(chart) and (_as_table(values) or ctx.state.present)  # a table would repeat the cells'
+    if show_numbers and not repeated:  # text; a presenter's screen holds the heatmap with its numbers, not both
         numbers(values, rows, cols, label=_tex_name(name, _head_of(s.value, head)))
     st.plotly_chart(chart, key=f"chart.{key}",
                     on_select=_on_click(key, len(rows), len(cols)) if drill else "ignore", selection_mode="points",
                     config={"displayModeBar": False}, width=chart_width(len(cols)))
+    if editors_below:
+        _editors(ctx, s, head, edits)
     unedited = _compared(ctx, name, head, values, rows, cols, key) if ctx.state.edits and trace is ctx.trace else None
     if drill:
         _drill(ctx, trace, name, head, key, rows, cols, unedited)

@@ -1,0 +1,4 @@
+from ui import animation_views, views
+
+views.intro("animation")
+animation_views.player()

@@ -1,0 +1,289 @@
+"""The animation's frames (ui/animation.py) hold the trace's numbers and the engine's greedy output, unchanged; the
+page (AppTest) sends them to its player in both languages and sends new ones after a weight edit; in Chromium the
+player plays the whole forward pass of the opening example by itself, answers its keys and draws the edited numbers.
+Screenshots at its start, middle and end go to build/screenshots/animation-{start,middle,end}-{lang}.png."""
+import json
+import re
+import time
+
+import numpy as np
+import pytest
+from playwright.sync_api import expect
+
+import engine
+from engine.generate import generate
+from test_app import assert_clean, open_page, server_navigation  # noqa: F401 (server_navigation: a fixture)
+from test_browser import SHOTS, no_exception, server, settle, url  # noqa: F401 (server: a fixture)
+from ui import animation
+from ui.i18n import EN, ZH
+
+EXAMPLES = [  # the opening example; two layers in pre-norm with 4 heads; the paper's sizes, smaller, 3 + 2 layers
+    ("hello-world", {}, "Hello World"),
+    ("hello-world", {"n_layers": 2, "n_heads": 4, "norm_placement": "pre"}, "hello world how are you"),
+    ("paper", {"d_model": 32, "n_heads": 4, "d_ff": 48, "n_enc_layers": 3, "n_dec_layers": 2}, "the cat sat on the mat"),
+]
+
+
+def example(preset, overrides, src):
+    model = engine.preset(preset, **overrides)
+    trace = model.run(src, "hola mundo")
+    generated = animation.greedy(model, src)
+    return model, trace, generated, animation.frames(trace, generated)
+
+
+@pytest.fixture(params=EXAMPLES, ids=[f"{p}-{len(o)}" for p, o, _ in EXAMPLES])
+def made(request):
+    return example(*request.param)
+
+
+def by_block(frames, block):
+    return [f for f in frames if f.get("block") == block]
+
+
+def test_the_encoder_frames_hold_the_traces_numbers(made):
+    model, trace, _, frames = made
+    tokens, embed = frames[0], frames[1]
+    assert tokens["tokens"] == list(trace.src_tokens) and tokens["ids"] == list(trace.src_ids)
+    for key, name in (("embed", "src.embed"), ("pos", "src.pos"), ("input", "src.input")):
+        assert np.array_equal(embed[key], trace[name]), key
+    for layer in range(model.config.depth("enc")):
+        (attention,) = by_block(frames, f"enc.{layer}.attn")
+        assert np.array_equal(attention["weights"], trace[f"enc.{layer}.attn.weights"])
+        assert attention["weights"].shape == (model.config.n_heads, len(trace.src_tokens), len(trace.src_tokens))
+    (output,) = [f for f in frames if f["stage"] == "enc.out"]
+    assert np.array_equal(output["values"], trace["enc.out"])
+
+
+def test_the_decoder_writes_the_engines_greedy_tokens(made):
+    model, trace, generated, frames = made
+    chosen = [f["chosen"] for f in frames if f["kind"] == "output"]
+    greedy = generate(model, generated.src, max_len=animation.MAX_GENERATED)
+    assert chosen == list(greedy.tokens) == list(generated.tokens)
+    assert 1 <= len(chosen) <= animation.MAX_GENERATED
+    last = [f for f in frames if f["kind"] == "output"][-1]
+    assert last["written"] == ["SOS", *greedy.tokens]
+    assert last["top"][0] == (greedy.tokens[-1], pytest.approx(greedy.steps[-1].prob))
+
+
+def test_each_decoder_frame_shows_the_newest_positions_row_of_its_steps_trace(made):
+    model, trace, generated, frames = made
+    for layer in range(model.config.depth("dec")):
+        for kind, keys in (("self_attn", None), ("cross_attn", list(trace.src_tokens))):
+            shown = by_block(frames, f"dec.{layer}.{kind}")
+            assert len(shown) == len(generated.steps)
+            for frame, step in zip(shown, generated.steps):
+                weights = step.trace[f"dec.{layer}.{kind}.weights"]  # (h, t, n_k)
+                assert np.array_equal(frame["weights"], weights[:, -1:, :])
+                assert frame["queries"] == [step.prefix_tokens[-1]]
+                assert frame["keys"] == (keys or list(step.prefix_tokens))
+                assert np.allclose(frame["weights"].sum(axis=-1), 1.0)
+
+
+def test_what_the_captions_say_about_reuse_is_true(made):
+    """The encoder's output is the same at every step ("f.cross"), and at each step the earlier positions' rows of
+    the masked self-attention are the step before's ("f.self"): only the newest row is new."""
+    model, trace, generated, _ = made
+    for step in generated.steps:
+        assert np.allclose(step.trace["enc.out"], trace["enc.out"], rtol=0, atol=1e-12)
+    for before, after in zip(generated.steps, generated.steps[1:]):
+        for layer in range(model.config.depth("dec")):
+            name = f"dec.{layer}.self_attn.weights"
+            assert np.allclose(after.trace[name][:, :-1, :-1], before.trace[name], rtol=0, atol=1e-12)
+
+
+def test_the_frames_follow_the_rail_in_the_order_data_flows(made):
+    model, _, generated, frames = made
+    enc, dec = model.config.depth("enc"), model.config.depth("dec")
+    assert len(frames) == 3 + enc + len(generated.steps) * (2 * dec + 1)
+    rail = animation.stages(model.config)
+    assert [f["stage"] for f in frames[:3 + enc]] == rail[:3 + enc]  # the encoder, once
+    per_token = [f["stage"] for f in frames[3 + enc:3 + enc + 2 * dec + 1]]
+    assert per_token == [s for s in rail[3 + enc:-1] for _ in range(2)] + ["output"]
+    assert {f["stage"] for f in frames} == set(rail)
+
+
+def test_the_payload_is_the_frames_rounded_for_the_browser():
+    _, trace, _, frames = example("paper", {"d_model": 32, "n_heads": 4, "d_ff": 48, "n_layers": 2}, "the cat sat")
+    sent = animation.payload(frames)
+    json.dumps(sent, allow_nan=False)
+    assert sent[1]["dims"] == 32 and len(sent[1]["embed"][0]) == animation.MAX_DIMS
+    assert np.array_equal(sent[1]["embed"], np.round(trace["src.embed"][:, :animation.MAX_DIMS], animation.DIGITS))
+    assert np.array_equal(sent[3]["weights"], np.round(trace["enc.1.attn.weights"], animation.DIGITS))
+    assert sent[2]["queries"] == list(trace.src_tokens)
+    broken = {**frames[3], "weights": np.array([[[np.nan, np.inf]]])}
+    assert animation.payload([broken])[0]["weights"] == [[[None, None]]]  # JSON has no NaN: the browser gets null
+    output = sent[-1]
+    assert output["prob"] == round(frames[-1]["prob"], animation.DIGITS) and len(output["top"]) == animation.TOP
+
+
+# ---- the page ----------------------------------------------------------------------------------------------
+
+EDIT = "enc.0.attn.W_Q:0.0.0=3"  # one weight of the first head's queries: the encoder's attention, and all after
+
+
+def players(at):
+    return [c for c in at.get("bidi_component") if c.proto.component_name == "forward_pass"]
+
+
+def sent_frames(at):
+    (player,) = players(at)
+    return json.loads(player.proto.json)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_page_sends_the_frames_in_both_languages(lang):
+    at = open_page("animation", lang=lang)
+    assert_clean(at)
+    catalog = ZH if lang == "zh" else EN
+    assert at.title[0].value == catalog["page.animation"]
+    data = sent_frames(at)
+    model = engine.preset("hello-world")
+    trace = model.run("Hello World", "Hola Mundo")
+    assert data["frames"] == animation.payload(animation.frames(trace, animation.greedy(model, "Hello World")))
+    assert data["labels"]["play"] == catalog["anim.play"] and data["labels"]["f.cross"] == catalog["anim.f.cross"]
+    assert data["stages"] == ["tokens", "embed", "enc.0", "enc.out", "dec.0", "output"] and data["heads"] == 2
+
+
+def test_a_weight_edit_changes_the_frames():
+    """In one session: an edit (as an editor's callback writes it into the state) and a rerun send new frames, the
+    edited model's; the edited head's weights change, the other head's do not."""
+    at = open_page("animation", lang="en")
+    before = sent_frames(at)["frames"]
+    at.session_state["state"] = at.session_state["state"].with_edit("enc.0.attn.W_Q", (0, 0, 0), 3.0)
+    at.run()
+    assert_clean(at)
+    assert at.query_params["edit"] == EDIT + ".0"  # the link holds it
+    after = sent_frames(at)["frames"]
+    assert after[2]["weights"][0] != before[2]["weights"][0] and after[2]["weights"][1] == before[2]["weights"][1]
+    edited = engine.preset("hello-world").with_cells({"enc.0.attn.W_Q": [((0, 0, 0), 3.0)]})
+    trace = edited.run("Hello World", "Hola Mundo")
+    assert after == animation.payload(animation.frames(trace, animation.greedy(edited, "Hello World")))
+
+
+def test_an_unchanged_state_does_not_make_its_frames_again(monkeypatch):
+    made = []
+    make = animation.frames
+    monkeypatch.setattr(animation, "frames", lambda *args: made.append(args) or make(*args))
+    at = open_page("animation", lang="en", seed="31")  # a state no other test has made frames for
+    at.run()
+    at.run()
+    assert len(made) == 1 and len(sent_frames(at)["frames"]) > 4
+
+
+def test_a_sentence_too_long_to_draw_is_refused_with_a_note():
+    at = open_page("animation", lang="en", src=" ".join(["hello"] * (animation.MAX_TOKENS + 1)))
+    assert_clean(at)
+    assert not players(at)
+    assert at.info[0].value == EN["anim.too_long"].format(n=animation.MAX_TOKENS + 1, high=animation.MAX_TOKENS)
+
+
+# ---- in the browser ----------------------------------------------------------------------------------------
+
+# Streamlit's client first asks for its health and host config under the page's own path (/animation/_stcore/...),
+# which answer 404 on every page of every app, and then at the root: the only failed loads a page may log.
+PROBES = re.compile(r"/[a-z_]+/_stcore/(health|host-config)$")
+
+
+def console_errors(page) -> list:
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda message: errors.append(f"{message.text} {message.location.get('url', '')}")
+            if message.type == "error" and not PROBES.search(message.location.get("url", "")) else None)
+    return errors
+
+
+def frame_number(page) -> int:
+    return int(page.locator(".anim .counter").get_attribute("data-frame"))
+
+
+def wait_for_frame(page, at_least: int, timeout=120):
+    """Until the player shows frame `at_least` or a later one (it advances by itself while playing)."""
+    deadline = time.monotonic() + timeout
+    while frame_number(page) < at_least:
+        assert time.monotonic() < deadline, f"the animation stopped at frame {frame_number(page)}"
+        page.wait_for_timeout(100)
+
+
+def screenshot(page, name):
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.locator(".anim").screenshot(path=str(SHOTS / f"animation-{name}.png"))
+
+
+def drawn_weights(page) -> list:
+    """The opacities of the lines of the frame shown: its attention weights, as the browser drew them."""
+    return [float(o) for o in page.locator(".anim svg line").evaluate_all("ls => ls.map(l => l.getAttribute('opacity'))")]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_animation_plays_the_whole_forward_pass(server, new_page, lang):  # noqa: F811 (server)
+    page = new_page(lang)
+    errors = console_errors(page)
+    page.goto(url(server, "animation"))
+    settle(page)
+    no_exception(page)
+    catalog = ZH if lang == "zh" else EN
+    counter, caption = page.locator(".anim .counter"), page.locator(".anim .caption")
+    frames = int(counter.get_attribute("data-frames"))
+    assert frame_number(page) == 1 and frames == 22  # 4 of the encoder, 3 per token for 6 tokens (its greedy output)
+    assert caption.text_content() == catalog["anim.f.tokens"].format(n=2)
+    screenshot(page, f"start-{lang}")
+    speed = page.locator(".anim button.speed")
+    assert speed.text_content() == catalog["anim.speed"].format(x=1)
+    speed.click()
+    speed.click()
+    assert speed.text_content() == catalog["anim.speed"].format(x=4)  # a frame every 0.5 s
+    page.locator(".anim button.play").click()
+    wait_for_frame(page, frames // 2)
+    screenshot(page, f"middle-{lang}")
+    assert page.locator(".anim .box.current").count() == 1
+    wait_for_frame(page, frames)
+    expect(page.locator(".anim button.play")).to_have_text(f"▶ {catalog['anim.play']}")  # it stops at the end
+    assert frame_number(page) == frames
+    assert caption.text_content().startswith(catalog["anim.f.output"].split("{")[0])
+    screenshot(page, f"end-{lang}")
+    assert errors == []
+
+
+def test_the_players_keys_and_large_type(server, new_page):  # noqa: F811 (server)
+    page = new_page("en")
+    errors = console_errors(page)
+    page.goto(url(server, "animation"))
+    settle(page)
+    page.locator(".anim svg").click()  # the keys go to the player once it has the focus
+    for _ in range(2):
+        page.keyboard.press("ArrowRight")
+    assert frame_number(page) == 3  # the encoder's attention: one line per pair of tokens and head
+    model = engine.preset("hello-world")
+    weights = model.run("Hello World")["enc.0.attn.weights"]  # (2, 2, 2)
+    assert drawn_weights(page) == np.round(weights, animation.DIGITS).ravel().tolist()
+    page.keyboard.press("ArrowLeft")
+    assert frame_number(page) == 2
+    page.keyboard.press("End")
+    assert frame_number(page) == 22
+    page.keyboard.press("Home")
+    page.keyboard.press(" ")
+    expect(page.locator(".anim button.play")).to_have_text(f"|| {EN['anim.pause']}")
+    page.keyboard.press(" ")
+    expect(page.locator(".anim button.play")).to_have_text(f"▶ {EN['anim.play']}")
+    size = "el => parseFloat(getComputedStyle(el).fontSize)"
+    normal = page.locator(".anim .caption").evaluate(size)
+    page.locator(".anim button.large").click()
+    assert page.locator(".anim .caption").evaluate(size) == pytest.approx(1.5 * normal)
+    shown = frame_number(page)
+    page.get_by_text(ZH["lang.name"]).click()  # a rerun with new data (the words): the player keeps its place
+    expect(page.locator(".anim .counter")).to_have_text(ZH["anim.frame"].format(i=shown, n=22))
+    assert page.locator(".anim.large").count() == 1
+    assert errors == []
+
+
+def test_a_weight_edit_changes_what_the_player_draws(server, new_page):  # noqa: F811 (server)
+    page = new_page("en")
+    page.goto(url(server, "animation", edit=EDIT))
+    settle(page)
+    page.locator(".anim svg").click()
+    for _ in range(2):
+        page.keyboard.press("ArrowRight")
+    model = engine.preset("hello-world").with_cells({"enc.0.attn.W_Q": [((0, 0, 0), 3.0)]})
+    edited = np.round(model.run("Hello World")["enc.0.attn.weights"], animation.DIGITS).ravel().tolist()
+    unedited = np.round(engine.preset("hello-world").run("Hello World")["enc.0.attn.weights"], animation.DIGITS)
+    assert drawn_weights(page) == edited != unedited.ravel().tolist()

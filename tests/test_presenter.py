@@ -1,0 +1,178 @@
+"""Presenter mode (ui/presenter.py): the link's present=1 and the sidebar's toggle, the slides of the forward pass in
+the order data flows (ui/navigation.slides), and moving through them as the rail's keys do, across pages."""
+import json
+
+import pytest
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+from test_app import EN_T, notes, open_link, query, server_navigation  # noqa: F401
+from ui.figures import PROJECTOR, heatmap
+from ui.i18n import translator
+from ui.navigation import CHAIN, PAGES, RAIL, slide_at, slides
+from ui.presenter import KEY
+
+
+def _walk(node):
+    for child in getattr(node, "children", {}).values():
+        yield child
+        yield from _walk(child)
+
+
+def rail(at):
+    """The rail's data, or None where the page has no rail."""
+    found = [node for node in _walk(at._tree) if getattr(node, "type", None) == "bidi_component" and node.key == KEY]
+    return json.loads(found[0].proto.json) if found else None
+
+
+def press(at, event, value):
+    """What the rail sends on a key or a click: a trigger of the component (with its state, as the browser sends)."""
+    node = next(n for n in _walk(at._tree) if getattr(n, "type", None) == "bidi_component" and n.key == KEY)
+    states = at._tree.get_widget_states()
+    states.widgets.append(WidgetState(id=node.proto.id, json_value="{}"))
+    states.widgets.append(WidgetState(id=f"$$STREAMLIT_INTERNAL_KEY_{node.proto.id}__events",
+                                      json_trigger_value=json.dumps([{"event": event, "value": value}])))
+    at._run(states)
+    assert not at.exception, [e.message for e in at.exception]
+    at.switch_page(f"pages/{page_of(at)}.py")  # AppTest runs the page it was given, not the one the script switched to
+    return at
+
+
+def page_of(at):
+    """The page the session shows: the one whose rail it drew last (two pages share the title "Add & LayerNorm")."""
+    page = at.session_state["present.on"]
+    assert at.title[0].value == translator(at.session_state["ctl.lang"])(f"page.{page}")
+    return page
+
+
+# ---- the slides, without an app -------------------------------------------------------------------------------
+
+def test_the_slides_follow_the_data_from_the_tokens_to_the_probabilities():
+    deck = slides("post")
+    assert [part for part, _, _ in deck] == sorted((part for part, _, _ in deck), key=RAIL.index)
+    pages = list(dict.fromkeys(page for _, page, _ in deck))
+    assert pages == [page for page in CHAIN if page not in ("overview", "generate")]  # the navigation's order
+    assert deck[0] == ("encoder", "tokens", {}) and deck[-1] == ("output", "output", {"step": "probs"})
+    steps = [(page, view.get("sublayer"), view.get("step")) for _, page, view in deck if "step" in view]
+    encoder_layer = [step for step in steps if step[0] in ("qkv", "attention", "multihead", "add_norm", "ffn")]
+    assert encoder_layer == [("qkv", None, "q"), ("qkv", None, "k"), ("qkv", None, "v"),
+                             ("attention", None, "scores"), ("attention", None, "scaled"),
+                             ("attention", None, "weights"), ("attention", None, "heads"),
+                             ("multihead", None, "concat"), ("multihead", None, "out"),
+                             ("add_norm", 0, "add1"), ("add_norm", 0, "ln1"),  # the first sub-layer's Add & Norm
+                             ("ffn", None, "hidden"), ("ffn", None, "act"), ("ffn", None, "out"),
+                             ("add_norm", 1, "add2"), ("add_norm", 1, "ln2")]  # then the FFN's
+    decoder = [(page, sublayer) for page, sublayer, _ in steps if page in ("masked_attention", "dec_add_norm",
+                                                                          "cross_attention", "dec_ffn")]
+    assert list(dict.fromkeys(decoder)) == [("masked_attention", None), ("dec_add_norm", 0), ("cross_attention", None),
+                                            ("dec_add_norm", 1), ("dec_ffn", None), ("dec_add_norm", 2)]
+    assert len(deck) == 60 and len({(page, tuple(view.items())) for _, page, view in deck}) == 60
+
+
+def test_pre_norm_slides_normalise_before_adding():
+    pre = [view["step"] for _, page, view in slides("pre") if page == "add_norm"]
+    assert pre == ["ln1", "add1", "ln2", "add2"]
+
+
+def test_the_slide_a_page_shows_is_found_from_what_its_widgets_show():
+    deck = slides("post")
+    assert slide_at(deck, "attention", {"layer": 1, "head": 0, "step": "scaled"}) == 8
+    assert slide_at(deck, "add_norm", {"sublayer": 1, "step": "add2"}) == 14 + 3 + 1
+    assert slide_at(deck, "tokens", {}) == 0
+    assert slide_at(deck, "dropout", {"step": "dropout"}) is None and slide_at(deck, "attention", {}) is None
+
+
+def test_a_projector_heatmap_has_its_numbers_and_labels_half_as_large_again():
+    normal, big = (heatmap([[0.25, -1.5]], ["a"], ["x", "y"], scale=scale).to_dict() for scale in (1.0, PROJECTOR))
+    assert big["data"][0]["textfont"]["size"] == 1.5 * normal["data"][0]["textfont"]["size"] == 21
+    assert big["layout"]["font"]["size"] == 18 and big["data"][0]["colorbar"]["tickfont"]["size"] == 18
+    assert "font" not in normal["layout"] and "tickfont" not in normal["data"][0]["colorbar"]  # the theme's 12 px
+
+
+# ---- the app ---------------------------------------------------------------------------------------------------
+
+def test_presenter_mode_is_off_by_default_and_sends_nothing():
+    at = open_link("attention")
+    assert rail(at) is None and "present" not in query(at)
+    assert at.toggle(key="ctl.present").value is False
+    assert [link.proto.page for link in at.get("page_link")]  # the neighbours' links instead
+
+
+@pytest.mark.parametrize("forged", ["abc", "2", "1e9", "", "true"])
+def test_a_forged_present_value_is_ignored(forged):
+    at = open_link("attention", present=forged)
+    assert rail(at) is None and "present" not in query(at)
+    assert notes(at) == [EN_T("msg.url", detail=f"present={forged!r}")]
+
+
+def test_the_link_opens_presenter_mode_on_its_step_and_keeps_it():
+    at = open_link("attention", present="1", step="scaled")
+    data = rail(at)
+    assert data["here"] == 8 and data["count"] == 60 and data["where"].startswith("9 / 60 · ")
+    assert query(at)["present"] == "1" and query(at)["step"] == "scaled" and not notes(at)
+    assert not at.get("page_link") and at.toggle(key="ctl.present").value is True
+    assert [len(part["slides"]) for part in data["parts"]] == [22, 34, 4]
+
+
+def test_the_sidebar_toggle_turns_presenter_mode_on_and_off():
+    at = open_link("qkv")
+    at.toggle(key="ctl.present").set_value(True).run()
+    assert query(at)["present"] == "1" and rail(at)["here"] == 4
+    at.toggle(key="ctl.present").set_value(False).run()
+    assert "present" not in query(at) and rail(at) is None
+
+
+def test_next_walks_every_step_of_the_forward_pass_across_pages():
+    """Forward from the tokens to the probabilities: each move opens the next slide, on its page, with its view in
+    the link (which opens it again)."""
+    deck = slides("post")
+    at = open_link("tokens", present="1")
+    assert rail(at)["here"] == 0
+    for position in range(1, len(deck)):
+        press(at, "go", position)
+        _, page, view = deck[position]
+        assert (page_of(at), rail(at)["here"]) == (page, position)
+        link = query(at)
+        assert link["present"] == "1" and not notes(at), (position, notes(at))
+        assert link.get("step", view.get("step")) == view.get("step"), (position, link)  # the default is left out
+
+
+def test_previous_crosses_back_over_a_page_boundary_and_the_link_reopens_the_slide():
+    at = open_link("add_norm", present="1", step="add1")
+    assert rail(at)["here"] == 13
+    press(at, "go", 12)
+    assert page_of(at) == "multihead" and query(at)["step"] == "out"
+    again = open_link("multihead", **query(at))
+    assert rail(again)["here"] == 12
+
+
+@pytest.mark.parametrize("forged", [-1, 60, 1.5, True, "3", None, [3]])
+def test_a_forged_move_is_ignored(forged):
+    at = open_link("attention", present="1", step="scaled")
+    press(at, "go", forged)
+    assert page_of(at) == "attention" and rail(at)["here"] == 8 and query(at)["step"] == "scaled"
+
+
+def test_leaving_turns_presenter_mode_off():
+    at = open_link("attention", present="1")
+    press(at, "leave", True)
+    assert "present" not in query(at) and rail(at) is None and at.toggle(key="ctl.present").value is False
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_rails_words_are_the_catalogs(lang):
+    at = open_link("output", present="1", lang=lang)
+    data = rail(at)
+    t = translator(lang)
+    assert [part["label"] for part in data["parts"]] == [t(f"present.part.{part}") for part in RAIL]
+    assert data["next"] == t("present.next") and data["where"].startswith("57 / 60 · " + t("page.output"))
+
+
+def test_a_decoder_only_models_slides_skip_the_encoder_and_cross_attention():
+    """No encoder, no cross-attention: the decoder's sub-layers 1 and 3 are the add & norm page's first and second
+    choice (ui/blocks.add_norm lists a decoder-only layer's sub-layers by position)."""
+    deck = slides("post", decoder_only=True)
+    assert {part for part, _, _ in deck} == {"decoder", "output"}
+    assert not {page for _, page, _ in deck} & {*PAGES["encoder"], "cross_attention"}
+    norms = [(view["step"], view["sublayer"]) for _, page, view in deck if page == "dec_add_norm"]
+    assert norms == [("add1", 0), ("ln1", 0), ("add3", 1), ("ln3", 1)]
+    assert len(deck) == len(slides("post")) - 22 - 9 - 2  # the encoder's 22, cross-attention's 9, its add & norm

@@ -1,0 +1,171 @@
+"""Presenter mode (the link's present=1): type sized for a projector, and a rail of the whole forward pass
+(navigation.slides) at the foot of every step page, whose keys move the class from step to step across pages.
+
+One st.components.v2 element, drawn only in presenter mode: its fixed style sheet (not isolated, so it sizes the
+page's type; no user text in it), the rail built with textContent from the catalog's words, and a key listener
+on the page. Right, PageDown and Space go forward, Left, PageUp and Shift+Space back (a presenter's clicker sends
+PageDown/PageUp); keys typed into a field are the field's. A move sends the slide's position; the server checks it.
+"""
+import streamlit as st
+
+from . import context
+from .figures import PROJECTOR
+from .i18n import plain_math
+from .labels import step_name_key
+from .navigation import RAIL, slide_at, slides
+from .state import encode, encode_view
+
+KEY = "present.rail"
+BLOCK = {"positional": "src", "qkv": "enc.0.attn", "attention": "enc.0.attn", "multihead": "enc.0.attn",
+         "add_norm": "enc.0", "ffn": "enc.0.ffn", "decoder_input": "tgt", "masked_attention": "dec.0.self_attn",
+         "dec_add_norm": "dec.0", "cross_attention": "dec.0.cross_attn", "dec_ffn": "dec.0.ffn"}  # a flow's block
+
+CSS = f"""
+html {{ font-size: {100 * PROJECTOR:g}% !important; }}
+[data-testid="stMainBlockContainer"] {{ padding-bottom: 9rem; }}
+.present-rail {{ position: fixed; left: 0; right: 0; bottom: 0; z-index: 999990; display: flex; gap: 0.5rem;
+  align-items: center; padding: 0.4rem 1rem; background: rgba(255, 255, 255, 0.96);
+  border-top: 1px solid rgba(49, 51, 63, 0.2); font-size: 0.6rem; }}
+.present-rail button {{ font: inherit; cursor: pointer; border-radius: 0.3rem; color: rgb(49, 51, 63);
+  border: 1px solid rgba(49, 51, 63, 0.25); background: white; }}
+.present-rail .present-move {{ padding: 0.2rem 0.6rem; font-size: 0.9rem; }}
+.present-parts {{ flex: 1; display: flex; gap: 0.8rem; min-width: 0; }}
+.present-part {{ display: flex; flex-direction: column; gap: 0.15rem; min-width: 0; }}
+.present-dots {{ display: flex; flex-wrap: wrap; gap: 3px; }}
+.present-dots button {{ width: 0.75rem; height: 0.75rem; padding: 0; background: rgba(49, 51, 63, 0.12); }}
+.present-dots button.present-done {{ background: rgba(255, 75, 75, 0.35); }}
+.present-dots button.present-here {{ background: rgb(255, 75, 75); border-color: rgb(255, 75, 75); }}
+.present-where {{ font-size: 0.8rem; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 40%; }}
+"""
+HTML = "<nav class='present-rail'></nav>"
+JS = """
+const FORWARD = ["ArrowRight", "PageDown"], BACK = ["ArrowLeft", "PageUp"];
+
+function button(text, title, onclick) {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.textContent = text;
+    b.title = title;
+    b.onclick = onclick;
+    return b;
+}
+
+export default function({parentElement, data, setTriggerValue}) {
+    const rail = parentElement.querySelector(".present-rail");
+    const here = data.here, last = data.count - 1;
+    const go = (position) => setTriggerValue("go", Math.max(0, Math.min(last, position)));
+    const parts = document.createElement("div");
+    parts.className = "present-parts";
+    let position = 0;
+    for (const part of data.parts) {
+        const box = document.createElement("div");
+        box.className = "present-part";
+        const label = document.createElement("span");
+        label.textContent = part.label;
+        const dots = document.createElement("div");
+        dots.className = "present-dots";
+        for (const title of part.slides) {
+            const at = position++;
+            const dot = button("", title, () => go(at));
+            dot.className = at === here ? "present-here" : (here !== null && at < here ? "present-done" : "");
+            dots.appendChild(dot);
+        }
+        box.append(label, dots);
+        parts.appendChild(box);
+    }
+    const where = document.createElement("span");
+    where.className = "present-where";
+    where.textContent = data.where;
+    const back = button("\u2190", data.back, () => go(here === null ? 0 : here - 1));
+    const next = button("\u2192", data.next, () => go(here === null ? 0 : here + 1));
+    back.className = next.className = "present-move";
+    const leave = button("\u2715", data.leave, () => setTriggerValue("leave", true));
+    rail.replaceChildren(back, next, where, parts, leave);
+    const onKey = (event) => {
+        const target = event.target;
+        if (event.defaultPrevented || event.ctrlKey || event.altKey || event.metaKey ||
+            (target && (target.isContentEditable || target.closest("input, textarea, select, [role=slider]")))) {
+            return;
+        }
+        const space = event.key === " ";
+        const forward = FORWARD.includes(event.key) || (space && !event.shiftKey);
+        if (!forward && !BACK.includes(event.key) && !space) {
+            return;
+        }
+        event.preventDefault();
+        go(here === null ? 0 : here + (forward ? 1 : -1));
+    };
+    document.removeEventListener("keydown", parentElement.presentKeys);  // a rerun's new data: one listener, its own
+    parentElement.presentKeys = onKey;
+    document.addEventListener("keydown", onKey);
+    if (here !== null && window.presentShown !== data.where) {  // a new step: its header to the top of the screen
+        window.presentShown = data.where;
+        setTimeout(() => document.querySelector("[data-testid='stMain'] h5")?.scrollIntoView({block: "start"}), 150);
+    }
+    return () => document.removeEventListener("keydown", onKey);
+}
+"""
+_rail = st.components.v2.component("presenter", html=HTML, css=CSS, js=JS, isolate_styles=False)
+
+
+def rail(ctx, page: str, shown: dict) -> None:
+    """The rail under a step page: every slide of the pass, the one shown (found from what the page's widgets show)
+    marked."""
+    t, deck = ctx.t, slides(ctx.config.norm_placement, ctx.config.decoder_only)
+    st.session_state["present.on"] = page
+    here = slide_at(deck, page, shown)
+    titles = [_title(t, slide) for slide in deck]
+    parts = [{"label": t(f"present.part.{part}"), "slides": [title for (at, *_), title in zip(deck, titles)
+                                                              if at == part]} for part in RAIL
+             if any(at == part for at, *_ in deck)]  # a decoder-only model has no encoder
+    where = t("present.where", n=here + 1, count=len(deck), title=titles[here]) if here is not None else \
+        t("present.elsewhere", count=len(deck))
+    _rail(key=KEY, data={"parts": parts, "here": here, "count": len(deck), "where": where, "back": t("present.back"),
+                         "next": t("present.next"), "leave": t("present.leave")},
+          on_go_change=_go, on_leave_change=_leave)
+
+
+def _title(t, slide) -> str:
+    """A slide's words: its page, and the step or section it shows."""
+    _, page, view = slide
+    words = [t(f"page.{page}")]
+    if "step" in view:
+        block = BLOCK.get(page)
+        words.append(t(step_name_key(f"{block}.{view['step']}" if block else view["step"])))
+    elif "section" in view:
+        words.append(t(("stack.changes", "stack.one_layer")[view["section"]]))
+    return plain_math(" · ".join(words))
+
+
+def _go():
+    """A key or a click on the rail: open its slide, on this page or (follow) on another; a forged position (not a
+    whole number within the pass) is ignored."""
+    position = st.session_state[KEY].get("go")
+    deck = slides(context.get().config.norm_placement, context.get().config.decoder_only)
+    if isinstance(position, bool) or not isinstance(position, int) or not 0 <= position < len(deck):
+        return
+    st.session_state["present.move"] = deck[position][1:]  # (page, view): follow() opens it
+    if deck[position][1] != st.session_state.get("present.on"):
+        context.adopt(st.session_state.state)  # st.switch_page's run starts the sidebar's inputs empty: refill them
+
+
+def _leave():
+    context.adopt(st.session_state.state.replace(present=False))
+    st.session_state["present.left"] = True
+
+
+def follow() -> None:
+    """At the start of a step page: after the rail's exit, the whole app again (the sidebar's toggle); after a move,
+    its view for this page's widgets, or a switch to its page, with the view (context.build hands it to that page's
+    widgets) and the link that page will show."""
+    if st.session_state.pop("present.left", False):
+        st.rerun(scope="app")
+    page, view = st.session_state.pop("present.move", (None, None))
+    if page is None:
+        return
+    if page == st.session_state.get("present.on"):
+        st.session_state["link_view"] = view  # this page's widgets take it (ui/views.py)
+        return
+    st.session_state["present.view"] = view
+    st.switch_page(context.page_entry(context.get().t, page),
+                   query_params=encode(st.session_state.state) | encode_view(view))
