@@ -146,10 +146,11 @@ def card(at) -> str:
 
 
 def test_the_sidebar_describes_the_presets_model():
-    assert card(open_page()) == "**Model in use:** d_model = 4, h = 2, d_k = 3, d_ff = 8, N = 1. " + T(
+    assert card(open_page()) == ("**Model in use:** d_model = 4, h = 2, d_k = 3, d_ff = 8, N = 1 encoder and 1 decoder "
+                                 "layers. ") + T(
         "model.from.hello-world", seed=0)
     paper = open_page(preset="paper", cfg="d_model:16,n_heads:2,d_ff:32,n_layers:1", seed="7", lang="zh")
-    assert card(paper) == "**当前模型**：d_model = 16，h = 2，d_k = 8，d_ff = 32，N = 1。" + translator("zh")(
+    assert card(paper) == "**当前模型**：d_model = 16，h = 2，d_k = 8，d_ff = 32，N = 编码器 1 层、解码器 1 层。" + translator("zh")(
         "model.from.paper", seed=7)
 
 
@@ -161,7 +162,7 @@ def test_after_training_the_sidebar_describes_the_trained_model_and_offers_the_l
     link = query(at)
     assert (link["src"], link["tgt"]) == ("Hello World", "Hola Mundo")  # a pair the model learned
     described = card(at)
-    assert T("model.sizes", d_model=32, h=4, d_k=8, d_ff=64, n_layers=2) in described
+    assert T("model.sizes", d_model=32, h=4, d_k=8, d_ff=64, n_enc=2, n_dec=2) in described
     assert T("model.from.trained", corpus=EN["train.corpus.en-es"], steps=10, preset=EN["preset.paper"],
              seed=0) in described
     assert "512" not in described and "512" not in at.sidebar.selectbox(key="ctl.preset").format_func("paper")
@@ -196,7 +197,7 @@ def test_the_generation_page_says_which_model_generates():
     at = open_page("generate")
     trained = engine.trained("en-es").config
     sizes = T("model.sizes", d_model=trained.d_model, h=trained.n_heads, d_k=trained.d_k, d_ff=trained.d_ff,
-              n_layers=trained.n_layers)
+              n_enc=trained.depth("enc"), n_dec=trained.depth("dec"))
     assert any(sizes in c.value and "en-es.npz" in c.value for c in at.caption)
     current = open_page("generate", gen="model:current")
     note = T("gen.m.current_note", model=card(current).split("** ", 1)[1]) + " " + EN["gen.m.untrained"]

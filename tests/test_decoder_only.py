@@ -162,7 +162,7 @@ def test_every_page_renders_in_decoder_only_mode(app, lang):
         goto(at, page)
         assert_clean(at)
         assert at.session_state["state"].config().decoder_only, page
-        refusal = [t("msg.no_training" if page == "train" else "msg.no_encoder")]
+        refusal = [t({"train": "msg.no_training", "animation": "msg.no_animation"}.get(page, "msg.no_encoder"))]
         assert [info.value for info in at.info if info.value in refusal] == (refusal if page in ENCODER_DECODER_ONLY
                                                                               else []), page
     intros = {"overview": "intro.overview.decoder_only", "decoder_input": "intro.decoder_input.decoder_only"}

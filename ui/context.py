@@ -474,7 +474,7 @@ def refuse_page(ctx: Context, page) -> bool:
     if not ctx.config.decoder_only or name not in ENCODER_DECODER_ONLY:
         return False
     st.title(ctx.t(f"page.{name}"))
-    st.info(ctx.t("msg.no_training" if name == "train" else "msg.no_encoder"))
+    st.info(ctx.t({"train": "msg.no_training", "animation": "msg.no_animation"}.get(name, "msg.no_encoder")))
     st.button(ctx.t("ctl.encoder_decoder"), key="ctl.encoder_decoder", on_click=use_settings,
               args=({"decoder_only": False},))
     return True

@@ -13,8 +13,8 @@ PAGES = {
 # are not steps of one forward pass.
 CHAIN = [HOME, *PAGES["encoder"], *PAGES["decoder"], "generate"]
 # The pages of the encoder-decoder model only: a decoder-only model (GPT-style) has no encoder, no cross-attention,
-# and the app does not train it. They stay in the navigation and say so (ui/context.py: refuse_page).
-ENCODER_DECODER_ONLY = (*PAGES["encoder"], "cross_attention", "train")
+# and the app neither trains nor animates it. They stay in the navigation and say so (ui/context.py: refuse_page).
+ENCODER_DECODER_ONLY = (*PAGES["encoder"], "cross_attention", "train", "animation")
 
 
 def page_file(page: str) -> str:
