@@ -1,4 +1,6 @@
-"""Training each corpus from the fixed seed: speed, final loss, and whether greedy decoding writes every target.
+"""Training each corpus from the fixed seed: speed, final loss, and whether greedy decoding writes every target;
+on padded batches (one pass per step, as engine.train trains) and with the loop over the pairs (one pass per pair),
+in the same run: the steps-per-second ratio, and the two final losses, which must agree.
 
     .venv/bin/python bench/train_bench.py
 
@@ -18,26 +20,27 @@ from timing import median_ms  # noqa: E402
 from engine.corpus import CORPORA, pairs  # noqa: E402
 from engine.loss import cross_entropy_grad, teacher_forcing  # noqa: E402
 from engine.optim import OPTIMIZERS, initial_state  # noqa: E402
-from engine.train import (TRAINING_SETUP, TrainSettings, batch_loss_and_grads, corpus_loss, start_model,  # noqa: E402
-                          train, translations)
+from engine.train import (TRAINING_SETUP, TrainSettings, batch_loss_and_grads, corpus_loss,  # noqa: E402
+                          pairs_loss_and_grads, start_model, train, translations)
 
 REPEATS = 50
 
 
-def train_corpus(corpus: str):
+def train_corpus(corpus: str, per_pair: bool = False):
     settings = TrainSettings(corpus=corpus)
     start = time.perf_counter()
-    run = train(start_model(), settings)
+    run = train(start_model(), settings, per_pair=per_pair)
     seconds = time.perf_counter() - start
     results = translations(run.model, pairs(corpus))
     exact = sum(t.exact for t in results)
     loss = corpus_loss(run.model, pairs(corpus))
     pairs_per_second = settings.steps * settings.batch_size / seconds
-    print(f"  {corpus}: {len(pairs(corpus))} pairs, {settings.steps} steps of {settings.batch_size} pairs in "
+    how = "per-pair loop" if per_pair else "padded batches"
+    print(f"  {corpus}, {how}: {len(pairs(corpus))} pairs, {settings.steps} steps of {settings.batch_size} pairs in "
           f"{seconds:.1f} s = {settings.steps / seconds:.1f} steps/s ({pairs_per_second:.0f} pairs/s); "
           f"final loss {loss:.5f} (last batch {run.losses[-1]:.5f}); greedy exact {exact}/{len(results)}"
           + ("" if exact == len(results) else "  NOT ALL"))
-    return seconds, loss, exact == len(results)
+    return seconds, loss, exact == len(results), results
 
 
 def breakdown():
@@ -57,11 +60,13 @@ def breakdown():
         "loss_and_grads (forward + loss + backward + packaging)": lambda: loss_and_grads(model, src, tgt),
         "Adam update of every parameter": lambda: OPTIMIZERS["adam"](model.params, grads, state, 1e-3),
         "Model.with_params (a read-only copy of the weights)": lambda: model.with_params(grads),
-        f"one step: batch of {settings.batch_size} pairs, gradients averaged": lambda: batch_loss_and_grads(
+        f"one step: padded batch of {settings.batch_size} pairs, one pass": lambda: batch_loss_and_grads(
+            model, batch, settings),
+        f"one step: batch of {settings.batch_size} pairs, one pass per pair": lambda: pairs_loss_and_grads(
             model, batch, settings),
     }
     for label, fn in rows.items():
-        print(f"  {label:<66}{median_ms(fn, REPEATS if 'batch of' not in label else 10):8.3f} ms")
+        print(f"  {label:<66}{median_ms(fn, REPEATS if 'one step' not in label else 10):8.3f} ms")
 
 
 if __name__ == "__main__":
@@ -70,8 +75,14 @@ if __name__ == "__main__":
           f"{len(start_model().vocab)} tokens, {sum(p.size for p in start_model().params.values())} parameters; "
           f"numpy {np.__version__}")
     print(f"settings: {TrainSettings()}")
-    results = [train_corpus(corpus) for corpus in CORPORA]
-    print(f"  all corpora learned: {all(ok and loss < 0.05 for _, loss, ok in results)}; "
-          f"slowest {max(s for s, _, _ in results):.1f} s")
+    results = []
+    for corpus in CORPORA:
+        padded, loop = train_corpus(corpus), train_corpus(corpus, per_pair=True)
+        print(f"  {corpus}: padded batches take {padded[0] / loop[0]:.2f} of the loop's time, "
+              f"{loop[0] / padded[0]:.1f}x the steps per second; final losses differ by {abs(padded[1] - loop[1]):.1e}; "
+              f"same translations: {padded[3] == loop[3]}")
+        results.append(padded)
+    print(f"  all corpora learned: {all(ok and loss < 0.05 for _, loss, ok, _ in results)}; "
+          f"slowest {max(s for s, _, _, _ in results):.1f} s")
     print(f"where one step's time goes (median of {REPEATS} runs):")
     breakdown()

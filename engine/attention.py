@@ -16,6 +16,11 @@ SCORES_TEX = r"S_i = Q_i K_i^\top"
 SCALED_TEX = {"sqrt_dk": r"S_i' = \frac{Q_i K_i^\top}{\sqrt{d_k}}", "number": r"S_i' = \frac{Q_i K_i^\top}{%s}"}
 MASK_TEX = r"M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}"
 MASKED_TEX = r"S_i'' = S_i' + M"
+# A batch: each sentence padded to the longest; the padding mask hides sentence b's padded keys (j >= its length).
+PAD_MASK_TEX = (r"M^{\text{⟦pad⟧}}_{bj} = \begin{cases} 0 & j < \text{⟦len⟧}_b \\ -\infty & j \ge \text{⟦len⟧}_b"
+                r" \end{cases}")
+CAUSAL_PAD_MASK_TEX = r"M = M^{\text{⟦causal⟧}} + M^{\text{⟦pad⟧}}"
+PAD_MASKED_TEX = r"S_i'' = S_i' + M^{\text{⟦pad⟧}}"
 WEIGHTS_TEX = r"A_i = \operatorname{softmax}(S_i')"
 MASKED_WEIGHTS_TEX = r"A_i = \operatorname{softmax}(S_i'')"
 HEADS_TEX = r"\text{head}_i = A_i V_i"
@@ -31,10 +36,11 @@ SIDE_BY_SIDE_TEX = r"W^Q = \begin{bmatrix} W_1^Q & \cdots & W_h^Q \end{bmatrix}"
 
 
 def project(x, W, b=None):
-    """Per-head projection X W_i (+ b_i): [n, d_model] @ [h, d_model, d_k] -> [h, n, d_k]. The forward pass passes
-    W as a products.Multiplier, which makes the product with the heads side by side (one matrix product)."""
-    out = x @ W  # (h, n, d_k)
-    return out if b is None else out + b[:, None, :]  # (h, n, d_k)
+    """Per-head projection X W_i (+ b_i): [..., n, d_model] @ [h, d_model, d_k] -> [..., h, n, d_k] (`...` a batch
+    axis, if any). The forward pass passes W as a products.Multiplier, which makes the product with the heads side by
+    side (one matrix product)."""
+    out = x @ W  # (..., h, n, d_k)
+    return out if b is None else out + b[:, None, :]  # (..., h, n, d_k)
 
 
 def heads_side_by_side(W):
@@ -51,12 +57,12 @@ def heads_of(side_by_side, shape):
 
 def scores(q, k):
     """S_i = Q_i K_i^T."""
-    return q @ k.transpose(0, 2, 1)  # (h, n_q, n_k)
+    return q @ np.swapaxes(k, -1, -2)  # (..., h, n_q, n_k)
 
 
 def scale(s, divisor):
     """S / sqrt(d_k), or S / the chosen number."""
-    return s / divisor  # (h, n_q, n_k)
+    return s / divisor  # (..., h, n_q, n_k)
 
 
 def causal_mask(n):
@@ -66,7 +72,14 @@ def causal_mask(n):
 
 def apply_mask(s, mask):
     """S + M: blocked cells become -inf, so softmax gives them weight exactly 0."""
-    return s + mask  # (h, n, n)
+    return s + mask  # (..., h, n_q, n_k)
+
+
+def padding_mask(lengths, n):
+    """0 on each sentence's real keys, -inf on its padding: [b] lengths -> [b, 1, 1, n], which broadcasts over the
+    heads and the queries; softmax gives a padded key weight exactly 0."""
+    padded = np.arange(n) >= np.asarray(lengths)[:, None]  # (b, n)
+    return np.where(padded, -np.inf, 0.0)[:, None, None, :]  # (b, 1, 1, n)
 
 
 def softmax(x, form="stable"):
@@ -79,21 +92,21 @@ def softmax(x, form="stable"):
 
 def weighted_sum(weights, v):
     """head_i = A_i V_i."""
-    return weights @ v  # (h, n_q, d_v)
+    return weights @ v  # (..., h, n_q, d_v)
 
 
 def concat_heads(heads):
-    """[h, n, d_v] -> [n, h*d_v], head 0's columns first."""
-    h, n, d_v = heads.shape
-    return heads.transpose(1, 0, 2).reshape(n, h * d_v)  # (n, h*d_v)
+    """[..., h, n, d_v] -> [..., n, h*d_v], head 0's columns first."""
+    *batch, h, n, d_v = heads.shape
+    return np.swapaxes(heads, -3, -2).reshape(*batch, n, h * d_v)  # (..., n, h*d_v)
 
 
 def split_heads(side_by_side, h):
-    """The inverse of concat_heads: [n, h*d] -> [h, n, d]."""
-    return side_by_side.reshape(len(side_by_side), h, -1).transpose(1, 0, 2)  # (h, n, d)
+    """The inverse of concat_heads: [..., n, h*d] -> [..., h, n, d]."""
+    return np.swapaxes(side_by_side.reshape(*side_by_side.shape[:-1], h, -1), -3, -2)  # (..., h, n, d)
 
 
 def linear(x, W, b=None):
     """x W (+ b)."""
-    out = x @ W  # (n, d_out)
-    return out if b is None else out + b  # (n, d_out)
+    out = x @ W  # (..., n, d_out)
+    return out if b is None else out + b  # (..., n, d_out)

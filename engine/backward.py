@@ -19,9 +19,11 @@ from types import MappingProxyType
 
 import numpy as np
 
+from .attention import split_heads
 from .loss import cross_entropy, cross_entropy_grad, teacher_forcing
 from .values import read_only
 
+PADDED = -1  # the target of a padded position: no token's id, so the loss ignores it
 GRAD_TEX = r"\bar{x} = \frac{\partial L}{\partial x}"
 BACKWARD_TEX = {
     "embed": {True: r"\bar{E}[t] \mathrel{+}= \sqrt{d_{\text{model}}} \sum_{i:\ \text{token}_i = t} "
@@ -63,7 +65,7 @@ BACKWARD_TEX = {
 @dataclass(frozen=True)
 class LossAndGrads:
     loss: float  # mean cross-entropy over the counted positions
-    token_losses: np.ndarray  # (n_dec,) each position's loss, 0 where the target is ignored
+    token_losses: np.ndarray  # (n_dec,) each position's loss, 0 where the target is ignored; (b, n_dec) a batch's
     grads: dict  # every parameter name -> dL/d(parameter), the parameter's shape
     trace: object  # the forward Trace (training mode when dropout > 0)
     backward: MappingProxyType  # "grad.<step name>" -> dL/d(step), read-only, in backward order
@@ -75,18 +77,39 @@ class LossAndGrads:
 def loss_and_grads(model, src: str, tgt: str, *, label_smoothing=0.0, ignore_id=None, dropout=0.0,
                    seed=0) -> LossAndGrads:
     """One training example: the forward pass with teacher forcing, the loss, and backpropagation."""
-    if model.config.decoder_only:  # its targets would start inside the source: not written yet
-        raise ValueError("Training a decoder-only model is not supported: train an encoder-decoder model.")
+    _check_trainable(model)
     trace = model.run(src, tgt, dropout=dropout, seed=seed)
     dec_ids, targets = teacher_forcing(model.vocab, trace.tgt_ids[1:])
-    options = dict(label_smoothing=label_smoothing, ignore_id=ignore_id)
+    return _loss_and_grads(model, trace, list(trace.src_ids), dec_ids, targets,
+                           dict(label_smoothing=label_smoothing, ignore_id=ignore_id))
+
+
+def padded_loss_and_grads(model, pairs, *, label_smoothing=0.0, dropout=0.0, seed=0) -> LossAndGrads:
+    """`loss_and_grads` of a batch of pairs in one padded pass (Model.run_batch). The loss is the mean of the pairs'
+    losses, each over its own target tokens (engine.loss.BATCH_LOSS_TEX), so it and every gradient equal the mean
+    of the pairs' own; ids, targets and token losses hold one row per pair, padded (a padded target is PADDED)."""
+    _check_trainable(model)
+    trace = model.run_batch(pairs, dropout=dropout, seed=seed)
+    width, lengths = len(trace.tgt_ids[0]), trace.step("tgt.pad_mask").meta["lengths"]
+    forced = (teacher_forcing(model.vocab, ids[1:n])[1] for ids, n in zip(trace.tgt_ids, lengths))
+    targets = [t + [PADDED] * (width - len(t)) for t in forced]
+    return _loss_and_grads(model, trace, [list(ids) for ids in trace.src_ids], [list(ids) for ids in trace.tgt_ids],
+                           targets, dict(label_smoothing=label_smoothing, ignore_id=PADDED))
+
+
+def _check_trainable(model):
+    if model.config.decoder_only:  # its targets would start inside the source: not written yet
+        raise ValueError("Training a decoder-only model is not supported: train an encoder-decoder model.")
+
+
+def _loss_and_grads(model, trace, src_ids, dec_ids, targets, options) -> LossAndGrads:
+    """The loss of a forward trace against its targets, and backpropagation from it."""
     with np.errstate(all="ignore"):  # non-finite weights give a NaN loss and gradients, as in the forward pass
         loss, token_losses = cross_entropy(trace["masked_logits"], targets, **options)
         grads = backward(trace, cross_entropy_grad(trace["masked_logits"], targets, **options))
     params = {name: grads[name] if name in grads else np.zeros(value.shape) for name, value in model.params.items()}
     steps = {f"grad.{s.name}": read_only(grads[s.name], copy=False) for s in reversed(trace.steps()) if s.name in grads}
-    return LossAndGrads(loss, token_losses, params, trace, MappingProxyType(steps), list(trace.src_ids),
-                        dec_ids, targets)
+    return LossAndGrads(loss, token_losses, params, trace, MappingProxyType(steps), src_ids, dec_ids, targets)
 
 
 def backward(trace, grad_logits) -> dict:
@@ -114,7 +137,7 @@ def backward_formula(step) -> str:
 def _embed(trace, step, g):
     table = step.inputs[0]
     grad = np.zeros(trace.resolve(table).shape)  # (V, d_model)
-    np.add.at(grad, list(step.meta["ids"]), g * step.meta["scale"])  # a repeated token collects every row
+    np.add.at(grad, np.asarray(step.meta["ids"]), g * step.meta["scale"])  # a repeated token collects every row
     return [(table, grad)]
 
 
@@ -139,7 +162,8 @@ def _layer_norm(trace, step, g):
     g_hat = g * gamma  # (n, d_model)
     dx = (g_hat - np.mean(g_hat, axis=-1, keepdims=True)) / denominator \
         - centred * coefficient * np.sum(g_hat * centred, axis=-1, keepdims=True)  # (n, d_model)
-    return [(x_ref, dx), (gamma_ref, np.sum(g * centred / denominator, axis=0)), (beta_ref, np.sum(g, axis=0))]
+    rows = tuple(range(g.ndim - 1))  # every position of every sentence
+    return [(x_ref, dx), (gamma_ref, np.sum(g * centred / denominator, axis=rows)), (beta_ref, np.sum(g, axis=rows))]
 
 
 def _layer_norm_denominator(var, eps, form, d):
@@ -156,15 +180,17 @@ def _layer_norm_denominator(var, eps, form, d):
 def _proj(trace, step, g):
     x_ref, W_ref, *bias = step.inputs
     x, W = trace.resolve(x_ref), trace.resolve(W_ref)
-    dx = np.sum(g @ W.transpose(0, 2, 1), axis=0)  # (h, n, d_k) @ (h, d_k, d_model) -> (n, d_model)
-    grads = [(x_ref, dx), (W_ref, x.T @ g)]  # (d_model, n) @ (h, n, d_k) -> (h, d_model, d_k)
-    return grads + [(bias[0], np.sum(g, axis=1))] if bias else grads  # (h, d_k)
+    dx = np.sum(g @ W.transpose(0, 2, 1), axis=-3)  # (..., h, n, d_k) @ (h, d_k, d_model) -> (..., n, d_model)
+    h, d_k = g.shape[-3], g.shape[-1]
+    per_head = np.moveaxis(g, -3, 0).reshape(h, -1, d_k)  # (h, rows, d_k), a batch's sentences one after another
+    grads = [(x_ref, dx), (W_ref, _rows(x).T @ per_head)]  # (d_model, rows) @ (h, rows, d_k) -> (h, d_model, d_k)
+    return grads + [(bias[0], np.sum(per_head, axis=1))] if bias else grads  # (h, d_k)
 
 
 def _scores(trace, step, g):
     q_ref, k_ref = step.inputs
     q, k = trace.resolve(q_ref), trace.resolve(k_ref)
-    return [(q_ref, g @ k), (k_ref, g.transpose(0, 2, 1) @ q)]  # (h, n_q, d_k), (h, n_k, d_k)
+    return [(q_ref, g @ k), (k_ref, np.swapaxes(g, -1, -2) @ q)]  # (..., h, n_q, d_k), (..., h, n_k, d_k)
 
 
 def _scale(trace, step, g):
@@ -179,22 +205,21 @@ def _softmax(trace, step, g):
 def _weighted(trace, step, g):
     a_ref, v_ref = step.inputs
     a, v = trace.resolve(a_ref), trace.resolve(v_ref)
-    return [(a_ref, g @ v.transpose(0, 2, 1)), (v_ref, a.transpose(0, 2, 1) @ g)]  # (h, n_q, n_k), (h, n_k, d_v)
+    return [(a_ref, g @ np.swapaxes(v, -1, -2)), (v_ref, np.swapaxes(a, -1, -2) @ g)]  # (..., h, n_q, n_k), (..., h, n_k, d_v)
 
 
 def _concat(trace, step, g):
-    h, n, d_v = trace.resolve(step.inputs[0]).shape
-    return [(step.inputs[0], g.reshape(n, h, d_v).transpose(1, 0, 2))]  # (h, n, d_v)
+    return [(step.inputs[0], split_heads(g, trace.resolve(step.inputs[0]).shape[-3]))]  # (..., h, n, d_v)
 
 
 def _linear(trace, step, g):
     x_ref, W_ref, *bias = step.inputs
     x, W = trace.resolve(x_ref), trace.resolve(W_ref)
     if step.meta.get("transpose"):  # logits = y E^T: W is the (V, d_model) embedding table
-        grads = [(x_ref, g @ W), (W_ref, g.T @ x)]  # (n, d_model), (V, d_model)
+        grads = [(x_ref, g @ W), (W_ref, _rows(g).T @ _rows(x))]  # (..., n, d_model), (V, d_model)
     else:
-        grads = [(x_ref, g @ W.T), (W_ref, x.T @ g)]  # (n, d_in), (d_in, d_out)
-    return grads + [(bias[0], np.sum(g, axis=0))] if bias else grads  # (d_out,)
+        grads = [(x_ref, g @ W.T), (W_ref, _rows(x).T @ _rows(g))]  # (..., n, d_in), (d_in, d_out)
+    return grads + [(bias[0], np.sum(_rows(g), axis=0))] if bias else grads  # (d_out,)
 
 
 def _activation(trace, step, g):
@@ -224,6 +249,11 @@ _RULES = {
     "scale": _scale, "mask": _constant, "softmax": _softmax, "weighted": _weighted, "concat": _concat,
     "linear": _linear, "activation": _activation, "copy": _copy, "dropout": _dropout,
 }
+
+
+def _rows(x):
+    """[..., n, d] -> [rows, d]: a batch's sentences one after another (one sentence: itself)."""
+    return x.reshape(-1, x.shape[-1])
 
 
 def _sum_to_shape(g, shape):

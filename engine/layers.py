@@ -59,3 +59,10 @@ def evenly_spread(weights: np.ndarray, tolerance: float = 0.01) -> bool:
     """Whether every attention weight is within `tolerance` of 1/n_keys: each query weighs all keys alike (their
     keys are nearly the same vector), so the step passes on little more than the values' mean."""
     return bool(np.all(np.abs(weights - 1 / weights.shape[-1]) < tolerance))
+
+
+def largest_difference_alone(batch, alone, b: int, name: str) -> float:
+    """The largest difference between step `name` of a sentence pair run alone and the same cells of its row b in a
+    padded batch (Model.run_batch): rounding only, since padded keys get weight exactly 0."""
+    mine = alone[name]  # (n, ...)
+    return float(np.max(np.abs(batch[name][b][tuple(slice(0, n) for n in mine.shape)] - mine)))

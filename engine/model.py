@@ -19,7 +19,7 @@ from .config import Config, ConfigError
 from .layer_norm import layer_norm
 from .products import Multiplier
 from .steps import Hook, step_table
-from .tokens import SOS, Vocabulary
+from .tokens import PAD, SOS, Vocabulary
 from .trace import Recorder, Trace
 from .values import read_only
 
@@ -146,11 +146,43 @@ class Model:
         step of kind "dropout" whose meta holds its keep mask. dropout = 0 records no such step.
         """
         drop = dr.Dropout(dropout, seed)
+        return self._forward(*self._encode(src, tgt), drop)
+
+    def run_batch(self, pairs, *, dropout: float = 0.0, seed: int = 0) -> Trace:
+        """`run` on a batch of (source, target) pairs in one pass: the same steps, each with a leading batch axis
+        (b, ...) but for what every sentence shares (`src.pos`, `tgt.pos`, `vocab_mask`), plus the padding masks.
+
+        Each side's sentences are padded with <pad> (Vocabulary.pad_id) to its longest. `src.pad_mask` and
+        `tgt.pad_mask` (b, 1, 1, n) make padded keys -inf in every attention block (the decoder's self-attention
+        adds them to its causal mask), so they get weight exactly 0 and a sentence's real positions get the numbers
+        they get alone; padded positions are computed and ignored. The trace's tokens and ids hold one padded tuple
+        per sentence; the masks' meta hold the lengths. A training pass draws its dropout masks for the whole batch."""
+        drop = dr.Dropout(dropout, seed)
+        if not pairs:
+            raise ValueError("The batch is empty: give at least one sentence pair.")
+        sentences = [self._encode(src, tgt) for src, tgt in pairs]
+        decoder = [self._decoder_input(*sentence[:4]) for sentence in sentences]
+        (src_ids, src_tokens, src_lengths), (dec_ids, dec_tokens, dec_lengths) = (
+            self._padded([s[0] for s in side], [s[1] for s in side]) for side in (sentences, decoder))
+        unknown = [w for s in sentences for w in s[4]]
+        self._check_lengths(src_lengths, dec_lengths)
+        lengths = {"src": src_lengths, "tgt": dec_lengths}
+        return self._traced(src_ids, src_tokens, dec_ids, dec_tokens, unknown, drop, lengths)
+
+    def _encode(self, src, tgt):
+        """(source ids, tokens, decoder input ids, tokens, unknown words) of one pair: the decoder reads SOS + tgt."""
         src_ids, src_tokens, src_unknown = self.vocab.encode(src)
         tgt_ids, tgt_tokens, tgt_unknown = self.vocab.encode(tgt or "")
         dec_ids, dec_tokens = [self.vocab.id(SOS)] + tgt_ids, [SOS] + tgt_tokens
         unknown = [("src", w) for w in src_unknown] + [("tgt", w) for w in tgt_unknown]
-        return self._forward(src_ids, src_tokens, dec_ids, dec_tokens, unknown, drop)
+        return src_ids, src_tokens, dec_ids, dec_tokens, unknown
+
+    def _padded(self, ids, tokens):
+        """Sentences' ids and tokens, each padded to the longest: (ids, tokens) as tuples per sentence, lengths."""
+        lengths = tuple(map(len, ids))
+        n = max(lengths)
+        return (tuple(tuple(i) + (self.vocab.pad_id,) * (n - len(i)) for i in ids),
+                tuple(tuple(t) + (PAD,) * (n - len(t)) for t in tokens), lengths)
 
     def run_ids(self, src_ids, dec_ids, unknown=()) -> Trace:
         """The forward pass from token ids; `dec_ids` is the whole decoder input, its start token included.
@@ -169,10 +201,21 @@ class Model:
         return ids
 
     def _forward(self, src_ids, src_tokens, dec_ids, dec_tokens, unknown, drop=dr.Dropout()) -> Trace:
-        if self.config.decoder_only:  # one sequence: the source as the prompt, SOS, the target so far
-            dec_ids, dec_tokens = [*src_ids, *dec_ids], [*src_tokens, *dec_tokens]
-        self._check_lengths(src_ids, dec_ids)
-        run = _Pass(self, drop)
+        """The pass of one sentence pair."""
+        dec_ids, dec_tokens = self._decoder_input(src_ids, src_tokens, dec_ids, dec_tokens)
+        self._check_lengths((len(src_ids),), (len(dec_ids),))
+        return self._traced(src_ids, src_tokens, dec_ids, dec_tokens, unknown, drop)
+
+    def _decoder_input(self, src_ids, src_tokens, dec_ids, dec_tokens):
+        """What the decoder reads, (ids, tokens): SOS and the target so far; a decoder-only model reads one sequence,
+        the source as the prompt before them."""
+        if self.config.decoder_only:
+            return [*src_ids, *dec_ids], [*src_tokens, *dec_tokens]
+        return dec_ids, dec_tokens
+
+    def _traced(self, src_ids, src_tokens, dec_ids, dec_tokens, unknown, drop, lengths=None) -> Trace:
+        """The trace of one sentence pair, or (with each side's `lengths`) of a padded batch."""
+        run = _Pass(self, drop, lengths)
         stages = self._stages(run, (src_ids, src_tokens), (dec_ids, dec_tokens))
         return Trace(self, stages, run.rec.steps, src_tokens, dec_tokens, src_ids, dec_ids, unknown)
 
@@ -195,26 +238,30 @@ class Model:
         """The parameter `name` as the forward pass multiplies by it (see _multiplier): `x @ multiplier`."""
         return self._multipliers[name]
 
-    def _check_lengths(self, src_ids, dec_ids):
-        if not src_ids:
+    def _check_lengths(self, src_lengths, dec_lengths):
+        if min(src_lengths) == 0:
             raise ValueError("The source sentence is empty: type at least one word.")
-        for side, what, ids in (("src", "source sentence", src_ids), ("tgt", "target prefix with its start token",
-                                                                       dec_ids)):
-            if len(ids) > self.config.max_len:
-                raise ConfigError(f"The {what} has {len(ids)} tokens; this model accepts at most "
-                                  f"{self.config.max_len} (max_len).", "too_long_for_model", side=side, n=len(ids),
-                                  high=self.config.max_len)
+        for side, what, lengths in (("src", "source sentence", src_lengths),
+                                    ("tgt", "target prefix with its start token", dec_lengths)):
+            n = max(lengths)
+            if n > self.config.max_len:
+                raise ConfigError(f"The {what} has {n} tokens; this model accepts at most {self.config.max_len} "
+                                  "(max_len).", "too_long_for_model", side=side, n=n, high=self.config.max_len)
 
     def _embed(self, run, side, ids, tokens):
-        """X = E[token] sqrt(d_model) + PE (paper sections 3.4 and 3.5), then dropout in training."""
-        c, table = self.config, self.embed_names[side]
+        """X = E[token] sqrt(d_model) + PE (paper sections 3.4 and 3.5), then dropout in training; in a batch, the
+        side's padding mask."""
+        c, table, n = self.config, self.embed_names[side], np.shape(ids)[-1]
         hook = run.hook("embedding", side, E=table, P="pos.learned")
         scale = float(np.sqrt(c.d_model)) if c.embed_scale else 1.0
         x_emb = hook("embed", pe.embed(hook.param("E"), ids, scale), ids=tuple(ids), tokens=tuple(tokens),
-                     scale=scale)  # E[token] sqrt(d_model): (n, d_model)
-        pos = hook("pos", pe.positional_encoding(c.pos_encoding, len(ids), c.d_model, hook.param("P")))  # (n, d_model)
-        x = hook("input", x_emb + pos)  # (n, d_model)
-        run.x = self._dropout(hook, "dropout", x)  # in training only: (n, d_model)
+                     scale=scale)  # E[token] sqrt(d_model): (..., n, d_model)
+        pos = hook("pos", pe.positional_encoding(c.pos_encoding, n, c.d_model, hook.param("P")))  # (n, d_model)
+        x = hook("input", x_emb + pos)  # (..., n, d_model)
+        run.x = self._dropout(hook, "dropout", x)  # in training only: (..., n, d_model)
+        if run.lengths:
+            run.pad_masks[side] = hook("pad_mask", att.padding_mask(run.lengths[side], n),
+                                       lengths=run.lengths[side])  # (b, 1, 1, n)
 
     def _sublayer(self, run, layer, k, block) -> list:
         """Sub-layer k of a layer, as two stages around the middle of its block (see _sublayer_start)."""
@@ -231,7 +278,9 @@ class Model:
             run.half = self._ffn_hidden(run.block, x)  # (n, d_ff)
         else:
             kv = run.rec["enc.out"] if block == "cross_attn" else x  # (m, d_model)
-            run.block = run.hook(block, f"{layer}.{block}", x=x, kv=kv)
+            keys = "tgt" if block == "self_attn" else "src"  # the side whose padding the keys carry, in a batch
+            pad = {"pad_mask": run.pad_masks[keys]} if run.pad_masks else {}
+            run.block = run.hook(block, f"{layer}.{block}", x=x, kv=kv, **pad)
             run.half = self._attention_heads(run.block, x, kv, causal=block == "self_attn")  # (h, n, d_v)
 
     def _sublayer_end(self, run, layer, k, block):
@@ -247,7 +296,7 @@ class Model:
     def _attention_heads(self, hook, x, kv, causal):
         """Each head's output (paper section 3.2): head_i = softmax(Q_i K_i^T / sqrt(d_k) + M) V_i, where
         Q_i = X W_i^Q + b_i^Q and K_i, V_i are made alike from X_kv (the encoder's output in cross-attention, else X);
-        M, the causal mask, in the decoder's self-attention only."""
+        M, the causal mask, in the decoder's self-attention only; in a batch, M adds the keys' padding mask."""
         c = self.config
         W_Q, W_K, W_V = hook.matrix("W_Q"), hook.matrix("W_K"), hook.matrix("W_V")  # (h, d_model, d_k|d_v)
         b_Q, b_K, b_V = hook.param("b_Q"), hook.param("b_K"), hook.param("b_V")  # (h, d_k|d_v), None if no biases
@@ -256,8 +305,12 @@ class Model:
         v = hook("v", att.project(kv, W_V, b_V))  # V_i = X_kv W_i^V + b_i^V: (h, m, d_v)
         s = hook("scores", att.scores(q, k))  # S_i = Q_i K_i^T: (h, n, m)
         s = hook("scaled", att.scale(s, c.divisor))  # S_i / sqrt(d_k): (h, n, m)
+        pad = hook.bound.get("pad_mask")  # (b, 1, 1, m) in a batch, else None
         if causal:
-            s = hook("masked", att.apply_mask(s, hook("mask", att.causal_mask(len(x)))))  # + M: (h, n, n)
+            mask = att.causal_mask(x.shape[-2])  # (n, n)
+            pad = hook("mask", mask if pad is None else mask + pad)  # (n, n), in a batch (b, 1, n, n)
+        if pad is not None:
+            s = hook("masked", att.apply_mask(s, pad))  # + M: (..., h, n, m)
         a = hook("weights", att.softmax(s, c.softmax))  # A_i = softmax(...): (h, n, m)
         a = self._dropout(hook, "dropout", a)  # in training only: (h, n, m)
         return hook("heads", att.weighted_sum(a, v))  # head_i = A_i V_i: (h, n, d_v)
@@ -314,9 +367,11 @@ class Model:
 class _Pass:
     """One forward pass: its recorder, dropout and step table, and what one stage hands the next."""
 
-    def __init__(self, model, drop):
+    def __init__(self, model, drop, lengths=None):
         self.model, self.drop, self.rec = model, drop, Recorder()
-        self.table = step_table(model.config, drop.p)
+        self.lengths = lengths  # a padded batch's {"src": lengths, "tgt": lengths}; None for one sentence pair
+        self.pad_masks = {}  # side -> its recorded padding mask, in a batch
+        self.table = step_table(model.config, drop.p, padded=lengths is not None)
         self.x = None  # the residual stream: what the next stage reads (a sub-layer's input, a stack's output)
         self.block, self.half = None, None  # a sub-layer's block (its hook) and the value half-way through it
 

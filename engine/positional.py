@@ -39,8 +39,8 @@ def _bmatrix(matrix):
 
 
 def embed(table, ids, scale):
-    """X_emb = E[ids] * scale."""
-    return table[ids] * scale  # (n, d_model)
+    """X_emb = E[ids] * scale: [..., n] ids -> [..., n, d_model]."""
+    return table[np.asarray(ids)] * scale  # (..., n, d_model)
 
 
 def sinusoid_angle(pos, d_model, exponent_index):

@@ -5,8 +5,9 @@ sub-layer "enc.0" records "enc.0.add1", the output block (prefix "") records "lo
 says the step's kind, formula, inputs and constants; what a step is in words is the UI catalogs' ("desc.*"). Inputs
 are written as the block sees them: a name the block binds ("x", the array it reads; "E", the embedding table it
 looks up), or else a step or parameter of the block ("q" is "<prefix>.q", "W_Q" is "<prefix>.W_Q"). The table
-follows the config (norm placement, biases, divisor, ...) and the dropout probability of the pass: only a training
-pass has dropout steps.
+follows the config (norm placement, biases, divisor, ...), the dropout probability of the pass (only a training pass
+has dropout steps) and whether it runs a padded batch (only a batch has padding masks: `src.pad_mask`,
+`tgt.pad_mask`, and every attention block masks).
 
 engine/model.py computes the values and records each through a Hook: `q = hook("q", att.project(x, W_Q, b_Q))`.
 """
@@ -50,17 +51,18 @@ class StepTable(dict):
         self.resolved = {}  # (block, prefix) -> {short name: (name, Decl, input names)}
 
 
-def step_table(config: Config, p: float) -> StepTable:
-    """Every step's declaration, by block and short name, in a pass with dropout probability p (0: inference)."""
-    return _step_table(config, type(config.eps), p)  # eps=0 equals eps=0.0, and each is recorded as given
+def step_table(config: Config, p: float, padded: bool = False) -> StepTable:
+    """Every step's declaration, by block and short name, in a pass with dropout probability p (0: inference), of a
+    padded batch or of one sentence."""
+    return _step_table(config, type(config.eps), p, padded)  # eps=0 equals eps=0.0, and each is recorded as given
 
 
 @lru_cache(maxsize=64)
-def _step_table(c: Config, eps_type, p: float) -> StepTable:
-    return StepTable({"embedding": _embedding(c, p), "sublayer": _sublayer(c, p),
-                      "attn": _attention(c, p, cross=False, causal=False),
-                      "self_attn": _attention(c, p, cross=False, causal=True),
-                      "cross_attn": _attention(c, p, cross=True, causal=False),
+def _step_table(c: Config, eps_type, p: float, padded: bool) -> StepTable:
+    return StepTable({"embedding": _embedding(c, p, padded), "sublayer": _sublayer(c, p),
+                      "attn": _attention(c, p, cross=False, causal=False, padded=padded),
+                      "self_attn": _attention(c, p, cross=False, causal=True, padded=padded),
+                      "cross_attn": _attention(c, p, cross=True, causal=False, padded=padded),
                       "ffn": _ffn(c), "stack": _stack(c), "output": _output(c)})
 
 
@@ -69,12 +71,13 @@ def _dropout(x):
     return Decl("dropout", dr.DROPOUT_TEX, (x,))
 
 
-def _embedding(c, p):
+def _embedding(c, p, padded):
     return {"embed": Decl("embed", pe.EMBED_SCALED_TEX if c.embed_scale else pe.EMBED_TEX, ("E",)),
             "pos": Decl("pos", lambda hook, value: pe.pe_tex(c.pos_encoding, len(value), c.d_model),
                         ("P",) if c.pos_encoding == "learned" else (), {"form": c.pos_encoding, "d_model": c.d_model}),
             "input": Decl("add", pe.INPUT_TEX, ("embed", "pos")),
-            **({"dropout": _dropout("input")} if p else {})}
+            **({"dropout": _dropout("input")} if p else {}),
+            **({"pad_mask": Decl("mask", att.PAD_MASK_TEX)} if padded else {})}
 
 
 def _layer_norm(c, x, params):
@@ -93,8 +96,9 @@ def _sublayer(c, p):
     return steps
 
 
-def _attention(c, p, cross, causal):
-    """An attention block: queries from "x", keys and values from "kv" (the same array but in cross-attention)."""
+def _attention(c, p, cross, causal, padded):
+    """An attention block: queries from "x", keys and values from "kv" (the same array but in cross-attention); in
+    a padded batch, "pad_mask" is the padding mask of the keys' side."""
     texts = att.CROSS_PROJ_TEX if cross else att.PROJ_TEX
     bias = c.attn_bias
     steps = {key: Decl("proj", texts[key] + (att.BIAS_TEX[key] if bias else ""),
@@ -105,10 +109,12 @@ def _attention(c, p, cross, causal):
     steps["scores"] = Decl("scores", att.SCORES_TEX, ("q", "k"))
     steps["scaled"] = Decl("scale", scaled_tex, ("scores",), {"divisor": c.divisor, "divisor_tex": divisor_tex})
     if causal:
-        steps["mask"] = Decl("mask", att.MASK_TEX)
-        steps["masked"] = Decl("add", att.MASKED_TEX, ("scaled", "mask"))
-    steps["weights"] = Decl("softmax", att.MASKED_WEIGHTS_TEX if causal else att.WEIGHTS_TEX,
-                            ("masked" if causal else "scaled",), {"form": c.softmax})
+        steps["mask"] = Decl("mask", att.CAUSAL_PAD_MASK_TEX, ("pad_mask",)) if padded else Decl("mask", att.MASK_TEX)
+    if causal or padded:
+        steps["masked"] = Decl("add", att.MASKED_TEX if causal else att.PAD_MASKED_TEX,
+                               ("scaled", "mask" if causal else "pad_mask"))
+    steps["weights"] = Decl("softmax", att.MASKED_WEIGHTS_TEX if causal or padded else att.WEIGHTS_TEX,
+                            ("masked" if causal or padded else "scaled",), {"form": c.softmax})
     if p:
         steps["dropout"] = _dropout("weights")
     steps["heads"] = Decl("weighted", att.HEADS_TEX, ("dropout" if p else "weights", "v"))

@@ -2,6 +2,7 @@
 import re
 
 UNK, SOS, EOS = "<unk>", "SOS", "EOS"
+PAD = "<pad>"  # fills a batch's shorter sentences to the longest one's length (Model.run_batch)
 # A CJK character is a token of its own; other words are runs of letters/digits; punctuation stands alone.
 _TOKEN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]|[^\W\u3400-\u9fff\uf900-\ufaff]+|[^\w\s]", re.UNICODE)
 
@@ -26,6 +27,12 @@ class Vocabulary:
     def never_next(self) -> tuple[int, ...]:
         """The ids no decoder output may be: <unk> stands for words the vocabulary lacks, not for a word to write."""
         return (self._ids[UNK.lower()],)
+
+    @property
+    def pad_id(self) -> int:
+        """The id a padded position reads: <pad>'s if the vocabulary has it, else <unk>'s. Either way no real
+        position sees it (the padding mask hides padded keys, the loss skips padded targets) and no output is it."""
+        return self._ids.get(PAD, self._ids[UNK.lower()])
 
     def __len__(self):
         return len(self.tokens)

@@ -1,8 +1,9 @@
 """Training (paper section 5): teacher forcing, the loss's analytic gradients, an optimiser and the schedule.
 
-Each step takes a batch of sentence pairs, computes every parameter's gradient for each pair with
-engine.backward (the engine has no batch dimension, so a batch is a loop), averages them, and lets the
-optimiser move the weights. An epoch is one pass over the corpus in a seeded random order.
+Each step takes a batch of sentence pairs, pads them to one length and computes every parameter's gradient in one
+forward and backward pass (engine.backward.padded_loss_and_grads): the mean of the pairs' gradients, which the loop
+over the pairs (per_pair=True, one pass each) computes too, slower. The optimiser then moves the weights. An epoch
+is one pass over the corpus in a seeded random order.
 
     model = start_model()
     for update in training(model, TrainSettings(corpus="en-zh")):
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .backward import loss_and_grads
+from .backward import loss_and_grads, padded_loss_and_grads
 from .corpus import CORPORA, pairs as corpus_pairs
 from .generate import generate
 from .loss import cross_entropy, teacher_forcing
@@ -112,18 +113,20 @@ def start_model(seed: int | None = None) -> Model:
     return preset(setup["preset"], seed=setup["seed"] if seed is None else seed, **setup["overrides"])
 
 
-def training(model: Model, settings: TrainSettings | None = None, pairs=None):
+def training(model: Model, settings: TrainSettings | None = None, pairs=None, *, per_pair: bool = False):
     """An iterator of TrainingUpdate, one after every optimisation step; stop whenever you like, the last update's
     model is the training so far.
 
     `settings` default to TrainSettings(); `pairs`, the (source, target) sentences to learn, to its corpus.
     They are checked at once, before the first step. A step that would make a weight inf or NaN (a learning rate
-    far too large) raises ValueError instead; the last update's model is still the last good one."""
+    far too large) raises ValueError instead; the last update's model is still the last good one. per_pair=True
+    computes each step's gradient with the loop over the pairs (pairs_loss_and_grads) instead of the padded batch."""
     settings = settings or TrainSettings()
-    return _training(model, settings, _check_pairs(corpus_pairs(settings.corpus) if pairs is None else pairs, settings))
+    pairs = _check_pairs(corpus_pairs(settings.corpus) if pairs is None else pairs, settings)
+    return _training(model, settings, pairs, pairs_loss_and_grads if per_pair else batch_loss_and_grads)
 
 
-def _training(model, settings, pairs):
+def _training(model, settings, pairs, gradient):
     """The steps themselves; two generators from the seed, so the order of the pairs does not depend on dropout."""
     order_rng, dropout_rng = (np.random.default_rng([settings.seed, stream]) for stream in (0, 1))
     per_epoch = math.ceil(len(pairs) / settings.batch_size)
@@ -134,7 +137,7 @@ def _training(model, settings, pairs):
             order = list(order_rng.permutation(len(pairs)))
         start = (step - 1) % per_epoch * settings.batch_size
         batch = tuple(pairs[i] for i in order[start:start + settings.batch_size])
-        loss, grads = batch_loss_and_grads(model, batch, settings, dropout_rng)
+        loss, grads = gradient(model, batch, settings, dropout_rng)
         lr = learning_rate(step, d_model=model.config.d_model, warmup=settings.warmup, scale=settings.lr_scale)
         params, state = OPTIMIZERS[settings.optimizer](model.params, grads, state, lr, **hyper)
         if not all(np.all(np.isfinite(value)) for value in params.values()):
@@ -144,10 +147,10 @@ def _training(model, settings, pairs):
         yield TrainingUpdate(step, (step - 1) // per_epoch + 1, loss, lr, _norm(grads), batch, model)
 
 
-def train(model: Model, settings: TrainSettings | None = None, pairs=None) -> TrainingRun:
+def train(model: Model, settings: TrainSettings | None = None, pairs=None, *, per_pair: bool = False) -> TrainingRun:
     """Run `training` to the end."""
     losses, lrs = [], []
-    for update in training(model, settings, pairs):
+    for update in training(model, settings, pairs, per_pair=per_pair):
         model = update.model
         losses.append(update.loss)
         lrs.append(update.lr)
@@ -155,8 +158,18 @@ def train(model: Model, settings: TrainSettings | None = None, pairs=None) -> Tr
 
 
 def batch_loss_and_grads(model: Model, batch, settings: TrainSettings, dropout_rng=None) -> tuple[float, dict]:
-    """(mean loss, mean gradient) over the batch's pairs (BATCH_MEAN_TEX); each pair's dropout seed is drawn from
-    dropout_rng (by default a generator seeded with the settings' seed)."""
+    """(mean loss, mean gradient) over the batch's pairs (BATCH_MEAN_TEX), in one pass of the padded batch; its
+    dropout seed is drawn from dropout_rng (by default a generator seeded with the settings' seed)."""
+    dropout_rng = dropout_rng or np.random.default_rng([settings.seed, 1])
+    seed = int(dropout_rng.integers(2**32)) if settings.dropout else 0
+    result = padded_loss_and_grads(model, batch, label_smoothing=settings.label_smoothing, dropout=settings.dropout,
+                                   seed=seed)
+    return result.loss, result.grads
+
+
+def pairs_loss_and_grads(model: Model, batch, settings: TrainSettings, dropout_rng=None) -> tuple[float, dict]:
+    """batch_loss_and_grads as a loop, one pass per pair: the reference the padded batch equals (without dropout,
+    whose masks are drawn per pair here); each pair's dropout seed is drawn from dropout_rng."""
     options = {"label_smoothing": settings.label_smoothing, "dropout": settings.dropout}
     dropout_rng = dropout_rng or np.random.default_rng([settings.seed, 1])
     total_loss, total = 0.0, {name: np.zeros(value.shape) for name, value in model.params.items()}

@@ -1,4 +1,4 @@
-from ui import training_views, views
+from ui import batch_views, training_views, views
 
 
 def loss_and_gradients():
@@ -8,4 +8,4 @@ def loss_and_gradients():
 views.intro("train")
 training_views.keep_interrupted_run()  # a run that was stopped, or left for another tab, before it finished
 views.section_tabs({"train.tab.loss": loss_and_gradients, "train.corpus_title": training_views.trainer,
-                    "train.files": training_views.save_load}, "train.tab")
+                    "train.files": training_views.save_load, "train.tab.batch": batch_views.padding}, "train.tab")

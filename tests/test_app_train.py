@@ -230,3 +230,21 @@ def test_a_diverging_run_keeps_its_last_finite_weights(monkeypatch):
                                                                       "lr_scale")]
     assert at.success[0].value.startswith("Stopped after 2 steps")
     assert query(at)["weights"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_batch_tab_shows_the_engines_padded_batch(lang):
+    """The page's pair and two of the corpus, padded side by side; the masks and weights are the engine's batch."""
+    at = open_tab(open_page("train", preset="paper", cfg=SMALL_CFG, src="Hello World", tgt="hola mundo", lang=lang),
+                  "train.tab.batch")
+    from ui.batch_views import BLOCK, EXAMPLES
+    batch = small_model().run_batch((("Hello World", "hola mundo"),) + EXAMPLES)
+    tokens = at.dataframe[1].value  # the decoder's input, one row per sentence
+    assert tokens.iloc[0, 1:].tolist() == ["SOS", "hola", "mundo"] + ["<pad>"] * 5
+    assert tokens.iloc[2, 1:].tolist() == ["SOS", "gracias"] + ["<pad>"] * 6
+    at.segmented_control(key="batch.sentence").set_value(2).run()
+    assert_clean(at)
+    mask = batch[f"{BLOCK}.mask"][2, 0]  # causal + padding; the chart colours -inf as a gap (NaN)
+    np.testing.assert_array_equal(chart_numbers(at, "batch.sum"), np.where(mask == -np.inf, np.nan, mask))
+    np.testing.assert_array_equal(chart_numbers(at, "batch.weights"), batch[f"{BLOCK}.weights"][2, 0])
+    assert np.all(chart_numbers(at, "batch.weights")[:, 2:] == 0.0)  # "thank you" has two real target tokens

@@ -42,7 +42,7 @@ class TorchModel:
         self.model = model
         self.leaves = {name: torch.tensor(P[name], requires_grad=True)
                        for name in ("embed.src", "embed.tgt", "unembed.W", "unembed.b") if name in P}
-        self.layers = {stack: [torch_layer(model, stack, l) for l in range(c.n_layers)] for stack in SUBLAYERS}
+        self.layers = {stack: [torch_layer(model, stack, l) for l in range(c.depth(stack))] for stack in SUBLAYERS}
         self.norms = {stack: final_norm(model, stack) for stack in SUBLAYERS}
         self.no_embedding = model.with_params({"embed.src": np.zeros(P["embed.src"].shape)})  # torch_input -> PE
         self.outputs = {}  # engine step name -> torch tensor, for the step gradients
@@ -93,7 +93,7 @@ def in_torch_layout(model, grads):
     as_params = model.with_params(grads)
     out = {name: grads[name] for name in ("embed.src", "embed.tgt", "unembed.W", "unembed.b") if name in grads}
     for stack in SUBLAYERS:
-        for l in range(model.config.n_layers):
+        for l in range(model.config.depth(stack)):
             state = torch_layer(as_params, stack, l).state_dict()
             out.update({f"{stack}.{l}/{n}": v.numpy() for n, v in state.items()})
         out.update({f"{stack}.norm/{n}": v.numpy() for n, v in final_norm(as_params, stack).state_dict().items()})

@@ -8,8 +8,9 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 FORBIDDEN = ("streamlit", "plotly", "pandas", "sympy", "torch", "scipy", "matplotlib")
 # The ui modules that draw with Streamlit; every other one is pure (tested without it) and must stay so.
-STREAMLIT_UI = {"animation_views", "blocks", "classroom", "context", "derivation_views", "embedding_views", "generation_views",
-                "positional_views", "presenter", "share", "streamlit_internals", "training_views", "views"}
+STREAMLIT_UI = {"animation_views", "batch_views", "blocks", "classroom", "context", "derivation_views",
+                "embedding_views", "generation_views", "positional_views", "presenter", "share", "streamlit_internals",
+                "training_views", "views"}
 # Makes `import playwright` fail in a Python started with this folder first on PYTHONPATH, as where it is not installed.
 NO_PLAYWRIGHT = """
 import importlib.abc, sys

@@ -100,7 +100,8 @@ def description_key(name: str) -> str:
     if parts[-2] == "ffn":
         return f"desc.ffn.{parts[-1]}"
     if parts[-2].endswith("attn"):
-        return f"desc.attn.{parts[-1]}"
+        padded = parts[-1] == "masked" and parts[-2] != "self_attn"  # a padded batch's, in an attention not causal
+        return "desc.attn.pad_masked" if padded else f"desc.attn.{parts[-1]}"
     return f"desc.{parts[-1].rstrip('0123456789')}"  # add1, ln2, ...
 
 
