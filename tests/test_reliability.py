@@ -39,14 +39,14 @@ from streamlit.testing.v1 import AppTest
 import engine
 from engine import checkpoint
 from engine.backward import loss_and_grads
-from engine.config import CHOICES
+from engine.config import CHOICES, DEPTHS
 from engine.model import Model
 from engine.tokens import Vocabulary
 from engine.train import start_model
 from test_app import (APP, ALL_PAGES, STEP_HEADER, editor_key, goto, open_editors, open_options,  # noqa: F401
                       open_page, paragraphs, query, server_navigation, shown, type_cells)  # server_navigation: a fixture
 from test_app_train import open_tab
-from ui import context, generation, presenter, share
+from ui import animation_views, context, generation, presenter, share
 from ui import state as app_state
 from ui.format import fmt
 from ui.i18n import EN, ZH, translator
@@ -57,7 +57,7 @@ REPORT = ROOT / "build" / "reliability.json"
 TRIED = Counter()  # inputs tried, by test
 DETAIL = Counter()  # the same inputs, by what was sent
 STARTED = time.monotonic()
-STEP_PAGES = [p for p in ALL_PAGES if p not in ("overview", "generate", "train", "paper_vs_blog", "sizes")]
+STEP_PAGES = [p for p in ALL_PAGES if p not in ("overview", "animation", "generate", "train", "paper_vs_blog", "sizes")]
 HOSTILE = settings(deadline=None, suppress_health_check=[
     HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
 
@@ -124,7 +124,8 @@ def _walk(node):
 
 def assert_no_html(at):
     """Nothing on the page is raw HTML: no st.html, iframe or component but the sidebar's copy-link button (fixed
-    code, given only the catalog's words) and presenter mode's rail (fixed code), and no Markdown with HTML allowed."""
+    code, given only the catalog's words), presenter mode's rail and the animation's player (fixed code), and no
+    Markdown with HTML allowed."""
     for node in _walk(at._tree):
         if getattr(node, "type", None) == "bidi_component" and node.key == "copy_link":
             assert (node.proto.html_content, node.proto.js_content) == (share.HTML, share.JS), node
@@ -132,6 +133,10 @@ def assert_no_html(at):
             continue
         if getattr(node, "type", None) == "bidi_component" and node.key == presenter.KEY:  # a forged toggle may open it
             assert (node.proto.html_content, node.proto.js_content) == (presenter.HTML, presenter.JS), node
+            continue
+        if getattr(node, "type", None) == "bidi_component" and node.key == "anim.player":  # the animation
+            player_js = (animation_views.HERE / "animation_player.js").read_text()
+            assert (node.proto.html_content, node.proto.js_content) == (animation_views.HTML, player_js), node
             continue
         assert getattr(node, "type", None) not in ("html", "iframe", "component_instance", "bidi_component"), node
         assert not getattr(getattr(node, "proto", None), "allow_html", False), node
@@ -164,7 +169,7 @@ def assert_numbers_are_the_engines(at, page, state):
     if page == "overview":
         c = model.config
         assert t("overview.shapes", n_src=len(trace.src_tokens), n_tgt=len(trace.tgt_tokens), d_model=c.d_model,
-                 h=c.n_heads, n_layers=c.n_layers) in markdown
+                 h=c.n_heads, n_enc=c.depth("enc"), n_dec=c.depth("dec")) in markdown
     elif page == "generate" and any(w.key == "gen.strategy" for w in at.button_group):  # the decoding tab is open
         if generation.settings(state.gen)["model"] == "trained":
             model = engine.with_words(engine.trained(), state.src)
@@ -291,7 +296,9 @@ def sidebar_agrees(at, state):
     config = state.config()
     fields = context.SIZE_FIELDS + context.CHOICE_FIELDS + context.BOOL_FIELDS + ("eps",)
     kind = "sqrt" if config.attn_divisor == "sqrt_dk" else "number"
-    return (all(values[f"ctl.{f}"] == getattr(config, f) for f in fields) and values["ctl.seed"] == state.seed
+    shown = {f: getattr(config, f) for f in fields} | {  # a depth the config leaves to n_layers is None: the widget
+        DEPTHS[stack]: depth for stack, depth in context._widget_depths(config).items()}  # shows the stack's depth
+    return (all(values[f"ctl.{f}"] == shown[f] for f in fields) and values["ctl.seed"] == state.seed
             and values["ctl.divisor_kind"] == kind and (kind == "sqrt" or values["ctl.divisor"] == config.attn_divisor))
 
 
