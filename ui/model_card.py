@@ -24,7 +24,8 @@ def describe(t, preset: str, seed: int, config, origin: dict | None, stored: boo
 
 
 def model_sizes(t, config) -> str:
-    return t("model.sizes.decoder_only" if config.decoder_only else "model.sizes", d_model=config.d_model, h=config.n_heads, d_k=config.d_k, d_ff=config.d_ff,
+    key = "model.sizes.decoder_only" if config.decoder_only else "model.sizes"
+    return t(key, d_model=config.d_model, h=config.n_heads, d_k=config.d_k, d_ff=config.d_ff,
              n_enc=config.depth("enc"), n_dec=config.depth("dec"))
 
 
