@@ -5,7 +5,8 @@ from ui import classroom, context, server
 
 server.configure()  # the process's settings, on the first run only
 
-st.set_page_config(page_title="Transformer, step by step", page_icon="🔢", layout="wide")
+if "state" not in st.session_state:  # the browser keeps it: sent on a session's first run, not on every rerun
+    st.set_page_config(page_title="Transformer, step by step", page_icon="🔢", layout="wide")
 classroom.join_from_link()  # before the state writes the link, which keeps its room
 ctx = context.build()
 if ctx.state.present:  # presenter mode: the page has the whole screen

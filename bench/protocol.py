@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 
 from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.Common_pb2 import StringArray
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from websockets.asyncio.client import connect
@@ -188,9 +189,10 @@ class Session:
                     return run
 
     async def open_tab(self, key_pattern: str, label: str, timeout: float = 60.0) -> bool:
-        """Open a tab of the first keyed st.tabs whose user key matches, as a click on its label does (it reruns);
-        False if the page has none."""
-        return await self._open(key_pattern, "tab_container", timeout, string_value=label)
+        """Open a page's section (views.section_tabs: a row of buttons, st.segmented_control) whose user key
+        matches, as a click on its label does (the browser sends the label; it reruns); False if the page has
+        none."""
+        return await self._open(key_pattern, "button_group", timeout, string_array_value=StringArray(data=[label]))
 
     async def open_expander(self, key_pattern: str, timeout: float = 60.0) -> bool:
         """Open the first expander whose user key matches, as a click on its label does (it reruns); False if

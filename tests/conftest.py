@@ -124,3 +124,11 @@ def app_server(log_path: Path, env: dict | None = None):
         finally:
             process.kill()
             process.wait()
+
+
+def page_title(at) -> str:
+    """The title of the page an AppTest ran: the first line ("# ...") of the page's first Markdown (views.intro
+    writes the title, the intro and the notes on the settings in one element), or its st.title."""
+    if at.main.title:
+        return at.main.title[0].value
+    return next(m.value for m in at.main.markdown if m.value.startswith("# ")).split("\n", 1)[0][2:]

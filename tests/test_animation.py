@@ -12,6 +12,7 @@ from playwright.sync_api import expect
 
 import engine
 from engine.generate import generate
+from conftest import page_title
 from test_app import assert_clean, open_page, server_navigation  # noqa: F401 (server_navigation: a fixture)
 from test_browser import SHOTS, no_exception, server, settle, url  # noqa: F401 (server: a fixture)
 from ui import animation
@@ -135,7 +136,7 @@ def test_the_page_sends_the_frames_in_both_languages(lang):
     at = open_page("animation", lang=lang)
     assert_clean(at)
     catalog = ZH if lang == "zh" else EN
-    assert at.title[0].value == catalog["page.animation"]
+    assert page_title(at) == catalog["page.animation"]
     data = sent_frames(at)
     model = engine.preset("hello-world")
     trace = model.run("Hello World", "Hola Mundo")

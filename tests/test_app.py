@@ -29,11 +29,12 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import engine  # noqa: E402
+from conftest import page_title  # noqa: E402
 from engine.tokens import split  # noqa: E402
 from ui import streamlit_internals  # noqa: E402
 from ui.format import DIGITS, bmatrix, bmatrix_around, fmt, fmt_tex, table  # noqa: E402
 from ui.i18n import CATALOGS, EN, LANGUAGES, ZH, load_catalogs, translator  # noqa: E402
-from ui.labels import description_key, step_name_key, step_tex  # noqa: E402
+from ui.labels import SEED_NOTES, description_key, step_name_key, step_tex  # noqa: E402
 from ui.navigation import PAGES  # noqa: E402
 from ui.state import APP_LIMITS, DEFAULT_TARGET, MAX_TOKENS  # noqa: E402
 from ui.views import ROOM  # noqa: E402
@@ -88,7 +89,7 @@ def goto(at, page):
     at.switch_page(f"pages/{page}.py")
     at.run()
     assert not at.exception, [e.message for e in at.exception]
-    assert at.title[0].value == translator(at.session_state["ctl.lang"])(f"page.{page}")
+    assert page_title(at) == translator(at.session_state["ctl.lang"])(f"page.{page}")
     return at
 
 
@@ -224,10 +225,11 @@ def test_every_page_runs_cleanly(page, lang):
     assert_clean(at)
     assert not at.warning, [w.value for w in at.warning]
     catalog = ZH if lang == "zh" else EN
-    assert at.title[0].value == catalog[f"page.{page}"]
-    assert any(m.value.startswith(catalog[f"intro.{page}"]) for m in at.markdown)  # with the settings' sentences
+    assert page_title(at) == catalog[f"page.{page}"]
+    assert any(m.value.startswith(f"# {catalog[f'page.{page}']}\n\n{catalog[f'intro.{page}']}")
+               for m in at.markdown)  # with the settings' sentences
     if lang == "zh":
-        assert CJK.search(at.title[0].value)
+        assert CJK.search(page_title(at))
         assert at.text_input(key="ctl.src").label == ZH["ctl.src"]
     assert query(at) == {**DEFAULT_QUERY, "lang": lang}
 
@@ -288,12 +290,12 @@ def test_language_switch_and_url_language():
     english = latex(at)
     at.session_state["ctl.lang"] = "zh"
     at.run()
-    assert at.title[0].value == ZH["page.attention"]
+    assert page_title(at) == ZH["page.attention"]
     assert query(at)["lang"] == "zh"
     assert latex(at) == english, "the language changes words, not numbers"
-    assert any(ZH["view.drill"] in m.value for m in at.markdown)
+    assert any(ZH["view.drill"] in s.label for s in at.selectbox)  # the drill-down's list of cells
     fresh = open_page("attention", lang="zh")
-    assert fresh.title[0].value == ZH["page.attention"]
+    assert page_title(fresh) == ZH["page.attention"]
     assert fresh.session_state["ctl.lang"] == "zh"
     assert query(fresh)["lang"] == "zh", "a link's language was chosen: it stays"
     assert "lang" not in query(open_page("attention")), "not chosen: the reader's browser decides"
@@ -309,13 +311,13 @@ def test_a_third_language_is_one_catalog_file(tmp_path, monkeypatch):
     monkeypatch.setitem(LANGUAGES, "xx", catalog["lang.name"])
     at = open_page("attention", lang="xx")
     assert_clean(at)
-    assert at.title[0].value == "Xattention" and at.sidebar.text_input(key="ctl.src").label == EN["ctl.src"]
+    assert page_title(at) == "Xattention" and at.sidebar.text_input(key="ctl.src").label == EN["ctl.src"]
     assert at.segmented_control(key="ctl.lang").options == ["English", "简体中文", "Xish"] and query(at)["lang"] == "xx"
     at.session_state["ctl.lang"] = "zh"
     at.run()
-    assert at.title[0].value == ZH["page.attention"] and query(at)["lang"] == "zh"
+    assert page_title(at) == ZH["page.attention"] and query(at)["lang"] == "zh"
     at = open_step(open_page("masked_attention", lang="xx", tgt="hola"), "masked_attention", "mask")
-    at.selectbox(key="col.dec.0.self_attn.mask.0").set_value(1).run()
+    at.selectbox(key="cell.dec.0.self_attn.mask.0").set_value(1).run()
     at.session_state["plain.dec.0.self_attn.mask.0"] = True
     at.run()
     assert_clean(at)
@@ -325,7 +327,7 @@ def test_a_third_language_is_one_catalog_file(tmp_path, monkeypatch):
 
 def test_words_inside_formulas_are_chinese_in_chinese():
     at = open_step(open_page("masked_attention", lang="zh", tgt="hola"), "masked_attention", "mask")
-    at.selectbox(key="col.dec.0.self_attn.mask.0").set_value(1).run()  # row SOS, column hola: a later position
+    at.selectbox(key="cell.dec.0.self_attn.mask.0").set_value(1).run()  # row SOS, column hola: a later position
     assert_clean(at)
     assert any(r"\text{：后面的位置}" in body for body in latex(at))
     at.session_state["plain.dec.0.self_attn.mask.0"] = True
@@ -453,8 +455,8 @@ def test_a_link_opens_the_sublayer_it_names():
 def test_a_link_opens_the_cell_it_names():
     at = open_link("attention", step="scaled", cell="1.0")
     assert engine_trace().explain("enc.0.attn.scaled", (0, 1, 0), DIGITS).latex in latex(at)
-    assert (at.selectbox(key="row.enc.0.attn.scaled.0").value, at.selectbox(key="col.enc.0.attn.scaled.0").value) \
-        == (1, 0)
+    assert at.selectbox(key="cell.enc.0.attn.scaled.0").value == 2  # row 1, column 0 of 2 x 2
+    assert (at.session_state["row.enc.0.attn.scaled.0"], at.session_state["col.enc.0.attn.scaled.0"]) == (1, 0)
     assert query(at) == {**DEFAULT_QUERY, "step": "scaled", "cell": "1.0"}
 
 
@@ -476,7 +478,7 @@ def test_the_link_follows_the_view_and_stays_on_its_page():
     at.run()
     at.session_state["attention.1"] = 2  # weights
     at.run()
-    at.selectbox(key="row.enc.0.attn.weights.1").set_value(1).run()
+    at.selectbox(key="cell.enc.0.attn.weights.1").set_value(2).run()  # row 1, column 0
     assert query(at) == {**DEFAULT_QUERY, "head": "2", "step": "weights", "cell": "1.0"}
     student = open_link("attention", **query(at))
     assert latex(student) == latex(at) and student.session_state["heads.attention.0"] == 1
@@ -491,9 +493,7 @@ def test_drill_down_explains_the_chosen_cell():
     trace = engine_trace()
     first = trace.explain("enc.0.attn.scores", (0, 0, 0), DIGITS)
     assert first.latex in latex(at)
-    at.selectbox(key="row.enc.0.attn.scores.0").set_value(1)
-    at.selectbox(key="col.enc.0.attn.scores.0").set_value(1)
-    at.run()
+    at.selectbox(key="cell.enc.0.attn.scores.0").set_value(3).run()  # row 1, column 1 of 2 x 2
     chosen = trace.explain("enc.0.attn.scores", (0, 1, 1), DIGITS, DIGITS)
     assert chosen.latex in latex(at) and first.latex not in latex(at)
     assert "enc.0.attn.scores[0, 1, 1]" in chosen.latex
@@ -583,7 +583,7 @@ def test_a_session_does_not_keep_the_widgets_it_no_longer_shows(monkeypatch, wor
     sizes = []
     for i in range(12):
         at.number_input(key=f"{key}.v.(0, 0, 0)").set_value(1.0 + i).run()
-        at.selectbox(key="row.enc.0.attn.scores.0").set_value(i % 2).run()
+        at.selectbox(key="cell.enc.0.attn.scores.0").set_value(2 * (i % 2)).run()
         sizes.append(streamlit_internals.kept_widgets(at._session_state))
     assert_clean(at)
     if workaround:
@@ -796,7 +796,7 @@ def test_a_stack_page_shows_what_each_layer_changes_from_the_trace(stack, cfg):
     for measure in ("change", "cosine", "norm"):
         at.button_group(key=f"{stack}.measure").set_value(measure).run()
         np.testing.assert_allclose(chart_numbers(at, f"{stack}.{measure}"), np.array(expected[measure]).T)
-    assert [t.label for t in at.tabs] == ["What each layer changes", "One layer in detail"]
+    assert at.button_group(key=f"{stack}.section").options == ["What each layer changes", "One layer in detail"]
 
 
 def test_a_one_layer_stack_says_why_its_changes_are_one_column():
@@ -863,7 +863,9 @@ def test_an_intro_says_what_the_current_settings_compute(page, cfg, keys, lang):
     at = open_page(page, lang=lang, **({"cfg": cfg} if cfg else {}))
     assert_clean(at)
     t = translator(lang)
-    assert at.markdown[0].value == "\n\n".join([t(f"intro.{page}")] + [t(key, d_k=3, divisor="1.732") for key in keys])
+    seed_note = [f":gray[:small[{t(f'seednote.{page}')}]]"] if page in SEED_NOTES else []
+    assert at.markdown[0].value == "\n\n".join([f"# {t(f'page.{page}')}", t(f"intro.{page}")]
+                                                + [t(key, d_k=3, divisor="1.732") for key in keys] + seed_note)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -871,9 +873,9 @@ def test_the_seeds_slips_are_flagged_where_their_step_is_taught(lang):
     at = open_page("add_norm", lang=lang)
     for page in ("add_norm", "qkv", "multihead", "masked_attention"):
         goto(at, page)
-        assert translator(lang)(f"seednote.{page}") in [c.value for c in at.caption]
+        assert f":gray[:small[{translator(lang)(f'seednote.{page}')}]]" in at.main.markdown[0].value  # with the intro
     goto(at, "ffn")
-    assert not any("seed" in c.value or "种子" in c.value for c in at.main.caption)  # the sidebar names the seed
+    assert all(translator(lang)(f"seednote.{page}") not in at.main.markdown[0].value for page in SEED_NOTES)
 
 
 def test_sizes_within_the_caps_are_accepted():
@@ -1048,7 +1050,7 @@ def test_deep_link_before_any_app_run(monkeypatch, workaround):
     at.switch_page("pages/tokens.py")
     at.run()
     assert_clean(at)
-    assert at.title[0].value == EN["page.tokens" if workaround else "page.overview"]
+    assert page_title(at) == EN["page.tokens" if workaround else "page.overview"]
     assert at.text_input(key="ctl.src").value == "Hello World"
     assert query(at) == DEFAULT_QUERY
 
@@ -1203,7 +1205,7 @@ def test_steps_titles_and_editors_are_named_in_the_readers_language():
     labels = [e.label for e in at.expander if e.proto.id.endswith(("open.enc.0.attn.W_Q.0", "open.enc.0.attn.W_K.0"))]
     assert labels == ["修改 $W^Q_{1}$ · 查询权重 · `enc.0.attn.W_Q`", "修改 $W^K_{1}$ · 键权重 · `enc.0.attn.W_K`"]
     goto(at, "multihead")
-    assert at.title[0].value == "拼接 (Concat) 与 $W^O$"
+    assert page_title(at) == "拼接 (Concat) 与 $W^O$"
     assert at.button_group(key="multihead.None").options == ["1. 拼接", "2. 输出投影 $W^O$"]
     for page in STEP_PAGES:  # no button is a code name
         goto(at, page)

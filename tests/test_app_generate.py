@@ -6,6 +6,7 @@ import pytest
 
 import engine
 from engine.generate import DISAGREEMENT, beam_search, generate
+from conftest import page_title
 from test_app import assert_clean, goto, notes, open_page, paragraphs, query, server_navigation  # noqa: F401 (fixture)
 from ui.format import DIGITS, fmt
 from ui.i18n import EN, ZH, translator
@@ -185,6 +186,6 @@ def test_non_finite_numbers_give_a_message_not_a_traceback():
 def test_the_page_in_chinese():
     at = open_page("generate", lang="zh", gen=f"{CURRENT},strategy:beam", **SMALL)
     assert_clean(at)
-    assert at.title[0].value == ZH["page.generate"]
+    assert page_title(at) == ZH["page.generate"]
     assert at.segmented_control(key="gen.strategy").label == ZH["gen.strategy"]
     assert any(m.value.startswith("**最佳句子**：") for m in at.markdown)

@@ -13,6 +13,7 @@ from engine.backward import backward_formula, loss_and_grads
 from engine.generate import generate
 from engine.train import TrainSettings, start_model, train, training
 from test_train import MALFORMED, zip_bytes
+from conftest import page_title
 from test_app import (assert_clean, chart_numbers, goto, latex, notes, open_options, open_page, paragraphs, query,  # noqa: F401
                       server_navigation)  # server_navigation: a fixture
 from ui import context
@@ -209,7 +210,7 @@ def test_a_member_name_from_the_file_stays_in_a_code_span():
 
 def test_the_page_in_chinese():
     at = open_tab(open_page("train", lang="zh"))
-    assert at.title[0].value == ZH["page.train"]
+    assert page_title(at) == ZH["page.train"]
     assert at.button(key="train.start").label == ZH["train.start"]
 
 

@@ -5,6 +5,7 @@ import json
 import pytest
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
+from conftest import page_title
 from test_app import EN_T, notes, open_link, query, server_navigation  # noqa: F401
 from ui.figures import PROJECTOR, heatmap
 from ui.i18n import translator
@@ -40,7 +41,7 @@ def press(at, event, value):
 def page_of(at):
     """The page the session shows: the one whose rail it drew last (two pages share the title "Add & LayerNorm")."""
     page = at.session_state["present.on"]
-    assert at.title[0].value == translator(at.session_state["ctl.lang"])(f"page.{page}")
+    assert page_title(at) == translator(at.session_state["ctl.lang"])(f"page.{page}")
     return page
 
 

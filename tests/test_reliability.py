@@ -427,11 +427,6 @@ def test_typed_weights_are_taken_or_refused_with_a_message(page, data):
 SKIPPED_BUTTONS = {"train.start"}  # trains for seconds per click; tests/test_app_train.py drives it
 
 
-def _tab_keys(at):
-    labels = {tab.label for tab in at.tabs}
-    return sorted(k for k, v in at.session_state.items() if isinstance(v, str) and v in labels)
-
-
 def page_input(at, draw):
     """One hostile input for one widget drawn in the page's body: (kind, key, value). The kind is drawn first, so
     the many drill-down pickers do not crowd out the page's few sliders and buttons."""
@@ -449,8 +444,6 @@ def page_input(at, draw):
     for widget in at.main.button:
         if widget.key not in SKIPPED_BUTTONS:
             widgets.setdefault("button", []).append((widget.key, st.just(True)))
-    for key in _tab_keys(at):
-        widgets.setdefault("tab", []).append((key, st.sampled_from(sorted({tab.label for tab in at.tabs})) | TEXT))
     assume(widgets)
     kind = draw(st.sampled_from(sorted(widgets)))
     key, values = draw(st.sampled_from(widgets[kind]))
@@ -466,11 +459,8 @@ def send_to_page(at, kind, key, value):
         forge(at, at.number_input(key=key), double_value=float(value))
     elif kind == "slider":
         forge(at, at.slider(key=key), double_array_value={"data": [value]})
-    elif kind == "button":
+    else:
         at.button(key=key).click().run()
-    else:  # a tab: the browser sends the open tab's label
-        at.session_state[key] = value
-        at.run()
 
 
 PAGE_LINKS = [{}, {"gen": "strategy:beam"}, {"gen": "strategy:top_p,seed:3"},
@@ -479,9 +469,9 @@ PAGE_LINKS = [{}, {"gen": "strategy:beam"}, {"gen": "strategy:top_p,seed:3"},
 
 def _drive(page, link, data):
     at = open_page(page, **link)
-    for key in _tab_keys(at):  # only the open tab is drawn: open any of them first (the training page's sections)
-        at.session_state[key] = data.draw(st.sampled_from(sorted({tab.label for tab in at.tabs})))
-        at.run()
+    for group in [g for g in at.main.button_group if g.key.endswith((".tab", ".section"))]:
+        at.session_state[group.key] = data.draw(st.sampled_from(group.options))  # only the chosen section is
+        at.run()  # drawn (views.section_tabs): choose any of them first (the training page's, say)
     kind, key, value = page_input(at, data.draw)
     TRIED["page widget"] += 1
     DETAIL[f"page widget: {kind}"] += 1
@@ -810,7 +800,7 @@ def assert_no_exception(at):
 
 def test_forged_drill_down_option():
     at = open_page("attention")
-    forge(at, at.selectbox(key="row.enc.0.attn.scores.0"), string_value="<script>")
+    forge(at, at.selectbox(key="cell.enc.0.attn.scores.0"), string_value="<script>")
     assert_no_exception(at)
 
 

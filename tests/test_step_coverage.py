@@ -21,6 +21,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import engine  # noqa: E402
+from conftest import page_title  # noqa: E402
 from test_app import APP, ALL_PAGES, server_navigation  # noqa: E402, F401 (server_navigation: a fixture)
 from ui import views  # noqa: E402
 from ui.i18n import EN  # noqa: E402
@@ -120,7 +121,7 @@ def test_every_recorded_step_is_drawn_on_a_page(preset, placement, decoder_only,
         at.switch_page(f"pages/{page}.py")
         at.run()
         assert not at.exception, (page, [e.message for e in at.exception])
-        assert at.title[0].value == EN[f"page.{page}"]
+        assert page_title(at) == EN[f"page.{page}"]
         if len(drawn) > before or neighbours(page, decoder_only):  # a page of steps (a stack's opens on a summary): explore it
             explore(at)
     expected = recorded(preset, placement, decoder_only)

@@ -87,7 +87,7 @@ def ffn(stack: str, layer: int, key: str):
 
 
 def stack_output(stack: str):
-    """Two sections (lazy tabs, one drawn per rerun): what each layer changes, all layers at a glance; one layer:
+    """Two sections (views.section_tabs, one drawn per rerun): what each layer changes, all layers at a glance; one layer:
     where its heads look, and its output in full (the last layer's with the stack's, which in post-norm is the same
     tensor, drawn once)."""
     ctx = context.get()

@@ -1,6 +1,6 @@
 """The tokens page's lessons beyond the lookup (issue 19): the embedding as the product of the one-hot matrix chi
-and W_E, and the cosine similarity of the vocabulary's embeddings before and after training. Lazy tabs
-(views.section_tabs): only the open one is drawn."""
+and W_E, and the cosine similarity of the vocabulary's embeddings before and after training. Sections
+(views.section_tabs): only the chosen one is drawn."""
 import numpy as np
 import streamlit as st
 
@@ -17,7 +17,7 @@ CHART = {"config": {"displayModeBar": False}}
 
 
 def sections():
-    """The page's tabs after the lookup: {label key: draw}."""
+    """The page's sections after the lookup: {label key: draw}."""
     return {"tokens.tab.product": product, "tokens.tab.cosine": cosine}
 
 

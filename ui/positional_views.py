@@ -1,6 +1,6 @@
 """The positional page's lessons beyond the steps (issue 19): the encoding over many positions, the similarity of
 positions against their distance, PE(pos + k) = R(k) PE(pos) with the numbers, and attention without positions
-when the words are reordered. Each is a lazy tab (views.section_tabs): only the open one is drawn."""
+when the words are reordered. Each is a section (views.section_tabs): only the chosen one is drawn."""
 import streamlit as st
 
 from engine import positional as pe

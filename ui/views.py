@@ -6,6 +6,7 @@ import contextvars
 import functools
 import math
 import re
+import weakref
 from typing import NamedTuple
 
 import numpy as np
@@ -24,6 +25,7 @@ LATEX_CELLS = 8  # matrices up to 8 rows are also written out as a bmatrix ...
 LATEX_COLS = 6  # ... up to 6 columns: 8 six-digit numbers with signs are wider than the page (a table holds them)
 TABLE_COLS = 16  # wider matrices are shown as heatmaps only
 POSITION_LIST = 32  # a weight's row or column is picked from a list up to this many positions, else by its number
+CELL_LIST = 64  # a matrix's cell is picked from one list ("row, column") up to this many cells, else row and column
 SLIDER_WIDTH = 160  # a grid row's sliders, side by side, in pixels (wrapped onto more lines when many)
 OUTLINED_CELLS = 64  # a difference heatmap outlines its changed cells up to this many (beyond, the colours show them)
 GLANCE_COLS = 6  # a flow writes its matrices out (at a glance) when none is wider than this
@@ -45,11 +47,12 @@ AXIS_SYMBOLS = {
 
 
 class _Drawn:
-    """What a step page has drawn so far: the steps, and the place under its intro for the note on non-finite
-    numbers, which is written once the page knows how far into the forward pass it went."""
+    """What a step page has drawn so far: the steps, and its intro, under which go its notes (the one on non-finite
+    numbers is written once the page knows how far into the forward pass it went)."""
 
     def __init__(self):
-        self.steps, self.notes, self.compare = [], None, None  # steps: (trace, name); compare: view.compare's answer
+        self.steps, self.compare = [], None  # steps: (trace, name); compare: view.compare's answer
+        self.intro, self._notes = None, None  # the intro's element and its text; the notes' place, once made
         self.page = None  # the page's name, which its intro gives
         self.departures = set()  # the options whose departure from the paper the page has shown
         self.view = {}  # what the page shows, for its link (state.encode_view): only what is not the default
@@ -57,8 +60,17 @@ class _Drawn:
 
     def note_nonfinite(self, ctx):
         bad = max((trace.nonfinite_through(name) for trace, name in self.steps), key=len, default=())
-        if bad and self.notes is not None:
-            self.notes.warning(ctx.t("msg.nonfinite", step=bad[0]))
+        if bad and self.intro is not None:
+            self.notes().warning(ctx.t("msg.nonfinite", step=bad[0]))
+
+    def notes(self):
+        """The place for notes under the intro, made when the first note comes: the intro's element becomes a
+        container holding the intro again (most reruns have no note, and send one element less)."""
+        if self._notes is None:
+            element, text = self.intro
+            self._notes = element.container()
+            self._notes.markdown(text)
+        return self._notes
 
 
 _DRAWN = contextvars.ContextVar("drawn", default=None)  # the step page being drawn by this thread, if any
@@ -115,7 +127,7 @@ def restore_from_link(key: str, part: str, options) -> None:
 
 def _link_note(ctx, part, value):
     drawn = _DRAWN.get()
-    notes = drawn.notes if drawn is not None and drawn.notes is not None else st
+    notes = drawn.notes() if drawn is not None and drawn.intro is not None else st
     notes.warning(ctx.t("msg.url", detail=f"{part}={encode_view({part: value})[part]!r}"))
 
 
@@ -152,15 +164,15 @@ def intro(page: str, model_notes: bool = True):
     drawn = _DRAWN.get()
     if drawn is not None:
         drawn.page = page
-    st.title(ctx.t(f"page.{page}"))
     first, *settings = intro_keys(page, ctx.config)
-    c = ctx.config  # the sentences on the settings go with the intro, in one element
-    st.markdown("\n\n".join([ctx.t(first)] + [ctx.t(key, d_k=c.d_k, divisor=f"{c.divisor:.4g}") for key in settings]))
-    if page in SEED_NOTES:
-        st.caption(ctx.t(f"seednote.{page}"))
+    c = ctx.config  # the title, the intro, the sentences on the settings and the seeds' note: one element
+    seed_note = [f":gray[:small[{ctx.t(f'seednote.{page}')}]]"] if page in SEED_NOTES else []
+    text = "\n\n".join([f"# {ctx.t(f'page.{page}')}", ctx.t(first)]
+                       + [ctx.t(key, d_k=c.d_k, divisor=f"{c.divisor:.4g}") for key in settings] + seed_note)
+    element = st.markdown(text)
     if model_notes:
         new_words_note(ctx.model)
-    _notes(ctx)
+    _notes(ctx, element, text)
 
 
 def new_words_note(model):
@@ -170,10 +182,10 @@ def new_words_note(model):
                                 n=len(model.vocab) - len(model.new_words)))
 
 
-def _notes(ctx):
+def _notes(ctx, intro, text):
     drawn = _DRAWN.get()
     if drawn is not None:
-        drawn.notes = st.container()
+        drawn.intro = (intro, text)
     elif ctx.trace.nonfinite:  # a page about the whole pass (overview, generation, training)
         st.warning(ctx.t("msg.nonfinite", step=ctx.trace.nonfinite[0]))
     error = st.session_state.pop("edit_error", None)
@@ -204,26 +216,23 @@ def head_picker(key: str) -> int:
     return head
 
 
-def lazy_tabs(labels: list[str], key: str, link: str | None = None):
-    """Tabs of which only the open one is drawn: yields its position, inside it (a rerun draws one tab's worth).
-    link: the part of the page's link that names the open tab (by its position)."""
-    if link:
-        restore_from_link(key, link, labels)  # a tab is chosen by its label
-    for position, tab in enumerate(st.tabs(labels, key=key, on_change="rerun")):
-        if tab.open:
-            if link:
-                show_in_link(link, position, 0)
-            with tab:
-                yield position
-
-
 def section_tabs(sections: dict, key: str, link: str | None = None):
-    """A page's sections as lazy tabs: {label key: function that draws the section}; only the open one is drawn.
-    link: as lazy_tabs'."""
+    """A page's sections, {label key: function that draws the section}, picked from a row of buttons; only the chosen
+    one is drawn. One widget, where st.tabs sent a block per tab on every rerun. link: the part of the page's link
+    that names the chosen section (by its position)."""
     ctx = context.get()
-    labels = list(sections)
-    for position in lazy_tabs([ctx.t(label) for label in labels], key, link):
-        sections[labels[position]]()
+    keys = list(sections)
+    labels = [ctx.t(label) for label in keys]
+    if link:
+        restore_from_link(key, link, labels)  # a section is chosen by its label
+    if st.session_state.get(key) not in labels:  # the first run, another language's label, or a forged one
+        st.session_state[key] = labels[0]
+    chosen = st.segmented_control(ctx.t("view.section"), labels, key=key, required=True,
+                                  label_visibility="collapsed")
+    position = labels.index(chosen) if chosen in labels else 0
+    if link:
+        show_in_link(link, position, 0)
+    sections[keys[position]]()
 
 
 def _picker(key: str, label: str, choices: list[str], default: int = 0, collapsed: bool = True,
@@ -249,10 +258,8 @@ def flow(names: list[str], head: int | None = None, key: str = "flow", focus: st
     glance = widest <= GLANCE_COLS and all(m.shape[0] <= LATEX_CELLS for m in matrices) and not ctx.state.present
     # (a presenter's screen holds one step, not the flow's every matrix)
     if glance:  # one formula, not one per matrix: each element an edit redraws costs the browser time
-        cells = [f"{_tex_name(name, _head_of(trace[name], head))} = " + bmatrix(matrix, ctx.state.digits)
-                 for name, matrix in zip(names, matrices)]
-        lines = [r" \qquad ".join(cells[i] for i in line) for line in _glance_lines(matrices, ctx.state.digits)]
-        latex(GLANCE_GAP.join(lines))  # lines as wide as they are
+        latex(_drawing(trace, ("glance", tuple(names), head, ctx.state.digits, ctx.state.lang),
+                       lambda: _glance(ctx, trace, names, matrices, head)))
     labels = [f"{i + 1}. {ctx.t(step_name_key(name))}" for i, name in enumerate(names)]
     leaves, default = [name.rsplit(".", 1)[-1] for name in names], names.index(focus) if focus else 0
     asked = from_link("step", leaves.__contains__)
@@ -261,6 +268,30 @@ def flow(names: list[str], head: int | None = None, key: str = "flow", focus: st
     chosen = _picker(f"{key}.{head}", ctx.t("view.step"), labels, default=default)  # focus: the page's own step
     show_in_link("step", leaves[chosen], leaves[default])  # the step's name, the same in every language
     step(names[chosen], head, show_numbers=not glance, trace=trace, edits=edits)
+
+
+def _glance(ctx, trace, names, matrices, head) -> str:
+    cells = [f"{_tex_name(name, _head_of(trace[name], head))} = " + bmatrix(matrix, ctx.state.digits)
+             for name, matrix in zip(names, matrices)]
+    lines = [r" \qquad ".join(cells[i] for i in line) for line in _glance_lines(matrices, ctx.state.digits)]
+    return GLANCE_GAP.join(lines)  # lines as wide as they are
+
+
+_DRAWINGS = {}  # id(trace) -> {what: its drawing}, for as long as the trace lives (see _drawing)
+
+
+def _drawing(trace, what: tuple, draw):
+    """What `draw()` makes of a trace (a formula, a chart, a cell's arithmetic), made once per trace: a trace is one
+    state's run, shared by every session in that state (ui/context._run), so the sessions of a class following
+    their teacher, or a reader going back to a step, draw it once. `what` names the drawing and all it depends on
+    besides the trace. Forgotten with the trace."""
+    drawings = _DRAWINGS.get(id(trace))
+    if drawings is None:
+        drawings = _DRAWINGS[id(trace)] = {}
+        weakref.finalize(trace, _DRAWINGS.pop, id(trace), None)
+    if what not in drawings:
+        drawings[what] = draw()
+    return drawings[what]
 
 
 def _glance_lines(matrices, digits) -> list[list[int]]:
@@ -330,8 +361,9 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     rows, cols = (axes[-2], axes[-1]) if s.value.ndim > 1 else ([""], axes[-1])
     key = f"{name}.{head}"
     selected = _selection(key, len(rows), len(cols)) if drill else None  # no drill-down: no cell to mark or click
-    chart = heatmap(values, rows, cols, selected, digits=ctx.state.digits,
-                    scale=PROJECTOR if ctx.state.present else 1.0)
+    scale = PROJECTOR if ctx.state.present else 1.0
+    chart = _drawing(trace, ("heatmap", name, head, selected, ctx.state.digits, scale),
+                     lambda: heatmap(values, rows, cols, selected, digits=ctx.state.digits, scale=scale))
     repeated = writes_numbers(chart) and (_as_table(values) or ctx.state.present)  # a table would repeat the cells'
     if show_numbers and not repeated:  # text; a presenter's screen holds the heatmap with its numbers, not both
         numbers(values, rows, cols, label=_tex_name(name, _head_of(s.value, head)))
@@ -507,13 +539,11 @@ def _compared(ctx, name, head, values, rows, cols, key):
 
 def _drill(ctx, trace, name, head, key, rows, cols, unedited=None):
     with st.container(border=True):
-        st.markdown(f"**{ctx.t('view.drill')}** {ctx.t('view.drill_hint')}")
-        pickers = _row_of_widgets()
-        row = _position_picker(pickers, ctx.t("view.row"), rows, f"row.{key}")
-        col = _position_picker(pickers, ctx.t("view.col"), cols, f"col.{key}")
+        row, col = _drill_cell(ctx, key, rows, cols)
         ndim = trace[name].ndim
-        explanation = trace.explain(name, _full_index(head if ndim == 3 else None, row, col, ndim), ctx.state.digits,
-                                    ctx.state.digits)  # the plain text too
+        index = _full_index(head if ndim == 3 else None, row, col, ndim)
+        explanation = _drawing(trace, ("explain", name, index, ctx.state.digits),  # the plain text's digits too
+                               lambda: trace.explain(name, index, ctx.state.digits, ctx.state.digits))
         latex(ctx.t.words(explanation.latex))
         if unedited is not None:
             now, was = _slice(ctx.trace[name], head)[row, col], unedited[row, col]
@@ -525,7 +555,38 @@ def _drill(ctx, trace, name, head, key, rows, cols, unedited=None):
                 st.code(ctx.t.words(explanation.text), language=None, wrap_lines=True)
 
 
-# ---- editing weights --------------------------------------------------------------------------------------
+def _drill_cell(ctx, key, rows, cols):
+    """The drill-down's cell (the state's row.KEY and col.KEY, which a click on the heatmap and the link set too):
+    from one list of cells, its label the drill-down's title, where the matrix is small; else a row and a column
+    picker under the title."""
+    title = f"**{ctx.t('view.drill')}** {ctx.t('view.drill_hint')}"
+    if len(rows) * len(cols) > CELL_LIST:
+        st.markdown(title)
+        pickers = _row_of_widgets()
+        return (_position_picker(pickers, ctx.t("view.row"), rows, f"row.{key}"),
+                _position_picker(pickers, ctx.t("view.col"), cols, f"col.{key}"))
+    row, col = st.session_state[f"row.{key}"], st.session_state[f"col.{key}"]  # (_selection)
+    st.session_state[f"cell.{key}"] = row * len(cols) + col
+    _cell_list(st, title, rows, cols, f"cell.{key}", on_change=_on_cell_pick, args=(key, len(rows), len(cols)))
+    return row, col
+
+
+def _on_cell_pick(key, n_rows, n_cols):
+    """A cell picked from the drill-down's list, into the state's row.KEY and col.KEY."""
+    st.session_state[f"row.{key}"], st.session_state[f"col.{key}"] = divmod(
+        _clamped(st.session_state[f"cell.{key}"], n_rows * n_cols), n_cols)
+
+
+def _cell_list(container, label, rows, cols, key, **callback):
+    """(row, col) of a cell picked from one list of a matrix's cells, each named by its row and column label. A forged
+    position (out of range, a fraction, NaN) is clamped like a picker's (see _clamped)."""
+    t, n = context.get().t, len(rows) * len(cols)
+    chosen = container.selectbox(label, range(n), key=key, **callback,
+                                 format_func=lambda i: t("view.cell", row=rows[i // len(cols)], col=cols[i % len(cols)]))
+    return divmod(_clamped(chosen, n), len(cols))
+
+
+# ---- editing weights -----------------------------------------------------------------------------------
 
 def edit_param(name: str, head: int | None = None, rows: list[int] | None = None, one_cell: bool = False):
     """An editor for a parameter (one head's slice, optionally only some rows) in an expander, with a reset
@@ -549,9 +610,9 @@ def edit_param(name: str, head: int | None = None, rows: list[int] | None = None
         key = f"edit.{name}.{head}.{version}"
         columns = unique(axes[-1])
         grid = matrix.shape[1] <= TABLE_COLS and not one_cell
-        st.caption(ctx.t("view.edit_hint" if grid else "view.edit_hint_cell") + " " + ctx.t("view.slide_hint"))
         editor = _Editor(name, head, row_ids, value.ndim, key)
         if grid:
+            st.caption(ctx.t("view.edit_hint") + " " + ctx.t("view.slide_hint"))
             frame = _editor_frame(key, lambda: pd.DataFrame(matrix[row_ids], index=unique(row_labels), columns=columns))
             st.data_editor(frame, key=key, disabled=["_index"],  # the row labels are tokens or positions, not weights
                            on_change=_on_edit, args=(key, name, head, row_ids, columns, value.ndim))
@@ -624,10 +685,16 @@ def _take_edit(name, index, typed):
 
 
 def _single_cell_editor(ctx, editor, matrix, row_labels, col_labels):
-    """Row and column pickers, the matrix around the chosen cell (boxed), and its number typed or slid."""
-    cell = _row_of_widgets()
-    r = _position_picker(cell, ctx.t("view.row"), row_labels, f"{editor.key}.r")
-    c = _position_picker(cell, ctx.t("view.col"), col_labels, f"{editor.key}.c")
+    """The cell (from one list, the hint its label, or row and column pickers under the hint), the matrix around
+    it (boxed), and its number typed or slid."""
+    hint = ctx.t("view.edit_hint_cell") + " " + ctx.t("view.slide_hint")
+    if len(row_labels) * len(col_labels) <= CELL_LIST:
+        r, c = _cell_list(st, hint, row_labels, col_labels, f"{editor.key}.cell")
+    else:
+        st.caption(hint)
+        cell = _row_of_widgets()
+        r = _position_picker(cell, ctx.t("view.row"), row_labels, f"{editor.key}.r")
+        c = _position_picker(cell, ctx.t("view.col"), col_labels, f"{editor.key}.c")
     window, rows, cols = bmatrix_around(matrix, r, c, digits=ctx.state.digits)
     latex(f"{param_tex(editor.name, editor.head)} = {window}")
     if len(rows) < matrix.shape[0] or len(cols) < matrix.shape[1]:
