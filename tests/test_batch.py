@@ -247,6 +247,8 @@ def test_every_step_of_a_batch_is_named_and_described_in_both_languages():
         zh = translator("zh").words(trace.step(name).formula)
         assert "填充" in zh and "⟦" not in zh and "⟦" not in translator("en").words(trace.step(name).formula), name
     assert translator("en").words(trace.step("src.pad_mask").formula).count(r"\text{len}_b") == 2
+    for name in ("dec.0.self_attn.mask", "dec.0.self_attn.masked"):  # the decoder's mask holds the padding too
+        assert "padding" in EN[description_key(name)] and "填充" in ZH[description_key(name)], name
 
 
 def test_the_trace_reports_no_masked_cell_as_non_finite():
