@@ -249,3 +249,41 @@ def test_the_batch_tab_shows_the_engines_padded_batch(lang):
     np.testing.assert_array_equal(chart_numbers(at, "batch.sum"), np.where(mask == -np.inf, np.nan, mask))
     np.testing.assert_array_equal(chart_numbers(at, "batch.weights"), batch[f"{BLOCK}.weights"][2, 0])
     assert np.all(chart_numbers(at, "batch.weights")[:, 2:] == 0.0)  # "thank you" has two real target tokens
+
+
+def curve(at, key, position):
+    """The y values of one line of a keyed chart of curves, as the browser gets them."""
+    import base64
+    import json
+
+    chart = next(e for e in at.get("plotly_chart") if e.proto.id.endswith(f"-{key}"))
+    y = json.loads(chart.proto.spec)["data"][position]["y"]
+    return np.frombuffer(base64.b64decode(y["bdata"]), np.dtype(y["dtype"]))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_batch_tab_draws_the_recorded_trainings_only_while_asked(lang):
+    """Closed, the comparison with the per-pair loop costs nothing; open, it draws the record's figures: a table,
+    and per corpus both losses and both differences from the padded training, step by step."""
+    at = open_tab(open_page("train", lang=lang), "train.tab.batch")
+    assert not [e for e in at.get("plotly_chart") if "batch.vs_loop" in e.proto.id]
+    at.session_state["batch.vs_loop"] = True
+    at.run()
+    assert_clean(at)
+    from ui.batch_views import training_record
+    record, t = training_record(), translator(lang)
+    table = at.table[-1].value
+    es = record["corpora"]["en-es"]
+    assert table.columns.tolist() == ["", t("train.corpus.en-es"), t("train.corpus.en-zh")]
+    assert table.iloc[2].tolist()[1] == f"{es['speedup']:.1f}×"
+    assert table.iloc[3].tolist()[1] == fmt(es["padded"]["corpus_loss"], 3)
+    assert table.iloc[6, 0] == t("batch.row.agree", run=t("batch.run.per_pair"), agree="1e−9")
+    assert table.iloc[6, 1] == f"{es['agree_until']['per_pair']} / 300"
+    for corpus, runs in record["corpora"].items():
+        padded, loop, nudged = (np.array(runs[run]["losses"]) for run in ("padded", "per_pair", "nudged"))
+        key = f"batch.vs_loop.{corpus}"
+        np.testing.assert_array_equal(curve(at, key, 0), padded)
+        np.testing.assert_array_equal(curve(at, key, 1), loop)
+        np.testing.assert_array_equal(curve(at, key, 2), np.abs(loop - padded))
+        np.testing.assert_array_equal(curve(at, key, 3), np.abs(nudged - padded))
+    assert t("batch.vs_loop_intro", nudged=f"`{record['nudged']}`") in paragraphs(at)

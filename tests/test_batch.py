@@ -1,7 +1,10 @@
 """Padded batches (Model.run_batch): PyTorch's key_padding_mask / tgt_key_padding_mask as the reference, forward
 and backward, over random sizes and lengths; a batch of one is today's trace exactly; a sentence in a padded batch
-gets the numbers it gets alone; padded keys get weight exactly 0; training on padded batches equals the per-pair loop.
+gets the numbers it gets alone; padded keys get weight exactly 0; training on padded batches follows the per-pair loop
+to rounding, and the recorded comparison the training page draws bears out what the page says of it.
 """
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -16,9 +19,10 @@ import engine
 from engine import attention as att
 from engine.backward import PADDED, padded_loss_and_grads
 from engine.config import ConfigError
-from engine.corpus import pairs as corpus_pairs
+from engine.corpus import CORPORA, pairs as corpus_pairs
 from engine.tokens import PAD
 from engine.train import TrainSettings, batch_loss_and_grads, pairs_loss_and_grads, start_model, train
+from ui.batch_views import training_record
 from ui.i18n import EN, ZH, translator
 from ui.labels import description_key, step_name_key
 
@@ -247,6 +251,8 @@ def test_every_step_of_a_batch_is_named_and_described_in_both_languages():
         zh = translator("zh").words(trace.step(name).formula)
         assert "填充" in zh and "⟦" not in zh and "⟦" not in translator("en").words(trace.step(name).formula), name
     assert translator("en").words(trace.step("src.pad_mask").formula).count(r"\text{len}_b") == 2
+    for name in ("dec.0.self_attn.mask", "dec.0.self_attn.masked"):  # the decoder's mask holds the padding too
+        assert "padding" in EN[description_key(name)] and "填充" in ZH[description_key(name)], name
 
 
 def test_the_trace_reports_no_masked_cell_as_non_finite():
@@ -266,7 +272,26 @@ def test_the_padded_batch_loss_and_gradient_equal_the_per_pair_loop():
 
 
 def test_training_on_padded_batches_follows_the_per_pair_loop():
-    settings = TrainSettings(steps=8, batch_size=8)
+    """Equal to rounding while the training is stable (ui/data/padded_training.json: en-es's later stretch is not)."""
+    settings = TrainSettings(steps=25)
     padded, loop = train(start_model(), settings), train(start_model(), settings, per_pair=True)
-    np.testing.assert_allclose(padded.losses, loop.losses, rtol=1e-9)
-    assert padded.losses[-1] < padded.losses[0] - 0.5
+    np.testing.assert_allclose(padded.losses, loop.losses, rtol=1e-12)
+    assert padded.losses[-1] < padded.losses[0] - 1.5
+
+
+def test_the_recorded_trainings_bear_out_what_the_batch_tab_says():
+    """The record the training page's batch tab draws (bench/train_bench.py --record): the default settings; the
+    padded and the per-pair training equal to rounding at first, and where they part, the padded training from a
+    nudged weight parts too, within a few steps; every run learns every target, final losses of the same size."""
+    record = training_record()
+    assert record["settings"] == {k: v for k, v in dataclasses.asdict(TrainSettings()).items() if k != "corpus"}
+    assert set(record["corpora"]) == set(CORPORA) and record["agree"] == 1e-9
+    for corpus, runs in record["corpora"].items():
+        padded, loop, nudged = (np.array(runs[run]["losses"]) for run in ("padded", "per_pair", "nudged"))
+        assert len(padded) == TrainSettings().steps and runs["speedup"] > 1, corpus
+        np.testing.assert_allclose(loop[:50], padded[:50], rtol=1e-12, err_msg=corpus)
+        parted = runs["agree_until"]
+        assert parted["per_pair"] >= 100 and abs(parted["per_pair"] - parted["nudged"]) <= 20, (corpus, parted)
+        finals = [runs[run]["corpus_loss"] for run in ("padded", "per_pair", "nudged")]
+        assert max(finals) < 2 * min(finals) and max(finals) < 0.01, (corpus, finals)
+        assert all(runs[run]["exact"] == runs[run]["pairs"] == 32 for run in ("padded", "per_pair", "nudged"))

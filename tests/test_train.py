@@ -25,6 +25,7 @@ from engine.presets import PAPER_VOCABULARY
 from engine.tokens import UNK, split
 from engine.train import (TRAINING_SETUP, TrainSettings, batch_loss_and_grads, corpus_loss, start_model, train,
                           training, translations)
+from ui.batch_views import training_record
 
 PAIR = ("the cat sat on the mat", "el gato se sentó en la alfombra")
 
@@ -270,6 +271,15 @@ def test_each_corpus_is_learned_from_the_fixed_seed(trained):
     wrong = [(t.src, t.text) for t in results if not t.exact]
     assert wrong == [] and len(results) == 32
     assert results[0].tokens == (("hola", "mundo") if corpus == "en-es" else ("你", "好", "世", "界"))
+
+
+@pytest.mark.slow
+def test_the_batch_tabs_record_is_this_engines_training(trained):
+    """ui/data/padded_training.json (bench/train_bench.py --record) holds the padded training the engine does now;
+    its first 50 steps only, where rounding has not grown (a machine whose BLAS rounds otherwise agrees there)."""
+    corpus, run = trained
+    recorded = training_record()["corpora"][corpus]["padded"]["losses"]
+    np.testing.assert_allclose(recorded[:50], run.losses[:50], rtol=1e-10)
 
 
 # ---- checkpoints ----------------------------------------------------------------------------------------------

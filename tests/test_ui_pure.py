@@ -1061,6 +1061,7 @@ def test_unvalidated_bars_and_curves_are_valid_plotly_figures():
     figure = curves(range(1, 4), {"loss": np.array([3.0, 2.0, 1.5])}, "step", "loss", log_y=True)
     loss = go.Figure(figure.to_dict())  # the numbers travel as base64 blocks ({"dtype", "bdata"}), which plotly accepts
     assert loss.layout.yaxis.type == "log" and loss.layout.xaxis.title.text == "step"
+    assert loss.layout.yaxis.exponentformat == "power"  # plotly's default writes 1e-9 as "1n"
     assert list(typed_array(loss.data[0].x)) == [1, 2, 3] and list(typed_array(loss.data[0].y)) == [3, 2, 1.5]
 
 

@@ -171,7 +171,8 @@ def curves(x, series: dict, x_title: str, y_title: str, log_y: bool = False) -> 
             for name, y in series.items()]
     return Chart(data, {"height": 300, "margin": MARGIN, "showlegend": len(series) > 1,
                         "legend": {"orientation": "h", "y": 1.1}, "xaxis": {"title": {"text": x_title}},
-                        "yaxis": {"title": {"text": y_title}, "type": "log" if log_y else "linear"}})
+                        "yaxis": {"title": {"text": y_title}, "type": "log" if log_y else "linear",
+                                  **({"exponentformat": "power"} if log_y else {})}})  # 10⁻⁹, not plotly's 1n
 
 
 def _numbers(values) -> dict:
