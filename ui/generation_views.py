@@ -178,15 +178,22 @@ def _one_step(ctx, generated, step):
     columns = st.columns(3 if sampling else 2)
     with columns[0]:
         st.markdown(f"**{ctx.t('gen.mask')}**")
-        st.plotly_chart(heatmap(step.trace["dec.0.self_attn.weights"][0], tokens, tokens, digits=ctx.state.digits), key="gen.mask_chart",
-                        config={"displayModeBar": False})
+        weights = views.drawing(step.trace, ("gen.mask", ctx.state.digits), lambda: heatmap(
+            step.trace["dec.0.self_attn.weights"][0], tokens, tokens, digits=ctx.state.digits))
+        st.plotly_chart(weights, key="gen.mask_chart", config={"displayModeBar": False})
     shown = (("gen.probs", step.probs), ("gen.sampled", step.sampled_from)) if sampling else (("gen.probs", step.probs),)
     for column, (label, distribution) in zip(columns[1:], shown):
         column.markdown(f"**{top_heading(ctx.t, label, len(step.trace.model.vocab))}**")
-        ranked = top_tokens(distribution, step.trace.model.vocab.tokens)
-        column.plotly_chart(bars([t for t, _ in ranked], [p for _, p in ranked], highlight=step.token,
-                                 digits=ctx.state.digits), key=f"{label}_chart", config={"displayModeBar": False})
+        chart = views.drawing(step.trace, (label, distribution.tobytes(), step.token, ctx.state.digits),
+                              lambda: _top_bars(distribution, step.trace.model.vocab.tokens, step.token,
+                                                ctx.state.digits))
+        column.plotly_chart(chart, key=f"{label}_chart", config={"displayModeBar": False})
     st.button(ctx.t("gen.open_step"), key="gen.open_step", on_click=_open_prefix, args=(step.prefix_tokens,))
+
+
+def _top_bars(distribution, tokens, chosen, digits):
+    ranked = top_tokens(distribution, tokens)
+    return bars([t for t, _ in ranked], [p for _, p in ranked], highlight=chosen, digits=digits)
 
 
 def _open_prefix(prefix_tokens):

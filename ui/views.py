@@ -258,7 +258,7 @@ def flow(names: list[str], head: int | None = None, key: str = "flow", focus: st
     glance = widest <= GLANCE_COLS and all(m.shape[0] <= LATEX_CELLS for m in matrices) and not ctx.state.present
     # (a presenter's screen holds one step, not the flow's every matrix)
     if glance:  # one formula, not one per matrix: each element an edit redraws costs the browser time
-        latex(_drawing(trace, ("glance", tuple(names), head, ctx.state.digits, ctx.state.lang),
+        latex(drawing(trace, ("glance", tuple(names), head, ctx.state.digits, ctx.state.lang),
                        lambda: _glance(ctx, trace, names, matrices, head)))
     labels = [f"{i + 1}. {ctx.t(step_name_key(name))}" for i, name in enumerate(names)]
     leaves, default = [name.rsplit(".", 1)[-1] for name in names], names.index(focus) if focus else 0
@@ -277,10 +277,10 @@ def _glance(ctx, trace, names, matrices, head) -> str:
     return GLANCE_GAP.join(lines)  # lines as wide as they are
 
 
-_DRAWINGS = {}  # id(trace) -> {what: its drawing}, for as long as the trace lives (see _drawing)
+_DRAWINGS = {}  # id(trace) -> {what: its drawing}, for as long as the trace lives (see drawing)
 
 
-def _drawing(trace, what: tuple, draw):
+def drawing(trace, what: tuple, draw):
     """What `draw()` makes of a trace (a formula, a chart, a cell's arithmetic), made once per trace: a trace is one
     state's run, shared by every session in that state (ui/context._run), so the sessions of a class following
     their teacher, or a reader going back to a step, draw it once. `what` names the drawing and all it depends on
@@ -362,7 +362,7 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     key = f"{name}.{head}"
     selected = _selection(key, len(rows), len(cols)) if drill else None  # no drill-down: no cell to mark or click
     scale = PROJECTOR if ctx.state.present else 1.0
-    chart = _drawing(trace, ("heatmap", name, head, selected, ctx.state.digits, scale),
+    chart = drawing(trace, ("heatmap", name, head, selected, ctx.state.digits, scale),
                      lambda: heatmap(values, rows, cols, selected, digits=ctx.state.digits, scale=scale))
     repeated = writes_numbers(chart) and (_as_table(values) or ctx.state.present)  # a table would repeat the cells'
     if show_numbers and not repeated:  # text; a presenter's screen holds the heatmap with its numbers, not both
@@ -542,7 +542,7 @@ def _drill(ctx, trace, name, head, key, rows, cols, unedited=None):
         row, col = _drill_cell(ctx, key, rows, cols)
         ndim = trace[name].ndim
         index = _full_index(head if ndim == 3 else None, row, col, ndim)
-        explanation = _drawing(trace, ("explain", name, index, ctx.state.digits),  # the plain text's digits too
+        explanation = drawing(trace, ("explain", name, index, ctx.state.digits),  # the plain text's digits too
                                lambda: trace.explain(name, index, ctx.state.digits, ctx.state.digits))
         latex(ctx.t.words(explanation.latex))
         if unedited is not None:
