@@ -68,6 +68,34 @@ def test_the_slides_follow_the_data_from_the_tokens_to_the_probabilities():
     assert len(deck) == 60 and len({(page, tuple(view.items())) for _, page, view in deck}) == 60
 
 
+def test_every_layer_of_each_stack_is_walked_in_turn():
+    """Two encoder layers and three decoder layers: each layer's steps, in the one-layer order, then the next layer's;
+    the layer is in the view (the pages' layer picker takes it from the link) only where a stack has several."""
+    one, deep = slides("post"), slides("post", enc_layers=2, dec_layers=3)
+    assert len(deep) == len(one) + 16 + 2 * 29  # an encoder layer has 16 steps, a decoder layer 29
+    assert len({(page, tuple(view.items())) for _, page, view in deep}) == len(deep)
+
+    def layer_steps(deck, pages):
+        return [(page, {k: v for k, v in view.items() if k != "layer"}) for _, page, view in deck if page in pages]
+
+    for pages, layers in ((("qkv", "attention", "multihead", "add_norm", "ffn"), 2),
+                          (("masked_attention", "dec_add_norm", "cross_attention", "dec_ffn"), 3)):
+        once = layer_steps(one, pages)
+        assert layer_steps(deep, pages) == once * layers
+        shown = [view["layer"] for _, page, view in deep if page in pages]
+        assert shown == [layer for layer in range(layers) for _ in once]  # layer 1's steps all before layer 2's
+    assert not [view for _, page, view in deep if "layer" in view and page not in (
+        "qkv", "attention", "multihead", "add_norm", "ffn", "masked_attention", "dec_add_norm", "cross_attention",
+        "dec_ffn")]
+    edges = [(page, view) for _, page, view in deep[18:22]]
+    assert edges == [("add_norm", {"sublayer": 1, "layer": 0, "step": "add2"}),
+                     ("add_norm", {"sublayer": 1, "layer": 0, "step": "ln2"}),
+                     ("qkv", {"layer": 1, "step": "q"}), ("qkv", {"layer": 1, "step": "k"})]
+    assert slides("post", enc_layers=2, dec_layers=1)[38:42] == slides("post", enc_layers=2)[38:42] == [
+        ("decoder", "decoder_input", {"step": "embed"}), ("decoder", "decoder_input", {"step": "pos"}),
+        ("decoder", "decoder_input", {"step": "input"}), ("decoder", "masked_attention", {"step": "q"})]
+
+
 def test_pre_norm_slides_normalise_before_adding():
     pre = [view["step"] for _, page, view in slides("pre") if page == "add_norm"]
     assert pre == ["ln1", "add1", "ln2", "add2"]
@@ -110,7 +138,8 @@ def test_the_link_opens_presenter_mode_on_its_step_and_keeps_it():
     assert data["here"] == 8 and data["count"] == 60 and data["where"].startswith("9 / 60 · ")
     assert query(at)["present"] == "1" and query(at)["step"] == "scaled" and not notes(at)
     assert not at.get("page_link") and at.toggle(key="ctl.present").value is True
-    assert [len(part["slides"]) for part in data["parts"]] == [22, 34, 4]
+    assert [[(run["layer"], len(run["slides"])) for run in part["runs"]] for part in data["parts"]] == [
+        [(None, 22)], [(None, 34)], [(None, 4)]]  # one layer: no layer's run
 
 
 def test_the_sidebar_toggle_turns_presenter_mode_on_and_off():
@@ -143,6 +172,31 @@ def test_previous_crosses_back_over_a_page_boundary_and_the_link_reopens_the_sli
     assert page_of(at) == "multihead" and query(at)["step"] == "out"
     again = open_link("multihead", **query(at))
     assert rail(again)["here"] == 12
+
+
+def test_in_two_layers_the_keys_walk_both_layers_and_the_rail_groups_them():
+    """n_layers:2: the keys go from layer 1's last step to layer 2's first (the link says layer=2, the picker shows
+    it) and back; the rail's runs are the layers, the one shown first as dots; every slide of the pass opens."""
+    deck = slides("post", enc_layers=2, dec_layers=2)
+    at = open_link("add_norm", present="1", cfg="n_layers:2", sublayer="2", step="ln2")
+    data = rail(at)
+    assert data["count"] == len(deck) == 105 and data["here"] == 19
+    assert data["where"].startswith("20 / 105 · Add & LayerNorm · Layer 1 · ")
+    runs = [[(run["layer"], run["name"], len(run["slides"])) for run in part["runs"]] for part in data["parts"]]
+    assert runs == [[(None, None, 4), ("1", "Layer 1", 16), ("2", "Layer 2", 16), (None, None, 2)],
+                    [(None, None, 3), ("1", "Layer 1", 29), ("2", "Layer 2", 29), (None, None, 2)], [(None, None, 4)]]
+    press(at, "go", 20)
+    assert page_of(at) == "qkv" and rail(at)["here"] == 20
+    assert query(at)["layer"] == "2" and "step" not in query(at) and not notes(at)  # q: the page's default step
+    assert at.segmented_control(key="layer.enc").value == 1  # the picker's position: layer 2
+    press(at, "go", 19)
+    assert page_of(at) == "add_norm" and rail(at)["here"] == 19 and "layer" not in query(at)  # layer 1: the default
+    for position in range(20, len(deck)):  # on to the probabilities, through both decoder layers
+        press(at, "go", position)
+        _, page, view = deck[position]
+        assert (page_of(at), rail(at)["here"]) == (page, position), position
+        assert query(at).get("layer") == (str(view["layer"] + 1) if view.get("layer") else None), position  # 1: default
+        assert not notes(at), (position, notes(at))
 
 
 @pytest.mark.parametrize("forged", [-1, 60, 1.5, True, "3", None, [3]])
