@@ -47,8 +47,9 @@ def weights_side_by_side(block: str, head: int):
     h, d_model, d_k = W.shape
     text = ctx.t("formulas.side_by_side", h=h, d_model=d_model, width=h * d_k, head=head + 1, d_k=d_k)
     if d_model <= views.LATEX_CELLS and h * d_k <= views.LATEX_CELLS:
-        views.text_and_formula(text, att.SIDE_BY_SIDE_TEX + " = " + side_by_side_tex(W, head,
-                                                                                    min(ctx.state.digits, DIGITS)))
+        equals = r" \\ = " if ctx.state.present else " = "  # a presenter's matrix on a line of its own: wider type
+        views.text_and_formula(text, att.SIDE_BY_SIDE_TEX + equals + side_by_side_tex(W, head,
+                                                                                     min(ctx.state.digits, DIGITS)))
         return
     rows = min(d_model, WQ_ROWS)
     views.text_and_formula(text, att.SIDE_BY_SIDE_TEX)

@@ -26,6 +26,9 @@ BLOCK = {"positional": "src", "qkv": "enc.0.attn", "attention": "enc.0.attn", "m
 CSS = f"""
 html {{ font-size: {100 * PROJECTOR:g}% !important; }}
 [data-testid="stMainBlockContainer"] {{ padding-bottom: 9rem; }}
+@media (max-width: 1400px) {{  /* a projector's 1280 or 1024 px: the width for the step, not for margins */
+  [data-testid="stMainBlockContainer"] {{ padding-left: 2rem !important; padding-right: 2rem !important; }}
+}}
 .present-rail {{ position: fixed; left: 0; right: 0; bottom: 0; z-index: 999990; display: flex; gap: 0.5rem;
   align-items: center; padding: 0.4rem 1rem; background: rgba(255, 255, 255, 0.96);
   border-top: 1px solid rgba(49, 51, 63, 0.2); font-size: 0.6rem; }}

@@ -12,6 +12,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from engine.explain import LINE_WIDTH
+
 from . import classroom, context, departures, presenter
 from .figures import CELL_WIDTH, PROJECTOR, TEXT_COLS, heatmap, writes_numbers
 from .format import arrow, bmatrix, bmatrix_around, difference, fmt, printed_width, table
@@ -513,7 +515,8 @@ def _drill(ctx, trace, name, head, key, rows, cols, unedited=None):
         col = _position_picker(pickers, ctx.t("view.col"), cols, f"col.{key}")
         ndim = trace[name].ndim
         explanation = trace.explain(name, _full_index(head if ndim == 3 else None, row, col, ndim), ctx.state.digits,
-                                    ctx.state.digits)  # the plain text too
+                                    ctx.state.digits,  # the plain text too; a presenter's sums in shorter lines
+                                    round(LINE_WIDTH / PROJECTOR) if ctx.state.present else LINE_WIDTH)
         latex(ctx.t.words(explanation.latex))
         if unedited is not None:
             now, was = _slice(ctx.trace[name], head)[row, col], unedited[row, col]
