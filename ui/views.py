@@ -17,6 +17,7 @@ from engine.explain import LINE_WIDTH
 from . import classroom, context, departures, presenter
 from .figures import CELL_WIDTH, PROJECTOR, TEXT_COLS, heatmap, writes_numbers
 from .format import arrow, bmatrix, bmatrix_around, difference, fmt, printed_width, table
+from .i18n import literal
 from .labels import (SEED_NOTES, description_key, indices, intro_keys, param_axes, param_key, param_tex, step_axes,
                      param_words_key, step_name_key, step_tex, unique)
 from .navigation import neighbours
@@ -118,7 +119,7 @@ def restore_from_link(key: str, part: str, options) -> None:
 def _link_note(ctx, part, value):
     drawn = _DRAWN.get()
     notes = drawn.notes if drawn is not None and drawn.notes is not None else st
-    notes.warning(ctx.t("msg.url", detail=f"{part}={encode_view({part: value})[part]!r}"))
+    notes.warning(ctx.t("msg.url", detail=literal(f"{part}={encode_view({part: value})[part]!r}")))
 
 
 def show_in_link(part: str, value, default) -> None:
