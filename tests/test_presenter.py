@@ -1,13 +1,19 @@
 """Presenter mode (ui/presenter.py): the link's present=1 and the sidebar's toggle, the slides of the forward pass in
-the order data flows (ui/navigation.slides), and moving through them as the rail's keys do, across pages."""
+the order data flows (ui/navigation.slides), and moving through them as the rail's keys do, across pages; in
+Chromium, every slide at a projector's 1280 x 720 in large type with nothing wider than the screen."""
 import json
+import re
+import time
+import urllib.parse
 
 import pytest
+from playwright.sync_api import expect
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from test_app import EN_T, notes, open_link, query, server_navigation  # noqa: F401
+from test_browser import SHOTS, no_exception, server, settle, url  # noqa: F401 (server: a fixture)
 from ui.figures import PROJECTOR, heatmap
-from ui.i18n import translator
+from ui.i18n import literal, translator
 from ui.navigation import CHAIN, PAGES, RAIL, slide_at, slides
 from ui.presenter import KEY
 
@@ -125,11 +131,14 @@ def test_presenter_mode_is_off_by_default_and_sends_nothing():
     assert [link.proto.page for link in at.get("page_link")]  # the neighbours' links instead
 
 
-@pytest.mark.parametrize("forged", ["abc", "2", "1e9", "", "true"])
+@pytest.mark.parametrize("forged", ["abc", "2", "1e9", "", "true", "yes", "\x00", "1\x00", "１", "١", " 1",
+                                    "1" * 5000, "<b>1</b>", "[sign in](//ev.il)", "`1`", "$x$"])
 def test_a_forged_present_value_is_ignored(forged):
-    at = open_link("attention", present=forged)
-    assert rail(at) is None and "present" not in query(at)
-    assert notes(at) == [EN_T("msg.url", detail=f"present={forged!r}")]
+    """Only 0 and 1: anything else (a NUL, a full-width or Arabic-Indic one, 5000 characters) opens the normal view,
+    keeps the rest of the link, and says which part was ignored (its first 40 characters)."""
+    at = open_link("attention", present=forged, step="scaled")
+    assert rail(at) is None and "present" not in query(at) and query(at)["step"] == "scaled"
+    assert notes(at) == [EN_T("msg.url", detail=literal(f"present={forged[:40]!r}"))]
 
 
 def test_the_link_opens_presenter_mode_on_its_step_and_keeps_it():
@@ -230,3 +239,91 @@ def test_a_decoder_only_models_slides_skip_the_encoder_and_cross_attention():
     norms = [(view["step"], view["sublayer"]) for _, page, view in deck if page == "dec_add_norm"]
     assert norms == [("add1", 0), ("ln1", 0), ("add3", 1), ("ln3", 1)]
     assert len(deck) == len(slides("post")) - 22 - 9 - 2  # the encoder's 22, cross-attention's 9, its add & norm
+
+
+# ---- in Chromium -----------------------------------------------------------------------------------------------
+
+PROJECTOR_SCREEN = {"width": 1280, "height": 720}  # a common projector's
+SMALLEST_TYPE = """() => {
+    const main = document.querySelector('[data-testid="stMain"]');
+    const px = (selector, skip) => [...main.querySelectorAll(selector)].filter(e => !(skip && e.closest(skip)))
+        .map(e => parseFloat(getComputedStyle(e).fontSize));
+    const least = sizes => sizes.length ? Math.min(...sizes) : null;
+    const controls = ['button', 'summary', '[data-testid="stWidgetLabel"]', '[data-testid="stTab"]',
+                      '[data-testid="stPageLink"]'];  // their words: 14 px, not the body's 16, when normal
+    return {formula: least(px('.katex-display .katex')),
+            text: least(px('[data-testid="stMarkdownContainer"] p',
+                           ['[data-testid="stCaptionContainer"]', ...controls].join(', '))),
+            control: least(px(controls.map(c => `${c} [data-testid="stMarkdownContainer"] p`).join(', '))),
+            label: least(px('.main-svg .xtick text, .main-svg .ytick text')),
+            number: least(px('.main-svg g.heatmaplayer text'))};
+}"""
+OVERFLOWING = """() => {
+    const main = document.querySelector('[data-testid="stMain"]');
+    const block = document.querySelector('[data-testid="stMainBlockContainer"]');
+    const scrolled = [...block.querySelectorAll('*')].filter(e => {
+        const overflow = getComputedStyle(e).overflowX;
+        return (overflow === 'auto' || overflow === 'scroll') && e.clientWidth && e.scrollWidth > e.clientWidth + 2;
+    });
+    const right = block.getBoundingClientRect().right;
+    const sticking = [...block.querySelectorAll('.katex-display, .main-svg, [data-testid="stDataFrame"]')]
+        .filter(e => e.getBoundingClientRect().right > right + 1);
+    return (main.scrollWidth > main.clientWidth + 1 ? ['the page'] : [])
+        .concat([...scrolled, ...sticking].map(e => e.innerText.replace(/\\s+/g, ' ').slice(0, 60)));
+}"""
+
+
+def _where(page):
+    return page.locator(".present-where")
+
+
+def _type_once_drawn(page, normal, timeout=10):
+    """The slide's smallest type, once plotly has drawn its charts again in the figure's sizes (it first draws
+    their ticks at its default 12 px): measured until it is large enough, or for `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        sizes = page.evaluate(SMALLEST_TYPE)
+        if time.monotonic() > deadline or all(size is None or size >= 1.5 * normal[part]
+                                              for part, size in sizes.items()):
+            return sizes
+        page.wait_for_timeout(250)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_slide_on_a_projector_is_large_and_fits_its_width(server, new_page, lang):  # noqa: F811 (server)
+    """The opening example at 1280 x 720 in presenter mode, walked with the clicker's keys from the tokens to the
+    probabilities: each slide's smallest formula, paragraph, widget's words, chart label and heatmap number is at least
+    1.5 times its normal size, and nothing is wider than the page (no formula, matrix, table or chart to scroll sideways)."""
+    page = new_page(lang)
+    page.goto(url(server, "attention", step="scaled"))
+    settle(page)
+    normal = page.evaluate(SMALLEST_TYPE)
+    assert normal == {"formula": 19.36, "text": 16, "control": 14, "label": 12, "number": 14}, normal  # measured
+    page.set_viewport_size(PROJECTOR_SCREEN)
+    page.goto(url(server, "tokens", present="1"))
+    settle(page)
+    count = len(slides("post"))
+    keys = ["ArrowRight", "PageDown", " "]
+    for position in range(count):
+        expect(_where(page)).to_have_text(re.compile(rf"^{position + 1} / {count} · "), timeout=30_000)
+        settle(page)
+        no_exception(page)
+        large = _type_once_drawn(page, normal)
+        small = {part: size for part, size in large.items() if size is not None and size < 1.5 * normal[part]}
+        assert not small and large["formula"] and large["text"] and large["control"], (position, large)
+        assert page.evaluate(OVERFLOWING) == [], (position, page.url)
+        if position + 1 < count:
+            page.keyboard.press(keys[position % len(keys)])
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"presenter-end-1280x720-{lang}.png"))
+
+
+def test_a_present_value_made_to_look_like_a_link_is_shown_as_text(server, new_page):  # noqa: F811 (server)
+    """A link's ignored part is quoted in the note as code: Markdown would have made it a link to another site."""
+    page = new_page()
+    page.goto(url(server, "attention", present=urllib.parse.quote("[sign in](//ev.il) <b>x</b> $x$")))
+    settle(page)
+    no_exception(page)
+    note = page.locator('[data-testid="stAlert"]').filter(has_text="present=")
+    expect(note).to_contain_text("present='[sign in](//ev.il) <b>x</b> $x$'")
+    assert note.locator("a, b, .katex").count() == 0 and page.locator(".present-rail").count() == 0

@@ -333,8 +333,7 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     rows, cols = (axes[-2], axes[-1]) if s.value.ndim > 1 else ([""], axes[-1])
     key = f"{name}.{head}"
     selected = _selection(key, len(rows), len(cols)) if drill else None  # no drill-down: no cell to mark or click
-    chart = heatmap(values, rows, cols, selected, digits=ctx.state.digits,
-                    scale=PROJECTOR if ctx.state.present else 1.0)
+    chart = heatmap(values, rows, cols, selected, digits=ctx.state.digits, scale=type_scale(ctx))
     repeated = writes_numbers(chart) and (_as_table(values) or ctx.state.present)  # a table would repeat the cells'
     if show_numbers and not repeated:  # text; a presenter's screen holds the heatmap with its numbers, not both
         numbers(values, rows, cols, label=_tex_name(name, _head_of(s.value, head)))
@@ -406,6 +405,11 @@ def numbers(matrix, rows, cols, label=None, digits=None):
 def _as_table(matrix) -> bool:
     """Whether numbers() writes a matrix as a table (or leaves it to the heatmap): too big for a bmatrix."""
     return not (matrix.shape[0] <= LATEX_CELLS and matrix.shape[1] <= LATEX_COLS)
+
+
+def type_scale(ctx) -> float:
+    """How much larger than normal a chart's type is: a presenter's projector type (figures.PROJECTOR), or 1."""
+    return PROJECTOR if ctx.state.present else 1.0
 
 
 def chart_width(n_cols):
@@ -503,7 +507,8 @@ def _compared(ctx, name, head, values, rows, cols, key):
     if change.shape[1] <= TABLE_COLS:
         numbers(change, rows, cols, label=r"\Delta " + _tex_name(name, _head_of(ctx.trace[name], head)))
     outlined = [(int(i), int(j)) for i, j in changed] if len(changed) <= OUTLINED_CELLS else ()
-    st.plotly_chart(heatmap(change, rows, cols, marked=outlined, digits=ctx.state.digits), key=f"difference.{key}",
+    st.plotly_chart(heatmap(change, rows, cols, marked=outlined, digits=ctx.state.digits, scale=type_scale(ctx)),
+                    key=f"difference.{key}",
                     config={"displayModeBar": False}, width=chart_width(len(cols)))
     return before
 
