@@ -29,6 +29,7 @@ TEXT_DIGITS = 8  # the text's, unless explain() is given others: a record of eve
 # printing choice that passes through every explainer without being an argument of each.
 _LATEX_DIGITS = contextvars.ContextVar("latex_digits", default=LATEX_DIGITS)
 _TEXT_DIGITS = contextvars.ContextVar("text_digits", default=TEXT_DIGITS)
+_LINE_WIDTH = contextvars.ContextVar("line_width", default=LINE_WIDTH)  # the same, for the LaTeX's sums
 
 
 @dataclass(frozen=True)
@@ -43,20 +44,22 @@ class Explanation:
         return self.spell()
 
 
-def explain(trace, name: str, index: tuple, digits: int = LATEX_DIGITS,
-            text_digits: int = TEXT_DIGITS) -> Explanation:
+def explain(trace, name: str, index: tuple, digits: int = LATEX_DIGITS, text_digits: int = TEXT_DIGITS,
+            line_width: int = LINE_WIDTH) -> Explanation:
     """An explainer gives the LaTeX, the text, and maybe the definitions it uses (LaTeX and text); a text may be
     a function that writes it. The LaTeX writes `digits` significant digits, the text `text_digits` (the app
-    gives both its setting)."""
+    gives both its setting); the LaTeX's sums break into lines `line_width` characters wide (narrower where the
+    type is larger)."""
     step = trace.step(name)
     index = _check_index(step, index)
-    tokens = _LATEX_DIGITS.set(digits), _TEXT_DIGITS.set(text_digits)
+    tokens = _LATEX_DIGITS.set(digits), _TEXT_DIGITS.set(text_digits), _LINE_WIDTH.set(line_width)
     try:
         with np.errstate(all="ignore"):  # the naive softmax may overflow here as in the forward pass
             latex, text, *where = _EXPLAINERS[step.kind](trace, step, index)
     finally:
         _LATEX_DIGITS.reset(tokens[0])
         _TEXT_DIGITS.reset(tokens[1])
+        _LINE_WIDTH.reset(tokens[2])
     value = float(step.value[index])
     label = f"{name}[{', '.join(map(str, index))}]"
     lines = [f"\\text{{{_tex_escape(label)}}} &= {latex}", f"&= {num_tex(value, digits)}"]
@@ -142,7 +145,7 @@ def _sum(items, tex, text):
     shown = items if len(items) <= LATEX_TERMS else [*items[:6], ELIDED, *items[-2:]]
     lines = [[]]
     for term in (r"\cdots" if item is ELIDED else tex(item) for item in shown):
-        if lines[-1] and _width(" + ".join(lines[-1] + [term])) > LINE_WIDTH:
+        if lines[-1] and _width(" + ".join(lines[-1] + [term])) > _LINE_WIDTH.get():
             lines.append([])
         lines[-1].append(term)
     return (BREAK + "+ ").join(" + ".join(line) for line in lines) or "0", lambda: " + ".join(map(text, items)) or "0"
@@ -189,7 +192,7 @@ def _pos(trace, step, index):
     text = f"{fn}({pos} / {PE_BASE:g}^({exponent}/{d})) = {fn}({num(angle)})"
     exact = math.sin(angle) if fn == "sin" else math.cos(angle)
     if form == "blog_table" and pos < 2 and j < 4:
-        return (f"\\text{{{word('post-value')}}} \\quad \\left(\\text{{{word('its-formula')}}} {tex} = {num_tex(exact)}"
+        return (f"\\text{{{word('post-value')}}}{BREAK}\\left(\\text{{{word('its-formula')}}} {tex} = {num_tex(exact)}"
                 "\\right)", word("post-value-formula", formula=f"{text} = {num(exact)}"))
     if form == "blog_table":
         return (f"\\operatorname{{round}}_2\\left({tex} = {num_tex(exact)}\\right)",

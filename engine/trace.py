@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .explain import LATEX_DIGITS, TEXT_DIGITS, explain
+from .explain import LATEX_DIGITS, LINE_WIDTH, TEXT_DIGITS, explain
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,7 @@ class Trace(Mapping):
             return np.zeros(step.shape, dtype=bool)
         return (np.broadcast_to(masks[0], step.shape) == -np.inf) & (step.value == -np.inf)
 
-    def explain(self, name, index, digits=LATEX_DIGITS, text_digits=TEXT_DIGITS):
+    def explain(self, name, index, digits=LATEX_DIGITS, text_digits=TEXT_DIGITS, line_width=LINE_WIDTH):
         """The arithmetic that produced one cell, with the real numbers, `digits` significant in the LaTeX and
-        `text_digits` in the text (see engine.explain)."""
-        return explain(self, name, tuple(index), digits, text_digits)
+        `text_digits` in the text, its sums `line_width` characters wide (see engine.explain)."""
+        return explain(self, name, tuple(index), digits, text_digits, line_width)

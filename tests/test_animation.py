@@ -277,6 +277,39 @@ def test_the_players_keys_and_large_type(server, new_page):  # noqa: F811 (serve
     assert errors == []
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_in_presenter_mode_the_player_is_large_and_takes_the_clickers_keys(server, new_page, lang):  # noqa: F811
+    """present=1: the player opens in large type with the focus, so a clicker's Page Down and Page Up step it
+    without a click first; screenshots of its start, middle and end at a projector's 1280 x 720."""
+    page = new_page(lang)
+    page.set_viewport_size({"width": 1280, "height": 720})
+    errors = console_errors(page)
+    page.goto(url(server, "animation", present="1", lang=lang))
+    settle(page)
+    no_exception(page)
+    assert page.locator(".anim.large").count() == 1
+    assert page.locator(".anim button.large").get_attribute("aria-pressed") == "true"
+    page.locator(".anim svg").scroll_into_view_if_needed()
+
+    def seen(name):  # what the room sees: the screen, once the frame's fade-in (0.6 s) is over
+        page.wait_for_timeout(700)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / f"animation-present-{name}-{lang}.png"))
+
+    seen("start")
+    frames = int(page.locator(".anim .counter").get_attribute("data-frames"))
+    for _ in range(frames // 2):
+        page.keyboard.press("PageDown")
+    assert frame_number(page) == frames // 2 + 1
+    seen("middle")
+    page.keyboard.press("PageUp")
+    assert frame_number(page) == frames // 2
+    page.keyboard.press("End")
+    assert frame_number(page) == frames
+    seen("end")
+    assert errors == []
+
+
 def test_a_weight_edit_changes_what_the_player_draws(server, new_page):  # noqa: F811 (server)
     page = new_page("en")
     page.goto(url(server, "animation", edit=EDIT))

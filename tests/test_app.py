@@ -33,7 +33,7 @@ from conftest import page_title  # noqa: E402
 from engine.tokens import split  # noqa: E402
 from ui import streamlit_internals  # noqa: E402
 from ui.format import DIGITS, bmatrix, bmatrix_around, fmt, fmt_tex, table  # noqa: E402
-from ui.i18n import CATALOGS, EN, LANGUAGES, ZH, load_catalogs, translator  # noqa: E402
+from ui.i18n import CATALOGS, EN, LANGUAGES, ZH, literal, load_catalogs, translator  # noqa: E402
 from ui.labels import SEED_NOTES, description_key, step_name_key, step_tex  # noqa: E402
 from ui.navigation import PAGES  # noqa: E402
 from ui.state import APP_LIMITS, DEFAULT_TARGET, MAX_TOKENS  # noqa: E402
@@ -466,7 +466,7 @@ def test_a_link_opens_the_cell_it_names():
 def test_a_link_part_the_page_cannot_show_is_noted_and_dropped(part, text):
     at = open_link("attention", **{part: text})
     assert_clean(at)
-    assert notes(at) == [EN_T("msg.url", detail=f"{part}={text!r}")]
+    assert notes(at) == [EN_T("msg.url", detail=literal(f"{part}={text!r}"))]
     assert at.session_state["heads.attention.0"] == 0
     assert engine_trace().explain("enc.0.attn.scores", (0, 0, 0)).latex in latex(at)
     assert query(at) == DEFAULT_QUERY

@@ -103,7 +103,7 @@ def test_a_student_follows_the_teacher_and_can_detach(server):
     in_own_thread(scenario)
 
 
-@pytest.mark.parametrize("forged", ["A" * 22, "not-a-key", "'><script>"])
+@pytest.mark.parametrize("forged", ["A" * 22, "not-a-key", "'><script>", "Ä" * 22, "' OR '1'='1", "A" * 5000])
 def test_a_forged_key_is_refused_and_changes_nothing(server, forged):
     url, store = server
 
@@ -123,7 +123,8 @@ def test_a_forged_key_is_refused_and_changes_nothing(server, forged):
     in_own_thread(scenario)
 
 
-@pytest.mark.parametrize("code", ["HKMN", "ZZZZ", "abc", "A" * 5000, "ACEF'"])
+@pytest.mark.parametrize("code", ["HKMN", "ZZZZ", "abc", "A" * 5000, "ACEF'", "ÄBCD", "'; DROP TABLE rooms; --",
+                                  "hkmn", "ACEF\x00"])
 def test_a_bad_or_unknown_room_code_gets_a_message(server, code):
     url, store = server
 

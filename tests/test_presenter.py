@@ -1,14 +1,20 @@
 """Presenter mode (ui/presenter.py): the link's present=1 and the sidebar's toggle, the slides of the forward pass in
-the order data flows (ui/navigation.slides), and moving through them as the rail's keys do, across pages."""
+the order data flows (ui/navigation.slides), and moving through them as the rail's keys do, across pages; in
+Chromium, every slide at a projector's 1280 x 720 in large type with nothing wider than the screen."""
 import json
+import re
+import time
+import urllib.parse
 
 import pytest
+from playwright.sync_api import expect
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from conftest import page_title
 from test_app import EN_T, notes, open_link, query, server_navigation  # noqa: F401
+from test_browser import SHOTS, no_exception, server, settle, url  # noqa: F401 (server: a fixture)
 from ui.figures import PROJECTOR, heatmap
-from ui.i18n import translator
+from ui.i18n import literal, translator
 from ui.navigation import CHAIN, PAGES, RAIL, slide_at, slides
 from ui.presenter import KEY
 
@@ -69,6 +75,34 @@ def test_the_slides_follow_the_data_from_the_tokens_to_the_probabilities():
     assert len(deck) == 60 and len({(page, tuple(view.items())) for _, page, view in deck}) == 60
 
 
+def test_every_layer_of_each_stack_is_walked_in_turn():
+    """Two encoder layers and three decoder layers: each layer's steps, in the one-layer order, then the next layer's;
+    the layer is in the view (the pages' layer picker takes it from the link) only where a stack has several."""
+    one, deep = slides("post"), slides("post", enc_layers=2, dec_layers=3)
+    assert len(deep) == len(one) + 16 + 2 * 29  # an encoder layer has 16 steps, a decoder layer 29
+    assert len({(page, tuple(view.items())) for _, page, view in deep}) == len(deep)
+
+    def layer_steps(deck, pages):
+        return [(page, {k: v for k, v in view.items() if k != "layer"}) for _, page, view in deck if page in pages]
+
+    for pages, layers in ((("qkv", "attention", "multihead", "add_norm", "ffn"), 2),
+                          (("masked_attention", "dec_add_norm", "cross_attention", "dec_ffn"), 3)):
+        once = layer_steps(one, pages)
+        assert layer_steps(deep, pages) == once * layers
+        shown = [view["layer"] for _, page, view in deep if page in pages]
+        assert shown == [layer for layer in range(layers) for _ in once]  # layer 1's steps all before layer 2's
+    assert not [view for _, page, view in deep if "layer" in view and page not in (
+        "qkv", "attention", "multihead", "add_norm", "ffn", "masked_attention", "dec_add_norm", "cross_attention",
+        "dec_ffn")]
+    edges = [(page, view) for _, page, view in deep[18:22]]
+    assert edges == [("add_norm", {"sublayer": 1, "layer": 0, "step": "add2"}),
+                     ("add_norm", {"sublayer": 1, "layer": 0, "step": "ln2"}),
+                     ("qkv", {"layer": 1, "step": "q"}), ("qkv", {"layer": 1, "step": "k"})]
+    assert slides("post", enc_layers=2, dec_layers=1)[38:42] == slides("post", enc_layers=2)[38:42] == [
+        ("decoder", "decoder_input", {"step": "embed"}), ("decoder", "decoder_input", {"step": "pos"}),
+        ("decoder", "decoder_input", {"step": "input"}), ("decoder", "masked_attention", {"step": "q"})]
+
+
 def test_pre_norm_slides_normalise_before_adding():
     pre = [view["step"] for _, page, view in slides("pre") if page == "add_norm"]
     assert pre == ["ln1", "add1", "ln2", "add2"]
@@ -98,11 +132,14 @@ def test_presenter_mode_is_off_by_default_and_sends_nothing():
     assert [link.proto.page for link in at.get("page_link")]  # the neighbours' links instead
 
 
-@pytest.mark.parametrize("forged", ["abc", "2", "1e9", "", "true"])
+@pytest.mark.parametrize("forged", ["abc", "2", "1e9", "", "true", "yes", "\x00", "1\x00", "１", "١", " 1",
+                                    "1" * 5000, "<b>1</b>", "[sign in](//ev.il)", "`1`", "$x$"])
 def test_a_forged_present_value_is_ignored(forged):
-    at = open_link("attention", present=forged)
-    assert rail(at) is None and "present" not in query(at)
-    assert notes(at) == [EN_T("msg.url", detail=f"present={forged!r}")]
+    """Only 0 and 1: anything else (a NUL, a full-width or Arabic-Indic one, 5000 characters) opens the normal view,
+    keeps the rest of the link, and says which part was ignored (its first 40 characters)."""
+    at = open_link("attention", present=forged, step="scaled")
+    assert rail(at) is None and "present" not in query(at) and query(at)["step"] == "scaled"
+    assert notes(at) == [EN_T("msg.url", detail=literal(f"present={forged[:40]!r}"))]
 
 
 def test_the_link_opens_presenter_mode_on_its_step_and_keeps_it():
@@ -111,7 +148,8 @@ def test_the_link_opens_presenter_mode_on_its_step_and_keeps_it():
     assert data["here"] == 8 and data["count"] == 60 and data["where"].startswith("9 / 60 · ")
     assert query(at)["present"] == "1" and query(at)["step"] == "scaled" and not notes(at)
     assert not at.get("page_link") and at.toggle(key="ctl.present").value is True
-    assert [len(part["slides"]) for part in data["parts"]] == [22, 34, 4]
+    assert [[(run["layer"], len(run["slides"])) for run in part["runs"]] for part in data["parts"]] == [
+        [(None, 22)], [(None, 34)], [(None, 4)]]  # one layer: no layer's run
 
 
 def test_the_sidebar_toggle_turns_presenter_mode_on_and_off():
@@ -146,6 +184,31 @@ def test_previous_crosses_back_over_a_page_boundary_and_the_link_reopens_the_sli
     assert rail(again)["here"] == 12
 
 
+def test_in_two_layers_the_keys_walk_both_layers_and_the_rail_groups_them():
+    """n_layers:2: the keys go from layer 1's last step to layer 2's first (the link says layer=2, the picker shows
+    it) and back; the rail's runs are the layers, the one shown first as dots; every slide of the pass opens."""
+    deck = slides("post", enc_layers=2, dec_layers=2)
+    at = open_link("add_norm", present="1", cfg="n_layers:2", sublayer="2", step="ln2")
+    data = rail(at)
+    assert data["count"] == len(deck) == 105 and data["here"] == 19
+    assert data["where"].startswith("20 / 105 · Add & LayerNorm · Layer 1 · ")
+    runs = [[(run["layer"], run["name"], len(run["slides"])) for run in part["runs"]] for part in data["parts"]]
+    assert runs == [[(None, None, 4), ("1", "Layer 1", 16), ("2", "Layer 2", 16), (None, None, 2)],
+                    [(None, None, 3), ("1", "Layer 1", 29), ("2", "Layer 2", 29), (None, None, 2)], [(None, None, 4)]]
+    press(at, "go", 20)
+    assert page_of(at) == "qkv" and rail(at)["here"] == 20
+    assert query(at)["layer"] == "2" and "step" not in query(at) and not notes(at)  # q: the page's default step
+    assert at.segmented_control(key="layer.enc").value == 1  # the picker's position: layer 2
+    press(at, "go", 19)
+    assert page_of(at) == "add_norm" and rail(at)["here"] == 19 and "layer" not in query(at)  # layer 1: the default
+    for position in range(20, len(deck)):  # on to the probabilities, through both decoder layers
+        press(at, "go", position)
+        _, page, view = deck[position]
+        assert (page_of(at), rail(at)["here"]) == (page, position), position
+        assert query(at).get("layer") == (str(view["layer"] + 1) if view.get("layer") else None), position  # 1: default
+        assert not notes(at), (position, notes(at))
+
+
 @pytest.mark.parametrize("forged", [-1, 60, 1.5, True, "3", None, [3]])
 def test_a_forged_move_is_ignored(forged):
     at = open_link("attention", present="1", step="scaled")
@@ -177,3 +240,91 @@ def test_a_decoder_only_models_slides_skip_the_encoder_and_cross_attention():
     norms = [(view["step"], view["sublayer"]) for _, page, view in deck if page == "dec_add_norm"]
     assert norms == [("add1", 0), ("ln1", 0), ("add3", 1), ("ln3", 1)]
     assert len(deck) == len(slides("post")) - 22 - 9 - 2  # the encoder's 22, cross-attention's 9, its add & norm
+
+
+# ---- in Chromium -----------------------------------------------------------------------------------------------
+
+PROJECTOR_SCREEN = {"width": 1280, "height": 720}  # a common projector's
+SMALLEST_TYPE = """() => {
+    const main = document.querySelector('[data-testid="stMain"]');
+    const px = (selector, skip) => [...main.querySelectorAll(selector)].filter(e => !(skip && e.closest(skip)))
+        .map(e => parseFloat(getComputedStyle(e).fontSize));
+    const least = sizes => sizes.length ? Math.min(...sizes) : null;
+    const controls = ['button', 'summary', '[data-testid="stWidgetLabel"]', '[data-testid="stTab"]',
+                      '[data-testid="stPageLink"]'];  // their words: 14 px, not the body's 16, when normal
+    return {formula: least(px('.katex-display .katex')),
+            text: least(px('[data-testid="stMarkdownContainer"] p',
+                           ['[data-testid="stCaptionContainer"]', ...controls].join(', '))),
+            control: least(px(controls.map(c => `${c} [data-testid="stMarkdownContainer"] p`).join(', '))),
+            label: least(px('.main-svg .xtick text, .main-svg .ytick text')),
+            number: least(px('.main-svg g.heatmaplayer text'))};
+}"""
+OVERFLOWING = """() => {
+    const main = document.querySelector('[data-testid="stMain"]');
+    const block = document.querySelector('[data-testid="stMainBlockContainer"]');
+    const scrolled = [...block.querySelectorAll('*')].filter(e => {
+        const overflow = getComputedStyle(e).overflowX;
+        return (overflow === 'auto' || overflow === 'scroll') && e.clientWidth && e.scrollWidth > e.clientWidth + 2;
+    });
+    const right = block.getBoundingClientRect().right;
+    const sticking = [...block.querySelectorAll('.katex-display, .main-svg, [data-testid="stDataFrame"]')]
+        .filter(e => e.getBoundingClientRect().right > right + 1);
+    return (main.scrollWidth > main.clientWidth + 1 ? ['the page'] : [])
+        .concat([...scrolled, ...sticking].map(e => e.innerText.replace(/\\s+/g, ' ').slice(0, 60)));
+}"""
+
+
+def _where(page):
+    return page.locator(".present-where")
+
+
+def _type_once_drawn(page, normal, timeout=10):
+    """The slide's smallest type, once plotly has drawn its charts again in the figure's sizes (it first draws
+    their ticks at its default 12 px): measured until it is large enough, or for `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        sizes = page.evaluate(SMALLEST_TYPE)
+        if time.monotonic() > deadline or all(size is None or size >= 1.5 * normal[part]
+                                              for part, size in sizes.items()):
+            return sizes
+        page.wait_for_timeout(250)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_slide_on_a_projector_is_large_and_fits_its_width(server, new_page, lang):  # noqa: F811 (server)
+    """The opening example at 1280 x 720 in presenter mode, walked with the clicker's keys from the tokens to the
+    probabilities: each slide's smallest formula, paragraph, widget's words, chart label and heatmap number is at least
+    1.5 times its normal size, and nothing is wider than the page (no formula, matrix, table or chart to scroll sideways)."""
+    page = new_page(lang)
+    page.goto(url(server, "attention", step="scaled"))
+    settle(page)
+    normal = page.evaluate(SMALLEST_TYPE)
+    assert normal == {"formula": 19.36, "text": 16, "control": 14, "label": 12, "number": 14}, normal  # measured
+    page.set_viewport_size(PROJECTOR_SCREEN)
+    page.goto(url(server, "tokens", present="1"))
+    settle(page)
+    count = len(slides("post"))
+    keys = ["ArrowRight", "PageDown", " "]
+    for position in range(count):
+        expect(_where(page)).to_have_text(re.compile(rf"^{position + 1} / {count} · "), timeout=30_000)
+        settle(page)
+        no_exception(page)
+        large = _type_once_drawn(page, normal)
+        small = {part: size for part, size in large.items() if size is not None and size < 1.5 * normal[part]}
+        assert not small and large["formula"] and large["text"] and large["control"], (position, large)
+        assert page.evaluate(OVERFLOWING) == [], (position, page.url)
+        if position + 1 < count:
+            page.keyboard.press(keys[position % len(keys)])
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"presenter-end-1280x720-{lang}.png"))
+
+
+def test_a_present_value_made_to_look_like_a_link_is_shown_as_text(server, new_page):  # noqa: F811 (server)
+    """A link's ignored part is quoted in the note as code: Markdown would have made it a link to another site."""
+    page = new_page()
+    page.goto(url(server, "attention", present=urllib.parse.quote("[sign in](//ev.il) <b>x</b> $x$")))
+    settle(page)
+    no_exception(page)
+    note = page.locator('[data-testid="stAlert"]').filter(has_text="present=")
+    expect(note).to_contain_text("present='[sign in](//ev.il) <b>x</b> $x$'")
+    assert note.locator("a, b, .katex").count() == 0 and page.locator(".present-rail").count() == 0

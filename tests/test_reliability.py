@@ -49,7 +49,7 @@ from test_app_train import open_tab
 from ui import animation_views, context, generation, presenter, share
 from ui import state as app_state
 from ui.format import fmt
-from ui.i18n import EN, ZH, translator
+from ui.i18n import EN, ZH, literal, translator
 from ui.state import AppState
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -682,7 +682,7 @@ def valid_links(draw):
                      edits=tuple(sorted((p, i, v) for (p, i), v in edits.items())),
                      gen=generation.changed({**generation.DEFAULTS, **gen}),
                      weights=draw(st.sampled_from(["", "", "", "0123456789ab"])),  # an id this server does not hold
-                     digits=draw(st.integers(2, 8)))
+                     digits=draw(st.integers(2, 8)), present=draw(st.booleans()))
     return app_state.encode(state)
 
 
@@ -690,7 +690,7 @@ def valid_links(draw):
 def tampered_links(draw):
     link = dict(draw(valid_links()))
     for key in draw(st.lists(st.sampled_from(["preset", "seed", "src", "tgt", "lang", "cfg", "edit", "gen",
-                                              "weights", "digits"]), max_size=4)):
+                                              "weights", "digits", "present"]), max_size=4)):
         value = link.get(key, "")
         value = value[-1] if isinstance(value, list) else value  # tampered twice: the last of a repeated key
         how = draw(st.sampled_from(["truncated", "bytes", "text", "huge", "separators", "repeated", "number",
@@ -722,7 +722,8 @@ def expected_start(link):
     flat = {k: v[-1] if isinstance(v, list) else v for k, v in link.items()}
     state, notes = app_state.decode(flat, default_lang="en")
     t = translator(state.lang)
-    notes = [t("msg.url", detail=context.refusal(t, note) if isinstance(note, ValueError) else note) for note in notes]
+    notes = [t("msg.url", detail=context.refusal(t, note) if isinstance(note, ValueError) else literal(note))
+             for note in notes]
     if state.weights:  # this test server holds no trained weights
         notes.append(t("msg.url", detail=t("msg.weights_gone", id=state.weights)))
         state = state.replace(weights="", edits=())
@@ -738,6 +739,7 @@ def expected_start(link):
 @example(page="overview", link={"gen": "width:" + "9" * 400})
 @example(page="overview", link={"preset": "paper", "cfg": "n_layers:8,n_heads:16,d_k:512,d_v:512"})
 @example(page="attention", link={"edit": "enc.0.attn.W_Q:0.0.0=1e400;;;" + "=" * 5000, "seed": "٣"})
+@example(page="qkv", link={"present": "1\x00" + "1" * 5000, "lang": "zh"})
 def test_a_tampered_link_opens_what_it_can_and_says_what_it_ignored(page, link):
     TRIED["link"] += 1
     expected, notes = expected_start(link)

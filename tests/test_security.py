@@ -201,7 +201,7 @@ def test_the_presenters_rail_writes_no_html():
     assert not re.search(r"innerHTML|outerHTML|insertAdjacent|document\.write|eval|Function\(|href\s*=|location",
                          presenter.JS)
     assert re.findall(r"\.(textContent|title|value) =", presenter.JS) == ["textContent", "title", "textContent",
-                                                                           "textContent"]
+                                                                           "textContent", "title", "textContent"]
     assert re.findall(r"setTriggerValue\(\"(\w+)\"", presenter.JS) == ["go", "leave"]
 
 
@@ -319,3 +319,11 @@ def test_an_upload_without_the_xsrf_token_is_refused(production_server, new_page
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(request, timeout=10)
     assert refused.value.code == 403 and b"XSRF" in refused.value.read()
+
+
+def test_a_links_ignored_part_is_shown_as_code_not_markdown():
+    """The note on an ignored part of a link quotes it; inside a code span a hostile link's "[sign in](//elsewhere)"
+    is no link, $x$ no math, <b> no tag (Chromium: tests/test_presenter.py), whatever backticks it holds."""
+    from ui.i18n import literal
+    assert literal("present='[sign in](//ev.il)'") == "` present='[sign in](//ev.il)' `"
+    assert literal("a`b``c") == "``` a`b``c ```" and literal("") == "`  `"

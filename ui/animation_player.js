@@ -338,6 +338,7 @@ export default function ({parentElement, data}) {
     }
     const KEYS = {
         " ": toggle, ArrowRight: () => show(index + 1, true), ArrowLeft: () => show(index - 1, true),
+        PageDown: () => show(index + 1, true), PageUp: () => show(index - 1, true), // a presenter's clicker
         Home: () => show(0, true), End: () => show(frames.length - 1, true), "+": () => faster(1),
         "=": () => faster(1), "-": () => faster(-1),
     };
@@ -347,6 +348,7 @@ export default function ({parentElement, data}) {
         event.preventDefault();
         action();
     };
+    if (data.large && !memory.has(parentElement)) root.focus({preventScroll: true}); // presenter mode: the clicker's keys
     show(index, false);
     return () => pause();
 }

@@ -47,13 +47,15 @@ def weights_side_by_side(block: str, head: int):
     h, d_model, d_k = W.shape
     text = ctx.t("formulas.side_by_side", h=h, d_model=d_model, width=h * d_k, head=head + 1, d_k=d_k)
     if d_model <= views.LATEX_CELLS and h * d_k <= views.LATEX_CELLS:
-        views.text_and_formula(text, att.SIDE_BY_SIDE_TEX + " = " + side_by_side_tex(W, head,
-                                                                                    min(ctx.state.digits, DIGITS)))
+        equals = r" \\ = " if ctx.state.present else " = "  # a presenter's matrix on a line of its own: wider type
+        views.text_and_formula(text, att.SIDE_BY_SIDE_TEX + equals + side_by_side_tex(W, head,
+                                                                                     min(ctx.state.digits, DIGITS)))
         return
     rows = min(d_model, WQ_ROWS)
     views.text_and_formula(text, att.SIDE_BY_SIDE_TEX)
     st.caption(ctx.t("formulas.first_rows", rows=rows, d_model=d_model))
-    chart = heatmap(att.heads_side_by_side(W)[:rows], indices(rows), indices(h * d_k), digits=ctx.state.digits)
+    chart = heatmap(att.heads_side_by_side(W)[:rows], indices(rows), indices(h * d_k), digits=ctx.state.digits,
+                    scale=views.type_scale(ctx))
     st.plotly_chart(mark_head(chart, head, d_k, h), key=f"wq.{block}.{head}", config={"displayModeBar": False})
 
 
@@ -107,7 +109,8 @@ def _layer_changes(ctx, stack, names):
     st.caption(ctx.t(f"stack.{measure}_note") + note)
     first = 0 if measure == "norm" else 1  # x^(0), the input, has a length but no change
     columns = [ctx.t("view.input") if l == 0 else ctx.t("stack.layer", l=l) for l in range(first, len(names))]
-    chart = heatmap(values.T, step_axes(ctx.trace, names[0])[0], columns, digits=ctx.state.digits)
+    chart = heatmap(values.T, step_axes(ctx.trace, names[0])[0], columns, digits=ctx.state.digits,
+                    scale=views.type_scale(ctx))
     st.plotly_chart(chart, key=f"{stack}.{measure}", config={"displayModeBar": False},
                     width=views.chart_width(len(columns)))
 

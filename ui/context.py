@@ -17,7 +17,7 @@ from . import model_card, streamlit_internals
 from .classroom import LINK as ROOM_LINK
 from . import state as app_state
 from .format import DIGITS_RANGE
-from .i18n import LANGUAGES, language_of, plain_math, translator
+from .i18n import LANGUAGES, language_of, literal, plain_math, translator
 from .navigation import ENCODER_DECODER_ONLY, HOME, PAGES, page_file
 from .share import copy_link_button
 from .state import APP_LIMITS, DEFAULT_TARGET, FLOAT_RANGES, MAX_CHARS, AppState, LimitError
@@ -342,7 +342,7 @@ def _controls(good: AppState, t) -> AppState:
     sidebar = st.sidebar
     notes = st.session_state.pop("url_notes", [])
     for note in notes:
-        sidebar.warning(t("msg.url", detail=refusal(t, note) if isinstance(note, ValueError) else note))
+        sidebar.warning(t("msg.url", detail=refusal(t, note) if isinstance(note, ValueError) else literal(note)))
     sidebar.segmented_control(t("lang.label"), list(LANGUAGES), format_func=LANGUAGES.get, key="ctl.lang",
                               required=True)
     sidebar.toggle(t("ctl.present"), key="ctl.present", help=t("ctl.present_help"))

@@ -75,8 +75,10 @@ def heatmap(matrix, row_labels, col_labels, selected=None, marked=(), digits=DIG
               "dragmode": False, "clickmode": "event+select", "hovermode": "closest", "hoverdistance": -1,
               "xaxis": {**_ticks(col_labels), "side": "top", "range": [-0.5, cols - 0.5]},
               "yaxis": {**_ticks(row_labels), "autorange": "reversed"}}
-    if scale != 1.0:
-        layout["font"] = {"size": LABEL_SIZE * scale}
+    if scale != 1.0:  # the axes' own too: Streamlit's theme template sets them, and a chart drawn again by
+        layout["font"] = {"size": LABEL_SIZE * scale}  # a presenter's key kept the template's 12 px on some slides
+        for axis in ("xaxis", "yaxis"):
+            layout[axis]["tickfont"] = {"size": LABEL_SIZE * scale}
         data[0]["colorbar"]["tickfont"] = {"size": LABEL_SIZE * scale}
     frames = [_frame(i, j, 1.5) for i, j in marked] + ([_frame(*selected, 3)] if selected is not None else [])
     if frames:

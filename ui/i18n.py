@@ -45,6 +45,14 @@ def translator(lang: str):
 UNICODE_MATH = {"W^O": "Wᴼ"}  # the math of the titles, in Unicode where only plain text shows (navigation, plotly)
 
 
+def literal(text: str) -> str:
+    """Text from outside the app (a part of a link) to show inside Markdown as it is, as inline code: Markdown
+    would make a link of "[sign in](//elsewhere)", a bare address or <b>, math of $…$ and a directive of
+    :red[…]; a code span makes nothing of them. Its fence is one backtick longer than any run in the text."""
+    fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
+    return f"{fence} {text} {fence}"
+
+
 def plain_math(text: str) -> str:
     """A text with its $…$ math in Unicode (or unwrapped), for labels that cannot render LaTeX."""
     return re.sub(r"\$([^$]+)\$", lambda match: UNICODE_MATH.get(match[1], match[1]), text)

@@ -30,38 +30,50 @@ def neighbours(page: str, decoder_only: bool = False) -> tuple[str, str] | None:
 
 
 # Presenter mode's slides: the forward pass one step per screen, in the order data flows, as (page, the view the
-# page opens on: its flow's step, an add & norm page's sub-layer, a stack page's section; positions from 0). The
-# steps are those each page's flow draws (pages/*.py, ui/blocks.py); tests/test_presenter.py opens every slide.
+# page opens on: its flow's step, an add & norm page's sub-layer, a stack page's section, and in a stack of more than
+# one layer the layer, which the page's picker shows; positions from 0). The steps are those each page's flow draws
+# (pages/*.py, ui/blocks.py); tests/test_presenter.py opens every slide.
 RAIL = ("encoder", "decoder", "output")  # the rail's parts, catalog keys present.part.*
 ATTENTION = ("q", "k", "v", "scores", "scaled", "weights", "heads", "concat", "out")  # a decoder attention page
 
 
-def slides(norm_placement: str, decoder_only: bool = False) -> list[tuple[str, str, dict]]:
-    """[(rail part, page, view)] of the whole forward pass; post-norm adds then normalises, pre-norm the reverse. A
-    decoder-only model has no encoder and no cross-attention: its decoder's sub-layers 1 and 3 are the add & norm
-    page's first and second choice."""
+def slides(norm_placement: str, decoder_only: bool = False, enc_layers: int = 1,
+           dec_layers: int = 1) -> list[tuple[str, str, dict]]:
+    """[(rail part, page, view)] of the whole forward pass, every layer of each stack in turn; post-norm adds then
+    normalises, pre-norm the reverse. A decoder-only model has no encoder and no cross-attention: its decoder's
+    sub-layers 1 and 3 are the add & norm page's first and second choice."""
     order = ("add", "ln") if norm_placement == "post" else ("ln", "add")
 
     def flow(page, leaves, **view):
         return [(page, {**view, "step": leaf}) for leaf in leaves]
 
-    def add_norm(page, sublayer, position=None):  # position: the sub-layer's among the page's choices
+    def add_norm(page, sublayer, position=None, **view):  # position: the sub-layer's among the page's choices
         return flow(page, [f"{kind}{sublayer}" for kind in order],
-                    sublayer=sublayer - 1 if position is None else position)
+                    sublayer=sublayer - 1 if position is None else position, **view)
 
     def stack(page):
         return [(page, {"section": 0}), (page, {"section": 1})]
 
-    masked = ATTENTION[:5] + ("mask", "masked") + ATTENTION[5:]
+    def layers(n, one_layer):  # the layer is in a view only where the pages have a layer picker (views.layer_picker)
+        return [slide for layer in range(n) for slide in one_layer({"layer": layer} if n > 1 else {})]
+
+    def encoder_layer(at):
+        return [*flow("qkv", ("q", "k", "v"), **at), *flow("attention", ("scores", "scaled", "weights", "heads"), **at),
+                *flow("multihead", ("concat", "out"), **at), *add_norm("add_norm", 1, **at),
+                *flow("ffn", ("hidden", "act", "out"), **at), *add_norm("add_norm", 2, **at)]
+
+    def decoder_layer(at):
+        masked = ATTENTION[:5] + ("mask", "masked") + ATTENTION[5:]
+        return [*flow("masked_attention", masked, **at), *add_norm("dec_add_norm", 1, **at),
+                *([] if decoder_only else [*flow("cross_attention", ATTENTION, **at),
+                                           *add_norm("dec_add_norm", 2, **at)]),
+                *flow("dec_ffn", ("hidden", "act", "out"), **at),
+                *add_norm("dec_add_norm", 3, 1 if decoder_only else 2, **at)]
+
     parts = {
-        "encoder": [("tokens", {}), *flow("positional", ("embed", "pos", "input")), *flow("qkv", ("q", "k", "v")),
-                    *flow("attention", ("scores", "scaled", "weights", "heads")),
-                    *flow("multihead", ("concat", "out")), *add_norm("add_norm", 1),
-                    *flow("ffn", ("hidden", "act", "out")), *add_norm("add_norm", 2), *stack("encoder_stack")],
-        "decoder": [*flow("decoder_input", ("embed", "pos", "input")), *flow("masked_attention", masked),
-                    *add_norm("dec_add_norm", 1),
-                    *([] if decoder_only else [*flow("cross_attention", ATTENTION), *add_norm("dec_add_norm", 2)]),
-                    *flow("dec_ffn", ("hidden", "act", "out")), *add_norm("dec_add_norm", 3, 1 if decoder_only else 2),
+        "encoder": [("tokens", {}), *flow("positional", ("embed", "pos", "input")),
+                    *layers(enc_layers, encoder_layer), *stack("encoder_stack")],
+        "decoder": [*flow("decoder_input", ("embed", "pos", "input")), *layers(dec_layers, decoder_layer),
                     *stack("decoder_stack")],
         "output": flow("output", ("logits", "vocab_mask", "masked_logits", "probs")),
     }

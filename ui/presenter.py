@@ -3,9 +3,12 @@
 
 One st.components.v2 element, drawn only in presenter mode: its fixed style sheet (not isolated, so it sizes the
 page's type; no user text in it), the rail built with textContent from the catalog's words, and a key listener
-on the page. Right, PageDown and Space go forward, Left, PageUp and Shift+Space back (a presenter's clicker sends
+on the page. In a stack of several layers the keys walk every layer in turn; the rail shows the layer being
+presented as its steps' dots and every other layer as one button that opens its first step. Right, PageDown and Space go forward, Left, PageUp and Shift+Space back (a presenter's clicker sends
 PageDown/PageUp); keys typed into a field are the field's. A move sends the slide's position; the server checks it.
 """
+from itertools import groupby
+
 import streamlit as st
 
 from . import context
@@ -23,6 +26,9 @@ BLOCK = {"positional": "src", "qkv": "enc.0.attn", "attention": "enc.0.attn", "m
 CSS = f"""
 html {{ font-size: {100 * PROJECTOR:g}% !important; }}
 [data-testid="stMainBlockContainer"] {{ padding-bottom: 9rem; }}
+@media (max-width: 1400px) {{  /* a projector's 1280 or 1024 px: the width for the step, not for margins */
+  [data-testid="stMainBlockContainer"] {{ padding-left: 2rem !important; padding-right: 2rem !important; }}
+}}
 .present-rail {{ position: fixed; left: 0; right: 0; bottom: 0; z-index: 999990; display: flex; gap: 0.5rem;
   align-items: center; padding: 0.4rem 1rem; background: rgba(255, 255, 255, 0.96);
   border-top: 1px solid rgba(49, 51, 63, 0.2); font-size: 0.6rem; }}
@@ -35,6 +41,10 @@ html {{ font-size: {100 * PROJECTOR:g}% !important; }}
 .present-dots button {{ width: 0.75rem; height: 0.75rem; padding: 0; background: rgba(49, 51, 63, 0.12); }}
 .present-dots button.present-done {{ background: rgba(255, 75, 75, 0.35); }}
 .present-dots button.present-here {{ background: rgb(255, 75, 75); border-color: rgb(255, 75, 75); }}
+.present-dots button.present-layer {{ width: auto; height: 0.75rem; padding: 0 0.3rem; font-size: 0.5rem;
+  line-height: 1; }}
+.present-dots .present-layer-here {{ font-size: 0.5rem; line-height: 0.75rem; padding: 0 0.1rem 0 0.3rem;
+  border-left: 2px solid rgb(255, 75, 75); }}
 .present-where {{ font-size: 0.8rem; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 40%; }}
 """
 HTML = "<nav class='present-rail'></nav>"
@@ -56,6 +66,7 @@ export default function({parentElement, data, setTriggerValue}) {
     const go = (position) => setTriggerValue("go", Math.max(0, Math.min(last, position)));
     const parts = document.createElement("div");
     parts.className = "present-parts";
+    const passed = (at) => here !== null && at < here;
     let position = 0;
     for (const part of data.parts) {
         const box = document.createElement("div");
@@ -64,11 +75,28 @@ export default function({parentElement, data, setTriggerValue}) {
         label.textContent = part.label;
         const dots = document.createElement("div");
         dots.className = "present-dots";
-        for (const title of part.slides) {
-            const at = position++;
-            const dot = button("", title, () => go(at));
-            dot.className = at === here ? "present-here" : (here !== null && at < here ? "present-done" : "");
-            dots.appendChild(dot);
+        for (const run of part.runs) {  // slides outside a layer, or one layer's: its dots if shown, else one button
+            const first = position, end = position + run.slides.length;
+            position = end;
+            if (run.layer !== null && !(here !== null && first <= here && here < end)) {
+                const layer = button(run.layer, run.name, () => go(first));
+                layer.className = "present-layer" + (passed(end - 1) ? " present-done" : "");
+                dots.appendChild(layer);
+                continue;
+            }
+            if (run.layer !== null) {
+                const name = document.createElement("span");
+                name.className = "present-layer-here";
+                name.textContent = run.layer;
+                name.title = run.name;
+                dots.appendChild(name);
+            }
+            run.slides.forEach((title, i) => {
+                const at = first + i;
+                const dot = button("", title, () => go(at));
+                dot.className = at === here ? "present-here" : (passed(at) ? "present-done" : "");
+                dots.appendChild(dot);
+            });
         }
         box.append(label, dots);
         parts.appendChild(box);
@@ -111,24 +139,42 @@ _rail = st.components.v2.component("presenter", html=HTML, css=CSS, js=JS, isola
 def rail(ctx, page: str, shown: dict) -> None:
     """The rail under a step page: every slide of the pass, the one shown (found from what the page's widgets show)
     marked."""
-    t, deck = ctx.t, slides(ctx.config.norm_placement, ctx.config.decoder_only)
+    t, deck = ctx.t, deck_of(ctx.config)
     st.session_state["present.on"] = page
     here = slide_at(deck, page, shown)
     titles = [_title(t, slide) for slide in deck]
-    parts = [{"label": t(f"present.part.{part}"), "slides": [title for (at, *_), title in zip(deck, titles)
-                                                              if at == part]} for part in RAIL
-             if any(at == part for at, *_ in deck)]  # a decoder-only model has no encoder
     where = t("present.where", n=here + 1, count=len(deck), title=titles[here]) if here is not None else \
         t("present.elsewhere", count=len(deck))
-    _rail(key=KEY, data={"parts": parts, "here": here, "count": len(deck), "where": where, "back": t("present.back"),
+    _rail(key=KEY, data={"parts": _parts(t, deck, titles), "here": here, "count": len(deck), "where": where, "back": t("present.back"),
                          "next": t("present.next"), "leave": t("present.leave")},
           on_go_change=_go, on_leave_change=_leave)
 
 
+def deck_of(config) -> list:
+    """The slides of a model's whole forward pass (navigation.slides), every layer of both stacks."""
+    return slides(config.norm_placement, config.decoder_only, config.depth("enc"), config.depth("dec"))
+
+
+def _parts(t, deck, titles) -> list[dict]:
+    """The rail's parts in the order data flows (a decoder-only model has no encoder), each as runs of slides: those
+    outside any layer, or one layer's (its number, and its name for the button's tip)."""
+    parts = []
+    for part in RAIL:
+        shown = [(view.get("layer"), title) for (at, _, view), title in zip(deck, titles) if at == part]
+        runs = [{"layer": None if layer is None else str(layer + 1),
+                 "name": None if layer is None else t("present.layer", n=layer + 1),
+                 "slides": [title for _, title in run]} for layer, run in groupby(shown, key=lambda item: item[0])]
+        if runs:
+            parts.append({"label": t(f"present.part.{part}"), "runs": runs})
+    return parts
+
+
 def _title(t, slide) -> str:
-    """A slide's words: its page, and the step or section it shows."""
+    """A slide's words: its page, its layer in a stack of several, and the step or section it shows."""
     _, page, view = slide
     words = [t(f"page.{page}")]
+    if "layer" in view:
+        words.append(t("present.layer", n=view["layer"] + 1))
     if "step" in view:
         block = BLOCK.get(page)
         words.append(t(step_name_key(f"{block}.{view['step']}" if block else view["step"])))
@@ -141,7 +187,7 @@ def _go():
     """A key or a click on the rail: open its slide, on this page or (follow) on another; a forged position (not a
     whole number within the pass) is ignored."""
     position = st.session_state[KEY].get("go")
-    deck = slides(context.get().config.norm_placement, context.get().config.decoder_only)
+    deck = deck_of(context.get().config)
     if isinstance(position, bool) or not isinstance(position, int) or not 0 <= position < len(deck):
         return
     st.session_state["present.move"] = deck[position][1:]  # (page, view): follow() opens it

@@ -13,9 +13,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from engine.explain import LINE_WIDTH
+
 from . import classroom, context, departures, presenter
 from .figures import CELL_WIDTH, PROJECTOR, TEXT_COLS, heatmap, writes_numbers
 from .format import arrow, bmatrix, bmatrix_around, difference, fmt, printed_width, table
+from .i18n import literal
 from .labels import (SEED_NOTES, description_key, indices, intro_keys, param_axes, param_key, param_tex, step_axes,
                      param_words_key, step_name_key, step_tex, unique)
 from .navigation import neighbours
@@ -128,7 +131,7 @@ def restore_from_link(key: str, part: str, options) -> None:
 def _link_note(ctx, part, value):
     drawn = _DRAWN.get()
     notes = drawn.notes() if drawn is not None and drawn.intro is not None else st
-    notes.warning(ctx.t("msg.url", detail=f"{part}={encode_view({part: value})[part]!r}"))
+    notes.warning(ctx.t("msg.url", detail=literal(f"{part}={encode_view({part: value})[part]!r}")))
 
 
 def show_in_link(part: str, value, default) -> None:
@@ -361,9 +364,9 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     rows, cols = (axes[-2], axes[-1]) if s.value.ndim > 1 else ([""], axes[-1])
     key = f"{name}.{head}"
     selected = _selection(key, len(rows), len(cols)) if drill else None  # no drill-down: no cell to mark or click
-    scale = PROJECTOR if ctx.state.present else 1.0
+    scale = type_scale(ctx)
     chart = drawing(trace, ("heatmap", name, head, selected, ctx.state.digits, scale),
-                     lambda: heatmap(values, rows, cols, selected, digits=ctx.state.digits, scale=scale))
+                    lambda: heatmap(values, rows, cols, selected, digits=ctx.state.digits, scale=scale))
     repeated = writes_numbers(chart) and (_as_table(values) or ctx.state.present)  # a table would repeat the cells'
     if show_numbers and not repeated:  # text; a presenter's screen holds the heatmap with its numbers, not both
         numbers(values, rows, cols, label=_tex_name(name, _head_of(s.value, head)))
@@ -435,6 +438,11 @@ def numbers(matrix, rows, cols, label=None, digits=None):
 def _as_table(matrix) -> bool:
     """Whether numbers() writes a matrix as a table (or leaves it to the heatmap): too big for a bmatrix."""
     return not (matrix.shape[0] <= LATEX_CELLS and matrix.shape[1] <= LATEX_COLS)
+
+
+def type_scale(ctx) -> float:
+    """How much larger than normal a chart's type is: a presenter's projector type (figures.PROJECTOR), or 1."""
+    return PROJECTOR if ctx.state.present else 1.0
 
 
 def chart_width(n_cols):
@@ -532,7 +540,8 @@ def _compared(ctx, name, head, values, rows, cols, key):
     if change.shape[1] <= TABLE_COLS:
         numbers(change, rows, cols, label=r"\Delta " + _tex_name(name, _head_of(ctx.trace[name], head)))
     outlined = [(int(i), int(j)) for i, j in changed] if len(changed) <= OUTLINED_CELLS else ()
-    st.plotly_chart(heatmap(change, rows, cols, marked=outlined, digits=ctx.state.digits), key=f"difference.{key}",
+    st.plotly_chart(heatmap(change, rows, cols, marked=outlined, digits=ctx.state.digits, scale=type_scale(ctx)),
+                    key=f"difference.{key}",
                     config={"displayModeBar": False}, width=chart_width(len(cols)))
     return before
 
@@ -542,8 +551,9 @@ def _drill(ctx, trace, name, head, key, rows, cols, unedited=None):
         row, col = _drill_cell(ctx, key, rows, cols)
         ndim = trace[name].ndim
         index = _full_index(head if ndim == 3 else None, row, col, ndim)
-        explanation = drawing(trace, ("explain", name, index, ctx.state.digits),  # the plain text's digits too
-                               lambda: trace.explain(name, index, ctx.state.digits, ctx.state.digits))
+        width = round(LINE_WIDTH / PROJECTOR) if ctx.state.present else LINE_WIDTH  # a presenter's: shorter lines
+        explanation = drawing(trace, ("explain", name, index, ctx.state.digits, width),  # the plain text's digits too
+                              lambda: trace.explain(name, index, ctx.state.digits, ctx.state.digits, width))
         latex(ctx.t.words(explanation.latex))
         if unedited is not None:
             now, was = _slice(ctx.trace[name], head)[row, col], unedited[row, col]
