@@ -26,6 +26,7 @@ NOTES = "room.notes"
 ATTACHED = "room.attached.{code}"  # the student's toggle, on (a new room's is new: on again)
 LINK_KEYS = ("room", "key")
 POLL_SECONDS = 1.0
+RECONNECT_TIMER_SECONDS = 3600  # the timer of _rerun_on_reconnect's fragment: one empty run an hour
 ALL_PAGES = {page for pages in PAGES.values() for page in pages}
 STORE_ERRORS = (sqlite3.Error, OSError)  # and redis.RedisError, added by _store_errors()
 
@@ -102,12 +103,25 @@ def sidebar(t, page) -> None:
     room = st.session_state[ROOM]
     for key, values in st.session_state.pop(NOTES, []):
         st.sidebar.warning(t(key, **values))
+    following = False
     if room["key"]:
         _teacher_panel(t, room)
     elif room["code"]:
-        _student_panel(t, room)
+        following = _student_panel(t, room)
     else:
         _no_room(t)
+    if not following:  # a follower's poll is a timed fragment already
+        with st.sidebar:
+            st.fragment(run_every=RECONNECT_TIMER_SECONDS)(_rerun_on_reconnect)()
+
+
+def _rerun_on_reconnect() -> None:
+    """Nothing: a timed fragment makes the browser ask for a run of the whole page when its websocket reconnects.
+
+    Streamlit's browser asks for that run only if the page has a timed fragment (its App.handleConnectionStateChanged
+    expects to find its session again). A browser whose process died reconnects through nginx to another process
+    (deploy/nginx.conf.template), to a new, empty session: that run rebuilds its view from its link and room, and
+    the session's fragments, without which a step page's edit would be dropped (an unknown fragment's rerun is)."""
 
 
 def _no_room(t) -> None:
@@ -146,7 +160,8 @@ def _teacher_panel(t, room) -> None:
     panel.button(t("room.leave"), key="room.leave", on_click=_leave)
 
 
-def _student_panel(t, room) -> None:
+def _student_panel(t, room) -> bool:
+    """The student's panel; whether the student follows the teacher (then a fragment polls the room)."""
     panel = st.sidebar.container(border=True)
     key = ATTACHED.format(code=room["code"])
     attached = panel.toggle(t("room.follow", code=room["code"]), value=True, key=key, on_change=_reattach, args=(key,))
@@ -158,6 +173,7 @@ def _student_panel(t, room) -> None:
     if attached:
         with panel:
             st.fragment(run_every=POLL_SECONDS)(_follow)()
+    return attached
 
 
 def _reattach(key) -> None:
