@@ -9,7 +9,6 @@ teacher's link, as a fresh link would open (ui/context.py: _start_session). Deta
 """
 from __future__ import annotations
 
-import io
 import sqlite3
 
 import segno
@@ -154,7 +153,7 @@ def _teacher_panel(t, room) -> None:
     link = students_link(st.context.url or "", st.session_state[PAGE], room["code"])
     panel = st.sidebar.container(border=True)
     panel.markdown(t("room.teacher", code=room["code"]))
-    panel.image(qr_png(link), caption=t("room.scan"), width="stretch")
+    panel.image(qr_png_uri(link), caption=t("room.scan"), width="stretch")
     panel.code(link, language=None, wrap_lines=True)  # text, never markup: the host is what the browser sent
     panel.caption(t("room.teacher_note"))
     panel.button(t("room.leave"), key="room.leave", on_click=_leave)
@@ -238,7 +237,7 @@ def students_link(url: str, page: str, code: str) -> str:
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def qr_png(link: str) -> bytes:
-    image = io.BytesIO()
-    segno.make(link, error="m").save(image, kind="png", scale=8, border=2)
-    return image.getvalue()
+def qr_png_uri(link: str) -> str:
+    """The link's QR code, a PNG in a data URI: it travels in the run's message. A media file would live in one process
+    only, and a browser moved to another after its process died may ask for it again there, before its run (a 404)."""
+    return segno.make(link, error="m").png_data_uri(scale=8, border=2)
