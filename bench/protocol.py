@@ -68,9 +68,9 @@ class Run:
 class Session:
     """One browser tab: `await Session.open(url, page)`, then `await session.rerun({widget_id: state})`."""
 
-    def __init__(self, websocket, url: str, page: str, query_string: str, locale: str):
+    def __init__(self, websocket, url: str, page: str, query_string: str, locale: str, headers: dict | None = None):
         self.websocket = websocket
-        self.url, self.page, self.query_string, self.locale = url, page, query_string, locale
+        self.url, self.page, self.query_string, self.locale, self.headers = url, page, query_string, locale, headers
         self.page_script_hash = ""
         self.widgets: dict[str, WidgetState] = {}  # what the user has set, re-sent with every rerun
         self.cache: dict[str, ForwardMsg] = {}
@@ -83,13 +83,17 @@ class Session:
                    timeout: float = 60.0, headers: dict | None = None) -> "Session":
         """Connect to the server at url (http://host:port) and load a page (its url path) like a browser;
         headers go with the websocket's HTTP request (a Cookie, an Origin)."""
-        stream = re.sub(r"^http", "ws", url.rstrip("/")) + "/_stcore/stream"
-        # Browsers send no pings of their own; the server pings, and the client answers.
-        websocket = await connect(stream, subprotocols=["streamlit"], max_size=None, ping_interval=None,
-                                  open_timeout=timeout, additional_headers=headers)
-        session = cls(websocket, url, page, query_string, locale)
+        session = cls(await _connect(url, headers, timeout), url, page, query_string, locale, headers)
         await session.rerun(timeout=timeout)
         return session
+
+    async def reconnect(self, timeout: float = 60.0) -> Run:
+        """After the websocket dropped: a new one (same headers), and a run of the page shown, as the browser asks
+        when it reconnects (ui/classroom.py: _rerun_on_reconnect): that page's hash, the address and the widget
+        states. If the process died, a balancer sends it to another process, where it is a new session."""
+        self.websocket = await _connect(self.url, self.headers, timeout)
+        self.fragment = None
+        return await self.rerun(timeout)
 
     @property
     def compression(self) -> str:
@@ -209,6 +213,13 @@ class Session:
 
     async def close(self) -> None:
         await self.websocket.close()
+
+
+async def _connect(url: str, headers: dict | None, timeout: float):
+    stream = re.sub(r"^http", "ws", url.rstrip("/")) + "/_stcore/stream"
+    # Browsers send no pings of their own; the server pings, and the client answers.
+    return await connect(stream, subprotocols=["streamlit"], max_size=None, ping_interval=None, open_timeout=timeout,
+                         additional_headers=headers)
 
 
 async def timed_rerun(session: Session, timeout: float) -> tuple[float, Run]:

@@ -12,8 +12,9 @@ opens on the others (ui/weights.py).
 The run directory (build/classroom/ by default) holds nginx.conf, access.log (with the process that answered
 each request), one log per Streamlit process, and pids.json ({"url", "launcher": pid, "nginx": pid,
 "streamlit": {port: pid}}), written once everything answers and removed at exit; bench/load.py --pids reads
-it. The launcher stops everything when it gets SIGINT or SIGTERM, or when any of its processes exits; if the
-launcher itself is killed, the kernel sends its processes SIGTERM.
+it. The launcher stops everything when it gets SIGINT or SIGTERM, or when nginx or the last Streamlit process
+exits; a Streamlit process that exits is logged, and nginx sends its browsers to the others. If the launcher
+itself is killed, the kernel sends its processes SIGTERM.
 """
 from __future__ import annotations
 
@@ -33,12 +34,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = Path(__file__).with_name("nginx.conf.template")
 START_TIMEOUT = 120  # seconds for a Streamlit process to answer its health check on a busy machine
+FAIL_TIMEOUT = 10  # seconds nginx skips a process that refused a connection (deploy/nginx.conf.template)
 
 
 def render(*, listen: str, backend_ports: list[int], run_dir: Path) -> str:
     """The nginx config for these Streamlit ports, listening on `listen` ("8501" or "127.0.0.1:8800")."""
     fields = {"listen": listen, "run_dir": str(run_dir.resolve()),
-              "servers": "\n".join(f"        server 127.0.0.1:{port};" for port in backend_ports)}
+              "servers": "\n".join(f"        server 127.0.0.1:{port} max_fails=1 fail_timeout={FAIL_TIMEOUT}s;"
+                                    for port in backend_ports)}
     text = TEMPLATE.read_text()
     for name, value in fields.items():
         text = text.replace("{{" + name + "}}", value)
@@ -99,6 +102,22 @@ def stop(processes: list[subprocess.Popen]) -> None:
             process.wait()
 
 
+def watch(names: dict[subprocess.Popen, str], nginx: subprocess.Popen) -> None:
+    """Until nginx or the last Streamlit process exits. A Streamlit process that dies is not restarted: nginx sends
+    its browsers to the others for the rest of the class (a restarted one would get their routes back, and with them
+    the downloads and uploads of sessions that now live elsewhere)."""
+    running = dict(names)
+    while True:
+        for process, name in list(running.items()):
+            if process.poll() is not None:
+                del running[process]
+                print(f"{name} exited ({process.returncode})", file=sys.stderr, flush=True)
+        if nginx not in running or len(running) == 1:
+            print("stopping the others", file=sys.stderr)
+            return
+        time.sleep(0.5)
+
+
 def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
@@ -146,12 +165,8 @@ def main(argv=None) -> int:
         print(f"Classroom server on {args.address}:{args.port} ({url} on this machine): nginx in front of "
               f"Streamlit on {backends}; logs in {run_dir}, shared weights in {args.weights_dir.resolve()}. "
               f"Ctrl-C stops them all.", flush=True)
-        while True:
-            for process, name in names.items():
-                if process.poll() is not None:
-                    print(f"{name} exited ({process.returncode}); stopping the others", file=sys.stderr)
-                    return 1
-            time.sleep(0.5)
+        watch(names, nginx)
+        return 1
     except KeyboardInterrupt:
         return 0
     except RuntimeError as error:

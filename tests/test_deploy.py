@@ -56,8 +56,10 @@ def test_nginx_config_renders_for_two_processes(tmp_path):
     assert not re.search(r"\{\{\w+\}\}", text)
     assert "listen 127.0.0.1:8800;" in text
     upstream = text[text.index("upstream streamlit"):text.index("server {")]
-    assert re.findall(r"server (\S+);", upstream) == ["127.0.0.1:8801", "127.0.0.1:8802"]
+    assert re.findall(r"server (\S+) max_fails=1 fail_timeout=10s;", upstream) == ["127.0.0.1:8801", "127.0.0.1:8802"]
     assert "hash $classroom_route;" in upstream
+    server = text[text.index("server {"):text.index("location /")]  # both locations inherit these
+    assert "proxy_next_upstream error timeout;" in server and "proxy_connect_timeout 2s;" in server
     stream = text[text.index("location /_stcore/stream"):]
     assert "proxy_set_header Upgrade $http_upgrade;" in stream
     assert 'proxy_set_header Connection "upgrade";' in stream
@@ -128,13 +130,14 @@ def free_port_run(count: int, low=8800, high=8899) -> int:
 
 @pytest.fixture
 def classroom(tmp_path):
-    """`deploy/classroom.py --processes 2` on free ports, weights in run_dir/weights; yields (url, pids, run_dir);
-    SIGTERM stops it."""
+    """`deploy/classroom.py --processes 2` on free ports, weights in run_dir/weights, rooms in run_dir/rooms.sqlite3;
+    yields (url, pids, run_dir); SIGTERM stops it."""
     port = free_port_run(3)
     launcher = subprocess.Popen([sys.executable, str(ROOT / "deploy" / "classroom.py"), "--processes", "2",
                                  "--port", str(port), "--address", "127.0.0.1", "--run-dir", str(tmp_path),
                                  "--weights-dir", str(tmp_path / "weights")],
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                env={**os.environ, "TRANSFORMER_ROOMS_DB": str(tmp_path / "rooms.sqlite3")})
     pids_file = tmp_path / "pids.json"
     try:
         deadline = time.monotonic() + TIMEOUT

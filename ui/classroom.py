@@ -9,7 +9,6 @@ teacher's link, as a fresh link would open (ui/context.py: _start_session). Deta
 """
 from __future__ import annotations
 
-import io
 import sqlite3
 
 import segno
@@ -26,6 +25,7 @@ NOTES = "room.notes"
 ATTACHED = "room.attached.{code}"  # the student's toggle, on (a new room's is new: on again)
 LINK_KEYS = ("room", "key")
 POLL_SECONDS = 1.0
+RECONNECT_TIMER_SECONDS = 3600  # the timer of _rerun_on_reconnect's fragment: one empty run an hour
 ALL_PAGES = {page for pages in PAGES.values() for page in pages}
 STORE_ERRORS = (sqlite3.Error, OSError)  # and redis.RedisError, added by _store_errors()
 
@@ -102,12 +102,25 @@ def sidebar(t, page) -> None:
     room = st.session_state[ROOM]
     for key, values in st.session_state.pop(NOTES, []):
         st.sidebar.warning(t(key, **values))
+    following = False
     if room["key"]:
         _teacher_panel(t, room)
     elif room["code"]:
-        _student_panel(t, room)
+        following = _student_panel(t, room)
     else:
         _no_room(t)
+    if not following:  # a follower's poll is a timed fragment already
+        with st.sidebar:
+            st.fragment(run_every=RECONNECT_TIMER_SECONDS)(_rerun_on_reconnect)()
+
+
+def _rerun_on_reconnect() -> None:
+    """Nothing: a timed fragment makes the browser ask for a run of the whole page when its websocket reconnects.
+
+    Streamlit's browser asks for that run only if the page has a timed fragment (its App.handleConnectionStateChanged
+    expects to find its session again). A browser whose process died reconnects through nginx to another process
+    (deploy/nginx.conf.template), to a new, empty session: that run rebuilds its view from its link and room, and
+    the session's fragments, without which a step page's edit would be dropped (an unknown fragment's rerun is)."""
 
 
 def _no_room(t) -> None:
@@ -140,13 +153,14 @@ def _teacher_panel(t, room) -> None:
     link = students_link(st.context.url or "", st.session_state[PAGE], room["code"])
     panel = st.sidebar.container(border=True)
     panel.markdown(t("room.teacher", code=room["code"]))
-    panel.image(qr_png(link), caption=t("room.scan"), width="stretch")
+    panel.image(qr_png_uri(link), caption=t("room.scan"), width="stretch")
     panel.code(link, language=None, wrap_lines=True)  # text, never markup: the host is what the browser sent
     panel.caption(t("room.teacher_note"))
     panel.button(t("room.leave"), key="room.leave", on_click=_leave)
 
 
-def _student_panel(t, room) -> None:
+def _student_panel(t, room) -> bool:
+    """The student's panel; whether the student follows the teacher (then a fragment polls the room)."""
     panel = st.sidebar.container(border=True)
     key = ATTACHED.format(code=room["code"])
     attached = panel.toggle(t("room.follow", code=room["code"]), value=True, key=key, on_change=_reattach, args=(key,))
@@ -158,6 +172,7 @@ def _student_panel(t, room) -> None:
     if attached:
         with panel:
             st.fragment(run_every=POLL_SECONDS)(_follow)()
+    return attached
 
 
 def _reattach(key) -> None:
@@ -222,7 +237,7 @@ def students_link(url: str, page: str, code: str) -> str:
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def qr_png(link: str) -> bytes:
-    image = io.BytesIO()
-    segno.make(link, error="m").save(image, kind="png", scale=8, border=2)
-    return image.getvalue()
+def qr_png_uri(link: str) -> str:
+    """The link's QR code, a PNG in a data URI: it travels in the run's message. A media file would live in one process
+    only, and a browser moved to another after its process died may ask for it again there, before its run (a 404)."""
+    return segno.make(link, error="m").png_data_uri(scale=8, border=2)
