@@ -89,7 +89,7 @@ class Session:
 
     async def reconnect(self, timeout: float = 60.0) -> Run:
         """After the websocket dropped: a new one (same headers), and a run of the page shown, as the browser asks
-        when it reconnects (ui/classroom.py: _rerun_on_reconnect): that page's hash, the address and the widget
+        when it reconnects (ui/classroom.py: _copy_link_on_a_timer): that page's hash, the address and the widget
         states. If the process died, a balancer sends it to another process, where it is a new session."""
         self.websocket = await _connect(self.url, self.headers, timeout)
         self.fragment = None

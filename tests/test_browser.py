@@ -497,7 +497,8 @@ def start_training(server, new_page):
 
 
 def click_tab(page, label):
-    page.get_by_role("tab", name=label, exact=True).click()
+    """Choose one of a page's sections (views.section_tabs: a row of buttons, st.segmented_control)."""
+    page.locator("[data-testid='stButtonGroup'] button").filter(has_text=re.compile(f"^{re.escape(label)}$")).click()
     settle(page)
 
 

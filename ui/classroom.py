@@ -17,6 +17,7 @@ import streamlit as st
 from . import rooms
 from .navigation import HOME, PAGES
 from .rooms import RoomError
+from .share import copy_link_button
 
 ROOM = "room"  # session_state: this session's room: {"code", "key" (the teacher's, else None), "seen", "refused"}
 LINK = "room.link"  # session_state: the room's part of this session's link, which context.write_link adds
@@ -25,7 +26,7 @@ NOTES = "room.notes"
 ATTACHED = "room.attached.{code}"  # the student's toggle, on (a new room's is new: on again)
 LINK_KEYS = ("room", "key")
 POLL_SECONDS = 1.0
-RECONNECT_TIMER_SECONDS = 3600  # the timer of _rerun_on_reconnect's fragment: one empty run an hour
+RECONNECT_TIMER_SECONDS = 3600  # the timer of _copy_link_on_a_timer's fragment: one run an hour
 ALL_PAGES = {page for pages in PAGES.values() for page in pages}
 STORE_ERRORS = (sqlite3.Error, OSError)  # and redis.RedisError, added by _store_errors()
 
@@ -109,18 +110,23 @@ def sidebar(t, page) -> None:
         following = _student_panel(t, room)
     else:
         _no_room(t)
-    if not following:  # a follower's poll is a timed fragment already
-        with st.sidebar:
-            st.fragment(run_every=RECONNECT_TIMER_SECONDS)(_rerun_on_reconnect)()
+    with st.sidebar:
+        if following:  # a follower's poll is a timed fragment already
+            copy_link_button(t)
+        else:
+            st.fragment(run_every=RECONNECT_TIMER_SECONDS)(_copy_link_on_a_timer)(t)
 
 
-def _rerun_on_reconnect() -> None:
-    """Nothing: a timed fragment makes the browser ask for a run of the whole page when its websocket reconnects.
+def _copy_link_on_a_timer(t) -> None:
+    """The copy-link button, in a timed fragment (one run an hour, drawing the button alone: a fragment of its own
+    would be two more messages on every run): a timed fragment makes the browser ask for a run of the whole page
+    when its websocket reconnects.
 
     Streamlit's browser asks for that run only if the page has a timed fragment (its App.handleConnectionStateChanged
     expects to find its session again). A browser whose process died reconnects through nginx to another process
     (deploy/nginx.conf.template), to a new, empty session: that run rebuilds its view from its link and room, and
     the session's fragments, without which a step page's edit would be dropped (an unknown fragment's rerun is)."""
+    copy_link_button(t)
 
 
 def _no_room(t) -> None:

@@ -19,7 +19,6 @@ from . import state as app_state
 from .format import DIGITS_RANGE
 from .i18n import LANGUAGES, language_of, literal, plain_math, translator
 from .navigation import ENCODER_DECODER_ONLY, HOME, PAGES, page_file
-from .share import copy_link_button
 from .state import APP_LIMITS, DEFAULT_TARGET, FLOAT_RANGES, MAX_CHARS, AppState, LimitError
 from .streamlit_internals import forget_stale_widgets
 from .weights import WeightsStore
@@ -114,7 +113,6 @@ def build() -> Context:
         st.sidebar.caption(t("ctl.edits"))
         st.sidebar.button(t("ctl.reset_edits"), key="ctl.reset_edits", on_click=lambda: set_state(
             st.session_state.state.without_edits()))
-    copy_link_button(st.sidebar, t)
     return context
 
 

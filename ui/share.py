@@ -41,7 +41,6 @@ HTML = "<button type='button'></button><span></span>"
 _copy_link = st.components.v2.component("copy_link", html=HTML, css=CSS, js=JS)
 
 
-def copy_link_button(container, t) -> None:
-    with container:
-        _copy_link(key="copy_link", data={"label": t("ctl.share"), "help": t("ctl.share_help"),
-                                          "done": t("ctl.share_done"), "failed": t("ctl.share_failed")})
+def copy_link_button(t) -> None:
+    _copy_link(key="copy_link", data={"label": t("ctl.share"), "help": t("ctl.share_help"),
+                                      "done": t("ctl.share_done"), "failed": t("ctl.share_failed")})
