@@ -162,8 +162,17 @@ async def follow(number: int, url: str, code: str, args, room: Class, start_at: 
         await session.close()
 
 
+async def warm(pid) -> None:
+    """Behind nginx: a page load on each process directly, so that "RSS with the teacher alone" holds the app's
+    modules in every process, not only in the teacher's."""
+    for port in pid.streamlit if isinstance(pid, Processes) else ():
+        session = await Session.open(f"http://127.0.0.1:{port}")
+        await session.close()
+
+
 async def run_class(url: str, pid, args, followers: int) -> dict:
     room = Class()
+    await warm(pid)
     teacher, code = await open_room(url, args)
     alone = Reading.of(pid)
     ramp = min(10.0, 0.2 * followers)
@@ -197,7 +206,7 @@ async def run_class(url: str, pid, args, followers: int) -> dict:
                       "max": max(latencies, default=float("nan"))},
         "teacher_rerun_ms": {"p50": percentile(room.teacher_reruns, 50) * 1000,
                              "max": max(room.teacher_reruns, default=float("nan")) * 1000},
-        "server_cores_busy": (end.cpu - start.cpu) / seconds,
+        "server_cores_busy": (end.cpu - start.cpu) / seconds, "server_cpu_s": end.cpu - start.cpu,
         "rss_mb": {"teacher_alone": alone.rss, "all": end.rss},
         "mb_per_follower": (end.rss - alone.rss) / followers if followers else None,
         "per_process": [{"port": port, "sessions": sessions, "rss_mb": rss} for port, _, sessions, rss in
@@ -248,7 +257,9 @@ def describe(result: dict) -> list[str]:
                      f"{lat['max']:.2f} s over {result['updates']} updates")
     lines.append(f"  teacher's rerun p50 {result['teacher_rerun_ms']['p50']:.0f} ms, max "
                  f"{result['teacher_rerun_ms']['max']:.0f} ms; server {result['server_cores_busy']:.2f} cores busy"
-                 + ("" if result["nginx_cores_busy"] is None else f", nginx {result['nginx_cores_busy']:.3f}"))
+                 + ("" if result["nginx_cores_busy"] is None else f", nginx {result['nginx_cores_busy']:.3f}")
+                 + (f"; {result['server_cpu_s'] / result['updates'] * 1000:.0f} ms of server CPU per follower's "
+                    f"update" if result["updates"] else ""))
     lines.append(f"  RSS {rss['teacher_alone']:.0f} MB with the teacher alone, {rss['all']:.0f} MB with all"
                  + ("" if result["mb_per_follower"] is None else f": {result['mb_per_follower']:.2f} MB per follower")
                  + "".join(f"; port {p['port']}: {p['sessions']} sessions, {p['rss_mb']:.0f} MB"
