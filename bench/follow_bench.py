@@ -41,8 +41,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 from websockets.exceptions import ConnectionClosed  # noqa: E402
 
-from load import (Editor, Processes, Reading, Target, free_port, open_editor, page_cookies, parse_interval,  # noqa: E402
-                  percentile, start_server, version)
+from load import (Editor, Processes, Reading, Target, free_port, open_editor, page_cookies,  # noqa: E402
+                  parse_interval, percentile, start_server, version)
 from pages_bench import process_cpu  # noqa: E402
 from protocol import ForwardMsg, RerunTimeout, Session  # noqa: E402
 from ui.rooms import SqliteRooms  # noqa: E402

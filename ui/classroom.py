@@ -22,8 +22,9 @@ from . import room_watch, rooms, streamlit_internals
 from .navigation import HOME, PAGES
 from .rooms import RoomError
 
-ROOM = "room"  # session_state: this session's room: {"code", "key" (the teacher's, else None), "seen" (the room's version
-# the page shows; a teacher's: its last put), "refused"}
+# session_state: this session's room: {"code", "key" (the teacher's, else None), "seen" (the room's version its page
+# shows; a teacher's: the version of its last put), "refused"}
+ROOM = "room"
 LINK = "room.link"  # session_state: the room's part of this session's link, which context.write_link adds
 PAGE = "room.page"  # session_state: the page this run shows, which publish() puts into the room
 NOTES = "room.notes"
