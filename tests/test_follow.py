@@ -4,6 +4,7 @@ the server nothing while the room does not move, and after each change of the te
 itself (ui/room_watch.py) that shows the teacher's page and state; a student who detaches stays; a forged key and a
 student's own changes never reach the room."""
 import asyncio
+import os
 import random
 import sys
 import urllib.parse
@@ -18,8 +19,9 @@ for path in (ROOT, ROOT / "bench"):
 
 from conftest import app_server, in_own_thread  # noqa: E402
 from load import Editor, Target, open_editor  # noqa: E402
-from protocol import Session  # noqa: E402
+from protocol import ForwardMsg, Session  # noqa: E402
 from ui import rooms  # noqa: E402
+from ui.classroom import POLL_SECONDS  # noqa: E402
 from ui.i18n import translator  # noqa: E402
 
 TIMEOUT = 60
@@ -133,6 +135,33 @@ def test_every_student_of_a_room_takes_the_teachers_weight_edit(server):
             await asyncio.gather(teacher.close(), *(student.close() for student in students))
 
     in_own_thread(scenario)
+
+
+def test_where_the_internals_are_off_a_students_page_polls_the_room(tmp_path):
+    """Another Streamlit version (ui/streamlit_internals.py off): no watcher, the sidebar's fragment asks every second
+    (its timer's tick is sent here at once, as the browser's would be a second later)."""
+    (tmp_path / "sitecustomize.py").write_text("import streamlit\nstreamlit.__version__ = '0.0.0'\n")
+    path = os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))
+    env = {"TRANSFORMER_ROOMS_DB": str(tmp_path / "rooms.sqlite3"), "PYTHONPATH": path}
+
+    async def scenario(url):
+        teacher, code, key = await open_room(url)
+        student = await Session.open(url, "", query_string=f"room={code}", timeout=TIMEOUT)
+        try:
+            (fragment,) = student.auto_reruns
+            assert student.auto_reruns[fragment] == POLL_SECONDS and state(student) == state(teacher)
+            idle = await student.auto_rerun(fragment, TIMEOUT)  # the room has not moved: the fragment only, no page
+            assert idle.status == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY and state(student) == state(teacher)
+            await type_text(teacher, r"ctl\.src", "A polled sentence")
+            run = await student.auto_rerun(fragment, TIMEOUT)
+            assert not run.exceptions and query(student)["src"] == "A polled sentence"
+            assert state(student) == state(teacher) and student.page_script_hash == teacher.page_script_hash
+        finally:
+            await asyncio.gather(teacher.close(), student.close())
+
+    with app_server(tmp_path / "streamlit.log", env) as url:
+        in_own_thread(lambda: scenario(url))
+    assert "is not 1.67.x" in (tmp_path / "streamlit.log").read_text()  # the server ran with the internals off
 
 
 @pytest.mark.parametrize("forged", ["A" * 22, "not-a-key", "'><script>"])
