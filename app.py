@@ -8,6 +8,7 @@ server.configure()  # the process's settings, on the first run only
 if "state" not in st.session_state:  # the browser keeps it: sent on a session's first run, not on every rerun
     st.set_page_config(page_title="Transformer, step by step", page_icon="🔢", layout="wide")
 classroom.join_from_link()  # before the state writes the link, which keeps its room
+classroom.catch_up()  # a following student's page behind the teacher's takes the teacher's link
 ctx = context.build()
 if ctx.state.present:  # presenter mode: the page has the whole screen
     st.set_page_config(initial_sidebar_state="collapsed")

@@ -135,14 +135,22 @@ class Session:
                 run = await self._receive_run(self.last, fragment) if fragment else await self._receive_run()
         except TimeoutError:
             raise RerunTimeout(f"no script_finished within {timeout:g} s") from None
+        return self._shown(run)
+
+    async def server_run(self) -> Run:
+        """Wait for a run the server starts on its own (nothing sent), e.g. a fragment it reruns for the session."""
+        return self._shown(await self._receive_run(self.last, fragment=None))
+
+    def _shown(self, run: Run) -> Run:
         # The browser forgets the states of widgets that left the page.
         shown = {getattr(proto, "id", "") for _, proto in run.elements.values()}
         self.widgets = {wid: value for wid, value in self.widgets.items() if wid in shown}
         self.last = run
         return run
 
-    async def _receive_run(self, before: Run | None = None, fragment: str = "") -> Run:
-        """The next run's messages; a fragment's run redraws its part of `before`, the page's last run."""
+    async def _receive_run(self, before: Run | None = None, fragment: str | None = "") -> Run:
+        """The next run's messages; a fragment's run redraws its part of `before`, the page's last run (fragment
+        None: a run the server started, which keeps all of `before` until a run of the whole page starts)."""
         run = Run()
         if before is not None:  # what the fragment does not draw this time is gone, the rest stays
             kept = [path for path in before.elements if before.fragments.get(path) != fragment]

@@ -1,8 +1,11 @@
 """Follow the teacher (ui/classroom.py), at the protocol level (bench/protocol.py, no browser): a teacher opens a
-room from the sidebar; a student who opens the room's link is on the teacher's page with the teacher's state, and
-the student's next poll after a change of the teacher (st.fragment(run_every=1 s), rerun here as the browser's timer
-does) brings it; a student who detaches stays; a forged key and a student's own changes never reach the room."""
+room from the sidebar; a student who opens the room's link is on the teacher's page with the teacher's state, asks
+the server nothing while the room does not move, and after each change of the teacher gets a run the server starts
+itself (ui/room_watch.py) that shows the teacher's page and state; a student who detaches stays; a forged key and a
+student's own changes never reach the room."""
 import asyncio
+import os
+import random
 import sys
 import urllib.parse
 from pathlib import Path
@@ -15,7 +18,8 @@ for path in (ROOT, ROOT / "bench"):
         sys.path.insert(0, str(path))
 
 from conftest import app_server, in_own_thread  # noqa: E402
-from protocol import Session  # noqa: E402
+from load import Editor, Target, open_editor  # noqa: E402
+from protocol import ForwardMsg, Session  # noqa: E402
 from ui import rooms  # noqa: E402
 from ui.classroom import POLL_SECONDS  # noqa: E402
 from ui.i18n import translator  # noqa: E402
@@ -52,12 +56,15 @@ async def toggle(session: Session, key: str, on: bool):
     return await session.rerun(TIMEOUT)
 
 
-async def poll(student: Session):
-    """One timer tick of the student's follow fragment."""
-    (fragment,) = student.auto_reruns
-    assert student.auto_reruns[fragment] == POLL_SECONDS
-    await asyncio.sleep(POLL_SECONDS)
-    return await student.auto_rerun(fragment, TIMEOUT)
+async def woken(student: Session):
+    """The run the server starts for a student whose room moved: the page asks nothing itself (no timer)."""
+    assert not student.auto_reruns
+    return await asyncio.wait_for(student.server_run(), TIMEOUT)
+
+
+def state(session: Session) -> dict:
+    """The state a session's address holds, without the room and key."""
+    return {name: value for name, value in query(session).items() if name not in ("room", "key")}
 
 
 async def open_room(url: str) -> tuple[Session, str, str]:
@@ -83,11 +90,17 @@ def test_a_student_follows_the_teacher_and_can_detach(server):
             assert student.page_script_hash == teacher.page_script_hash  # moved to the teacher's page
             assert "key" not in query(student) and query(student)["room"] == code
             await type_text(teacher, r"ctl\.src", "Good morning class")
-            version = store.version(code)
-            run = await poll(student)  # the first tick after the change
+            run = await woken(student)  # the same page: taken in one run
             assert run.status == 0 and not run.exceptions
             assert query(student)["src"] == "Good morning class" and "key" not in query(student)
             assert student.page_script_hash == teacher.page_script_hash
+
+            teacher.page, teacher.page_script_hash = "qkv", ""  # the teacher goes to another page
+            await teacher.rerun(TIMEOUT)
+            run = await woken(student)
+            assert run.status == 0 and not run.exceptions and store.latest(code).page == "qkv"
+            assert student.page_script_hash == teacher.page_script_hash and state(student) == state(teacher)
+            version = store.version(code)
 
             await toggle(student, r"room\.attached\.\w+", False)  # detach, and experiment
             assert POLL_SECONDS not in student.auto_reruns.values() and T("room.detached") in shown(student)
@@ -101,6 +114,54 @@ def test_a_student_follows_the_teacher_and_can_detach(server):
             await asyncio.gather(teacher.close(), student.close())
 
     in_own_thread(scenario)
+
+
+def test_every_student_of_a_room_takes_the_teachers_weight_edit(server):
+    url, store = server
+
+    async def scenario():
+        teacher, code, key = await open_room(url)
+        students = [await Session.open(url, "", query_string=f"room={code}", timeout=TIMEOUT) for _ in range(4)]
+        try:
+            target = Target.app("attention", "enc.0.attn.W_Q", "0")
+            await open_editor(teacher, target, TIMEOUT)
+            Editor(teacher, target.editor_key, random.Random(0)).change(row=1, column=2, value=1.25)
+            await teacher.rerun(TIMEOUT)
+            assert store.latest(code).query["edit"].endswith("=1.25")  # the room holds the edit
+            runs = await asyncio.gather(*(woken(student) for student in students))
+            assert all(run.status == 0 and not run.exceptions for run in runs)
+            assert all(state(student) == state(teacher) for student in students)
+        finally:
+            await asyncio.gather(teacher.close(), *(student.close() for student in students))
+
+    in_own_thread(scenario)
+
+
+def test_where_the_internals_are_off_a_students_page_polls_the_room(tmp_path):
+    """Another Streamlit version (ui/streamlit_internals.py off): no watcher, the sidebar's fragment asks every second
+    (its timer's tick is sent here at once, as the browser's would be a second later)."""
+    (tmp_path / "sitecustomize.py").write_text("import streamlit\nstreamlit.__version__ = '0.0.0'\n")
+    path = os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))
+    env = {"TRANSFORMER_ROOMS_DB": str(tmp_path / "rooms.sqlite3"), "PYTHONPATH": path}
+
+    async def scenario(url):
+        teacher, code, key = await open_room(url)
+        student = await Session.open(url, "", query_string=f"room={code}", timeout=TIMEOUT)
+        try:
+            (fragment,) = student.auto_reruns
+            assert student.auto_reruns[fragment] == POLL_SECONDS and state(student) == state(teacher)
+            idle = await student.auto_rerun(fragment, TIMEOUT)  # the room has not moved: the fragment only, no page
+            assert idle.status == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY and state(student) == state(teacher)
+            await type_text(teacher, r"ctl\.src", "A polled sentence")
+            run = await student.auto_rerun(fragment, TIMEOUT)
+            assert not run.exceptions and query(student)["src"] == "A polled sentence"
+            assert state(student) == state(teacher) and student.page_script_hash == teacher.page_script_hash
+        finally:
+            await asyncio.gather(teacher.close(), student.close())
+
+    with app_server(tmp_path / "streamlit.log", env) as url:
+        in_own_thread(lambda: scenario(url))
+    assert "is not 1.67.x" in (tmp_path / "streamlit.log").read_text()  # the server ran with the internals off
 
 
 @pytest.mark.parametrize("forged", ["A" * 22, "not-a-key", "'><script>", "Ä" * 22, "' OR '1'='1", "A" * 5000])

@@ -1,6 +1,7 @@
 """The guard of ui/streamlit_internals.py: its workarounds run on the Streamlit they were written for only. Why each
 is needed: tests/test_app.py (test_a_session_does_not_keep_the_widgets_it_no_longer_shows,
-test_deep_link_before_any_app_run), each run with the workaround and without it."""
+test_deep_link_before_any_app_run: each run with the workaround and without it) and tests/test_follow.py (students
+woken by the server)."""
 import logging
 import sys
 from pathlib import Path
@@ -31,3 +32,10 @@ def test_another_version_turns_the_workarounds_off_with_one_warning(caplog, monk
     monkeypatch.setattr(PagesManager, "uses_pages_directory", True)
     assert streamlit_internals.leave_folder_mode() is False
     assert PagesManager.uses_pages_directory is True  # the process's flag left as Streamlit set it
+
+
+def test_waking_another_session_is_off_on_another_version_and_outside_a_server(monkeypatch):
+    assert streamlit_internals.this_session() is None  # no script run in this thread
+    assert streamlit_internals.rerun_session("no-such-session") is False  # no runtime in this process
+    monkeypatch.setattr(streamlit_internals, "in_use", lambda: False)
+    assert streamlit_internals.rerun_session("no-such-session") is False

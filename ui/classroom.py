@@ -3,9 +3,12 @@
 app.py calls `join_from_link()` before the state is built (so the link's room= and key= stay in the address),
 `sidebar(t, page)` before the page runs, and `publish()` after it; a step page's fragment publishes too (its own
 reruns do not run app.py). The teacher's link holds room=CODE&key=SECRET and each of the teacher's runs puts the
-page and its link into the room; a student's link holds room=CODE only. A student's page polls the room's version
-once a second (st.fragment(run_every)) while attached and, when it moved, opens the teacher's page with the
-teacher's link, as a fresh link would open (ui/context.py: _start_session). Detached, nothing follows.
+page and its link into the room; a student's link holds room=CODE only. While a student is attached, the process's
+room watcher (ui/room_watch.py: one read of the room a few times a second for all its students) reruns the student's
+page when the room moves, and `catch_up()`, which app.py calls before the state is built, opens the teacher's page
+with the teacher's link, as a fresh link would open (ui/context.py: _start_session). Where waking a page needs
+Streamlit internals that are off (ui/streamlit_internals.py), a fragment of the sidebar polls the room once a second
+instead (st.fragment(run_every)). Detached, nothing follows.
 """
 from __future__ import annotations
 
@@ -14,18 +17,20 @@ import sqlite3
 import segno
 import streamlit as st
 
-from . import rooms
+from . import room_watch, rooms, streamlit_internals
 from .navigation import HOME, PAGES
 from .rooms import RoomError
 from .share import copy_link_button
 
-ROOM = "room"  # session_state: this session's room: {"code", "key" (the teacher's, else None), "seen", "refused"}
+# session_state: this session's room: {"code", "key" (the teacher's, else None), "seen" (the room's version its page
+# shows; a teacher's: the version of its last put), "refused"}
+ROOM = "room"
 LINK = "room.link"  # session_state: the room's part of this session's link, which context.write_link adds
 PAGE = "room.page"  # session_state: the page this run shows, which publish() puts into the room
 NOTES = "room.notes"
 ATTACHED = "room.attached.{code}"  # the student's toggle, on (a new room's is new: on again)
 LINK_KEYS = ("room", "key")
-POLL_SECONDS = 1.0
+POLL_SECONDS = 1.0  # a student's page asks the room this often when the watcher cannot wake it
 RECONNECT_TIMER_SECONDS = 3600  # the timer of _copy_link_on_a_timer's fragment: one run an hour
 ALL_PAGES = {page for pages in PAGES.values() for page in pages}
 STORE_ERRORS = (sqlite3.Error, OSError)  # and redis.RedisError, added by _store_errors()
@@ -45,6 +50,19 @@ def _store_errors() -> tuple:
 
         return STORE_ERRORS + (RedisError,)
     return STORE_ERRORS
+
+
+@st.cache_resource(show_spinner=False)
+def watcher() -> room_watch.Watcher:
+    """The watcher that wakes this process's students (its thread reads the store: a store error is a None)."""
+    rooms_store, errors = store(), _store_errors()
+
+    def version(code):
+        try:
+            return rooms_store.version(code)
+        except errors:
+            return None
+    return room_watch.Watcher(version, streamlit_internals.rerun_session)
 
 
 def _ask(call, notes: list):
@@ -101,17 +119,20 @@ def sidebar(t, page) -> None:
     """The room's part of the sidebar; a student's page that is behind the teacher's goes to it (st.switch_page)."""
     st.session_state[PAGE] = page.url_path if page.url_path in ALL_PAGES else HOME
     room = st.session_state[ROOM]
+    session = streamlit_internals.this_session()
+    if session is not None:  # woken again only if the student's panel below says so
+        watcher().forget(session)
     for key, values in st.session_state.pop(NOTES, []):
         st.sidebar.warning(t(key, **values))
-    following = False
+    polling = False
     if room["key"]:
         _teacher_panel(t, room)
     elif room["code"]:
-        following = _student_panel(t, room)
+        polling = _student_panel(t, room)
     else:
         _no_room(t)
     with st.sidebar:
-        if following:  # a follower's poll is a timed fragment already
+        if polling:  # a follower's poll is a timed fragment already
             copy_link_button(t)
         else:
             st.fragment(run_every=RECONNECT_TIMER_SECONDS)(_copy_link_on_a_timer)(t)
@@ -166,19 +187,26 @@ def _teacher_panel(t, room) -> None:
 
 
 def _student_panel(t, room) -> bool:
-    """The student's panel; whether the student follows the teacher (then a fragment polls the room)."""
+    """The student's panel; whether it holds a timed fragment: the poll of the room, where no watcher can wake the
+    page (ui/room_watch.py)."""
     panel = st.sidebar.container(border=True)
     key = ATTACHED.format(code=room["code"])
     attached = panel.toggle(t("room.follow", code=room["code"]), value=True, key=key, on_change=_reattach, args=(key,))
-    if not attached:
-        panel.caption(t("room.detached", code=room["code"]))
+    panel.caption(t("room.following") if attached else t("room.detached", code=room["code"]))
     if room["refused"]:
         panel.warning(t("room.wrong_key", code=room["code"]))
     panel.button(t("room.leave"), key="room.leave", on_click=_leave)
-    if attached:
+    session = streamlit_internals.this_session()
+    if attached and session is None:  # no watcher: the page asks the room itself
         with panel:
             st.fragment(run_every=POLL_SECONDS)(_follow)()
-    return attached
+        return True
+    if attached:
+        if room["seen"] is None:  # the first run: the teacher's page now (later runs catch up before the page)
+            with panel:
+                _follow()
+        watcher().follow(session, room["code"], room["seen"])
+    return False
 
 
 def _reattach(key) -> None:
@@ -186,27 +214,61 @@ def _reattach(key) -> None:
         st.session_state[ROOM]["seen"] = None  # the teacher's page now, even if it has not changed since
 
 
+def catch_up() -> None:
+    """Before the state is built: a following student's page that is behind the room takes the teacher's page and
+    link, in this run if the page is the same, else by st.switch_page. The watcher wakes such a run when the room
+    moves; a student's own runs catch up too."""
+    room = st.session_state.get(ROOM)
+    if room is None or room["key"] or not room["code"] or "state" not in st.session_state or \
+            not st.session_state.get(ATTACHED.format(code=room["code"]), True):
+        return
+    notes = st.session_state.setdefault(NOTES, [])
+    latest = _moved(room, notes)
+    if any(key == "room.gone" for key, _ in notes):
+        _leave()
+    elif latest is not None:
+        _take(latest, switch=latest.page != st.session_state.get(PAGE))
+
+
 def _follow() -> None:
-    """A student's poll: one small read of the room's version; when it moved, the teacher's page and link."""
-    room, notes = st.session_state[ROOM], []
-    version = _ask(lambda: store().version(room["code"]), notes)
-    if version is None and not notes:  # the room expired
-        st.session_state[NOTES] = [("room.gone", {"code": room["code"]})]
+    """A student's look at the room from the sidebar: on the first run, and every second (a timed fragment) where no
+    watcher wakes the page."""
+    notes = []
+    latest = _moved(st.session_state[ROOM], notes)
+    if any(key == "room.gone" for key, _ in notes):
+        st.session_state[NOTES] = notes
         _leave()
         st.rerun(scope="app")
+    t = st.session_state["context"].t
+    for key, values in notes:  # a store that does not answer: asked again soon
+        st.caption(t(key, **values))
+    if latest is not None:
+        _take(latest, switch=True)
+
+
+def _moved(room: dict, notes: list) -> rooms.Latest | None:
+    """One small read of the room's version; if it moved from the one this page shows, the teacher's page and link
+    (and the page now shows that version). A room gone or a store that does not answer: None, with a note."""
+    version = _ask(lambda: store().version(room["code"]), notes)
+    if version is None and not notes:  # the room expired
+        notes.append(("room.gone", {"code": room["code"]}))
     if version is None or version == room["seen"]:
-        t = st.session_state["context"].t
-        for key, values in notes or [("room.following", {})]:  # a store that does not answer: asked again in 1 s
-            st.caption(t(key, **values))
-        return
+        return None
     latest = _ask(lambda: store().latest(room["code"]), notes)
     room["seen"] = version
-    if latest is None or latest.page not in ALL_PAGES:
-        return
-    state = st.session_state.pop("state")  # the next run reads the teacher's link as a fresh session does
+    return latest if latest is not None and latest.page in ALL_PAGES else None
+
+
+def _take(latest: rooms.Latest, switch: bool) -> None:
+    """The teacher's link as this session's, read as a fresh session reads its link: in this run (before the state
+    is built) or, on another page, by st.switch_page."""
+    state = st.session_state.pop("state")
     query = {**latest.query, **st.session_state[LINK]}
     if state.lang_chosen:  # each student keeps the language they chose, else their browser's
         query["lang"] = state.lang
+    if not switch:
+        st.query_params.from_dict(query)
+        return
     from . import context  # imported here: context imports this module
 
     st.switch_page(context.page_entry(st.session_state["context"].t, latest.page), query_params=query)
@@ -220,7 +282,10 @@ def publish(t) -> None:
         return
     query = {key: value for key, value in st.query_params.to_dict().items() if key not in LINK_KEYS + ("lang",)}
     notes = []
-    _ask(lambda: store().put(room["code"], room["key"], st.session_state[PAGE], query), notes)
+    version = _ask(lambda: store().put(room["code"], room["key"], st.session_state[PAGE], query), notes)
+    if version is not None and version != room["seen"]:  # the students of this process see it now
+        room["seen"] = version
+        watcher().nudge()
     refused = [key for key, _ in notes if key in ("room.wrong_key", "room.gone")]
     if not refused:
         for key, values in notes:  # the store is down, or the state too big: the students keep the last one

@@ -1,10 +1,12 @@
 """Every use of Streamlit's private internals, in one place: written for Streamlit 1.67.x and used only there.
 
 On any other version each workaround is off, with one logged warning, until someone has checked it against that
-version's source: `forget_stale_widgets` reads and writes private attributes of a session's state, and
-`leave_folder_mode` sets a class attribute for the whole process. Why each is needed, and the test that fails
-without it on 1.67: docs/streamlit-widget-leak.md and tests/test_app.py
-(test_a_session_does_not_keep_the_widgets_it_no_longer_shows, test_deep_link_before_any_app_run).
+version's source: `forget_stale_widgets` reads and writes private attributes of a session's state,
+`leave_folder_mode` sets a class attribute for the whole process, and `rerun_session` reaches another session
+through the runtime's private session manager (off, the students' pages poll instead: ui/classroom.py). Why each is
+needed, and the test that fails without it on 1.67: docs/streamlit-widget-leak.md, tests/test_app.py
+(test_a_session_does_not_keep_the_widgets_it_no_longer_shows, test_deep_link_before_any_app_run) and
+tests/test_follow.py (test_a_student_follows_the_teacher_and_can_detach).
 """
 from __future__ import annotations
 
@@ -12,10 +14,15 @@ import functools
 import logging
 
 import streamlit
+from streamlit.proto.ClientState_pb2 import ClientState
+from streamlit.runtime import Runtime
+from streamlit.runtime.app_session import AppSessionState
 from streamlit.runtime.pages_manager import PagesManager
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 from streamlit.runtime.state import get_session_state
 
 WRITTEN_FOR = "1.67."  # the Streamlit versions whose source these workarounds were checked against
+RERUN_LATER_SECONDS = 0.05  # rerun_session on a session busy with a run of its own: asked again this much later
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +62,39 @@ def leave_folder_mode() -> bool:
         return False
     PagesManager.uses_pages_directory = False
     return True
+
+
+def this_session() -> str | None:
+    """The id of the session whose script runs in this thread, for rerun_session; None if off."""
+    run = get_script_run_ctx() if in_use() else None
+    return None if run is None else run.session_id
+
+
+def rerun_session(session_id: str) -> bool:
+    """From any thread: rerun the whole page of a session of this process, with the page and address of its last run
+    and no widget changed (what Streamlit's own rerun-on-save asks). False if the session is gone, or the workaround
+    is off."""
+    if not in_use() or not Runtime.exists():
+        return False
+    found = Runtime.instance()._session_mgr.get_active_session_info(session_id)
+    if found is None:
+        return False
+    found.session._event_loop.call_soon_threadsafe(_rerun, found.session)  # on the server's event loop, as a BackMsg
+    return True
+
+
+def _rerun(session) -> None:
+    if session._state == AppSessionState.SHUTDOWN_REQUESTED:
+        return
+    if session._state == AppSessionState.APP_IS_RUNNING:  # a run of its own, which a rerun now would stop: after it
+        session._event_loop.call_later(RERUN_LATER_SECONDS, _rerun, session)
+        return
+    last = session._client_state
+    state = ClientState(query_string=last.query_string, page_script_hash=last.page_script_hash,
+                        page_name=last.page_name)
+    if last.HasField("context_info"):
+        state.context_info.CopyFrom(last.context_info)
+    session.request_rerun(state)
 
 
 def navigation_mode_for_tests(monkeypatch) -> None:
