@@ -24,7 +24,7 @@ from collections import Counter
 
 from test_deploy import LOG_LINE, TIMEOUT, classroom, needs_nginx  # noqa: F401  (classroom: the fixture)
 from test_browser import settle
-from test_follow import click, poll, query
+from test_follow import click, query, woken
 
 from protocol import Session
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -214,13 +214,13 @@ def test_a_process_dies_mid_class_and_every_browser_on_it_is_back_on_the_other(c
             assert stayed.websocket.state.name == "OPEN"  # the other process's students never noticed
 
             # The class goes on, on the live process: the teacher types a sentence on the projector, the room takes
-            # it from the teacher's new session, and a moved student's next poll brings it.
+            # it from the teacher's new session, and the live process's watcher brings it to a moved student.
             projector.locator(".st-key-ctl-src input").fill("After the crash")
             projector.locator(".st-key-ctl-src input").press("Enter")
             pump_until(projector, lambda: store.version(code) == room_before[0] + 1, TIMEOUT, "the room's new version")
             assert store.latest(code).query["src"] == "After the crash"
             student = students[moved_routes[0]]
-            loop.run(poll(student))
+            loop.run(woken(student))
             assert finished(student) and query(student)["src"] == "After the crash"
         finally:
             loop.run(close([teacher, *students.values()]))

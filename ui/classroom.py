@@ -18,6 +18,7 @@ import segno
 import streamlit as st
 
 from . import room_watch, rooms, streamlit_internals
+from .i18n import literal
 from .navigation import HOME, PAGES
 from .rooms import RoomError
 from .share import copy_link_button
@@ -98,7 +99,7 @@ def _live_code(text: str, notes: list) -> str | None:
     """The room code in text if it names a live room, else None with a note saying why."""
     code = rooms.normal_code(text)
     if code is None:
-        notes.append(("room.bad_code", {"code": str(text)[:12], "alphabet": rooms.ALPHABET}))
+        notes.append(("room.bad_code", {"code": literal(str(text)[:12]), "alphabet": rooms.ALPHABET}))
         return None
     before = len(notes)
     if _ask(lambda: store().version(code), notes) is not None:
