@@ -99,12 +99,12 @@ def report(title):
     sys.stdout.flush()
 
 
-def engine_at(commit):
-    """The engine/ package of `commit`, imported as `engine_at_commit` from a temporary folder."""
+def engine_at(commit, into: Path):
+    """The engine/ package of `commit`, written into the folder `into` and imported as `engine_at_commit`."""
     root = Path(__file__).resolve().parents[1]
     archive = subprocess.run(["git", "archive", commit, "engine"], cwd=root, capture_output=True, check=True).stdout
-    folder = Path(tempfile.mkdtemp()) / "engine"
-    tarfile.open(fileobj=io.BytesIO(archive)).extractall(folder.parent, filter="data")
+    tarfile.open(fileobj=io.BytesIO(archive)).extractall(into, filter="data")
+    folder = into / "engine"
     spec = importlib.util.spec_from_file_location("engine_at_commit", folder / "__init__.py",
                                                   submodule_search_locations=[str(folder)])
     package = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
@@ -112,9 +112,8 @@ def engine_at(commit):
     return package
 
 
-def against(commit):
-    """This engine's CPU time per pass over the engine of `commit`'s, the two taking turns."""
-    before = engine_at(commit)
+def against(before, commit):
+    """This engine's CPU time per pass over the engine `before`'s (the engine of `commit`), the two taking turns."""
     print(f"this engine / the engine of {commit}: CPU time per model.run(...)['probs'], the two in turn, 1 thread")
     cases = (("paper", ((SRC, TGT), (OTHER_SRC, OTHER_TGT)), REPEATS),
              ("hello-world", (("Hello World",), ("World Hello",)), HELLO_REPEATS))
@@ -134,8 +133,9 @@ def _cpu_ms(fn) -> float:
 
 if __name__ == "__main__":
     if "--against" in sys.argv:
-        with threadpool_limits(1, user_api="blas"):
-            against(sys.argv[sys.argv.index("--against") + 1])
+        commit = sys.argv[sys.argv.index("--against") + 1]
+        with threadpool_limits(1, user_api="blas"), tempfile.TemporaryDirectory() as folder:
+            against(engine_at(commit, Path(folder)), commit)
     elif CHILD_FLAG in sys.argv:
         report(f"child process without {' and '.join(OPENBLAS_VARS)}")
     else:
