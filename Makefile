@@ -29,7 +29,7 @@ test: setup-test browser nginx redis
 	$(BIN)/python -m pytest
 
 bench: setup-test
-	$(BIN)/python bench/engine_bench.py
+	$(BIN)/python bench/engine_bench.py $(if $(AGAINST),--against $(AGAINST))
 
 # The whole performance harness, each figure a ratio to a reference of the same run (bench/pages_bench.py): the
 # engine vs PyTorch, every page's server CPU per rerun (also with the paper preset) and browser edit-to-update vs

@@ -9,11 +9,23 @@ values do not change the time) and the tied output projection on the engine's em
 
 OpenBLAS reads OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE when it loads, and a forced older core type slows
 NumPy's matmul; so the figures are measured here, then again in a child process without those two.
+
+    .venv/bin/python bench/engine_bench.py --against 062b922^1    # make bench AGAINST=062b922^1
+
+instead times this engine against the engine/ folder of a commit, imported beside it (`git archive`): the two run
+in turn in one process (the machine's load weighs on both alike), CPU time with one BLAS thread (an idle thread
+that spins waiting for a core would count), on the paper and hello-world presets, each on two sentences in turn; it
+prints the medians and their ratio, and the ratio of the fastest runs.
 """
+import importlib.util
+import io
 import itertools
 import os
+import statistics
 import subprocess
 import sys
+import tarfile
+import tempfile
 import time
 from pathlib import Path
 
@@ -21,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # import engine fr
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
-from threadpoolctl import threadpool_info  # noqa: E402
+from threadpoolctl import threadpool_info, threadpool_limits  # noqa: E402
 
 import engine  # noqa: E402
 from timing import median_ms  # noqa: E402
@@ -87,8 +99,44 @@ def report(title):
     sys.stdout.flush()
 
 
+def engine_at(commit, into: Path):
+    """The engine/ package of `commit`, written into the folder `into` and imported as `engine_at_commit`."""
+    root = Path(__file__).resolve().parents[1]
+    archive = subprocess.run(["git", "archive", commit, "engine"], cwd=root, capture_output=True, check=True).stdout
+    tarfile.open(fileobj=io.BytesIO(archive)).extractall(into, filter="data")
+    folder = into / "engine"
+    spec = importlib.util.spec_from_file_location("engine_at_commit", folder / "__init__.py",
+                                                  submodule_search_locations=[str(folder)])
+    package = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(package)
+    return package
+
+
+def against(before, commit):
+    """This engine's CPU time per pass over the engine `before`'s (the engine of `commit`), the two taking turns."""
+    print(f"this engine / the engine of {commit}: CPU time per model.run(...)['probs'], the two in turn, 1 thread")
+    cases = (("paper", ((SRC, TGT), (OTHER_SRC, OTHER_TGT)), REPEATS),
+             ("hello-world", (("Hello World",), ("World Hello",)), HELLO_REPEATS))
+    for name, sentences, repeats in cases:
+        runs = [alternating(package.preset(name), *sentences) for package in (engine, before)]
+        rounds = [[_cpu_ms(run) for run in runs] for _ in range(WARMUP + 2 * repeats)]  # each: (now, then)
+        now, then = zip(*rounds[WARMUP:])
+        print(f"  {name:<12} {statistics.median(now):9.3f} ms / {statistics.median(then):9.3f} ms = "
+              f"{statistics.median(now) / statistics.median(then):.3f} (fastest runs: {min(now) / min(then):.3f})")
+
+
+def _cpu_ms(fn) -> float:
+    start = time.process_time()
+    fn()
+    return 1e3 * (time.process_time() - start)
+
+
 if __name__ == "__main__":
-    if CHILD_FLAG in sys.argv:
+    if "--against" in sys.argv:
+        commit = sys.argv[sys.argv.index("--against") + 1]
+        with threadpool_limits(1, user_api="blas"), tempfile.TemporaryDirectory() as folder:
+            against(engine_at(commit, Path(folder)), commit)
+    elif CHILD_FLAG in sys.argv:
         report(f"child process without {' and '.join(OPENBLAS_VARS)}")
     else:
         print(f"median of {REPEATS} runs (hello-world: {HELLO_REPEATS}) after {WARMUP} warm-up runs; "

@@ -98,12 +98,12 @@ def weighted_sum(weights, v):
 def concat_heads(heads):
     """[..., h, n, d_v] -> [..., n, h*d_v], head 0's columns first."""
     *batch, h, n, d_v = heads.shape
-    return np.swapaxes(heads, -3, -2).reshape(*batch, n, h * d_v)  # (..., n, h*d_v)
+    return heads.swapaxes(-3, -2).reshape(*batch, n, h * d_v)  # (..., n, h*d_v)
 
 
 def split_heads(side_by_side, h):
     """The inverse of concat_heads: [..., n, h*d] -> [..., h, n, d]."""
-    return np.swapaxes(side_by_side.reshape(*side_by_side.shape[:-1], h, -1), -3, -2)  # (..., h, n, d)
+    return side_by_side.reshape(*side_by_side.shape[:-1], h, -1).swapaxes(-3, -2)  # (..., h, n, d)
 
 
 def linear(x, W, b=None):

@@ -251,11 +251,12 @@ class Model:
     def _embed(self, run, side, ids, tokens):
         """X = E[token] sqrt(d_model) + PE (paper sections 3.4 and 3.5), then dropout in training; in a batch, the
         side's padding mask."""
-        c, table, n = self.config, self.embed_names[side], np.shape(ids)[-1]
+        c, table = self.config, self.embed_names[side]
         hook = run.hook("embedding", side, E=table, P="pos.learned")
         scale = float(np.sqrt(c.d_model)) if c.embed_scale else 1.0
         x_emb = hook("embed", pe.embed(hook.param("E"), ids, scale), ids=tuple(ids), tokens=tuple(tokens),
                      scale=scale)  # E[token] sqrt(d_model): (..., n, d_model)
+        n = x_emb.shape[-2]
         pos = hook("pos", pe.positional_encoding(c.pos_encoding, n, c.d_model, hook.param("P")))  # (n, d_model)
         x = hook("input", x_emb + pos)  # (..., n, d_model)
         run.x = self._dropout(hook, "dropout", x)  # in training only: (..., n, d_model)
@@ -358,7 +359,7 @@ class Model:
         c, y, never = self.config, run.x, self.vocab.never_next  # y: the decoder's output, (n, d_model)
         hook = run.hook("output", "", y=y, W=self.embed_names["tgt"] if c.tied_output else "unembed.W")
         logits = hook("logits", att.linear(y, hook.matrix("W"), hook.param("unembed.b")))  # y W_out + b_out: (n, V)
-        mask = hook("vocab_mask", np.where(np.isin(np.arange(len(self.vocab)), never), -np.inf, 0.0),
+        mask = hook("vocab_mask", _vocab_mask(len(self.vocab), never),
                     never=tuple(self.vocab.tokens[i] for i in never))  # (V,)
         logits = hook("masked_logits", logits + mask)  # (n, V)
         hook("probs", att.softmax(logits, c.softmax))  # (n, V)
@@ -377,6 +378,13 @@ class _Pass:
 
     def hook(self, block, prefix, **bound) -> Hook:
         return Hook(self.rec, self.table, self.model, self.drop, block, prefix, bound)  # no cycle back to the pass
+
+
+def _vocab_mask(size, never):
+    """M_v: -inf at the ids in `never`, 0 elsewhere: (size,)."""
+    mask = np.zeros(size)  # (V,)
+    mask[list(never)] = -np.inf
+    return mask  # (V,)
 
 
 def _multiplier(name, weight) -> Multiplier:

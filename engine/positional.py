@@ -1,4 +1,6 @@
 """Token embeddings and positional encodings (paper section 3.4 and 3.5, and the blog's variants)."""
+from functools import lru_cache
+
 import numpy as np
 
 EMBED_TEX = r"X_{\text{emb}} = E[\text{token}]"
@@ -24,6 +26,7 @@ BLOG_TABLE_CASES_TEX = (r"\begin{gathered}PE_{(pos,j)} = \begin{cases} T_{pos,j}
                         r"T = %s\ \text{⟦printed-table⟧}\end{gathered}")
 
 
+@lru_cache(maxsize=256)  # every forward pass asks; the answer depends on these three alone
 def pe_tex(kind, n, d_model):
     """The formula of an (n, d_model) encoding of the given kind. The post printed two rows of four numbers: an
     encoding within them is that table; a longer or wider one takes its further cells from the post's formula."""
@@ -75,16 +78,25 @@ def blog_table(n, d_model):
 
 
 def positional_encoding(kind, n, d_model, learned=None):
-    """The (n, d_model) positional encoding of the given kind."""
-    if kind == "sinusoidal":
-        return sinusoidal(n, d_model)
-    if kind == "blog":
-        return sinusoidal(n, d_model, blog_exponent)
-    if kind == "blog_table":
-        return blog_table(n, d_model)
+    """The (n, d_model) positional encoding of the given kind, read-only."""
     if kind == "learned":
         return learned[:n]  # (n, d_model)
-    return np.zeros((n, d_model))
+    return _fixed_encoding(kind, n, d_model)
+
+
+@lru_cache(maxsize=16)  # every forward pass asks; a table depends on these three alone
+def _fixed_encoding(kind, n, d_model):
+    """The (n, d_model) encoding of a kind that has no parameters, made once."""
+    if kind == "sinusoidal":
+        table = sinusoidal(n, d_model)
+    elif kind == "blog":
+        table = sinusoidal(n, d_model, blog_exponent)
+    elif kind == "blog_table":
+        table = blog_table(n, d_model)
+    else:
+        table = np.zeros((n, d_model))
+    table.setflags(write=False)
+    return table  # (n, d_model)
 
 
 ONE_HOT_TEX = r"X_{\text{emb}} = \chi\, W_E"

@@ -48,7 +48,7 @@ class StepTable(dict):
 
     def __init__(self, blocks):
         super().__init__(blocks)
-        self.resolved = {}  # (block, prefix) -> {short name: (name, Decl, input names)}
+        self.resolved = {}  # (block, prefix) -> {short name: (name, kind, formula, input names, meta)}
 
 
 def step_table(config: Config, p: float, padded: bool = False) -> StepTable:
@@ -165,13 +165,15 @@ class Hook:
         self.resolved = table.resolved.get(key) or table.resolved.setdefault(key, {})
 
     def __call__(self, short, value, **meta):
-        name, decl, inputs = self.resolved.get(short) or self._resolve(short)
-        formula = decl.formula if isinstance(decl.formula, str) else decl.formula(self, value)
-        return self.rec(name, value, decl.kind, formula, inputs, {**decl.meta, **meta})
+        name, kind, formula, inputs, table_meta = self.resolved.get(short) or self._resolve(short)
+        if type(formula) is not str:
+            formula = formula(self, value)
+        return self.rec(name, value, kind, formula, inputs, {**table_meta, **meta})
 
     def _resolve(self, short):
         decl = self.steps[short]
-        return self.resolved.setdefault(short, (self.name(short), decl, tuple(map(self.name_of, decl.inputs))))
+        return self.resolved.setdefault(short, (self.name(short), decl.kind, decl.formula,
+                                                tuple(map(self.name_of, decl.inputs)), decl.meta))
 
     def name(self, short) -> str:
         return self.dot + short

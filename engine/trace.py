@@ -3,21 +3,20 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
 from .explain import LATEX_DIGITS, LINE_WIDTH, TEXT_DIGITS, explain
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(NamedTuple):  # immutable, and quick to make: a pass of the paper's model records ~300
     name: str  # stable dotted name, e.g. "enc.0.attn.scores"
     value: np.ndarray  # read-only
     kind: str  # which equation made it; selects the per-cell explanation
     formula: str  # LaTeX; its words are word slots (engine/words.py)
-    inputs: tuple = ()  # names of the steps or parameters it was computed from
-    meta: dict = field(default_factory=dict)  # constants of the equation (divisor, eps, token ids, ...)
+    inputs: tuple  # names of the steps or parameters it was computed from
+    meta: dict  # constants of the equation (divisor, eps, token ids, ...)
 
     @property
     def shape(self) -> tuple:
@@ -32,7 +31,8 @@ class Recorder:
         self._names: dict[int, str] = {}  # id of a recorded value -> its step's name; the steps keep the values alive
 
     def __call__(self, name, value, kind, formula, inputs: tuple, meta: dict):
-        value = np.array(value, dtype=float)
+        if not _fresh(value):
+            value = np.array(value, dtype=float)  # a copy, which no one else holds
         value.setflags(write=False)
         self.steps[name] = Step(name, value, kind, formula, inputs, meta)
         self._names[id(value)] = name
@@ -44,6 +44,13 @@ class Recorder:
     def name_of(self, value) -> str:
         """The name of the step whose value this is (the very array recording returned)."""
         return self._names[id(value)]
+
+
+def _fresh(value) -> bool:
+    """Whether `value` is a float64 array that only the forward pass holds, as a NumPy operation made it, and
+    so may be recorded as it is (its copy would have its layout): it owns its memory (a view shows another array's)
+    and is still writeable (a parameter, a recorded or a cached array is not, nor a view of one: those are copied)."""
+    return type(value) is np.ndarray and value.flags.owndata and value.flags.writeable and value.dtype == np.float64
 
 
 class Trace(Mapping):
@@ -67,12 +74,11 @@ class Trace(Mapping):
 
     def _run_until(self, name=None):
         """Run stages until step `name` is recorded, or (None) to the end of the pass."""
-        with self._lock:
+        with self._lock, np.errstate(all="ignore"):  # non-finite numbers are reported by the trace, not raised
             while self._done < len(self._stages) and (name is None or name not in self._steps):
                 stage, self._done = self._stages[self._done], self._done + 1
                 try:
-                    with np.errstate(all="ignore"):  # non-finite numbers are reported by the trace, not raised
-                        stage()
+                    stage()
                 except BaseException:
                     self._done = len(self._stages)  # the later stages read this one's output: the pass ends here
                     raise

@@ -67,6 +67,23 @@ def test_trace_is_read_only():
         trace["x"] = 1
 
 
+@pytest.mark.parametrize("overrides", [dict(pos_encoding="learned"), dict(norm_placement="pre", attn_bias=False),
+                                       dict(ffn_bias=False, tied_output=False)])
+def test_each_step_holds_its_own_read_only_memory(overrides):
+    """The pass records the arrays it makes as they are and copies the rest: a view of a parameter (the learned
+    encoding), an array recorded before (post-norm's stack output) or kept for the next pass (a weight's last
+    product, engine/products.py; a fixed encoding): no step shares memory with another, a parameter, or a step of
+    another pass, however alike."""
+    model = engine.preset("hello-world", **overrides)
+    first, second = (model.run("Hello World", "Hola Mundo") for _ in range(2))
+    values = [step.value for trace in (first, second) for step in trace.steps()]
+    assert len(values) == 2 * len(first) > 100
+    for i, value in enumerate(values):
+        assert not value.flags.writeable and value.dtype == np.float64
+        others = values[i + 1:] + list(model.params.values())
+        assert not any(np.may_share_memory(value, other) for other in others), first.steps()[i % len(first)].name
+
+
 def test_every_step_has_a_formula_and_every_cell_an_explanation():
     trace = engine.preset("hello-world").run("Hello World", "hola mundo")
     for step in trace.steps():
