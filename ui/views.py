@@ -569,9 +569,9 @@ def _drill_cell(ctx, key, rows, cols):
     """The drill-down's cell (the state's row.KEY and col.KEY, which a click on the heatmap and the link set too):
     from one list of cells, its label the drill-down's title, where the matrix is small; else a row and a column
     picker under the title."""
-    title = f"**{ctx.t('view.drill')}** {ctx.t('view.drill_hint')}"
+    title = f"{ctx.t('view.drill')} {ctx.t('view.drill_hint')}"  # plain: a label's Markdown is its aria-label too
     if len(rows) * len(cols) > CELL_LIST:
-        st.markdown(title)
+        st.markdown(f"**{ctx.t('view.drill')}** {ctx.t('view.drill_hint')}")
         pickers = _row_of_widgets()
         return (_position_picker(pickers, ctx.t("view.row"), rows, f"row.{key}"),
                 _position_picker(pickers, ctx.t("view.col"), cols, f"col.{key}"))
