@@ -600,8 +600,8 @@ def _cell_list(container, label, rows, cols, key, **callback):
 
 def edit_param(name: str, head: int | None = None, rows: list[int] | None = None, one_cell: bool = False):
     """An editor for a parameter (one head's slice, optionally only some rows) in an expander, with a reset
-    button: a grid with a slider per cell of a chosen row, or one cell at a time (row, column, the matrix with
-    that cell marked, a number and a slider) for wide matrices and where one_cell asks for the lighter widget
+    button: a grid with a slider per cell of a chosen row, or one cell at a time (the cell, the matrix with that
+    cell marked, a number and a slider) for wide matrices and where one_cell asks for the lighter widget
     (an edit then redraws a number input, not a grid)."""
     ctx = context.get()
     value = ctx.model.params[name]
