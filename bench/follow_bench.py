@@ -45,6 +45,7 @@ from load import (Editor, Processes, Reading, Target, free_port, open_editor, pa
                   parse_interval, percentile, start_server, version)
 from pages_bench import process_cpu  # noqa: E402
 from protocol import ForwardMsg, RerunTimeout, Session  # noqa: E402
+from ui.classroom import POLL_SECONDS  # noqa: E402
 from ui.rooms import SqliteRooms  # noqa: E402
 
 SETTLE = 0.05  # seconds after a run for the server to finish its bookkeeping (as pages_bench's pairs)
@@ -137,12 +138,12 @@ async def follow(number: int, url: str, code: str, args, room: Class, start_at: 
     try:
         while time.monotonic() < room.stop_at:
             before = session.query_string
-            if session.auto_reruns:  # the browser's timer: a rerun of the fragment at each tick
-                fragment, seconds = next(iter(session.auto_reruns.items()))
-                tick = max(tick + seconds, time.monotonic())
+            fragment, seconds = min(session.auto_reruns.items(), key=lambda timer: timer[1], default=(None, None))
+            if fragment is not None and tick + seconds < room.stop_at:  # the browser's timer: a rerun at each tick
+                tick = max(tick + seconds, time.monotonic())  # (the poll; not the copy link's hourly timer)
                 await asyncio.sleep(tick - time.monotonic())
                 run = await session.auto_rerun(fragment, args.timeout)
-            else:  # nothing to send: the server starts a run when the room moves
+            else:  # nothing to send before the end: the server starts a run when the room moves
                 run = await asyncio.wait_for(session.server_run(), room.stop_at - time.monotonic())
             if session.query_string != before:  # a new page run: the browser's timers start again
                 tick = time.monotonic()
@@ -305,7 +306,11 @@ async def measure(app_url, app_pid, trivial_url, trivial_pid, code, polls: int) 
     student = await Session.open(app_url, "", f"room={code}")
     reference = await Session.open(trivial_url)
     try:
-        (fragment,) = student.auto_reruns
+        polls_of = [fragment for fragment, seconds in student.auto_reruns.items() if seconds == POLL_SECONDS]
+        if not polls_of:
+            raise SystemExit("no poll to measure: the watcher (ui/room_watch.py) wakes the students' pages; a page "
+                             "polls only where ui/streamlit_internals.py is off")
+        fragment = polls_of[0]
         number = reference.last.widget("x")[1].id
         follow, trivial = [], []
         for i in range(polls + 5):  # the first 5 warm up
