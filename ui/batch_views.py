@@ -1,4 +1,4 @@
-"""Batches and padding (a tab of the training page): the page's sentence pair and two of the corpus's padded side by
+"""Batches and padding (a section of the training page): the page's sentence pair and two of the corpus's padded side by
 side into one batch, the decoder's causal mask, the padding mask and their sum, and the weights padded keys get;
 then, recorded, training on padded batches against the loop over the pairs."""
 import functools
