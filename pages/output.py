@@ -16,8 +16,8 @@ def page():
     position = st.selectbox(ctx.t("output.position"), positions, index=positions[-1],
                             format_func=lambda i: f"{i}: {trace.tgt_tokens[i]}", key="output.position")
     ranked = top_tokens(trace["probs"][position], ctx.model.vocab.tokens)
-    st.plotly_chart(bars([t for t, _ in ranked], [p for _, p in ranked], highlight=ranked[0][0],
-                         digits=ctx.state.digits), key="output.bars")
+    views.plot(bars([t for t, _ in ranked], [p for _, p in ranked], highlight=ranked[0][0], digits=ctx.state.digits),
+               "output.bars")
 
 
 page()

@@ -1,6 +1,7 @@
 """Presenter mode (ui/presenter.py): the link's present=1 and the sidebar's toggle, the slides of the forward pass in
 the order data flows (ui/navigation.slides), and moving through them as the rail's keys do, across pages; in
 Chromium, every slide at a projector's 1280 x 720 in large type with nothing wider than the screen."""
+import copy
 import json
 import re
 import time
@@ -13,7 +14,7 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 from conftest import page_title
 from test_app import EN_T, notes, open_link, query, server_navigation  # noqa: F401
 from test_browser import SHOTS, no_exception, server, settle, url  # noqa: F401 (server: a fixture)
-from ui.figures import PROJECTOR, heatmap
+from ui.figures import PROJECTOR, at_scale, bars, curves, heatmap
 from ui.i18n import literal, translator
 from ui.navigation import CHAIN, PAGES, RAIL, slide_at, slides
 from ui.presenter import KEY
@@ -117,10 +118,30 @@ def test_the_slide_a_page_shows_is_found_from_what_its_widgets_show():
 
 
 def test_a_projector_heatmap_has_its_numbers_and_labels_half_as_large_again():
-    normal, big = (heatmap([[0.25, -1.5]], ["a"], ["x", "y"], scale=scale).to_dict() for scale in (1.0, PROJECTOR))
+    normal, big = (at_scale(heatmap([[0.25, -1.5]], ["a"], ["x", "y"], scale=scale), scale).to_dict()
+                   for scale in (1.0, PROJECTOR))
     assert big["data"][0]["textfont"]["size"] == 1.5 * normal["data"][0]["textfont"]["size"] == 21
     assert big["layout"]["font"]["size"] == 18 and big["data"][0]["colorbar"]["tickfont"]["size"] == 18
+    assert big["layout"]["xaxis"]["tickfont"]["size"] == big["layout"]["yaxis"]["tickfont"]["size"] == 18
     assert "font" not in normal["layout"] and "tickfont" not in normal["data"][0]["colorbar"]  # the theme's 12 px
+
+
+@pytest.mark.parametrize("chart", [bars(["a", "b"], [0.75, 0.25]), curves([0, 1], {"loss": [2.0, 1.0]}, "step", "loss")])
+def test_every_chart_on_a_projector_writes_its_labels_18_px_and_leaves_the_normal_one_alone(chart):
+    """Bars and curves too (the output page's probabilities were 12 px on a projector when drawn before presenter
+    mode's style sheet): each size written, the titles kept, the chart itself unchanged (it may be a drawing
+    shared by every session in its state)."""
+    before = copy.deepcopy(chart.to_dict())
+    assert at_scale(chart, 1.0) is chart
+    big = at_scale(chart, PROJECTOR).to_dict()
+    assert chart.to_dict() == before
+    layout = big["layout"]
+    assert layout["font"] == layout["legend"]["font"] == {"size": 18}
+    assert layout["xaxis"]["tickfont"] == layout["yaxis"]["tickfont"] == {"size": 18}
+    for axis in ("xaxis", "yaxis"):
+        title = before["layout"][axis].get("title")
+        assert layout[axis].get("title") == ({**title, "font": {"size": 18}} if title else None)
+    assert big["data"] == before["data"] and big["layout"]["height"] == before["layout"]["height"]
 
 
 # ---- the app ---------------------------------------------------------------------------------------------------

@@ -86,8 +86,8 @@ def against_the_loop(ctx, record):
         series = {**{ctx.t(f"batch.run.{run}"): losses[run] for run in RUNS[:2]},
                   **{ctx.t(f"batch.gap.{run}"): np.abs(losses[run] - losses["padded"]) for run in RUNS[1:]}}
         st.markdown(f"**{names[corpus]}**")
-        st.plotly_chart(curves(range(1, len(losses["padded"]) + 1), series, ctx.t("train.step"), ctx.t("batch.axis"),
-                               log_y=True), key=f"batch.vs_loop.{corpus}", config={"displayModeBar": False})
+        views.plot(curves(range(1, len(losses["padded"]) + 1), series, ctx.t("train.step"), ctx.t("batch.axis"),
+                          log_y=True), f"batch.vs_loop.{corpus}")
     st.markdown(ctx.t("batch.vs_loop_read"))
     settings = ", ".join(f"{name} = {value}" for name, value in record["settings"].items())
     st.caption(ctx.t("batch.vs_loop_source", measured=record["measured"], commit=record["commit"],
@@ -116,4 +116,4 @@ def _shape(value) -> str:
 
 def _heatmap(ctx, matrix, labels, key):
     chart = heatmap(matrix, labels, labels, digits=ctx.state.digits)
-    st.plotly_chart(chart, key=key, config={"displayModeBar": False}, width=views.chart_width(len(labels)))
+    views.plot(chart, key, width=views.chart_width(len(labels)))

@@ -56,7 +56,7 @@ def weights_side_by_side(block: str, head: int):
     st.caption(ctx.t("formulas.first_rows", rows=rows, d_model=d_model))
     chart = heatmap(att.heads_side_by_side(W)[:rows], indices(rows), indices(h * d_k), digits=ctx.state.digits,
                     scale=views.type_scale(ctx))
-    st.plotly_chart(mark_head(chart, head, d_k, h), key=f"wq.{block}.{head}", config={"displayModeBar": False})
+    views.plot(mark_head(chart, head, d_k, h), f"wq.{block}.{head}")
 
 
 def attention(block: str, key: str, focus: str):
@@ -111,8 +111,7 @@ def _layer_changes(ctx, stack, names):
     columns = [ctx.t("view.input") if l == 0 else ctx.t("stack.layer", l=l) for l in range(first, len(names))]
     chart = heatmap(values.T, step_axes(ctx.trace, names[0])[0], columns, digits=ctx.state.digits,
                     scale=views.type_scale(ctx))
-    st.plotly_chart(chart, key=f"{stack}.{measure}", config={"displayModeBar": False},
-                    width=views.chart_width(len(columns)))
+    views.plot(chart, f"{stack}.{measure}", width=views.chart_width(len(columns)))
 
 
 def _one_layer(ctx, stack, names):
@@ -188,8 +187,8 @@ def _dropout_mask(ctx, trace, names, head):
     mask = keep if head is None else keep[head]  # (rows, cols)
     st.markdown(ctx.t("dropout.mask.text", kept=int(mask.sum()), cells=mask.size, seed=s.meta["seed"], name=drop))
     axes = step_axes(trace, drop)
-    st.plotly_chart(heatmap(mask.astype(float), axes[-2], axes[-1], digits=1), key="dropout.mask.chart",
-                    config={"displayModeBar": False}, width=views.chart_width(mask.shape[1]))
+    views.plot(heatmap(mask.astype(float), axes[-2], axes[-1], digits=1, scale=views.type_scale(ctx)),
+               "dropout.mask.chart", width=views.chart_width(mask.shape[1]))
     scale, digits = dr.keep_scale(p), ctx.state.digits
     formula = rf"\frac{{1}}{{1 - p}} = \frac{{1}}{{1 - {fmt_tex(p, digits)}}} = {fmt_tex(scale, digits)}"
     if not mask.any():

@@ -13,7 +13,6 @@ from .generation_views import TRAINED_CORPUS, shipped_trained
 
 COSINE_TOKENS = 24  # the first tokens of a vocabulary whose similarities are drawn: 24 labels fit half the page
 SCALE_TEX = r" \cdot \sqrt{d_{\text{model}}}"
-CHART = {"config": {"displayModeBar": False}}
 
 
 def sections():
@@ -30,8 +29,8 @@ def product():
     views.text_and_formula(ctx.t("tokens.product.text", n=len(ids), vocab=table.shape[0]),
                            pe.ONE_HOT_SCALED_TEX if scaled else pe.ONE_HOT_TEX)
     tokens = list(trace.src_tokens)
-    st.plotly_chart(heatmap(pe.one_hot(ids, table.shape[0]), tokens, list(model.vocab.tokens), digits=1),
-                    key="tokens.onehot.chart", **CHART)
+    views.plot(heatmap(pe.one_hot(ids, table.shape[0]), tokens, list(model.vocab.tokens), digits=1,
+                       scale=views.type_scale(ctx)), "tokens.onehot.chart")
     result = pe.embed_as_product(table, ids, scale)  # (n, d_model)
     scale_tex = SCALE_TEX if scaled else ""
     rows = r" \\ ".join(rf"W_E[{i}]" for i in ids)
@@ -57,5 +56,5 @@ def cosine():
         tokens = list(model.vocab.tokens)[:COSINE_TOKENS]
         column.caption(ctx.t("tokens.cosine.caption", model=caption, shown=len(tokens), vocab=len(model.vocab)))
         similarity = pe.cosine_similarity(model.params[model.embed_names["src"]][:COSINE_TOKENS])
-        column.plotly_chart(heatmap(similarity, tokens, tokens, digits=ctx.state.digits),
-                            key=f"tokens.cosine.{key}", **CHART)
+        views.plot(heatmap(similarity, tokens, tokens, digits=ctx.state.digits, scale=views.type_scale(ctx)),
+                   f"tokens.cosine.{key}", where=column)

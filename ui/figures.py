@@ -1,5 +1,6 @@
 """Plotly figures, built from arrays and labels only (pure: no Streamlit)."""
 import base64
+import re
 
 import numpy as np
 import plotly.graph_objects as go
@@ -48,7 +49,8 @@ class Chart(go.Figure):
 def heatmap(matrix, row_labels, col_labels, selected=None, marked=(), digits=DIGITS, scale=1.0) -> Chart:
     """A labelled heatmap; an invisible marker on every cell centre makes each cell clickable. The selected cell
     (row, column) has a thick frame, the marked ones (e.g. the cells an edit changed) a thin one. Its numbers, in
-    the cells and on hover, have `digits` significant digits; its type is `scale` times the normal size.
+    the cells and on hover, have `digits` significant digits, written `scale` times the normal size (the labels'
+    size is at_scale's).
 
     A click selects the nearest marker, whose x and y are the cell's column and row; plotly's own heatmap
     returns no selection in Streamlit, so the markers carry it. This runs for every chart on every rerun, so
@@ -75,14 +77,29 @@ def heatmap(matrix, row_labels, col_labels, selected=None, marked=(), digits=DIG
               "dragmode": False, "clickmode": "event+select", "hovermode": "closest", "hoverdistance": -1,
               "xaxis": {**_ticks(col_labels), "side": "top", "range": [-0.5, cols - 0.5]},
               "yaxis": {**_ticks(row_labels), "autorange": "reversed"}}
-    if scale != 1.0:  # the axes' own too: Streamlit's theme template sets them, and a chart drawn again by
-        layout["font"] = {"size": LABEL_SIZE * scale}  # a presenter's key kept the template's 12 px on some slides
-        for axis in ("xaxis", "yaxis"):
-            layout[axis]["tickfont"] = {"size": LABEL_SIZE * scale}
-        data[0]["colorbar"]["tickfont"] = {"size": LABEL_SIZE * scale}
     frames = [_frame(i, j, 1.5) for i, j in marked] + ([_frame(*selected, 3)] if selected is not None else [])
     if frames:
         layout["shapes"] = frames
+    return Chart(data, layout)
+
+
+def at_scale(chart: Chart, scale: float) -> Chart:
+    """The chart with its labels, axis titles, legend and colour bars `scale` times their normal size, or the chart
+    itself at 1. Each size is written out: Streamlit's theme sizes them from the page's root type when a chart is
+    first drawn, and a chart drawn before presenter mode's style sheet arrived (or drawn again unchanged) kept
+    the normal 12 px."""
+    if scale == 1.0:
+        return chart
+    font = {"size": LABEL_SIZE * scale}
+    wire = chart.to_dict()
+    layout = {**wire["layout"], "font": font, "legend": {**wire["layout"].get("legend", {}), "font": font}}
+    for axis in {"xaxis", "yaxis", *(name for name in layout if re.fullmatch(r"[xy]axis\d*", name))}:
+        shown = layout.get(axis, {})
+        title = shown.get("title")
+        title = {"text": title} if isinstance(title, str) else title
+        layout[axis] = {**shown, "tickfont": font, **({"title": {**title, "font": font}} if title else {})}
+    data = [{**trace, "colorbar": {**trace["colorbar"], "tickfont": font}} if "colorbar" in trace else trace
+            for trace in wire["data"]]
     return Chart(data, layout)
 
 

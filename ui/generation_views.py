@@ -178,16 +178,17 @@ def _one_step(ctx, generated, step):
     columns = st.columns(3 if sampling else 2)
     with columns[0]:
         st.markdown(f"**{ctx.t('gen.mask')}**")
-        weights = views.drawing(step.trace, ("gen.mask", ctx.state.digits), lambda: heatmap(
-            step.trace["dec.0.self_attn.weights"][0], tokens, tokens, digits=ctx.state.digits))
-        st.plotly_chart(weights, key="gen.mask_chart", config={"displayModeBar": False})
+        scale = views.type_scale(ctx)
+        weights = views.drawing(step.trace, ("gen.mask", ctx.state.digits, scale), lambda: heatmap(
+            step.trace["dec.0.self_attn.weights"][0], tokens, tokens, digits=ctx.state.digits, scale=scale))
+        views.plot(weights, "gen.mask_chart")
     shown = (("gen.probs", step.probs), ("gen.sampled", step.sampled_from)) if sampling else (("gen.probs", step.probs),)
     for column, (label, distribution) in zip(columns[1:], shown):
         column.markdown(f"**{top_heading(ctx.t, label, len(step.trace.model.vocab))}**")
         chart = views.drawing(step.trace, (label, distribution.tobytes(), step.token, ctx.state.digits),
                               lambda: _top_bars(distribution, step.trace.model.vocab.tokens, step.token,
                                                 ctx.state.digits))
-        column.plotly_chart(chart, key=f"{label}_chart", config={"displayModeBar": False})
+        views.plot(chart, f"{label}_chart", where=column)
     st.button(ctx.t("gen.open_step"), key="gen.open_step", on_click=_open_prefix, args=(step.prefix_tokens,))
 
 
@@ -226,7 +227,7 @@ def beam(search):
 
 def _tree(ctx, search, key):
     labels = {"logp": "log P", "score": ctx.t("gen.score"), "pruned": ctx.t("gen.pruned"), "best": ctx.t("gen.pruned_best")}
-    st.plotly_chart(generation.beam_tree(search, labels), key=key, config={"displayModeBar": False})
+    views.plot(generation.beam_tree(search, labels), key)
 
 
 # ---- greedy vs beam ----------------------------------------------------------------------------------------

@@ -15,7 +15,6 @@ POSITIONS = 100  # rows of the tables drawn (positions 0..99), at most the model
 STARTS = (0, 10, 40)  # the starting positions of the dot-product curves
 PAIRS_SHOWN = 4  # the column pairs written out in the rotation tab
 PAIR_GAP = r" \\[0.6em] "  # between the pairs' lines
-CHART = {"config": {"displayModeBar": False}}
 
 
 def sections():
@@ -41,12 +40,12 @@ def _table():
     table = _model_table()
     n, d = table.shape
     st.markdown(ctx.t("pos.table.text", last=n - 1, d_model=d, setting=_setting(ctx)))
-    st.plotly_chart(heatmap(table, [str(p) for p in range(n)], [str(j) for j in range(d)], digits=ctx.state.digits),
-                    key="pos.table.chart", **CHART)
+    views.plot(heatmap(table, [str(p) for p in range(n)], [str(j) for j in range(d)], digits=ctx.state.digits,
+                       scale=views.type_scale(ctx)), "pos.table.chart")
     columns = sorted({0, 1, 2 * (d // 4), d - 1})
     st.markdown(ctx.t("pos.waves.text", columns=", ".join(map(str, columns))))
-    st.plotly_chart(curves(range(n), {f"j = {j}": table[:, j] for j in columns}, ctx.t("pos.axis.position"),
-                           ctx.t("pos.axis.value")), key="pos.waves.chart", **CHART)
+    views.plot(curves(range(n), {f"j = {j}": table[:, j] for j in columns}, ctx.t("pos.axis.position"),
+                      ctx.t("pos.axis.value")), "pos.waves.chart")
 
 
 def _similarity():
@@ -55,12 +54,12 @@ def _similarity():
     n = table.shape[0]
     st.markdown(ctx.t("pos.similarity.text", last=n - 1, setting=_setting(ctx)))
     labels = [str(p) for p in range(n)]
-    st.plotly_chart(heatmap(pe.position_similarity(table), labels, labels, digits=ctx.state.digits),
-                    key="pos.similarity.chart", **CHART)
+    views.plot(heatmap(pe.position_similarity(table), labels, labels, digits=ctx.state.digits,
+                       scale=views.type_scale(ctx)), "pos.similarity.chart")
     by_distance = pe.dot_by_distance(table, [s for s in STARTS if s < n])
     st.markdown(ctx.t("pos.distance.text"))
-    st.plotly_chart(curves(range(n), {f"pos = {s}": curve for s, curve in by_distance.items()},
-                           ctx.t("pos.axis.distance"), ctx.t("pos.axis.dot")), key="pos.distance.chart", **CHART)
+    views.plot(curves(range(n), {f"pos = {s}": curve for s, curve in by_distance.items()},
+                      ctx.t("pos.axis.distance"), ctx.t("pos.axis.dot")), "pos.distance.chart")
 
 
 def _rotation():
@@ -110,8 +109,8 @@ def _order():
     for trace, key in ((before, "before"), (after, "after")):  # one above the other: half the page cramps numbers
         tokens = list(trace.src_tokens)
         st.caption(ctx.t(f"pos.order.{key}", sentence=" ".join(tokens)))
-        st.plotly_chart(heatmap(trace[name][head], tokens, tokens, digits=ctx.state.digits),
-                        key=f"pos.order.{key}.chart", width=views.chart_width(len(tokens)), **CHART)
+        views.plot(heatmap(trace[name][head], tokens, tokens, digits=ctx.state.digits, scale=views.type_scale(ctx)),
+                   f"pos.order.{key}.chart", width=views.chart_width(len(tokens)))
     order = list(range(len(before.src_tokens)))[::-1]
     gap = pe.permutation_gap(before[name], after[name], order)
     moved = pe.permutation_gap(ctx.trace[name], with_pe[name], order)

@@ -95,7 +95,7 @@ def _gradient(ctx, value, axes, key):
         head = st.selectbox(ctx.t("view.head"), range(value.shape[0]), format_func=lambda h: f"{h + 1}", key=key)
         value, axes = value[head], axes[1:]
     rows, cols = (axes[0], axes[1]) if value.ndim == 2 else ([""], axes[0])
-    st.plotly_chart(heatmap(value, rows, cols, digits=ctx.state.digits), config={"displayModeBar": False}, key=f"{key}.chart")
+    views.plot(heatmap(value, rows, cols, digits=ctx.state.digits, scale=views.type_scale(ctx)), f"{key}.chart")
 
 
 # ---- training on the corpus ---------------------------------------------------------------------------------
@@ -118,8 +118,7 @@ def trainer():
     left.latex(optim.SCHEDULE_TEX)
     steps, rates = optim.schedule(settings.steps, d_model=setup["d_model"], warmup=settings.warmup,
                                   scale=settings.lr_scale)
-    right.plotly_chart(curves(steps, {"η": rates}, ctx.t("train.step"), ctx.t("train.lr")),
-                       config={"displayModeBar": False}, key="train.schedule")
+    views.plot(curves(steps, {"η": rates}, ctx.t("train.step"), ctx.t("train.lr")), "train.schedule", where=right)
     start, stop, _ = st.columns([1, 1, 4])
     clicked = start.button(ctx.t("train.start"), type="primary", key="train.start")
     stop.button(ctx.t("train.stop"), key="train.stop", help=ctx.t("train.stop_help"))
@@ -179,8 +178,8 @@ def _steps(ctx, settings, progress, chart, losses):
                               text=ctx.t("train.progress", step=update.step, steps=settings.steps,
                                          loss=f"{update.loss:.4f}"))
         if update.step % CHART_EVERY == 0:
-            chart.plotly_chart(curves(range(1, len(losses) + 1), {"loss": losses}, ctx.t("train.step"),
-                                      ctx.t("train.loss_axis"), log_y=True), config={"displayModeBar": False})
+            views.plot(curves(range(1, len(losses) + 1), {"loss": losses}, ctx.t("train.step"),
+                              ctx.t("train.loss_axis"), log_y=True), where=chart)
 
 
 def keep_interrupted_run():
@@ -207,8 +206,8 @@ def _results(ctx):
                      loss=f"{losses[-1]:.4f}"))
     if result.get("replayed"):
         st.caption(ctx.t("train.replayed"))
-    st.plotly_chart(curves(range(1, len(losses) + 1), {"loss": losses}, ctx.t("train.step"), ctx.t("train.loss_axis"),
-                           log_y=True), config={"displayModeBar": False}, key="train.curve")
+    views.plot(curves(range(1, len(losses) + 1), {"loss": losses}, ctx.t("train.step"), ctx.t("train.loss_axis"),
+                      log_y=True), "train.curve")
     start, before = _before(settings.corpus)
     after = result["after"]
     exact = sum(t.exact for t in after)
@@ -228,8 +227,8 @@ def _attention_before_after(ctx, before, after, pair):
         trace = model.run(src, tgt)
         axes = step_axes(trace, block)
         column.markdown(f"**{ctx.t(label)}**")
-        column.plotly_chart(heatmap(trace[block][0], axes[1], axes[2], digits=ctx.state.digits), config={"displayModeBar": False},
-                            key=f"train.attention.{label}")
+        views.plot(heatmap(trace[block][0], axes[1], axes[2], digits=ctx.state.digits, scale=views.type_scale(ctx)),
+                   f"train.attention.{label}", where=column)
 
 
 # ---- saving and loading weights -----------------------------------------------------------------------------

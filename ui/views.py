@@ -16,7 +16,7 @@ import streamlit as st
 from engine.explain import LINE_WIDTH
 
 from . import classroom, context, departures, presenter
-from .figures import CELL_WIDTH, PROJECTOR, TEXT_COLS, heatmap, writes_numbers
+from .figures import CELL_WIDTH, PROJECTOR, TEXT_COLS, at_scale, heatmap, writes_numbers
 from .format import arrow, bmatrix, bmatrix_around, difference, fmt, printed_width, table
 from .i18n import literal
 from .labels import (SEED_NOTES, description_key, indices, intro_keys, param_axes, param_key, param_tex, step_axes,
@@ -370,9 +370,8 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     repeated = writes_numbers(chart) and (_as_table(values) or ctx.state.present)  # a table would repeat the cells'
     if show_numbers and not repeated:  # text; a presenter's screen holds the heatmap with its numbers, not both
         numbers(values, rows, cols, label=_tex_name(name, _head_of(s.value, head)))
-    st.plotly_chart(chart, key=f"chart.{key}",
-                    on_select=_on_click(key, len(rows), len(cols)) if drill else "ignore", selection_mode="points",
-                    config={"displayModeBar": False}, width=chart_width(len(cols)))
+    plot(chart, f"chart.{key}", on_select=_on_click(key, len(rows), len(cols)) if drill else "ignore",
+         selection_mode="points", width=chart_width(len(cols)))
     if editors_below:
         _editors(ctx, s, head, edits)
     unedited = _compared(ctx, name, head, values, rows, cols, key) if ctx.state.edits and trace is ctx.trace else None
@@ -443,6 +442,13 @@ def _as_table(matrix) -> bool:
 def type_scale(ctx) -> float:
     """How much larger than normal a chart's type is: a presenter's projector type (figures.PROJECTOR), or 1."""
     return PROJECTOR if ctx.state.present else 1.0
+
+
+def plot(chart, key: str | None = None, where=st, **options):
+    """A chart in `where` (the page, a column, a placeholder), its type presenter mode's size when presenting, without
+    plotly's mode bar."""
+    return where.plotly_chart(at_scale(chart, type_scale(context.get())), key=key, config={"displayModeBar": False},
+                              **options)
 
 
 def chart_width(n_cols):
@@ -540,9 +546,8 @@ def _compared(ctx, name, head, values, rows, cols, key):
     if change.shape[1] <= TABLE_COLS:
         numbers(change, rows, cols, label=r"\Delta " + _tex_name(name, _head_of(ctx.trace[name], head)))
     outlined = [(int(i), int(j)) for i, j in changed] if len(changed) <= OUTLINED_CELLS else ()
-    st.plotly_chart(heatmap(change, rows, cols, marked=outlined, digits=ctx.state.digits, scale=type_scale(ctx)),
-                    key=f"difference.{key}",
-                    config={"displayModeBar": False}, width=chart_width(len(cols)))
+    plot(heatmap(change, rows, cols, marked=outlined, digits=ctx.state.digits, scale=type_scale(ctx)),
+         f"difference.{key}", width=chart_width(len(cols)))
     return before
 
 
