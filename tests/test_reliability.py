@@ -1075,7 +1075,7 @@ def test_a_hostile_link_part_is_named_in_a_note_as_text(key, value):
     """Negative, huge, non-ASCII digits, Markdown, HTML and LaTeX, a NUL, empty lines, 10,000 characters: the page
     opens the rest of the link and names the part it ignored inside one code span on one line (an empty line in
     it ended the span, and Markdown made a link of what followed)."""
-    TRIED["link"] += 1
+    TRIED["link part"] += 1
     at = open_link("add_norm", **{key: value})  # a page with sub-layers, steps and a drill-down
     assert notes(at) == [ignored_note(key, value)]
     assert re.fullmatch(r"[^`\n]*(`+) [^\n]* \1[^`\n]*", notes(at)[0]), notes(at)
