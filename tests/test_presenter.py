@@ -3,6 +3,7 @@ the order data flows (ui/navigation.slides), and moving through them as the rail
 Chromium, every slide at a projector's 1280 x 720 in large type with nothing wider than the screen."""
 import copy
 import json
+import math
 import re
 import time
 import urllib.parse
@@ -230,7 +231,8 @@ def test_in_two_layers_the_keys_walk_both_layers_and_the_rail_groups_them():
         assert not notes(at), (position, notes(at))
 
 
-@pytest.mark.parametrize("forged", [-1, 60, 1.5, True, "3", None, [3]])
+@pytest.mark.parametrize("forged", [-1, 60, 1.5, True, "3", None, [3], math.nan, math.inf, 1e308, 2**64, {"go": 3},
+                                    "x" * 10_000])
 def test_a_forged_move_is_ignored(forged):
     at = open_link("attention", present="1", step="scaled")
     press(at, "go", forged)
@@ -241,6 +243,15 @@ def test_leaving_turns_presenter_mode_off():
     at = open_link("attention", present="1")
     press(at, "leave", True)
     assert "present" not in query(at) and rail(at) is None and at.toggle(key="ctl.present").value is False
+
+
+@pytest.mark.parametrize("forged", [False, None, 0, 1, "true", "x" * 10_000, {"leave": True}, [True]])
+def test_a_forged_leaving_is_ignored(forged):
+    """The rail's exit sends true; any other value (a hand-made message) left presenter mode too: now it keeps it."""
+    at = open_link("attention", present="1", step="scaled")
+    press(at, "leave", forged)
+    assert query(at)["present"] == "1" and query(at)["step"] == "scaled" and rail(at)["here"] == 8
+    assert at.toggle(key="ctl.present").value is True and at.session_state["state"].present and not notes(at)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

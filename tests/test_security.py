@@ -288,7 +288,8 @@ def production_server(chromium, tmp_path_factory):
 
 
 HOSTILE_LINK = {"preset": '<img src=x onerror="window.pwned=1">', "lang": "<b>bold</b>",
-                "cfg": "d_model:[x](javascript:window.pwned=2)", "src": "<script>window.pwned=3</script> Hello"}
+                "cfg": "d_model:[x](javascript:window.pwned=2)", "src": "<script>window.pwned=3</script> Hello",
+                "gen": "x\n\n[sign in](//ev.il)"}  # an empty line ended the note's code span: a link to ev.il
 
 
 def test_user_text_from_a_link_is_shown_as_text(production_server, new_page):  # noqa: F811
@@ -300,6 +301,7 @@ def test_user_text_from_a_link_is_shown_as_text(production_server, new_page):  #
     no_exception(page)
     notes = " ".join(page.locator('[data-testid="stSidebar"] [data-testid="stAlert"]').all_inner_texts())
     assert '<img src=x onerror="window.pwned=1">' in notes and "<b>bold</b>" in notes  # written out, as text
+    assert "x\\n\\n[sign in](//ev.il)" in notes and page.locator('a[href*="ev.il"]').count() == 0
     assert page.evaluate("window.pwned") is None
     injected = """() => [...document.querySelectorAll('img[src="x"], script, a[href^="javascript"]')]
         .filter(e => e.tagName !== 'SCRIPT' || e.textContent.includes('pwned')).length"""
@@ -327,3 +329,4 @@ def test_a_links_ignored_part_is_shown_as_code_not_markdown():
     from ui.i18n import literal
     assert literal("present='[sign in](//ev.il)'") == "` present='[sign in](//ev.il)' `"
     assert literal("a`b``c") == "``` a`b``c ```" and literal("") == "`  `"
+    assert literal("x\r\n\n[sign in](//ev.il)") == "` x\\r\\n\\n[sign in](//ev.il) `"  # an empty line ended the span

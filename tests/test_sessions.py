@@ -5,6 +5,7 @@ Each session's runs are checked for its own numbers (the scores its edit gives, 
 engine, and its edit in the address) and never the other's, during and after the concurrent edits.
 """
 import asyncio
+import json
 import random
 import re
 import sys
@@ -12,6 +13,8 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
+from streamlit.proto.Common_pb2 import StringArray
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 ROOT = Path(__file__).resolve().parents[1]
 for path in (ROOT, ROOT / "bench"):
@@ -90,3 +93,47 @@ def test_two_sessions_see_only_their_own_edit(server):
         assert again[own].query_string is None
         for run in (edited[own], again[own]):
             assert scores[own] <= numbers(run.texts()), f"session {own} does not show the scores of its own edit"
+
+
+HOSTILE_PART = "x\n\n[sign in](//ev.il)"  # an empty line and a Markdown link (ui/i18n.literal writes it on one line)
+
+
+def test_forged_values_over_the_websocket_keep_the_view(server):
+    """What only a hand-made client sends, to a server run as a class runs it: a link part with an empty line and a
+    link in it, a section the page's control does not offer and none at all, a drill-down cell that is none of its
+    list's, and a presenter's rail told to leave with false. No run raises; the note names the part on one line; the
+    view stays (the page writes its address only when it changes: None), but for the emptied section (the first)."""
+    async def scenario():
+        tokens = await Session.open(server, "tokens", timeout=TIMEOUT,
+                                    query_string=f"cfg={urllib.parse.quote(HOSTILE_PART)}&section=3")
+        attention = await Session.open(server, "attention", query_string="present=1&cell=1.1", timeout=TIMEOUT)
+        try:
+            runs = [tokens.last, attention.last]
+            _, control = tokens.last.widget(r"tokens\.tab")
+            for sent in (["zzz"], ["x" * 10_000], []):
+                tokens.set_widget(control.id, string_array_value=StringArray(data=sent))
+                runs.append(await tokens.rerun(TIMEOUT))
+            _, cells = attention.last.widget(r"cell\.enc\.0\.attn\.scores\.0")
+            attention.set_widget(cells.id, string_value="-1")
+            runs.append(await attention.rerun(TIMEOUT))
+            _, rail = attention.last.widget(r"present\.rail")
+            attention.set_widget(rail.id, json_value="{}")
+            attention.set_widget(f"$$STREAMLIT_INTERNAL_KEY_{rail.id}__events",
+                                 json_trigger_value=json.dumps([{"event": "leave", "value": False}]))
+            runs.append(await attention.rerun(TIMEOUT))
+            return runs
+        finally:
+            await asyncio.gather(tokens.close(), attention.close())
+
+    runs = in_own_thread(scenario)
+    for run in runs:  # a widget of a step page reruns its fragment (views.page)
+        assert run.status in (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
+        assert not run.exceptions and not run.page_not_found
+    first, opened, unknown, long, emptied, cell, leave = runs
+    note = f"Part of the link was ignored: ` {HOSTILE_PART.replace(chr(10), chr(92) + 'n')} `"
+    assert note in first.texts() and "section=3" in first.query_string and "cfg" not in first.query_string
+    assert unknown.query_string is None and long.query_string is None  # still section=3
+    assert "section" not in emptied.query_string and "preset=hello-world" in emptied.query_string
+    assert "present=1" in opened.query_string and "cell=1.1" in opened.query_string
+    assert cell.query_string is None and leave.query_string is None  # still present=1&cell=1.1
+    assert leave.widget(r"present\.rail") is not None

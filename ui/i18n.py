@@ -48,7 +48,9 @@ UNICODE_MATH = {"W^O": "Wᴼ"}  # the math of the titles, in Unicode where only 
 def literal(text: str) -> str:
     """Text from outside the app (a part of a link) to show inside Markdown as it is, as inline code: Markdown
     would make a link of "[sign in](//elsewhere)", a bare address or <b>, math of $…$ and a directive of
-    :red[…]; a code span makes nothing of them. Its fence is one backtick longer than any run in the text."""
+    :red[…]; a code span makes nothing of them. Its fence is one backtick longer than any run in the text. A line
+    break is written as \\n or \\r: an empty line would end the code span, and Markdown would read what follows."""
+    text = text.replace("\r", "\\r").replace("\n", "\\n")
     fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
     return f"{fence} {text} {fence}"
 

@@ -196,6 +196,9 @@ def _go():
 
 
 def _leave():
+    """The rail's exit, which sends true; anything else is a forged message, ignored."""
+    if st.session_state[KEY].get("leave") is not True:
+        return
     context.adopt(st.session_state.state.replace(present=False))
     st.session_state["present.left"] = True
 

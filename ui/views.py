@@ -587,9 +587,11 @@ def _drill_cell(ctx, key, rows, cols):
 
 
 def _on_cell_pick(key, n_rows, n_cols):
-    """A cell picked from the drill-down's list, into the state's row.KEY and col.KEY."""
-    st.session_state[f"row.{key}"], st.session_state[f"col.{key}"] = divmod(
-        _clamped(st.session_state[f"cell.{key}"], n_rows * n_cols), n_cols)
+    """A cell picked from the drill-down's list, into the state's row.KEY and col.KEY; a forged position (not one of
+    the list's) leaves the cell as it was."""
+    position = _position(st.session_state[f"cell.{key}"], n_rows * n_cols)
+    if position is not None:
+        st.session_state[f"row.{key}"], st.session_state[f"col.{key}"] = divmod(position, n_cols)
 
 
 def _cell_list(container, label, rows, cols, key, **callback):
