@@ -650,7 +650,7 @@ def editor_key_single(at, param):
 
 # ---- bad input never crashes and keeps the last good state ---------------------------------------------
 
-@pytest.mark.parametrize("typed", [float("nan"), float("inf"), float("-inf"), 1e300, -2e6, "abc"])
+@pytest.mark.parametrize("typed", [float("nan"), float("inf"), float("-inf"), 1e300, -2e6, "abc", "[sign in](//ev.il) $x$"])
 def test_a_bad_weight_is_refused_and_the_old_value_kept(typed):
     at = open_page("qkv")
     type_cells(at, editor_key(at, "enc.0.attn.W_Q", 0), {"0": {"0": 5.0}})
@@ -658,7 +658,7 @@ def test_a_bad_weight_is_refused_and_the_old_value_kept(typed):
     type_cells(at, editor_key(at, "enc.0.attn.W_Q", 0), {"0": {"0": typed}})
     received = json.loads(json.dumps(typed))  # what arrives from the browser
     assert [e.value for e in at.error] == [
-        EN_T("msg.edit_bad", param="enc.0.attn.W_Q", index="0,0,0", value=received)]
+        EN_T("msg.edit_bad", param="enc.0.attn.W_Q", index="0,0,0", value=literal(repr(received)))]
     assert query(at) == good_query and latex(at) == good_latex
     key = editor_key(at, "enc.0.attn.W_Q", 0)  # opens the editor (a rerun) before the tree is read
     assert at.data_editor(key=key).value.iloc[0, 0] == 5.0
@@ -669,7 +669,7 @@ def test_a_bad_weight_is_refused_and_the_old_value_kept(typed):
 def test_a_bad_weight_message_in_chinese():
     at = open_page("qkv", lang="zh")
     type_cells(at, editor_key(at, "enc.0.attn.W_Q", 0), {"1": {"2": float("nan")}})
-    assert [e.value for e in at.error] == [ZH_T("msg.edit_bad", param="enc.0.attn.W_Q", index="0,1,2", value=float("nan"))]
+    assert [e.value for e in at.error] == [ZH_T("msg.edit_bad", param="enc.0.attn.W_Q", index="0,1,2", value="` nan `")]
     assert CJK.search(at.error[0].value)
 
 

@@ -365,7 +365,8 @@ def _type_into_grid(at, key, data):
             try:
                 expected = expected.with_edit(name, index, app_state.check_weight(received))
             except ValueError:
-                refused = translator("en")("msg.edit_bad", param=name, index=",".join(map(str, index)), value=received)
+                refused = translator("en")("msg.edit_bad", param=name, index=",".join(map(str, index)),
+                                                   value=literal(repr(received)))
     return expected, refused
 
 
@@ -383,7 +384,8 @@ def _type_into_cell(at, key, data):
     try:
         return before.with_edit(name, index, app_state.check_weight(typed)), None
     except ValueError:
-        return before, translator("en")("msg.edit_bad", param=name, index=",".join(map(str, index)), value=typed)
+        return before, translator("en")("msg.edit_bad", param=name, index=",".join(map(str, index)),
+                                          value=literal(repr(typed)))
 
 
 def _slide(at, key, data):

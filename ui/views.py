@@ -688,8 +688,9 @@ def _on_edit(key, name, head, row_ids, columns, ndim):
 
 
 def _report_bad_edit(name, index, typed):
+    """What was typed, quoted as code: Markdown would make a link of "[x](//elsewhere)", math of $…$."""
     st.session_state["edit_error"] = context.get().t(
-        "msg.edit_bad", param=name, index=",".join(map(str, index)), value=typed)
+        "msg.edit_bad", param=name, index=",".join(map(str, index)), value=literal(repr(typed)))
 
 
 def _take_edit(name, index, typed):
