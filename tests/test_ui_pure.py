@@ -726,8 +726,21 @@ def test_a_matrix_is_called_by_its_formulas_symbol_or_in_the_readers_language():
         else:
             assert re.search(r"[\u3400-\u9fff]", step_tex(name, 0, ZH[step_name_key(name)])), name
     assert step_tex("enc.0.attn.scaled", 0, ZH["step.attn.scaled"]) == "S_{1}'"
-    assert step_tex("enc.0.attn.out", None, EN["step.attn.out"]) == r"{\text{Output projection }W^O}"
+    assert step_tex("enc.0.attn.out", None, EN["step.attn.out"]) == r"{\text{Output projection (}\times W^O\text{)}}"
     assert step_tex("enc.0.attn.concat", 1, ZH["step.attn.concat"]) == r"{\text{拼接}}_{2}"
+
+
+@pytest.mark.parametrize("catalog", [EN, ZH])
+def test_no_steps_name_says_its_matrix_is_a_parameter(catalog):
+    """A step's name stands beside its matrix, "name = [...]": "Output projection W^O = [3×4]" said W^O (6×4) was
+    the product. A TOML escape in the math ("\\t" of "\\times") would turn into a tab."""
+    from ui.labels import PARAM_TEX
+
+    for key, text in catalog.items():
+        if key.startswith("step."):
+            assert not set(re.findall(r"\$([^$]*)\$", text)) & set(PARAM_TEX.values()), key
+    assert not [key for key, text in catalog.items() if re.search(r"[\x00-\x09\x0b-\x1f]", text)]
+    assert "W^O" in catalog["step.attn.out"]
 
 
 # ---- generation settings, their URL form, and the beam tree ----------------------------------------------
@@ -883,7 +896,7 @@ def test_every_step_and_parameter_has_a_name_on_screen_in_both_languages():
     for name in trace.model.params:
         assert param_key(name) in PARAM_TEX and f"param.{param_key(name)}" in ZH, name
     assert ZH["step.attn.scores"] == "注意力分数" and EN[step_name_key("dec.0.cross_attn.out")] == \
-        "Output projection $W^O$"
+        "Output projection ($\\times W^O$)"
     assert param_tex("enc.0.attn.W_Q", 0) == "W^Q_{1}" and param_tex("dec.1.ln2.gamma") == r"\gamma"
     assert param_key("embed.src") == "embed.src" and param_key("dec.ln_final.beta") == "beta"
 
