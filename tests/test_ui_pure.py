@@ -583,6 +583,17 @@ def test_no_text_names_a_spec_document_by_its_file_number(catalog):
     assert not re.search(r"(?:seed|资料|种子)\s*0\d\d", every, re.IGNORECASE)
 
 
+@pytest.mark.parametrize("catalog", [EN, ZH])
+def test_the_posts_099_is_cut_not_rounded(catalog):
+    """The post writes cos(0.01) = 0.99995 as 0.99: rounded, it would be 1.00, so a text that says how the post's
+    table was written says it cut the number (as the paper-vs-blog page does)."""
+    about = [key for key, text in catalog.items() if "0.99995" in text and re.search(r"round|舍入|取整", text)]
+    assert len(about) >= 2, about
+    for key in about:
+        assert re.search(r"\bcut\b|truncat|截断", catalog[key]), key
+        assert not re.search(r"rounded by hand|手工舍入|手工取整", catalog[key]), key
+
+
 def _keys_used_in_code():
     literal = re.compile(r"""\bt\(\s*["']([a-z_]+\.[a-z_.]+)["']""")
     keys = set()
