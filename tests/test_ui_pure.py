@@ -594,6 +594,19 @@ def test_the_posts_099_is_cut_not_rounded(catalog):
         assert not re.search(r"rounded by hand|手工舍入|手工取整", catalog[key]), key
 
 
+def test_the_qkv_note_names_the_one_result_the_posts_slip_would_change():
+    """The post's E × WK1 writes 4 for the 3.99 of "World": only the key whose column of WK1 has a 1 in that row
+    reads it, 9.99 (10 with the slip); the two 6.84 multiply it by 0."""
+    trace = engine.preset("hello-world").run("Hello World", "Hola Mundo")
+    world, wk1 = trace["src.input"][1], trace.model.params["enc.0.attn.W_K"][0]  # (d_model,), (d_model, d_k)
+    slipped = world.copy()
+    slipped[1] = 4
+    assert np.allclose(world @ wk1, [6.84, 9.99, 6.84]) and np.allclose(slipped @ wk1, [6.84, 10, 6.84])
+    for lang in LANGUAGES:
+        note = translator(lang)("seednote.qkv")
+        assert "9.99" in note and "10" in note and "6.84" not in note, lang
+
+
 def _keys_used_in_code():
     literal = re.compile(r"""\bt\(\s*["']([a-z_]+\.[a-z_.]+)["']""")
     keys = set()
