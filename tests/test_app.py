@@ -1206,7 +1206,7 @@ def test_steps_titles_and_editors_are_named_in_the_readers_language():
     assert labels == ["修改 $W^Q_{1}$ · 查询权重 · `enc.0.attn.W_Q`", "修改 $W^K_{1}$ · 键权重 · `enc.0.attn.W_K`"]
     goto(at, "multihead")
     assert page_title(at) == "拼接 (Concat) 与 $W^O$"
-    assert at.button_group(key="multihead.None").options == ["1. 拼接", "2. 输出投影 $W^O$"]
+    assert at.button_group(key="multihead.None").options == ["1. 拼接", "2. 输出投影（$\\times W^O$）"]
     for page in STEP_PAGES:  # no button is a code name
         goto(at, page)
         for group in at.main.button_group:

@@ -571,8 +571,40 @@ def test_chinese_uses_the_glossarys_terms():
     assert "缩放点积注意力" in ZH["intro.attention"] and "多头注意力" in ZH["intro.multihead"]
     assert "编码器-解码器注意力" in ZH["intro.cross_attention"]
     every = json.dumps(ZH, ensure_ascii=False)
-    assert "打印" not in every and "测试模式" not in every and "束宽个" not in every
+    assert "打印" not in every and "印出" not in every and "测试模式" not in every and "束宽个" not in every
+    assert "博文" not in every  # the post is 博客 on every page
     assert ZH["ctl.sizes"] == "模型规模" and "维度" not in ZH["msg.edits_dropped"] + ZH["msg.not_divisible"]
+
+
+@pytest.mark.parametrize("catalog", [EN, ZH])
+def test_no_text_names_a_spec_document_by_its_file_number(catalog):
+    """"seed 002" is the project's name for the blog post's file; on screen a seed is the random seed."""
+    every = json.dumps(catalog, ensure_ascii=False)
+    assert not re.search(r"(?:seed|资料|种子)\s*0\d\d", every, re.IGNORECASE)
+
+
+@pytest.mark.parametrize("catalog", [EN, ZH])
+def test_the_posts_099_is_cut_not_rounded(catalog):
+    """The post writes cos(0.01) = 0.99995 as 0.99: rounded, it would be 1.00, so a text that says how the post's
+    table was written says it cut the number (as the paper-vs-blog page does)."""
+    about = [key for key, text in catalog.items() if "0.99995" in text and re.search(r"round|舍入|取整", text)]
+    assert len(about) >= 2, about
+    for key in about:
+        assert re.search(r"\bcut\b|truncat|截断", catalog[key]), key
+        assert not re.search(r"rounded by hand|手工舍入|手工取整", catalog[key]), key
+
+
+def test_the_qkv_note_names_the_one_result_the_posts_slip_would_change():
+    """The post's E × WK1 writes 4 for the 3.99 of "World": only the key whose column of WK1 has a 1 in that row
+    reads it, 9.99 (10 with the slip); the two 6.84 multiply it by 0."""
+    trace = engine.preset("hello-world").run("Hello World", "Hola Mundo")
+    world, wk1 = trace["src.input"][1], trace.model.params["enc.0.attn.W_K"][0]  # (d_model,), (d_model, d_k)
+    slipped = world.copy()
+    slipped[1] = 4
+    assert np.allclose(world @ wk1, [6.84, 9.99, 6.84]) and np.allclose(slipped @ wk1, [6.84, 10, 6.84])
+    for lang in LANGUAGES:
+        note = translator(lang)("seednote.qkv")
+        assert "9.99" in note and "10" in note and "6.84" not in note, lang
 
 
 def _keys_used_in_code():
@@ -718,8 +750,21 @@ def test_a_matrix_is_called_by_its_formulas_symbol_or_in_the_readers_language():
         else:
             assert re.search(r"[\u3400-\u9fff]", step_tex(name, 0, ZH[step_name_key(name)])), name
     assert step_tex("enc.0.attn.scaled", 0, ZH["step.attn.scaled"]) == "S_{1}'"
-    assert step_tex("enc.0.attn.out", None, EN["step.attn.out"]) == r"{\text{Output projection }W^O}"
+    assert step_tex("enc.0.attn.out", None, EN["step.attn.out"]) == r"{\text{Output projection (}\times W^O\text{)}}"
     assert step_tex("enc.0.attn.concat", 1, ZH["step.attn.concat"]) == r"{\text{拼接}}_{2}"
+
+
+@pytest.mark.parametrize("catalog", [EN, ZH])
+def test_no_steps_name_says_its_matrix_is_a_parameter(catalog):
+    """A step's name stands beside its matrix, "name = [...]": "Output projection W^O = [3×4]" said W^O (6×4) was
+    the product. A TOML escape in the math ("\\t" of "\\times") would turn into a tab."""
+    from ui.labels import PARAM_TEX
+
+    for key, text in catalog.items():
+        if key.startswith("step."):
+            assert not set(re.findall(r"\$([^$]*)\$", text)) & set(PARAM_TEX.values()), key
+    assert not [key for key, text in catalog.items() if re.search(r"[\x00-\x09\x0b-\x1f]", text)]
+    assert "W^O" in catalog["step.attn.out"]
 
 
 # ---- generation settings, their URL form, and the beam tree ----------------------------------------------
@@ -875,7 +920,7 @@ def test_every_step_and_parameter_has_a_name_on_screen_in_both_languages():
     for name in trace.model.params:
         assert param_key(name) in PARAM_TEX and f"param.{param_key(name)}" in ZH, name
     assert ZH["step.attn.scores"] == "注意力分数" and EN[step_name_key("dec.0.cross_attn.out")] == \
-        "Output projection $W^O$"
+        "Output projection ($\\times W^O$)"
     assert param_tex("enc.0.attn.W_Q", 0) == "W^Q_{1}" and param_tex("dec.1.ln2.gamma") == r"\gamma"
     assert param_key("embed.src") == "embed.src" and param_key("dec.ln_final.beta") == "beta"
 
