@@ -18,6 +18,7 @@ from test_browser import SHOTS, no_exception, server, settle, url  # noqa: F401 
 from ui.figures import PROJECTOR, at_scale, bars, curves, heatmap
 from ui.i18n import literal, translator
 from ui.navigation import CHAIN, PAGES, RAIL, slide_at, slides
+from ui import presenter
 from ui.presenter import KEY
 
 
@@ -116,6 +117,16 @@ def test_the_slide_a_page_shows_is_found_from_what_its_widgets_show():
     assert slide_at(deck, "add_norm", {"sublayer": 1, "step": "add2"}) == 14 + 3 + 1
     assert slide_at(deck, "tokens", {}) == 0
     assert slide_at(deck, "dropout", {"step": "dropout"}) is None and slide_at(deck, "attention", {}) is None
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_rails_titles_are_plain_text(lang):
+    """The rail's words are text, not Markdown: a step name's math is written in Unicode there (the attention
+    output's "(× Wᴼ)"), never as raw LaTeX."""
+    t = translator(lang)
+    titles = [presenter._title(t, slide) for slide in slides("post", enc_layers=2, dec_layers=2)]
+    assert not [title for title in titles if "$" in title or "\\" in title]
+    assert any("× Wᴼ" in title for title in titles)
 
 
 def test_a_projector_heatmap_has_its_numbers_and_labels_half_as_large_again():

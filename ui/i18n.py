@@ -42,7 +42,7 @@ def translator(lang: str):
     return t
 
 
-UNICODE_MATH = {"W^O": "Wᴼ"}  # the math of the titles, in Unicode where only plain text shows (navigation, plotly)
+UNICODE_MATH = {"W^O": "Wᴼ", r"\times W^O": "× Wᴼ"}  # the math of the titles, in Unicode where only plain text shows (navigation, plotly)
 
 
 def literal(text: str) -> str:
