@@ -31,6 +31,5 @@ middle.metric(ctx.t("overview.tgt"), " ".join(trace.tgt_tokens))
 right.metric(ctx.t("overview.next"), ctx.model.vocab.tokens[best], f"{ctx.t('overview.prob')} {last[best]:.3f}",
              delta_color="off", delta_arrow="off")
 diagram, hint = st.columns([3, 2])
-diagram.plotly_chart(architecture(ctx.t, trace), key="overview.diagram", on_select=open_box, selection_mode="points",
-                     config={"displayModeBar": False})
+views.plot(architecture(ctx.t, trace), "overview.diagram", where=diagram, on_select=open_box, selection_mode="points")
 hint.caption(ctx.t("overview.steps.decoder_only" if c.decoder_only else "overview.steps"))
