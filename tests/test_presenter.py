@@ -138,7 +138,8 @@ def test_a_projector_heatmap_has_its_numbers_and_labels_half_as_large_again():
     assert "font" not in normal["layout"] and "tickfont" not in normal["data"][0]["colorbar"]  # the theme's 12 px
 
 
-@pytest.mark.parametrize("chart", [bars(["a", "b"], [0.75, 0.25]), curves([0, 1], {"loss": [2.0, 1.0]}, "step", "loss")])
+@pytest.mark.parametrize("chart", [bars(["a", "b"], [0.75, 0.25]),
+                                   curves([0, 1], {"loss": [2.0, 1.0]}, "step", "loss")])
 def test_every_chart_on_a_projector_writes_its_labels_18_px_and_leaves_the_normal_one_alone(chart):
     """Bars and curves too (the output page's probabilities were 12 px on a projector when drawn before presenter
     mode's style sheet): each size written, the titles kept, the chart itself unchanged (it may be a drawing

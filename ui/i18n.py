@@ -42,7 +42,8 @@ def translator(lang: str):
     return t
 
 
-UNICODE_MATH = {"W^O": "Wᴼ", r"\times W^O": "× Wᴼ"}  # the math of the titles, in Unicode where only plain text shows (navigation, plotly)
+# the math of the titles, in Unicode where only plain text shows (navigation, the presenter rail, plotly)
+UNICODE_MATH = {"W^O": "Wᴼ", r"\times W^O": "× Wᴼ"}
 
 
 def literal(text: str) -> str:
