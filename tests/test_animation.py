@@ -16,7 +16,7 @@ from conftest import page_title
 from test_app import assert_clean, open_page, server_navigation  # noqa: F401 (server_navigation: a fixture)
 from test_browser import SHOTS, no_exception, server, settle, url  # noqa: F401 (server: a fixture)
 from ui import animation
-from ui.i18n import EN, ZH
+from ui.i18n import EN, ZH, translator
 
 EXAMPLES = [  # the opening example; two layers in pre-norm with 4 heads; the paper's sizes, smaller, 3 + 2 layers
     ("hello-world", {}, "Hello World"),
@@ -226,7 +226,7 @@ def test_the_animation_plays_the_whole_forward_pass(server, new_page, lang):  # 
     counter, caption = page.locator(".anim .counter"), page.locator(".anim .caption")
     frames = int(counter.get_attribute("data-frames"))
     assert frame_number(page) == 1 and frames == 22  # 4 of the encoder, 3 per token for 6 tokens (its greedy output)
-    assert caption.text_content() == catalog["anim.f.tokens"].format(n=2)
+    assert caption.text_content() == translator(lang)("anim.f.tokens", n=2)  # "2 tokens": the player's plurals
     screenshot(page, f"start-{lang}")
     speed = page.locator(".anim button.speed")
     assert speed.text_content() == catalog["anim.speed"].format(x=1)

@@ -210,8 +210,8 @@ def overview_numbers(at):
     """(source tokens, decoder positions, d_model, heads, encoder layers, decoder layers) as the overview page states
     them."""
     line = next(m.value for m in at.markdown if "d_model = " in m.value)
-    match = re.fullmatch(r"(\d+) source tokens, (\d+) decoder positions, d_model = (\d+), (\d+) heads, "
-                         r"(\d+) encoder and (\d+) decoder layer\(s\)", line)
+    match = re.fullmatch(r"(\d+) source tokens?, (\d+) decoder positions?, d_model = (\d+), (\d+) heads?, "
+                         r"(\d+) encoder layers? and (\d+) decoder layers?", line)
     assert match, line
     return tuple(int(g) for g in match.groups())
 

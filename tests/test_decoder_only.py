@@ -214,7 +214,7 @@ def test_the_decoder_only_model_generates_reading_the_source_first(app):
     from test_app import assert_clean
     from test_app_generate import CURRENT, SMALL, chosen_line, expected_chosen, expected_sentence, markdown_line, \
         sentence_line
-    from ui.i18n import EN
+    from ui.i18n import translator
 
     settings = dict(d_model=16, n_heads=2, d_ff=32, n_layers=1, decoder_only=True)
     at = app("generate", gen=CURRENT, **{**SMALL, "cfg": SMALL["cfg"] + "," + GPT_LINK})
@@ -224,7 +224,7 @@ def test_the_decoder_only_model_generates_reading_the_source_first(app):
         expected.steps[0])
     at.button(key="gen.next").click().run()
     step, source = expected.steps[1], SMALL["src"].split()
-    line = EN["gen.prefix.decoder_only"].format(m=len(source), n=2)
+    line = translator("en")("gen.prefix.decoder_only", m=len(source), n=2)
     assert markdown_line(at, line.split(" (")[0]).startswith(line + " " + " ".join(
         f"`{t}`" for t in [*source, SOS, expected.tokens[0]]))
     mask = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]

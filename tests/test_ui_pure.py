@@ -428,8 +428,10 @@ def test_table():
 # ---- ui/i18n.py and ui/catalogs/ --------------------------------------------------------------------------
 
 def _placeholders(text):
-    return sorted((name, conversion or "", spec or "") for _, name, spec, conversion in string.Formatter().parse(text)
-                  if name is not None)
+    """A text's placeholders: (name, conversion, format), where a plural ({n:token|tokens}, a language's grammar)
+    counts as {n}."""
+    return sorted({(name, conversion or "", "" if "|" in (spec or "") else spec or "")
+                   for _, name, spec, conversion in string.Formatter().parse(text) if name is not None})
 
 
 @pytest.mark.parametrize("lang", sorted(set(LANGUAGES) - {"en"}))
@@ -475,6 +477,20 @@ def test_a_new_language_is_one_file(tmp_path, monkeypatch):
     assert t.words(trace.explain("dec.0.self_attn.mask", (0, 1)).text) == "dec.0.self_attn.mask[0, 1] = −∞ (xx 1 > 0) = −∞"
     assert t.words(trace.explain("enc.0.ln1", (0, 0)).text).startswith("With μ = ")  # a word the file lacks
     assert [language_of(locale) for locale in ("xx-YY", "xx", "zh-CN", "fr")] == ["xx", "xx", "zh", "en"]
+
+
+def test_english_counts_agree_with_their_nouns():
+    """{n:token|tokens} writes the count and the noun that agrees with it (the animation's player reads the same
+    form, ui/animation_player.js); Chinese writes {n} and its noun. No "(s)" is left for a reader to sort out."""
+    en, zh = translator("en"), translator("zh")
+    assert [en("gen.finished", n=n) for n in (1, 3)] == ["The model wrote EOS after 1 step.",
+                                                         "The model wrote EOS after 3 steps."]
+    assert en("overview.shapes", n_src=1, n_tgt=2, d_model=4, h=1, n_enc=0, n_dec=1) == (
+        "1 source token, 2 decoder positions, d_model = 4, 1 head, 0 encoder layers and 1 decoder layer")
+    assert en("msg.edits_dropped", n=np.int64(1)) == "Dropped 1 edit that no longer fit the model's sizes."
+    assert zh("gen.finished", n=1) == ZH["gen.finished"].format(n=1) and "1" in zh("gen.finished", n=1)
+    assert en("nav.next", page="a|b") == "Next: a|b"  # a "|" in a value is text
+    assert [key for key, text in EN.items() if "(s)" in text] == []
 
 
 @pytest.mark.parametrize("lang", sorted(LANGUAGES))

@@ -30,8 +30,12 @@ function html(parent, tag, className, text) {
     return node;
 }
 
-function fill(template, values) { // the catalog's "{name}" placeholders
-    return template.replace(/\{(\w+)\}/g, (whole, name) => (name in values ? String(values[name]) : whole));
+function fill(template, values) { // the catalog's "{name}" placeholders, and "{n:token|tokens}": "1 token", "2 tokens"
+    return template.replace(/\{(\w+)(?::([^|{}]*)\|([^|{}]*))?\}/g, (whole, name, one, other) => {
+        if (!(name in values)) return whole;
+        const value = values[name];
+        return one === undefined ? String(value) : `${value} ${value === 1 ? one : other}`;
+    });
 }
 
 function short(token) {

@@ -4,6 +4,7 @@ formulas and arithmetic are filled from the same files ("word.<code>")."""
 import collections
 import functools
 import re
+import string
 import tomllib
 from pathlib import Path
 
@@ -29,12 +30,28 @@ def language_of(locale: str | None) -> str:
     return lang if lang in CATALOGS else "en"
 
 
+class _Plurals(string.Formatter):
+    """str.format with English plurals: {n:token|tokens} writes "1 token", "2 tokens" (a language whose nouns do not
+    change with the count writes {n} and the noun)."""
+
+    def format_field(self, value, spec):
+        if "|" not in spec:
+            return super().format_field(value, spec)
+        one, other = spec.split("|")
+        return f"{value} {one if value == 1 else other}"
+
+
+_PLURALS = _Plurals()
+
+
 def translator(lang: str):
     catalog = CATALOGS.get(lang, EN)
 
     def t(key: str, **values) -> str:
         text = catalog.get(key, EN[key])
-        return text.format(**values) if values else text
+        if not values:
+            return text
+        return _PLURALS.vformat(text, (), values) if "|" in text else text.format(**values)
 
     t.lang = lang if lang in CATALOGS else "en"
     t.words = functools.partial(fill, catalog=collections.ChainMap(catalog, EN))  # t.words(text): the engine's
