@@ -147,7 +147,7 @@ def card(at) -> str:
 
 def test_the_sidebar_describes_the_presets_model():
     assert card(open_page()) == ("**Model in use:** d_model = 4, h = 2, d_k = 3, d_ff = 8, N = 1 encoder and 1 decoder "
-                                 "layers. ") + T(
+                                 "layer. ") + T(
         "model.from.hello-world", seed=0)
     paper = open_page(preset="paper", cfg="d_model:16,n_heads:2,d_ff:32,n_layers:1", seed="7", lang="zh")
     assert card(paper) == "**当前模型**：d_model = 16，h = 2，d_k = 8，d_ff = 32，N = 编码器 1 层、解码器 1 层。" + translator("zh")(

@@ -247,7 +247,7 @@ def test_the_options_of_a_linked_decoder_only_model_keep_it(app):
 
 def test_the_sizes_page_of_a_decoder_only_model_counts_the_encoder_decoder_one(app):
     from test_app import goto
-    from ui.i18n import EN
+    from ui.i18n import EN, translator
 
     at = goto(app("overview", lang="en", cfg=GPT_LINK), "sizes")
     own = engine.preset("hello-world", decoder_only=True)
@@ -256,6 +256,6 @@ def test_the_sizes_page_of_a_decoder_only_model_counts_the_encoder_decoder_one(a
     # its LayerNorm's 8: the hello-world model's count
     assert sizes.parameter_count(full, len(own.vocab)) == 287 + 188 + 96 + 8 == sizes.parameter_count(
         engine.preset("hello-world").config, len(own.vocab))
-    said = EN["sizes.encoder_decoder"].format(e=1, d=1, n="579")
+    said = translator("en")("sizes.encoder_decoder", e=1, d=1, n="579")
     assert said in [m.value for m in at.markdown]
     assert EN["sizes.parameters_note"].split("**")[0] + "**287**" in [m.value for m in at.markdown][1]
