@@ -6,6 +6,8 @@ page's type; no user text in it), the rail built with textContent from the catal
 on the page. In a stack of several layers the keys walk every layer in turn; the rail shows the layer being
 presented as its steps' dots and every other layer as one button that opens its first step. Right, PageDown and Space go forward, Left, PageUp and Shift+Space back (a presenter's clicker sends
 PageDown/PageUp); keys typed into a field are the field's. A move sends the slide's position; the server checks it.
+The rail lies over the sidebar when it is open. A screen 640 px wide or less (a student's phone that follows a
+presenting teacher) keeps the normal type, and its rail is one line: the moves and the slide's name.
 """
 from itertools import groupby
 
@@ -29,7 +31,8 @@ html {{ font-size: {100 * PROJECTOR:g}% !important; }}
 @media (max-width: 1400px) {{  /* a projector's 1280 or 1024 px: the width for the step, not for margins */
   [data-testid="stMainBlockContainer"] {{ padding-left: 2rem !important; padding-right: 2rem !important; }}
 }}
-.present-rail {{ position: fixed; left: 0; right: 0; bottom: 0; z-index: 999990; display: flex; gap: 0.5rem;
+[data-testid="stSidebarContent"] {{ padding-bottom: 4rem; }}  /* its foot scrolls above the rail */
+.present-rail {{ position: fixed; left: 0; right: 0; bottom: 0; z-index: 999992; display: flex; gap: 0.5rem;
   align-items: center; padding: 0.4rem 1rem; background: rgba(255, 255, 255, 0.96);
   border-top: 1px solid rgba(49, 51, 63, 0.2); font-size: 0.6rem; }}
 .present-rail button {{ font: inherit; cursor: pointer; border-radius: 0.3rem; color: rgb(49, 51, 63);
@@ -46,6 +49,11 @@ html {{ font-size: {100 * PROJECTOR:g}% !important; }}
 .present-dots .present-layer-here {{ font-size: 0.5rem; line-height: 0.75rem; padding: 0 0.1rem 0 0.3rem;
   border-left: 2px solid rgb(255, 75, 75); }}
 .present-where {{ font-size: 0.8rem; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 40%; }}
+@media (max-width: 640px) {{  /* a phone following the class: normal type, and one line of moves and the slide's name */
+  html {{ font-size: 100% !important; }}
+  .present-parts {{ display: none; }}
+  .present-where {{ flex: 1; max-width: none; }}
+}}
 """
 HTML = "<nav class='present-rail'></nav>"
 JS = """
