@@ -384,6 +384,25 @@ def test_the_rails_moves_stay_in_sight_when_the_sidebar_is_open(server, new_page
     expect(_where(page)).to_have_text(re.compile(r"^9 / "), timeout=30_000)  # from the scores, 8
 
 
+def test_two_quick_keys_move_two_slides(server, new_page):  # noqa: F811 (server)
+    """A clicker pressed twice before the page has answered the first press moves twice (the second press used to
+    send the same slide again), and back again the same way."""
+    page = new_page()
+    page.set_viewport_size(PROJECTOR_SCREEN)
+    page.goto(url(server, "attention", present="1"))
+    settle(page)
+    expect(_where(page)).to_have_text(re.compile(r"^8 / "))  # the scores
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("PageDown")
+    expect(_where(page)).to_have_text(re.compile(r"^10 / .* · Attention weights$"), timeout=30_000)
+    settle(page)
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("PageUp")
+    expect(_where(page)).to_have_text(re.compile(r"^8 / .* · Scores$"), timeout=30_000)
+    settle(page)
+    assert "step=scores" in page.url or "step=" not in page.url, page.url
+
+
 def test_a_phone_that_follows_a_presenter_keeps_normal_type_and_a_one_line_rail(server, new_page):  # noqa: F811
     """A student's phone (400 x 800) opened with the teacher's present=1: the rail is one line at the foot (the moves,
     the slide's name, the exit), not 60 dots squeezed into a column over the page, and the text is its normal size."""

@@ -71,7 +71,16 @@ function button(text, title, onclick) {
 export default function({parentElement, data, setTriggerValue}) {
     const rail = parentElement.querySelector(".present-rail");
     const here = data.here, last = data.count - 1;
-    const go = (position) => setTriggerValue("go", Math.max(0, Math.min(last, position)));
+    const go = (position) => {
+        const to = Math.max(0, Math.min(last, position));
+        parentElement.presentGoing = {from: here, to: to};
+        setTriggerValue("go", to);
+    };
+    const move = (by) => {  // from the slide asked for last if the page has not shown it yet: a quick second key counts
+        const asked = parentElement.presentGoing;
+        const at = asked && asked.from === here ? asked.to : here;
+        go(at === null ? 0 : at + by);
+    };
     const parts = document.createElement("div");
     parts.className = "present-parts";
     const passed = (at) => here !== null && at < here;
@@ -112,8 +121,8 @@ export default function({parentElement, data, setTriggerValue}) {
     const where = document.createElement("span");
     where.className = "present-where";
     where.textContent = data.where;
-    const back = button("\u2190", data.back, () => go(here === null ? 0 : here - 1));
-    const next = button("\u2192", data.next, () => go(here === null ? 0 : here + 1));
+    const back = button("\u2190", data.back, () => move(-1));
+    const next = button("\u2192", data.next, () => move(1));
     back.className = next.className = "present-move";
     const leave = button("\u2715", data.leave, () => setTriggerValue("leave", true));
     rail.replaceChildren(back, next, where, parts, leave);
@@ -129,7 +138,7 @@ export default function({parentElement, data, setTriggerValue}) {
             return;
         }
         event.preventDefault();
-        go(here === null ? 0 : here + (forward ? 1 : -1));
+        move(forward ? 1 : -1);
     };
     document.removeEventListener("keydown", parentElement.presentKeys);  // a rerun's new data: one listener, its own
     parentElement.presentKeys = onKey;
