@@ -403,6 +403,25 @@ def test_two_quick_keys_move_two_slides(server, new_page):  # noqa: F811 (server
     assert "step=scores" in page.url or "step=" not in page.url, page.url
 
 
+def test_two_quick_keys_across_a_page_boundary_open_the_next_page(server, new_page):  # noqa: F811 (server)
+    """The second of two quick keys on a page's last slide reached the server after the switch to the next page and
+    stopped the app (KeyError: no state of the rail it came from). It is dropped now, or taken if it came in time:
+    the class is on the next page's first or second slide."""
+    page = new_page()
+    page.set_viewport_size(PROJECTOR_SCREEN)
+    page.goto(url(server, "attention", present="1", step="heads"))
+    settle(page)
+    expect(_where(page)).to_have_text(re.compile(r"^11 / .* · Head outputs$"))  # the attention page's last slide
+    page.wait_for_timeout(1000)  # a presenter's pause: then the second key arrives after the switch (the crash)
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    expect(_where(page)).to_have_text(re.compile(r"^1[23] / .* · Concat & Wᴼ · "),
+                                      timeout=30_000)
+    settle(page)
+    no_exception(page)
+    assert "/multihead?" in page.url, page.url
+
+
 def test_a_phone_that_follows_a_presenter_keeps_normal_type_and_a_one_line_rail(server, new_page):  # noqa: F811
     """A student's phone (400 x 800) opened with the teacher's present=1: the rail is one line at the foot (the moves,
     the slide's name, the exit), not 60 dots squeezed into a column over the page, and the text is its normal size."""

@@ -200,10 +200,16 @@ def _title(t, slide) -> str:
     return plain_math(" · ".join(words))
 
 
+def _sent(event: str):
+    """What the rail sent; None once its page is left: a second key pressed on the page being left arrives after
+    the switch to the next page, whose run holds no state of that rail."""
+    return (st.session_state.get(KEY) or {}).get(event)
+
+
 def _go():
     """A key or a click on the rail: open its slide, on this page or (follow) on another; a forged position (not a
     whole number within the pass) is ignored."""
-    position = st.session_state[KEY].get("go")
+    position = _sent("go")
     deck = deck_of(context.get().config)
     if isinstance(position, bool) or not isinstance(position, int) or not 0 <= position < len(deck):
         return
@@ -214,7 +220,7 @@ def _go():
 
 def _leave():
     """The rail's exit, which sends true; anything else is a forged message, ignored."""
-    if st.session_state[KEY].get("leave") is not True:
+    if _sent("leave") is not True:
         return
     context.adopt(st.session_state.state.replace(present=False))
     st.session_state["present.left"] = True
