@@ -138,6 +138,25 @@ def test_every_student_of_a_room_takes_the_teachers_weight_edit(server):
     in_own_thread(scenario)
 
 
+def test_when_the_teacher_leaves_the_room_ends_and_its_students_are_told(server):
+    url, store = server
+
+    async def scenario():
+        teacher, code, key = await open_room(url)
+        student = await Session.open(url, "", query_string=f"room={code}", timeout=TIMEOUT)
+        try:
+            assert state(student) == state(teacher) and T("room.following") in shown(student)
+            await click(teacher, r"room\.leave")
+            assert "room" not in query(teacher) and store.version(code) is None  # the room ended with its teacher
+            run = await woken(student)
+            assert run.status == 0 and not run.exceptions and "room" not in query(student)
+            assert T("room.gone", code=code) in shown(student) and T("room.following") not in shown(student)
+        finally:
+            await asyncio.gather(teacher.close(), student.close())
+
+    in_own_thread(scenario)
+
+
 def test_where_the_internals_are_off_a_students_page_polls_the_room(tmp_path):
     """Another Streamlit version (ui/streamlit_internals.py off): no watcher, the sidebar's fragment asks every second
     (its timer's tick is sent here at once, as the browser's would be a second later)."""

@@ -363,6 +363,81 @@ def test_every_slide_on_a_projector_is_large_and_fits_its_width(server, new_page
     page.screenshot(path=str(SHOTS / f"presenter-end-1280x720-{lang}.png"))
 
 
+RAIL_ON_TOP = """() => [...document.querySelectorAll('.present-rail button.present-move, .present-where')].map(e => {
+    const box = e.getBoundingClientRect();
+    return e === document.elementFromPoint(box.x + box.width / 2, box.y + box.height / 2) ||
+        e.contains(document.elementFromPoint(box.x + box.width / 2, box.y + box.height / 2));
+})"""
+
+
+def test_the_rails_moves_stay_in_sight_when_the_sidebar_is_open(server, new_page):  # noqa: F811 (server)
+    """A teacher who opens the sidebar on the projector (to change the sentence) still sees and clicks ← and →."""
+    page = new_page()
+    page.set_viewport_size(PROJECTOR_SCREEN)
+    page.goto(url(server, "attention", present="1"))
+    settle(page)
+    page.locator('[data-testid="stExpandSidebarButton"]').click()
+    expect(page.locator('[data-testid="stSidebar"]')).to_have_attribute("data-collapsed", "false")
+    page.wait_for_timeout(500)  # the sidebar's slide-in
+    assert page.evaluate(RAIL_ON_TOP) == [True, True, True]
+    page.locator(".present-rail button.present-move").nth(1).click()
+    expect(_where(page)).to_have_text(re.compile(r"^9 / "), timeout=30_000)  # from the scores, 8
+
+
+def test_two_quick_keys_move_two_slides(server, new_page):  # noqa: F811 (server)
+    """A clicker pressed twice before the page has answered the first press moves twice (the second press used to
+    send the same slide again), and back again the same way."""
+    page = new_page()
+    page.set_viewport_size(PROJECTOR_SCREEN)
+    page.goto(url(server, "attention", present="1"))
+    settle(page)
+    expect(_where(page)).to_have_text(re.compile(r"^8 / "))  # the scores
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("PageDown")
+    expect(_where(page)).to_have_text(re.compile(r"^10 / .* · Attention weights$"), timeout=30_000)
+    settle(page)
+    page.keyboard.press("ArrowLeft")
+    page.keyboard.press("PageUp")
+    expect(_where(page)).to_have_text(re.compile(r"^8 / .* · Scores$"), timeout=30_000)
+    settle(page)
+    assert "step=scores" in page.url or "step=" not in page.url, page.url
+
+
+def test_two_quick_keys_across_a_page_boundary_open_the_next_page(server, new_page):  # noqa: F811 (server)
+    """The second of two quick keys on a page's last slide reached the server after the switch to the next page and
+    stopped the app (KeyError: no state of the rail it came from). It is dropped now, or taken if it came in time:
+    the class is on the next page's first or second slide."""
+    page = new_page()
+    page.set_viewport_size(PROJECTOR_SCREEN)
+    page.goto(url(server, "attention", present="1", step="heads"))
+    settle(page)
+    expect(_where(page)).to_have_text(re.compile(r"^11 / .* · Head outputs$"))  # the attention page's last slide
+    page.wait_for_timeout(1000)  # a presenter's pause: then the second key arrives after the switch (the crash)
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    expect(_where(page)).to_have_text(re.compile(r"^1[23] / .* · Concat & Wᴼ · "),
+                                      timeout=30_000)
+    settle(page)
+    no_exception(page)
+    assert "/multihead?" in page.url, page.url
+
+
+def test_a_phone_that_follows_a_presenter_keeps_normal_type_and_a_one_line_rail(server, new_page):  # noqa: F811
+    """A student's phone (400 x 800) opened with the teacher's present=1: the rail is one line at the foot (the moves,
+    the slide's name, the exit), not 60 dots squeezed into a column over the page, and the text is its normal size."""
+    page = new_page()
+    page.set_viewport_size({"width": 400, "height": 800})
+    page.goto(url(server, "attention", present="1", step="scaled"))
+    settle(page)
+    expect(_where(page)).to_have_text(re.compile(rf"^9 / {len(slides('post'))} · "))  # attention's scaled scores
+    rail = page.locator(".present-rail").bounding_box()
+    assert rail["height"] < 70 and rail["y"] + rail["height"] == 800, rail
+    assert page.evaluate(RAIL_ON_TOP) == [True, True, True]
+    assert page.evaluate("getComputedStyle(document.documentElement).fontSize") == "16px"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "presenter-phone-400x800-en.png"))
+
+
 def test_a_present_value_made_to_look_like_a_link_is_shown_as_text(server, new_page):  # noqa: F811 (server)
     """A link's ignored part is quoted in the note as code: Markdown would have made it a link to another site."""
     page = new_page()

@@ -85,6 +85,21 @@ def test_a_malformed_code_is_no_room_for_students_or_teachers(store, code):
     assert rooms.normal_code(code) is None
 
 
+def test_the_teacher_closes_the_room_and_its_students_find_none(store):
+    code, key = store.create()
+    store.put(code, key, "attention", QUERY)
+    other_code, other_key = store.create()
+    for wrong in ("x" * 22, other_key, "forged"):  # only the room's key closes it
+        assert refusal(lambda: store.close(code, wrong)) == "room.wrong_key"
+    assert store.version(code) == 1 and store.latest(code) == Latest(1, "attention", QUERY)
+    store.close(code, key)
+    assert store.version(code) is None and store.latest(code) is None
+    assert refusal(lambda: store.put(code, key, "ffn", QUERY)) == "room.gone"
+    assert refusal(lambda: store.close(code, key)) == "room.gone"
+    assert refusal(lambda: store.close("abc", key)) == "room.bad_code"
+    assert store.version(other_code) == 0  # the other room lives on
+
+
 def test_a_room_never_made_is_gone(store):
     code = next(c for c in ("ACEF", "HKMN") if store.version(c) is None)
     assert refusal(lambda: store.put(code, "A" * 22, "ffn", QUERY)) == "room.gone"

@@ -184,7 +184,15 @@ def _teacher_panel(t, room) -> None:
     panel.image(qr_png_uri(link), caption=t("room.scan"), width="stretch")
     panel.code(link, language=None, wrap_lines=True)  # text, never markup: the host is what the browser sent
     panel.caption(t("room.teacher_note"))
-    panel.button(t("room.leave"), key="room.leave", on_click=_leave)
+    panel.button(t("room.leave"), key="room.leave", on_click=_close_room)
+
+
+def _close_room() -> None:
+    """The teacher leaves: the room ends, and each student's next look at it says so (room.gone)."""
+    room, notes = st.session_state[ROOM], st.session_state.setdefault(NOTES, [])
+    _ask(lambda: store().close(room["code"], room["key"]), notes)
+    watcher().nudge()
+    _leave()
 
 
 def _student_panel(t, room) -> bool:

@@ -6,6 +6,8 @@ page's type; no user text in it), the rail built with textContent from the catal
 on the page. In a stack of several layers the keys walk every layer in turn; the rail shows the layer being
 presented as its steps' dots and every other layer as one button that opens its first step. Right, PageDown and Space go forward, Left, PageUp and Shift+Space back (a presenter's clicker sends
 PageDown/PageUp); keys typed into a field are the field's. A move sends the slide's position; the server checks it.
+The rail lies over the sidebar when it is open. A screen 640 px wide or less (a student's phone that follows a
+presenting teacher) keeps the normal type, and its rail is one line: the moves and the slide's name.
 """
 from itertools import groupby
 
@@ -29,7 +31,8 @@ html {{ font-size: {100 * PROJECTOR:g}% !important; }}
 @media (max-width: 1400px) {{  /* a projector's 1280 or 1024 px: the width for the step, not for margins */
   [data-testid="stMainBlockContainer"] {{ padding-left: 2rem !important; padding-right: 2rem !important; }}
 }}
-.present-rail {{ position: fixed; left: 0; right: 0; bottom: 0; z-index: 999990; display: flex; gap: 0.5rem;
+[data-testid="stSidebarContent"] {{ padding-bottom: 4rem; }}  /* its foot scrolls above the rail */
+.present-rail {{ position: fixed; left: 0; right: 0; bottom: 0; z-index: 999992; display: flex; gap: 0.5rem;
   align-items: center; padding: 0.4rem 1rem; background: rgba(255, 255, 255, 0.96);
   border-top: 1px solid rgba(49, 51, 63, 0.2); font-size: 0.6rem; }}
 .present-rail button {{ font: inherit; cursor: pointer; border-radius: 0.3rem; color: rgb(49, 51, 63);
@@ -46,6 +49,11 @@ html {{ font-size: {100 * PROJECTOR:g}% !important; }}
 .present-dots .present-layer-here {{ font-size: 0.5rem; line-height: 0.75rem; padding: 0 0.1rem 0 0.3rem;
   border-left: 2px solid rgb(255, 75, 75); }}
 .present-where {{ font-size: 0.8rem; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 40%; }}
+@media (max-width: 640px) {{  /* a phone following the class: normal type, and one line of moves and the slide's name */
+  html {{ font-size: 100% !important; }}
+  .present-parts {{ display: none; }}
+  .present-where {{ flex: 1; max-width: none; }}
+}}
 """
 HTML = "<nav class='present-rail'></nav>"
 JS = """
@@ -63,7 +71,16 @@ function button(text, title, onclick) {
 export default function({parentElement, data, setTriggerValue}) {
     const rail = parentElement.querySelector(".present-rail");
     const here = data.here, last = data.count - 1;
-    const go = (position) => setTriggerValue("go", Math.max(0, Math.min(last, position)));
+    const go = (position) => {
+        const to = Math.max(0, Math.min(last, position));
+        parentElement.presentGoing = {from: here, to: to};
+        setTriggerValue("go", to);
+    };
+    const move = (by) => {  // from the slide asked for last if the page has not shown it yet: a quick second key counts
+        const asked = parentElement.presentGoing;
+        const at = asked && asked.from === here ? asked.to : here;
+        go(at === null ? 0 : at + by);
+    };
     const parts = document.createElement("div");
     parts.className = "present-parts";
     const passed = (at) => here !== null && at < here;
@@ -104,8 +121,8 @@ export default function({parentElement, data, setTriggerValue}) {
     const where = document.createElement("span");
     where.className = "present-where";
     where.textContent = data.where;
-    const back = button("\u2190", data.back, () => go(here === null ? 0 : here - 1));
-    const next = button("\u2192", data.next, () => go(here === null ? 0 : here + 1));
+    const back = button("\u2190", data.back, () => move(-1));
+    const next = button("\u2192", data.next, () => move(1));
     back.className = next.className = "present-move";
     const leave = button("\u2715", data.leave, () => setTriggerValue("leave", true));
     rail.replaceChildren(back, next, where, parts, leave);
@@ -121,7 +138,7 @@ export default function({parentElement, data, setTriggerValue}) {
             return;
         }
         event.preventDefault();
-        go(here === null ? 0 : here + (forward ? 1 : -1));
+        move(forward ? 1 : -1);
     };
     document.removeEventListener("keydown", parentElement.presentKeys);  // a rerun's new data: one listener, its own
     parentElement.presentKeys = onKey;
@@ -183,10 +200,16 @@ def _title(t, slide) -> str:
     return plain_math(" · ".join(words))
 
 
+def _sent(event: str):
+    """What the rail sent; None once its page is left: a second key pressed on the page being left arrives after
+    the switch to the next page, whose run holds no state of that rail."""
+    return (st.session_state.get(KEY) or {}).get(event)
+
+
 def _go():
     """A key or a click on the rail: open its slide, on this page or (follow) on another; a forged position (not a
     whole number within the pass) is ignored."""
-    position = st.session_state[KEY].get("go")
+    position = _sent("go")
     deck = deck_of(context.get().config)
     if isinstance(position, bool) or not isinstance(position, int) or not 0 <= position < len(deck):
         return
@@ -197,7 +220,7 @@ def _go():
 
 def _leave():
     """The rail's exit, which sends true; anything else is a forged message, ignored."""
-    if st.session_state[KEY].get("leave") is not True:
+    if _sent("leave") is not True:
         return
     context.adopt(st.session_state.state.replace(present=False))
     st.session_state["present.left"] = True

@@ -8,7 +8,8 @@ keeps a SHA-256 of it, so reading the store gives no way to write.
 
 Two stores behind one interface, `Rooms`: SQLite in a file that every process of the machine shares (the default;
 WAL mode and short transactions, safe across processes), or Redis when TRANSFORMER_REDIS_URL is set (processes on
-several machines). A room expires when its teacher has put nothing for `ttl` seconds.
+several machines). A room ends when its teacher leaves it, or expires when its teacher has put nothing for `ttl`
+seconds.
 
     TRANSFORMER_ROOMS_DB        the SQLite file (default: build/rooms.sqlite3 in this checkout)
     TRANSFORMER_ROOM_HOURS      how long an idle room lives (default 4)
@@ -64,6 +65,23 @@ def _digest(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
+def _check(code: str, key: str) -> None:
+    """RoomError unless a teacher's code and key are well formed."""
+    if not CODE.fullmatch(str(code)):
+        raise RoomError("room.bad_code", {"code": str(code)[:12]})
+    if not valid_key(key):
+        raise RoomError("room.wrong_key", {"code": code})
+
+
+def _granted(code: str, answer: int | None) -> int:
+    """A backend's answer to a teacher's write (None: no live room; -1: a wrong key), else RoomError."""
+    if answer is None:
+        raise RoomError("room.gone", {"code": code})
+    if answer < 0:
+        raise RoomError("room.wrong_key", {"code": code})
+    return answer
+
+
 def _encode(page: str, query: dict) -> str:
     text = json.dumps({"page": page, "query": query}, sort_keys=True, separators=(",", ":"))
     if len(text.encode()) > MAX_QUERY_BYTES:
@@ -103,16 +121,14 @@ class Rooms(abc.ABC):
     def put(self, code: str, key: str, page: str, query: dict) -> int:
         """Put the teacher's page and query; the room's version, raised if they changed. RoomError if the code or
         the key is malformed, the room is gone (expired) or the key is not the room's."""
-        if not CODE.fullmatch(str(code)):
-            raise RoomError("room.bad_code", {"code": str(code)[:12]})
-        if not valid_key(key):
-            raise RoomError("room.wrong_key", {"code": code})
-        version = self._update(code, _digest(key), _encode(page, query), self.clock())
-        if version is None:
-            raise RoomError("room.gone", {"code": code})
-        if version < 0:
-            raise RoomError("room.wrong_key", {"code": code})
-        return version
+        _check(code, key)
+        return _granted(code, self._update(code, _digest(key), _encode(page, query), self.clock()))
+
+    def close(self, code: str, key: str) -> None:
+        """End the room now, as its teacher leaves it: its students' next look finds no room. RoomError if the code
+        or the key is malformed, the room is gone or the key is not the room's."""
+        _check(code, key)
+        _granted(code, self._delete(code, _digest(key), self.clock()))
 
     def version(self, code: str) -> int | None:
         """The room's version (cheap: what a student polls), or None if there is no such live room."""
@@ -124,12 +140,16 @@ class Rooms(abc.ABC):
         return None if found is None or found[0] == 0 else _decode(*found)
 
     # ---- the rows, a backend's part: _insert -> whether the code was free; _update -> the version, None for no
-    # live room, -1 for a wrong key; _version -> int or None; _latest -> (version, stored text) or None.
+    # live room, -1 for a wrong key; _delete -> 1 (deleted), None or -1 as _update; _version -> int or None;
+    # _latest -> (version, stored text) or None.
     @abc.abstractmethod
     def _insert(self, code, digest, now) -> bool: ...
 
     @abc.abstractmethod
     def _update(self, code, digest, text, now) -> int | None: ...
+
+    @abc.abstractmethod
+    def _delete(self, code, digest, now) -> int | None: ...
 
     @abc.abstractmethod
     def _version(self, code, now) -> int | None: ...
@@ -186,6 +206,18 @@ class SqliteRooms(Rooms):
             return version
         return self._write(update)
 
+    def _delete(self, code, digest, now):
+        def delete(db):
+            row = db.execute("SELECT digest FROM rooms WHERE code = ? AND touched >= ?",
+                             (code, now - self.ttl)).fetchone()
+            if row is None:
+                return None
+            if not hmac.compare_digest(row[0], digest):
+                return -1
+            db.execute("DELETE FROM rooms WHERE code = ?", (code,))
+            return 1
+        return self._write(delete)
+
     def _version(self, code, now):
         with self._lock:
             row = self._db.execute("SELECT version FROM rooms WHERE code = ? AND touched >= ?",
@@ -222,6 +254,14 @@ redis.call('EXPIRE', KEYS[1], ARGV[3])
 redis.call('ZADD', KEYS[2], ARGV[4], ARGV[5])
 return version
 """
+DELETE_SCRIPT = """
+local digest = redis.call('HGET', KEYS[1], 'digest')
+if not digest then return nil end
+if digest ~= ARGV[1] then return -1 end
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[2])
+return 1
+"""
 
 
 class RedisRooms(Rooms):
@@ -232,6 +272,7 @@ class RedisRooms(Rooms):
         self.client = client
         self._create = client.register_script(CREATE_SCRIPT)
         self._put = client.register_script(UPDATE_SCRIPT)
+        self._remove = client.register_script(DELETE_SCRIPT)
         self._live = REDIS_PREFIX + "rooms"
 
     def _room(self, code) -> str:
@@ -246,6 +287,9 @@ class RedisRooms(Rooms):
 
     def _update(self, code, digest, text, now):
         return self._put(keys=[self._room(code), self._live], args=[digest, text, int(self.ttl), now, code])
+
+    def _delete(self, code, digest, now):
+        return self._remove(keys=[self._room(code), self._live], args=[digest, code])
 
     def _version(self, code, now):
         version = self.client.hget(self._room(code), "version")
