@@ -117,6 +117,27 @@ def test_a_student_follows_the_teacher_and_can_detach(server):
     in_own_thread(scenario)
 
 
+def test_a_presenting_teachers_students_keep_their_own_screen(server):
+    """Presenter mode is the teacher's projector: a student who followed into it had the sidebar (and the follow
+    toggle) hidden, and the keys moved the student's own slide away from the room's."""
+    url, store = server
+
+    async def scenario():
+        teacher, code, key = await open_room(url)
+        student = await Session.open(url, "", query_string=f"room={code}", timeout=TIMEOUT)
+        try:
+            await toggle(teacher, r"ctl\.present", True)
+            await type_text(teacher, r"ctl\.src", "Good morning class")
+            run = await woken(student)
+            assert run.status == 0 and not run.exceptions and query(teacher)["present"] == "1"
+            assert query(student)["src"] == "Good morning class" and "present" not in query(student)
+            assert "present" not in store.latest(code).query
+        finally:
+            await asyncio.gather(teacher.close(), student.close())
+
+    in_own_thread(scenario)
+
+
 def test_every_student_of_a_room_takes_the_teachers_weight_edit(server):
     url, store = server
 

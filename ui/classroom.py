@@ -31,6 +31,7 @@ PAGE = "room.page"  # session_state: the page this run shows, which publish() pu
 NOTES = "room.notes"
 ATTACHED = "room.attached.{code}"  # the student's toggle, on (a new room's is new: on again)
 LINK_KEYS = ("room", "key")
+OWN_KEYS = ("lang", "present")  # each participant's own: the language, presenter mode (the teacher's projector)
 POLL_SECONDS = 1.0  # a student's page asks the room this often when the watcher cannot wake it
 RECONNECT_TIMER_SECONDS = 3600  # the timer of _copy_link_on_a_timer's fragment: one run an hour
 ALL_PAGES = {page for pages in PAGES.values() for page in pages}
@@ -275,6 +276,8 @@ def _take(latest: rooms.Latest, switch: bool) -> None:
     query = {**latest.query, **st.session_state[LINK]}
     if state.lang_chosen:  # each student keeps the language they chose, else their browser's
         query["lang"] = state.lang
+    if state.present:  # and presenter mode only if they turned it on (a projector of their own)
+        query["present"] = "1"
     if not switch:
         st.query_params.from_dict(query)
         return
@@ -289,7 +292,7 @@ def publish(t) -> None:
     room = st.session_state.get(ROOM)
     if not room or not room["key"]:
         return
-    query = {key: value for key, value in st.query_params.to_dict().items() if key not in LINK_KEYS + ("lang",)}
+    query = {key: value for key, value in st.query_params.to_dict().items() if key not in LINK_KEYS + OWN_KEYS}
     notes = []
     version = _ask(lambda: store().put(room["code"], room["key"], st.session_state[PAGE], query), notes)
     if version is not None and version != room["seen"]:  # the students of this process see it now
