@@ -200,6 +200,21 @@ def test_deep_link_first_on_a_fresh_server(fresh_server, new_page):
     no_exception(page)
 
 
+def test_a_click_before_the_first_run_ends_keeps_the_sentences(server, new_page):
+    """A sidebar click while the page's first run is still going starts another run; Streamlit's browser then drew
+    the sentence boxes from their widget's default, and the next run read the empty boxes ("The source sentence is
+    empty"). The boxes' default is the state's sentence now."""
+    page = new_page("en")
+    page.goto(url(server, "attention"))
+    summary = page.locator('[data-testid="stSidebar"] [data-testid="stExpander"] summary').last  # the classroom's
+    summary.wait_for(timeout=60_000)
+    summary.click()
+    settle(page)
+    boxes = page.locator('[data-testid="stSidebar"] [data-testid="stTextInputField"]')
+    assert boxes.evaluate_all("boxes => boxes.map(box => box.value)")[:2] == ["Hello World", "Hola Mundo"]
+    no_exception(page)
+
+
 def test_the_overview_opens_at_its_own_name(server, new_page):
     """The overview is the default page, which Streamlit serves at "/" only: a link to /overview (every other page
     opens at its own name) showed "Page not found" over it. A fresh browser, the link with a preset."""

@@ -346,8 +346,8 @@ def _controls(good: AppState, t) -> AppState:
     sidebar.toggle(t("ctl.present"), key="ctl.present", help=t("ctl.present_help"))
     sidebar.selectbox(t("ctl.preset"), list(engine.PRESETS), format_func=lambda p: t(f"preset.{p}"),
                       key="ctl.preset", on_change=_on_preset_change)
-    sidebar.text_input(t("ctl.src"), key="ctl.src", max_chars=MAX_CHARS)
-    sidebar.text_input(t("ctl.tgt"), key="ctl.tgt", max_chars=MAX_CHARS)
+    sidebar.text_input(t("ctl.src"), good.src, key="ctl.src", max_chars=MAX_CHARS)
+    sidebar.text_input(t("ctl.tgt"), good.tgt, key="ctl.tgt", max_chars=MAX_CHARS)
     sos_only = not split(st.session_state["ctl.tgt"])  # the post's own decoder step
     sidebar.button(t("ctl.tgt_default" if sos_only else "ctl.tgt_sos", target=DEFAULT_TARGET), key="ctl.tgt_toggle",
                    on_click=_set_target, args=(DEFAULT_TARGET if sos_only else "",))
