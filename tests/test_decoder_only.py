@@ -188,6 +188,11 @@ def test_the_decoder_pages_draw_only_the_sublayers_the_model_has(app):
     assert at.button_group(key="dec_add_norm.sublayer").options == [EN["sublayer.masked"], EN["sublayer.ffn"]]
     goto(at, "dropout")
     assert at.button_group(key="dropout.place").options == [EN["dropout.place.tgt"], EN["dropout.place.dec"]]
+    at.session_state["dropout.tab"] = EN["dropout.tab.places"]
+    at.run()
+    places = at.markdown[-1].value
+    assert EN["dropout.place.dec"] in places and EN["sublayer.masked"] in places, places
+    assert all(EN[key] not in places for key in ("dropout.place.src", "dropout.place.enc", "sublayer.cross")), places
 
 
 def test_the_option_in_the_sidebar_writes_the_link(app):
