@@ -557,6 +557,18 @@ def test_the_text_every_setting_shows_claims_no_setting(catalog):
     assert "PyTorch" in catalog["choice.paper"] and "PyTorch" in catalog["compare.ln"]
 
 
+@pytest.mark.parametrize("catalog", [EN, ZH])
+def test_no_text_every_divisor_shows_promises_softmax_does_not_saturate(catalog):
+    """Dividing by the paper's √3 leaves the post's weights saturated (the post divides by 30 for that): the attention
+    intro and the scaled scores' description, shown with every divisor, may say a larger divisor saturates less, no
+    more."""
+    weights = engine.preset("hello-world", attn_divisor="sqrt_dk").run("Hello World")["enc.0.attn.weights"]
+    assert weights.max() > 1 - 1e-9
+    for key in ("intro.attention", "desc.attn.scaled"):
+        assert not re.search(r"does not saturate|stay moderate|避免|不至于", catalog[key]), key
+        assert re.search(r"the larger|越大", catalog[key]), key
+
+
 def test_the_generation_intro_says_the_encoder_runs_once():
     en, zh = EN["intro.generate"], ZH["intro.generate"]
     assert "complete forward pass" not in en and "完整的前向计算。" not in zh
