@@ -264,3 +264,6 @@ def test_the_sizes_page_of_a_decoder_only_model_counts_the_encoder_decoder_one(a
     said = EN["sizes.encoder_decoder"].format(e=1, d=1, n="579")
     assert said in [m.value for m in at.markdown]
     assert EN["sizes.parameters_note"].split("**")[0] + "**287**" in [m.value for m in at.markdown][1]
+    # the decoder reads the source too: its 5 positions are the 2 source tokens, SOS and the 2 target words
+    assert EN["sizes.products_note.decoder_only"].format(n_src=2, n_tgt=5) in [m.value for m in at.markdown]
+    assert EN["sizes.products_note"].format(n_src=2, n_tgt=5) not in [m.value for m in at.markdown]
