@@ -614,9 +614,12 @@ def test_the_qkv_note_names_the_one_result_the_posts_slip_would_change():
     slipped = world.copy()
     slipped[1] = 4
     assert np.allclose(world @ wk1, [6.84, 9.99, 6.84]) and np.allclose(slipped @ wk1, [6.84, 10, 6.84])
+    other = engine.preset("hello-world", pos_encoding="sinusoidal").run("Hello World", "Hola Mundo")
+    assert not np.isclose(other["enc.0.attn.k"][0, 1, 1], 9.99)  # the note shows in every setting: it names the preset
     for lang in LANGUAGES:
         note = translator(lang)("seednote.qkv")
         assert "9.99" in note and "10" in note and "6.84" not in note, lang
+        assert "Hello World" in note.split("9.99")[1], lang
 
 
 def _keys_used_in_code():
