@@ -569,6 +569,19 @@ def test_no_text_every_divisor_shows_promises_softmax_does_not_saturate(catalog)
         assert re.search(r"the larger|越大", catalog[key]), key
 
 
+@pytest.mark.parametrize("catalog", [EN, ZH])
+def test_the_naive_softmax_note_says_what_an_overflow_gives(catalog):
+    """One score past ~709 overflows e^x: the naive softmax gives that cell ∞/∞ = NaN and the others x/∞ = 0, not a
+    row of NaN."""
+    from engine.attention import softmax
+
+    with np.errstate(all="ignore"):
+        row = softmax(np.array([710.0, 0.0, 1.0]), "naive")
+    assert np.isnan(row[0]) and np.array_equal(row[1:], [0.0, 0.0])
+    note = catalog["intro.attention.naive"]
+    assert "709" in note and "∞/∞" in note and not re.search(r"row becomes NaN|整行变成 NaN", note)
+
+
 def test_the_generation_intro_says_the_encoder_runs_once():
     en, zh = EN["intro.generate"], ZH["intro.generate"]
     assert "complete forward pass" not in en and "完整的前向计算。" not in zh
