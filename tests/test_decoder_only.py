@@ -203,7 +203,15 @@ def test_the_option_in_the_sidebar_writes_the_link(app):
     open_options(at)
     at.text_input(key="ctl.tgt").set_value("hola").run()
     assert not at.number_input(key="ctl.n_enc_layers").disabled
+    assert (at.text_input(key="ctl.tgt").label, at.button(key="ctl.tgt_toggle").label) == (EN["ctl.tgt"],
+                                                                                           EN["ctl.tgt_sos"])
     at.toggle(key="ctl.decoder_only").set_value(True).run()
+    # the decoder reads the source first: the target's label says so in the run that turns the option on
+    assert (at.text_input(key="ctl.tgt").label, at.button(key="ctl.tgt_toggle").label) == (
+        EN["ctl.tgt.decoder_only"], EN["ctl.tgt_sos.decoder_only"])
+    at.button(key="ctl.tgt_toggle").click().run()
+    assert at.button(key="ctl.tgt_toggle").label == EN["ctl.tgt_default.decoder_only"].format(target="Hola Mundo")
+    at.text_input(key="ctl.tgt").set_value("hola").run()
     assert dict(at.query_params)["cfg"] == GPT_LINK and at.session_state["state"].config().decoder_only
     assert not at.exception and not at.error
     assert at.text_input(key="ctl.tgt").value == "hola" and at.session_state["state"].tgt == "hola"
