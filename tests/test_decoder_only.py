@@ -195,6 +195,22 @@ def test_the_decoder_pages_draw_only_the_sublayers_the_model_has(app):
     assert all(EN[key] not in places for key in ("dropout.place.src", "dropout.place.enc", "sublayer.cross")), places
 
 
+def test_a_decoder_only_models_one_embedding_table_is_shared_whatever_the_option(app):
+    """Without shared_embeddings a decoder-only model still has one table (embed.tgt), which embeds the source, SOS
+    and the target: no page says source and target have a table each."""
+    from test_app import goto
+    from ui.i18n import EN
+
+    model = engine.preset("hello-world", decoder_only=True, shared_embeddings=False)
+    assert [name for name in model.params if name.startswith("embed.")] == ["embed.tgt"]
+    at = goto(app("overview", lang="en", cfg=GPT_LINK + ",shared_embeddings:false"), "decoder_input")
+    assert not any(EN["depart.shared_embeddings"] in m.value for m in at.markdown)
+    assert [e.label for e in at.expander if "embed.tgt" in e.label] == [
+        f"Edit $E_{{\\text{{tgt}}}}$ · {EN['param.embed.src.shared']} · `embed.tgt`"]
+    goto(at, "sizes")
+    assert EN["sizes.part.embed.shared"] in at.dataframe[0].value.iloc[:, 0].tolist()
+
+
 def test_the_option_in_the_sidebar_writes_the_link(app):
     from test_app import open_options
     from ui.i18n import EN
