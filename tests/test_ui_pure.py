@@ -582,6 +582,19 @@ def test_the_naive_softmax_note_says_what_an_overflow_gives(catalog):
     assert "709" in note and "∞/∞" in note and not re.search(r"row becomes NaN|整行变成 NaN", note)
 
 
+@pytest.mark.parametrize("catalog", [EN, ZH])
+def test_the_layer_norm_texts_say_when_the_variance_is_not_about_1(catalog):
+    """The option LayerNorm ε goes up to 1: a row of variance 0.01 then comes out with variance 0.01/1.01, in both
+    forms far from 1. The texts shown with every ε say so."""
+    from engine.layer_norm import layer_norm
+
+    row = np.array([[0.1, -0.1, 0.1, -0.1]])  # variance 0.01
+    for form in ("paper", "blog"):
+        assert np.var(layer_norm(row, np.ones(4), np.zeros(4), 1.0, form)) < 0.02, form
+    for key in ("intro.add_norm", "desc.ln"):
+        assert re.search(r"about 1 \(less if ε|约为 1（若 ε", catalog[key]), key
+
+
 def test_the_generation_intro_says_the_encoder_runs_once():
     en, zh = EN["intro.generate"], ZH["intro.generate"]
     assert "complete forward pass" not in en and "完整的前向计算。" not in zh
