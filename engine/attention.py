@@ -13,6 +13,7 @@ CROSS_PROJ_TEX = {
 }
 BIAS_TEX = {"q": r" + b_i^Q", "k": r" + b_i^K", "v": r" + b_i^V"}
 SCORES_TEX = r"S_i = Q_i K_i^\top"
+SQRT_DK_TEX = r"\sqrt{d_k}"  # the paper's divisor; a divisor set by hand is written as its number
 SCALED_TEX = {"sqrt_dk": r"S_i' = \frac{Q_i K_i^\top}{\sqrt{d_k}}", "number": r"S_i' = \frac{Q_i K_i^\top}{%s}"}
 MASK_TEX = r"M_{ij} = \begin{cases} 0 & j \le i \\ -\infty & j > i \end{cases}"
 MASKED_TEX = r"S_i'' = S_i' + M"

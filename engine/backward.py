@@ -41,17 +41,19 @@ BACKWARD_TEX = {
                 r"\frac{(x - \mu) \sum_k \bar{\hat{x}}_k (x_k - \mu)}{d\, \sigma\, (\sigma + \epsilon)^2},\quad "
                 r"\bar{\hat{x}} = \bar{y} \odot \gamma,\quad \bar{\gamma} = \sum_i \bar{y}_i \odot \hat{x}_i,\quad "
                 r"\bar{\beta} = \sum_i \bar{y}_i"},
-    "proj": r"Y_i = X W_i + b_i:\quad \bar{X} = \sum_i \bar{Y}_i W_i^\top,\quad \bar{W}_i = X^\top \bar{Y}_i,\quad "
-            r"\bar{b}_i = \textstyle\sum_n \bar{Y}_{i,n}",
+    "proj": {True: r"Y_i = X W_i + b_i:\quad \bar{X} = \sum_i \bar{Y}_i W_i^\top,\quad \bar{W}_i = X^\top \bar{Y}_i,"
+                   r"\quad \bar{b}_i = \textstyle\sum_n \bar{Y}_{i,n}",
+             False: r"Y_i = X W_i:\quad \bar{X} = \sum_i \bar{Y}_i W_i^\top,\quad \bar{W}_i = X^\top \bar{Y}_i"},
     "scores": r"\bar{Q}_i = \bar{S}_i K_i,\quad \bar{K}_i = \bar{S}_i^\top Q_i",
     "scale": r"\bar{S}_i = \frac{\bar{S}_i'}{%s}",
     "mask": r"M\ \text{⟦constant⟧}",
     "softmax": r"\bar{x}_j = A_j \left(\bar{A}_j - \textstyle\sum_k A_k \bar{A}_k\right)\ \text{⟦each-row⟧}",
     "weighted": r"\bar{A}_i = \overline{\text{head}}_i V_i^\top,\quad \bar{V}_i = A_i^\top \overline{\text{head}}_i",
     "concat": r"\overline{\text{head}}_i = \text{⟦columns⟧} (i-1)\,d_v \ldots i\,d_v - 1 \text{⟦of⟧} \bar{C}",
-    "linear": {False: r"y = x W + b:\quad \bar{x} = \bar{y} W^\top,\quad \bar{W} = x^\top \bar{y},\quad "
-                      r"\bar{b} = \textstyle\sum_n \bar{y}_n",
-               True: r"\text{logits} = y E^\top + b:\quad \bar{y} = \overline{\text{logits}}\, E,\quad "
+    "linear": {"bias": r"y = x W + b:\quad \bar{x} = \bar{y} W^\top,\quad \bar{W} = x^\top \bar{y},\quad "
+                       r"\bar{b} = \textstyle\sum_n \bar{y}_n",
+               "no_bias": r"y = x W:\quad \bar{x} = \bar{y} W^\top,\quad \bar{W} = x^\top \bar{y}",
+               "tied": r"\text{logits} = y E^\top + b:\quad \bar{y} = \overline{\text{logits}}\, E,\quad "
                      r"\bar{E} \mathrel{+}= \overline{\text{logits}}^\top y,\quad \bar{b} = \textstyle\sum_n "
                      r"\overline{\text{logits}}_n"},
     "activation": {"relu": r"\bar{H} = \bar{Y} \odot [H > 0]",
@@ -125,8 +127,10 @@ def backward(trace, grad_logits) -> dict:
 def backward_formula(step) -> str:
     """The LaTeX of the rule that passes a step's gradient on to its inputs."""
     meta = step.meta
+    bias = len(step.inputs) == 3  # a projection's or linear layer's (x, W, b); a bias turned off is not an input
+    linear = "tied" if meta.get("transpose") else "bias" if bias else "no_bias"
     variant = {"embed": meta.get("scale") != 1.0, "pos": bool(step.inputs), "layer_norm": meta.get("form"),
-               "linear": bool(meta.get("transpose")), "activation": meta.get("fn")}.get(step.kind)
+               "proj": bias, "linear": linear, "activation": meta.get("fn")}.get(step.kind)
     tex = BACKWARD_TEX[step.kind]
     tex = tex[variant] if isinstance(tex, dict) else tex
     return tex % meta["divisor_tex"] if step.kind == "scale" else tex

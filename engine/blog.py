@@ -7,6 +7,7 @@ import numpy as np
 
 VOCABULARY = ("hello", "mundo", "world", "how", "?", "EOS", "SOS", "a", "hola", "c", "<unk>")
 EMBEDDINGS = {"hello": [1, 2, 3, 4], "world": [2, 3, 4, 5], "SOS": [1, 0, 0, 0]}
+WIDTH = len(EMBEDDINGS["hello"])  # the post's d_model: its numbers fit a model of this width only
 
 # Per-head projections as the post's code defines them; heads stacked first: (h, d_model, d_k).
 W_Q = np.array([[[0, 0, 0], [1, 1, 0], [0, 0, 1], [1, 0, 0]], [[1, 0, 1], [0, 1, 0], [1, 0, 0], [0, 1, 1]]], float)

@@ -15,6 +15,7 @@ from functools import cached_property, partial
 
 import numpy as np
 
+from .attention import SQRT_DK_TEX
 from .layer_norm import DENOMINATOR_TEX
 from .positional import PE_BASE, blog_exponent, paper_exponent, sinusoid_angle
 from .words import word
@@ -218,10 +219,10 @@ def _scores(trace, step, index):
 
 
 def _scale(trace, step, index):
-    """S / divisor; a divisor written as a symbol (√d_k) is then written as its number too."""
+    """S / divisor; the paper's divisor √d_k is then written as its number too, a number set by hand only as it."""
     s = trace.resolve(step.inputs[0])[index]
     divisor, divisor_tex = step.meta["divisor"], step.meta["divisor_tex"]
-    if divisor_tex == num_tex(divisor):
+    if divisor_tex != SQRT_DK_TEX:  # its digits may differ from the number shown (30.5 at 2 digits is 30)
         return f"\\frac{{{num_tex(s)}}}{{{divisor_tex}}}", f"{num(s)} / {num(divisor)}"
     return (f"\\frac{{{num_tex(s)}}}{{{divisor_tex}}} = \\frac{{{num_tex(s)}}}{{{num_tex(divisor)}}}",
             f"{num(s)} / √d_k = {num(s)} / {num(divisor)}")

@@ -104,7 +104,7 @@ def _attention(c, p, cross, causal, padded):
     steps = {key: Decl("proj", texts[key] + (att.BIAS_TEX[key] if bias else ""),
                        ("x" if key == "q" else "kv", f"W_{key.upper()}") + ((f"b_{key.upper()}",) if bias else ()))
              for key in ("q", "k", "v")}
-    divisor_tex = r"\sqrt{d_k}" if c.attn_divisor == "sqrt_dk" else f"{c.divisor:.8g}"
+    divisor_tex = att.SQRT_DK_TEX if c.attn_divisor == "sqrt_dk" else f"{c.divisor:.8g}"
     scaled_tex = att.SCALED_TEX["sqrt_dk"] if c.attn_divisor == "sqrt_dk" else att.SCALED_TEX["number"] % divisor_tex
     steps["scores"] = Decl("scores", att.SCORES_TEX, ("q", "k"))
     steps["scaled"] = Decl("scale", scaled_tex, ("scores",), {"divisor": c.divisor, "divisor_tex": divisor_tex})

@@ -804,6 +804,12 @@ def test_a_one_layer_stack_says_why_its_changes_are_one_column():
     assert any(EN["stack.one_layer_note"].format(field="n_enc_layers") in text for text in one)  # the worked example: N = 1
     three = [c.value for c in open_page("encoder_stack", cfg="n_enc_layers:3").caption]
     assert three and not any("n_enc_layers" in text for text in three)
+    deeper_decoder = open_page("encoder_stack", cfg="n_dec_layers:3")  # 4 layers: the encoder's 1, the decoder's 3
+    assert deeper_decoder.session_state["state"].config().depth("dec") == 3
+    for lang, words in (("en", "This stack has one layer"), ("zh", "这个堆叠只有一层")):
+        note = translator(lang)("stack.one_layer_note", field="n_enc_layers")
+        assert note.startswith(words), lang
+    assert any(EN["stack.one_layer_note"].format(field="n_enc_layers") in c.value for c in deeper_decoder.caption)
 
 
 def test_a_stack_pages_open_section_is_in_its_link():

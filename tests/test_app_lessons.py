@@ -58,6 +58,14 @@ def test_order_tab_shows_the_reversed_sentence_weights_are_the_permuted_ones():
     assert EN["pos.order.after"].format(sentence="world how hello") in captions
 
 
+def test_order_tab_counts_the_encoders_own_layers():
+    """An encoder of its own depth (n_enc_layers 3, the decoder's N = 1): the note counts the encoder's layers."""
+    at = open_tab(open_page("positional", cfg="n_enc_layers:3"), "pos.tab", "pos.tab.order")
+    assert at.session_state["state"].config().depth("enc") == 3 and at.session_state["state"].config().n_layers == 1
+    said = [p for p in paragraphs(at) if p.startswith(EN["pos.order.same"].split("{gap}")[0])]
+    assert len(said) == 1 and "(this model has 3)" in said[0], said
+
+
 @pytest.mark.parametrize("cfg", ["embed_scale:false", "embed_scale:true"])
 def test_product_tab_writes_chi_w_e_as_the_lookup(cfg):
     at = open_tab(open_page("tokens", cfg=cfg), "tokens.tab", "tokens.tab.product")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import engine
-from engine import checkpoint
+from engine import blog, checkpoint
 from engine.config import CHOICES
 from engine.train import TrainSettings, start_model, train
 from test_app import assert_clean, goto, latex, open_page, query, server_navigation  # noqa: F401 (a fixture)
@@ -153,6 +153,17 @@ def test_the_sidebar_describes_the_presets_model():
     assert card(paper) == "**当前模型**：d_model = 16，h = 2，d_k = 8，d_ff = 32，N = 编码器 1 层、解码器 1 层。" + translator("zh")(
         "model.from.paper", seed=7)
 
+
+
+@pytest.mark.parametrize("cfg", ["d_model:8,d_k:4,d_v:4", "d_model:8,d_k:4,d_v:4,decoder_only:true"])
+def test_a_hello_world_model_too_wide_for_the_posts_numbers_does_not_claim_them(cfg):
+    """The post's embeddings and W^Q ... are 4 wide: a hello-world model of d_model 8 draws every weight from the
+    seed, and its card says so."""
+    at = open_page(cfg=cfg)
+    model = engine.preset("hello-world", d_model=8, d_k=4, d_v=4)
+    assert not any(np.array_equal(model.params["embed.src"][model.vocab.id(word)][:4], row)
+                   for word, row in blog.EMBEDDINGS.items())
+    assert card(at).endswith(T("model.from.hello-world.random", seed=0, width=4, d_model=8)), card(at)
 
 def test_after_training_the_sidebar_describes_the_trained_model_and_offers_the_learners_sentences_back():
     at = open_tab(open_page("train", src="the cat sleeps", tgt="el gato duerme"))

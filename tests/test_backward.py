@@ -299,6 +299,21 @@ def test_every_kind_has_a_backward_formula():
     assert backward_formula(result.trace.step("enc.0.attn.scaled")) == r"\bar{S}_i = \frac{\bar{S}_i'}{30}"
 
 
+@pytest.mark.parametrize("overrides", [{}, {"attn_bias": True, "ffn_bias": False}])
+def test_a_backward_formula_has_a_bias_where_the_step_adds_one(overrides):
+    """The hello-world model's attention has no biases, its feed-forward network has: a rule writes b̄ exactly where
+    the step has a bias among its inputs, as its gradients do."""
+    result = loss_and_grads(engine.preset("hello-world", **overrides), "Hello World", "hola")
+    c = result.trace.model.config
+    has_bias = {"enc.0.attn.q": c.attn_bias, "enc.0.attn.out": c.attn_bias, "enc.0.ffn.hidden": c.ffn_bias,
+                "enc.0.ffn.out": c.ffn_bias, "logits": True}  # the output layer always has b_out
+    for name, expected in has_bias.items():
+        step = result.trace.step(name)
+        bias = step.inputs[2] if len(step.inputs) == 3 else None
+        assert (bias is not None) == expected and (bias in result.grads) == expected, name
+        assert (r"\bar{b}" in backward_formula(step)) == expected, name
+
+
 # ---- the tests: dropout ------------------------------------------------------------------------------------------
 
 def dropout_names(n_layers):

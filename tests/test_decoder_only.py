@@ -188,6 +188,27 @@ def test_the_decoder_pages_draw_only_the_sublayers_the_model_has(app):
     assert at.button_group(key="dec_add_norm.sublayer").options == [EN["sublayer.masked"], EN["sublayer.ffn"]]
     goto(at, "dropout")
     assert at.button_group(key="dropout.place").options == [EN["dropout.place.tgt"], EN["dropout.place.dec"]]
+    at.session_state["dropout.tab"] = EN["dropout.tab.places"]
+    at.run()
+    places = at.markdown[-1].value
+    assert EN["dropout.place.dec"] in places and EN["sublayer.masked"] in places, places
+    assert all(EN[key] not in places for key in ("dropout.place.src", "dropout.place.enc", "sublayer.cross")), places
+
+
+def test_a_decoder_only_models_one_embedding_table_is_shared_whatever_the_option(app):
+    """Without shared_embeddings a decoder-only model still has one table (embed.tgt), which embeds the source, SOS
+    and the target: no page says source and target have a table each."""
+    from test_app import goto
+    from ui.i18n import EN
+
+    model = engine.preset("hello-world", decoder_only=True, shared_embeddings=False)
+    assert [name for name in model.params if name.startswith("embed.")] == ["embed.tgt"]
+    at = goto(app("overview", lang="en", cfg=GPT_LINK + ",shared_embeddings:false"), "decoder_input")
+    assert not any(EN["depart.shared_embeddings"] in m.value for m in at.markdown)
+    assert [e.label for e in at.expander if "embed.tgt" in e.label] == [
+        f"Edit $E_{{\\text{{tgt}}}}$ · {EN['param.embed.src.shared']} · `embed.tgt`"]
+    goto(at, "sizes")
+    assert EN["sizes.part.embed.shared"] in at.dataframe[0].value.iloc[:, 0].tolist()
 
 
 def test_the_option_in_the_sidebar_writes_the_link(app):
@@ -198,7 +219,15 @@ def test_the_option_in_the_sidebar_writes_the_link(app):
     open_options(at)
     at.text_input(key="ctl.tgt").set_value("hola").run()
     assert not at.number_input(key="ctl.n_enc_layers").disabled
+    assert (at.text_input(key="ctl.tgt").label, at.button(key="ctl.tgt_toggle").label) == (EN["ctl.tgt"],
+                                                                                           EN["ctl.tgt_sos"])
     at.toggle(key="ctl.decoder_only").set_value(True).run()
+    # the decoder reads the source first: the target's label says so in the run that turns the option on
+    assert (at.text_input(key="ctl.tgt").label, at.button(key="ctl.tgt_toggle").label) == (
+        EN["ctl.tgt.decoder_only"], EN["ctl.tgt_sos.decoder_only"])
+    at.button(key="ctl.tgt_toggle").click().run()
+    assert at.button(key="ctl.tgt_toggle").label == EN["ctl.tgt_default.decoder_only"].format(target="Hola Mundo")
+    at.text_input(key="ctl.tgt").set_value("hola").run()
     assert dict(at.query_params)["cfg"] == GPT_LINK and at.session_state["state"].config().decoder_only
     assert not at.exception and not at.error
     assert at.text_input(key="ctl.tgt").value == "hola" and at.session_state["state"].tgt == "hola"
@@ -259,3 +288,6 @@ def test_the_sizes_page_of_a_decoder_only_model_counts_the_encoder_decoder_one(a
     said = translator("en")("sizes.encoder_decoder", e=1, d=1, n="579")
     assert said in [m.value for m in at.markdown]
     assert EN["sizes.parameters_note"].split("**")[0] + "**287**" in [m.value for m in at.markdown][1]
+    # the decoder reads the source too: its 5 positions are the 2 source tokens, SOS and the 2 target words
+    assert EN["sizes.products_note.decoder_only"].format(n_src=2, n_tgt=5) in [m.value for m in at.markdown]
+    assert EN["sizes.products_note"].format(n_src=2, n_tgt=5) not in [m.value for m in at.markdown]

@@ -104,6 +104,13 @@ def test_square_root_divisor_is_written_as_its_number():
     assert e.text == "enc.0.attn.scaled[0, 0, 1] = 105.21 / √d_k = 105.21 / 1.7320508 = 60.743022"
 
 
+def test_a_divisor_set_by_hand_is_never_called_sqrt_dk_whatever_the_digits():
+    """At 2 digits the divisor 30.5 prints as 30, unlike the formula's 30.5: it is still the number set by hand."""
+    trace = engine.preset("hello-world", attn_divisor=30.5).run("Hello World", "hola")
+    e = trace.explain("enc.0.attn.scaled", (0, 0, 1), 2, 2)
+    assert e.text == "enc.0.attn.scaled[0, 0, 1] = 105 / 30 = 3.4" and "sqrt" not in e.latex
+
+
 TEX_NUMBER = re.compile(r"(-?\d+(?:\.\d+)?)(?: \\times 10\^\{(-?\d+)\})?")  # 1.5, -2, 1 \times 10^{-6}
 TEXT_NUMBER = re.compile(r"(−?\d+(?:\.\d+)?)(?:e([−+]\d+))?")  # 1.5, −2, 1e−06
 

@@ -573,6 +573,44 @@ def test_the_text_every_setting_shows_claims_no_setting(catalog):
     assert "PyTorch" in catalog["choice.paper"] and "PyTorch" in catalog["compare.ln"]
 
 
+@pytest.mark.parametrize("catalog", [EN, ZH])
+def test_no_text_every_divisor_shows_promises_softmax_does_not_saturate(catalog):
+    """Dividing by the paper's √3 leaves the post's weights saturated (the post divides by 30 for that): the attention
+    intro and the scaled scores' description, shown with every divisor, may say a larger divisor saturates less, no
+    more."""
+    weights = engine.preset("hello-world", attn_divisor="sqrt_dk").run("Hello World")["enc.0.attn.weights"]
+    assert weights.max() > 1 - 1e-9
+    for key in ("intro.attention", "desc.attn.scaled"):
+        assert not re.search(r"does not saturate|stay moderate|避免|不至于", catalog[key]), key
+        assert re.search(r"the larger|越大", catalog[key]), key
+
+
+@pytest.mark.parametrize("catalog", [EN, ZH])
+def test_the_naive_softmax_note_says_what_an_overflow_gives(catalog):
+    """One score past ~709 overflows e^x: the naive softmax gives that cell ∞/∞ = NaN and the others x/∞ = 0, not a
+    row of NaN."""
+    from engine.attention import softmax
+
+    with np.errstate(all="ignore"):
+        row = softmax(np.array([710.0, 0.0, 1.0]), "naive")
+    assert np.isnan(row[0]) and np.array_equal(row[1:], [0.0, 0.0])
+    note = catalog["intro.attention.naive"]
+    assert "709" in note and "∞/∞" in note and not re.search(r"row becomes NaN|整行变成 NaN", note)
+
+
+@pytest.mark.parametrize("catalog", [EN, ZH])
+def test_the_layer_norm_texts_say_when_the_variance_is_not_about_1(catalog):
+    """The option LayerNorm ε goes up to 1: a row of variance 0.01 then comes out with variance 0.01/1.01, in both
+    forms far from 1. The texts shown with every ε say so."""
+    from engine.layer_norm import layer_norm
+
+    row = np.array([[0.1, -0.1, 0.1, -0.1]])  # variance 0.01
+    for form in ("paper", "blog"):
+        assert np.var(layer_norm(row, np.ones(4), np.zeros(4), 1.0, form)) < 0.02, form
+    for key in ("intro.add_norm", "desc.ln"):
+        assert re.search(r"about 1 \(less if ε|约为 1（若 ε", catalog[key]), key
+
+
 def test_the_generation_intro_says_the_encoder_runs_once():
     en, zh = EN["intro.generate"], ZH["intro.generate"]
     assert "complete forward pass" not in en and "完整的前向计算。" not in zh
@@ -618,9 +656,12 @@ def test_the_qkv_note_names_the_one_result_the_posts_slip_would_change():
     slipped = world.copy()
     slipped[1] = 4
     assert np.allclose(world @ wk1, [6.84, 9.99, 6.84]) and np.allclose(slipped @ wk1, [6.84, 10, 6.84])
+    other = engine.preset("hello-world", pos_encoding="sinusoidal").run("Hello World", "Hola Mundo")
+    assert not np.isclose(other["enc.0.attn.k"][0, 1, 1], 9.99)  # the note shows in every setting: it names the preset
     for lang in LANGUAGES:
         note = translator(lang)("seednote.qkv")
         assert "9.99" in note and "10" in note and "6.84" not in note, lang
+        assert "Hello World" in note.split("9.99")[1], lang
 
 
 def _keys_used_in_code():

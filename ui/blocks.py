@@ -202,9 +202,9 @@ def _dropout_mask(ctx, trace, names, head):
 
 
 def _dropout_places(ctx, place, drop):
-    """Every place a training pass drops cells (DROPOUTS), the chosen one in bold."""
+    """Every place the model's training pass drops cells (_dropouts), the chosen one in bold."""
     lines = []
-    for where, drops in DROPOUTS.items():
+    for where, drops in _dropouts(ctx.config).items():
         lines.append(f"- {ctx.t(f'dropout.place.{where}')}" + (INPUT_SUM if len(drops) == 1 else ""))
         for name, what in drops.items():
             if what is not None:

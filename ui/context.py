@@ -347,10 +347,11 @@ def _controls(good: AppState, t) -> AppState:
     sidebar.selectbox(t("ctl.preset"), list(engine.PRESETS), format_func=lambda p: t(f"preset.{p}"),
                       key="ctl.preset", on_change=_on_preset_change)
     sidebar.text_input(t("ctl.src"), good.src, key="ctl.src", max_chars=MAX_CHARS)
-    sidebar.text_input(t("ctl.tgt"), good.tgt, key="ctl.tgt", max_chars=MAX_CHARS)
+    own = ".decoder_only" if _decoder_only(good) else ""  # whose decoder reads the source first
+    sidebar.text_input(t(f"ctl.tgt{own}"), good.tgt, key="ctl.tgt", max_chars=MAX_CHARS)
     sos_only = not split(st.session_state["ctl.tgt"])  # the post's own decoder step
-    sidebar.button(t("ctl.tgt_default" if sos_only else "ctl.tgt_sos", target=DEFAULT_TARGET), key="ctl.tgt_toggle",
-                   on_click=_set_target, args=(DEFAULT_TARGET if sos_only else "",))
+    sidebar.button(t(("ctl.tgt_default" if sos_only else "ctl.tgt_sos") + own, target=DEFAULT_TARGET),
+                   key="ctl.tgt_toggle", on_click=_set_target, args=(DEFAULT_TARGET if sos_only else "",))
     _offer_replaced_text(sidebar, t)
     options = sidebar.expander(t("ctl.options"), key="ctl.options", on_change="rerun")
     if options.open:  # the option widgets are drawn (and cost a rerun's time) only while they are shown
@@ -410,6 +411,14 @@ def _offer_replaced_text(sidebar, t) -> None:
     (src, tgt), (new_src, new_tgt) = (map(model_card.code, pair) for pair in (replaced["old"], replaced["new"]))
     sidebar.info(t("model.text_replaced", src=src, tgt=tgt, new_src=new_src, new_tgt=new_tgt))
     sidebar.button(t("model.text_restore"), key="ctl.restore_text", on_click=_restore_text)
+
+
+def _decoder_only(good: AppState) -> bool:
+    """Whether the model asked for is decoder-only: the option's toggle while it is drawn (newer than the state,
+    which this run's widgets have not made yet), else the state's."""
+    if st.session_state.get("ctl.options_drawn") and "ctl.decoder_only" in st.session_state:
+        return st.session_state["ctl.decoder_only"] is True
+    return good.config().decoder_only
 
 
 def _restore_text():

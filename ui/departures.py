@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from .labels import one_embedding_table
+
 
 class Departure(NamedTuple):
     field: str  # the Config field
@@ -50,6 +52,8 @@ def departs(departure: Departure, config) -> bool:
     """Whether the config does otherwise than the paper for this option."""
     if departure.paper == HEAD_WIDTH:
         return config.d_k * config.n_heads != config.d_model or config.d_v != config.d_k
+    if departure.field == "shared_embeddings":
+        return not one_embedding_table(config)
     return getattr(config, departure.field) != departure.paper
 
 

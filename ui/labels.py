@@ -143,12 +143,18 @@ def param_key(name: str) -> str:
     return name if name.split(".", 1)[0] in TOP_PARAMS else name.rsplit(".", 1)[-1]
 
 
+def one_embedding_table(config) -> bool:
+    """Whether the source and the target read one embedding table: a shared one, or a decoder-only model's only one
+    (embed.tgt when not shared), which embeds the source too."""
+    return config.shared_embeddings or config.decoder_only
+
+
 def param_words_key(name: str, config) -> str:
     """The catalog key of a parameter's words: an embedding table says who else reads it, the target
     (shared_embeddings) and the output layer (tied_output), so an edit's reach is told where it is made."""
     key = f"param.{param_key(name)}"
-    if name == "embed.src" and config.shared_embeddings:
-        key += ".shared"
+    if name.startswith("embed.") and one_embedding_table(config):
+        key = "param.embed.src.shared"
     if config.tied_output and name == ("embed.src" if config.shared_embeddings else "embed.tgt"):
         key += ".tied"
     return key

@@ -1,6 +1,8 @@
 """The sentence that says which model is in use: its sizes and where its weights came from (pure: no Streamlit)."""
 from __future__ import annotations
 
+from engine import blog
+
 ENCODER_WEIGHTS = ("hello-world",)  # presets whose weights' origin names encoder weights: a decoder-only model's differs
 
 
@@ -9,8 +11,8 @@ def describe(t, preset: str, seed: int, config, origin: dict | None, stored: boo
     server) trained here, uploaded, the shipped trained model, or not recorded (ui.weights.ORIGIN_FIELDS)."""
     sizes = model_sizes(t, config)
     if not stored:
-        own = ".decoder_only" if config.decoder_only and preset in ENCODER_WEIGHTS else ""
-        return t("model.card", sizes=sizes, origin=t(f"model.from.{preset}{own}", seed=seed))
+        return t("model.card", sizes=sizes, origin=t(f"model.from.{preset}{_variant(preset, config)}", seed=seed,
+                                                     d_model=config.d_model, width=blog.WIDTH))
     kind = origin["kind"] if origin else "unknown"
     values = {"preset": t(f"preset.{preset}"), "seed": seed}
     if kind in ("trained", "shipped"):
@@ -21,6 +23,14 @@ def describe(t, preset: str, seed: int, config, origin: dict | None, stored: boo
         values["file"] = code(origin["file"])
     return t("model.card", sizes=sizes, origin=t(f"model.from.{kind}", **values))
 
+def _variant(preset: str, config) -> str:
+    """The preset's origin for this config: the post's numbers fit only its width (d_model 4), and a decoder-only
+    model has none of its encoder weights."""
+    if preset not in ENCODER_WEIGHTS:
+        return ""
+    if config.d_model != blog.WIDTH:
+        return ".random"
+    return ".decoder_only" if config.decoder_only else ""
 
 
 def model_sizes(t, config) -> str:

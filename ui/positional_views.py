@@ -114,5 +114,5 @@ def _order():
     order = list(range(len(before.src_tokens)))[::-1]
     gap = pe.permutation_gap(before[name], after[name], order)
     moved = pe.permutation_gap(ctx.trace[name], with_pe[name], order)
-    st.markdown(ctx.t("pos.order.same", gap=fmt(gap, 2), layers=ctx.config.n_layers))
+    st.markdown(ctx.t("pos.order.same", gap=fmt(gap, 2), layers=ctx.config.depth("enc")))
     st.markdown(ctx.t("pos.order.with_pe", setting=_setting(ctx), gap=fmt(moved, 2)))

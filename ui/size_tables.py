@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from engine import sizes
 
+from .labels import one_embedding_table
+
 STACKS = ("enc", "dec", "logits")  # where a product sits (sizes.stack_of), in the pass's order
 
 
@@ -13,7 +15,7 @@ def count(n: int) -> str:
 
 def part_key(part: str, config) -> str:
     """The catalog key of a part's name; the embedding table and the output layer are worded by what they share."""
-    if part == "embed.src" and config.shared_embeddings:
+    if part.startswith("embed.") and one_embedding_table(config):
         return "sizes.part.embed.shared"
     if part == "unembed" and config.tied_output:
         return "sizes.part.unembed.tied"
