@@ -23,6 +23,7 @@ def describe(t, preset: str, seed: int, config, origin: dict | None, stored: boo
         values["file"] = code(origin["file"])
     return t("model.card", sizes=sizes, origin=t(f"model.from.{kind}", **values))
 
+
 def _variant(preset: str, config) -> str:
     """The preset's origin for this config: the post's numbers fit only its width (d_model 4), and a decoder-only
     model has none of its encoder weights."""
