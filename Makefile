@@ -49,7 +49,7 @@ nginx:
 	@command -v nginx >/dev/null || test -x /usr/sbin/nginx || \
 		{ apt-get update -qq && apt-get install -y -qq nginx; }
 
-# Debian's Redis server, for the stores shared by machines (TRANSFORMER_REDIS_URL; ui/rooms.py, ui/weights.py).
+# Debian's Redis server, for the stores shared by machines (TRANSFORMER_REDIS_URL; ui/stores/rooms.py, ui/stores/weights.py).
 redis:
 	@command -v redis-server >/dev/null || test -x /usr/bin/redis-server || \
 		{ apt-get update -qq && apt-get install -y -qq redis-server; }

@@ -1,19 +1,21 @@
 """Entry point: `streamlit run app.py`. Builds the state and the trace, then runs the chosen page."""
 import streamlit as st
 
-from ui import classroom, context, server
+from ui.classroom import follow
+from ui.core import server, session, sidebar
+from ui.views import frame
 
 server.configure()  # the process's settings, on the first run only
 
 if "state" not in st.session_state:  # the browser keeps it: sent on a session's first run, not on every rerun
     st.set_page_config(page_title="Transformer, step by step", page_icon="🔢", layout="wide")
-classroom.join_from_link()  # before the state writes the link, which keeps its room
-classroom.catch_up()  # a following student's page behind the teacher's takes the teacher's link
-ctx = context.build()
+follow.join_from_link()  # before the state writes the link, which keeps its room
+follow.catch_up()  # a following student's page behind the teacher's takes the teacher's link
+ctx = sidebar.build()
 if ctx.state.present:  # presenter mode: the page has the whole screen
     st.set_page_config(initial_sidebar_state="collapsed")
-page = st.navigation(context.navigation(ctx.t), expanded=True)
-classroom.sidebar(ctx.t, page)  # a student following the teacher may go to the teacher's page here
-if not context.refuse_page(ctx, page):  # a decoder-only model has no encoder: its pages say so
+page = st.navigation(session.navigation(ctx.t), expanded=True)
+follow.sidebar(ctx.t, page)  # a student following the teacher may go to the teacher's page here
+if not frame.refuse_page(ctx, page):  # a decoder-only model has no encoder: its pages say so
     page.run()
-classroom.publish(ctx.t)  # a teacher's page and link, after the page wrote its view
+follow.publish(ctx.t)  # a teacher's page and link, after the page wrote its view

@@ -1,4 +1,4 @@
-"""Follow the teacher (ui/classroom.py) under load, and the server's CPU for one idle follower.
+"""Follow the teacher (ui/classroom/follow.py) under load, and the server's CPU for one idle follower.
 
     .venv/bin/python bench/follow_bench.py class [--followers 60] [--duration 120] [--change 2-5] [--processes 1]
                                                  [--page attention] [--no-reference] [--json FILE]
@@ -45,8 +45,8 @@ from load import (Editor, Processes, Reading, Target, free_port, open_editor, pa
                   parse_interval, percentile, start_server, version)
 from pages_bench import process_cpu  # noqa: E402
 from protocol import ForwardMsg, RerunTimeout, Session  # noqa: E402
-from ui.classroom import POLL_SECONDS  # noqa: E402
-from ui.rooms import SqliteRooms  # noqa: E402
+from ui.classroom.follow import POLL_SECONDS  # noqa: E402
+from ui.stores.rooms import SqliteRooms  # noqa: E402
 
 SETTLE = 0.05  # seconds after a run for the server to finish its bookkeeping (as pages_bench's pairs)
 TEACHER = {"preset": "hello-world", "src": "Hello World", "tgt": "Hola Mundo"}
@@ -308,8 +308,8 @@ async def measure(app_url, app_pid, trivial_url, trivial_pid, code, polls: int) 
     try:
         polls_of = [fragment for fragment, seconds in student.auto_reruns.items() if seconds == POLL_SECONDS]
         if not polls_of:
-            raise SystemExit("no poll to measure: the watcher (ui/room_watch.py) wakes the students' pages; a page "
-                             "polls only where ui/streamlit_internals.py is off")
+            raise SystemExit("no poll to measure: the watcher (ui/classroom/room_watch.py) wakes the students' pages; "
+                             "a page polls only where ui/core/streamlit_internals.py is off")
         fragment = polls_of[0]
         number = reference.last.widget("x")[1].id
         follow, trivial = [], []

@@ -169,7 +169,7 @@ class Target:
 
     @classmethod
     def app(cls, page, param, head, query_string=""):
-        # ui/views.edit_param keys an editor f"edit.{name}.{head}.{version}"; its single-cell form adds
+        # ui/views/editors.edit_param keys an editor f"edit.{name}.{head}.{version}"; its single-cell form adds
         # f".v.{index}" to the number input. The editor's expander is f"open.{name}.{head}".
         name = rf"{re.escape(param)}\.{re.escape(head)}"
         label = f"{page} page" + (f" ({query_string})" if query_string else "")

@@ -54,8 +54,8 @@ from load import ROOT, Editor, free_port, percentile, start_server, version
 from protocol import Session, timed_rerun
 
 sys.path.insert(0, str(ROOT))
-from ui.context import RUNS_KEPT  # noqa: E402
-from ui.navigation import PAGES  # noqa: E402
+from ui.core.navigation import PAGES  # noqa: E402
+from ui.core.runs import RUNS_KEPT  # noqa: E402
 
 DEFAULT_PAGE = next(iter(PAGES.values()))[0]  # app.py's default page, served at "/" (its own path is not found)
 TARGET = 2.5  # each page's server CPU per rerun within this many times the trivial page's (issues 16 and 17)
@@ -63,7 +63,7 @@ BROWSER_TARGET = 2.0  # each page's edit-to-update in the browser within this ma
 SETTLE = 0.05  # seconds after script_finished that still count towards a rerun (the server finishing up)
 TIMEOUT = 60.0
 SOURCES = ("Hello World", "World Hello")  # the sidebar change alternates between these; known to both presets
-EDITOR_KEY = r"edit\..+\.\d+(?:\.v\.\(.*\))?"  # ui/views.edit_param's keys: a grid, or a one-cell number input
+EDITOR_KEY = r"edit\..+\.\d+(?:\.v\.\(.*\))?"  # ui/views/editors.edit_param's keys: a grid, or a one-cell number input
 EXPANDER_KEY = r"open\..+"  # ... and the expander that holds each one
 SIDEBAR_KEY = r"ctl\.src"
 TRIVIAL_KEYS = {"grid": "grid", "number": "x"}
@@ -71,7 +71,7 @@ CONTENT = """() => [...document.querySelectorAll('[data-testid="stMain"] [data-t
     .filter(e => !e.querySelector('[data-testid="stDataFrame"]')).map(e => e.textContent).join('\\n')"""
 CHANGED = f"(before) => ({CONTENT})() !== before"  # the page's text, without the grids (a grid shows what was typed)
 NEVER = "() => false"  # for a page whose text does not show the change: until a run is seen to start and end
-EDIT_LABEL = re.compile(r"Edit ")  # ui/i18n's "view.edit" in English, the browser's language here
+EDIT_LABEL = re.compile(r"Edit ")  # ui/core/i18n's "view.edit" in English, the browser's language here
 DEFAULT_DOC = ROOT / "docs" / "PERFORMANCE.md"
 FAILURES = ROOT / "build" / "perf-failures"  # a screenshot of each page the browser could not measure
 
@@ -655,7 +655,7 @@ def main(argv=None):
     pages = args.pages.split(",")
     unknown = set(pages) - set(all_pages)
     if unknown:
-        parser.error(f"not a page of ui/navigation.PAGES: {', '.join(sorted(unknown))}")
+        parser.error(f"not a page of ui/core/navigation.PAGES: {', '.join(sorted(unknown))}")
     command = " ".join(["bench/pages_bench.py"] + (sys.argv[1:] if argv is None else argv))
     results = {"run": {"date": datetime.datetime.now().isoformat(timespec="minutes"), "machine": machine(),
                        "version": version(ROOT), "loadavg_before": os.getloadavg(), "command": command,

@@ -89,7 +89,7 @@ class Session:
 
     async def reconnect(self, timeout: float = 60.0) -> Run:
         """After the websocket dropped: a new one (same headers), and a run of the page shown, as the browser asks
-        when it reconnects (ui/classroom.py: _copy_link_on_a_timer): that page's hash, the address and the widget
+        when it reconnects (ui/classroom/follow.py: _copy_link_on_a_timer): that page's hash, the address and the widget
         states. If the process died, a balancer sends it to another process, where it is a new session."""
         self.websocket = await _connect(self.url, self.headers, timeout)
         self.fragment = None
@@ -201,7 +201,7 @@ class Session:
                     return run
 
     async def open_tab(self, key_pattern: str, label: str, timeout: float = 60.0) -> bool:
-        """Open a page's section (views.section_tabs: a row of buttons, st.segmented_control) whose user key
+        """Open a page's section (pickers.section_tabs: a row of buttons, st.segmented_control) whose user key
         matches, as a click on its label does (the browser sends the label; it reruns); False if the page has
         none."""
         return await self._open(key_pattern, "button_group", timeout, string_array_value=StringArray(data=[label]))

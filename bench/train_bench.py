@@ -7,7 +7,7 @@ the training.
     .venv/bin/python bench/train_bench.py
     .venv/bin/python bench/train_bench.py --record ui/data/padded_training.json   # what the training page shows
 
-The record (ui.batch_views.training_record) holds each run's loss per step, its time and its final loss and
+The record (ui.lessons.batch_views.training_record) holds each run's loss per step, its time and its final loss and
 exact translations, with the date, the commit and the machine.
 
 The model is engine.train.TRAINING_SETUP with the default TrainSettings (Adam, the paper's schedule). Then

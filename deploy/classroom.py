@@ -7,7 +7,7 @@ nginx listens on --address:--port; the processes listen on the next N ports of 1
 cannot bypass nginx. Each process is `streamlit run app.py` run from this checkout, so .streamlit/config.toml
 applies. nginx keeps every browser on one process with a cookie (deploy/nginx.conf.template says why). Every
 process gets the same absolute TRANSFORMER_WEIGHTS_DIR (--weights-dir), so a `?weights=` link made on one process
-opens on the others (ui/weights.py).
+opens on the others (ui/stores/weights.py).
 
 The run directory (build/classroom/ by default) holds nginx.conf, access.log (with the process that answered
 each request), one log per Streamlit process, and pids.json ({"url", "launcher": pid, "nginx": pid,

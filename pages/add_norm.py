@@ -1,10 +1,11 @@
-from ui import blocks, derivation_views, views
+from ui.lessons import blocks, derivation_views
+from ui.views import frame, pickers
 
 
-@views.page
+@frame.page
 def page():
-    views.intro("add_norm")
-    blocks.add_norm("enc", views.layer_picker("layer.enc"), key="add_norm")
+    frame.intro("add_norm")
+    blocks.add_norm("enc", pickers.layer_picker("layer.enc"), key="add_norm")
     derivation_views.layer_norm()
 
 

@@ -1,4 +1,5 @@
-from ui import animation_views, views
+from ui.lessons import animation_views
+from ui.views import frame
 
-views.intro("animation")
+frame.intro("animation")
 animation_views.player()

@@ -1,10 +1,11 @@
-from ui import blocks, views
+from ui.lessons import blocks
+from ui.views import frame, pickers
 
 
-@views.page
+@frame.page
 def page():
-    views.intro("cross_attention")
-    layer = views.layer_picker("layer.dec")
+    frame.intro("cross_attention")
+    layer = pickers.layer_picker("layer.dec")
     blocks.attention(f"dec.{layer}.cross_attn", key="cross", focus="weights")
 
 

@@ -1,10 +1,11 @@
-from ui import blocks, views
+from ui.lessons import blocks
+from ui.views import frame, pickers
 
 
-@views.page
+@frame.page
 def page():
-    views.intro("dec_add_norm")
-    blocks.add_norm("dec", views.layer_picker("layer.dec"), key="dec_add_norm")
+    frame.intro("dec_add_norm")
+    blocks.add_norm("dec", pickers.layer_picker("layer.dec"), key="dec_add_norm")
 
 
 page()

@@ -1,10 +1,11 @@
-from ui import blocks, views
+from ui.lessons import blocks
+from ui.views import frame, pickers
 
 
-@views.page
+@frame.page
 def page():
-    views.intro("dec_ffn")
-    blocks.ffn("dec", views.layer_picker("layer.dec"), key="dec_ffn")
+    frame.intro("dec_ffn")
+    blocks.ffn("dec", pickers.layer_picker("layer.dec"), key="dec_ffn")
 
 
 page()

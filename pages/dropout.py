@@ -1,9 +1,10 @@
-from ui import blocks, views
+from ui.lessons import blocks
+from ui.views import frame
 
 
-@views.page
+@frame.page
 def page():
-    views.intro("dropout")
+    frame.intro("dropout")
     blocks.dropout()
 
 

@@ -1,9 +1,10 @@
-from ui import blocks, views
+from ui.lessons import blocks
+from ui.views import frame
 
 
-@views.page
+@frame.page
 def page():
-    views.intro("encoder_stack")
+    frame.intro("encoder_stack")
     blocks.stack_output("enc")
 
 

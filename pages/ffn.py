@@ -1,10 +1,11 @@
-from ui import blocks, views
+from ui.lessons import blocks
+from ui.views import frame, pickers
 
 
-@views.page
+@frame.page
 def page():
-    views.intro("ffn")
-    blocks.ffn("enc", views.layer_picker("layer.enc"), key="ffn")
+    frame.intro("ffn")
+    blocks.ffn("enc", pickers.layer_picker("layer.enc"), key="ffn")
 
 
 page()

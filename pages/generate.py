@@ -1,4 +1,5 @@
-from ui import generation_views, views
+from ui.lessons import generation_views
+from ui.views import frame, pickers
 
 
 def decode():
@@ -10,5 +11,5 @@ def decode():
         generation_views.player(result)
 
 
-views.intro("generate", model_notes=False)  # the controls say which words are new to the generating model
-views.section_tabs({"gen.tab.run": decode, "gen.tab.compare": generation_views.disagreement}, "gen.tab")
+frame.intro("generate", model_notes=False)  # the controls say which words are new to the generating model
+pickers.section_tabs({"gen.tab.run": decode, "gen.tab.compare": generation_views.disagreement}, "gen.tab")

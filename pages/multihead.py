@@ -1,12 +1,13 @@
-from ui import blocks, views
+from ui.lessons import blocks
+from ui.views import frame, pickers, steps
 
 
-@views.page
+@frame.page
 def page():
-    views.intro("multihead")
-    layer = views.layer_picker("layer.enc")
+    frame.intro("multihead")
+    layer = pickers.layer_picker("layer.enc")
     blocks.equations(f"enc.{layer}.attn")
-    views.flow([f"enc.{layer}.attn.concat", f"enc.{layer}.attn.out"], key="multihead")
+    steps.flow([f"enc.{layer}.attn.concat", f"enc.{layer}.attn.out"], key="multihead")
 
 
 page()

@@ -1,9 +1,10 @@
 import numpy as np
 import streamlit as st
 
-from ui import context, views
-from ui.diagram import architecture
-from ui.navigation import PAGES, page_file
+from ui.core import session, sidebar
+from ui.core.navigation import PAGES, page_file
+from ui.lessons.diagram import architecture
+from ui.views import draw, frame
 
 
 def open_box():
@@ -12,13 +13,13 @@ def open_box():
     page = points[0].get("customdata") if points and isinstance(points[0], dict) else None
     if any(page in pages for pages in PAGES.values()):
         st.session_state["overview.open"] = page
-        context.adopt(st.session_state.state)  # st.switch_page's run starts the sidebar's inputs empty: refill them
+        sidebar.adopt(st.session_state.state)  # st.switch_page's run starts the sidebar's inputs empty: refill them
 
 
 if "overview.open" in st.session_state:
     st.switch_page(page_file(st.session_state.pop("overview.open")))
-ctx = context.get()
-views.intro("overview")
+ctx = session.get()
+frame.intro("overview")
 c, trace = ctx.config, ctx.trace
 st.subheader(ctx.t("overview.flow"))
 st.markdown(ctx.t("overview.shapes", n_src=len(trace.src_tokens), n_tgt=len(trace.tgt_tokens), d_model=c.d_model,
@@ -31,5 +32,5 @@ middle.metric(ctx.t("overview.tgt"), " ".join(trace.tgt_tokens))
 right.metric(ctx.t("overview.next"), ctx.model.vocab.tokens[best], f"{ctx.t('overview.prob')} {last[best]:.3f}",
              delta_color="off", delta_arrow="off")
 diagram, hint = st.columns([3, 2])
-views.plot(architecture(ctx.t, trace), "overview.diagram", where=diagram, on_select=open_box, selection_mode="points")
+draw.plot(architecture(ctx.t, trace), "overview.diagram", where=diagram, on_select=open_box, selection_mode="points")
 hint.caption(ctx.t("overview.steps.decoder_only" if c.decoder_only else "overview.steps"))

@@ -3,34 +3,35 @@ import math
 import streamlit as st
 
 from engine.blog import DIFFERENCES
-from ui import context, departures, views
-from ui.labels import step_axes
+from ui.core import departures, runs, session
+from ui.core.labels import step_axes
+from ui.views import draw, frame
 
-ctx = context.get()
-views.intro("paper_vs_blog")
+ctx = session.get()
+frame.intro("paper_vs_blog")
 t = ctx.t
 
 st.subheader(t("compare.pe"))
 for kind in ("blog_table", "blog", "sinusoidal"):
-    row = context.blog_variant((("pos_encoding", kind),))["src.pos"][1]
+    row = runs.blog_variant((("pos_encoding", kind),))["src.pos"][1]
     st.markdown(f"**{t(f'choice.{kind}')}**")
-    views.numbers(row, [""], [str(j) for j in range(len(row))])
+    draw.numbers(row, [""], [str(j) for j in range(len(row))])
 
 st.subheader(t("compare.weights"))
 left, right = st.columns(2)
 for column, (label, divisor) in zip((left, right), (("compare.divisor_sqrt", math.sqrt(3)), ("compare.divisor_30", 30.0))):
     with column:
         st.markdown(f"**{t(label)}**")
-        variant = context.blog_variant((("attn_divisor", divisor),))
+        variant = runs.blog_variant((("attn_divisor", divisor),))
         _, rows, cols = step_axes(variant, "enc.0.attn.weights")
-        views.numbers(variant["enc.0.attn.weights"][0], rows, cols)
+        draw.numbers(variant["enc.0.attn.weights"][0], rows, cols)
 
 st.subheader(t("compare.ln"))
 for label, overrides in (("compare.form_blog", ()), ("compare.form_paper", (("eps", 1e-5), ("layer_norm", "paper")))):
     st.markdown(f"**{t(label)}**")
-    variant = context.blog_variant(overrides)
+    variant = runs.blog_variant(overrides)
     rows, cols = step_axes(variant, "enc.0.ln1")
-    views.numbers(variant["enc.0.ln1"][:1], rows[:1], cols, digits=10)
+    draw.numbers(variant["enc.0.ln1"][:1], rows[:1], cols, digits=10)
 
 for difference in DIFFERENCES:  # one markdown each, display math in $$ (a message per element sent on every rerun)
     key = difference["key"]

@@ -1,14 +1,15 @@
-from ui import derivation_views, positional_views, views
+from ui.lessons import derivation_views, positional_views
+from ui.views import frame, pickers, steps
 
 
-def steps():
-    views.flow(["src.embed", "src.pos", "src.input"], key="positional", focus="src.pos")
+def input_steps():
+    steps.flow(["src.embed", "src.pos", "src.input"], key="positional", focus="src.pos")
 
 
-@views.page
+@frame.page
 def page():
-    views.intro("positional")
-    views.section_tabs({"pos.tab.steps": steps, **positional_views.sections()}, "pos.tab", link="section")
+    frame.intro("positional")
+    pickers.section_tabs({"pos.tab.steps": input_steps, **positional_views.sections()}, "pos.tab", link="section")
     derivation_views.pe_rotation()
 
 

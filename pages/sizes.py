@@ -1,12 +1,13 @@
 import streamlit as st
 
 from engine import sizes
-from ui import context, views
-from ui.format import arrow
-from ui.size_tables import count, parameter_table, product_table, product_totals
+from ui.core import session
+from ui.core.format import arrow
+from ui.lessons.size_tables import count, parameter_table, product_table, product_totals
+from ui.views import frame
 
-ctx = context.get()
-views.intro("sizes")
+ctx = session.get()
+frame.intro("sizes")
 t, c, vocab_size = ctx.t, ctx.config, len(ctx.model.vocab)
 
 st.subheader(t("sizes.parameters"))

@@ -1,11 +1,13 @@
 import streamlit as st
 
-from ui import context, embedding_views, views
-from ui.format import arrow
+from ui.core import session
+from ui.core.format import arrow
+from ui.lessons import embedding_views
+from ui.views import frame, pickers, steps
 
 
 def lookup():
-    ctx = context.get()
+    ctx = session.get()
     trace = ctx.trace
     st.subheader(ctx.t("tokens.table"))
     st.dataframe(arrow({
@@ -14,13 +16,13 @@ def lookup():
         ctx.t("tokens.known"): [ctx.t("tokens.no" if t in ctx.model.new_words else "tokens.yes")
                                 for t in trace.src_tokens],
     }), hide_index=True)
-    views.step("src.embed")
+    steps.step("src.embed")
 
 
-@views.page
+@frame.page
 def page():
-    views.intro("tokens")
-    views.section_tabs({"tokens.tab.lookup": lookup, **embedding_views.sections()}, "tokens.tab", link="section")
+    frame.intro("tokens")
+    pickers.section_tabs({"tokens.tab.lookup": lookup, **embedding_views.sections()}, "tokens.tab", link="section")
 
 
 page()

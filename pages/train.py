@@ -1,11 +1,12 @@
-from ui import batch_views, training_views, views
+from ui.lessons import batch_views, training_views
+from ui.views import frame, pickers
 
 
 def loss_and_gradients():
     training_views.backward_section(training_views.loss_section())
 
 
-views.intro("train")
+frame.intro("train")
 training_views.keep_interrupted_run()  # a run that was stopped, or left for another tab, before it finished
-views.section_tabs({"train.tab.loss": loss_and_gradients, "train.corpus_title": training_views.trainer,
-                    "train.files": training_views.save_load, "train.tab.batch": batch_views.padding}, "train.tab")
+pickers.section_tabs({"train.tab.loss": loss_and_gradients, "train.corpus_title": training_views.trainer,
+                      "train.files": training_views.save_load, "train.tab.batch": batch_views.padding}, "train.tab")

@@ -127,7 +127,7 @@ def app_server(log_path: Path, env: dict | None = None):
 
 
 def page_title(at) -> str:
-    """The title of the page an AppTest ran: the first line ("# ...") of the page's first Markdown (views.intro
+    """The title of the page an AppTest ran: the first line ("# ...") of the page's first Markdown (frame.intro
     writes the title, the intro and the notes on the settings in one element), or its st.title."""
     if at.main.title:
         return at.main.title[0].value

@@ -1,4 +1,4 @@
-"""The animation's frames (ui/animation.py) hold the trace's numbers and the engine's greedy output, unchanged; the
+"""The animation's frames (ui/lessons/animation.py) hold the trace's numbers and the engine's greedy output, unchanged; the
 page (AppTest) sends them to its player in both languages and sends new ones after a weight edit; in Chromium the
 player plays the whole forward pass of the opening example by itself, answers its keys and draws the edited numbers.
 Screenshots at its start, middle and end go to build/screenshots/animation-{start,middle,end}-{lang}.png."""
@@ -15,8 +15,8 @@ from engine.generate import generate
 from conftest import page_title
 from test_app import assert_clean, open_page, server_navigation  # noqa: F401 (server_navigation: a fixture)
 from test_browser import SHOTS, no_exception, server, settle, url  # noqa: F401 (server: a fixture)
-from ui import animation
-from ui.i18n import EN, ZH, translator
+from ui.core.i18n import EN, ZH, translator
+from ui.lessons import animation
 
 EXAMPLES = [  # the opening example; two layers in pre-norm with 4 heads; the paper's sizes, smaller, 3 + 2 layers
     ("hello-world", {}, "Hello World"),

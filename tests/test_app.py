@@ -7,7 +7,7 @@ Two things AppTest does not do by itself, done here on purpose:
   called `pages/`, Streamlit then runs a switched-to page in its legacy folder mode *without* app.py: the page
   would read the context app.py stored on an earlier run, so no widget change would ever reach the numbers. The
   `server_navigation` fixture keeps the flag as the real server has it once app.py has called st.navigation
-  (ui/streamlit_internals.py). (The deep-link tests switch it off to exercise the app's own way out of folder mode.)
+  (ui/core/streamlit_internals.py). (The deep-link tests switch it off to exercise the app's own way out of folder mode.)
 * The app records weight edits in the data editor's on_change callback. `data_editor.set_value` is refused by
   AppTest and a session-state write does not call on_change, so `type_cells` sends what the browser sends: the
   editor's JSON edit state as the widget's value.
@@ -31,13 +31,13 @@ if str(ROOT) not in sys.path:
 import engine  # noqa: E402
 from conftest import page_title  # noqa: E402
 from engine.tokens import split  # noqa: E402
-from ui import streamlit_internals  # noqa: E402
-from ui.format import DIGITS, bmatrix, bmatrix_around, fmt, fmt_tex, table  # noqa: E402
-from ui.i18n import CATALOGS, EN, LANGUAGES, ZH, literal, load_catalogs, translator  # noqa: E402
-from ui.labels import SEED_NOTES, description_key, step_name_key, step_tex  # noqa: E402
-from ui.navigation import PAGES  # noqa: E402
-from ui.state import APP_LIMITS, DEFAULT_TARGET, MAX_TOKENS  # noqa: E402
-from ui.views import ROOM  # noqa: E402
+from ui.core import streamlit_internals  # noqa: E402
+from ui.core.format import DIGITS, bmatrix, bmatrix_around, fmt, fmt_tex, table  # noqa: E402
+from ui.core.i18n import CATALOGS, EN, LANGUAGES, ZH, literal, load_catalogs, translator  # noqa: E402
+from ui.core.labels import SEED_NOTES, description_key, step_name_key, step_tex  # noqa: E402
+from ui.core.navigation import PAGES  # noqa: E402
+from ui.core.state import APP_LIMITS, DEFAULT_TARGET, MAX_TOKENS  # noqa: E402
+from ui.views.draw import ROOM  # noqa: E402
 
 APP = str(ROOT / "app.py")
 ALL_PAGES = [page for pages in PAGES.values() for page in pages]
@@ -45,7 +45,7 @@ EN_T, ZH_T = translator("en"), translator("zh")
 CJK = re.compile(r"[\u3400-\u9fff]")
 STEP_HEADER = re.compile(r"^##### (?P<human>[^\n]*?) · (?P<description>[^\n]*)\n\n"
                          r":gray\[:small\[`(?P<name>[^`]+)` · Shape: \([^)]*\) = \((?P<shape>[\d, ]+)\)\]\]"
-                         r"\n\n(?P<formula>\$\$\n(?s:.*)\n\$\$)$")  # and the formula (views.text_and_formula)
+                         r"\n\n(?P<formula>\$\$\n(?s:.*)\n\$\$)$")  # and the formula (draw.text_and_formula)
 DEFAULT_QUERY = {"preset": "hello-world", "src": "Hello World", "tgt": "Hola Mundo"}  # the browser's language
 
 
@@ -118,7 +118,7 @@ def latex(at):
 
 
 def formula_body(value: str) -> str:
-    """A formula's body, without the $$ lines and the empty lines views.latex puts around it."""
+    """A formula's body, without the $$ lines and the empty lines draw.latex puts around it."""
     body = re.sub(r"^\$\$\n|\n\$\$$", "", value)
     return body.removeprefix(ROOM[0]).removesuffix(ROOM[1]) if body.startswith(ROOM[0]) else body
 
@@ -171,7 +171,7 @@ def type_cells(at, key, edited_rows):
     return at
 
 
-# The flows of steps on each page (ui.views.flow): their step picker's key and the steps in order.
+# The flows of steps on each page (ui.views.steps.flow): their step picker's key and the steps in order.
 FLOWS = {"qkv": ("qkv.0", ["q", "k", "v"]), "attention": ("attention.0", ["scores", "scaled", "weights", "heads"]),
          "multihead": ("multihead.None", ["concat", "out"]),
          "add_norm": ("add_norm.1.None", ["add1", "ln1"]), "ffn": ("ffn.None", ["hidden", "act", "out"]),
@@ -237,7 +237,7 @@ def test_every_page_runs_cleanly(page, lang):
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_paper_vs_blog_shows_every_difference_both_ways(lang):
     from engine.blog import DIFFERENCES
-    from ui.departures import RIGHT_SIDE
+    from ui.core.departures import RIGHT_SIDE
 
     at = open_page("paper_vs_blog", lang=lang)
     t = translator(lang)
@@ -302,12 +302,12 @@ def test_language_switch_and_url_language():
 
 
 def test_a_third_language_is_one_catalog_file(tmp_path, monkeypatch):
-    """A catalog file as ui/i18n.py loads it at start: its language is in the picker and the link; its texts show,
+    """A catalog file as ui/core/i18n.py loads it at start: its language is in the picker and the link; its texts show,
     the engine's formula words and drill-down text among them, and a key it lacks shows in English."""
     (tmp_path / "xx.toml").write_text('"lang.name" = "Xish"\n"page.attention" = "Xattention"\n"word.later" = ": xlater"\n'
                                       '"word.comes-after" = "(xx {j} > {i})"\n', encoding="utf-8")
     catalog = load_catalogs(tmp_path)["xx"]
-    monkeypatch.setitem(CATALOGS, "xx", catalog)  # in place: ui.context and ui.state hold these dicts
+    monkeypatch.setitem(CATALOGS, "xx", catalog)  # in place: ui.core.sidebar and ui.core.state hold these dicts
     monkeypatch.setitem(LANGUAGES, "xx", catalog["lang.name"])
     at = open_page("attention", lang="xx")
     assert_clean(at)
@@ -575,7 +575,7 @@ def test_an_edit_survives_page_moves_and_the_language():
 def test_a_session_does_not_keep_the_widgets_it_no_longer_shows(monkeypatch, workaround):
     """A clickable heatmap gets a new widget id whenever its numbers or its marked cell change; Streamlit 1.67
     forgets the old id's state but keeps its metadata, ~1.4 kB per rerun for as long as the session lives, unless
-    ui/streamlit_internals.forget_stale_widgets drops it (docs/streamlit-widget-leak.md). Without it: the growth."""
+    ui/core/streamlit_internals.forget_stale_widgets drops it (docs/streamlit-widget-leak.md). Without it: the growth."""
     if not workaround:
         monkeypatch.setattr(streamlit_internals, "in_use", lambda: False)
     at = open_page("attention")
@@ -1048,7 +1048,7 @@ def test_a_link_beyond_the_app_limits_is_noted(link):
 @pytest.mark.parametrize("workaround", [True, False])
 def test_deep_link_before_any_app_run(monkeypatch, workaround):
     """A fresh server opening /tokens first: Streamlit is still in folder mode, the app must leave it. With
-    ui/streamlit_internals.leave_folder_mode the link's page opens; without it (another Streamlit), the home page."""
+    ui/core/streamlit_internals.leave_folder_mode the link's page opens; without it (another Streamlit), the home page."""
     monkeypatch.undo()  # no server_navigation: the real first-request situation
     if not workaround:
         monkeypatch.setattr(streamlit_internals, "in_use", lambda: False)
@@ -1071,7 +1071,7 @@ def test_per_head_bias_editor_shows_one_heads_slice():
 # ---- sliders and the comparison with the unedited model -------------------------------------------------------
 
 def slider_key(at, param, index):
-    """The slider of one weight's cell (ui/views._weight_slider), opening the page's editors if need be."""
+    """The slider of one weight's cell (ui/views/editors._weight_slider), opening the page's editors if need be."""
     wanted = f".slider.{index}"
     if not any(s.key.startswith(f"edit.{param}.") and s.key.endswith(wanted) for s in at.slider):
         open_editors(at)

@@ -8,9 +8,9 @@ import engine
 from engine.generate import DISAGREEMENT, beam_search, generate
 from conftest import page_title
 from test_app import assert_clean, goto, notes, open_page, paragraphs, query, server_navigation  # noqa: F401 (fixture)
-from ui.format import DIGITS, fmt
-from ui.i18n import EN, ZH, translator
-from ui.labels import top_heading
+from ui.core.format import DIGITS, fmt
+from ui.core.i18n import EN, ZH, translator
+from ui.core.labels import top_heading
 
 T = translator("en")
 SMALL = {"preset": "paper", "cfg": "d_model:16,n_heads:2,d_ff:32,n_layers:1", "src": "the cat sat on the mat"}

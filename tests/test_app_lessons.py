@@ -7,9 +7,9 @@ import engine
 from engine import positional as pe
 from engine.dropout import Dropout
 from test_app import assert_clean, engine_trace, latex, open_page, paragraphs, server_navigation  # noqa: F401
-from ui.format import bmatrix, fmt, fmt_tex
-from ui.i18n import EN, ZH
-from ui.positional_views import PAIR_GAP
+from ui.core.format import bmatrix, fmt, fmt_tex
+from ui.core.i18n import EN, ZH
+from ui.lessons.positional_views import PAIR_GAP
 
 
 def open_tab(at, key, label):

@@ -14,10 +14,10 @@ from engine.config import CHOICES
 from engine.train import TrainSettings, start_model, train
 from test_app import assert_clean, goto, latex, open_page, query, server_navigation  # noqa: F401 (a fixture)
 from test_app_train import open_tab
-from ui import departures
-from ui.format import DIGITS, bmatrix
-from ui.i18n import EN, ZH, translator
-from ui.weights import DEFAULT_DIR, WeightsStore
+from ui.core import departures
+from ui.core.format import DIGITS, bmatrix
+from ui.core.i18n import EN, ZH, translator
+from ui.stores.weights import DEFAULT_DIR, WeightsStore
 
 T = translator("en")
 STEP_PAGES = ("tokens", "positional", "qkv", "attention", "multihead", "add_norm", "ffn", "output")

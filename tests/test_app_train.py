@@ -16,10 +16,10 @@ from test_train import MALFORMED, zip_bytes
 from conftest import page_title
 from test_app import (assert_clean, chart_numbers, goto, latex, notes, open_options, open_page, paragraphs, query,  # noqa: F401
                       server_navigation)  # server_navigation: a fixture
-from ui import context
-from ui.format import DIGITS, fmt
-from ui.i18n import EN, ZH, translator
-from ui.training_views import _quoted
+from ui.core import session
+from ui.core.format import DIGITS, fmt
+from ui.core.i18n import EN, ZH, translator
+from ui.lessons.training_views import _quoted
 
 T = translator("en")
 SMALL_CFG = "d_model:16,n_heads:2,d_ff:32,n_layers:1"
@@ -179,9 +179,9 @@ def test_every_refusal_of_a_file_is_worded_in_chinese(case):
     with pytest.raises(ValueError) as error:
         checkpoint.load(MALFORMED[case][0]())
     code = error.value.code
-    worded = context.refusal(translator("zh"), _quoted(error.value))
+    worded = session.refusal(translator("zh"), _quoted(error.value))
     assert worded == ZH[f"msg.{code}"].format(**_quoted(error.value).values) and not english_words(worded), worded
-    assert context.refusal(T, error.value) == T(f"msg.{code}", **error.value.values)
+    assert session.refusal(T, error.value) == T(f"msg.{code}", **error.value.values)
 
 
 @pytest.mark.parametrize("case, member", [("a pickle", "`meta`"), ("bad config value", "`n_heads`"),
@@ -215,7 +215,7 @@ def test_the_page_in_chinese():
 
 
 def test_a_diverging_run_keeps_its_last_finite_weights(monkeypatch):
-    import ui.training_views as views
+    import ui.lessons.training_views as views
 
     def diverging(model, settings):
         for update in training(model, settings.replace(steps=2)):
@@ -238,7 +238,7 @@ def test_the_batch_tab_shows_the_engines_padded_batch(lang):
     """The page's pair and two of the corpus, padded side by side; the masks and weights are the engine's batch."""
     at = open_tab(open_page("train", preset="paper", cfg=SMALL_CFG, src="Hello World", tgt="hola mundo", lang=lang),
                   "train.tab.batch")
-    from ui.batch_views import BLOCK, EXAMPLES
+    from ui.lessons.batch_views import BLOCK, EXAMPLES
     batch = small_model().run_batch((("Hello World", "hola mundo"),) + EXAMPLES)
     tokens = at.dataframe[1].value  # the decoder's input, one row per sentence
     assert tokens.iloc[0, 1:].tolist() == ["SOS", "hola", "mundo"] + ["<pad>"] * 5
@@ -270,7 +270,7 @@ def test_the_batch_tab_draws_the_recorded_trainings_only_while_asked(lang):
     at.session_state["batch.vs_loop"] = True
     at.run()
     assert_clean(at)
-    from ui.batch_views import training_record
+    from ui.lessons.batch_views import training_record
     record, t = training_record(), translator(lang)
     table = at.table[-1].value
     es = record["corpora"]["en-es"]

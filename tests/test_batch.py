@@ -22,9 +22,9 @@ from engine.config import ConfigError
 from engine.corpus import CORPORA, pairs as corpus_pairs
 from engine.tokens import PAD
 from engine.train import TrainSettings, batch_loss_and_grads, pairs_loss_and_grads, start_model, train
-from ui.batch_views import training_record
-from ui.i18n import EN, ZH, translator
-from ui.labels import description_key, step_name_key
+from ui.core.i18n import EN, ZH, translator
+from ui.core.labels import description_key, step_name_key
+from ui.lessons.batch_views import training_record
 
 SMALL = dict(d_model=16, n_heads=4, d_ff=24, n_layers=2)
 PAIRS = [("the cat sat on the mat", "el gato se sentó en la alfombra"), ("hello", "hola"),

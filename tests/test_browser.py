@@ -25,9 +25,9 @@ if str(ROOT) not in sys.path:
 import engine  # noqa: E402
 from engine.corpus import pairs  # noqa: E402
 from engine.generate import generate  # noqa: E402
-from ui.format import DIGITS, fmt  # noqa: E402
-from ui.i18n import EN, ZH, translator  # noqa: E402
-from ui.navigation import PAGES  # noqa: E402
+from ui.core.format import DIGITS, fmt  # noqa: E402
+from ui.core.i18n import EN, ZH, translator  # noqa: E402
+from ui.core.navigation import PAGES  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -516,7 +516,7 @@ def start_training(server, new_page):
 
 
 def click_tab(page, label):
-    """Choose one of a page's sections (views.section_tabs: a row of buttons, st.segmented_control)."""
+    """Choose one of a page's sections (pickers.section_tabs: a row of buttons, st.segmented_control)."""
     page.locator("[data-testid='stButtonGroup'] button").filter(has_text=re.compile(f"^{re.escape(label)}$")).click()
     settle(page)
 

@@ -105,7 +105,7 @@ DECODER_ONLY_PAGES = ["decoder_input", "masked_attention", "dec_add_norm", "dec_
 
 
 def test_the_option_round_trips_through_the_link_and_a_forged_value_is_refused():
-    from ui.state import AppState, check_limits, decode, encode
+    from ui.core.state import AppState, check_limits, decode, encode
 
     state = AppState(preset="paper").with_settings(decoder_only=True)
     assert encode(state)["cfg"] == GPT_LINK
@@ -115,7 +115,7 @@ def test_the_option_round_trips_through_the_link_and_a_forged_value_is_refused()
 
 
 def test_a_decoder_only_models_step_pages_skip_the_encoders():
-    from ui.navigation import neighbours
+    from ui.core.navigation import neighbours
 
     assert neighbours("decoder_input", decoder_only=True) == ("overview", "masked_attention")
     assert neighbours("dec_add_norm", decoder_only=True) == ("masked_attention", "dec_ffn")
@@ -124,8 +124,8 @@ def test_a_decoder_only_models_step_pages_skip_the_encoders():
 
 
 def test_the_diagram_draws_the_decoder_alone():
-    from ui.diagram import architecture
-    from ui.i18n import EN, translator
+    from ui.lessons.diagram import architecture
+    from ui.core.i18n import EN, translator
 
     figure = architecture(translator("en"), model(d_model=8, n_heads=2, d_ff=8, n_layers=2).run("hello", "hola"))
     layout, click = figure.to_dict()["layout"], figure.to_dict()["data"][0]
@@ -142,7 +142,7 @@ def test_the_diagram_draws_the_decoder_alone():
 @pytest.fixture
 def app(monkeypatch):
     from test_app import open_page
-    from ui import streamlit_internals
+    from ui.core import streamlit_internals
 
     streamlit_internals.navigation_mode_for_tests(monkeypatch)
     return open_page
@@ -153,8 +153,8 @@ def test_every_page_renders_in_decoder_only_mode(app, lang):
     """The encoder's pages, cross-attention's and training's say in one line that this model has none (with a way back
     to the encoder-decoder model); every other page draws the decoder-only model."""
     from test_app import ALL_PAGES, assert_clean, goto
-    from ui.i18n import translator
-    from ui.navigation import ENCODER_DECODER_ONLY
+    from ui.core.i18n import translator
+    from ui.core.navigation import ENCODER_DECODER_ONLY
 
     t = translator(lang)
     at = app("overview", lang=lang, cfg=GPT_LINK)
@@ -182,7 +182,7 @@ def test_the_way_back_from_an_encoder_page_is_the_encoder_decoder_model(app):
 
 def test_the_decoder_pages_draw_only_the_sublayers_the_model_has(app):
     from test_app import goto
-    from ui.i18n import EN
+    from ui.core.i18n import EN
 
     at = goto(app("overview", lang="en", cfg=GPT_LINK), "dec_add_norm")
     assert at.button_group(key="dec_add_norm.sublayer").options == [EN["sublayer.masked"], EN["sublayer.ffn"]]
@@ -199,7 +199,7 @@ def test_a_decoder_only_models_one_embedding_table_is_shared_whatever_the_option
     """Without shared_embeddings a decoder-only model still has one table (embed.tgt), which embeds the source, SOS
     and the target: no page says source and target have a table each."""
     from test_app import goto
-    from ui.i18n import EN
+    from ui.core.i18n import EN
 
     model = engine.preset("hello-world", decoder_only=True, shared_embeddings=False)
     assert [name for name in model.params if name.startswith("embed.")] == ["embed.tgt"]
@@ -213,7 +213,7 @@ def test_a_decoder_only_models_one_embedding_table_is_shared_whatever_the_option
 
 def test_the_option_in_the_sidebar_writes_the_link(app):
     from test_app import open_options
-    from ui.i18n import EN
+    from ui.core.i18n import EN
 
     at = app("overview", lang="en")
     open_options(at)
@@ -243,7 +243,7 @@ def test_the_decoder_only_model_generates_reading_the_source_first(app):
     from test_app import assert_clean
     from test_app_generate import CURRENT, SMALL, chosen_line, expected_chosen, expected_sentence, markdown_line, \
         sentence_line
-    from ui.i18n import translator
+    from ui.core.i18n import translator
 
     settings = dict(d_model=16, n_heads=2, d_ff=32, n_layers=1, decoder_only=True)
     at = app("generate", gen=CURRENT, **{**SMALL, "cfg": SMALL["cfg"] + "," + GPT_LINK})
@@ -276,7 +276,7 @@ def test_the_options_of_a_linked_decoder_only_model_keep_it(app):
 
 def test_the_sizes_page_of_a_decoder_only_model_counts_the_encoder_decoder_one(app):
     from test_app import goto
-    from ui.i18n import EN, translator
+    from ui.core.i18n import EN, translator
 
     at = goto(app("overview", lang="en", cfg=GPT_LINK), "sizes")
     own = engine.preset("hello-world", decoder_only=True)

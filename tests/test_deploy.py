@@ -34,7 +34,7 @@ from conftest import in_own_thread  # noqa: E402
 from websockets.asyncio.client import connect  # noqa: E402
 from websockets.exceptions import InvalidStatus  # noqa: E402
 from protocol import Session  # noqa: E402
-from ui.i18n import translator  # noqa: E402
+from ui.core.i18n import translator  # noqa: E402
 
 NGINX = shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin:/usr/local/sbin")
 if NGINX is None and os.environ.get("CI") == "true":
@@ -68,7 +68,7 @@ def test_nginx_config_renders_for_two_processes(tmp_path):
 
 
 def test_nginx_upload_cap_is_the_apps_plus_the_multipart_envelope():
-    from ui.training_views import MAX_UPLOAD_MB
+    from ui.lessons.training_views import MAX_UPLOAD_MB
 
     server = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text()).get("server", {})
     assert server.get("maxUploadSize", MAX_UPLOAD_MB) == MAX_UPLOAD_MB
@@ -254,7 +254,7 @@ def test_weights_trained_on_one_process_open_on_the_other(classroom):
     link, [(kept, texts), (dropped, missing_texts)] = in_own_thread(scenario)
     weights = dict(parse_qsl(link)).get("weights")
     stored = sorted(p.name for p in Path(weights_dir).iterdir())
-    assert weights and stored == [f"{weights}.json", f"{weights}.npz"]  # the weights and their origin (ui.weights)
+    assert weights and stored == [f"{weights}.json", f"{weights}.npz"]  # the weights and their origin (ui.stores.weights)
     gone = translator("en")
     assert kept == weights and not any(gone("msg.weights_gone", id=weights) in text for text in texts), texts
     assert dropped is None and any(gone("msg.weights_gone", id="0123456789ab") in text for text in missing_texts)

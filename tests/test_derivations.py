@@ -1,4 +1,4 @@
-"""sympy's derivations (ui/derivations.py) against the engine's numeric rules at random numbers, their LaTeX
+"""sympy's derivations (ui/lessons/derivations.py) against the engine's numeric rules at random numbers, their LaTeX
 through KaTeX, and the pages' expanders: a closed one is its label only, an open one shows the derivation."""
 from types import SimpleNamespace
 
@@ -14,9 +14,9 @@ from engine.positional import blog_exponent, sinusoid_angle, sinusoidal
 from test_app import latex, open_page, server_navigation  # noqa: F401 (autouse: the app navigates as served)
 from test_engine_imports import imported_top_modules
 from test_katex import katex_errors
-from ui import derivations
-from ui.i18n import EN, ZH
-from ui.views import ROOM
+from ui.core.i18n import EN, ZH
+from ui.lessons import derivations
+from ui.views.draw import ROOM
 
 RNG = np.random.default_rng(19)
 
@@ -129,7 +129,7 @@ PAGES = {"qkv": "qkv", "attention": "softmax", "add_norm": "layer_norm", "positi
 
 def test_pages_import_sympy_only_when_a_derivation_opens():
     """Importing sympy takes a second: a page whose derivations are closed does not pay it."""
-    assert "sympy" not in imported_top_modules("import sys, ui.derivation_views, ui.training_views")
+    assert "sympy" not in imported_top_modules("import sys, ui.lessons.derivation_views, ui.lessons.training_views")
 
 
 def _box(at, key):

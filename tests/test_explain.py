@@ -79,7 +79,7 @@ def test_gelu_writes_the_erf_it_uses():
 
 def test_the_latex_writes_the_digits_asked_for_and_the_text_keeps_eight():
     """The app's digits setting: the drill-down's LaTeX follows it, every number of it, down to the cell's value;
-    the plain text, to check by hand, keeps 8 digits. A number printed is the same text in a matrix (ui.format)."""
+    the plain text, to check by hand, keeps 8 digits. A number printed is the same text in a matrix (ui.core.format)."""
     trace = engine.preset("hello-world", attn_divisor="sqrt_dk").run("Hello World", "hola")
     e = trace.explain("enc.0.attn.scaled", (0, 0, 1), digits=3)
     assert e.latex.endswith(r"\ &= 60.7\end{aligned}") and r"\frac{105}{1.73}" in e.latex

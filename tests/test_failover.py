@@ -3,7 +3,7 @@ trained weights and opened a room, 60 students following at the protocol level (
 the teacher's link on the projector. The teacher's process is killed (SIGKILL). Every client on it sees its
 websocket drop and reconnects as Streamlit's browser does: a health check, a new websocket with the same cookie, and
 a run of the page it shows with its address and widget states (Chromium does it by itself, for the page's timer:
-ui/classroom.py, _copy_link_on_a_timer). nginx sends them to the live process, where each view is rebuilt from the link
+ui/classroom/follow.py, _copy_link_on_a_timer). nginx sends them to the live process, where each view is rebuilt from the link
 and the room from the store. The test prints the recovery time, from the kill to the last client's finished run. The
 protocol students do not poll the room meanwhile (a browser polls once a second, ~8 ms of CPU each).
 
@@ -28,9 +28,9 @@ from test_follow import click, query
 
 from protocol import Session
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-from ui import rooms
-from ui.i18n import translator
-from ui.weights import WeightsStore
+from ui.core.i18n import translator
+from ui.stores import rooms
+from ui.stores.weights import WeightsStore
 
 STUDENTS = 60
 RECOVERY_BOUND = 40  # seconds from the kill to the last client's finished run (the docstring says why)

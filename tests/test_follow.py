@@ -1,7 +1,7 @@
-"""Follow the teacher (ui/classroom.py), at the protocol level (bench/protocol.py, no browser): a teacher opens a
+"""Follow the teacher (ui/classroom/follow.py), at the protocol level (bench/protocol.py, no browser): a teacher opens a
 room from the sidebar; a student who opens the room's link is on the teacher's page with the teacher's state, asks
 the server nothing while the room does not move, and after each change of the teacher gets a run the server starts
-itself (ui/room_watch.py) that shows the teacher's page and state; a student who detaches stays; a forged key and a
+itself (ui/classroom/room_watch.py) that shows the teacher's page and state; a student who detaches stays; a forged key and a
 student's own changes never reach the room."""
 import asyncio
 import os
@@ -20,9 +20,9 @@ for path in (ROOT, ROOT / "bench"):
 from conftest import app_server, in_own_thread  # noqa: E402
 from load import Editor, Target, open_editor  # noqa: E402
 from protocol import ForwardMsg, Session  # noqa: E402
-from ui import rooms  # noqa: E402
-from ui.classroom import POLL_SECONDS  # noqa: E402
-from ui.i18n import literal, translator  # noqa: E402
+from ui.classroom.follow import POLL_SECONDS  # noqa: E402
+from ui.core.i18n import literal, translator  # noqa: E402
+from ui.stores import rooms  # noqa: E402
 
 TIMEOUT = 60
 T = translator("en")
@@ -58,7 +58,7 @@ async def toggle(session: Session, key: str, on: bool):
 
 async def woken(student: Session):
     """The run the server starts for a student whose room moved: the page asks nothing itself (no poll; the hourly
-    timer of the copy-link button is there for a reconnect, ui/classroom.py)."""
+    timer of the copy-link button is there for a reconnect, ui/classroom/follow.py)."""
     assert POLL_SECONDS not in student.auto_reruns.values()
     return await asyncio.wait_for(student.server_run(), TIMEOUT)
 
@@ -179,7 +179,7 @@ def test_when_the_teacher_leaves_the_room_ends_and_its_students_are_told(server)
 
 
 def test_where_the_internals_are_off_a_students_page_polls_the_room(tmp_path):
-    """Another Streamlit version (ui/streamlit_internals.py off): no watcher, the sidebar's fragment asks every second
+    """Another Streamlit version (ui/core/streamlit_internals.py off): no watcher, the sidebar's fragment asks every second
     (its timer's tick is sent here at once, as the browser's would be a second later)."""
     (tmp_path / "sitecustomize.py").write_text("import streamlit\nstreamlit.__version__ = '0.0.0'\n")
     path = os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))

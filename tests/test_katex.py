@@ -15,7 +15,7 @@ from streamlit.string_util import clean_text
 
 import engine
 from engine import attention, backward, feed_forward, generate, loss, model, optim, positional
-from ui.i18n import CATALOGS, translator
+from ui.core.i18n import CATALOGS, translator
 
 STATIC = Path(streamlit.__file__).parent / "static" / "static" / "js"
 ORIGIN = "http://katex.test"  # served by the page's route from STATIC, never the network

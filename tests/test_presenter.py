@@ -1,5 +1,5 @@
-"""Presenter mode (ui/presenter.py): the link's present=1 and the sidebar's toggle, the slides of the forward pass in
-the order data flows (ui/navigation.slides), and moving through them as the rail's keys do, across pages; in
+"""Presenter mode (ui/classroom/presenter.py): the link's present=1 and the sidebar's toggle, the slides of the forward pass in
+the order data flows (ui/core/navigation.slides), and moving through them as the rail's keys do, across pages; in
 Chromium, every slide at a projector's 1280 x 720 in large type with nothing wider than the screen."""
 import copy
 import json
@@ -15,11 +15,11 @@ from streamlit.proto.WidgetStates_pb2 import WidgetState
 from conftest import page_title
 from test_app import EN_T, notes, open_link, query, server_navigation  # noqa: F401
 from test_browser import SHOTS, no_exception, server, settle, url  # noqa: F401 (server: a fixture)
-from ui.figures import PROJECTOR, at_scale, bars, curves, heatmap
-from ui.i18n import literal, translator
-from ui.navigation import CHAIN, PAGES, RAIL, slide_at, slides
-from ui import presenter
-from ui.presenter import KEY
+from ui.classroom import presenter
+from ui.classroom.presenter import KEY
+from ui.core.figures import PROJECTOR, at_scale, bars, curves, heatmap
+from ui.core.i18n import literal, translator
+from ui.core.navigation import CHAIN, PAGES, RAIL, slide_at, slides
 
 
 def _walk(node):
@@ -277,7 +277,7 @@ def test_the_rails_words_are_the_catalogs(lang):
 
 def test_a_decoder_only_models_slides_skip_the_encoder_and_cross_attention():
     """No encoder, no cross-attention: the decoder's sub-layers 1 and 3 are the add & norm page's first and second
-    choice (ui/blocks.add_norm lists a decoder-only layer's sub-layers by position)."""
+    choice (ui/lessons/blocks.add_norm lists a decoder-only layer's sub-layers by position)."""
     deck = slides("post", decoder_only=True)
     assert {part for part, _, _ in deck} == {"decoder", "output"}
     assert not {page for _, page, _ in deck} & {*PAGES["encoder"], "cross_attention"}

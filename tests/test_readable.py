@@ -3,7 +3,7 @@ English and Chinese browsers, against a real `streamlit run` server (test_browse
 
 On each page: nothing overflows (see OVERFLOW), no formula is a KaTeX error or cut at its top or bottom, the
 numbers in heatmap cells are at least 12 px, and the drill-down's cell is printed the same way (the digits rule,
-ui.format) in the drill-down, in the heatmap's cell and in the page's matrices.
+ui.core.format) in the drill-down, in the heatmap's cell and in the page's matrices.
 """
 import re
 
@@ -12,12 +12,12 @@ import pytest
 
 import engine
 from test_browser import ALL_PAGES, LOCALES, no_exception, server, settle, url  # noqa: F401 (server: a fixture)
-from ui.format import DIGITS, fmt, table
-from ui.navigation import PAGES
-from ui.state import DEFAULT_SOURCE, DEFAULT_TARGET
-from ui.views import LATEX_CELLS, LATEX_COLS
+from ui.core.format import DIGITS, fmt, table
+from ui.core.navigation import PAGES
+from ui.core.state import DEFAULT_SOURCE, DEFAULT_TARGET
+from ui.views.draw import LATEX_CELLS, LATEX_COLS
 
-STEP_PAGES = PAGES["encoder"] + PAGES["decoder"] + ["dropout"]  # the pages that draw steps (ui.views.step)
+STEP_PAGES = PAGES["encoder"] + PAGES["decoder"] + ["dropout"]  # the pages that draw steps (ui.views.steps.step)
 VISITS = [(name, {}) for name in STEP_PAGES] + [  # and the stack pages' second section, one layer with its step
     (name, {"section": "2"}) for name in ("encoder_stack", "decoder_stack")]
 SIZES = [(1280, 720), (1920, 1080)]
@@ -90,7 +90,7 @@ def trace(model):
 
 @pytest.fixture(scope="module")
 def training_trace(model):
-    """The dropout page's pass at its first settings (ui.blocks.dropout: p = 0.1, seed 0)."""
+    """The dropout page's pass at its first settings (ui.lessons.blocks.dropout: p = 0.1, seed 0)."""
     return model.run(DEFAULT_SOURCE, DEFAULT_TARGET, dropout=0.1, seed=0)
 
 

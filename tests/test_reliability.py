@@ -48,11 +48,13 @@ from test_app import (APP, ALL_PAGES, STEP_HEADER, editor_key, engine_trace, got
                       type_cells)  # server_navigation: a fixture
 from test_app import latex as page_latex
 from test_app_train import open_tab
-from ui import animation_views, context, generation, presenter, rooms, share
-from ui import state as app_state
-from ui.format import DIGITS, fmt
-from ui.i18n import EN, ZH, literal, translator
-from ui.state import AppState
+from ui.classroom import presenter, share
+from ui.core import generation, session, sidebar, state as app_state
+from ui.core.format import DIGITS, fmt
+from ui.core.i18n import EN, ZH, literal, translator
+from ui.core.state import AppState
+from ui.lessons import animation_views
+from ui.stores import rooms
 
 ROOT = Path(__file__).resolve().parents[1]
 REPORT = ROOT / "build" / "reliability.json"
@@ -225,7 +227,7 @@ def why_not(state):
         model, _ = app_state.apply_edits(base, state.edits)
         model.run(state.src, state.tgt or None)
     except ValueError as error:
-        return context.refusal(translator(state.lang), error)
+        return session.refusal(translator(state.lang), error)
     return None
 
 
@@ -258,15 +260,15 @@ def test_typed_text_is_taken_or_refused_with_a_message(page, side, text):
 # ---- the sidebar: model options ---------------------------------------------------------------------------------
 
 OPTION_INPUTS = st.one_of(
-    st.tuples(st.just("number"), st.sampled_from([f"ctl.{f}" for f in context.SIZE_FIELDS] + ["ctl.seed"]),
+    st.tuples(st.just("number"), st.sampled_from([f"ctl.{f}" for f in sidebar.SIZE_FIELDS] + ["ctl.seed"]),
               FINITE | FLOATS),
     st.tuples(st.just("number"), st.sampled_from(["ctl.eps", "ctl.divisor"]), FLOATS),
-    st.tuples(st.just("choice"), st.sampled_from([f"ctl.{f}" for f in context.BOOL_FIELDS]), st.booleans()),
-    *[st.tuples(st.just("choice"), st.just(f"ctl.{f}"), st.sampled_from(CHOICES[f])) for f in context.CHOICE_FIELDS],
+    st.tuples(st.just("choice"), st.sampled_from([f"ctl.{f}" for f in sidebar.BOOL_FIELDS]), st.booleans()),
+    *[st.tuples(st.just("choice"), st.just(f"ctl.{f}"), st.sampled_from(CHOICES[f])) for f in sidebar.CHOICE_FIELDS],
     st.tuples(st.just("choice"), st.just("ctl.divisor_kind"), st.sampled_from(["sqrt", "number"])),
     st.tuples(st.just("choice"), st.just("ctl.lang"), st.sampled_from(["en", "zh"])),
     st.tuples(st.just("choice"), st.just("ctl.preset"), st.sampled_from(list(engine.PRESETS))),
-    st.tuples(st.just("forged option"), st.sampled_from([f"ctl.{f}" for f in context.CHOICE_FIELDS]), TEXT),
+    st.tuples(st.just("forged option"), st.sampled_from([f"ctl.{f}" for f in sidebar.CHOICE_FIELDS]), TEXT),
     st.tuples(st.just("forged radio"), st.just("ctl.divisor_kind"), TEXT),
 )
 
@@ -296,10 +298,10 @@ def sidebar_agrees(at, state):
     if not values["ctl.options"]:
         return True
     config = state.config()
-    fields = context.SIZE_FIELDS + context.CHOICE_FIELDS + context.BOOL_FIELDS + ("eps",)
+    fields = sidebar.SIZE_FIELDS + sidebar.CHOICE_FIELDS + sidebar.BOOL_FIELDS + ("eps",)
     kind = "sqrt" if config.attn_divisor == "sqrt_dk" else "number"
     shown = {f: getattr(config, f) for f in fields} | {  # a depth the config leaves to n_layers is None: the widget
-        DEPTHS[stack]: depth for stack, depth in context._widget_depths(config).items()}  # shows the stack's depth
+        DEPTHS[stack]: depth for stack, depth in sidebar._widget_depths(config).items()}  # shows the stack's depth
     return (all(values[f"ctl.{f}"] == shown[f] for f in fields) and values["ctl.seed"] == state.seed
             and values["ctl.divisor_kind"] == kind and (kind == "sqrt" or values["ctl.divisor"] == config.attn_divisor))
 
@@ -475,7 +477,7 @@ def _drive(page, link, data):
     at = open_page(page, **link)
     for group in [g for g in at.main.button_group if g.key.endswith((".tab", ".section"))]:
         at.session_state[group.key] = data.draw(st.sampled_from(group.options))  # only the chosen section is
-        at.run()  # drawn (views.section_tabs): choose any of them first (the training page's, say)
+        at.run()  # drawn (pickers.section_tabs): choose any of them first (the training page's, say)
     kind, key, value = page_input(at, data.draw)
     TRIED["page widget"] += 1
     DETAIL[f"page widget: {kind}"] += 1
@@ -722,11 +724,11 @@ def tampered_links(draw):
 
 
 def expected_start(link):
-    """The state a fresh session must open on, and the notes it must show (ui.context._start_session, by hand)."""
+    """The state a fresh session must open on, and the notes it must show (ui.core.sidebar._start_session, by hand)."""
     flat = {k: v[-1] if isinstance(v, list) else v for k, v in link.items()}
     state, notes = app_state.decode(flat, default_lang="en")
     t = translator(state.lang)
-    notes = [t("msg.url", detail=context.refusal(t, note) if isinstance(note, ValueError) else literal(note))
+    notes = [t("msg.url", detail=session.refusal(t, note) if isinstance(note, ValueError) else literal(note))
              for note in notes]
     if state.weights:  # this test server holds no trained weights
         notes.append(t("msg.url", detail=t("msg.weights_gone", id=state.weights)))
@@ -904,7 +906,7 @@ def test_a_forged_non_finite_whole_number_becomes_the_least(key, value, least):
 @pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
 def test_a_forged_non_finite_generation_number_becomes_the_least(key, value, least):
     """The generation page's whole numbers were Streamlit's whole-number inputs: NaN or inf raised inside Streamlit
-    (its int()). They are context.whole_number_input now, like the sizes."""
+    (its int()). They are sidebar.whole_number_input now, like the sizes."""
     TRIED["forged message"] += 1
     at = open_page("generate", gen="strategy:top_k,max_len:5,k:3,seed:7")
     forge(at, at.number_input(key=key), double_value=value)
@@ -927,8 +929,8 @@ def test_a_typed_fraction_in_a_whole_number_input_is_dropped(monkeypatch):
 
 # ---- forged values for the newer widgets: sections, cell lists, a grid row's sliders, the animation -----------
 
-SECTION = "tokens.tab"  # the tokens page's sections (views.section_tabs), in its link as section=N
-DRILL = "cell.enc.0.attn.scores.0"  # the drill-down's list of the 2 x 2 scores' cells (views._drill_cell)
+SECTION = "tokens.tab"  # the tokens page's sections (pickers.section_tabs), in its link as section=N
+DRILL = "cell.enc.0.attn.scores.0"  # the drill-down's list of the 2 x 2 scores' cells (drill._drill_cell)
 
 
 def _on_cosine_section():
@@ -978,7 +980,7 @@ def test_a_forged_drill_down_cell_keeps_the_cell(sent):
 
 @pytest.mark.parametrize("sent", ["-1", "4", "nan", "true", "abc", "x" * 10_000])
 def test_a_forged_cell_of_the_one_cell_editor_opens_its_first_cell(sent):
-    """The one-cell editor's list (views._single_cell_editor): Streamlit puts an option it does not offer back to
+    """The one-cell editor's list (editors._single_cell_editor): Streamlit puts an option it does not offer back to
     the list's first, so the editor shows cell 0, 0 and no weight changes."""
     TRIED["forged message"] += 1
     at = open_editors(open_page("attention"))
@@ -1007,7 +1009,7 @@ def _row_sliders(at):
     math.nan, math.inf, -math.inf, 1e308, -1e308, 3.5, -1.01, 0.5)] + [{"string_value": "abc"},
                                                                        {"double_array_value": {"data": []}}])
 def test_a_forged_number_for_a_grid_rows_slider_is_taken_only_within_its_range(sent):
-    """A grid row's sliders (views._row_sliders): Streamlit puts a non-finite number, one outside the slider's range
+    """A grid row's sliders (editors._row_sliders): Streamlit puts a non-finite number, one outside the slider's range
     or a message of another shape back to the slider's value before the callback: nothing changes, no message; a
     number within the range is taken."""
     TRIED["forged message"] += 1

@@ -1,4 +1,4 @@
-"""The room watcher (ui/room_watch.py), without Streamlit or threads: each tick reads each followed room once, and
+"""The room watcher (ui/classroom/room_watch.py), without Streamlit or threads: each tick reads each followed room once, and
 wakes the pages that show another version, AT_ONCE at a time, each report bringing the next one's turn."""
 import sys
 from pathlib import Path
@@ -7,7 +7,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from ui.room_watch import AGAIN_SECONDS, AT_ONCE, Watcher  # noqa: E402
+from ui.classroom.room_watch import AGAIN_SECONDS, AT_ONCE, Watcher  # noqa: E402
 
 
 class Room:

@@ -1,4 +1,4 @@
-"""The room store (ui/rooms.py), on both backends: SQLite shared by two processes, and a real redis-server
+"""The room store (ui/stores/rooms.py), on both backends: SQLite shared by two processes, and a real redis-server
 (the `redis_url` fixture of conftest.py). A teacher's puts raise the version only when the state changes, students
 read it; a wrong, forged or malformed key is refused with a message key, never an exception of another kind; an
 idle room expires; a store full of rooms refuses another."""
@@ -16,8 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from ui import rooms  # noqa: E402
-from ui.rooms import ALPHABET, CODE_LENGTH, Latest, RoomError, RedisRooms, SqliteRooms  # noqa: E402
+from ui.stores import rooms  # noqa: E402
+from ui.stores.rooms import ALPHABET, CODE_LENGTH, Latest, RedisRooms, RoomError, SqliteRooms  # noqa: E402
 
 QUERY = {"preset": "hello-world", "src": "Hello World", "tgt": "Hola Mundo", "head": "2"}
 
@@ -158,7 +158,7 @@ def test_a_full_redis_store_refuses_a_new_room(redis_client):
 CHILD = textwrap.dedent("""
     import sys
     sys.path.insert(0, {root!r})
-    from ui.rooms import SqliteRooms
+    from ui.stores.rooms import SqliteRooms
     store = SqliteRooms({path!r})
     for i in range({n}):
         store.put({code!r}, {key!r}, "ffn", {{"src": "child %d" % i}})

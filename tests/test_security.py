@@ -4,7 +4,7 @@
   friends, pandas' eval/query); every np.load passes allow_pickle=False. Read with `ast`, not grep, in engine/,
   ui/, pages/ and app.py;
 * no raw HTML: no unsafe_allow_html, st.html, iframes or components in ui/, pages/ and app.py, but the sidebar's
-  copy-link button (ui/share.py) and the animation's player (ui/animation_views.py): fixed markup and code that
+  copy-link button (ui/classroom/share.py) and the animation's player (ui/lessons/animation_views.py): fixed markup and code that
   write only the catalog's words and the trace's tokens and numbers, as text;
 * the server's settings (.streamlit/config.toml), as Streamlit itself reads them: XSRF protection and CORS on,
   uploads capped at the uploader's 50 MB, error details hidden from students; and no launch command turns them off;
@@ -27,11 +27,11 @@ from streamlit.web.server.server_util import is_xsrf_enabled
 from test_app import open_page, server_navigation  # noqa: F401 (fixture)
 from test_app_train import open_tab
 from test_browser import Server, click_tab, no_exception, settle, url
-from ui import training_views
-from ui.i18n import EN
+from ui.core.i18n import EN
+from ui.lessons import training_views
 
 ROOT = Path(__file__).resolve().parents[1]
-UI = [ROOT / "app.py", *sorted((ROOT / "ui").glob("*.py")), *sorted((ROOT / "pages").glob("*.py"))]
+UI = [ROOT / "app.py", *sorted((ROOT / "ui").rglob("*.py")), *sorted((ROOT / "pages").glob("*.py"))]
 PROJECT = UI + sorted((ROOT / "engine").glob("*.py"))
 CONFIG = ROOT / ".streamlit" / "config.toml"
 MAX_UPLOAD_MB = 50
@@ -153,10 +153,10 @@ def test_every_np_load_refuses_pickles():
         assert pickles == [("allow_pickle", False)], f"{path}:{node.lineno}"
 
 
-COPY_LINK = Path("ui") / "share.py"  # st.components.v2.component(..., html=HTML, css=CSS, js=JS)
-PLAYER = Path("ui") / "animation_views.py"  # the same, its script in ui/animation_player.js
+COPY_LINK = Path("ui") / "classroom" / "share.py"  # st.components.v2.component(..., html=HTML, css=CSS, js=JS)
+PLAYER = Path("ui") / "lessons" / "animation_views.py"  # the same, its script in ui/lessons/animation_player.js
 NOT_AS_TEXT = r"innerHTML|outerHTML|insertAdjacent|document\.write|eval|Function\(|href\s*=|setAttribute\(\s*[\"']on"
-PRESENTER = Path("ui") / "presenter.py"
+PRESENTER = Path("ui") / "classroom" / "presenter.py"
 
 
 def test_no_raw_html_in_the_app():
@@ -175,7 +175,7 @@ def _component_line(path):
 def test_the_copy_link_button_writes_no_html():
     """Its markup is fixed; its code puts the catalog's words (the mount's only data) in as text, and the link only
     into the clipboard."""
-    from ui import share
+    from ui.classroom import share
     assert share.HTML == "<button type='button'></button><span></span>"
     assert not re.search(NOT_AS_TEXT, share.JS)
     assert re.findall(r"\.(textContent|title|value) =", share.JS) == ["textContent", "title", "value", "textContent"]
@@ -184,9 +184,9 @@ def test_the_copy_link_button_writes_no_html():
 def test_the_animation_player_writes_no_html():
     """Its markup is fixed; its code builds elements one by one and writes the catalog's words and the frames'
     tokens and numbers as text (textContent) or as attributes of its own names, never as markup or handlers."""
-    from ui import animation_views
+    from ui.lessons import animation_views
     assert animation_views.HTML == "<div class='anim' tabindex='0'></div>"
-    script = (ROOT / "ui" / "animation_player.js").read_text()
+    script = (ROOT / "ui" / "lessons" / "animation_player.js").read_text()
     assert not re.search(NOT_AS_TEXT, script)
     assert re.findall(r"\.textContent =", script) and "createElementNS(SVG, tag)" in script
     assert re.search(NOT_AS_TEXT, "node.setAttribute('onclick', x)") and re.search(NOT_AS_TEXT, "a.innerHTML = t")
@@ -195,7 +195,7 @@ def test_the_animation_player_writes_no_html():
 def test_the_presenters_rail_writes_no_html():
     """Its markup and style sheet are fixed (the style sheet, not isolated, sizes the page's type: no data in it); its
     code builds the rail from the catalog's words as text and sends back only a position or leaving."""
-    from ui import presenter
+    from ui.classroom import presenter
     assert presenter.HTML == "<nav class='present-rail'></nav>"
     assert presenter.CSS.lstrip().startswith("html { font-size: 150% !important; }")  # figures.PROJECTOR, no more
     assert not re.search(r"innerHTML|outerHTML|insertAdjacent|document\.write|eval|Function\(|href\s*=|location",
@@ -326,7 +326,7 @@ def test_an_upload_without_the_xsrf_token_is_refused(production_server, new_page
 def test_a_links_ignored_part_is_shown_as_code_not_markdown():
     """The note on an ignored part of a link quotes it; inside a code span a hostile link's "[sign in](//elsewhere)"
     is no link, $x$ no math, <b> no tag (Chromium: tests/test_presenter.py), whatever backticks it holds."""
-    from ui.i18n import literal
+    from ui.core.i18n import literal
     assert literal("present='[sign in](//ev.il)'") == "` present='[sign in](//ev.il)' `"
     assert literal("a`b``c") == "``` a`b``c ```" and literal("") == "`  `"
     assert literal("x\r\n\n[sign in](//ev.il)") == "` x\\r\\n\\n[sign in](//ev.il) `"  # an empty line ended the span

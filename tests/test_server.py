@@ -1,4 +1,4 @@
-"""The server process's own settings (ui/server.py), each checked in a fresh Python process."""
+"""The server process's own settings (ui/core/server.py), each checked in a fresh Python process."""
 import json
 import subprocess
 import sys
@@ -11,7 +11,7 @@ if str(ROOT / "bench") not in sys.path:
 from conftest import in_own_thread  # noqa: E402
 from load import free_port, wait_until_up  # noqa: E402
 from protocol import Session  # noqa: E402
-from ui.i18n import EN  # noqa: E402
+from ui.core.i18n import EN  # noqa: E402
 
 # Each new thread (a script run) makes and frees 8 MB in 2 MB arrays four times; the page faults of each round.
 ROUNDS = """
@@ -97,7 +97,7 @@ from threadpoolctl import threadpool_info
 def blas():
     return [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
 before = blas()
-import ui.context, ui.views
+import ui.core.sidebar, ui.views.frame, ui.views.steps
 print(json.dumps([before, blas()]))
 """
 

@@ -24,8 +24,8 @@ for path in (ROOT, ROOT / "bench"):
 from conftest import app_server, in_own_thread  # noqa: E402
 from load import Editor, Target, open_editor  # noqa: E402
 from protocol import Session  # noqa: E402
-from ui import state as app_state  # noqa: E402
-from ui.format import DIGITS, fmt_tex  # noqa: E402
+from ui.core import state as app_state  # noqa: E402
+from ui.core.format import DIGITS, fmt_tex  # noqa: E402
 
 TIMEOUT = 60  # seconds for a page load or a rerun on a busy machine; nothing here is timed
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
@@ -95,7 +95,7 @@ def test_two_sessions_see_only_their_own_edit(server):
             assert scores[own] <= numbers(run.texts()), f"session {own} does not show the scores of its own edit"
 
 
-HOSTILE_PART = "x\n\n[sign in](//ev.il)"  # an empty line and a Markdown link (ui/i18n.literal writes it on one line)
+HOSTILE_PART = "x\n\n[sign in](//ev.il)"  # an empty line and a Markdown link (ui/core/i18n.literal writes it on one line)
 
 
 def test_forged_values_over_the_websocket_keep_the_view(server):
@@ -126,7 +126,7 @@ def test_forged_values_over_the_websocket_keep_the_view(server):
             await asyncio.gather(tokens.close(), attention.close())
 
     runs = in_own_thread(scenario)
-    for run in runs:  # a widget of a step page reruns its fragment (views.page)
+    for run in runs:  # a widget of a step page reruns its fragment (frame.page)
         assert run.status in (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
         assert not run.exceptions and not run.page_not_found
     first, opened, unknown, long, emptied, cell, leave = runs

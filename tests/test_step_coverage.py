@@ -2,8 +2,8 @@
 norm placements, the encoder-decoder and the decoder-only model, with dropout off (every page) and on (the training pass of the dropout page); gradients are the
 training page's, not steps of a pass.
 
-Each page of ui.navigation is opened in AppTest and every combination of its rows of buttons (layer, sub-layer,
-where dropout acts...) is pressed, as the browser does. What a page draws is what ui.views records as drawn: each
+Each page of ui.core.navigation is opened in AppTest and every combination of its rows of buttons (layer, sub-layer,
+where dropout acts...) is pressed, as the browser does. What a page draws is what ui.views.steps records as drawn: each
 step it draws (formula, shape, numbers, heatmap, drill-down) and each step of a flow, whose buttons draw one step
 each (test_each_button_of_a_flow_draws_its_step shows that). Nothing here lists steps or pages by hand.
 """
@@ -23,11 +23,11 @@ if str(ROOT) not in sys.path:
 import engine  # noqa: E402
 from conftest import page_title  # noqa: E402
 from test_app import APP, ALL_PAGES, server_navigation  # noqa: E402, F401 (server_navigation: a fixture)
-from ui import views  # noqa: E402
-from ui.i18n import EN  # noqa: E402
-from ui.labels import step_name_key  # noqa: E402
-from ui.navigation import neighbours  # noqa: E402
-from ui.state import AppState  # noqa: E402
+from ui.core.i18n import EN  # noqa: E402
+from ui.core.labels import step_name_key  # noqa: E402
+from ui.core.navigation import neighbours  # noqa: E402
+from ui.core.state import AppState  # noqa: E402
+from ui.views import steps as views_steps  # noqa: E402
 
 SAME_STEPS = {EN["view.step"], EN["view.head"]}  # a flow's rows of buttons, one per step and one per head: the flow
 # records all its steps as drawn, whichever is chosen
@@ -36,15 +36,15 @@ TRAINING_DROPOUT = 0.1  # the paper's P_drop; any p > 0 records the same dropout
 
 @pytest.fixture
 def drawn(monkeypatch):
-    """The names of the steps the pages draw, as ui.views records them, once per time drawn."""
+    """The names of the steps the pages draw, as ui.views.steps records them, once per time drawn."""
     names = []
-    record = views._record_drawn
+    record = views_steps._record_drawn
 
     def spy(trace, steps):
         names.extend(steps)
         record(trace, steps)
 
-    monkeypatch.setattr(views, "_record_drawn", spy)
+    monkeypatch.setattr(views_steps, "_record_drawn", spy)
     return names
 
 
@@ -130,10 +130,10 @@ def test_every_recorded_step_is_drawn_on_a_page(preset, placement, decoder_only,
 
 
 def test_each_button_of_a_flow_draws_its_step(monkeypatch):
-    """A flow records all its steps as drawn because each of its buttons draws one with ui.views.step."""
+    """A flow records all its steps as drawn because each of its buttons draws one with ui.views.steps.step."""
     shown = []
-    step = views.step
-    monkeypatch.setattr(views, "step", lambda name, *args, **kwargs: (shown.append(name), step(name, *args, **kwargs)))
+    step = views_steps.step
+    monkeypatch.setattr(views_steps, "step", lambda name, *args, **kwargs: (shown.append(name), step(name, *args, **kwargs)))
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params.update({"preset": "hello-world", "lang": "en"})
     at.run()
@@ -150,7 +150,7 @@ def test_each_button_of_a_flow_draws_its_step(monkeypatch):
 
 
 def test_the_dropout_page_shows_the_engines_training_pass():
-    from ui.format import DIGITS, bmatrix
+    from ui.core.format import DIGITS, bmatrix
 
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params.update({"preset": "hello-world", "lang": "en"})

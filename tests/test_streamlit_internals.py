@@ -1,4 +1,4 @@
-"""The guard of ui/streamlit_internals.py: its workarounds run on the Streamlit they were written for only. Why each
+"""The guard of ui/core/streamlit_internals.py: its workarounds run on the Streamlit they were written for only. Why each
 is needed: tests/test_app.py (test_a_session_does_not_keep_the_widgets_it_no_longer_shows,
 test_deep_link_before_any_app_run: each run with the workaround and without it) and tests/test_follow.py (students
 woken by the server)."""
@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from ui import streamlit_internals  # noqa: E402
+from ui.core import streamlit_internals  # noqa: E402
 
 
 def test_the_installed_streamlit_is_the_one_the_workarounds_were_written_for():

@@ -25,7 +25,7 @@ from engine.presets import PAPER_VOCABULARY
 from engine.tokens import UNK, split
 from engine.train import (TRAINING_SETUP, TrainSettings, batch_loss_and_grads, corpus_loss, start_model, train,
                           training, translations)
-from ui.batch_views import training_record
+from ui.lessons.batch_views import training_record
 
 PAIR = ("the cat sat on the mat", "el gato se sentó en la alfombra")
 

@@ -1,5 +1,5 @@
-"""The app's pure helpers, without Streamlit: the URL state (ui/state.py), number formatting (ui/format.py),
-the catalogs (ui/i18n.py, ui/catalogs/) and the axis labels (ui/labels.py)."""
+"""The app's pure helpers, without Streamlit: the URL state (ui/core/state.py), number formatting (ui/core/format.py),
+the catalogs (ui/core/i18n.py, ui/catalogs/) and the axis labels (ui/core/labels.py)."""
 import dataclasses
 import json
 import math
@@ -22,23 +22,22 @@ import engine  # noqa: E402
 from engine.blog import DIFFERENCES  # noqa: E402
 from engine.config import CHOICES, LIMITS  # noqa: E402
 from engine.generate import beam_search  # noqa: E402
-from ui import format as fmt_mod  # noqa: E402
-from ui import generation  # noqa: E402
-from ui import state as app_state  # noqa: E402
-from ui.format import DIGITS, DIGITS_RANGE, bmatrix, fmt, fmt_tex, printed_width, table  # noqa: E402
-from ui.i18n import (CATALOG_DIR, CATALOGS, EN, LANGUAGES, ZH, language_of,  # noqa: E402
-                     load_catalogs, translator)
-from ui.labels import (INTRO_SETTINGS, SEED_NOTES, indices, intro_keys, param_axes, step_axes, top_tokens,  # noqa: E402
-                       unique)
-from ui.navigation import PAGES, page_file  # noqa: E402
-from ui.state import (APP_LIMITS, MAX_CHARS, MAX_EDITS, MAX_TOKENS, MAX_WEIGHT, AppState, LimitError, apply_edits,  # noqa: E402
-                      check_limits, check_weight, decode, decode_view, encode, encode_view)
+from ui.core import format as fmt_mod, generation, state as app_state  # noqa: E402
+from ui.core.format import DIGITS, DIGITS_RANGE, bmatrix, fmt, fmt_tex, printed_width, table  # noqa: E402
+from ui.core.i18n import (CATALOG_DIR, CATALOGS, EN, LANGUAGES, ZH, language_of,  # noqa: E402
+                          load_catalogs, translator)
+from ui.core.labels import (INTRO_SETTINGS, SEED_NOTES, indices, intro_keys, param_axes, step_axes, top_tokens,  # noqa: E402
+                            unique)
+from ui.core.navigation import PAGES, page_file  # noqa: E402
+from ui.core.state import (APP_LIMITS, MAX_CHARS, MAX_EDITS, MAX_TOKENS, MAX_WEIGHT, AppState, LimitError, apply_edits,  # noqa: E402
+                           check_limits, check_weight, decode, decode_view, encode, encode_view)
+from ui.lessons import beam_tree  # noqa: E402
 
 PRESET_NAMES = sorted(engine.PRESETS)
 HELLO = engine.preset("hello-world")
 
 
-# ---- ui/state.py: the URL ---------------------------------------------------------------------------------
+# ---- ui/core/state.py: the URL ---------------------------------------------------------------------------------
 
 def _field_values(field):
     """Values of one Config field as decode() would produce them (valid on their own)."""
@@ -243,7 +242,7 @@ def test_decode_view_of_hostile_links_never_raises(query):
     assert (language_of("zh-CN"), language_of("zh-TW"), language_of("en-US"), language_of(None)) == ("zh", "zh", "en", "en")
 
 
-# ---- ui/state.py: weights, edits and limits -------------------------------------------------------------
+# ---- ui/core/state.py: weights, edits and limits -------------------------------------------------------------
 
 @pytest.mark.parametrize("typed, expected", [
     (1.5, 1.5), ("2.25", 2.25), (" -3 ", -3.0), (0, 0.0), (np.float32(0.5), 0.5), (MAX_WEIGHT, MAX_WEIGHT),
@@ -299,7 +298,7 @@ def test_with_edit_and_without_edits():
 
 
 def _cache_hash(key):
-    """The hash Streamlit's caches give a model key (ui.context._run and the generation and training caches)."""
+    """The hash Streamlit's caches give a model key (ui.core.runs.run and the generation and training caches)."""
     import hashlib
 
     from streamlit.runtime.caching.cache_type import CacheType
@@ -339,7 +338,7 @@ def test_check_limits():
             "msg.too_big", {"field": field, "high": high, "value": high + 1})
 
 
-# ---- ui/format.py -----------------------------------------------------------------------------------------
+# ---- ui/core/format.py -----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("x, text", [
     (float("-inf"), "−∞"), (float("inf"), "∞"), (float("nan"), "NaN"), (0.0, "0"), (-0.0, "0"),
@@ -425,7 +424,7 @@ def test_table():
     assert table(np.array([0.5, 2.0])) == [["0.5", "2"]]
 
 
-# ---- ui/i18n.py and ui/catalogs/ --------------------------------------------------------------------------
+# ---- ui/core/i18n.py and ui/catalogs/ --------------------------------------------------------------------------
 
 def _placeholders(text):
     """A text's placeholders: (name, conversion, format), where a plural ({n:token|tokens}, a language's grammar)
@@ -468,7 +467,7 @@ def test_a_new_language_is_one_file(tmp_path, monkeypatch):
     catalogs = load_catalogs(tmp_path)
     assert list(catalogs) == ["en", "xx", "zh"] and catalogs["xx"]["lang.name"] == "Xish"
     assert catalogs["zh"] == ZH
-    monkeypatch.setattr("ui.i18n.CATALOGS", catalogs)
+    monkeypatch.setattr("ui.core.i18n.CATALOGS", catalogs)
     t = translator("xx")
     assert (t.lang, t("page.overview"), t("msg.too_big", field="d", high=8, value=9)) == ("xx", "Xoverview", "xx d 8 9")
     assert t("ctl.src") == EN["ctl.src"] == "Source sentence"  # a key the file lacks
@@ -481,7 +480,7 @@ def test_a_new_language_is_one_file(tmp_path, monkeypatch):
 
 def test_english_counts_agree_with_their_nouns():
     """{n:token|tokens} writes the count and the noun that agrees with it (the animation's player reads the same
-    form, ui/animation_player.js); Chinese writes {n} and its noun. No "(s)" is left for a reader to sort out."""
+    form, ui/lessons/animation_player.js); Chinese writes {n} and its noun. No "(s)" is left for a reader to sort out."""
     en, zh = translator("en"), translator("zh")
     assert [en("gen.finished", n=n) for n in (1, 3)] == ["The model wrote EOS after 1 step.",
                                                          "The model wrote EOS after 3 steps."]
@@ -667,7 +666,7 @@ def test_the_qkv_note_names_the_one_result_the_posts_slip_would_change():
 def _keys_used_in_code():
     literal = re.compile(r"""\bt\(\s*["']([a-z_]+\.[a-z_.]+)["']""")
     keys = set()
-    for path in list((ROOT / "ui").glob("*.py")) + list((ROOT / "pages").glob("*.py")) + [ROOT / "app.py"]:
+    for path in list((ROOT / "ui").rglob("*.py")) + list((ROOT / "pages").glob("*.py")) + [ROOT / "app.py"]:
         keys |= set(literal.findall(path.read_text(encoding="utf-8")))
     return keys
 
@@ -689,7 +688,7 @@ def test_every_key_the_code_asks_for_exists():
     assert all(Path(ROOT, page_file(p)).is_file() for ps in PAGES.values() for p in ps)
 
 
-# ---- ui/labels.py -----------------------------------------------------------------------------------------
+# ---- ui/core/labels.py -----------------------------------------------------------------------------------------
 
 TRACES = [
     ("hello-world", {}, "Hello World", None),
@@ -767,7 +766,7 @@ def test_sizes_from_a_link_derive_d_k_like_the_engine():
 @pytest.mark.parametrize("dropout", [0.0, 0.1])
 @pytest.mark.parametrize("placement", ["post", "pre"])
 def test_every_step_has_a_description_in_both_languages(placement, dropout):
-    from ui.labels import description_key
+    from ui.core.labels import description_key
 
     trace = engine.preset("paper", d_model=8, n_heads=2, d_ff=8, n_layers=2, norm_placement=placement).run(
         "hello", "hola", dropout=dropout)
@@ -779,7 +778,7 @@ def test_every_step_has_a_description_in_both_languages(placement, dropout):
 def test_no_step_header_says_the_steps_name_twice(catalog):
     """A header reads "{name} · {description}": the description adds to the name, never repeats its words or its
     symbol ("First linear layer · First linear layer: …" did)."""
-    from ui.labels import description_key, step_name_key
+    from ui.core.labels import description_key, step_name_key
 
     names = set()
     for options in ({}, {"norm_placement": "pre", "attn_bias": True, "pos_encoding": "learned", "tied_output": False,
@@ -797,7 +796,7 @@ def test_no_step_header_says_the_steps_name_twice(catalog):
 def test_a_matrix_is_called_by_its_formulas_symbol_or_in_the_readers_language():
     """Beside a glance's or a step's matrix: S_1' (head 1's scaled scores) as its formula writes S_i', else the step's
     name on screen, never the code's English leaf (\\text{scores}_1 in the Chinese app)."""
-    from ui.labels import STEP_TEX, step_name_key, step_tex
+    from ui.core.labels import STEP_TEX, step_name_key, step_tex
 
     trace = engine.preset("paper", d_model=8, n_heads=2, d_ff=8, n_layers=1).run("hello", "hola", dropout=0.1)
     for name in trace:
@@ -815,7 +814,7 @@ def test_a_matrix_is_called_by_its_formulas_symbol_or_in_the_readers_language():
 def test_no_steps_name_says_its_matrix_is_a_parameter(catalog):
     """A step's name stands beside its matrix, "name = [...]": "Output projection W^O = [3×4]" said W^O (6×4) was
     the product. A TOML escape in the math ("\\t" of "\\times") would turn into a tab."""
-    from ui.labels import PARAM_TEX
+    from ui.core.labels import PARAM_TEX
 
     for key, text in catalog.items():
         if key.startswith("step."):
@@ -851,7 +850,7 @@ def test_generation_run_follows_the_settings():
 
 def test_the_architecture_diagram_changes_with_the_sizes_not_the_sentence():
     """A new sentence of the same length leaves the figure as it is (the overview shows the tokens above it)."""
-    from ui.diagram import architecture
+    from ui.lessons.diagram import architecture
 
     model, t = engine.preset("hello-world"), translator("en")
     same_length = [json.dumps(architecture(t, model.run(src)).to_dict()) for src in ("Hello World", "World Hello")]
@@ -893,7 +892,7 @@ def test_no_arrow_of_the_diagram_crosses_a_label(preset, lang, width_px):
     """At any width the overview's column gives the figure (480 px at 1280 x 720; 320 px when a projector zooms the
     page to 150 %), every arrow misses every text (the words in the boxes, the inputs' names under them and the
     stacks' "× N" beside their frames), and every text is inside the figure."""
-    from ui.diagram import architecture
+    from ui.lessons.diagram import architecture
 
     layout = architecture(translator(lang), engine.preset(preset).run("Hello World", "hola")).to_dict()["layout"]
     (left, right), (bottom, top) = layout["xaxis"]["range"], layout["yaxis"]["range"]
@@ -912,7 +911,7 @@ def test_no_arrow_of_the_diagram_crosses_a_label(preset, lang, width_px):
 
 def test_the_stack_labels_sit_outside_their_frames():
     """The paper's figure writes N× beside each stack: left of the encoder, right of the decoder."""
-    from ui.diagram import architecture
+    from ui.lessons.diagram import architecture
 
     layout = architecture(translator("en"), HELLO.run("Hello World")).to_dict()["layout"]
     frames = [shape for shape in layout["shapes"] if shape["line"].get("dash") == "dash"]
@@ -924,7 +923,7 @@ def test_the_stack_labels_sit_outside_their_frames():
 
 
 def test_every_box_of_the_diagram_opens_a_page_of_the_navigation():
-    from ui.diagram import architecture
+    from ui.lessons.diagram import architecture
 
     figure = architecture(translator("en"), engine.preset("paper", norm_placement="pre").run("Hello", "hola"))
     click = figure.to_dict()["data"][0]
@@ -938,7 +937,7 @@ def test_every_box_of_the_diagram_opens_a_page_of_the_navigation():
 def test_the_diagram_has_a_box_for_every_step_page_titled_in_plain_text():
     """Every page of the encoder and the decoder is a box (Q, K, V and Concat & W^O were missing), the encoder's in
     the order data flows; plotly writes no LaTeX, so W^O is written in Unicode."""
-    from ui.diagram import architecture
+    from ui.lessons.diagram import architecture
 
     for lang in LANGUAGES:
         figure = architecture(translator(lang), engine.preset("hello-world").run("Hello World")).to_dict()
@@ -953,7 +952,7 @@ def test_the_diagram_has_a_box_for_every_step_page_titled_in_plain_text():
 
 
 def test_titles_render_their_math_and_the_navigation_writes_it_in_unicode():
-    from ui.i18n import plain_math
+    from ui.core.i18n import plain_math
 
     assert EN["page.multihead"] == "Concat & $W^O$" and ZH["page.multihead"] == "拼接 (Concat) 与 $W^O$"
     assert plain_math(ZH["page.multihead"]) == "拼接 (Concat) 与 Wᴼ"
@@ -966,7 +965,7 @@ def test_titles_render_their_math_and_the_navigation_writes_it_in_unicode():
 def test_every_step_and_parameter_has_a_name_on_screen_in_both_languages():
     """A flow's buttons and a step's header name it in the reader's language (the code's name is a caption);
     an editor names its parameter by symbol and words."""
-    from ui.labels import PARAM_TEX, param_key, param_tex, step_name_key
+    from ui.core.labels import PARAM_TEX, param_key, param_tex, step_name_key
 
     trace = engine.preset("paper", d_model=8, n_heads=2, d_ff=8, n_layers=1, attn_bias=True, norm_placement="pre",
                           pos_encoding="learned", tied_output=False, shared_embeddings=False).run(
@@ -986,7 +985,7 @@ def test_every_step_and_parameter_has_a_name_on_screen_in_both_languages():
 def test_an_embedding_tables_editor_says_who_else_reads_it(preset):
     """The decoder input page edits E_src when one table serves both sides, as in both presets: its words say so,
     and say the output layer reads it where it is tied (the paper preset)."""
-    from ui.labels import param_words_key
+    from ui.core.labels import param_words_key
 
     model = engine.preset(preset)
     assert model.embed_names["tgt"] == "embed.src" == model.run("hello", "hola").step("tgt.embed").inputs[-1]
@@ -999,7 +998,7 @@ def test_an_embedding_tables_editor_says_who_else_reads_it(preset):
 
 
 def test_step_pages_link_to_their_neighbours_in_the_order_data_flows():
-    from ui.navigation import CHAIN, neighbours
+    from ui.core.navigation import CHAIN, neighbours
 
     assert CHAIN == ["overview", *PAGES["encoder"], *PAGES["decoder"], "generate"]
     assert neighbours("tokens") == ("overview", "positional")
@@ -1015,7 +1014,7 @@ TREE_LABELS = {"logp": "log P", "score": "score", "pruned": "{n} pruned", "best"
 def test_beam_tree_marks_kept_pruned_finished_and_best():
     model = engine.preset("paper", d_model=16, n_heads=2, d_ff=32, n_layers=1)
     search = beam_search(model, "good morning", width=2, max_len=3)
-    figure = generation.beam_tree(search, TREE_LABELS).to_dict()
+    figure = beam_tree.beam_tree(search, TREE_LABELS).to_dict()
     boxes = figure["layout"]["annotations"]
     kept, pruned = [n for n in search.nodes if n.kept], [n for n in search.nodes if not n.kept]
     assert len(boxes) == len(kept) + len({n.step for n in pruned})  # a step's pruned prefixes share one box
@@ -1029,7 +1028,7 @@ def test_beam_tree_marks_kept_pruned_finished_and_best():
         here = sorted((n for n in pruned if n.step == step), key=lambda n: -n.cum_logprob)
         assert box["text"] == f"{len(here)} pruned<br>best: {here[0].token} {here[0].cum_logprob:.2f}"
         assert box["hovertext"].count("<br>") == len(here) - 1
-    assert generation.path_probs(search) == pytest.approx([np.exp(n.logprob) for n in best_path[1:]])
+    assert beam_tree.path_probs(search) == pytest.approx([np.exp(n.logprob) for n in best_path[1:]])
 
 
 def test_a_token_in_the_beam_tree_is_text_not_markup():
@@ -1037,7 +1036,7 @@ def test_a_token_in_the_beam_tree_is_text_not_markup():
 
     search = beam_search(HELLO, "Hello World", width=2, max_len=2)
     nodes = tuple(dataclasses.replace(n, token="<unk>") if n.step else n for n in search.nodes)
-    boxes = generation.beam_tree(dataclasses.replace(search, nodes=nodes), TREE_LABELS).to_dict()["layout"]["annotations"]
+    boxes = beam_tree.beam_tree(dataclasses.replace(search, nodes=nodes), TREE_LABELS).to_dict()["layout"]["annotations"]
     assert all("<unk>" not in box["text"] for box in boxes)
     assert boxes[1]["text"].startswith("<b>&lt;unk&gt;</b> · p ") and "best: &lt;unk&gt; " in boxes[-1]["text"]
 
@@ -1050,20 +1049,20 @@ def test_the_beam_tree_text_keeps_its_size_at_any_beam(sizes, width):
     size, which runs in a fraction of the time (hello-world: the post's weights)."""
     model = engine.preset("paper", **sizes) if sizes else HELLO
     search = beam_search(model, "Hello World", width=width, max_len=10)
-    layout = generation.beam_tree(search, TREE_LABELS).to_dict()["layout"]
-    assert generation.TREE_FONT_PX >= 12 and {b["font"]["size"] for b in layout["annotations"]} == {generation.TREE_FONT_PX}
+    layout = beam_tree.beam_tree(search, TREE_LABELS).to_dict()["layout"]
+    assert beam_tree.TREE_FONT_PX >= 12 and {b["font"]["size"] for b in layout["annotations"]} == {beam_tree.TREE_FONT_PX}
     rows = {}
     for box in layout["annotations"]:
         rows.setdefault(box["y"], []).append(box["x"])
     assert len(rows) == 11 and max(len(columns) for columns in rows.values()) == width + 1  # 10 steps and SOS
     assert all(sorted(columns) == list(range(len(columns))) for columns in rows.values())  # one box per column
-    assert layout["xaxis"]["range"] == [-0.5, width + 0.5] and layout["height"] >= generation.TREE_ROW_PX * len(rows)
+    assert layout["xaxis"]["range"] == [-0.5, width + 0.5] and layout["height"] >= beam_tree.TREE_ROW_PX * len(rows)
 
 
 # ---- figures ------------------------------------------------------------------------------------------------
 
 def test_a_heatmaps_numbers_are_the_readers_digits_at_a_readable_size():
-    from ui import figures
+    from ui.core import figures
 
     matrix = np.array([[68.0, 105.21], [87.88, 135.5517]])
     cells = figures.heatmap(matrix, ["a", "b"], ["c", "d"], digits=4).to_dict()["data"][0]
@@ -1081,7 +1080,7 @@ def test_a_heatmaps_numbers_are_the_readers_digits_at_a_readable_size():
     ((19, 2), 4, True), ((20, 2), 4, False),  # rows 2 × TEXT_SIZE high fit within HEIGHT
 ])
 def test_a_heatmap_writes_its_numbers_only_where_they_fit(shape, digits, written):
-    from ui.figures import heatmap
+    from ui.core.figures import heatmap
 
     matrix = np.full(shape, -1 / 28)
     cells = heatmap(matrix, indices(shape[0]), indices(shape[1]), digits=digits).to_dict()["data"][0]
@@ -1090,10 +1089,10 @@ def test_a_heatmap_writes_its_numbers_only_where_they_fit(shape, digits, written
 @pytest.mark.parametrize("matrix", [np.array([[1.0, -2.0], [3.0, -np.inf]]), np.array([[0.25, 0.75]]),
                                     np.zeros((3, 40)), np.full((2, 2), np.nan)])
 def test_an_unvalidated_heatmap_is_a_valid_plotly_figure(matrix):
-    """ui.figures.heatmap skips plotly's validation for speed: the same dicts must pass it."""
+    """ui.core.figures.heatmap skips plotly's validation for speed: the same dicts must pass it."""
     import plotly.graph_objects as go
 
-    from ui.figures import heatmap
+    from ui.core.figures import heatmap
 
     rows, cols = [f"r{i}" for i in range(matrix.shape[0])], [f"c{j}" for j in range(matrix.shape[1])]
     figure = heatmap(matrix, rows, cols, selected=(0, 1))
@@ -1116,7 +1115,7 @@ def typed_array(spec):
 def test_a_wide_heatmap_has_one_click_trace_per_row_whose_hover_the_browser_writes(col_labels):
     import plotly.graph_objects as go
 
-    from ui.figures import heatmap
+    from ui.core.figures import heatmap
 
     matrix = np.arange(600.0).reshape(2, 300) / 7
     validated = go.Figure(heatmap(matrix, ["Hello", "World"], col_labels, digits=5).to_dict())
@@ -1139,7 +1138,7 @@ def test_a_wide_rows_hover_number_is_fmts_where_d3_would_write_it_otherwise(digi
     rest keep the cheap typed numbers). The bound is where either rounds up to 10^digits (or fmt's 10⁵)."""
     import plotly.graph_objects as go
 
-    from ui.figures import heatmap
+    from ui.core.figures import heatmap
 
     bound = 10.0 ** min(digits, 5)
     matrix = np.array([[bound - 0.6, -2.5] * 100, [bound - 0.4, 1.0] * 100, [1.0, -np.inf] * 100])
@@ -1156,7 +1155,7 @@ def test_a_wide_rows_hover_number_is_fmts_where_d3_would_write_it_otherwise(digi
 def test_unvalidated_bars_and_curves_are_valid_plotly_figures():
     import plotly.graph_objects as go
 
-    from ui.figures import bars, curves
+    from ui.core.figures import bars, curves
 
     ranked = go.Figure(bars(["a", "b"], np.array([0.75, 0.25]), highlight="b").to_dict())
     assert list(ranked.data[0].marker.color) == ["#1f77b4", "#d62728"] and ranked.layout.yaxis.autorange == "reversed"
@@ -1168,13 +1167,13 @@ def test_unvalidated_bars_and_curves_are_valid_plotly_figures():
 
 
 def test_every_formula_is_drawn_by_views_latex_which_gives_it_room():
-    """st.latex alone lets KaTeX clip a tall first or deep last line (views.latex); training's and generation's
+    """st.latex alone lets KaTeX clip a tall first or deep last line (draw.latex); training's and generation's
     formulas used it."""
     root = Path(__file__).resolve().parents[1]
-    callers = [path.relative_to(root).as_posix() for folder in ("ui", "pages") for path in (root / folder).glob("*.py")
+    callers = [path.relative_to(root).as_posix() for folder in ("ui", "pages") for path in (root / folder).rglob("*.py")
                if "st.latex(" in path.read_text(encoding="utf-8")]
-    assert callers == ["ui/views.py"]
-    assert (root / "ui/views.py").read_text(encoding="utf-8").count("st.latex(") == 1
+    assert callers == ["ui/views/draw.py"]
+    assert (root / "ui/views/draw.py").read_text(encoding="utf-8").count("st.latex(") == 1
 
 
 def test_the_paper_vs_blog_page_writes_its_math_as_math_and_its_chinese_in_chinese():
@@ -1198,7 +1197,7 @@ def test_every_bar_has_its_number_at_the_readers_digits_without_e_notation():
     """Next-token bars: fmt's digits, a power of ten as ×10 with a superscript (6.26e-05 read badly), written by a
     text trace (plotly drops a bar's own text when the bar is under a pixel long), on an axis longer than the
     longest bar, so its number has room after it."""
-    from ui.figures import BAR_ROOM, bars
+    from ui.core.figures import BAR_ROOM, bars
 
     chart = bars(["hola", "mundo", "el"], np.array([0.9991, 6.2634e-5, 0.0]), digits=3).to_dict()
     bar, numbers = chart["data"]
@@ -1219,7 +1218,7 @@ def wire(value):
 
 
 def sample_charts():
-    from ui.figures import bars, curves, heatmap
+    from ui.core.figures import bars, curves, heatmap
 
     return [heatmap(np.array([[1.0, -2.0], [3.0, -np.inf]]), ["a", "b"], ["c", "d"], selected=(0, 1)),
             heatmap(np.arange(600.0).reshape(2, 300) / 7, ["Hello", "World"], indices(300)),
@@ -1230,7 +1229,7 @@ def sample_charts():
 
 @pytest.mark.parametrize("chart", sample_charts())
 def test_a_chart_sends_what_plotly_sends_of_the_same_figure(chart):
-    """ui.figures.Chart skips plotly's objects: what st.plotly_chart sends of it is what plotly itself sends of the
+    """ui.core.figures.Chart skips plotly's objects: what st.plotly_chart sends of it is what plotly itself sends of the
     validated figure, number for number, with an empty template."""
     import plotly.graph_objects as go
     import plotly.io
@@ -1293,10 +1292,10 @@ def test_the_plain_text_arithmetic_has_its_words_in_chinese():
     assert chinese[4].endswith("，保留 2 位小数) = 1") and english[4].endswith(", 2 decimals) = 1")
 
 
-# ---- the paper's whole attention equations and the heads' W^Q side by side (ui.formulas) --------------------
+# ---- the paper's whole attention equations and the heads' W^Q side by side (ui.lessons.formulas) --------------------
 
 def test_the_whole_attention_equations_follow_the_model():
-    from ui.formulas import attention_equations
+    from ui.lessons.formulas import attention_equations
 
     paper = attention_equations(r"\sqrt{d_k}", masked=False, cross=False, bias=False)
     assert paper == [r"\operatorname{Attention}(Q,K,V) = \operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}"
@@ -1316,7 +1315,7 @@ def test_the_whole_attention_equations_follow_the_model():
 
 
 def test_the_heads_w_q_side_by_side_marks_the_open_heads_columns():
-    from ui.formulas import DIGITS, MARK, side_by_side_tex
+    from ui.lessons.formulas import DIGITS, MARK, side_by_side_tex
 
     W = np.arange(2 * 3 * 2, dtype=float).reshape(2, 3, 2) - 5  # (h, d_model, d_k)
     tex = side_by_side_tex(W, head=1)
@@ -1329,8 +1328,8 @@ def test_the_heads_w_q_side_by_side_marks_the_open_heads_columns():
 
 
 def test_a_big_w_q_heatmap_frames_the_open_heads_columns():
-    from ui.figures import heatmap
-    from ui.formulas import MARK, mark_head
+    from ui.core.figures import heatmap
+    from ui.lessons.formulas import MARK, mark_head
 
     chart = mark_head(heatmap(np.ones((2, 8)), ["0", "1"], indices(8)), head=2, d_k=2, n_heads=4)
     shapes = chart.to_dict()["layout"]["shapes"]
@@ -1381,7 +1380,7 @@ def test_every_number_a_slider_can_send_is_a_weight_check_weight_takes(value):
 
 
 def test_bmatrix_around_a_cell_boxes_it_and_elides_the_rest():
-    from ui.format import bmatrix_around
+    from ui.core.format import bmatrix_around
 
     matrix = np.arange(200.0).reshape(20, 10)
     latex, rows, cols = bmatrix_around(matrix, 12, 9)
@@ -1395,7 +1394,7 @@ def test_bmatrix_around_a_cell_boxes_it_and_elides_the_rest():
 
 
 def test_difference_is_zero_where_nothing_changed_even_at_minus_infinity():
-    from ui.format import difference
+    from ui.core.format import difference
 
     after = np.array([[1.5, -np.inf], [2.0, -np.inf]])
     before = np.array([[1.0, -np.inf], [2.0, 0.0]])
@@ -1405,7 +1404,7 @@ def test_difference_is_zero_where_nothing_changed_even_at_minus_infinity():
 def test_a_difference_heatmap_outlines_the_changed_cells():
     import plotly.graph_objects as go
 
-    from ui.figures import heatmap
+    from ui.core.figures import heatmap
 
     figure = go.Figure(heatmap(np.array([[0.0, 0.5], [0.0, -1.0]]), ["a", "b"], ["0", "1"],
                                marked=[(0, 1), (1, 1)]).to_dict())

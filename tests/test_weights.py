@@ -1,4 +1,4 @@
-"""The weights store (ui/weights.py): a model put by one store is found by another on the same directory (or the same
+"""The weights store (ui/stores/weights.py): a model put by one store is found by another on the same directory (or the same
 Redis, against a real redis-server: the `redis_url` fixture), as
 another process of a classroom server would find it; the directory stays within its caps (least recently used
 first); a corrupt, truncated or misnamed file is a missing one, and removed; a malformed id never touches the
@@ -19,8 +19,8 @@ if str(ROOT) not in sys.path:
 import engine  # noqa: E402
 from engine import checkpoint  # noqa: E402
 from conftest import free_port  # noqa: E402
-from ui.rooms import REDIS_PREFIX, redis_client  # noqa: E402
-from ui.weights import DEFAULT_DIR, RedisWeightsStore, WeightsStore, weights_id  # noqa: E402
+from ui.stores.rooms import REDIS_PREFIX, redis_client  # noqa: E402
+from ui.stores.weights import DEFAULT_DIR, RedisWeightsStore, WeightsStore, weights_id  # noqa: E402
 
 
 def small_model(seed=0):

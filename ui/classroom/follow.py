@@ -1,0 +1,326 @@
+"""Follow the teacher: a teacher's room, and students whose pages follow it (ui/stores/rooms.py keeps the rooms).
+
+app.py calls `join_from_link()` before the state is built (so the link's room= and key= stay in the address),
+`sidebar(t, page)` before the page runs, and `publish()` after it; a step page's fragment publishes too (its own
+reruns do not run app.py). The teacher's link holds room=CODE&key=SECRET and each of the teacher's runs puts the
+page and its link into the room; a student's link holds room=CODE only. While a student is attached, the process's
+room watcher (ui/classroom/room_watch.py: one read of the room a few times a second for all its students) reruns
+the student's page when the room moves, and `catch_up()`, which app.py calls before the state is built, opens the
+teacher's page with the teacher's link, as a fresh link would open (ui/core/sidebar.py: _start_session). Where waking
+a page needs Streamlit internals that are off (ui/core/streamlit_internals.py), a fragment of the sidebar polls the
+room once a second instead (st.fragment(run_every)). Detached, nothing follows.
+"""
+from __future__ import annotations
+
+import sqlite3
+
+import segno
+import streamlit as st
+
+from ui.classroom import room_watch
+from ui.classroom.share import copy_link_button
+from ui.core import streamlit_internals
+from ui.core.i18n import literal
+from ui.core.navigation import HOME, PAGES
+from ui.core.session import ROOM_LINK, page_entry
+from ui.stores import rooms
+from ui.stores.rooms import RoomError
+
+# session_state: this session's room: {"code", "key" (the teacher's, else None), "seen" (the room's version its page
+# shows; a teacher's: the version of its last put), "refused"}
+ROOM = "room"
+PAGE = "room.page"  # session_state: the page this run shows, which publish() puts into the room
+NOTES = "room.notes"
+ATTACHED = "room.attached.{code}"  # the student's toggle, on (a new room's is new: on again)
+LINK_KEYS = ("room", "key")
+OWN_KEYS = ("lang", "present")  # each participant's own: the language, presenter mode (the teacher's projector)
+POLL_SECONDS = 1.0  # a student's page asks the room this often when the watcher cannot wake it
+RECONNECT_TIMER_SECONDS = 3600  # the timer of _copy_link_on_a_timer's fragment: one run an hour
+ALL_PAGES = {page for pages in PAGES.values() for page in pages}
+STORE_ERRORS = (sqlite3.Error, OSError)  # and redis.RedisError, added by _store_errors()
+
+
+@st.cache_resource(show_spinner=False)
+def store() -> rooms.Rooms:
+    """The rooms of every session of this server, and of every process that shares the same file or Redis."""
+    return rooms.from_environment()
+
+
+@st.cache_resource(show_spinner=False)
+def _store_errors() -> tuple:
+    """What a store that does not answer raises (Redis's errors only when Redis is in use, so the package loads then)."""
+    if isinstance(store(), rooms.RedisRooms):
+        from redis import RedisError
+
+        return STORE_ERRORS + (RedisError,)
+    return STORE_ERRORS
+
+
+@st.cache_resource(show_spinner=False)
+def watcher() -> room_watch.Watcher:
+    """The watcher that wakes this process's students (its thread reads the store: a store error is a None)."""
+    rooms_store, errors = store(), _store_errors()
+
+    def version(code):
+        try:
+            return rooms_store.version(code)
+        except errors:
+            return None
+    return room_watch.Watcher(version, streamlit_internals.rerun_session)
+
+
+def _ask(call, notes: list):
+    """The store's answer, or None with a note when it refuses (RoomError) or does not answer."""
+    try:
+        return call()
+    except RoomError as error:
+        notes.append(error.args)
+    except _store_errors():
+        notes.append(("room.unreachable", {}))
+    return None
+
+
+def join_from_link() -> None:
+    """On a session's first run: the room and key its link names, checked (a note says what was refused)."""
+    if ROOM in st.session_state:
+        return
+    notes, room = [], {"code": None, "key": None, "seen": None}
+    code_text, key = st.query_params.get("room"), st.query_params.get("key")
+    if code_text is not None:
+        code = _live_code(code_text, notes)
+        if code is not None:
+            room["code"] = code
+            if key is not None and rooms.valid_key(key):
+                room["key"] = key  # the store checks it at the first put
+            elif key is not None:
+                room["refused"] = True
+    _enter(room)
+    st.session_state[NOTES] = notes
+
+
+def _live_code(text: str, notes: list) -> str | None:
+    """The room code in text if it names a live room, else None with a note saying why."""
+    code = rooms.normal_code(text)
+    if code is None:
+        notes.append(("room.bad_code", {"code": literal(str(text)[:12]), "alphabet": rooms.ALPHABET}))
+        return None
+    before = len(notes)
+    if _ask(lambda: store().version(code), notes) is not None:
+        return code
+    if len(notes) == before:
+        notes.append(("room.gone", {"code": code}))
+    return None
+
+
+def _enter(room: dict) -> None:
+    """Make `room` this session's; "refused": a key the room refused, which the student's panel keeps saying."""
+    st.session_state[ROOM] = {"refused": False} | room
+    st.session_state[ROOM_LINK] = {"room": room["code"], "key": room["key"]} if room["key"] else (
+        {"room": room["code"]} if room["code"] else {})
+
+
+def sidebar(t, page) -> None:
+    """The room's part of the sidebar; a student's page that is behind the teacher's goes to it (st.switch_page)."""
+    st.session_state[PAGE] = page.url_path if page.url_path in ALL_PAGES else HOME
+    room = st.session_state[ROOM]
+    session = streamlit_internals.this_session()
+    if session is not None:  # woken again only if the student's panel below says so
+        watcher().forget(session)
+    for key, values in st.session_state.pop(NOTES, []):
+        st.sidebar.warning(t(key, **values))
+    polling = False
+    if room["key"]:
+        _teacher_panel(t, room)
+    elif room["code"]:
+        polling = _student_panel(t, room)
+    else:
+        _no_room(t)
+    with st.sidebar:
+        if polling:  # a follower's poll is a timed fragment already
+            copy_link_button(t)
+        else:
+            st.fragment(run_every=RECONNECT_TIMER_SECONDS)(_copy_link_on_a_timer)(t)
+
+
+def _copy_link_on_a_timer(t) -> None:
+    """The copy-link button, in a timed fragment (one run an hour, drawing the button alone: a fragment of its own
+    would be two more messages on every run): a timed fragment makes the browser ask for a run of the whole page
+    when its websocket reconnects.
+
+    Streamlit's browser asks for that run only if the page has a timed fragment (its App.handleConnectionStateChanged
+    expects to find its session again). A browser whose process died reconnects through nginx to another process
+    (deploy/nginx.conf.template), to a new, empty session: that run rebuilds its view from its link and room, and
+    the session's fragments, without which a step page's edit would be dropped (an unknown fragment's rerun is)."""
+    copy_link_button(t)
+
+
+def _no_room(t) -> None:
+    """Open a room, or join one by its code: drawn only while the expander is open (widgets cost every rerun)."""
+    panel = st.sidebar.expander(t("room.section"), key="room.panel", on_change="rerun")
+    if panel.open:
+        panel.button(t("room.open"), key="room.open", help=t("room.open_help"), on_click=_open_room)
+        panel.text_input(t("room.join"), key="room.join", max_chars=2 * rooms.CODE_LENGTH, on_change=_join_typed)
+
+
+def _open_room() -> None:
+    notes = st.session_state.setdefault(NOTES, [])
+    made = _ask(store().create, notes)
+    if made is not None:
+        _enter({"code": made[0], "key": made[1], "seen": None})
+
+
+def _join_typed() -> None:
+    code = _live_code(st.session_state["room.join"], st.session_state.setdefault(NOTES, []))
+    if code is not None:
+        _enter({"code": code, "key": None, "seen": None})
+
+
+def _leave() -> None:
+    _enter({"code": None, "key": None, "seen": None})
+
+
+def _teacher_panel(t, room) -> None:
+    """The code, big, and the QR code of the students' link, for the projector."""
+    link = students_link(st.context.url or "", st.session_state[PAGE], room["code"])
+    panel = st.sidebar.container(border=True)
+    panel.markdown(t("room.teacher", code=room["code"]))
+    panel.image(qr_png_uri(link), caption=t("room.scan"), width="stretch")
+    panel.code(link, language=None, wrap_lines=True)  # text, never markup: the host is what the browser sent
+    panel.caption(t("room.teacher_note"))
+    panel.button(t("room.leave"), key="room.leave", on_click=_close_room)
+
+
+def _close_room() -> None:
+    """The teacher leaves: the room ends, and each student's next look at it says so (room.gone)."""
+    room, notes = st.session_state[ROOM], st.session_state.setdefault(NOTES, [])
+    _ask(lambda: store().close(room["code"], room["key"]), notes)
+    watcher().nudge()
+    _leave()
+
+
+def _student_panel(t, room) -> bool:
+    """The student's panel; whether it holds a timed fragment: the poll of the room, where no watcher can wake the
+    page (ui/classroom/room_watch.py)."""
+    panel = st.sidebar.container(border=True)
+    key = ATTACHED.format(code=room["code"])
+    attached = panel.toggle(t("room.follow", code=room["code"]), value=True, key=key, on_change=_reattach, args=(key,))
+    panel.caption(t("room.following") if attached else t("room.detached", code=room["code"]))
+    if room["refused"]:
+        panel.warning(t("room.wrong_key", code=room["code"]))
+    panel.button(t("room.leave"), key="room.leave", on_click=_leave)
+    session = streamlit_internals.this_session()
+    if attached and session is None:  # no watcher: the page asks the room itself
+        with panel:
+            st.fragment(run_every=POLL_SECONDS)(_follow)()
+        return True
+    if attached:
+        if room["seen"] is None:  # the first run: the teacher's page now (later runs catch up before the page)
+            with panel:
+                _follow()
+        watcher().follow(session, room["code"], room["seen"])
+    return False
+
+
+def _reattach(key) -> None:
+    if st.session_state[key]:
+        st.session_state[ROOM]["seen"] = None  # the teacher's page now, even if it has not changed since
+
+
+def catch_up() -> None:
+    """Before the state is built: a following student's page that is behind the room takes the teacher's page and
+    link, in this run if the page is the same, else by st.switch_page. The watcher wakes such a run when the room
+    moves; a student's own runs catch up too."""
+    room = st.session_state.get(ROOM)
+    if room is None or room["key"] or not room["code"] or "state" not in st.session_state or \
+            not st.session_state.get(ATTACHED.format(code=room["code"]), True):
+        return
+    notes = st.session_state.setdefault(NOTES, [])
+    latest = _moved(room, notes)
+    if any(key == "room.gone" for key, _ in notes):
+        _leave()
+    elif latest is not None:
+        _take(latest, switch=latest.page != st.session_state.get(PAGE))
+
+
+def _follow() -> None:
+    """A student's look at the room from the sidebar: on the first run, and every second (a timed fragment) where no
+    watcher wakes the page."""
+    notes = []
+    latest = _moved(st.session_state[ROOM], notes)
+    if any(key == "room.gone" for key, _ in notes):
+        st.session_state[NOTES] = notes
+        _leave()
+        st.rerun(scope="app")
+    t = st.session_state["context"].t
+    for key, values in notes:  # a store that does not answer: asked again soon
+        st.caption(t(key, **values))
+    if latest is not None:
+        _take(latest, switch=True)
+
+
+def _moved(room: dict, notes: list) -> rooms.Latest | None:
+    """One small read of the room's version; if it moved from the one this page shows, the teacher's page and link
+    (and the page now shows that version). A room gone or a store that does not answer: None, with a note."""
+    version = _ask(lambda: store().version(room["code"]), notes)
+    if version is None and not notes:  # the room expired
+        notes.append(("room.gone", {"code": room["code"]}))
+    if version is None or version == room["seen"]:
+        return None
+    latest = _ask(lambda: store().latest(room["code"]), notes)
+    room["seen"] = version
+    return latest if latest is not None and latest.page in ALL_PAGES else None
+
+
+def _take(latest: rooms.Latest, switch: bool) -> None:
+    """The teacher's link as this session's, read as a fresh session reads its link: in this run (before the state
+    is built) or, on another page, by st.switch_page."""
+    state = st.session_state.pop("state")
+    query = {**latest.query, **st.session_state[ROOM_LINK]}
+    if state.lang_chosen:  # each student keeps the language they chose, else their browser's
+        query["lang"] = state.lang
+    if state.present:  # and presenter mode only if they turned it on (a projector of their own)
+        query["present"] = "1"
+    if not switch:
+        st.query_params.from_dict(query)
+        return
+    st.switch_page(page_entry(st.session_state["context"].t, latest.page), query_params=query)
+
+
+def publish(t) -> None:
+    """The teacher's page and link into the room (a student's session has no key, and puts nothing). A key the room
+    refuses, or a room that expired, makes this session leave the room as its teacher, with a note."""
+    room = st.session_state.get(ROOM)
+    if not room or not room["key"]:
+        return
+    query = {key: value for key, value in st.query_params.to_dict().items() if key not in LINK_KEYS + OWN_KEYS}
+    notes = []
+    version = _ask(lambda: store().put(room["code"], room["key"], st.session_state[PAGE], query), notes)
+    if version is not None and version != room["seen"]:  # the students of this process see it now
+        room["seen"] = version
+        watcher().nudge()
+    refused = [key for key, _ in notes if key in ("room.wrong_key", "room.gone")]
+    if not refused:
+        for key, values in notes:  # the store is down, or the state too big: the students keep the last one
+            st.sidebar.warning(t(key, **values))
+        return
+    if refused[0] == "room.wrong_key":
+        _enter({"code": room["code"], "key": None, "seen": None, "refused": True})
+    else:
+        st.session_state[NOTES] = notes
+        _leave()
+    st.rerun(scope="app")  # the sidebar shows the student's panel, or none
+
+
+def students_link(url: str, page: str, code: str) -> str:
+    """The app's address with room=CODE, from the teacher's address (st.context.url: this page's, without query)."""
+    base = url.rstrip("/")
+    if base.endswith(f"/{page}"):
+        base = base[: -len(page) - 1]
+    return f"{base}/?room={code}"
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def qr_png_uri(link: str) -> str:
+    """The link's QR code, a PNG in a data URI: it travels in the run's message. A media file would live in one process
+    only, and a browser moved to another after its process died may ask for it again there, before its run (a 404)."""
+    return segno.make(link, error="m").png_data_uri(scale=8, border=2)

@@ -1,0 +1,243 @@
+"""Presenter mode (the link's present=1): type sized for a projector, and a rail of the whole forward pass
+(navigation.slides) at the foot of every step page, whose keys move the class from step to step across pages.
+
+One st.components.v2 element, drawn only in presenter mode: its fixed style sheet (not isolated, so it sizes the
+page's type; no user text in it), the rail built with textContent from the catalog's words, and a key listener
+on the page. In a stack of several layers the keys walk every layer in turn; the rail shows the layer being
+presented as its steps' dots and every other layer as one button that opens its first step. Right, PageDown and Space go forward, Left, PageUp and Shift+Space back (a presenter's clicker sends
+PageDown/PageUp); keys typed into a field are the field's. A move sends the slide's position; the server checks it.
+The rail lies over the sidebar when it is open. A screen 640 px wide or less (a student's phone that follows a
+presenting teacher) keeps the normal type, and its rail is one line: the moves and the slide's name.
+"""
+from itertools import groupby
+
+import streamlit as st
+
+from ui.core import session, sidebar
+from ui.core.figures import PROJECTOR
+from ui.core.i18n import plain_math
+from ui.core.labels import step_name_key
+from ui.core.navigation import RAIL, slide_at, slides
+from ui.core.state import encode, encode_view
+
+KEY = "present.rail"
+BLOCK = {"positional": "src", "qkv": "enc.0.attn", "attention": "enc.0.attn", "multihead": "enc.0.attn",
+         "add_norm": "enc.0", "ffn": "enc.0.ffn", "decoder_input": "tgt", "masked_attention": "dec.0.self_attn",
+         "dec_add_norm": "dec.0", "cross_attention": "dec.0.cross_attn", "dec_ffn": "dec.0.ffn"}  # a flow's block
+
+CSS = f"""
+html {{ font-size: {100 * PROJECTOR:g}% !important; }}
+[data-testid="stMainBlockContainer"] {{ padding-bottom: 9rem; }}
+@media (max-width: 1400px) {{  /* a projector's 1280 or 1024 px: the width for the step, not for margins */
+  [data-testid="stMainBlockContainer"] {{ padding-left: 2rem !important; padding-right: 2rem !important; }}
+}}
+[data-testid="stSidebarContent"] {{ padding-bottom: 4rem; }}  /* its foot scrolls above the rail */
+.present-rail {{ position: fixed; left: 0; right: 0; bottom: 0; z-index: 999992; display: flex; gap: 0.5rem;
+  align-items: center; padding: 0.4rem 1rem; background: rgba(255, 255, 255, 0.96);
+  border-top: 1px solid rgba(49, 51, 63, 0.2); font-size: 0.6rem; }}
+.present-rail button {{ font: inherit; cursor: pointer; border-radius: 0.3rem; color: rgb(49, 51, 63);
+  border: 1px solid rgba(49, 51, 63, 0.25); background: white; }}
+.present-rail .present-move {{ padding: 0.2rem 0.6rem; font-size: 0.9rem; }}
+.present-parts {{ flex: 1; display: flex; gap: 0.8rem; min-width: 0; }}
+.present-part {{ display: flex; flex-direction: column; gap: 0.15rem; min-width: 0; }}
+.present-dots {{ display: flex; flex-wrap: wrap; gap: 3px; }}
+.present-dots button {{ width: 0.75rem; height: 0.75rem; padding: 0; background: rgba(49, 51, 63, 0.12); }}
+.present-dots button.present-done {{ background: rgba(255, 75, 75, 0.35); }}
+.present-dots button.present-here {{ background: rgb(255, 75, 75); border-color: rgb(255, 75, 75); }}
+.present-dots button.present-layer {{ width: auto; height: 0.75rem; padding: 0 0.3rem; font-size: 0.5rem;
+  line-height: 1; }}
+.present-dots .present-layer-here {{ font-size: 0.5rem; line-height: 0.75rem; padding: 0 0.1rem 0 0.3rem;
+  border-left: 2px solid rgb(255, 75, 75); }}
+.present-where {{ font-size: 0.8rem; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 40%; }}
+@media (max-width: 640px) {{  /* a phone following the class: normal type, and one line of moves and the slide's name */
+  html {{ font-size: 100% !important; }}
+  .present-parts {{ display: none; }}
+  .present-where {{ flex: 1; max-width: none; }}
+}}
+"""
+HTML = "<nav class='present-rail'></nav>"
+JS = """
+const FORWARD = ["ArrowRight", "PageDown"], BACK = ["ArrowLeft", "PageUp"];
+
+function button(text, title, onclick) {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.textContent = text;
+    b.title = title;
+    b.onclick = onclick;
+    return b;
+}
+
+export default function({parentElement, data, setTriggerValue}) {
+    const rail = parentElement.querySelector(".present-rail");
+    const here = data.here, last = data.count - 1;
+    const go = (position) => {
+        const to = Math.max(0, Math.min(last, position));
+        parentElement.presentGoing = {from: here, to: to};
+        setTriggerValue("go", to);
+    };
+    const move = (by) => {  // from the slide asked for last if the page has not shown it yet: a quick second key counts
+        const asked = parentElement.presentGoing;
+        const at = asked && asked.from === here ? asked.to : here;
+        go(at === null ? 0 : at + by);
+    };
+    const parts = document.createElement("div");
+    parts.className = "present-parts";
+    const passed = (at) => here !== null && at < here;
+    let position = 0;
+    for (const part of data.parts) {
+        const box = document.createElement("div");
+        box.className = "present-part";
+        const label = document.createElement("span");
+        label.textContent = part.label;
+        const dots = document.createElement("div");
+        dots.className = "present-dots";
+        for (const run of part.runs) {  // slides outside a layer, or one layer's: its dots if shown, else one button
+            const first = position, end = position + run.slides.length;
+            position = end;
+            if (run.layer !== null && !(here !== null && first <= here && here < end)) {
+                const layer = button(run.layer, run.name, () => go(first));
+                layer.className = "present-layer" + (passed(end - 1) ? " present-done" : "");
+                dots.appendChild(layer);
+                continue;
+            }
+            if (run.layer !== null) {
+                const name = document.createElement("span");
+                name.className = "present-layer-here";
+                name.textContent = run.layer;
+                name.title = run.name;
+                dots.appendChild(name);
+            }
+            run.slides.forEach((title, i) => {
+                const at = first + i;
+                const dot = button("", title, () => go(at));
+                dot.className = at === here ? "present-here" : (passed(at) ? "present-done" : "");
+                dots.appendChild(dot);
+            });
+        }
+        box.append(label, dots);
+        parts.appendChild(box);
+    }
+    const where = document.createElement("span");
+    where.className = "present-where";
+    where.textContent = data.where;
+    const back = button("\u2190", data.back, () => move(-1));
+    const next = button("\u2192", data.next, () => move(1));
+    back.className = next.className = "present-move";
+    const leave = button("\u2715", data.leave, () => setTriggerValue("leave", true));
+    rail.replaceChildren(back, next, where, parts, leave);
+    const onKey = (event) => {
+        const target = event.target;
+        if (event.defaultPrevented || event.ctrlKey || event.altKey || event.metaKey ||
+            (target && (target.isContentEditable || target.closest("input, textarea, select, [role=slider]")))) {
+            return;
+        }
+        const space = event.key === " ";
+        const forward = FORWARD.includes(event.key) || (space && !event.shiftKey);
+        if (!forward && !BACK.includes(event.key) && !space) {
+            return;
+        }
+        event.preventDefault();
+        move(forward ? 1 : -1);
+    };
+    document.removeEventListener("keydown", parentElement.presentKeys);  // a rerun's new data: one listener, its own
+    parentElement.presentKeys = onKey;
+    document.addEventListener("keydown", onKey);
+    if (here !== null && window.presentShown !== data.where) {  // a new step: its header to the top of the screen
+        window.presentShown = data.where;
+        setTimeout(() => document.querySelector("[data-testid='stMain'] h5")?.scrollIntoView({block: "start"}), 150);
+    }
+    return () => document.removeEventListener("keydown", onKey);
+}
+"""
+_rail = st.components.v2.component("presenter", html=HTML, css=CSS, js=JS, isolate_styles=False)
+
+
+def rail(ctx, page: str, shown: dict) -> None:
+    """The rail under a step page: every slide of the pass, the one shown (found from what the page's widgets show)
+    marked."""
+    t, deck = ctx.t, deck_of(ctx.config)
+    st.session_state["present.on"] = page
+    here = slide_at(deck, page, shown)
+    titles = [_title(t, slide) for slide in deck]
+    where = t("present.where", n=here + 1, count=len(deck), title=titles[here]) if here is not None else \
+        t("present.elsewhere", count=len(deck))
+    _rail(key=KEY, data={"parts": _parts(t, deck, titles), "here": here, "count": len(deck), "where": where, "back": t("present.back"),
+                         "next": t("present.next"), "leave": t("present.leave")},
+          on_go_change=_go, on_leave_change=_leave)
+
+
+def deck_of(config) -> list:
+    """The slides of a model's whole forward pass (navigation.slides), every layer of both stacks."""
+    return slides(config.norm_placement, config.decoder_only, config.depth("enc"), config.depth("dec"))
+
+
+def _parts(t, deck, titles) -> list[dict]:
+    """The rail's parts in the order data flows (a decoder-only model has no encoder), each as runs of slides: those
+    outside any layer, or one layer's (its number, and its name for the button's tip)."""
+    parts = []
+    for part in RAIL:
+        shown = [(view.get("layer"), title) for (at, _, view), title in zip(deck, titles) if at == part]
+        runs = [{"layer": None if layer is None else str(layer + 1),
+                 "name": None if layer is None else t("present.layer", n=layer + 1),
+                 "slides": [title for _, title in run]} for layer, run in groupby(shown, key=lambda item: item[0])]
+        if runs:
+            parts.append({"label": t(f"present.part.{part}"), "runs": runs})
+    return parts
+
+
+def _title(t, slide) -> str:
+    """A slide's words: its page, its layer in a stack of several, and the step or section it shows."""
+    _, page, view = slide
+    words = [t(f"page.{page}")]
+    if "layer" in view:
+        words.append(t("present.layer", n=view["layer"] + 1))
+    if "step" in view:
+        block = BLOCK.get(page)
+        words.append(t(step_name_key(f"{block}.{view['step']}" if block else view["step"])))
+    elif "section" in view:
+        words.append(t(("stack.changes", "stack.one_layer")[view["section"]]))
+    return plain_math(" · ".join(words))
+
+
+def _sent(event: str):
+    """What the rail sent; None once its page is left: a second key pressed on the page being left arrives after
+    the switch to the next page, whose run holds no state of that rail."""
+    return (st.session_state.get(KEY) or {}).get(event)
+
+
+def _go():
+    """A key or a click on the rail: open its slide, on this page or (follow) on another; a forged position (not a
+    whole number within the pass) is ignored."""
+    position = _sent("go")
+    deck = deck_of(session.get().config)
+    if isinstance(position, bool) or not isinstance(position, int) or not 0 <= position < len(deck):
+        return
+    st.session_state["present.move"] = deck[position][1:]  # (page, view): follow() opens it
+    if deck[position][1] != st.session_state.get("present.on"):
+        sidebar.adopt(st.session_state.state)  # st.switch_page's run starts the sidebar's inputs empty: refill them
+
+
+def _leave():
+    """The rail's exit, which sends true; anything else is a forged message, ignored."""
+    if _sent("leave") is not True:
+        return
+    sidebar.adopt(st.session_state.state.replace(present=False))
+    st.session_state["present.left"] = True
+
+
+def follow() -> None:
+    """At the start of a step page: after the rail's exit, the whole app again (the sidebar's toggle); after a move,
+    its view for this page's widgets, or a switch to its page, with the view (sidebar.build hands it to that page's
+    widgets) and the link that page will show."""
+    if st.session_state.pop("present.left", False):
+        st.rerun(scope="app")
+    page, view = st.session_state.pop("present.move", (None, None))
+    if page is None:
+        return
+    if page == st.session_state.get("present.on"):
+        st.session_state["link_view"] = view  # this page's widgets take it (ui/views/drawn.py)
+        return
+    st.session_state["present.view"] = view
+    st.switch_page(session.page_entry(session.get().t, page),
+                   query_params=encode(st.session_state.state) | encode_view(view))

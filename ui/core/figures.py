@@ -1,0 +1,213 @@
+"""Plotly figures, built from arrays and labels only (pure: no Streamlit)."""
+import base64
+import re
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.colors import get_colorscale
+
+from ui.core.format import DIGITS, fmt, table
+from ui.core.labels import indices
+
+DIVERGING = get_colorscale("RdBu_r")  # ColorBrewer red-blue: colour-blind safe, centred at 0 for signed values
+SEQUENTIAL = get_colorscale("Blues")  # for values that cannot be negative (weights, probabilities, ReLU output)
+TEXT_CELLS = 200  # write the numbers inside the cells up to this many cells
+TEXT_COLS = 8  # ... and when the cells are wide enough (at most this many columns)
+TEXT_SIZE = 14  # px, the numbers in the cells: readable on a projector (plotly's own size shrinks with the cells)
+LABEL_SIZE = 12  # px, the axis and colour-bar labels (plotly's default)
+PROJECTOR = 1.5  # presenter mode's type, times the normal: numbers, labels and formulas read from the back of a room
+TEXT_WIDTH = 760  # px, estimated (CHAR_WIDTH): the numbers are written only when a row of each column's widest
+# fits it. At 1280 px with the sidebar open a step heatmap has ~690 px of plot, where 8 columns of −0.03525 fit
+CHAR_WIDTH = 0.6  # of TEXT_SIZE: a character's width, generous (a digit of plotly's sans-serif is ~0.5)
+HEIGHT = (180, 640)  # px, a heatmap's least and greatest height
+FRAME = 90  # px of a heatmap's height that are not rows: the column labels on top and the margins
+ROW = (34, 80)  # px, a row's height: the least, and the most a few rows with numbers get (square-ish cells)
+CELL_WIDTH = 200  # px a column of numbers asks for (draw.chart_width): 2.5 times a short row's height
+CLICK_CELLS = 30000  # above this many cells the click layer is left out (pickers still work)
+LABELLED_COLS = 128  # up to this many columns the server writes each cell's hover text
+BAR_ROOM = 1.35  # a bar chart's axis runs this many times its longest bar: room for that bar's number after it
+MARGIN = {"l": 10, "r": 10, "t": 10, "b": 10}
+MARKERS = {"type": "scatter", "mode": "markers", "marker": {"symbol": "square", "size": 24, "opacity": 0},
+           "showlegend": False}  # the click layer's invisible markers
+
+
+class Chart(go.Figure):
+    """A figure already in the form plotly.js reads: plain dicts, NumPy arrays as typed arrays (base64). Streamlit
+    asks a plotly figure only for its dict (st.plotly_chart: plotly.tools.return_figure_from_figure_or_data), so
+    plotly's own objects, one per property, are not made: they cost 0.7-1 ms per chart on every rerun, a quarter
+    of a step page's CPU. Nothing else of go.Figure is available; go.Figure(chart.to_dict()) validates it
+    (tests). No plotly template: Streamlit's theme styles the chart, and the default template would add ~7 kB to
+    every chart sent."""
+
+    def __init__(self, data: list[dict], layout: dict):  # go.Figure's __init__ is what is skipped
+        self._wire = {"data": data, "layout": {"template": {}, **layout}}
+
+    def to_dict(self) -> dict:
+        return self._wire
+
+
+def heatmap(matrix, row_labels, col_labels, selected=None, marked=(), digits=DIGITS, scale=1.0) -> Chart:
+    """A labelled heatmap; an invisible marker on every cell centre makes each cell clickable. The selected cell
+    (row, column) has a thick frame, the marked ones (e.g. the cells an edit changed) a thin one. Its numbers, in
+    the cells and on hover, have `digits` significant digits, written `scale` times the normal size (the labels'
+    size is at_scale's).
+
+    A click selects the nearest marker, whose x and y are the cell's column and row; plotly's own heatmap
+    returns no selection in Streamlit, so the markers carry it. This runs for every chart on every rerun, so
+    the figure is built from plain dicts in the form plotly.js reads (see Chart); tests validate the same dicts.
+    """
+    values = np.atleast_2d(np.asarray(matrix, dtype=float))
+    rows, cols = values.shape
+    finite = np.where(np.isfinite(values), values, np.nan)  # −∞ cells are drawn empty and labelled
+    signed = bool(np.nanmin(finite) < 0) if np.isfinite(finite).any() else False
+    limit = float(np.nanmax(np.abs(finite))) if np.isfinite(finite).any() else 1.0
+    data = [{"type": "heatmap", "z": _typed(finite), "x": _typed(np.arange(cols)), "y": _typed(np.arange(rows)),
+             "colorscale": DIVERGING if signed else SEQUENTIAL, "zmin": -limit if signed else 0, "zmax": limit or 1,
+             "hoverinfo": "skip", "colorbar": {"thickness": 12}}]
+    if signed:
+        data[0]["zmid"] = 0
+    labelled = cols <= LABELLED_COLS and rows * cols <= CLICK_CELLS
+    cells = table(values, digits) if labelled else None  # the cells' text and hover text, written once
+    text = cells is not None and rows * cols <= TEXT_CELLS and cols <= TEXT_COLS and _fits(cells, TEXT_SIZE * scale)
+    if text:
+        data[0].update(text=cells, texttemplate="%{text}", textfont={"size": TEXT_SIZE * scale})
+    if rows * cols <= CLICK_CELLS:  # the hover text and the click both come from the invisible markers
+        data += _click_layer(values, row_labels, col_labels, digits, cells)
+    layout = {"height": _height(rows, text), "margin": MARGIN,
+              "dragmode": False, "clickmode": "event+select", "hovermode": "closest", "hoverdistance": -1,
+              "xaxis": {**_ticks(col_labels), "side": "top", "range": [-0.5, cols - 0.5]},
+              "yaxis": {**_ticks(row_labels), "autorange": "reversed"}}
+    frames = [_frame(i, j, 1.5) for i, j in marked] + ([_frame(*selected, 3)] if selected is not None else [])
+    if frames:
+        layout["shapes"] = frames
+    return Chart(data, layout)
+
+
+def at_scale(chart: Chart, scale: float) -> Chart:
+    """The chart with its labels, axis titles, legend and colour bars `scale` times their normal size, or the chart
+    itself at 1. Each size is written out: Streamlit's theme sizes them from the page's root type when a chart is
+    first drawn, and a chart drawn before presenter mode's style sheet arrived (or drawn again unchanged) kept
+    the normal 12 px."""
+    if scale == 1.0:
+        return chart
+    font = {"size": LABEL_SIZE * scale}
+    wire = chart.to_dict()
+    layout = {**wire["layout"], "font": font, "legend": {**wire["layout"].get("legend", {}), "font": font}}
+    for axis in {"xaxis", "yaxis", *(name for name in layout if re.fullmatch(r"[xy]axis\d*", name))}:
+        shown = layout.get(axis, {})
+        title = shown.get("title")
+        title = {"text": title} if isinstance(title, str) else title
+        layout[axis] = {**shown, "tickfont": font, **({"title": {**title, "font": font}} if title else {})}
+    data = [{**trace, "colorbar": {**trace["colorbar"], "tickfont": font}} if "colorbar" in trace else trace
+            for trace in wire["data"]]
+    return Chart(data, layout)
+
+
+def writes_numbers(chart: Chart) -> bool:
+    """Whether a heatmap writes its numbers in its cells."""
+    return "text" in chart.to_dict()["data"][0]
+
+
+def _fits(cells, size) -> bool:
+    """Whether the numbers fit their cells at `size` px: each column's widest, and the rows' height."""
+    wide = max(len(cell) for row in cells for cell in row) * CHAR_WIDTH * size + 8
+    return wide * len(cells[0]) <= TEXT_WIDTH and FRAME + len(cells) * 2 * size <= HEIGHT[1]
+
+
+def _height(rows, text) -> int:
+    """Rows with numbers as high as they can be up to ROW[1] (a few rows of cells as wide as CELL_WIDTH look
+    square-ish), else ROW[0]; within HEIGHT."""
+    row = min(ROW[1], max(ROW[0], (HEIGHT[1] - FRAME) // rows)) if text else ROW[0]
+    return min(HEIGHT[1], max(HEIGHT[0], row * rows + FRAME))
+
+
+def _frame(i, j, width) -> dict:
+    return {"type": "rect", "x0": j - 0.5, "x1": j + 0.5, "y0": i - 0.5, "y1": i + 0.5,
+            "line": {"color": "#111", "width": width}}
+
+
+def _click_layer(values, row_labels, col_labels, digits, cells) -> list[dict]:
+    """Invisible markers on the cell centres, which carry the hover text and the click. Up to LABELLED_COLS
+    columns each marker has its text; in wider matrices one trace per row names the row and the browser writes
+    the column and the number (a text per cell of a (2, 2048) step cost ~10 ms of every rerun and 120 kB sent;
+    a trace per row costs ~0.2 ms, too much for matrices of many short rows). A row's columns are placed by x0/dx (its
+    y, the row, sets the number of markers: one byte each). The browser writes the number (see _browser_row).
+    cells: the values as text, given up to LABELLED_COLS columns."""
+    if values.shape[1] <= LABELLED_COLS:
+        r, c = np.meshgrid(range(values.shape[0]), range(values.shape[1]), indexing="ij")
+        return [{**MARKERS, "x": _typed(c.ravel()), "y": _typed(r.ravel()), "hovertemplate": "%{text}<extra></extra>",
+                 "text": [f"{row_labels[i]} · {col_labels[j]}: {cells[i][j]}" for i, j in zip(r.ravel(), c.ravel())]}]
+    by_index = list(col_labels) == indices(len(col_labels))  # the column's number is its label
+    head = "%{meta} · " + ("%{x}" if by_index else "%{text}") + ": "
+    column = {} if by_index else {"text": list(col_labels)}
+    return [{**MARKERS, "x0": 0, "dx": 1, "y": _typed(np.full(len(row), i)), "meta": str(label), **column,
+             **_browser_row(row, head, digits)} for i, (label, row) in enumerate(zip(row_labels, values))]
+
+
+def _browser_row(row, head, digits) -> dict:
+    """A wide row's hover number: d3's .{digits}~g of customdata, as fmt writes it below 10^digits (and 10⁵) but
+    for its minus sign, '-' not '−' (plotly's d3 locale), and under 10⁻³ (0.0001234 for 1.234e−4, the same digits).
+    A row with a number d3 would write otherwise (12345 as 1.235e+4 at 4 digits, ∞ as Infinity) has fmt's text
+    in `customdata` instead, per cell, which costs what d3 saves (~1.5 ms a row of 2048): such numbers are rare,
+    and a check of the row costs ~5 µs."""
+    if np.all(np.abs(row) < 10.0 ** min(digits, 5) - 0.5):  # neither rounds up to 10^digits; False for NaN, ±∞
+        return {"customdata": _typed(row), "hovertemplate": f"{head}%{{customdata:.{digits}~g}}<extra></extra>"}
+    return {"customdata": table(row, digits)[0], "hovertemplate": f"{head}%{{customdata}}<extra></extra>"}
+
+
+def _ticks(labels) -> dict:
+    step = max(1, len(labels) // 24)  # at most ~24 tick labels along an axis
+    return {"tickvals": list(range(0, len(labels), step)), "ticktext": list(labels)[::step], "showgrid": False,
+            "zeroline": False}
+
+
+def bars(labels, values, highlight=None, digits=DIGITS) -> Chart:
+    """Horizontal bars, largest on top, e.g. the next-token probabilities, each with its number (`digits`
+    significant digits, 6.3×10⁻⁵ where fmt writes 6.3e−5) after its end. The numbers are a text trace, not the
+    bars' own text, which plotly drops for a bar under a pixel long (a probability of 10⁻⁶); the axis runs
+    BAR_ROOM past the longest bar to leave room for its number."""
+    colours = ["#1f77b4" if label != highlight else "#d62728" for label in labels]
+    x = _numbers(values)
+    data = [{"type": "bar", "x": x, "y": list(labels), "orientation": "h", "marker": {"color": colours}},
+            {"type": "scatter", "mode": "text", "x": x, "y": list(labels), "textposition": "middle right",
+             "text": [_html_number(fmt(v, digits)) for v in values], "hoverinfo": "skip", "showlegend": False,
+             "cliponaxis": False}]
+    finite = np.asarray(values, dtype=float)[np.isfinite(values)]  # NaN where the naive softmax overflowed
+    longest = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
+    return Chart(data, {"height": max(160, 28 * len(labels) + 40), "margin": MARGIN, "showlegend": False,
+                        "xaxis": {"range": [0, longest * BAR_ROOM]}, "yaxis": {"autorange": "reversed"}})
+
+
+def _html_number(text: str) -> str:
+    """A number as fmt writes it, with a power of ten as plotly writes one: 6.3e−5 -> 6.3×10<sup>−5</sup>."""
+    mantissa, e, exponent = text.partition("e")
+    return f"{mantissa}×10<sup>{exponent}</sup>" if e else text
+
+
+def curves(x, series: dict, x_title: str, y_title: str, log_y: bool = False) -> Chart:
+    """Lines over a shared x, e.g. the loss per training step or the learning-rate schedule."""
+    data = [{"type": "scatter", "x": _numbers(x), "y": _numbers(y), "mode": "lines", "name": name}
+            for name, y in series.items()]
+    return Chart(data, {"height": 300, "margin": MARGIN, "showlegend": len(series) > 1,
+                        "legend": {"orientation": "h", "y": 1.1}, "xaxis": {"title": {"text": x_title}},
+                        "yaxis": {"title": {"text": y_title}, "type": "log" if log_y else "linear",
+                                  **({"exponentformat": "power"} if log_y else {})}})  # 10⁻⁹, not plotly's 1n
+
+
+def _numbers(values) -> dict:
+    """Numbers as one float64 typed array (a list of NumPy scalars would cost a call per number)."""
+    return _typed(np.asarray(values, dtype=float))
+
+
+def _typed(array: np.ndarray) -> dict | list:
+    """An array as plotly.js reads it: {"dtype", "bdata" (base64 of its bytes), "shape" if 2-D}, as plotly writes
+    one. Whole numbers here are positions (never negative): they take the smallest unsigned type that holds them."""
+    if array.size == 0:
+        return []  # as plotly writes an empty array
+    if array.dtype.kind in "iu":
+        array = array.astype(np.min_scalar_type(int(array.max(initial=0))))
+    array = np.ascontiguousarray(array)
+    spec = {"dtype": array.dtype.str[1:], "bdata": base64.b64encode(array).decode("ascii")}
+    if array.ndim > 1:
+        spec["shape"] = ", ".join(map(str, array.shape))
+    return spec

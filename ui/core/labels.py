@@ -1,0 +1,197 @@
+"""Axis labels of every step and parameter: tokens for positions, "head i" for heads, indices for widths; and the
+catalog keys of a step's description and a page's intro."""
+import re
+from collections import Counter
+from functools import lru_cache
+
+from ui.core.format import fmt
+
+
+def unique(labels) -> list[str]:
+    """Labels (tokens, say) numbered only where one repeats, by its position, so every label stays unique:
+    ["a", "b", "a"] -> ["a (0)", "b", "a (2)"]."""
+    counts = Counter(labels)
+    return [label if counts[label] == 1 else f"{label} ({i})" for i, label in enumerate(labels)]
+
+
+def _positions(name, trace):
+    """Which token sequence the rows (queries) and the columns (keys) of a step run over."""
+    src, tgt = unique(trace.src_tokens), unique(trace.tgt_tokens)
+    if name.startswith(("src.", "enc.")):
+        return src, src
+    if ".cross_attn." in name:
+        return tgt, src
+    return tgt, tgt
+
+
+def step_axes(trace, name) -> list[list[str]]:
+    """One list of labels per axis of the step's array."""
+    shape = trace[name].shape
+    rows, cols = _positions(name, trace)
+    leaf = name.rsplit(".", 1)[-1]
+    if name in ("logits", "vocab_mask", "masked_logits", "probs"):
+        return [rows, list(trace.model.vocab.tokens)][-len(shape):]
+    if leaf == "mask":
+        return [rows, cols]
+    if len(shape) == 3:
+        heads = [f"head {h + 1}" for h in range(shape[0])]
+        keyed = leaf in ("k", "v")
+        last = cols if leaf in ("scores", "scaled", "masked", "weights", "dropout") else indices(shape[2])
+        return [heads, cols if keyed else rows, last]
+    return [rows, indices(shape[1])]
+
+
+def param_axes(vocab_tokens, name, shape) -> list[list[str]]:
+    if name.startswith(("embed.", "pos.")):
+        first = list(vocab_tokens) if name.startswith("embed.") else indices(shape[0])
+        return [first, indices(shape[1])]
+    if name == "unembed.W":
+        return [indices(shape[0]), list(vocab_tokens)]
+    if len(shape) == 3:
+        return [[f"head {h + 1}" for h in range(shape[0])], indices(shape[1]), indices(shape[2])]
+    return [indices(n) for n in shape]
+
+
+# The settings a page's intro depends on: after "intro.<page>", which is true in every setting, the intro goes on
+# with the catalog's "intro.<page>.<value>" for each setting's current value (see _setting_value).
+INTRO_SETTINGS = {
+    "tokens": ("embed_scale",),
+    "qkv": ("attn_bias",),
+    "positional": ("pos_encoding",),
+    "attention": ("attn_divisor", "softmax"),
+    "add_norm": ("norm_placement", "layer_norm"),
+    "ffn": ("activation",),
+    "encoder_stack": ("norm_placement",),
+}
+
+# The pages whose intro is another in a decoder-only model: "intro.<page>.decoder_only" in place of "intro.<page>".
+DECODER_ONLY_INTROS = ("overview", "decoder_input", "dec_add_norm", "dec_ffn", "decoder_stack", "generate")
+
+SEED_NOTES = ("qkv", "multihead", "add_norm", "masked_attention")  # pages that flag a seed's slip: "seednote.<page>"
+
+
+def intro_keys(page: str, config) -> list[str]:
+    """The catalog keys of a page's intro in the current settings, e.g. ["intro.ffn", "intro.ffn.gelu"]."""
+    fields = INTRO_SETTINGS.get(page, ())
+    first = f"intro.{page}.decoder_only" if config.decoder_only and page in DECODER_ONLY_INTROS else f"intro.{page}"
+    return [first] + [f"intro.{page}.{_setting_value(config, field)}" for field in fields]
+
+
+def _setting_value(config, field: str) -> str:
+    """A setting's value as a catalog key part: a choice as it is, "sqrt_dk" or "number" for the divisor, and a
+    switch as its name or "no_" and its name."""
+    value = getattr(config, field)
+    if field == "attn_divisor":
+        return "sqrt_dk" if value == "sqrt_dk" else "number"
+    if isinstance(value, bool):
+        return field if value else f"no_{field}"
+    return value
+
+
+def description_key(name: str) -> str:
+    """The catalog key of a step's one-line description, e.g. "desc.attn.scores" or "desc.ffn.out"."""
+    parts = name.split(".")
+    if name in ("logits", "vocab_mask", "masked_logits", "probs"):
+        return f"desc.{name}"
+    if parts[-1] in ("embed", "pos", "input"):
+        return f"desc.{parts[-1]}"
+    if parts[-1] == "out" and len(parts) == 2:
+        return f"desc.{parts[0]}.out"
+    if parts[-2] == "ffn":
+        return f"desc.ffn.{parts[-1]}"
+    if parts[-2].endswith("attn"):
+        padded = parts[-1] == "masked" and parts[-2] != "self_attn"  # a padded batch's, in an attention not causal
+        return "desc.attn.pad_masked" if padded else f"desc.attn.{parts[-1]}"
+    return f"desc.{parts[-1].rstrip('0123456789')}"  # add1, ln2, ...
+
+
+def step_name_key(name: str) -> str:
+    """The catalog key of a step's name on screen, e.g. "step.attn.scores" (keyed like its description)."""
+    return "step." + description_key(name).removeprefix("desc.")
+
+
+STEP_TEX = {  # a step's symbol in its formula, by its last name; {i}: its head's number
+    "embed": r"X_{\text{emb}}", "pos": "PE", "input": "X", "q": "Q_{i}", "k": "K_{i}", "v": "V_{i}", "scores": "S_{i}",
+    "scaled": "S_{i}'", "mask": "M", "masked": "S_{i}''", "weights": "A_{i}", "heads": r"\text{head}_{i}", "hidden": "H",
+    "logits": r"\text{logits}", "masked_logits": r"\text{logits}'", "probs": "P",
+}
+
+
+def step_tex(name: str, head: int | None, title: str) -> str:
+    """What a matrix of a step is called beside it: the symbol its formula gives it (S_1' for head 1's scaled
+    scores), else its name on screen, `title`, in the reader's language (the math in it stays math)."""
+    leaf = name.rsplit(".", 1)[-1]
+    number = "i" if head is None else str(head + 1)
+    if leaf in STEP_TEX:
+        return STEP_TEX[leaf].replace("{i}", f"{{{number}}}")
+    parts = re.split(r"\$([^$]*)\$", title)  # text, math, text, ...
+    words = "".join(part if i % 2 else rf"\text{{{part}}}" for i, part in enumerate(parts) if part)
+    return f"{{{words}}}" + (f"_{{{number}}}" if head is not None else "")
+
+
+TOP_PARAMS = ("embed", "pos", "unembed")  # parameters outside the layers, named whole ("embed.src")
+PARAM_TEX = {  # a parameter's symbol, by param_key
+    "embed.src": r"E_{\text{src}}", "embed.tgt": r"E_{\text{tgt}}", "pos.learned": "PE",
+    "W_Q": "W^Q", "W_K": "W^K", "W_V": "W^V", "W_O": "W^O", "b_Q": "b^Q", "b_K": "b^K", "b_V": "b^V", "b_O": "b^O",
+    "W_1": "W_1", "W_2": "W_2", "b_1": "b_1", "b_2": "b_2", "gamma": r"\gamma", "beta": r"\beta",
+    "unembed.W": r"W_{\text{out}}", "unembed.b": r"b_{\text{out}}",
+}
+
+
+def param_key(name: str) -> str:
+    """A parameter's kind, the same in every layer: "W_Q" for enc.0.attn.W_Q, "embed.src" for itself."""
+    return name if name.split(".", 1)[0] in TOP_PARAMS else name.rsplit(".", 1)[-1]
+
+
+def one_embedding_table(config) -> bool:
+    """Whether the source and the target read one embedding table: a shared one, or a decoder-only model's only one
+    (embed.tgt when not shared), which embeds the source too."""
+    return config.shared_embeddings or config.decoder_only
+
+
+def param_words_key(name: str, config) -> str:
+    """The catalog key of a parameter's words: an embedding table says who else reads it, the target
+    (shared_embeddings) and the output layer (tied_output), so an edit's reach is told where it is made."""
+    key = f"param.{param_key(name)}"
+    if name.startswith("embed.") and one_embedding_table(config):
+        key = "param.embed.src.shared"
+    if config.tied_output and name == ("embed.src" if config.shared_embeddings else "embed.tgt"):
+        key += ".tied"
+    return key
+
+
+def param_tex(name: str, head: int | None = None) -> str:
+    """A parameter's symbol, with its head's number from 1 (W^Q_{1}, the paper's W_1^Q)."""
+    return PARAM_TEX[param_key(name)] + (f"_{{{head + 1}}}" if head is not None else "")
+
+
+def indices(n) -> list[str]:
+    """["0", "1", ..., str(n - 1)]: the same strings on every call, so comparing two such lists is quick."""
+    return list(_index_strings(n))
+
+
+@lru_cache(maxsize=64)  # widths of the models in use
+def _index_strings(n):
+    return tuple(str(i) for i in range(n))
+
+
+TOP_K = 10  # a bar chart of next-token probabilities shows this many, the most likely
+
+
+def top_heading(t, key: str, n: int) -> str:
+    """A bar chart's heading, `key` of the catalog, saying it shows the TOP_K most likely of n tokens."""
+    return t(key, k=min(TOP_K, n), n=n)
+
+
+def top_tokens(row, tokens, k=TOP_K):
+    """The k most probable (token, probability) pairs of a row, most probable first."""
+    order = sorted(range(len(row)), key=lambda i: -row[i])[:k]
+    return [(tokens[i], float(row[i])) for i in order]
+
+
+def loss_rows(result, tokens, digits):
+    """Per decoder position: (i, input token, target token, P(target), loss) of a teacher-forced pair, the numbers
+    printed to `digits` significant digits."""
+    probs = result.trace["probs"]
+    return [(i, tokens[x], tokens[y], fmt(probs[i, y], digits), fmt(result.token_losses[i], digits))
+            for i, (x, y) in enumerate(zip(result.dec_input_ids, result.target_ids))]

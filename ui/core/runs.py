@@ -1,0 +1,74 @@
+"""The engine's runs, cached for every session of the process: one run per distinct state (model_key), the preset
+and uploaded models it starts from, and the post's own example with options changed. The engine runs here and
+never in a page."""
+from __future__ import annotations
+
+import streamlit as st
+
+import engine
+from ui.core import state as app_state
+from ui.core.state import AppState, LimitError
+from ui.stores.weights import WeightsStore
+
+RUNS_KEPT = 64  # engine runs kept for all sessions, one per distinct state (model_key)
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _base_model(preset, seed, overrides):
+    return app_state.base_model(preset, seed, overrides)
+
+
+@st.cache_resource(show_spinner=False)
+def weights_store() -> WeightsStore:
+    """Trained and uploaded weights, shared by every session of this server and, on disk, by every process of
+    this machine that uses the same TRANSFORMER_WEIGHTS_DIR."""
+    return WeightsStore.from_environment()
+
+
+def _weights(weights_id: str) -> engine.Model:
+    model = weights_store().get(weights_id)
+    if model is None:
+        raise LimitError("msg.weights_gone", {"id": weights_id})
+    return model
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _with_words(preset, seed, overrides, weights, words):
+    """The model with the typed words its vocabulary lacks (engine.with_words), kept while the words are: each edit
+    of a sentence with new words then shares its weights, and their products (engine/products.py)."""
+    return engine.with_words(_weights(weights) if weights else _base_model(preset, seed, overrides), *words)
+
+
+@st.cache_resource(max_entries=RUNS_KEPT, show_spinner=False, hash_funcs=app_state.CACHE_HASH)
+def run(model_key):
+    """(base model, model with edits, trace, edits that did not fit) of a state's model_key: one engine run per
+    distinct state, shared by every session (a trace is read-only)."""
+    preset, seed, src, tgt, overrides, edits, weights = model_key
+    base = _weights(weights) if weights else _base_model(preset, seed, overrides)
+    new_words = base.vocab.new_words(src, tgt)
+    if new_words:
+        base = _with_words(preset, seed, overrides, weights, new_words)
+    model, dropped = app_state.apply_edits(base, edits)
+    return base, model, model.run(src, tgt or None), dropped
+
+
+def unedited_trace(state: AppState) -> engine.Trace:
+    """The run of a state without the user's edits (the model it started from: the preset's, trained or uploaded
+    weights), from the same cache as the page's trace: the comparison of a step with the unedited model."""
+    return run(state.without_edits().model_key)[2]
+
+
+def run_model(model_key) -> engine.Model:
+    """The model (edits applied) of a state's model_key, from the same cache as the page's trace."""
+    return run(model_key)[1]
+
+
+def check_model_limits(model: engine.Model) -> None:
+    """LimitError if a loaded model is bigger than the app shows."""
+    app_state.check_limits(AppState(**app_state.model_settings(model)))
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def blog_variant(overrides: tuple) -> engine.Trace:
+    """The post's own example ("Hello World", hello-world preset) with some options changed."""
+    return engine.preset("hello-world", **dict(overrides)).run("Hello World")

@@ -1,0 +1,161 @@
+"""A session's context: the state (the one truth, st.session_state.state), the run it names and the translator,
+which every page gets with `get()`; the address bar that shows the state; and the navigation's pages.
+
+The sidebar (ui/core/sidebar.py) makes the context once per run of app.py; a step page's fragment, whose reruns
+skip app.py, makes it here from a state its own widgets changed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+import engine
+from ui.core import model_card, runs, state as app_state, streamlit_internals
+from ui.core.i18n import plain_math
+from ui.core.navigation import HOME, PAGES, page_file
+from ui.core.state import AppState, LimitError
+
+ROOM_LINK = "room.link"  # session_state: the room's part of this session's link (ui/classroom/follow.py)
+
+
+@dataclass(frozen=True)
+class Context:
+    state: AppState
+    base: engine.Model  # the preset's model, before the user's edits
+    model: engine.Model
+    trace: engine.Trace
+    t: object  # the translator: t(key, **values) -> str
+
+    @property
+    def config(self) -> engine.Config:
+        return self.model.config
+
+
+def make_context(candidate: AppState, good: AppState, t, notes) -> Context:
+    """The context of a candidate state, or of the last good one (with a message in `notes`) if it is refused."""
+    try:
+        app_state.check_limits(candidate)
+        base, model, trace, dropped = runs.run(candidate.model_key)
+    except ValueError as error:  # the app's limits (LimitError) or the engine's
+        notes.error(t("msg.kept", error=refusal(t, error)))
+        candidate = good
+        base, model, trace, dropped = runs.run(good.model_key)
+    st.session_state.state = candidate
+    write_link(candidate)
+    if dropped:
+        notes.warning(t("msg.edits_dropped", n=dropped))
+    context = Context(candidate, base, model, trace, t)
+    st.session_state["context"] = context
+    return context
+
+
+def write_link(state: AppState, view: dict | None = None) -> None:
+    """The address bar: the state, then the view of the page (view=None keeps the one it holds: a step page writes
+    its own when it has been drawn; a switch to another page clears it in the browser), then the session's room
+    (ROOM_LINK)."""
+    current = {key: st.query_params.get_all(key) for key in st.query_params}
+    query = app_state.encode(state)
+    if view is None:
+        query |= {key: current[key][-1] for key in app_state.VIEW_KEYS if current.get(key)}
+    else:
+        query |= app_state.encode_view(view)
+    query |= st.session_state.get(ROOM_LINK, {})
+    if current != {key: [v] for key, v in query.items()}:
+        # each write is a message to the browser, so the URL is written only when it changes
+        st.query_params.from_dict(query)
+
+
+def refusal(t, error: ValueError) -> str:
+    """Why a setting was refused, in the app's language where the catalog has the words."""
+    code = getattr(error, "code", None)  # the engine's ConfigError
+    if isinstance(error, LimitError):
+        key, values = error.args
+    elif code:
+        key, values = f"msg.{code}", error.values
+    else:
+        return str(error)
+    if "side" in values:
+        values = {**values, "side": t(f"side.{values['side']}")}
+    return t(key, **values)
+
+
+def navigation(t) -> dict:
+    """The navigation's pages by section, made once per session and language (making them costs each rerun ~1 ms)."""
+    return _pages(t)[0]
+
+
+def page_entry(t, page: str):
+    """A page's st.Page in this session's navigation: st.page_link given it resolves no file path (two realpath
+    calls, ~0.7 ms of every link on every rerun)."""
+    return _pages(t)[1][page]
+
+
+def _pages(t) -> tuple[dict, dict]:
+    """({section: its pages' entries}, {page: its entry}), kept per session and language."""
+    key = f"navigation.{t.lang}"
+    if key not in st.session_state:
+        entries = {page: _entries(t, page) for pages in PAGES.values() for page in pages}
+        st.session_state[key] = ({t(f"section.{section}"): [entry for page in pages for entry in entries[page]]
+                                  for section, pages in PAGES.items()}, {page: e[0] for page, e in entries.items()})
+    return st.session_state[key]
+
+
+def _entries(t, page) -> list:
+    """A page's navigation entry. Streamlit serves the default page at "/" only, never at its own name, so /overview
+    was "Page not found": a hidden second entry of the same file answers there. The navigation shows plain text:
+    a title's math is written in Unicode there."""
+    title = plain_math(t(f"page.{page}"))
+    if page != HOME:
+        return [st.Page(page_file(page), title=title, url_path=page)]
+    return [st.Page(page_file(page), title=title, url_path="home", default=True),  # "home" is reserved, not served
+            st.Page(page_file(page), title=title, url_path=page, visibility="hidden")]
+
+
+def get() -> Context:
+    """The page's context. A step page is a fragment (st.fragment): its own widgets rerun the page alone, without
+    app.py and the sidebar, so after an edit made there the new state's context is made here."""
+    if "context" not in st.session_state:
+        _leave_folder_mode()
+    context = st.session_state["context"]
+    state = st.session_state.state
+    if state is not context.state:
+        if bool(state.edits) != bool(context.state.edits) or _model_settings(state) != _model_settings(context.state):
+            st.rerun(scope="app")  # the sidebar shows the model in use and whether weights are edited
+        context = make_context(state, context.state, context.t, st)
+    return context
+
+
+def _model_settings(state: AppState) -> tuple:
+    return state.preset, state.seed, state.overrides, state.weights
+
+
+def _leave_folder_mode():
+    """A deep link opened before any session ran app.py finds Streamlit still in its legacy mode, where a
+    page of pages/ runs without the entry point. Switch to st.navigation's mode and run the entry point; with the
+    workaround off (ui/core/streamlit_internals.py), go to the entry point, whose st.navigation leaves folder mode."""
+    if streamlit_internals.leave_folder_mode():
+        st.rerun()
+    st.switch_page("app.py")
+
+
+def set_state(new: AppState, reset_editors: bool = True) -> None:
+    """Replace the state; reset_editors redraws the weight editors from the model (after a reset, a preset
+    change or a refused value), instead of keeping what was typed into them."""
+    st.session_state.state = new
+    if reset_editors:
+        st.session_state["edit_version"] = st.session_state.get("edit_version", 0) + 1
+
+
+def model_description(context: Context) -> str:
+    """The model in use, in a sentence or two: its sizes and where its weights came from."""
+    state = context.state
+    origin = runs.weights_store().origin(state.weights) if state.weights else None
+    return model_card.describe(context.t, state.preset, state.seed, context.config, origin, bool(state.weights))
+
+
+def keep_text_until_restored(src: str, tgt: str) -> None:
+    """Before a sentence pair replaces the learner's (after training): keep theirs, which the sidebar offers back."""
+    state = st.session_state.state
+    if (state.src, state.tgt) != (src, tgt):
+        st.session_state["text.replaced"] = {"old": (state.src, state.tgt), "new": (src, tgt)}

@@ -1,0 +1,268 @@
+"""The sidebar's controls, which app.py reads once per run with `build()`: the language, presenter mode, the preset,
+the sentences, the model's options (drawn only while open) and the model in use; and the calls that switch to
+another state (`adopt`, `use_settings`, `adopt_model`), after which the sidebar's widgets follow it.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+import engine
+from engine.config import CHOICES, DEPTHS
+from engine.tokens import split
+from ui.core import model_card, runs, session, state as app_state
+from ui.core.format import DIGITS_RANGE
+from ui.core.i18n import LANGUAGES, language_of, literal, translator
+from ui.core.session import Context, set_state
+from ui.core.state import APP_LIMITS, AppState, DEFAULT_TARGET, FLOAT_RANGES, LimitError, MAX_CHARS
+from ui.core.streamlit_internals import forget_stale_widgets
+
+SIZE_FIELDS = ("d_model", "n_heads", "d_k", "d_v", "d_ff", "n_enc_layers", "n_dec_layers")  # depths: Config.depth
+CHOICE_FIELDS = ("layer_norm", "norm_placement", "pos_encoding", "activation", "softmax")
+BOOL_FIELDS = ("embed_scale", "attn_bias", "ffn_bias", "shared_embeddings", "tied_output", "decoder_only")
+
+
+def build() -> Context:
+    """Read the controls, build (or keep) the state, and remember the context for the page."""
+    if "state" not in st.session_state:
+        _start_session()
+    else:  # a link's view is for the page it opened, on its first run (ui/views/drawn.py), as is a presenter's move
+        st.session_state.pop("link_view", None)
+        if "present.view" in st.session_state:  # (ui/classroom/presenter.py)
+            st.session_state.link_view = st.session_state.pop("present.view")
+    pending = st.session_state.pop("adopt_pending", None)
+    if pending is not None:
+        adopt_model(pending["model"], pending["origin"], **pending["changes"])
+    good: AppState = st.session_state.state
+    t = translator(st.session_state.get("ctl.lang", good.lang))
+    forget_stale_widgets()
+    context = session.make_context(_controls(good, t), good, t, st.sidebar)
+    _describe_model(st.sidebar, context)
+    if context.state.edits:
+        st.sidebar.caption(t("ctl.edits"))
+        st.sidebar.button(t("ctl.reset_edits"), key="ctl.reset_edits", on_click=lambda: set_state(
+            st.session_state.state.without_edits()))
+    return context
+
+
+def adopt(new: AppState) -> None:
+    """Switch to a whole other state from a callback; the sidebar's widgets follow it."""
+    set_state(new)
+    _sync_widgets(new)
+
+
+def use_settings(changes: dict) -> None:
+    """From a callback: some Config fields set (a step's paper form, say), as the sidebar's options would set them;
+    trained or uploaded weights, which fit only their own settings, give way to the seed's random weights (and the
+    edits made to them go too)."""
+    state = st.session_state.state.with_settings(**changes)
+    adopt(state.replace(weights="", edits=()) if state.weights else state)
+
+
+def adopt_model(model: engine.Model, origin: dict | None = None, **changes) -> None:
+    """Make trained or uploaded weights the starting point of every page (from a callback); origin: where they came
+    from (ui.stores.weights.ORIGIN_FIELDS), which the sidebar says."""
+    weights = runs.weights_store().put(model, origin)
+    adopt(st.session_state.state.replace(edits=(), weights=weights, **app_state.model_settings(model), **changes))
+
+
+def adopt_model_later(model: engine.Model, origin: dict | None = None, **changes) -> None:
+    """adopt_model from a page's body (after the sidebar's widgets exist): done at the start of the next run."""
+    st.session_state["adopt_pending"] = {"model": model, "origin": origin, "changes": changes}
+
+
+def _start_session():
+    query = st.query_params.to_dict()
+    state, notes = app_state.decode(query, default_lang=language_of(st.context.locale))
+    st.session_state.link_view, view_notes = app_state.decode_view(query)
+    notes += view_notes
+    if state.weights and runs.weights_store().get(state.weights) is None:
+        notes.append(LimitError("msg.weights_gone", {"id": state.weights}))
+        state = state.replace(weights="", edits=())
+    try:  # a link's settings may be fine one by one and still not fit together
+        app_state.check_limits(state)
+        runs.run(state.model_key)
+    except ValueError as error:
+        notes.append(error)
+        state = AppState(lang=state.lang, lang_chosen=state.lang_chosen)
+    st.session_state.state = state
+    st.session_state.url_notes = notes
+    _sync_widgets(state)
+
+
+def _sync_widgets(state: AppState):
+    """Put the state's values into the control widgets (at the start and after a preset change). The option
+    widgets get theirs when they are drawn: a value kept for a widget not on the page is one more entry that
+    Streamlit copies for every keyed widget of every rerun."""
+    st.session_state.update({"ctl.lang": state.lang, "ctl.preset": state.preset, "ctl.src": state.src,
+                             "ctl.tgt": state.tgt, "ctl.present": state.present})
+    if st.session_state.get("ctl.options_drawn"):
+        st.session_state.update(_option_values(state))
+
+
+def _option_values(state: AppState) -> dict:
+    """The option widgets' values for a state, by widget key."""
+    config = state.config()
+    values = {f"ctl.{field}": getattr(config, field) for field in SIZE_FIELDS + CHOICE_FIELDS + BOOL_FIELDS + ("eps",)}
+    values |= {f"ctl.{field}": _widget_depths(config)[stack] for stack, field in DEPTHS.items()}
+    values["ctl.seed"], values["ctl.digits"] = state.seed, state.digits
+    values["ctl.divisor_kind"] = "sqrt" if config.attn_divisor == "sqrt_dk" else "number"
+    values["ctl.divisor"] = 30.0 if config.attn_divisor == "sqrt_dk" else float(config.attn_divisor)
+    return values
+
+
+def _on_preset_change():
+    preset = st.session_state["ctl.preset"]
+    if preset not in engine.PRESETS:  # only a forged message can name another
+        return
+    old = st.session_state.state
+    fresh = AppState(preset=preset, seed=old.seed, src=st.session_state["ctl.src"], tgt=st.session_state["ctl.tgt"],
+                     lang=old.lang, lang_chosen=old.lang_chosen, gen=old.gen)
+    set_state(fresh)
+    _sync_widgets(fresh)
+
+
+def whole_number_input(container, label: str, key: str, low: int, high: int, on_change=None, disabled=False):
+    """A whole number (a size, a seed, a count). A float input shown without decimals ("%g"): Streamlit 1.67's
+    whole-number input raises on a forged NaN or inf (int() before its range check), where a float input puts its
+    default back. on_change runs after the value is made whole."""
+    container.number_input(label, min_value=float(low), max_value=float(high), step=1.0, format="%g", key=key,
+                           on_change=_on_whole_number, args=(key, on_change), disabled=disabled)
+
+
+def _on_whole_number(key, then):
+    """Drop a typed fraction (2.5 becomes 2), as a whole-number input does in the browser."""
+    st.session_state[key] = int(st.session_state[key])
+    if then is not None:
+        then()
+
+
+def _on_heads_change():
+    """Keep d_k = d_v = d_model / h when the sizes divide, as the paper does."""
+    d_model, heads = st.session_state["ctl.d_model"], st.session_state["ctl.n_heads"]
+    if heads and d_model % heads == 0:
+        st.session_state["ctl.d_k"] = st.session_state["ctl.d_v"] = d_model // heads
+
+
+def _controls(good: AppState, t) -> AppState:
+    """The state the sidebar's widgets ask for."""
+    sidebar = st.sidebar
+    notes = st.session_state.pop("url_notes", [])
+    for note in notes:
+        detail = session.refusal(t, note) if isinstance(note, ValueError) else literal(note)
+        sidebar.warning(t("msg.url", detail=detail))
+    sidebar.segmented_control(t("lang.label"), list(LANGUAGES), format_func=LANGUAGES.get, key="ctl.lang",
+                              required=True)
+    sidebar.toggle(t("ctl.present"), key="ctl.present", help=t("ctl.present_help"))
+    sidebar.selectbox(t("ctl.preset"), list(engine.PRESETS), format_func=lambda p: t(f"preset.{p}"),
+                      key="ctl.preset", on_change=_on_preset_change)
+    sidebar.text_input(t("ctl.src"), good.src, key="ctl.src", max_chars=MAX_CHARS)
+    own = ".decoder_only" if _decoder_only(good) else ""  # whose decoder reads the source first
+    sidebar.text_input(t(f"ctl.tgt{own}"), good.tgt, key="ctl.tgt", max_chars=MAX_CHARS)
+    sos_only = not split(st.session_state["ctl.tgt"])  # the post's own decoder step
+    sidebar.button(t(("ctl.tgt_default" if sos_only else "ctl.tgt_sos") + own, target=DEFAULT_TARGET),
+                   key="ctl.tgt_toggle", on_click=_set_target, args=(DEFAULT_TARGET if sos_only else "",))
+    _offer_replaced_text(sidebar, t)
+    options = sidebar.expander(t("ctl.options"), key="ctl.options", on_change="rerun")
+    if options.open:  # the option widgets are drawn (and cost a rerun's time) only while they are shown
+        if not st.session_state.get("ctl.options_drawn"):  # hidden widgets forget their values: give them back
+            st.session_state.update(_option_values(good))
+        with options:
+            digits = int(st.slider(t("ctl.digits"), *DIGITS_RANGE, key="ctl.digits", help=t("ctl.digits_help")))
+            overrides, seed = _option_widgets(good, t)  # digits: a forged 4.5, within the slider's range, is 4
+    else:
+        overrides, seed, digits = good.overrides, good.seed, good.digits
+    st.session_state["ctl.options_drawn"] = options.open
+    same_model = (seed, overrides) == (good.seed, good.overrides)  # trained weights fit only their own model
+    lang = st.session_state["ctl.lang"] if st.session_state["ctl.lang"] in LANGUAGES else good.lang
+    return good.replace(lang=lang, lang_chosen=good.lang_chosen or lang != good.lang, digits=digits,
+                        src=st.session_state["ctl.src"], present=st.session_state["ctl.present"] is True,
+                        tgt=st.session_state["ctl.tgt"], seed=seed, overrides=overrides,
+                        weights=good.weights if same_model else "")
+
+
+def _describe_model(sidebar, context: Context) -> None:
+    """The model in use: its sizes, where its weights came from and, for weights the server holds, how long their
+    link works, with a way back to the preset's weights."""
+    state, t, store = context.state, context.t, runs.weights_store()
+    sidebar.caption(t("model.in_use_line", model=session.model_description(context)))
+    if not state.weights:
+        return
+    if store.on_disk(state.weights):
+        sidebar.caption(t("model.kept", id=state.weights, files=store.max_files, mb=store.max_bytes // 2**20))
+    else:
+        sidebar.caption(t("model.kept_memory", id=state.weights, n=store.memory))
+    sidebar.button(t("ctl.drop_weights"), key="ctl.drop_weights", on_click=lambda: set_state(
+        st.session_state.state.replace(weights="", edits=())))
+
+
+def _offer_replaced_text(sidebar, t) -> None:
+    """While the sentences are the ones that replaced the learner's: say so, with a button to bring theirs back."""
+    replaced = st.session_state.get("text.replaced")
+    if replaced is None:
+        return
+    if (st.session_state["ctl.src"], st.session_state["ctl.tgt"]) != replaced["new"]:
+        del st.session_state["text.replaced"]  # the learner has typed other sentences since
+        return
+    (src, tgt), (new_src, new_tgt) = (map(model_card.code, pair) for pair in (replaced["old"], replaced["new"]))
+    sidebar.info(t("model.text_replaced", src=src, tgt=tgt, new_src=new_src, new_tgt=new_tgt))
+    sidebar.button(t("model.text_restore"), key="ctl.restore_text", on_click=_restore_text)
+
+
+def _decoder_only(good: AppState) -> bool:
+    """Whether the model asked for is decoder-only: the option's toggle while it is drawn (newer than the state,
+    which this run's widgets have not made yet), else the state's."""
+    if st.session_state.get("ctl.options_drawn") and "ctl.decoder_only" in st.session_state:
+        return st.session_state["ctl.decoder_only"] is True
+    return good.config().decoder_only
+
+
+def _restore_text():
+    src, tgt = st.session_state.pop("text.replaced")["old"]
+    st.session_state["ctl.src"], st.session_state["ctl.tgt"] = src, tgt
+
+
+def _set_target(text: str):
+    st.session_state["ctl.tgt"] = text
+
+
+def _option_widgets(good: AppState, t) -> tuple:
+    """The Config widgets; returns the fields that differ from the preset, as sorted pairs, and the seed."""
+    st.caption(t("ctl.sizes"))
+    left, right = st.columns(2)
+    for i, field in enumerate(SIZE_FIELDS):
+        whole_number_input(left if i % 2 == 0 else right, field, f"ctl.{field}", 1, APP_LIMITS[field],
+                           on_change=_on_heads_change if field in ("d_model", "n_heads") else None,
+                           disabled=field == "n_enc_layers" and st.session_state["ctl.decoder_only"])  # no encoder
+    whole_number_input(st, t("ctl.seed"), "ctl.seed", 0, 2**32 - 1)
+    st.radio(t("ctl.divisor"), ["sqrt", "number"], format_func=lambda k: t(f"ctl.divisor.{k}"),
+             key="ctl.divisor_kind", horizontal=True)
+    if st.session_state["ctl.divisor_kind"] == "number":
+        low, high = FLOAT_RANGES["attn_divisor"]
+        st.number_input(t("ctl.divisor.value"), min_value=low, max_value=high, key="ctl.divisor")
+    for field in CHOICE_FIELDS:
+        st.selectbox(t(f"ctl.{field}"), CHOICES[field], format_func=lambda c: t(f"choice.{c}"), key=f"ctl.{field}")
+    st.number_input(t("ctl.eps"), min_value=FLOAT_RANGES["eps"][0], max_value=FLOAT_RANGES["eps"][1], format="%.0e",
+                    key="ctl.eps")
+    for field in BOOL_FIELDS:
+        st.toggle(t(f"ctl.{field}"), key=f"ctl.{field}")
+    chosen = {f: st.session_state[f"ctl.{f}"] for f in CHOICE_FIELDS + BOOL_FIELDS + ("eps",)}
+    chosen |= {f: int(st.session_state[f"ctl.{f}"]) for f in SIZE_FIELDS}  # a float after Streamlit resets one
+    chosen |= _depth_settings(good.config(), chosen.pop("n_enc_layers"), chosen.pop("n_dec_layers"))
+    chosen["attn_divisor"] = "sqrt_dk" if st.session_state["ctl.divisor_kind"] == "sqrt" else float(
+        st.session_state["ctl.divisor"])
+    base = engine.PRESETS[good.preset]
+    return tuple(sorted((f, v) for f, v in chosen.items() if getattr(base, f) != v)), int(st.session_state["ctl.seed"])
+
+
+def _depth_settings(config: engine.Config, enc: int, dec: int) -> dict:
+    """The depth fields for the depths the widgets show: the config's own while they are its depths (a link's
+    n_enc_layers stays as it was written); else N for both stacks, or N for the encoder and the decoder's own."""
+    if (enc, dec) == tuple(_widget_depths(config).values()):
+        return {field: getattr(config, field) for field in ("n_layers", *DEPTHS.values())}
+    return {"n_layers": enc, "n_enc_layers": None, "n_dec_layers": None if dec == enc else dec}
+
+
+def _widget_depths(config: engine.Config) -> dict:
+    """The depths the widgets show: a decoder-only model's encoder has none, and its widget keeps the depth the
+    encoder-decoder model would have (the widget's least is 1)."""
+    return {stack: config.replace(decoder_only=False).depth(stack) for stack in DEPTHS}

@@ -1,0 +1,116 @@
+"""Every use of Streamlit's private internals, in one place: written for Streamlit 1.67.x and used only there.
+
+On any other version each workaround is off, with one logged warning, until someone has checked it against that
+version's source: `forget_stale_widgets` reads and writes private attributes of a session's state,
+`leave_folder_mode` sets a class attribute for the whole process, and `rerun_session` reaches another session
+through the runtime's private session manager (off, the students' pages poll instead: ui/classroom/follow.py). Why
+each is needed, and the test that fails without it on 1.67: docs/streamlit-widget-leak.md, tests/test_app.py
+(test_a_session_does_not_keep_the_widgets_it_no_longer_shows, test_deep_link_before_any_app_run) and
+tests/test_follow.py (test_a_student_follows_the_teacher_and_can_detach).
+"""
+from __future__ import annotations
+
+import functools
+import logging
+
+import streamlit
+from streamlit.proto.ClientState_pb2 import ClientState
+from streamlit.runtime import Runtime
+from streamlit.runtime.app_session import AppSessionState
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+from streamlit.runtime.state import get_session_state
+
+WRITTEN_FOR = "1.67."  # the Streamlit versions whose source these workarounds were checked against
+RERUN_LATER_SECONDS = 0.05  # rerun_session on a session busy with a run of its own: asked again this much later
+
+log = logging.getLogger(__name__)
+
+
+@functools.cache
+def in_use(version: str = streamlit.__version__) -> bool:
+    """Whether the workarounds run: on the version they were written for only, else one warning and never."""
+    if version.startswith(WRITTEN_FOR):
+        return True
+    log.warning("Streamlit %s is not %sx, for which ui/core/streamlit_internals.py was written: its workarounds are "
+                "off (the widget-metadata leak and the deep link into folder mode are not handled)", version, WRITTEN_FOR)
+    return False
+
+
+def forget_stale_widgets() -> None:
+    """Drop what Streamlit 1.67 keeps of widgets a session no longer shows: after each run it forgets a stale
+    widget's value but not its metadata (docs/streamlit-widget-leak.md). A clickable heatmap gets a new widget id
+    whenever its numbers or its marked cell change, so a session grew by ~1.4 kB per rerun for as long as it lived.
+    A widget is live while it has a value (sent by the browser or kept from the last run) or is the one its key
+    names."""
+    if not in_use():
+        return
+    session = get_session_state()._state
+    widgets, keys = session._new_widget_state, session._key_id_mapper
+    live = widgets.states.keys() | session._old_state.keys() | set(keys._key_id_mapping.values())
+    for stale in widgets.widget_metadata.keys() - live:
+        del widgets.widget_metadata[stale]
+    for stale in keys.id_key_mapping.keys() - live:  # the key's earlier ids
+        del keys.id_key_mapping[stale]
+
+
+def leave_folder_mode() -> bool:
+    """Put the process in st.navigation's mode, as the first call of st.navigation would (it sets the same class
+    attribute). Until then, because this app keeps its pages in a folder called pages/, Streamlit runs a page opened
+    by a deep link in its legacy folder mode, without the entry point. False if the workaround is off."""
+    if not in_use():
+        return False
+    PagesManager.uses_pages_directory = False
+    return True
+
+
+def this_session() -> str | None:
+    """The id of the session whose script runs in this thread, for rerun_session; None if off."""
+    run = get_script_run_ctx() if in_use() else None
+    return None if run is None else run.session_id
+
+
+def rerun_session(session_id: str) -> bool:
+    """From any thread: rerun the whole page of a session of this process, with the page and address of its last run
+    and no widget changed (what Streamlit's own rerun-on-save asks). False if the session is gone, or the workaround
+    is off."""
+    if not in_use() or not Runtime.exists():
+        return False
+    found = Runtime.instance()._session_mgr.get_active_session_info(session_id)
+    if found is None:
+        return False
+    found.session._event_loop.call_soon_threadsafe(_rerun, found.session)  # on the server's event loop, as a BackMsg
+    return True
+
+
+def _rerun(session) -> None:
+    if session._state == AppSessionState.SHUTDOWN_REQUESTED:
+        return
+    if session._state == AppSessionState.APP_IS_RUNNING:  # a run of its own, which a rerun now would stop: after it
+        session._event_loop.call_later(RERUN_LATER_SECONDS, _rerun, session)
+        return
+    last = session._client_state
+    state = ClientState(query_string=last.query_string, page_script_hash=last.page_script_hash,
+                        page_name=last.page_name)
+    if last.HasField("context_info"):
+        state.context_info.CopyFrom(last.context_info)
+    session.request_rerun(state)
+
+
+def navigation_mode_for_tests(monkeypatch) -> None:
+    """For AppTest, which resets the folder-mode flag before every run: keep it as the real server has it once
+    app.py has called st.navigation, so a switched-to page runs after app.py, not without it."""
+    original = PagesManager.__init__
+
+    def init(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False
+
+    monkeypatch.setattr(PagesManager, "__init__", init)
+
+
+def kept_widgets(session_state) -> int:
+    """For tests: the entries a session keeps for its widgets (metadata, and ids its keys named), the figure that
+    grows by one each rerun with the leak (st.session_state, or AppTest's session state)."""
+    session = session_state._state
+    return len(session._new_widget_state.widget_metadata) + len(session._key_id_mapper.id_key_mapping)

@@ -1,0 +1,227 @@
+"""The parts of a layer drawn the same way in the encoder and the decoder: an attention block with the paper's whole
+equations above its steps and the heads' W^Q as the one matrix they are slices of, Add & LayerNorm, the
+feed-forward network, a stack's output, and the dropout of training. The encoder's and the decoder's pages call
+these with their stack ("enc" or "dec")."""
+import streamlit as st
+
+import numpy as np
+
+from engine import attention as att
+from engine import dropout as dr
+from engine import layers
+
+from ui.core import runs, session
+from ui.core.figures import heatmap
+from ui.core.format import arrow, fmt, fmt_tex
+from ui.core.labels import indices, step_axes
+from ui.core.state import CACHE_HASH
+from ui.lessons.formulas import DIGITS, attention_equations, mark_head, side_by_side_tex
+from ui.views import draw, pickers, steps
+
+SUBLAYER_WORDS = {"attn": "self_attn", "self_attn": "masked", "cross_attn": "cross", "ffn": "ffn"}  # block: sublayer.*
+WQ_ROWS = 16  # a W^Q too big to write out is drawn as a heatmap of its first rows (512 x 512 is 2 MB to send)
+EVEN = 0.01  # cross-attention whose weights are all this close to 1/n_keys is said to weigh the source alike
+MEASURES = {"change": layers.CHANGE_TEX, "cosine": layers.COSINE_TEX, "norm": layers.NORM_TEX}  # catalog stack.*
+DROPOUTS = {  # where training drops cells, in the order of the pass: step -> (what, of which sub-layer) or None
+    "src": {"src.dropout": None}, "tgt": {"tgt.dropout": None},
+    "enc": {"attn.dropout": ("weights", "self_attn"), "drop1": ("output", "self_attn"), "drop2": ("output", "ffn")},
+    "dec": {"self_attn.dropout": ("weights", "masked"), "drop1": ("output", "masked"),
+            "cross_attn.dropout": ("weights", "cross"), "drop2": ("output", "cross"), "drop3": ("output", "ffn")},
+}
+INPUT_SUM = ": X_emb + PE"  # what the source's and the decoder's input dropouts drop from
+
+
+def equations(block: str):
+    """Attention(Q,K,V), head_i and MultiHead of the paper, as this block computes them, in one formula."""
+    ctx = session.get()
+    divisor = ctx.trace.step(f"{block}.scaled").meta["divisor_tex"]
+    lines = attention_equations(divisor, block.endswith(".self_attn"), block.endswith(".cross_attn"),
+                                ctx.config.attn_bias)
+    draw.latex(ctx.t.words(r" \\ ".join(lines)))
+    steps.paper_form(("scale", "proj"), block)
+
+
+def weights_side_by_side(block: str, head: int):
+    """The h heads' W^Q_i as the column blocks of one d_model x h·d_k matrix, `head`'s columns marked."""
+    ctx = session.get()
+    W = ctx.model.params[f"{block}.W_Q"]
+    h, d_model, d_k = W.shape
+    text = ctx.t("formulas.side_by_side", h=h, d_model=d_model, width=h * d_k, head=head + 1, d_k=d_k)
+    if d_model <= draw.LATEX_CELLS and h * d_k <= draw.LATEX_CELLS:
+        equals = r" \\ = " if ctx.state.present else " = "  # a presenter's matrix on a line of its own: wider type
+        draw.text_and_formula(text, att.SIDE_BY_SIDE_TEX + equals + side_by_side_tex(W, head,
+                                                                                    min(ctx.state.digits, DIGITS)))
+        return
+    rows = min(d_model, WQ_ROWS)
+    draw.text_and_formula(text, att.SIDE_BY_SIDE_TEX)
+    st.caption(ctx.t("formulas.first_rows", rows=rows, d_model=d_model))
+    chart = heatmap(att.heads_side_by_side(W)[:rows], indices(rows), indices(h * d_k), digits=ctx.state.digits,
+                    scale=draw.type_scale(ctx))
+    draw.plot(mark_head(chart, head, d_k, h), f"wq.{block}.{head}")
+
+
+def attention(block: str, key: str, focus: str):
+    """A decoder attention block on one page: per head, Q, K, V to the heads' outputs, Concat and W^O."""
+    equations(block)
+    ctx = session.get()
+    if block.endswith(".cross_attn") and layers.evenly_spread(ctx.trace[f"{block}.weights"], EVEN):
+        st.container(border=True).markdown(  # a lesson, not a warning: no alert box
+            ":material/info: " + ctx.t("cross.even", n=ctx.trace[f"{block}.weights"].shape[-1], tolerance=EVEN))
+    leaves = ["q", "k", "v", "scores", "scaled"] + (["mask", "masked"] if block.endswith(".self_attn") else [])
+    head = pickers.head_picker(f"heads.{key}.{block.split('.')[1]}")
+    weights_side_by_side(block, head)
+    steps.flow([f"{block}.{s}" for s in leaves + ["weights", "heads", "concat", "out"]], head, key=key,
+               focus=f"{block}.{focus}")  # concat and out (all heads): one flow draws one step, one heatmap
+
+
+def add_norm(stack: str, layer: int, key: str):
+    """A sub-layer's residual add and LayerNorm, in the order of the norm placement; the sub-layer is chosen."""
+    ctx = session.get()
+    blocks = ctx.config.sublayers[stack]  # by number: a decoder-only layer has no cross-attention, sub-layer 2
+    sublayer = pickers.choice(f"{key}.sublayer", ctx.t("view.input"), list(blocks),
+                               lambda k: ctx.t(f"sublayer.{SUBLAYER_WORDS[blocks[k]]}"), link="sublayer")
+    order = ("add", "ln") if ctx.config.norm_placement == "post" else ("ln", "add")
+    steps.flow([f"{stack}.{layer}.{kind}{sublayer}" for kind in order], key=f"{key}.{sublayer}",
+               focus=f"{stack}.{layer}.ln{sublayer}")
+
+
+def ffn(stack: str, layer: int, key: str):
+    steps.flow([f"{stack}.{layer}.ffn.{kind}" for kind in ("hidden", "act", "out")], key=key)
+
+
+def stack_output(stack: str):
+    """Two sections (pickers.section_tabs, one drawn per rerun): what each layer changes, all layers at a glance; one
+    layer: where its heads look, and its output in full (the last layer's with the stack's, which in post-norm is the same
+    tensor, drawn once)."""
+    ctx = session.get()
+    names = layers.layer_outputs(ctx.trace, stack)
+    pickers.section_tabs({"stack.changes": lambda: _layer_changes(ctx, stack, names),
+                          "stack.one_layer": lambda: _one_layer(ctx, stack, names)}, f"{stack}.section", link="section")
+
+
+def _layer_changes(ctx, stack, names):
+    """One measure (engine.layers) per position and layer, as a heatmap with its numbers: positions down, layers
+    across."""
+    measure = pickers.choice(f"{stack}.measure", ctx.t("stack.measure"), list(MEASURES), lambda m: ctx.t(f"stack.{m}"))
+    values = getattr(layers.layer_changes([ctx.trace[name] for name in names]), measure)  # (layers, positions)
+    draw.latex(MEASURES[measure])
+    one_layer = len(names) == 2  # the stack's input and one layer
+    note = "\n\n" + ctx.t("stack.one_layer_note", field=f"n_{stack}_layers") if one_layer else ""
+    st.caption(ctx.t(f"stack.{measure}_note") + note)
+    first = 0 if measure == "norm" else 1  # x^(0), the input, has a length but no change
+    columns = [ctx.t("view.input") if l == 0 else ctx.t("stack.layer", l=l) for l in range(first, len(names))]
+    chart = heatmap(values.T, step_axes(ctx.trace, names[0])[0], columns, digits=ctx.state.digits,
+                    scale=draw.type_scale(ctx))
+    draw.plot(chart, f"{stack}.{measure}", width=draw.chart_width(len(columns)))
+
+
+def _one_layer(ctx, stack, names):
+    layer = pickers.layer_picker(f"layer.{stack}_stack", default=ctx.config.depth(stack) - 1)
+    for block in ctx.config.sublayers[stack].values():
+        if block != "ffn":
+            _attention_focus(ctx, f"{stack}.{layer}.{block}", SUBLAYER_WORDS[block])
+    _layer_output(ctx, stack, names, layer)
+
+
+def _attention_focus(ctx, block, sublayer):
+    """Per query position and head: the key it weighs most, and that weight."""
+    focus = layers.attention_focus(ctx.trace[f"{block}.weights"])
+    queries, keys = step_axes(ctx.trace, f"{block}.weights")[1:]
+    st.markdown(f"**{ctx.t('stack.focus', sublayer=ctx.t(f'sublayer.{sublayer}'))}**")
+    st.caption(ctx.t("stack.focus_note_masked" if sublayer == "masked" else "stack.focus_note", k=len(keys),
+                     even=fmt(1 / len(keys), ctx.state.digits)))
+    heads = {f"{ctx.t('view.head')} {h + 1}": [f"{keys[k]} · {fmt(w, ctx.state.digits)}"
+                                               for k, w in zip(key, weight)] for h, (key, weight) in enumerate(zip(*focus))}
+    st.dataframe(arrow({"": queries, **heads}), hide_index=True,
+                 column_config={"": st.column_config.TextColumn(pinned=True)})  # the query positions
+
+
+def _layer_output(ctx, stack, names, layer):
+    """The layer's output; the last layer's is followed by the stack's, or is it (post-norm)."""
+    n, post = ctx.config.depth(stack), ctx.config.norm_placement == "post"
+    if layer < n - 1 or not post:
+        st.markdown(f"**{ctx.t('stack.layer_output', l=layer + 1)}**")
+        steps.step(names[layer + 1], drill=False)
+    if layer == n - 1:
+        st.markdown(f"**{ctx.t('stack.last_output' if post else 'stack.final_norm', l=n)}**")
+        st.caption(ctx.t("stack.same" if post else "stack.final_norm_note", out=f"{stack}.out", l=n,
+                         name=names[-1]))
+        steps.step(f"{stack}.out")
+
+
+@st.cache_resource(max_entries=16, show_spinner=False, hash_funcs=CACHE_HASH)
+def _training_pass(model_key, p, seed):
+    """The page's model run once in training mode (dropout p, masks from seed)."""
+    return runs.run_model(model_key).run(model_key.src, model_key.tgt or None, dropout=p, seed=seed)
+
+
+def dropout():
+    """One dropout of a pass in training mode, after the step it drops cells from."""
+    ctx = session.get()
+    row = st.container(horizontal=True, gap="medium")
+    p = row.slider(ctx.t("train.dropout"), 0.05, 0.5, 0.1, step=0.05, key="dropout.p")
+    seed = row.number_input(ctx.t("train.seed"), min_value=0.0, max_value=float(2**32 - 1), step=1.0, format="%g",
+                            key="dropout.seed")  # a float input: a forged NaN or inf puts the default back
+    places = _dropouts(ctx.config)
+    place = pickers.choice("dropout.place", ctx.t("dropout.place"), list(places),
+                           lambda where: ctx.t(f"dropout.place.{where}"))
+    drops = places[place]
+    drop = next(iter(drops))
+    if len(drops) > 1:
+        layer = pickers.layer_picker(f"layer.{place}")
+        drop = f"{place}.{layer}." + pickers.choice(
+            f"dropout.which.{place}", ctx.t("dropout.which"), list(drops),
+            lambda d: ctx.t(f"dropout.{drops[d][0]}", sublayer=ctx.t(f"sublayer.{drops[d][1]}")))
+    trace = _training_pass(ctx.state.model_key, p, int(seed))
+    names = [trace.step(drop).inputs[0], drop]  # before, after
+    head = pickers.head_picker("heads.dropout") if trace[drop].ndim == 3 else None
+    pickers.section_tabs({"dropout.tab.flow": lambda: steps.flow(names, head, key=f"dropout.{drop}", focus=drop,
+                                                                 trace=trace),
+                          "dropout.tab.mask": lambda: _dropout_mask(ctx, trace, names, head),
+                          "dropout.tab.places": lambda: _dropout_places(ctx, place, drop)},
+                         "dropout.tab", link="section")
+
+
+def _dropout_mask(ctx, trace, names, head):
+    """The keep mask m of the chosen dropout as 0/1 cells, its scale 1/(1 - p), and one kept cell in numbers."""
+    before, drop = names
+    s = trace.step(drop)
+    keep, p = s.meta["keep"], s.meta["p"]
+    mask = keep if head is None else keep[head]  # (rows, cols)
+    st.markdown(ctx.t("dropout.mask.text", kept=int(mask.sum()), cells=mask.size, seed=s.meta["seed"], name=drop))
+    axes = step_axes(trace, drop)
+    draw.plot(heatmap(mask.astype(float), axes[-2], axes[-1], digits=1, scale=draw.type_scale(ctx)),
+              "dropout.mask.chart", width=draw.chart_width(mask.shape[1]))
+    scale, digits = dr.keep_scale(p), ctx.state.digits
+    formula = rf"\frac{{1}}{{1 - p}} = \frac{{1}}{{1 - {fmt_tex(p, digits)}}} = {fmt_tex(scale, digits)}"
+    if not mask.any():
+        draw.text_and_formula(ctx.t("dropout.scale.text"), formula)
+        return
+    i, j = (int(x) for x in np.argwhere(mask)[0])
+    index = (i, j) if head is None else (head, i, j)
+    draw.text_and_formula(ctx.t("dropout.scale.example", row=i + 1, col=j + 1),
+                          rf"{formula},\quad {fmt_tex(trace[before][index], digits)} \cdot "
+                          rf"{fmt_tex(scale, digits)} = {fmt_tex(trace[drop][index], digits)}")
+
+
+def _dropout_places(ctx, place, drop):
+    """Every place the model's training pass drops cells (_dropouts), the chosen one in bold."""
+    lines = []
+    for where, drops in _dropouts(ctx.config).items():
+        lines.append(f"- {ctx.t(f'dropout.place.{where}')}" + (INPUT_SUM if len(drops) == 1 else ""))
+        for name, what in drops.items():
+            if what is not None:
+                word = ctx.t(f"dropout.{what[0]}", sublayer=ctx.t(f"sublayer.{what[1]}"))
+                chosen = where == place and drop.endswith(f".{name}")
+                lines.append(f"    - **{word}** ← {ctx.t('dropout.here')}" if chosen else f"    - {word}")
+        if where == place and len(drops) == 1:
+            lines[-1] = f"- **{ctx.t(f'dropout.place.{where}')}{INPUT_SUM}** ← {ctx.t('dropout.here')}"
+    st.markdown(ctx.t("dropout.places.text") + "\n\n" + "\n".join(lines))
+
+
+def _dropouts(config) -> dict:
+    """DROPOUTS of the model's places: a decoder-only model has no source, no encoder and no cross-attention."""
+    if not config.decoder_only:
+        return DROPOUTS
+    return {place: {step: what for step, what in drops.items() if what is None or what[1] != "cross"}
+            for place, drops in DROPOUTS.items() if place in ("tgt", "dec")}

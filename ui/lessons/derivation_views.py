@@ -1,0 +1,78 @@
+"""The derivations sympy works out (ui.lessons.derivations), drawn on the pages that teach their step, each in an
+expander that draws it only while open (draw.derivation): the lines, with a sentence before them and, where the step
+has them, the current numbers."""
+import numpy as np
+import streamlit as st
+
+from engine.positional import sinusoid_angle
+
+from ui.core import session
+from ui.core.format import bmatrix
+from ui.views import draw
+
+LINES = r" \\ "
+
+
+def _sympy():
+    """ui.lessons.derivations, imported when a derivation is first opened: importing sympy takes a second, which a page
+    that shows its derivations closed does not pay."""
+    from ui.lessons import derivations
+    return derivations
+
+
+def _show(key: str, lines, **values):
+    ctx = session.get()
+    draw.text_and_formula(ctx.t(f"derive.{key}.text", **values), LINES.join(lines))
+
+
+def qkv(block: str, head: int):
+    """Q = X W^Q (+ b^Q) of one head, written out for its first positions and columns, then with its numbers."""
+    draw.derivation("qkv", lambda: _qkv(block, head))
+
+
+def _qkv(block, head):
+    ctx, derivations = session.get(), _sympy()
+    step = ctx.trace.step(f"{block}.q")
+    source, W, *bias = step.inputs
+    X, d_model = ctx.trace[source], ctx.config.d_model
+    if d_model > derivations.QKV_TERMS:
+        st.caption(ctx.t("derive.qkv.wide", d_model=d_model, most=derivations.QKV_TERMS))
+        return
+    b = ctx.model.params[bias[0]][head] if bias else None
+    product = derivations.qkv_product(X, ctx.model.params[W][head], b, digits=ctx.state.digits)
+    name = rf"Q_{{{head + 1}}}[1{{:}}{product.result.rows},\ 1{{:}}{product.result.cols}]"
+    numbers = bmatrix(np.array(product.result, dtype=float), ctx.state.digits)
+    _show("qkv", [f"{name} = {product.lines[0]}", f"= {product.lines[1]}", f"= {numbers}"], x=source, head=head + 1)
+
+
+def softmax():
+    draw.derivation("softmax", lambda: _show("softmax", _sympy().softmax_jacobian().lines))
+
+
+def layer_norm():
+    form = session.get().config.layer_norm
+    draw.derivation("layer_norm", lambda: _show(f"layer_norm.{form}", _sympy().layer_norm_jacobian(form).lines))
+
+
+def cross_entropy():
+    draw.derivation("cross_entropy", lambda: _show("cross_entropy", _sympy().cross_entropy_gradient().lines))
+
+
+def pe_rotation():
+    draw.derivation("pe_rotation", _pe_rotation)
+
+
+def _pe_rotation():
+    """R(k) by the angle-sum identities; with the model's encoding (the paper's), PE(1) = R(1) PE(0) in numbers for
+    the first frequency pair."""
+    ctx, derivations = session.get(), _sympy()
+    _show("pe_rotation", derivations.pe_rotation().lines)
+    pe = ctx.trace["src.pos"]  # (n, d_model)
+    if ctx.config.pos_encoding != "sinusoidal":
+        st.caption(ctx.t("derive.pe_rotation.other"))
+    elif pe.shape[0] > 1 and pe.shape[1] > 1:
+        omega = sinusoid_angle(1, ctx.config.d_model, 0)
+        digits = ctx.state.digits
+        before, after = (bmatrix(pe[pos, :2][:, None], digits) for pos in (0, 1))
+        draw.text_and_formula(ctx.t("derive.pe_rotation.numbers"), rf"{after} = R(1)\,{before} = "
+                              rf"{bmatrix(derivations.rotation(omega, 1), digits)}\,{before}")

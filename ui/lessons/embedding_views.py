@@ -1,0 +1,61 @@
+"""The tokens page's lessons beyond the lookup (issue 19): the embedding as the product of the one-hot matrix chi
+and W_E, and the cosine similarity of the vocabulary's embeddings before and after training. Sections
+(pickers.section_tabs): only the chosen one is drawn."""
+import numpy as np
+import streamlit as st
+
+from engine import positional as pe
+
+from ui.core import runs, session
+from ui.core.figures import heatmap
+from ui.core.format import bmatrix
+from ui.lessons.generation_views import TRAINED_CORPUS, shipped_trained
+from ui.views import draw
+
+COSINE_TOKENS = 24  # the first tokens of a vocabulary whose similarities are drawn: 24 labels fit half the page
+SCALE_TEX = r" \cdot \sqrt{d_{\text{model}}}"
+
+
+def sections():
+    """The page's sections after the lookup: {label key: draw}."""
+    return {"tokens.tab.product": product, "tokens.tab.cosine": cosine}
+
+
+def product():
+    """chi (n, N) times W_E (N, d_model), the rows it picks, and the product: the lookup's numbers."""
+    ctx = session.get()
+    trace, model = ctx.trace, ctx.model
+    table, ids = model.params[model.embed_names["src"]], list(trace.src_ids)
+    scale, scaled = trace.step("src.embed").meta["scale"], ctx.config.embed_scale
+    draw.text_and_formula(ctx.t("tokens.product.text", n=len(ids), vocab=table.shape[0]),
+                          pe.ONE_HOT_SCALED_TEX if scaled else pe.ONE_HOT_TEX)
+    tokens = list(trace.src_tokens)
+    draw.plot(heatmap(pe.one_hot(ids, table.shape[0]), tokens, list(model.vocab.tokens), digits=1,
+                      scale=draw.type_scale(ctx)), "tokens.onehot.chart")
+    result = pe.embed_as_product(table, ids, scale)  # (n, d_model)
+    scale_tex = SCALE_TEX if scaled else ""
+    rows = r" \\ ".join(rf"W_E[{i}]" for i in ids)
+    draw.latex(rf"\chi\, W_E{scale_tex} = \begin{{bmatrix}} {rows} \end{{bmatrix}}{scale_tex} \\ = "
+               + bmatrix(result, ctx.state.digits))  # two lines: d_model = 512's numbers need the whole width
+    st.caption(ctx.t("tokens.product.equal" if np.array_equal(result, trace["src.embed"]) else
+                     "tokens.product.unequal"))
+
+
+def cosine():
+    """The first COSINE_TOKENS tokens' cosine similarities, of the model in use and of the other one: the trained
+    weights' untrained start, or the shipped trained model if the pages use random weights."""
+    ctx = session.get()
+    draw.text_and_formula(ctx.t("tokens.cosine.text"), pe.COSINE_TEX)
+    trained = bool(ctx.state.weights)
+    other = (runs.run_model(ctx.state.replace(weights="", edits=()).model_key) if trained
+             else shipped_trained())
+    captions = (ctx.t("tokens.cosine.trained_in_use" if trained else "tokens.cosine.random_in_use",
+                      seed=ctx.model.seed),
+                ctx.t("tokens.cosine.random_other" if trained else "tokens.cosine.trained_other",
+                      seed=other.seed, corpus=TRAINED_CORPUS, d_model=other.config.d_model))
+    for column, model, caption, key in zip(st.columns(2), (ctx.model, other), captions, ("in_use", "other")):
+        tokens = list(model.vocab.tokens)[:COSINE_TOKENS]
+        column.caption(ctx.t("tokens.cosine.caption", model=caption, shown=len(tokens), vocab=len(model.vocab)))
+        similarity = pe.cosine_similarity(model.params[model.embed_names["src"]][:COSINE_TOKENS])
+        draw.plot(heatmap(similarity, tokens, tokens, digits=ctx.state.digits, scale=draw.type_scale(ctx)),
+                  f"tokens.cosine.{key}", where=column)

@@ -1,0 +1,267 @@
+"""The generation page's building blocks: the strategy controls, the step-by-step player, the beam tree, and
+the example where greedy and beam search disagree. They only display what the engine generated."""
+from __future__ import annotations
+
+import streamlit as st
+
+import engine
+from engine.corpus import pairs
+from engine.generate import (DISAGREEMENT, GREEDY_TEX, SCORE_TEX, TEMPERATURE_TEX, TOP_K_TEX, TOP_P_TEX,
+                             disagreement_example)
+from engine.tokens import SOS
+
+from ui.core import generation, runs, session, sidebar
+from ui.core.figures import bars, heatmap
+from ui.core.format import arrow, fmt
+from ui.core.labels import top_heading, top_tokens
+from ui.core.model_card import model_sizes
+from ui.core.state import CACHE_HASH
+from ui.lessons import beam_tree
+from ui.views import draw, frame
+
+TRAINED_CORPUS = "en-es"  # the shipped model the page opens on ("Hello World" -> "hola mundo")
+CHOICES = {"model": generation.MODELS, "strategy": generation.STRATEGIES}
+PLAY_SECONDS = 1.2  # one step per this many seconds while playing
+STRATEGY_TEX = {"greedy": GREEDY_TEX, "temperature": TEMPERATURE_TEX, "top_k": TOP_K_TEX, "top_p": TOP_P_TEX,
+                "beam": SCORE_TEX["plain"]}
+CONTROL_WIDTH = 300  # pixels per number control
+SLIDERS = {"temperature": 0.05, "p": 0.01, "alpha": 0.05, "width": 1}  # the rest are number inputs
+
+
+@st.cache_resource(max_entries=32, show_spinner=False, hash_funcs=CACHE_HASH)
+def _generated(model_key, gen):
+    """One generation per distinct state and settings, shared by every session."""
+    return generation.run(_generating_model(model_key, generation.settings(gen)["model"]), model_key.src, gen)
+
+
+def _generating_model(model_key, choice):
+    """The pages' model, or the shipped trained one with the source's new words (see _trained_for)."""
+    return _trained_for(model_key.src) if choice == "trained" else runs.run_model(model_key)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _trained_for(src):
+    """The shipped trained model; a word of the source it never learned gets weights of its own."""
+    return engine.with_words(shipped_trained(), src)
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def shipped_trained():
+    """The shipped model trained on TRAINED_CORPUS (engine.trained), loaded once per process."""
+    return engine.trained(TRAINED_CORPUS)
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def _disagreement():
+    return disagreement_example()
+
+
+def controls() -> dict:
+    """The strategy and its numbers; a change goes into the state (and so the URL) before the rerun."""
+    ctx = session.get()
+    values = generation.settings(ctx.state.gen)
+    for name, value in values.items():
+        st.session_state.setdefault(f"gen.{name}", value)
+    for name, choices in CHOICES.items():
+        if st.session_state[f"gen.{name}"] not in choices:  # see _on_change
+            st.session_state[f"gen.{name}"] = values[name]
+    st.segmented_control(ctx.t("gen.model"), generation.MODELS, format_func=lambda m: ctx.t(f"gen.m.{m}"),
+                         key="gen.model", required=True, on_change=_on_change)
+    st.caption(_model_note(ctx))
+    frame.new_words_note(_generating_model(ctx.state.model_key, st.session_state["gen.model"]))
+    st.segmented_control(ctx.t("gen.strategy"), generation.STRATEGIES, format_func=lambda s: ctx.t(f"gen.s.{s}"),
+                         key="gen.strategy", required=True, on_change=_on_change)
+    used = generation.USES[st.session_state["gen.strategy"]]
+    # One block (st.columns would send one per column), as wide as its controls need: one input is not stretched
+    # across the page. A width over the page's is the page's.
+    numbers = st.container(horizontal=True, gap="medium", width=CONTROL_WIDTH * len(used))
+    for name in used:
+        with numbers:
+            _number(ctx, name)
+    draw.latex(STRATEGY_TEX[st.session_state["gen.strategy"]])
+    return generation.settings(st.session_state.state.gen)
+
+
+def _model_note(ctx) -> str:
+    """Which model generates: its sizes and where its weights come from."""
+    if st.session_state["gen.model"] == "current":
+        note = ctx.t("gen.m.current_note", model=session.model_description(ctx))
+        return note if ctx.state.weights else f"{note} {ctx.t('gen.m.untrained')}"
+    return ctx.t("gen.m.trained_note", n=len(pairs(TRAINED_CORPUS)), sizes=model_sizes(ctx.t, shipped_trained().config),
+                 file=f"engine/data/{TRAINED_CORPUS}.npz")
+
+
+def _number(ctx, name):
+    low, high = generation.RANGES[name]
+    if name in SLIDERS:
+        st.slider(ctx.t(f"gen.{name}"), low, high, step=SLIDERS[name], key=f"gen.{name}", on_change=_on_change)
+    else:
+        sidebar.whole_number_input(st, ctx.t(f"gen.{name}"), f"gen.{name}", low, high, on_change=_on_change)
+
+
+def _on_change():
+    current = generation.settings(st.session_state.state.gen)
+    values = {name: st.session_state.get(f"gen.{name}", value) for name, value in current.items()}
+    values |= {name: int(values[name]) for name in generation.WHOLE}  # whole_number_input's value is a float
+    for name, choices in CHOICES.items():  # none chosen: only from a forged message, as the browser does not let
+        if values[name] not in choices:      # a required control be emptied
+            values[name] = current[name]
+    session.set_state(st.session_state.state.replace(gen=generation.changed(values)), reset_editors=False)
+    st.session_state["gen.step"] = 1
+
+
+def result():
+    """The engine's Generation or BeamSearch for the current state, or None with a message."""
+    ctx = session.get()
+    try:
+        return _generated(ctx.state.model_key, ctx.state.gen)
+    except ValueError as error:
+        st.error(ctx.t("gen.failed", error=error))
+        return None
+
+
+# ---- sampling strategies: one step at a time ---------------------------------------------------------------
+
+def sentence(ctx, tokens, note=""):
+    """The generated tokens as a line of code spans, and a note in small grey type under it (one element)."""
+    line = f"**{ctx.t('gen.sentence')}** `{SOS}` " + " ".join(f"`{t}`" for t in tokens)
+    st.markdown(line + (f"\n\n:gray[:small[{note}]]" if note else ""))
+
+
+def player(generated):
+    """Previous / next / play, and the chosen step drawn by a fragment that advances itself while playing."""
+    ctx, n = session.get(), len(generated.steps)
+    st.session_state["gen.step"] = min(max(st.session_state.get("gen.step", 1), 1), n)
+    sentence(ctx, generated.tokens, ctx.t("gen.finished" if generated.finished else "gen.stopped", n=n))
+    buttons = st.container(horizontal=True)  # one block; st.columns would send one per column
+    buttons.button(ctx.t("gen.prev"), key="gen.prev", on_click=_move, args=(-1, n), disabled=n == 1)
+    buttons.button(ctx.t("gen.next"), key="gen.next", on_click=_move, args=(1, n), disabled=n == 1)
+    playing = st.session_state.get("gen.playing", False)
+    buttons.button(ctx.t("gen.pause" if playing else "gen.play"), key="gen.play", on_click=_toggle_play, args=(n,),
+                   disabled=n == 1)
+    st.fragment(run_every=PLAY_SECONDS if playing else None)(_step_view)(generated)
+
+
+def _move(delta, n):
+    st.session_state["gen.playing"] = False
+    st.session_state["gen.step"] = min(max(st.session_state["gen.step"] + delta, 1), n)
+
+
+def _toggle_play(n):
+    playing = not st.session_state.get("gen.playing", False)
+    st.session_state["gen.playing"] = playing
+    if playing and st.session_state["gen.step"] >= n:
+        st.session_state["gen.step"] = 1
+    st.session_state["gen.advance"] = False  # the first draw shows the current step
+
+
+def _step_view(generated):
+    n = len(generated.steps)
+    if st.session_state.get("gen.playing"):
+        if st.session_state.pop("gen.advance", True):
+            st.session_state["gen.step"] = min(st.session_state["gen.step"] + 1, n)
+        if st.session_state["gen.step"] >= n:
+            st.session_state["gen.playing"] = False
+            st.rerun(scope="app")  # drop the timer and show the play button again
+    ctx = session.get()
+    if n > 1:
+        st.slider(ctx.t("gen.step_label"), 1, n, key="gen.step")
+    step = generated.steps[st.session_state["gen.step"] - 1]
+    _one_step(ctx, generated, step)
+
+
+def _one_step(ctx, generated, step):
+    index, tokens = len(step.prefix_ids), list(step.trace.tgt_tokens)  # a decoder-only model's input: source first
+    prefix = "gen.prefix.decoder_only" if step.trace.model.config.decoder_only else "gen.prefix"
+    st.markdown(ctx.t(prefix, n=index, m=len(tokens) - index) + " " + " ".join(f"`{t}`" for t in tokens) + "\n\n" +
+                ctx.t("gen.chosen", token=step.token, p=fmt(step.prob, ctx.state.digits),
+                      q=fmt(step.sampled_prob, ctx.state.digits)))
+    sampling = generated.strategy != "greedy"
+    columns = st.columns(3 if sampling else 2)
+    with columns[0]:
+        st.markdown(f"**{ctx.t('gen.mask')}**")
+        scale = draw.type_scale(ctx)
+        weights = draw.drawing(step.trace, ("gen.mask", ctx.state.digits, scale), lambda: heatmap(
+            step.trace["dec.0.self_attn.weights"][0], tokens, tokens, digits=ctx.state.digits, scale=scale))
+        draw.plot(weights, "gen.mask_chart")
+    shown = (("gen.probs", step.probs), ("gen.sampled", step.sampled_from)) if sampling else (("gen.probs", step.probs),)
+    for column, (label, distribution) in zip(columns[1:], shown):
+        column.markdown(f"**{top_heading(ctx.t, label, len(step.trace.model.vocab))}**")
+        chart = draw.drawing(step.trace, (label, distribution.tobytes(), step.token, ctx.state.digits),
+                             lambda: _top_bars(distribution, step.trace.model.vocab.tokens, step.token,
+                                               ctx.state.digits))
+        draw.plot(chart, f"{label}_chart", where=column)
+    st.button(ctx.t("gen.open_step"), key="gen.open_step", on_click=_open_prefix, args=(step.prefix_tokens,))
+
+
+def _top_bars(distribution, tokens, chosen, digits):
+    ranked = top_tokens(distribution, tokens)
+    return bars([t for t, _ in ranked], [p for _, p in ranked], highlight=chosen, digits=digits)
+
+
+def _open_prefix(prefix_tokens):
+    """Every page then shows this step's forward pass: the target prefix is the tokens after SOS, and the model the
+    shipped trained one if it generated (its weights then become every page's, as trained weights do)."""
+    text = " ".join(t for t in prefix_tokens[1:])
+    st.session_state["ctl.tgt"] = text
+    if generation.settings(st.session_state.state.gen)["model"] == "trained":
+        sidebar.adopt_model(shipped_trained(), {"kind": "shipped", "corpus": TRAINED_CORPUS}, tgt=text)
+    else:
+        session.set_state(st.session_state.state.replace(tgt=text), reset_editors=False)
+
+
+# ---- beam search -------------------------------------------------------------------------------------------
+
+def beam(search):
+    ctx = session.get()
+    best = search.best
+    st.markdown(ctx.t("gen.beam_best", text=best.text or "∅", logp=f"{best.logprob:.4f}", score=f"{best.score:.4f}"))
+    _tree(ctx, search, "gen.tree")
+    st.caption(ctx.t("gen.beam_legend"))
+    hypotheses = search.hypotheses
+    st.dataframe(arrow({ctx.t("gen.col.rank"): range(1, len(hypotheses) + 1),
+                        ctx.t("gen.col.text"): [" ".join(h.tokens) for h in hypotheses],
+                        "log P": [round(h.logprob, 4) for h in hypotheses],
+                        ctx.t("gen.col.length"): [len(h.tokens) for h in hypotheses],
+                        ctx.t("gen.score"): [round(h.score, 4) for h in hypotheses],
+                        ctx.t("gen.col.finished"): ["✓" if h.finished else "" for h in hypotheses]}), hide_index=True)
+
+
+def _tree(ctx, search, key):
+    labels = {"logp": "log P", "score": ctx.t("gen.score"), "pruned": ctx.t("gen.pruned"), "best": ctx.t("gen.pruned_best")}
+    draw.plot(beam_tree.beam_tree(search, labels), key)
+
+
+# ---- greedy vs beam ----------------------------------------------------------------------------------------
+
+def disagreement():
+    ctx = session.get()
+    st.subheader(ctx.t("gen.compare"))
+    _, greedy, search = _disagreement()
+    example = DISAGREEMENT
+    st.markdown(ctx.t("gen.compare_setup", src=example["src"], width=example["width"]))
+    answers = (("gen.s.greedy", greedy.tokens, greedy.logprob), ("gen.s.beam", search.best.tokens, search.best.logprob))
+    for column, (label, tokens, logprob) in zip(st.columns(2), answers):
+        column.metric(ctx.t(label), " ".join(tokens), f"log P {logprob:.3f}", delta_color="off", delta_arrow="off")
+    st.markdown(ctx.t("gen.compare_why", greedy=_with_probs(greedy.tokens, [s.prob for s in greedy.steps]),
+                      beam=_with_probs(search.best.tokens, beam_tree.path_probs(search)),
+                      lg=f"{greedy.logprob:.3f}", lb=f"{search.best.logprob:.3f}"))
+    _tree(ctx, search, "gen.compare_tree")
+    st.button(ctx.t("gen.compare_open"), key="gen.compare_open", on_click=_open_example)
+
+
+def _with_probs(tokens, probs):
+    return " → ".join(f"`{t}` ({p:.4f})" for t, p in zip(tokens, probs))
+
+
+def _open_example():
+    example, t = DISAGREEMENT, session.get().t  # before the new state: get() would rerun the app for it
+    state = st.session_state.state.replace(
+        preset=example["preset"], seed=example["seed"], src=example["src"], tgt="", edits=(),
+        overrides=tuple(sorted(example["overrides"].items())),
+        gen=generation.changed({**generation.DEFAULTS, "model": "current", "strategy": "beam", "width": example["width"],
+                                "max_len": example["max_len"], "alpha": example["alpha"]}))
+    sidebar.adopt(state)
+    for name, value in generation.settings(state.gen).items():
+        st.session_state[f"gen.{name}"] = value
+    st.session_state["gen.tab"] = t("gen.tab.run")  # where the example's beam search is shown

@@ -1,0 +1,297 @@
+"""The training page's building blocks: the loss of one pair with teacher forcing, the backward pass of each
+step, live training on the shipped corpus (progress, loss curve, stop), its before/after, and saving or loading
+weights. They only display what the engine computed."""
+from __future__ import annotations
+
+import io
+import threading
+import zipfile
+
+import streamlit as st
+
+from engine import checkpoint, optim
+from engine.backward import GRAD_TEX, backward_formula, loss_and_grads
+from engine.config import ConfigError
+from engine.corpus import CORPORA, pairs
+from engine.loss import (CROSS_ENTROPY_TEX, LOGITS_GRAD_TEX, MEAN_LOSS_TEX, SMOOTHED_LOSS_TEX, SMOOTHED_TARGET_TEX,
+                         TEACHER_FORCING_TEX)
+from engine.tokens import EOS, SOS, UNK, split
+from engine.train import TRAINING_SETUP, TrainSettings, start_model, training, translations
+from engine.values import MAX_SEED
+
+from ui.core import session, sidebar
+from ui.core.figures import curves, heatmap
+from ui.core.format import arrow, fmt
+from ui.core.labels import loss_rows, param_axes, step_axes
+from ui.core.model_card import code
+from ui.core.runs import check_model_limits, run_model
+from ui.core.state import CACHE_HASH, LimitError
+from ui.lessons import derivation_views
+from ui.views import draw
+
+MAX_UPLOAD_MB = 50
+MAX_FILE_NAME = 80  # an uploaded file's name is recorded (and shown) up to this many characters
+CHART_EVERY = 20  # redraw the loss curve every this many steps while training
+NUMBERS = {  # setting: (widget, low, high, step)
+    "steps": ("number", 10, 2000, 10), "batch_size": ("number", 1, 16, 1), "warmup": ("number", 1, 1000, 10),
+    "lr_scale": ("slider", 0.1, 5.0, 0.1), "label_smoothing": ("slider", 0.0, 0.3, 0.05),
+    "dropout": ("slider", 0.0, 0.5, 0.05), "seed": ("number", 0, MAX_SEED, 1),
+}
+
+
+@st.cache_resource(max_entries=32, show_spinner=False, hash_funcs=CACHE_HASH)
+def _loss(model_key, label_smoothing):
+    return loss_and_grads(run_model(model_key), model_key[2], model_key[3], label_smoothing=label_smoothing)
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _before(corpus):
+    """The untrained model's greedy translations of a corpus (the same for every session)."""
+    model = start_model()
+    return model, translations(model, pairs(corpus))
+
+
+@st.cache_resource(show_spinner=False)
+def _finished_runs() -> dict:
+    """Finished trainings by settings, shared by the class: the same settings are trained once per server."""
+    return {"runs": {}, "lock": threading.Lock()}
+
+
+# ---- one pair: teacher forcing, the loss, and backpropagation -----------------------------------------------
+
+def loss_section():
+    ctx = session.get()
+    st.subheader(ctx.t("train.loss"))
+    st.markdown(ctx.t("train.loss_intro"))
+    draw.latex(ctx.t.words(TEACHER_FORCING_TEX))
+    smoothing = st.slider(ctx.t("train.label_smoothing"), 0.0, 0.3, 0.0, step=0.05, key="train.view_smoothing")
+    draw.latex(SMOOTHED_TARGET_TEX + r",\quad " + SMOOTHED_LOSS_TEX if smoothing else CROSS_ENTROPY_TEX)
+    draw.latex(ctx.t.words(MEAN_LOSS_TEX))
+    result = _loss(ctx.state.model_key, smoothing)
+    header = [ctx.t(f"train.col.{c}") for c in ("position", "input", "target", "p_target", "loss")]
+    rows = loss_rows(result, ctx.model.vocab.tokens, ctx.state.digits)
+    st.table(arrow(dict(zip(header, zip(*rows)))), hide_index=True)
+    st.metric(ctx.t("train.mean_loss"), fmt(result.loss, ctx.state.digits))
+    return result
+
+
+def backward_section(result):
+    ctx = session.get()
+    st.subheader(ctx.t("train.backward"))
+    st.markdown(ctx.t("train.backward_intro"))
+    draw.latex(GRAD_TEX + r",\qquad " + LOGITS_GRAD_TEX)
+    derivation_views.cross_entropy()
+    name = st.selectbox(ctx.t("train.grad_step"), list(result.backward), key="train.grad_step")
+    step = result.trace.step(name.removeprefix("grad."))
+    draw.latex(ctx.t.words(backward_formula(step)))
+    _gradient(ctx, result.backward[name], step_axes(result.trace, step.name), "train.grad_step_head")
+    box = st.expander(ctx.t("train.grad_param"), key="train.grad_param_open", on_change="rerun")
+    if box.open:  # a second heatmap only on demand: each one a page draws is redrawn by every sidebar edit
+        with box:
+            param = st.selectbox(ctx.t("train.grad_param"), list(result.grads), key="train.grad_param")
+            value = result.grads[param]
+            _gradient(ctx, value, param_axes(ctx.model.vocab.tokens, param, value.shape), "train.grad_param_head")
+
+
+def _gradient(ctx, value, axes, key):
+    if value.ndim == 3:
+        head = st.selectbox(ctx.t("view.head"), range(value.shape[0]), format_func=lambda h: f"{h + 1}", key=key)
+        value, axes = value[head], axes[1:]
+    rows, cols = (axes[0], axes[1]) if value.ndim == 2 else ([""], axes[0])
+    draw.plot(heatmap(value, rows, cols, digits=ctx.state.digits, scale=draw.type_scale(ctx)), f"{key}.chart")
+
+
+# ---- training on the corpus ---------------------------------------------------------------------------------
+
+def trainer():
+    ctx = session.get()
+    setup = TRAINING_SETUP["overrides"]
+    st.markdown(ctx.t("train.corpus_intro", **setup))
+    corpus = st.segmented_control(ctx.t("train.corpus"), list(CORPORA), default="en-es", required=True,
+                                  format_func=lambda c: ctx.t(f"train.corpus.{c}"), key="train.corpus") or "en-es"
+    box = st.expander(ctx.t("train.pairs", n=len(pairs(corpus))), key="train.pairs", on_change="rerun")
+    if box.open:  # the table is drawn (and costs a rerun's time) only while it is shown
+        box.dataframe(arrow(dict(zip([ctx.t("train.col.src"), ctx.t("train.col.tgt")], zip(*pairs(corpus))))),
+                      hide_index=True)
+    settings = _settings(ctx, corpus)
+    if settings is None:
+        return
+    left, right = st.columns(2)
+    left.latex(optim.ADAM_TEX if settings.optimizer == "adam" else optim.MOMENTUM_TEX)
+    left.latex(optim.SCHEDULE_TEX)
+    steps, rates = optim.schedule(settings.steps, d_model=setup["d_model"], warmup=settings.warmup,
+                                  scale=settings.lr_scale)
+    draw.plot(curves(steps, {"η": rates}, ctx.t("train.step"), ctx.t("train.lr")), "train.schedule", where=right)
+    start, stop, _ = st.columns([1, 1, 4])
+    clicked = start.button(ctx.t("train.start"), type="primary", key="train.start")
+    stop.button(ctx.t("train.stop"), key="train.stop", help=ctx.t("train.stop_help"))
+    if clicked:
+        _train(ctx, settings)
+    error = st.session_state.pop("train.error", None)
+    if error:
+        st.error(error)
+    _results(ctx)
+
+
+def _settings(ctx, corpus):
+    optimizer = st.segmented_control(ctx.t("train.optimizer"), list(optim.OPTIMIZERS), default="adam",
+                                     required=True, key="train.optimizer")
+    defaults, values = TrainSettings(), {}
+    for column, (name, (widget, low, high, step)) in zip(st.columns(4) + st.columns(4), NUMBERS.items()):
+        value = getattr(defaults, name)
+        with column:
+            if widget == "slider":
+                values[name] = st.slider(ctx.t(f"train.{name}"), low, high, float(value), step=step, key=f"train.{name}")
+            else:
+                values[name] = st.number_input(ctx.t(f"train.{name}"), low, high, int(value), step=step,
+                                               key=f"train.{name}")
+    try:
+        return TrainSettings(corpus=corpus, optimizer=optimizer, **values)
+    except ValueError as error:
+        st.error(str(error))
+        return None
+
+
+def _train(ctx, settings):
+    runs = _finished_runs()
+    with runs["lock"]:
+        done = runs["runs"].get(settings)
+    if done is not None:
+        st.session_state["train.partial"] = {**done, "replayed": True}
+    else:
+        progress, chart, losses = st.progress(0.0), st.empty(), []
+        try:
+            _steps(ctx, settings, progress, chart, losses)
+        except ValueError as error:  # the weights diverged: keep the last finite ones
+            st.session_state["train.error"] = ctx.t("train.diverged", error=error)
+            keep_interrupted_run()
+            return
+        with runs["lock"]:
+            runs["runs"][settings] = st.session_state["train.partial"]
+    keep_interrupted_run()
+
+
+def _steps(ctx, settings, progress, chart, losses):
+    """Train, keeping every step's weights where the next run finds them if this one is interrupted."""
+    for update in training(start_model(), settings):
+        losses.append(update.loss)
+        st.session_state["train.partial"] = {"settings": settings, "model": update.model, "losses": list(losses)}
+        if update.step % 5 == 0 or update.step == settings.steps:  # each of these is where Stop can interrupt
+            progress.progress(update.step / settings.steps,
+                              text=ctx.t("train.progress", step=update.step, steps=settings.steps,
+                                         loss=f"{update.loss:.4f}"))
+        if update.step % CHART_EVERY == 0:
+            draw.plot(curves(range(1, len(losses) + 1), {"loss": losses}, ctx.t("train.step"),
+                             ctx.t("train.loss_axis"), log_y=True), where=chart)
+
+
+def keep_interrupted_run():
+    """A finished or interrupted (Stop, or leaving the page) run: its weights become every page's model."""
+    partial = st.session_state.pop("train.partial", None)
+    if partial is None:
+        return
+    settings, model = partial["settings"], partial["model"]
+    st.session_state["train.result"] = {**partial, "stopped": len(partial["losses"]) < settings.steps,
+                                        "after": translations(model, pairs(settings.corpus))}
+    src, tgt = pairs(settings.corpus)[0]  # a sentence the model learned: the sidebar offers the learner's back
+    session.keep_text_until_restored(src, tgt)
+    sidebar.adopt_model_later(model, {"kind": "trained", "corpus": settings.corpus, "steps": len(partial["losses"])},
+                              src=src, tgt=tgt)
+    st.rerun()
+
+
+def _results(ctx):
+    result = st.session_state.get("train.result")
+    if result is None:
+        return
+    settings, losses = result["settings"], result["losses"]
+    st.success(ctx.t("train.done_stopped" if result["stopped"] else "train.done", steps=len(losses),
+                     loss=f"{losses[-1]:.4f}"))
+    if result.get("replayed"):
+        st.caption(ctx.t("train.replayed"))
+    draw.plot(curves(range(1, len(losses) + 1), {"loss": losses}, ctx.t("train.step"), ctx.t("train.loss_axis"),
+                     log_y=True), "train.curve")
+    start, before = _before(settings.corpus)
+    after = result["after"]
+    exact = sum(t.exact for t in after)
+    st.markdown(ctx.t("train.exact", exact=exact, n=len(after)))
+    st.dataframe(arrow({ctx.t("train.col.src"): [a.src for a in after],
+                        ctx.t("train.col.tgt"): [" ".join(a.expected) for a in after],
+                        ctx.t("train.col.before"): [b.text for b in before], ctx.t("train.col.after"): [a.text for a in after],
+                        "✓": ["✓" if a.exact else "" for a in after]}), hide_index=True)
+    _attention_before_after(ctx, start, result["model"], pairs(settings.corpus)[0])
+
+
+def _attention_before_after(ctx, before, after, pair):
+    src, tgt = pair
+    block = f"dec.{before.config.depth('dec') - 1}.cross_attn.weights"
+    st.markdown(ctx.t("train.attention", src=src, tgt=tgt))
+    for column, (label, model) in zip(st.columns(2), (("train.col.before", before), ("train.col.after", after))):
+        trace = model.run(src, tgt)
+        axes = step_axes(trace, block)
+        column.markdown(f"**{ctx.t(label)}**")
+        draw.plot(heatmap(trace[block][0], axes[1], axes[2], digits=ctx.state.digits, scale=draw.type_scale(ctx)),
+                  f"train.attention.{label}", where=column)
+
+
+# ---- saving and loading weights -----------------------------------------------------------------------------
+
+def save_load():
+    ctx = session.get()
+    st.markdown(ctx.t("train.files_intro"))
+    model = ctx.model
+    st.download_button(ctx.t("train.download"), data=lambda: checkpoint.to_bytes(model), mime="application/octet-stream",
+                       file_name=f"transformer-{ctx.state.weights or model.name}.npz", key="train.download")
+    st.file_uploader(ctx.t("train.upload"), type=["npz"], max_upload_size=MAX_UPLOAD_MB, key="train.upload",
+                     on_change=_on_upload)
+    error = st.session_state.pop("train.upload_error", None)
+    if error:
+        st.error(error)
+
+
+def _on_upload():
+    uploaded = st.session_state.get("train.upload")
+    if uploaded is None:
+        return
+    t, data = session.get().t, uploaded.getvalue()
+    try:
+        _check_unpacked_size(data)
+        model = checkpoint.load(io.BytesIO(data))
+        _check_vocabulary(model)
+        check_model_limits(model)
+    except (ValueError, MemoryError) as error:  # MemoryError: an array header that claims an impossible shape
+        st.session_state["train.upload_error"] = t("train.upload_bad", name=uploaded.name,
+                                                   error=session.refusal(t, _quoted(error)))
+        return
+    sidebar.adopt_model(model, {"kind": "uploaded", "file": uploaded.name[:MAX_FILE_NAME]})
+
+
+def _quoted(error):
+    """The refusal with each text the engine quotes from the file (a member's name, a dtype, a preset) in a code span
+    of at most MAX_FILE_NAME characters, so none of it is read as Markdown."""
+    if not isinstance(error, ConfigError):
+        return error
+    values = {key: code(value[:MAX_FILE_NAME]) if isinstance(value, str) else value
+              for key, value in error.values.items()}
+    return ConfigError(str(error), error.code, **values)
+
+
+def _check_unpacked_size(data: bytes) -> None:
+    """Refuse an archive that unpacks to more than the upload limit, from its directory alone: a small compressed
+    file can hold gigabytes of zeros (the app's own files are not compressed, so they unpack to their size)."""
+    try:
+        members = zipfile.ZipFile(io.BytesIO(data)).infolist()
+    except (zipfile.BadZipFile, ValueError, OSError):
+        return  # checkpoint.load says what is wrong with it
+    unpacked = sum(member.file_size for member in members)  # zipfile reads no more than this
+    if unpacked > MAX_UPLOAD_MB * 2**20:
+        raise LimitError("msg.upload_unpacks", {"mb": f"{unpacked / 2**20:,.0f}", "high": MAX_UPLOAD_MB})
+
+
+def _check_vocabulary(model) -> None:
+    """Every token must be one printable word as the tokenizer reads it (or a special token): no sentence reaches
+    any other, and the pages write tokens into Markdown and chart labels, where markup or a right-to-left override
+    would show to everyone given the weights' link."""
+    odd = [t for t in model.vocab.tokens if not (split(t) == [t] and t.isprintable()) and t not in (UNK, SOS, EOS)]
+    if odd:
+        raise LimitError("msg.upload_odd_words", {"n": len(odd)})

@@ -1,0 +1,318 @@
+"""Classroom rooms: a teacher's current page and link, kept where every process of the server reads it (pure).
+
+A teacher opens a room and gets a short code (`ABCD`, from an alphabet without look-alikes) and a secret; the
+teacher's link carries both (`room=ABCD&key=...`), the students' link the code only. Each rerun of the teacher's
+app puts its page and link query into the room, and the room's version goes up when they change; a student's page
+polls the version (one small read) and, when it moved, reads the rest. Only the secret's holder can put: the room
+keeps a SHA-256 of it, so reading the store gives no way to write.
+
+Two stores behind one interface, `Rooms`: SQLite in a file that every process of the machine shares (the default;
+WAL mode and short transactions, safe across processes), or Redis when TRANSFORMER_REDIS_URL is set (processes on
+several machines). A room ends when its teacher leaves it, or expires when its teacher has put nothing for `ttl`
+seconds.
+
+    TRANSFORMER_ROOMS_DB        the SQLite file (default: build/rooms.sqlite3 in this checkout)
+    TRANSFORMER_ROOM_HOURS      how long an idle room lives (default 4)
+    TRANSFORMER_REDIS_URL       redis://host:port/db: rooms (and weights, ui/stores/weights.py) go there instead
+"""
+from __future__ import annotations
+
+import abc
+import hashlib
+import hmac
+import json
+import os
+import re
+import secrets
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import NamedTuple
+
+ALPHABET = "ACEFHKMNPRTWXY3479"  # none of the pairs read wrong from the back of a room: 0OQD 1IJL 2Z 5S 8B 6G UV
+CODE_LENGTH = 4
+CODE = re.compile(f"[{ALPHABET}]{{{CODE_LENGTH}}}")
+KEY = re.compile(r"[A-Za-z0-9_-]{22}")  # secrets.token_urlsafe(16)
+MAX_QUERY_BYTES = 64 * 1024  # a link's query as JSON: two sentences of 2,000 characters and 200 edits fit
+MAX_ROOMS = 1000  # live rooms at once; a store full of them refuses a new one until some expire
+CREATE_TRIES = 20
+DEFAULT_DB = Path(__file__).resolve().parents[2] / "build" / "rooms.sqlite3"
+REDIS_PREFIX = "transformer:"
+
+
+class RoomError(ValueError):
+    """A room refused something; args: (message key of the catalogs, values for the message)."""
+
+
+class Latest(NamedTuple):
+    version: int
+    page: str
+    query: dict
+
+
+def normal_code(text: str) -> str | None:
+    """The room code a link or a student typed, upper-cased, or None if it is not one."""
+    code = str(text).strip().upper() if len(str(text)) <= 2 * CODE_LENGTH else ""
+    return code if CODE.fullmatch(code) else None
+
+
+def valid_key(text: str) -> bool:
+    return bool(KEY.fullmatch(str(text)))
+
+
+def _digest(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def _check(code: str, key: str) -> None:
+    """RoomError unless a teacher's code and key are well formed."""
+    if not CODE.fullmatch(str(code)):
+        raise RoomError("room.bad_code", {"code": str(code)[:12]})
+    if not valid_key(key):
+        raise RoomError("room.wrong_key", {"code": code})
+
+
+def _granted(code: str, answer: int | None) -> int:
+    """A backend's answer to a teacher's write (None: no live room; -1: a wrong key), else RoomError."""
+    if answer is None:
+        raise RoomError("room.gone", {"code": code})
+    if answer < 0:
+        raise RoomError("room.wrong_key", {"code": code})
+    return answer
+
+
+def _encode(page: str, query: dict) -> str:
+    text = json.dumps({"page": page, "query": query}, sort_keys=True, separators=(",", ":"))
+    if len(text.encode()) > MAX_QUERY_BYTES:
+        raise RoomError("room.too_big", {"kb": MAX_QUERY_BYTES // 1024})
+    return text
+
+
+def _decode(version: int, text: str) -> Latest | None:
+    """What the store holds, if it has the expected form (a store is shared: read it as untrusted)."""
+    try:
+        held = json.loads(text)
+    except (TypeError, ValueError):
+        return None
+    if not isinstance(held, dict) or not isinstance(held.get("page"), str) or not isinstance(held.get("query"), dict):
+        return None
+    query = held["query"]
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in query.items()):
+        return None
+    return Latest(int(version), held["page"], query)
+
+
+class Rooms(abc.ABC):
+    """The interface: create, put (teacher), version and latest (students). Subclasses store the rows."""
+
+    def __init__(self, *, ttl: float = 4 * 3600, max_rooms: int = MAX_ROOMS, clock=time.time):
+        self.ttl, self.max_rooms, self.clock = ttl, max_rooms, clock
+
+    def create(self) -> tuple[str, str]:
+        """A new room's (code, key); RoomError("room.full") if the store holds max_rooms live rooms."""
+        key = secrets.token_urlsafe(16)
+        for _ in range(CREATE_TRIES):
+            code = "".join(secrets.choice(ALPHABET) for _ in range(CODE_LENGTH))
+            if self._insert(code, _digest(key), self.clock()):
+                return code, key
+        raise RoomError("room.full", {"n": self.max_rooms})
+
+    def put(self, code: str, key: str, page: str, query: dict) -> int:
+        """Put the teacher's page and query; the room's version, raised if they changed. RoomError if the code or
+        the key is malformed, the room is gone (expired) or the key is not the room's."""
+        _check(code, key)
+        return _granted(code, self._update(code, _digest(key), _encode(page, query), self.clock()))
+
+    def close(self, code: str, key: str) -> None:
+        """End the room now, as its teacher leaves it: its students' next look finds no room. RoomError if the code
+        or the key is malformed, the room is gone or the key is not the room's."""
+        _check(code, key)
+        _granted(code, self._delete(code, _digest(key), self.clock()))
+
+    def version(self, code: str) -> int | None:
+        """The room's version (cheap: what a student polls), or None if there is no such live room."""
+        return self._version(code, self.clock()) if CODE.fullmatch(str(code)) else None
+
+    def latest(self, code: str) -> Latest | None:
+        """The teacher's last page and query, or None if there is no such live room (or it holds nothing yet)."""
+        found = self._latest(code, self.clock()) if CODE.fullmatch(str(code)) else None
+        return None if found is None or found[0] == 0 else _decode(*found)
+
+    # ---- the rows, a backend's part: _insert -> whether the code was free; _update -> the version, None for no
+    # live room, -1 for a wrong key; _delete -> 1 (deleted), None or -1 as _update; _version -> int or None;
+    # _latest -> (version, stored text) or None.
+    @abc.abstractmethod
+    def _insert(self, code, digest, now) -> bool: ...
+
+    @abc.abstractmethod
+    def _update(self, code, digest, text, now) -> int | None: ...
+
+    @abc.abstractmethod
+    def _delete(self, code, digest, now) -> int | None: ...
+
+    @abc.abstractmethod
+    def _version(self, code, now) -> int | None: ...
+
+    @abc.abstractmethod
+    def _latest(self, code, now) -> tuple[int, str] | None: ...
+
+
+class SqliteRooms(Rooms):
+    """Rooms in one SQLite file, shared by the processes of a machine. One connection per store, used under a
+    lock (Streamlit runs each script in a thread of its own); each write is one short IMMEDIATE transaction."""
+
+    def __init__(self, path, **limits):
+        super().__init__(**limits)
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, timeout=10, isolation_level=None, check_same_thread=False)
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")  # WAL: durable at checkpoints, never corrupt
+            self._db.execute("CREATE TABLE IF NOT EXISTS rooms (code TEXT PRIMARY KEY, digest TEXT NOT NULL, "
+                             "version INTEGER NOT NULL, state TEXT NOT NULL, touched REAL NOT NULL)")
+
+    def _write(self, work):
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                result = work(self._db)
+                self._db.execute("COMMIT")
+                return result
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def _insert(self, code, digest, now) -> bool:
+        def insert(db):
+            db.execute("DELETE FROM rooms WHERE touched < ?", (now - self.ttl,))
+            if db.execute("SELECT count(*) FROM rooms").fetchone()[0] >= self.max_rooms:
+                raise RoomError("room.full", {"n": self.max_rooms})
+            return db.execute("INSERT OR IGNORE INTO rooms VALUES (?, ?, 0, '', ?)", (code, digest, now)).rowcount == 1
+        return self._write(insert)
+
+    def _update(self, code, digest, text, now):
+        def update(db):
+            row = db.execute("SELECT digest, version, state FROM rooms WHERE code = ? AND touched >= ?",
+                             (code, now - self.ttl)).fetchone()
+            if row is None:
+                return None
+            if not hmac.compare_digest(row[0], digest):
+                return -1
+            version = row[1] + (row[2] != text)
+            db.execute("UPDATE rooms SET version = ?, state = ?, touched = ? WHERE code = ?", (version, text, now, code))
+            return version
+        return self._write(update)
+
+    def _delete(self, code, digest, now):
+        def delete(db):
+            row = db.execute("SELECT digest FROM rooms WHERE code = ? AND touched >= ?",
+                             (code, now - self.ttl)).fetchone()
+            if row is None:
+                return None
+            if not hmac.compare_digest(row[0], digest):
+                return -1
+            db.execute("DELETE FROM rooms WHERE code = ?", (code,))
+            return 1
+        return self._write(delete)
+
+    def _version(self, code, now):
+        with self._lock:
+            row = self._db.execute("SELECT version FROM rooms WHERE code = ? AND touched >= ?",
+                                   (code, now - self.ttl)).fetchone()
+        return None if row is None else row[0]
+
+    def _latest(self, code, now):
+        with self._lock:
+            return self._db.execute("SELECT version, state FROM rooms WHERE code = ? AND touched >= ?",
+                                    (code, now - self.ttl)).fetchone()
+
+
+# Redis: a room is a hash (digest, version, state) that expires ttl seconds after its last put; a sorted set of
+# codes by last put counts the live rooms. Each write is one Lua script, atomic on the server.
+CREATE_SCRIPT = """
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[3] - ARGV[4])
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[5]) then return -1 end
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'digest', ARGV[1], 'version', 0, 'state', '')
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
+return 1
+"""
+UPDATE_SCRIPT = """
+local held = redis.call('HMGET', KEYS[1], 'digest', 'version', 'state')
+if not held[1] then return nil end
+if held[1] ~= ARGV[1] then return -1 end
+local version = tonumber(held[2])
+if held[3] ~= ARGV[2] then
+    version = version + 1
+    redis.call('HSET', KEYS[1], 'version', version, 'state', ARGV[2])
+end
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+redis.call('ZADD', KEYS[2], ARGV[4], ARGV[5])
+return version
+"""
+DELETE_SCRIPT = """
+local digest = redis.call('HGET', KEYS[1], 'digest')
+if not digest then return nil end
+if digest ~= ARGV[1] then return -1 end
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[2])
+return 1
+"""
+
+
+class RedisRooms(Rooms):
+    """Rooms in Redis, for processes on several machines; Redis expires an idle room itself."""
+
+    def __init__(self, client, **limits):
+        super().__init__(**limits)
+        self.client = client
+        self._create = client.register_script(CREATE_SCRIPT)
+        self._put = client.register_script(UPDATE_SCRIPT)
+        self._remove = client.register_script(DELETE_SCRIPT)
+        self._live = REDIS_PREFIX + "rooms"
+
+    def _room(self, code) -> str:
+        return f"{REDIS_PREFIX}room:{code}"
+
+    def _insert(self, code, digest, now) -> bool:
+        done = self._create(keys=[self._room(code), self._live],
+                            args=[digest, code, now, int(self.ttl), self.max_rooms])
+        if done == -1:
+            raise RoomError("room.full", {"n": self.max_rooms})
+        return done == 1
+
+    def _update(self, code, digest, text, now):
+        return self._put(keys=[self._room(code), self._live], args=[digest, text, int(self.ttl), now, code])
+
+    def _delete(self, code, digest, now):
+        return self._remove(keys=[self._room(code), self._live], args=[digest, code])
+
+    def _version(self, code, now):
+        version = self.client.hget(self._room(code), "version")
+        return None if version is None else int(version)
+
+    def _latest(self, code, now):
+        version, state = self.client.hmget(self._room(code), "version", "state")
+        return None if version is None else (int(version), state.decode())
+
+
+def redis_client(environ=os.environ):
+    """The Redis client of TRANSFORMER_REDIS_URL, or None when it is not set (then each store uses its disk)."""
+    url = environ.get("TRANSFORMER_REDIS_URL")
+    if not url:
+        return None
+    import redis  # only a server that uses Redis needs the package loaded
+
+    return redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=5, health_check_interval=30)
+
+
+def from_environment(environ=os.environ) -> Rooms:
+    limits = {"ttl": float(environ.get("TRANSFORMER_ROOM_HOURS", 4)) * 3600}
+    client = redis_client(environ)
+    if client is not None:
+        return RedisRooms(client, **limits)
+    return SqliteRooms(environ.get("TRANSFORMER_ROOMS_DB") or DEFAULT_DB, **limits)

@@ -1,0 +1,78 @@
+"""A step's drill-down: the cell picked on the heatmap (or from a list, or from row and column pickers) and the
+arithmetic that made its number (engine.explain)."""
+from __future__ import annotations
+
+import streamlit as st
+
+from engine.explain import LINE_WIDTH
+from ui.core.figures import PROJECTOR
+from ui.core.format import difference, fmt
+from ui.views.draw import drawing, full_index, head_matrix, latex
+from ui.views.drawn import from_link, show_in_link
+from ui.views.pickers import CELL_LIST, as_position, cell_list, clamped, position_picker, row_of_widgets
+
+
+def selection(key, n_rows, n_cols):
+    """The drill-down's cell, within the matrix (see pickers.clamped), or the one the page's link asks for."""
+    asked = from_link("cell", lambda cell: cell[0] < n_rows and cell[1] < n_cols)
+    if asked is not None:
+        st.session_state[f"row.{key}"], st.session_state[f"col.{key}"] = asked
+    row, col = (clamped(st.session_state.get(f"{axis}.{key}"), n) for axis, n in (("row", n_rows), ("col", n_cols)))
+    st.session_state[f"row.{key}"], st.session_state[f"col.{key}"] = row, col
+    show_in_link("cell", (row, col), (0, 0))
+    return row, col
+
+
+def on_click(key, n_rows, n_cols):
+    """A click on the heatmap picks the drill-down's cell; a forged selection (not a point of the matrix) is
+    ignored."""
+    def callback():
+        points = st.session_state[f"chart.{key}"].selection.points
+        point = points[0] if points and isinstance(points[0], dict) else {}
+        row, col = as_position(point.get("y"), n_rows), as_position(point.get("x"), n_cols)
+        if row is not None and col is not None:
+            st.session_state[f"row.{key}"], st.session_state[f"col.{key}"] = row, col
+    return callback
+
+
+def drill_down(ctx, trace, name, head, key, rows, cols, unedited=None):
+    with st.container(border=True):
+        row, col = _drill_cell(ctx, key, rows, cols)
+        ndim = trace[name].ndim
+        index = full_index(head if ndim == 3 else None, row, col, ndim)
+        width = round(LINE_WIDTH / PROJECTOR) if ctx.state.present else LINE_WIDTH  # a presenter's: shorter lines
+        explanation = drawing(trace, ("explain", name, index, ctx.state.digits, width),  # the plain text's digits too
+                              lambda: trace.explain(name, index, ctx.state.digits, ctx.state.digits, width))
+        latex(ctx.t.words(explanation.latex))
+        if unedited is not None:
+            now, was = head_matrix(ctx.trace[name], head)[row, col], unedited[row, col]
+            st.caption(ctx.t("view.unedited_value", value=fmt(was, ctx.state.digits),
+                             change=fmt(difference(now, was), ctx.state.digits)))
+        plain = st.expander(ctx.t("view.plain"), key=f"plain.{key}", on_change="rerun")
+        if plain.open:  # the text is drawn only when asked for: an edit redraws one element less
+            with plain:
+                st.code(ctx.t.words(explanation.text), language=None, wrap_lines=True)
+
+
+def _drill_cell(ctx, key, rows, cols):
+    """The drill-down's cell (the state's row.KEY and col.KEY, which a click on the heatmap and the link set too):
+    from one list of cells, its label the drill-down's title, where the matrix is small; else a row and a column
+    picker under the title."""
+    title = f"{ctx.t('view.drill')} {ctx.t('view.drill_hint')}"  # plain: a label's Markdown is its aria-label too
+    if len(rows) * len(cols) > CELL_LIST:
+        st.markdown(f"**{ctx.t('view.drill')}** {ctx.t('view.drill_hint')}")
+        pickers = row_of_widgets()
+        return (position_picker(pickers, ctx.t("view.row"), rows, f"row.{key}"),
+                position_picker(pickers, ctx.t("view.col"), cols, f"col.{key}"))
+    row, col = st.session_state[f"row.{key}"], st.session_state[f"col.{key}"]  # (selection)
+    st.session_state[f"cell.{key}"] = row * len(cols) + col
+    cell_list(st, title, rows, cols, f"cell.{key}", on_change=_on_cell_pick, args=(key, len(rows), len(cols)))
+    return row, col
+
+
+def _on_cell_pick(key, n_rows, n_cols):
+    """A cell picked from the drill-down's list, into the state's row.KEY and col.KEY; a forged position (not one of
+    the list's) leaves the cell as it was."""
+    position = as_position(st.session_state[f"cell.{key}"], n_rows * n_cols)
+    if position is not None:
+        st.session_state[f"row.{key}"], st.session_state[f"col.{key}"] = divmod(position, n_cols)

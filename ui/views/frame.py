@@ -1,0 +1,107 @@
+"""A page's frame: a step page's body as a fragment (`page`), its title and intro, the links to its neighbours
+(or presenter mode's rail), and the page a decoder-only model has nothing for (`refuse_page`)."""
+from __future__ import annotations
+
+import functools
+
+import streamlit as st
+
+from ui.classroom import follow, presenter
+from ui.core import session, sidebar, streamlit_internals
+from ui.core.labels import SEED_NOTES, intro_keys
+from ui.core.navigation import ENCODER_DECODER_ONLY, HOME, neighbours
+from ui.core.session import Context
+from ui.core.state import encode
+from ui.views.drawn import current, link_note, recording
+
+
+def page(body):
+    """A step page's body, as a fragment: its own widgets (editors, pickers, drill-down) rerun the page alone, not
+    app.py and the sidebar (see session.get). The forward pass runs only as far as the steps the page draws
+    (engine.Trace is lazy), and the page warns of inf or NaN only up to those steps. It ends with links to the
+    steps before and after it."""
+    @st.fragment
+    @functools.wraps(body)
+    def run():
+        streamlit_internals.forget_stale_widgets()
+        presenter.follow()  # a presenter's key moved to another page
+        with recording() as drawn:
+            body()
+        ctx = session.get()
+        drawn.note_nonfinite(ctx)
+        for part, value in st.session_state.pop("link_view", {}).items():  # parts of the link no widget here took
+            link_note(ctx, part, value)
+        session.write_link(ctx.state, drawn.view)
+        follow.publish(ctx.t)  # this fragment's own reruns do not reach app.py's
+        if ctx.state.present:
+            presenter.rail(ctx, drawn.page, drawn.shown)
+        else:
+            neighbour_links(ctx.state, drawn.page)
+    return run
+
+
+def neighbour_links(state, page: str):
+    """Links to the previous and the next step page (navigation.CHAIN), which switch pages in this session and
+    keep the link's state (st.page_link clears the query without query_params), not this page's view."""
+    ctx = session.get()
+    around = neighbours(page, ctx.config.decoder_only)
+    if around is None:
+        return
+    t = ctx.t
+    query = encode(state)
+    row = st.container(horizontal=True, horizontal_alignment="distribute")
+    for which, neighbour, icon, side in zip(("previous", "next"), around, ("arrow_back", "arrow_forward"),
+                                            ("left", "right")):
+        row.page_link(session.page_entry(t, neighbour), label=t(f"nav.{which}", page=t(f"page.{neighbour}")),
+                      icon=f":material/{icon}:", icon_position=side, query_params=query)
+
+
+def intro(page: str, model_notes: bool = True):
+    """The page's title and intro: the text true in every setting, then the sentences on the current settings
+    (labels.intro_keys), and a note on the seeds' slips where the page teaches their step ("seednote.<page>").
+    model_notes=False: the page says itself which words are new to the model it uses (generation)."""
+    ctx = session.get()
+    drawn = current()
+    if drawn is not None:
+        drawn.page = page
+    first, *settings = intro_keys(page, ctx.config)
+    c = ctx.config  # the title, the intro, the sentences on the settings and the seeds' note: one element
+    seed_note = [f":gray[:small[{ctx.t(f'seednote.{page}')}]]"] if page in SEED_NOTES else []
+    text = "\n\n".join([f"# {ctx.t(f'page.{page}')}", ctx.t(first)]
+                       + [ctx.t(key, d_k=c.d_k, divisor=f"{c.divisor:.4g}") for key in settings] + seed_note)
+    element = st.markdown(text)
+    if model_notes:
+        new_words_note(ctx.model)
+    _notes(ctx, element, text)
+
+
+def new_words_note(model):
+    """Which typed words the model's vocabulary lacked, and where their weights come from (engine.with_words)."""
+    if model.new_words:
+        st.info(session.get().t("msg.new_words", words=", ".join(model.new_words), seed=model.seed,
+                                n=len(model.vocab) - len(model.new_words)))
+
+
+def _notes(ctx, intro, text):
+    drawn = current()
+    if drawn is not None:
+        drawn.intro = (intro, text)
+    elif ctx.trace.nonfinite:  # a page about the whole pass (overview, generation, training)
+        st.warning(ctx.t("msg.nonfinite", step=ctx.trace.nonfinite[0]))
+    error = st.session_state.pop("edit_error", None)
+    if error:
+        st.error(error)
+
+
+def refuse_page(ctx: Context, page) -> bool:
+    """Draw a page of the encoder-decoder model only (navigation.ENCODER_DECODER_ONLY) as the title and one line
+    saying the decoder-only model in use has nothing there, with a button back to the encoder-decoder model; True if
+    so (the page is not run)."""
+    name = page.url_path or HOME
+    if not ctx.config.decoder_only or name not in ENCODER_DECODER_ONLY:
+        return False
+    st.title(ctx.t(f"page.{name}"))
+    st.info(ctx.t({"train": "msg.no_training", "animation": "msg.no_animation"}.get(name, "msg.no_encoder")))
+    st.button(ctx.t("ctl.encoder_decoder"), key="ctl.encoder_decoder", on_click=sidebar.use_settings,
+              args=({"decoder_only": False},))
+    return True

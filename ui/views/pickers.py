@@ -1,0 +1,116 @@
+"""Rows of buttons and lists that pick what a page shows: the layer, the head, a page's section, a cell or a row of
+a matrix. A forged value (out of range, a fraction, NaN) picks a position in range."""
+from __future__ import annotations
+
+import math
+
+import streamlit as st
+
+from ui.core import session
+from ui.core.labels import indices
+from ui.views.drawn import restore_from_link, show_in_link
+
+POSITION_LIST = 32  # a weight's row or column is picked from a list up to this many positions, else by its number
+CELL_LIST = 64  # a matrix's cell is picked from one list ("row, column") up to this many cells, else row and column
+
+
+def layer_picker(key: str, default: int = 0) -> int:
+    ctx = session.get()
+    n = ctx.config.depth(key.removeprefix("layer.")[:3])  # the key names the stack: "layer.enc", "layer.dec_stack"
+    if n == 1:
+        return 0
+    restore_from_link(key, "layer", range(n))
+    layer = picker(key, ctx.t("ctl.layer"), [str(layer + 1) for layer in range(n)], default,
+                   collapsed=False, help=ctx.t("ctl.layer_help"))  # layer 1 is enc.0: the picker gives the index
+    show_in_link("layer", layer, default)
+    return layer
+
+
+def head_picker(key: str) -> int:
+    """The head whose steps the page draws, from a row of buttons: one widget, where tabs sent a block per head
+    (nine messages on every rerun with the paper's eight heads)."""
+    ctx = session.get()
+    n = ctx.config.n_heads
+    restore_from_link(key, "head", range(n))
+    head = picker(key, ctx.t("view.head"), [f"{ctx.t('view.head')} {h + 1}" for h in range(n)])
+    show_in_link("head", head, 0)
+    return head
+
+
+def section_tabs(sections: dict, key: str, link: str | None = None):
+    """A page's sections, {label key: function that draws the section}, picked from a row of buttons; only the chosen
+    one is drawn. One widget, where st.tabs sent a block per tab on every rerun. link: the part of the page's link
+    that names the chosen section (by its position)."""
+    ctx = session.get()
+    keys = list(sections)
+    labels = [ctx.t(label) for label in keys]
+    if link:
+        restore_from_link(key, link, labels)  # a section is chosen by its label
+    if st.session_state.get(key) not in labels:  # the first run, another language's label, or a forged one
+        st.session_state[key] = labels[0]
+    chosen = st.segmented_control(ctx.t("view.section"), labels, key=key, required=True,
+                                  label_visibility="collapsed")
+    position = labels.index(chosen) if chosen in labels else 0
+    if link:
+        show_in_link(link, position, 0)
+    sections[keys[position]]()
+
+
+def choice(key, label, options, format_func, link=None):
+    """A row of buttons; the first option if a forged message empties it (required is the browser's rule). link: the
+    part of the page's link that names the chosen option (by its position)."""
+    if link:
+        restore_from_link(key, link, options)
+    chosen = st.segmented_control(label, options, default=options[0], required=True, key=key, format_func=format_func)
+    chosen = options[0] if chosen is None else chosen
+    if link:
+        show_in_link(link, options.index(chosen), 0)
+    return chosen
+
+
+def picker(key: str, label: str, choices: list[str], default: int = 0, collapsed: bool = True,
+           help: str | None = None) -> int:
+    """The position of the chosen button of a row (a segmented control)."""
+    chosen = st.segmented_control(label, range(len(choices)), format_func=choices.__getitem__, default=default,
+                                  required=True, key=key, help=help,
+                                  label_visibility="collapsed" if collapsed else "visible")
+    return default if chosen is None else chosen  # required is the browser's rule: a forged message can empty it
+
+
+def cell_list(container, label, rows, cols, key, **callback):
+    """(row, col) of a cell picked from one list of a matrix's cells, each named by its row and column label. A forged
+    position (out of range, a fraction, NaN) is clamped like a picker's (see clamped)."""
+    t, n = session.get().t, len(rows) * len(cols)
+    chosen = container.selectbox(label, range(n), key=key, **callback,
+                                 format_func=lambda i: t("view.cell", row=rows[i // len(cols)], col=cols[i % len(cols)]))
+    return divmod(clamped(chosen, n), len(cols))
+
+
+def position_picker(container, label: str, labels: list[str], key: str) -> int:
+    """A row or column of a weight matrix or of a step (the drill-down): from a list, or by its number where the
+    labels are only the positions 0..n-1 and there are many of them (a list of 512 costs every rerun a few ms)."""
+    n = len(labels)
+    if n <= POSITION_LIST or labels != indices(n):
+        return container.selectbox(label, range(n), format_func=labels.__getitem__, key=key)
+    typed = container.number_input(f"{label} (0–{n - 1})", min_value=0.0, max_value=float(n - 1), step=1.0,
+                                   format="%g", key=key)  # a float input (sidebar.whole_number_input), from 0
+    return clamped(typed, n)
+
+
+def clamped(value, n):
+    """A picker's position within range(n): a typed fraction is dropped (2.6 picks 2); anything but a finite
+    number from 0 (a forged message) means 0."""
+    number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else -1
+    return min(int(number), n - 1) if math.isfinite(number) and number >= 0 else 0
+
+
+def as_position(value, n):
+    """A chart coordinate or a grid's row as a position in range(n), or None if it is not one (NaN, -1, 2.5, "a")."""
+    whole = isinstance(value, int) and not isinstance(value, bool) or isinstance(value, float) and value.is_integer()
+    return int(value) if whole and 0 <= value < n else None
+
+
+def row_of_widgets():
+    """Widgets side by side, sharing the width: one block where st.columns sends a block per column (each block
+    is one more message to the browser on every rerun)."""
+    return st.container(horizontal=True, gap="medium")
