@@ -1,5 +1,6 @@
-"""engine/ imports nothing but NumPy and the standard library; ui's pure modules import no Streamlit; and the tests
-of the engine run without Playwright (only the browser fixtures import it)."""
+"""engine/ imports nothing but NumPy and the standard library; ui's pure modules import no Streamlit; no module of the
+project imports itself through others (no import cycle) and no ui/ package holds more than MAX_MODULES modules; and
+the tests of the engine run without Playwright (only the browser fixtures import it)."""
 import ast
 import pathlib
 import subprocess
@@ -14,6 +15,8 @@ STREAMLIT_UI = {"core.runs", "core.session", "core.sidebar", "core.streamlit_int
                 "lessons.animation_views", "lessons.batch_views", "lessons.blocks", "lessons.derivation_views",
                 "lessons.embedding_views", "lessons.generation_views", "lessons.positional_views",
                 "lessons.training_views"}
+MAX_MODULES = 15  # a ui/ package's modules (its __init__ aside): past that, a part hides in a long list
+UI_LAYERS = ("stores", "core", "classroom", "views", "lessons")  # a ui/ package imports only those before it
 # Makes `import playwright` fail in a Python started with this folder first on PYTHONPATH, as where it is not installed.
 NO_PLAYWRIGHT = """
 import importlib.abc, sys
@@ -57,6 +60,117 @@ def test_pure_ui_modules_import_no_streamlit():
                                     *pure)
     assert "streamlit" not in imported and "ui" in imported
     assert "streamlit" in imported_top_modules("import sys, ui.classroom.share")  # the check sees Streamlit where it is
+
+
+def project_modules() -> dict[str, pathlib.Path]:
+    """Every module of engine/, ui/, pages/ and app.py, by dotted name (a package by its own name)."""
+    paths = [ROOT / "app.py", *(p for folder in ("engine", "ui", "pages") for p in (ROOT / folder).rglob("*.py"))]
+    modules = {}
+    for path in paths:
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return modules
+
+
+def imports_of(name: str, path: pathlib.Path, modules: dict) -> set[str]:
+    """The project's modules that `name` imports, wherever in its source (a function's import counts too): the
+    module named, or a name imported from a package when it is a module (`from ui.core import session`)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(up + ([base] if base else []))
+            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
+        else:
+            continue
+        for target in targets:
+            while target and target not in modules:  # `import ui.core.state` names a module; a name in one: its module
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Each set of modules that import one another (Tarjan's strongly connected components), as one cycle through
+    them, e.g. ["ui.a", "ui.b", "ui.a"]."""
+    index, low, stack, on_stack, cycles = {}, {}, [], set(), []
+
+    def visit(module):
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for other in sorted(graph[module]):
+            if other not in index:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in on_stack:
+                low[module] = min(low[module], index[other])
+        if low[module] == index[module]:
+            component = []
+            while not component or component[-1] != module:
+                component.append(stack.pop())
+                on_stack.discard(component[-1])
+            if len(component) > 1 or module in graph[module]:
+                cycles.append(_cycle_through(graph, set(component), module))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return cycles
+
+
+def _cycle_through(graph, component, start) -> list[str]:
+    """A path from start back to start inside one strongly connected component (breadth first: the shortest)."""
+    paths = {start: [start]}
+    queue = [start]
+    while queue:
+        module = queue.pop(0)
+        for other in sorted(graph[module] & component):
+            if other == start:
+                return paths[module] + [start]
+            if other not in paths:
+                paths[other] = paths[module] + [other]
+                queue.append(other)
+    return [start, start]
+
+
+def test_no_module_of_the_project_imports_itself_through_others():
+    """An import made inside a function counts: a cycle it hides is a dependency the wrong way round."""
+    modules = project_modules()
+    graph = {name: imports_of(name, path, modules) for name, path in modules.items()}
+    assert graph["ui.views.frame"] >= {"ui.core.session", "ui.classroom.follow"}  # the parser sees the imports
+    assert {"ui.core.session", "ui.views.drawn"} <= graph["ui.views.pickers"]
+    assert import_cycles(graph) == [], " | ".join(" -> ".join(cycle) for cycle in import_cycles(graph))
+
+
+def test_import_cycles_are_found_and_named():
+    graph = {"ui.a": {"ui.b"}, "ui.b": {"ui.c"}, "ui.c": {"ui.a", "ui.d"}, "ui.d": set(), "ui.e": {"ui.e"}}
+    assert import_cycles(graph) == [["ui.a", "ui.b", "ui.c", "ui.a"], ["ui.e", "ui.e"]]
+    assert import_cycles({"ui.a": {"ui.b"}, "ui.b": set()}) == []
+
+
+def test_each_ui_package_imports_only_the_packages_before_it():
+    modules = project_modules()
+    layer = {name: UI_LAYERS.index(name.split(".")[1]) for name in modules if name.count(".") >= 2
+             and name.startswith("ui.")}
+    assert set(name.split(".")[1] for name in layer) == set(UI_LAYERS)
+    upward = sorted(f"{name} -> {other}" for name in layer for other in imports_of(name, modules[name], modules)
+                    if layer.get(other, -1) > layer[name])
+    assert upward == []
+
+
+def test_no_ui_package_holds_more_than_fifteen_modules():
+    folders = [ROOT / "ui", *(p for p in (ROOT / "ui").rglob("*") if p.is_dir() and (p / "__init__.py").exists())]
+    sizes = {folder.relative_to(ROOT).as_posix(): len([p for p in folder.glob("*.py") if p.name != "__init__.py"])
+             for folder in folders}
+    assert len(sizes) > 2 and sizes["ui"] == 0, sizes  # the parts are packages; ui/ holds only them
+    assert {folder: n for folder, n in sizes.items() if n > MAX_MODULES} == {}, sizes
 
 
 def test_engine_tests_run_without_playwright(tmp_path):
