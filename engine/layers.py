@@ -12,7 +12,6 @@ NORM_TEX = r"\lVert x^{(l)}_i \rVert = \sqrt{\textstyle\sum_j \big(x^{(l)}_{ij}\
 CHANGE_TEX = r"\lVert x^{(l)}_i - x^{(l-1)}_i \rVert"
 COSINE_TEX = (r"\cos\big(x^{(l)}_i, x^{(l-1)}_i\big) = "
               r"\frac{x^{(l)}_i \cdot x^{(l-1)}_i}{\lVert x^{(l)}_i \rVert \, \lVert x^{(l-1)}_i \rVert}")
-TOP_WEIGHT_TEX = r"\max_j A_{ij}"
 
 
 class Changes(NamedTuple):
