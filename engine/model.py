@@ -1,11 +1,13 @@
 """The encoder-decoder Transformer: parameters by name, and a forward pass that records every step.
 
-The forward functions compute each step with the equation functions (attention.py, feed_forward.py, ...) and record
-it through a hook, `q = hook("q", att.project(x, W_Q, b_Q))`; engine/steps.py declares what each step records."""
+The forward pass reads as the paper draws it, from `_forward_pass` down: each step is computed and recorded through
+a hook, `q = hook("q", att.project, x, W_Q, b_Q)`, which names its inputs from its arguments; engine/steps.py
+declares what each step is (its kind, formula, shape)."""
 from __future__ import annotations
 
 import copy
 import dataclasses
+import operator
 from functools import partial
 from types import MappingProxyType
 
@@ -215,24 +217,28 @@ class Model:
 
     def _traced(self, src_ids, src_tokens, dec_ids, dec_tokens, unknown, drop, lengths=None) -> Trace:
         """The trace of one sentence pair, or (with each side's `lengths`) of a padded batch."""
-        run = _Pass(self, drop, lengths)
-        stages = self._stages(run, (src_ids, src_tokens), (dec_ids, dec_tokens))
-        return Trace(self, stages, run.rec.steps, src_tokens, dec_tokens, src_ids, dec_ids, unknown)
+        rec = Recorder()
+        hook = Hook(rec, step_table(self.config, drop.p, padded=lengths is not None), self, drop)
+        forward = self._forward_pass(hook, (src_ids, src_tokens), (dec_ids, dec_tokens), lengths)
+        return Trace(self, forward, rec.steps, src_tokens, dec_tokens, src_ids, dec_ids, unknown)
 
-    def _stages(self, run, src, dec) -> list:
-        """The forward pass as a list of stages, each recording a few steps (an embedding, half a sub-layer, a
-        stack's output): the trace runs them in order, only as far as the steps that are read."""
-        c, stages = self.config, []
-        if not c.decoder_only:
-            stages = [partial(self._embed, run, "src", *src)]
-            for l in range(c.depth("enc")):
-                stages += self._sublayer(run, f"enc.{l}", 1, "attn") + self._sublayer(run, f"enc.{l}", 2, "ffn")
-            stages.append(partial(self._stack_output, run, "enc"))
-        stages.append(partial(self._embed, run, "tgt", *dec))
-        for l in range(c.depth("dec")):
-            for k, block in c.sublayers["dec"].items():
-                stages += self._sublayer(run, f"dec.{l}", k, block)
-        return stages + [partial(self._stack_output, run, "dec"), partial(self._output, run)]
+    def _forward_pass(self, hook, src, dec, lengths):
+        """The source sentence to the next token's probabilities (paper figure 1): the encoder reads the source, the
+        decoder reads the target so far and the encoder's output, `memory`. One generator, which stops (yields) at the
+        end of each stage so that the trace runs it only as far as the steps read. In a batch (`lengths` of each
+        side), each attention block masks its keys' padding."""
+        memory = src_pad = None  # a decoder-only model has no encoder
+        if not self.config.decoder_only:
+            x, src_pad = yield from self._embedding(hook, "src", *src, lengths)  # (n, d_model)
+            memory = yield from self._stack(hook, "enc", x, {"attn": src_pad})  # (n, d_model)
+        y, tgt_pad = yield from self._embedding(hook, "tgt", *dec, lengths)  # (m, d_model)
+        y = yield from self._stack(hook, "dec", y, {"self_attn": tgt_pad, "cross_attn": src_pad}, memory)
+        self._output(hook, y)  # (m, V)
+
+    def parameter_names(self) -> dict:
+        """The name of each parameter, and of its multiplier, by the object's id: how a step names its inputs."""
+        return {**{id(value): name for name, value in self.params.items()},
+                **{id(m): name for name, m in self._multipliers.items()}}
 
     def multiplier(self, name) -> Multiplier:
         """The parameter `name` as the forward pass multiplies by it (see _multiplier): `x @ multiplier`."""
@@ -248,136 +254,109 @@ class Model:
                 raise ConfigError(f"The {what} has {n} tokens; this model accepts at most {self.config.max_len} "
                                   "(max_len).", "too_long_for_model", side=side, n=n, high=self.config.max_len)
 
-    def _embed(self, run, side, ids, tokens):
-        """X = E[token] sqrt(d_model) + PE (paper sections 3.4 and 3.5), then dropout in training; in a batch, the
-        side's padding mask."""
-        c, table = self.config, self.embed_names[side]
-        hook = run.hook("embedding", side, E=table, P="pos.learned")
+    def _embedding(self, hook, side, ids, tokens, lengths):
+        """X = E[token] sqrt(d_model) + PE (paper sections 3.4 and 3.5), then dropout in training; in a batch, also
+        the side's padding mask (else None)."""
+        c, hook = self.config, hook.block("embedding", side, E=self.embed_names[side], P="pos.learned")
         scale = float(np.sqrt(c.d_model)) if c.embed_scale else 1.0
-        x_emb = hook("embed", pe.embed(hook.param("E"), ids, scale), ids=tuple(ids), tokens=tuple(tokens),
+        x_emb = hook("embed", pe.embed, hook.param("E"), ids, scale, ids=tuple(ids), tokens=tuple(tokens),
                      scale=scale)  # E[token] sqrt(d_model): (..., n, d_model)
         n = x_emb.shape[-2]
-        pos = hook("pos", pe.positional_encoding(c.pos_encoding, n, c.d_model, hook.param("P")))  # (n, d_model)
-        x = hook("input", x_emb + pos)  # (..., n, d_model)
-        run.x = self._dropout(hook, "dropout", x)  # in training only: (..., n, d_model)
-        if run.lengths:
-            run.pad_masks[side] = hook("pad_mask", att.padding_mask(run.lengths[side], n),
-                                       lengths=run.lengths[side])  # (b, 1, 1, n)
+        pos = hook("pos", pe.positional_encoding, c.pos_encoding, n, c.d_model, hook.param("P"))  # (n, d_model)
+        x = self._dropout(hook, "dropout", hook("input", operator.add, x_emb, pos))  # (..., n, d_model)
+        pad = hook("pad_mask", att.padding_mask, lengths[side], n, lengths=lengths[side]) if lengths else None
+        yield  # (b, 1, 1, n) in a batch
+        return x, pad
 
-    def _sublayer(self, run, layer, k, block) -> list:
-        """Sub-layer k of a layer, as two stages around the middle of its block (see _sublayer_start)."""
-        return [partial(self._sublayer_start, run, layer, k, block), partial(self._sublayer_end, run, layer, k, block)]
+    def _stack(self, hook, stack, x, pads, memory=None):
+        """N layers, each its sub-layers in turn (paper section 3.1), then the stack's output. pads: each attention
+        block's keys' padding mask, in a batch; memory: the encoder's output, which the decoder attends to."""
+        blocks = self.config.sublayers[stack]  # sub-layer k -> its block
+        for l in range(self.config.depth(stack)):
+            for k, block in blocks.items():
+                sublayer = self._block(hook.block(block, f"{stack}.{l}.{block}"), block, pads, memory)
+                x = yield from self._sublayer(hook.block("sublayer", f"{stack}.{l}"), k, x, sublayer)  # (n, d_model)
+        return (yield from self._stack_output(hook.block("stack", stack), x))  # (n, d_model)
 
-    def _sublayer_start(self, run, layer, k, block):
-        """Pre-norm's LayerNorm(x), then the first half of the block: an attention block's heads, the feed-forward
-        network's activation (a page about the heads needs no W^O, a d_model x d_model matrix)."""
-        x = run.x  # (n, d_model)
-        if self.config.norm_placement == "pre":
-            x = self._layer_norm(run.hook("sublayer", layer, x=x), f"ln{k}", x)  # (n, d_model)
+    def _block(self, hook, block, pads, memory):
+        """Sublayer(x) of a block, a function of x: the feed-forward network, or multi-head attention whose keys and
+        values are x (self-attention, causal in the decoder) or the encoder's output (cross-attention)."""
         if block == "ffn":
-            run.block = run.hook(block, f"{layer}.{block}", x=x)
-            run.half = self._ffn_hidden(run.block, x)  # (n, d_ff)
-        else:
-            kv = run.rec["enc.out"] if block == "cross_attn" else x  # (m, d_model)
-            keys = "tgt" if block == "self_attn" else "src"  # the side whose padding the keys carry, in a batch
-            pad = {"pad_mask": run.pad_masks[keys]} if run.pad_masks else {}
-            run.block = run.hook(block, f"{layer}.{block}", x=x, kv=kv, **pad)
-            run.half = self._attention_heads(run.block, x, kv, causal=block == "self_attn")  # (h, n, d_v)
+            return partial(self._ffn, hook)
+        return partial(self._attention, hook, kv=memory if block == "cross_attn" else None, pad=pads[block],
+                       causal=block == "self_attn")
 
-    def _sublayer_end(self, run, layer, k, block):
-        """The block's second half, then LayerNorm(x + Dropout(Sublayer(x))) post-norm (paper sections 3.1 and
-        5.4), x + Dropout(Sublayer(LayerNorm(x))) pre-norm."""
-        half = self._ffn_out if block == "ffn" else self._attention_out
-        out = half(run.block, run.half)  # (n, d_model)
-        hook = run.hook("sublayer", layer, x=run.x, out=out)
-        out = self._dropout(hook, f"drop{k}", out)  # in training only: (n, d_model)
-        x = hook(f"add{k}", run.x + out)  # x + Sublayer(...): (n, d_model)
-        run.x = self._layer_norm(hook, f"ln{k}", x) if self.config.norm_placement == "post" else x  # (n, d_model)
+    def _sublayer(self, hook, k, x, sublayer):
+        """Sub-layer k: LayerNorm(x + Dropout(Sublayer(x))) post-norm, x + Dropout(Sublayer(LayerNorm(x))) pre-norm
+        (paper sections 3.1 and 5.4)."""
+        pre = self.config.norm_placement == "pre"
+        out = yield from sublayer(self._layer_norm(hook, f"ln{k}", x) if pre else x)  # (n, d_model)
+        x = hook(f"add{k}", operator.add, x, self._dropout(hook, f"drop{k}", out))  # x + Sublayer(...): (n, d_model)
+        x = x if pre else self._layer_norm(hook, f"ln{k}", x)  # (n, d_model)
+        yield
+        return x
 
-    def _attention_heads(self, hook, x, kv, causal):
-        """Each head's output (paper section 3.2): head_i = softmax(Q_i K_i^T / sqrt(d_k) + M) V_i, where
-        Q_i = X W_i^Q + b_i^Q and K_i, V_i are made alike from X_kv (the encoder's output in cross-attention, else X);
-        M, the causal mask, in the decoder's self-attention only; in a batch, M adds the keys' padding mask."""
-        c = self.config
-        W_Q, W_K, W_V = hook.matrix("W_Q"), hook.matrix("W_K"), hook.matrix("W_V")  # (h, d_model, d_k|d_v)
-        b_Q, b_K, b_V = hook.param("b_Q"), hook.param("b_K"), hook.param("b_V")  # (h, d_k|d_v), None if no biases
-        q = hook("q", att.project(x, W_Q, b_Q))  # Q_i = X W_i^Q + b_i^Q: (h, n, d_k)
-        k = hook("k", att.project(kv, W_K, b_K))  # K_i = X_kv W_i^K + b_i^K: (h, m, d_k)
-        v = hook("v", att.project(kv, W_V, b_V))  # V_i = X_kv W_i^V + b_i^V: (h, m, d_v)
-        s = hook("scores", att.scores(q, k))  # S_i = Q_i K_i^T: (h, n, m)
-        s = hook("scaled", att.scale(s, c.divisor))  # S_i / sqrt(d_k): (h, n, m)
-        pad = hook.bound.get("pad_mask")  # (b, 1, 1, m) in a batch, else None
+    def _attention(self, hook, x, kv=None, pad=None, causal=False):
+        """MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O + b^O, head_i = softmax(Q_i K_i^T / sqrt(d_k) + M) V_i
+        (paper section 3.2), Q_i = X W_i^Q + b_i^Q and K_i, V_i alike from X_kv: the encoder's output in
+        cross-attention, else X. M: the causal mask (self-attention in the decoder), plus the keys' padding `pad`."""
+        c, kv = self.config, x if kv is None else kv  # kv: (m, d_model)
+        q = hook("q", att.project, x, hook.matrix("W_Q"), hook.param("b_Q"))  # Q_i = X W_i^Q + b_i^Q: (h, n, d_k)
+        k = hook("k", att.project, kv, hook.matrix("W_K"), hook.param("b_K"))  # K_i = X_kv W_i^K + b_i^K: (h, m, d_k)
+        v = hook("v", att.project, kv, hook.matrix("W_V"), hook.param("b_V"))  # V_i = X_kv W_i^V + b_i^V: (h, m, d_v)
+        s = hook("scores", att.scores, q, k)  # S_i = Q_i K_i^T: (h, n, m)
+        s = hook("scaled", att.scale, s, c.divisor)  # S_i / sqrt(d_k): (h, n, m)
         if causal:
-            mask = att.causal_mask(x.shape[-2])  # (n, n)
-            pad = hook("mask", mask if pad is None else mask + pad)  # (n, n), in a batch (b, 1, n, n)
+            pad = hook("mask", att.causal_mask, x.shape[-2], pad)  # (n, n), in a batch (b, 1, n, n)
         if pad is not None:
-            s = hook("masked", att.apply_mask(s, pad))  # + M: (..., h, n, m)
-        a = hook("weights", att.softmax(s, c.softmax))  # A_i = softmax(...): (h, n, m)
-        a = self._dropout(hook, "dropout", a)  # in training only: (h, n, m)
-        return hook("heads", att.weighted_sum(a, v))  # head_i = A_i V_i: (h, n, d_v)
+            s = hook("masked", att.apply_mask, s, pad)  # + M: (..., h, n, m)
+        a = self._dropout(hook, "dropout", hook("weights", att.softmax, s, c.softmax))  # A_i = softmax(...): (h, n, m)
+        heads = hook("heads", att.weighted_sum, a, v)  # head_i = A_i V_i: (h, n, d_v)
+        yield  # a page about the heads needs no W^O, a d_model x d_model matrix
+        concat = hook("concat", att.concat_heads, heads)  # Concat(head_1, ..., head_h): (n, h*d_v)
+        return hook("out", att.linear, concat, hook.matrix("W_O"), hook.param("b_O"))  # ... W^O + b^O: (n, d_model)
 
-    def _attention_out(self, hook, heads):
-        """MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O + b^O (paper section 3.2.2)."""
-        concat = hook("concat", att.concat_heads(heads))  # Concat(head_1, ..., head_h): (n, h*d_v)
-        return hook("out", att.linear(concat, hook.matrix("W_O"), hook.param("b_O")))  # ... W^O + b^O: (n, d_model)
+    def _ffn(self, hook, x):
+        """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2, or GELU in place of the ReLU (paper section 3.3)."""
+        hidden = hook("hidden", att.linear, x, hook.matrix("W_1"), hook.param("b_1"))  # H = x W_1 + b_1: (n, d_ff)
+        act = hook("act", ff.ACTIVATIONS[self.config.activation], hidden)  # max(0, H): (n, d_ff)
+        yield
+        return hook("out", att.linear, act, hook.matrix("W_2"), hook.param("b_2"))  # ... W_2 + b_2: (n, d_model)
 
-    def _ffn_hidden(self, hook, x):
-        """The feed-forward network's first half: ReLU(x W_1 + b_1), or GELU (paper section 3.3)."""
-        hidden = hook("hidden", att.linear(x, hook.matrix("W_1"), hook.param("b_1")))  # H = x W_1 + b_1: (n, d_ff)
-        return hook("act", ff.ACTIVATIONS[self.config.activation](hidden))  # max(0, H): (n, d_ff)
-
-    def _ffn_out(self, hook, act):
-        """FFN(x) = act W_2 + b_2 (paper section 3.3)."""
-        return hook("out", att.linear(act, hook.matrix("W_2"), hook.param("b_2")))  # ... W_2 + b_2: (n, d_model)
-
-    def _layer_norm(self, hook, short, x):
-        """LayerNorm(x) of each row, with the parameters `short`.gamma and `short`.beta."""
-        c = self.config
-        gamma, beta = hook.param(f"{short}.gamma"), hook.param(f"{short}.beta")  # (d_model,)
-        return hook(short, layer_norm(x, gamma, beta, c.eps, c.layer_norm))  # (n, d_model)
+    def _layer_norm(self, hook, short, x, params=None):
+        """LayerNorm(x) of each row, with the parameters `params`.gamma and `params`.beta (`short`'s, if not given)."""
+        c, params = self.config, params or short
+        gamma, beta = hook.param(f"{params}.gamma"), hook.param(f"{params}.beta")  # (d_model,)
+        return hook(short, layer_norm, x, gamma, beta, c.eps, c.layer_norm)  # (n, d_model)
 
     def _dropout(self, hook, short, x):
         """Training: x with each cell zeroed with probability p, the rest divided by 1 - p (paper section 5.4), a
         step the table declares only then. Inference: x itself."""
-        if short not in hook.steps:
+        if short not in hook.decls:
             return x
         drop = hook.drop
         keep = drop.keep_mask(hook.name(short), x.shape)  # shape of x
-        return hook(short, dr.dropout(x, keep, drop.p), p=drop.p, seed=drop.seed, keep=keep)  # shape of x
+        return hook(short, dr.dropout, x, keep, drop.p, p=drop.p, seed=drop.seed, keep=keep)  # shape of x
 
-    def _stack_output(self, run, stack):
+    def _stack_output(self, hook, x):
         """The last layer's output; pre-norm normalises it once more (its layers' sums are not normalised)."""
-        c, x = self.config, run.x
-        hook = run.hook("stack", stack, x=x)
-        if c.norm_placement == "pre":
-            x = layer_norm(x, hook.param("ln_final.gamma"), hook.param("ln_final.beta"), c.eps, c.layer_norm)
-        run.x = hook("out", x)  # (n, d_model)
+        if self.config.norm_placement == "pre":
+            x = self._layer_norm(hook, "out", x, "ln_final")  # (n, d_model)
+        else:
+            x = hook("out", np.copy, x)  # (n, d_model)
+        yield
+        return x
 
-    def _output(self, run):
+    def _output(self, hook, y):
         """P = softmax(y W_out + b_out + M), y the decoder's output, W_out = E^T when tied (paper section 3.4), M
         masking <unk>."""
-        c, y, never = self.config, run.x, self.vocab.never_next  # y: the decoder's output, (n, d_model)
-        hook = run.hook("output", "", y=y, W=self.embed_names["tgt"] if c.tied_output else "unembed.W")
-        logits = hook("logits", att.linear(y, hook.matrix("W"), hook.param("unembed.b")))  # y W_out + b_out: (n, V)
-        mask = hook("vocab_mask", _vocab_mask(len(self.vocab), never),
+        c, never = self.config, self.vocab.never_next
+        hook = hook.block("output", "", W=self.embed_names["tgt"] if c.tied_output else "unembed.W")
+        logits = hook("logits", att.linear, y, hook.matrix("W"), hook.param("unembed.b"))  # y W_out + b_out: (n, V)
+        mask = hook("vocab_mask", _vocab_mask, len(self.vocab), never,
                     never=tuple(self.vocab.tokens[i] for i in never))  # (V,)
-        logits = hook("masked_logits", logits + mask)  # (n, V)
-        hook("probs", att.softmax(logits, c.softmax))  # (n, V)
-
-
-class _Pass:
-    """One forward pass: its recorder, dropout and step table, and what one stage hands the next."""
-
-    def __init__(self, model, drop, lengths=None):
-        self.model, self.drop, self.rec = model, drop, Recorder()
-        self.lengths = lengths  # a padded batch's {"src": lengths, "tgt": lengths}; None for one sentence pair
-        self.pad_masks = {}  # side -> its recorded padding mask, in a batch
-        self.table = step_table(model.config, drop.p, padded=lengths is not None)
-        self.x = None  # the residual stream: what the next stage reads (a sub-layer's input, a stack's output)
-        self.block, self.half = None, None  # a sub-layer's block (its hook) and the value half-way through it
-
-    def hook(self, block, prefix, **bound) -> Hook:
-        return Hook(self.rec, self.table, self.model, self.drop, block, prefix, bound)  # no cycle back to the pass
+        logits = hook("masked_logits", operator.add, logits, mask)  # (n, V)
+        hook("probs", att.softmax, logits, c.softmax)  # (n, V)
 
 
 def _vocab_mask(size, never):
@@ -396,8 +375,10 @@ def _multiplier(name, weight) -> Multiplier:
 
 
 def _read_only(value, name, shape):
-    """A parameter as a read-only float64 array; one that already is (an unedited parameter) is shared, not copied."""
+    """A parameter as a read-only float64 array; one that already is (an unedited parameter) is shared, not copied,
+    through an array object of its own: the forward pass names a step's inputs by their objects (steps.Hook)."""
     array = read_only(value)
+    array = array.view() if array is value else array
     if array.shape != tuple(shape):
         raise ValueError(f"{name} must have shape {tuple(shape)}, got {array.shape}")
     return array
