@@ -110,20 +110,13 @@ def step_name_key(name: str) -> str:
     return "step." + description_key(name).removeprefix("desc.")
 
 
-STEP_TEX = {  # a step's symbol in its formula, by its last name; {i}: its head's number
-    "embed": r"X_{\text{emb}}", "pos": "PE", "input": "X", "q": "Q_{i}", "k": "K_{i}", "v": "V_{i}", "scores": "S_{i}",
-    "scaled": "S_{i}'", "mask": "M", "masked": "S_{i}''", "weights": "A_{i}", "heads": r"\text{head}_{i}", "hidden": "H",
-    "logits": r"\text{logits}", "masked_logits": r"\text{logits}'", "probs": "P",
-}
-
-
-def step_tex(name: str, head: int | None, title: str) -> str:
-    """What a matrix of a step is called beside it: the symbol its formula gives it (S_1' for head 1's scaled
-    scores), else its name on screen, `title`, in the reader's language (the math in it stays math)."""
-    leaf = name.rsplit(".", 1)[-1]
+def step_tex(symbol: str | None, head: int | None, title: str) -> str:
+    """What a matrix of a step is called beside it: the symbol its formula gives it, `symbol` as the step declares it
+    (engine.Step.symbol: S_{i}', S_1' for head 1's scaled scores), else its name on screen, `title`, in the reader's
+    language (the math in it stays math)."""
     number = "i" if head is None else str(head + 1)
-    if leaf in STEP_TEX:
-        return STEP_TEX[leaf].replace("{i}", f"{{{number}}}")
+    if symbol is not None:
+        return symbol.replace("{i}", f"{{{number}}}")
     parts = re.split(r"\$([^$]*)\$", title)  # text, math, text, ...
     words = "".join(part if i % 2 else rf"\text{{{part}}}" for i, part in enumerate(parts) if part)
     return f"{{{words}}}" + (f"_{{{number}}}" if head is not None else "")
