@@ -1,9 +1,9 @@
 """The kinds of step: which equation made a step, and what every step of that kind shares, declared once.
 
 A kind is its per-cell explainer (engine/explain.py), its backward rule (engine/backward.py), the LaTeX of that
-rule, and whether its −∞ are a mask's. A step's declaration (engine/steps.py) names its kind; a recorded step
-carries the declaration, so `step.decl.kind.explain(...)` is its explainer, and no table keyed by kind is kept
-anywhere else.
+rule, and whether its −∞ are a mask's. A step's declaration (a steps.Decl, in engine/model.py) names its kind; a
+recorded step carries its declaration, so `step.decl.kind.explain(...)` is its explainer: no other table is keyed
+by kind.
 """
 from __future__ import annotations
 

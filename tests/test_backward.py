@@ -24,7 +24,7 @@ from engine.backward import backward_formula, loss_and_grads
 from engine.explain import num
 from engine.kinds import KINDS
 from engine.loss import cross_entropy, teacher_forcing
-from engine.model import param_shapes
+from engine.params import param_shapes
 from engine.presets import PAPER_VOCABULARY
 
 RTOL = 1e-8  # engine vs torch, relative to the largest gradient of the same parameter
