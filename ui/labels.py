@@ -25,20 +25,13 @@ def _positions(name, trace):
 
 
 def step_axes(trace, name) -> list[list[str]]:
-    """One list of labels per axis of the step's array."""
-    shape = trace[name].shape
+    """One list of labels per axis of the step's array, by the symbols of its declared shape (engine.Step.axes):
+    tokens for positions (n_k: the keys'), "head i" for heads, the vocabulary, else indices."""
+    step = trace.step(name)
     rows, cols = _positions(name, trace)
-    leaf = name.rsplit(".", 1)[-1]
-    if name in ("logits", "vocab_mask", "masked_logits", "probs"):
-        return [rows, list(trace.model.vocab.tokens)][-len(shape):]
-    if leaf == "mask":
-        return [rows, cols]
-    if len(shape) == 3:
-        heads = [f"head {h + 1}" for h in range(shape[0])]
-        keyed = leaf in ("k", "v")
-        last = cols if leaf in ("scores", "scaled", "masked", "weights", "dropout") else indices(shape[2])
-        return [heads, cols if keyed else rows, last]
-    return [rows, indices(shape[1])]
+    labels = {"n": rows, "n_q": rows, "n_k": cols, "vocab": list(trace.model.vocab.tokens),
+              "h": [f"head {h + 1}" for h in range(step.shape[0])]}
+    return [labels.get(symbol) or indices(size) for symbol, size in zip(step.axes, step.shape)]
 
 
 def param_axes(vocab_tokens, name, shape) -> list[list[str]]:
