@@ -9,7 +9,8 @@
 """
 from .checkpoint import trained
 from .config import Config
-from .model import Model, param_shapes
+from .model import Model
+from .params import param_shapes
 from .presets import DESCRIPTIONS, PRESETS, preset, with_words
 from .trace import Step, Trace
 

@@ -15,7 +15,7 @@ from .backward import loss_and_grads
 from .checkpoint import save
 from .config import parse_field
 from .corpus import CORPORA, pairs
-from .export import WRITERS, header, jsonable
+from .export import WRITERS, jsonable
 from .generate import STRATEGIES, beam_search, generate
 from .optim import OPTIMIZERS
 from .presets import DESCRIPTIONS, PRESETS, preset

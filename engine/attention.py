@@ -66,9 +66,11 @@ def scale(s, divisor):
     return s / divisor  # (..., h, n_q, n_k)
 
 
-def causal_mask(n):
-    """0 where a position may look (j <= i), -inf where it would see the future (j > i)."""
-    return np.where(np.triu(np.ones((n, n), dtype=bool), k=1), -np.inf, 0.0)  # (n, n)
+def causal_mask(n, pad=None):
+    """0 where a position may look (j <= i), -inf where it would see the future (j > i); in a batch, plus the keys'
+    padding mask `pad` (b, 1, 1, n)."""
+    mask = np.where(np.triu(np.ones((n, n), dtype=bool), k=1), -np.inf, 0.0)  # (n, n)
+    return mask if pad is None else mask + pad  # (n, n), in a batch (b, 1, n, n)
 
 
 def apply_mask(s, mask):

@@ -25,43 +25,6 @@ from .values import read_only
 
 PADDED = -1  # the target of a padded position: no token's id, so the loss ignores it
 GRAD_TEX = r"\bar{x} = \frac{\partial L}{\partial x}"
-BACKWARD_TEX = {
-    "embed": {True: r"\bar{E}[t] \mathrel{+}= \sqrt{d_{\text{model}}} \sum_{i:\ \text{token}_i = t} "
-                    r"\bar{X}_{\text{emb},i}",
-              False: r"\bar{E}[t] \mathrel{+}= \sum_{i:\ \text{token}_i = t} \bar{X}_{\text{emb},i}"},
-    "pos": {True: r"\bar{P}[pos] \mathrel{+}= \overline{PE}_{pos}",
-            False: r"\overline{PE}\ \text{⟦not-passed-on⟧}"},
-    "add": r"y = a + b:\quad \bar{a} = \bar{y},\quad \bar{b} = \bar{y}",
-    "layer_norm": {
-        "paper": r"\bar{x} = \frac{\bar{\hat{x}} - \operatorname{mean}(\bar{\hat{x}}) - \hat{x}\,"
-                 r"\operatorname{mean}(\bar{\hat{x}} \odot \hat{x})}{\sqrt{\sigma^2 + \epsilon}},\quad "
-                 r"\bar{\hat{x}} = \bar{y} \odot \gamma,\quad \bar{\gamma} = \sum_i \bar{y}_i \odot \hat{x}_i,\quad "
-                 r"\bar{\beta} = \sum_i \bar{y}_i",
-        "blog": r"\bar{x} = \frac{\bar{\hat{x}} - \operatorname{mean}(\bar{\hat{x}})}{\sigma + \epsilon} - "
-                r"\frac{(x - \mu) \sum_k \bar{\hat{x}}_k (x_k - \mu)}{d\, \sigma\, (\sigma + \epsilon)^2},\quad "
-                r"\bar{\hat{x}} = \bar{y} \odot \gamma,\quad \bar{\gamma} = \sum_i \bar{y}_i \odot \hat{x}_i,\quad "
-                r"\bar{\beta} = \sum_i \bar{y}_i"},
-    "proj": {True: r"Y_i = X W_i + b_i:\quad \bar{X} = \sum_i \bar{Y}_i W_i^\top,\quad \bar{W}_i = X^\top \bar{Y}_i,"
-                   r"\quad \bar{b}_i = \textstyle\sum_n \bar{Y}_{i,n}",
-             False: r"Y_i = X W_i:\quad \bar{X} = \sum_i \bar{Y}_i W_i^\top,\quad \bar{W}_i = X^\top \bar{Y}_i"},
-    "scores": r"\bar{Q}_i = \bar{S}_i K_i,\quad \bar{K}_i = \bar{S}_i^\top Q_i",
-    "scale": r"\bar{S}_i = \frac{\bar{S}_i'}{%s}",
-    "mask": r"M\ \text{⟦constant⟧}",
-    "softmax": r"\bar{x}_j = A_j \left(\bar{A}_j - \textstyle\sum_k A_k \bar{A}_k\right)\ \text{⟦each-row⟧}",
-    "weighted": r"\bar{A}_i = \overline{\text{head}}_i V_i^\top,\quad \bar{V}_i = A_i^\top \overline{\text{head}}_i",
-    "concat": r"\overline{\text{head}}_i = \text{⟦columns⟧} (i-1)\,d_v \ldots i\,d_v - 1 \text{⟦of⟧} \bar{C}",
-    "linear": {"bias": r"y = x W + b:\quad \bar{x} = \bar{y} W^\top,\quad \bar{W} = x^\top \bar{y},\quad "
-                       r"\bar{b} = \textstyle\sum_n \bar{y}_n",
-               "no_bias": r"y = x W:\quad \bar{x} = \bar{y} W^\top,\quad \bar{W} = x^\top \bar{y}",
-               "tied": r"\text{logits} = y E^\top + b:\quad \bar{y} = \overline{\text{logits}}\, E,\quad "
-                     r"\bar{E} \mathrel{+}= \overline{\text{logits}}^\top y,\quad \bar{b} = \textstyle\sum_n "
-                     r"\overline{\text{logits}}_n"},
-    "activation": {"relu": r"\bar{H} = \bar{Y} \odot [H > 0]",
-                   "gelu": r"\bar{H} = \bar{Y} \odot \left(\Phi(H) + H \varphi(H)\right),\quad "
-                           r"\varphi(h) = \tfrac{1}{\sqrt{2\pi}} e^{-h^2/2}"},
-    "copy": r"\bar{x} = \bar{y}",
-    "dropout": r"\bar{x} = \frac{m \odot \bar{y}}{1 - p}",
-}
 
 
 @dataclass(frozen=True)
@@ -119,33 +82,26 @@ def backward(trace, grad_logits) -> dict:
     grads = {"logits": np.asarray(grad_logits, dtype=float)}
     for step in reversed(trace.steps()):
         if step.name in grads:
-            for ref, grad in _RULES[step.kind](trace, step, grads[step.name]):
+            for ref, grad in step.decl.kind.backward(trace, step, grads[step.name]):
                 grads[ref] = grads[ref] + grad if ref in grads else grad
     return grads
 
 
 def backward_formula(step) -> str:
-    """The LaTeX of the rule that passes a step's gradient on to its inputs."""
-    meta = step.meta
-    bias = len(step.inputs) == 3  # a projection's or linear layer's (x, W, b); a bias turned off is not an input
-    linear = "tied" if meta.get("transpose") else "bias" if bias else "no_bias"
-    variant = {"embed": meta.get("scale") != 1.0, "pos": bool(step.inputs), "layer_norm": meta.get("form"),
-               "proj": bias, "linear": linear, "activation": meta.get("fn")}.get(step.kind)
-    tex = BACKWARD_TEX[step.kind]
-    tex = tex[variant] if isinstance(tex, dict) else tex
-    return tex % meta["divisor_tex"] if step.kind == "scale" else tex
+    """The LaTeX of the rule that passes a step's gradient on to its inputs (its kind's, engine/kinds.py)."""
+    return step.decl.kind.backward_formula(step)
 
 
-# ---- one rule per kind of step: (trace, step, ȳ) -> [(input name, x̄), ...] ------------------------------------
+# ---- one rule per kind of step (engine/kinds.py): (trace, step, ȳ) -> [(input name, x̄), ...] -------------------
 
-def _embed(trace, step, g):
+def embed(trace, step, g):
     table = step.inputs[0]
     grad = np.zeros(trace.resolve(table).shape)  # (V, d_model)
     np.add.at(grad, np.asarray(step.meta["ids"]), g * step.meta["scale"])  # a repeated token collects every row
     return [(table, grad)]
 
 
-def _pos(trace, step, g):
+def pos(trace, step, g):
     if not step.inputs:
         return []
     grad = np.zeros(trace.resolve(step.inputs[0]).shape)  # (max_len, d_model)
@@ -153,11 +109,11 @@ def _pos(trace, step, g):
     return [(step.inputs[0], grad)]
 
 
-def _add(trace, step, g):
+def add(trace, step, g):
     return [(ref, _sum_to_shape(g, np.shape(trace.resolve(ref)))) for ref in step.inputs]
 
 
-def _layer_norm(trace, step, g):
+def layer_norm(trace, step, g):
     x_ref, gamma_ref, beta_ref = step.inputs
     x, gamma, eps = trace.resolve(x_ref), trace.resolve(gamma_ref), step.meta["eps"]
     centred = x - np.mean(x, axis=-1, keepdims=True)  # (n, d_model)
@@ -181,7 +137,7 @@ def _layer_norm_denominator(var, eps, form, d):
     return denominator, np.divide(1.0, d * sigma * denominator**2, out=np.zeros_like(sigma), where=sigma > 0)
 
 
-def _proj(trace, step, g):
+def proj(trace, step, g):
     x_ref, W_ref, *bias = step.inputs
     x, W = trace.resolve(x_ref), trace.resolve(W_ref)
     dx = np.sum(g @ W.transpose(0, 2, 1), axis=-3)  # (..., h, n, d_k) @ (h, d_k, d_model) -> (..., n, d_model)
@@ -191,32 +147,32 @@ def _proj(trace, step, g):
     return grads + [(bias[0], np.sum(per_head, axis=1))] if bias else grads  # (h, d_k)
 
 
-def _scores(trace, step, g):
+def scores(trace, step, g):
     q_ref, k_ref = step.inputs
     q, k = trace.resolve(q_ref), trace.resolve(k_ref)
     return [(q_ref, g @ k), (k_ref, np.swapaxes(g, -1, -2) @ q)]  # (..., h, n_q, d_k), (..., h, n_k, d_k)
 
 
-def _scale(trace, step, g):
+def scale(trace, step, g):
     return [(step.inputs[0], g / step.meta["divisor"])]  # (h, n_q, n_k)
 
 
-def _softmax(trace, step, g):
+def softmax(trace, step, g):
     weights = step.value  # (..., n_k); 0 on masked cells, so their gradient is exactly 0
     return [(step.inputs[0], weights * (g - np.sum(weights * g, axis=-1, keepdims=True)))]
 
 
-def _weighted(trace, step, g):
+def weighted(trace, step, g):
     a_ref, v_ref = step.inputs
     a, v = trace.resolve(a_ref), trace.resolve(v_ref)
     return [(a_ref, g @ np.swapaxes(v, -1, -2)), (v_ref, np.swapaxes(a, -1, -2) @ g)]  # (..., h, n_q, n_k), (..., h, n_k, d_v)
 
 
-def _concat(trace, step, g):
+def concat(trace, step, g):
     return [(step.inputs[0], split_heads(g, trace.resolve(step.inputs[0]).shape[-3]))]  # (..., h, n, d_v)
 
 
-def _linear(trace, step, g):
+def linear(trace, step, g):
     x_ref, W_ref, *bias = step.inputs
     x, W = trace.resolve(x_ref), trace.resolve(W_ref)
     if step.meta.get("transpose"):  # logits = y E^T: W is the (V, d_model) embedding table
@@ -226,7 +182,7 @@ def _linear(trace, step, g):
     return grads + [(bias[0], np.sum(_rows(g), axis=0))] if bias else grads  # (d_out,)
 
 
-def _activation(trace, step, g):
+def activation(trace, step, g):
     hidden = trace.resolve(step.inputs[0])  # (n, d_ff)
     if step.meta["fn"] == "relu":
         return [(step.inputs[0], g * (hidden > 0))]  # ReLU'(0) = 0, as PyTorch
@@ -236,23 +192,16 @@ def _activation(trace, step, g):
     return [(step.inputs[0], g * (phi_cdf + hidden * phi_pdf))]
 
 
-def _copy(trace, step, g):
+def copy(trace, step, g):
     return [(step.inputs[0], g)]
 
 
-def _dropout(trace, step, g):
+def dropout(trace, step, g):
     return [(step.inputs[0], np.where(step.meta["keep"], g / (1.0 - step.meta["p"]), 0.0))]
 
 
-def _constant(trace, step, g):
+def constant(trace, step, g):
     return []
-
-
-_RULES = {
-    "embed": _embed, "pos": _pos, "add": _add, "layer_norm": _layer_norm, "proj": _proj, "scores": _scores,
-    "scale": _scale, "mask": _constant, "softmax": _softmax, "weighted": _weighted, "concat": _concat,
-    "linear": _linear, "activation": _activation, "copy": _copy, "dropout": _dropout,
-}
 
 
 def _rows(x):

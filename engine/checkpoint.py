@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from .config import NEWER_FIELDS, Config, ConfigError
-from .model import Model, param_shapes
+from .model import Model
+from .params import param_shapes
 from .presets import PRESETS
 from .tokens import EOS, SOS, UNK, Vocabulary
 from .values import MAX_SEED, check_seed

@@ -56,7 +56,7 @@ def explain(trace, name: str, index: tuple, digits: int = LATEX_DIGITS, text_dig
     tokens = _LATEX_DIGITS.set(digits), _TEXT_DIGITS.set(text_digits), _LINE_WIDTH.set(line_width)
     try:
         with np.errstate(all="ignore"):  # the naive softmax may overflow here as in the forward pass
-            latex, text, *where = _EXPLAINERS[step.kind](trace, step, index)
+            latex, text, *where = step.decl.kind.explain(trace, step, index)
     finally:
         _LATEX_DIGITS.reset(tokens[0])
         _TEXT_DIGITS.reset(tokens[1])
@@ -167,7 +167,9 @@ def _bias(trace, step, position, index):
     return trace.resolve(step.inputs[position])[index] if len(step.inputs) > position else None
 
 
-def _embed(trace, step, index):
+# ---- one explainer per kind of step (engine/kinds.py): (trace, step, index) -> (latex, text[, where]) -----
+
+def embed(trace, step, index):
     i, j = index
     token, table = step.meta["tokens"][i], trace.resolve(step.inputs[0])
     entry = table[step.meta["ids"][i], j]
@@ -179,7 +181,7 @@ def _embed(trace, step, index):
             f"{text} × √d_model = {_paren(entry)} × {num(scale)}")
 
 
-def _pos(trace, step, index):
+def pos(trace, step, index):
     pos, j = index
     form, d = step.meta["form"], step.meta["d_model"]
     if form == "none":
@@ -201,24 +203,24 @@ def _pos(trace, step, index):
     return tex, text
 
 
-def _add(trace, step, index):
+def add(trace, step, index):
     a, b = (np.broadcast_to(trace.resolve(r), step.shape)[index] for r in step.inputs)
     return f"{_paren_tex(a)} + {_paren_tex(b)}", f"{_paren(a)} + {_paren(b)}"
 
 
-def _proj(trace, step, index):
+def proj(trace, step, index):
     h, i, k = index
     x, W = trace.resolve(step.inputs[0]), trace.resolve(step.inputs[1])
     return _dot(x[i], W[h, :, k], _bias(trace, step, 2, (h, k)))
 
 
-def _scores(trace, step, index):
+def scores(trace, step, index):
     h, i, j = index
     q, k = (trace.resolve(r) for r in step.inputs)
     return _dot(q[h, i], k[h, j])
 
 
-def _scale(trace, step, index):
+def scale(trace, step, index):
     """S / divisor; the paper's divisor √d_k is then written as its number too, a number set by hand only as it."""
     s = trace.resolve(step.inputs[0])[index]
     divisor, divisor_tex = step.meta["divisor"], step.meta["divisor_tex"]
@@ -228,7 +230,7 @@ def _scale(trace, step, index):
             f"{num(s)} / √d_k = {num(s)} / {num(divisor)}")
 
 
-def _mask(trace, step, index):
+def mask(trace, step, index):
     if len(index) == 1:  # the output's mask over the vocabulary
         token = trace.model.vocab.tokens[index[0]]
         escaped = _tex_escape(token)
@@ -242,7 +244,7 @@ def _mask(trace, step, index):
     return f"0 \\quad ({j} \\le {i})", f"0 {word('not-after', j=j, i=i)}"
 
 
-def _softmax(trace, step, index):
+def softmax(trace, step, index):
     row = trace.resolve(step.inputs[0])[index[:-1]]
     j = index[-1]
     shift = float(np.max(row)) if step.meta["form"] == "stable" else 0.0
@@ -260,27 +262,27 @@ def _softmax(trace, step, index):
             lambda: f"Σ = {terms_text()} = {sum_text()} = {num(total)}")
 
 
-def _weighted(trace, step, index):
+def weighted(trace, step, index):
     h, i, c = index
     w, v = (trace.resolve(r) for r in step.inputs)
     return _dot(w[h, i], v[h, :, c])
 
 
-def _concat(trace, step, index):
+def concat(trace, step, index):
     i, col = index
     heads = trace.resolve(step.inputs[0])
     h, c = divmod(col, heads.shape[2])  # head_1 .. head_h as the paper numbers them; the cell's [row, col] from 0
     return f"\\text{{head}}_{{{h + 1}}}[{i}, {c}]", f"head_{h + 1}[{i}, {c}]"
 
 
-def _linear(trace, step, index):
+def linear(trace, step, index):
     i, k = index
     x, W = trace.resolve(step.inputs[0]), trace.resolve(step.inputs[1])
     column = W[k] if step.meta.get("transpose") else W[:, k]
     return _dot(x[i], column, _bias(trace, step, 2, (k,)))
 
 
-def _layer_norm(trace, step, index):
+def layer_norm(trace, step, index):
     """x̂·γ + β, after the lines that compute μ, σ², the denominator and x̂ from the row's numbers. The row's sums
     are in parentheses, not in a \\frac: KaTeX cannot break a line inside a \\frac's braces. σ²'s squares, and
     σ + ε, start lines of their own: after the definitions they reached the drill-down box's right edge at 1280 px
@@ -324,7 +326,7 @@ def _ln_denominator(form, var, eps):
             sigma + eps)
 
 
-def _activation(trace, step, index):
+def activation(trace, step, index):
     """ReLU, or GELU with the erf's argument and value written out."""
     h = float(trace.resolve(step.inputs[0])[index])
     if step.meta["fn"] == "relu":
@@ -337,12 +339,12 @@ def _activation(trace, step, index):
             f"{num(h / 2)} × (1 + {_paren(math.erf(u))})")
 
 
-def _copy(trace, step, index):
+def copy(trace, step, index):
     ref = step.inputs[0]
     return f"\\text{{{_tex_escape(ref)}}}[{', '.join(map(str, index))}]", f"{ref}[{', '.join(map(str, index))}]"
 
 
-def _dropout(trace, step, index):
+def dropout(trace, step, index):
     x, p = float(trace.resolve(step.inputs[0])[index]), step.meta["p"]
     if step.meta["keep"][index]:
         return (f"\\frac{{{num_tex(x)}}}{{1 - {num_tex(p)}}} \\quad (\\text{{{word('kept')}}})",
@@ -354,9 +356,3 @@ def _tex_escape(text: str) -> str:
     return "".join("\\" + c if c in "#$%&_{}" else c for c in text).replace("<", r"\textless{}").replace(
         ">", r"\textgreater{}")
 
-
-_EXPLAINERS = {
-    "embed": _embed, "pos": _pos, "add": _add, "proj": _proj, "scores": _scores, "scale": _scale,
-    "mask": _mask, "softmax": _softmax, "weighted": _weighted, "concat": _concat, "linear": _linear,
-    "layer_norm": _layer_norm, "activation": _activation, "copy": _copy, "dropout": _dropout,
-}

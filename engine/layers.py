@@ -7,12 +7,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-SUBLAYERS = {"enc": 2, "dec": 3}  # sub-layers per layer of each stack; a layer's output is its last one's
 NORM_TEX = r"\lVert x^{(l)}_i \rVert = \sqrt{\textstyle\sum_j \big(x^{(l)}_{ij}\big)^2}"
 CHANGE_TEX = r"\lVert x^{(l)}_i - x^{(l-1)}_i \rVert"
 COSINE_TEX = (r"\cos\big(x^{(l)}_i, x^{(l-1)}_i\big) = "
               r"\frac{x^{(l)}_i \cdot x^{(l-1)}_i}{\lVert x^{(l)}_i \rVert \, \lVert x^{(l-1)}_i \rVert}")
-TOP_WEIGHT_TEX = r"\max_j A_{ij}"
 
 
 class Changes(NamedTuple):
@@ -33,7 +31,7 @@ def layer_outputs(trace, stack: str) -> list[str]:
     """The names of x^(0), the stack's input, and x^(1) ... x^(N), each layer's output: its last LayerNorm
     (post-norm) or its last residual sum (pre-norm)."""
     c = trace.model.config
-    last = ("ln" if c.norm_placement == "post" else "add") + str(SUBLAYERS[stack])
+    last = ("ln" if c.norm_placement == "post" else "add") + str(max(c.sublayers[stack]))  # a layer's last sub-layer
     first = trace.step(f"{stack}.0.add1").inputs[0]  # both placements add a layer's input to its first sub-layer
     return [first] + [f"{stack}.{layer}.{last}" for layer in range(c.depth(stack))]
 

@@ -1,13 +1,12 @@
-"""The encoder-decoder Transformer: parameters by name, and a forward pass that records every step.
+"""The encoder-decoder Transformer's forward pass, which records every step, and the steps' declarations.
 
-The forward functions compute each step with the equation functions (attention.py, feed_forward.py, ...) and record
-it through a hook, `q = hook("q", att.project(x, W_Q, b_Q))`; engine/steps.py declares what each step records."""
+The pass reads as the paper draws it, from `_forward_pass` down. Each block's function computes its steps through a
+hook, `q = hook("q", att.project, x, W_Q, b_Q)`, which names each step's inputs from its arguments; the function
+declaring the block's steps (kind, formula, shape, symbol: engine/steps.py's Decl) stands above it."""
 from __future__ import annotations
 
-import copy
-import dataclasses
-from functools import partial
-from types import MappingProxyType
+import operator
+from functools import lru_cache, partial
 
 import numpy as np
 
@@ -16,127 +15,27 @@ from . import dropout as dr
 from . import feed_forward as ff
 from . import positional as pe
 from .config import Config, ConfigError
-from .layer_norm import layer_norm
-from .products import Multiplier
-from .steps import Hook, step_table
-from .tokens import PAD, SOS, Vocabulary
+from .kinds import (ACTIVATION, ADD, CONCAT, COPY, DROPOUT, EMBED, LAYER_NORM, LINEAR, MASK, POS, PROJ, SCALE,
+                    SCORES, SOFTMAX, WEIGHTED)
+from .layer_norm import LAYER_NORM_TEX, layer_norm
+from .params import Parameters
+from .steps import ROWS, Decl, Hook, StepTable
+from .tokens import PAD, SOS
 from .trace import Recorder, Trace
-from .values import read_only
+
+ADD_TEX = {"post": r"X + \operatorname{Sublayer}(X)",  # then LayerNorm of this sum
+           "pre": r"X + \operatorname{Sublayer}(\operatorname{LayerNorm}(X))"}  # the sum is not normalised
+LOGITS_TEX = r"\text{logits} = y\, W_{\text{out}} + b_{\text{out}}"
+TIED_LOGITS_TEX = r"\text{logits} = y\, E^\top + b_{\text{out}}"
+VOCAB_MASK_TEX = r"M_v = \begin{cases} -\infty & v = \texttt{<unk>} \\ 0 & \text{⟦otherwise⟧} \end{cases}"
+MASKED_LOGITS_TEX = r"\text{logits}' = \text{logits} + M"
+PROBS_TEX = r"P = \operatorname{softmax}(\text{logits}')"
+_ACTIVATION_NAMES = {"relu": "ReLU", "gelu": "GELU"}
 
 
-
-def param_shapes(config: Config, vocab_size: int) -> dict[str, tuple]:
-    """Every parameter's name and shape; matrices multiply on the right (x @ W)."""
-    c, shapes = config, {}
-    if c.shared_embeddings or not c.decoder_only:
-        shapes["embed.src"] = (vocab_size, c.d_model)
-    if not c.shared_embeddings:
-        shapes["embed.tgt"] = (vocab_size, c.d_model)
-    if c.pos_encoding == "learned":
-        shapes["pos.learned"] = (c.max_len, c.d_model)
-    for stack, sublayers in c.sublayers.items():
-        if not c.depth(stack):
-            continue
-        for l in range(c.depth(stack)):
-            for k, sub in sublayers.items():
-                shapes.update(_ffn_shapes(c, f"{stack}.{l}.ffn") if sub == "ffn" else _attn_shapes(c, f"{stack}.{l}.{sub}"))
-                shapes.update({f"{stack}.{l}.ln{k}.gamma": (c.d_model,), f"{stack}.{l}.ln{k}.beta": (c.d_model,)})
-        if c.norm_placement == "pre":
-            shapes.update({f"{stack}.ln_final.gamma": (c.d_model,), f"{stack}.ln_final.beta": (c.d_model,)})
-    if not c.tied_output:
-        shapes["unembed.W"] = (c.d_model, vocab_size)
-    shapes["unembed.b"] = (vocab_size,)
-    return shapes
-
-
-def _attn_shapes(c: Config, p: str) -> dict:
-    shapes = {f"{p}.W_Q": (c.n_heads, c.d_model, c.d_k), f"{p}.W_K": (c.n_heads, c.d_model, c.d_k),
-              f"{p}.W_V": (c.n_heads, c.d_model, c.d_v), f"{p}.W_O": (c.n_heads * c.d_v, c.d_model)}
-    if c.attn_bias:
-        shapes.update({f"{p}.b_Q": (c.n_heads, c.d_k), f"{p}.b_K": (c.n_heads, c.d_k),
-                       f"{p}.b_V": (c.n_heads, c.d_v), f"{p}.b_O": (c.d_model,)})
-    return shapes
-
-
-def _ffn_shapes(c: Config, p: str) -> dict:
-    shapes = {f"{p}.W_1": (c.d_model, c.d_ff), f"{p}.W_2": (c.d_ff, c.d_model)}
-    if c.ffn_bias:
-        shapes.update({f"{p}.b_1": (c.d_ff,), f"{p}.b_2": (c.d_model,)})
-    return shapes
-
-
-class Model:
-    """A configuration, a vocabulary and named parameters; `run` computes and records a forward pass."""
-
-    def __init__(self, name: str, config: Config, vocab: Vocabulary, params, seed: int = 0):
-        self.name, self.config, self.vocab, self.seed = name, config, vocab, seed
-        self.new_words = ()  # tokens added to the vocabulary after the model was made (presets.with_words)
-        shapes = param_shapes(config, len(vocab))
-        if set(params) != set(shapes):
-            missing, extra = sorted(set(shapes) - set(params)), sorted(set(params) - set(shapes))
-            raise ValueError(f"parameters do not fit the config: missing {missing}, unexpected {extra}")
-        frozen = {}
-        for key, shape in shapes.items():
-            frozen[key] = _read_only(params[key], key, shape)
-        self.params = MappingProxyType(frozen)
-        self._multipliers = {name: _multiplier(name, value) for name, value in frozen.items() if value.ndim > 1}
-
-    def with_params(self, updates) -> "Model":
-        """A copy of this model with some parameters replaced (same names and shapes)."""
-        unknown = sorted(set(updates) - set(self.params))
-        if unknown:
-            raise ValueError(f"unknown parameter(s): {', '.join(unknown)}")
-        model = copy.copy(self)  # the others are this model's, already checked: only the new ones are
-        model.params = MappingProxyType({**self.params, **{name: _read_only(value, name, self.params[name].shape)
-                                                           for name, value in updates.items()}})
-        model._multipliers = {**{name: m for name, m in self._multipliers.items() if name not in updates},
-                              **{name: _multiplier(name, model.params[name]) for name in updates
-                                 if model.params[name].ndim > 1}}  # the unchanged weights' are shared (products.py)
-        return model
-
-    def with_vocabulary(self, vocab: Vocabulary, tables) -> "Model":
-        """A copy of this model with a longer vocabulary: `tables` holds the parameters whose size follows it (the
-        embedding tables, the output layer), grown to the new size; the other parameters are shared."""
-        model = copy.copy(self)
-        model.vocab, model.new_words = vocab, self.new_words + vocab.tokens[len(self.vocab):]
-        shapes = param_shapes(self.config, len(vocab))
-        model.params = MappingProxyType({**self.params, **{name: _read_only(value, name, shapes[name])
-                                                           for name, value in tables.items()}})
-        if set(shapes) - set(tables) - set(self.params) or any(
-                model.params[name].shape != shape for name, shape in shapes.items()):
-            raise ValueError("every parameter whose size follows the vocabulary must be given")
-        model._multipliers = {**{name: m for name, m in self._multipliers.items() if name not in tables},
-                              **{name: _multiplier(name, model.params[name]) for name in tables
-                                 if model.params[name].ndim > 1}}
-        return model
-
-    def without_positions(self) -> "Model":
-        """A copy of this model with no positional encoding (pos_encoding "none"); the other weights are shared."""
-        model = copy.copy(self)
-        model.config = dataclasses.replace(self.config, pos_encoding="none")
-        model.params = MappingProxyType({name: value for name, value in self.params.items() if name != "pos.learned"})
-        model._multipliers = {name: m for name, m in self._multipliers.items() if name != "pos.learned"}
-        return model
-
-    def with_cells(self, cells) -> "Model":
-        """A copy of this model with some cells changed: {name: [(index, value), ...]}. A changed per-head weight is
-        copied once, in the heads-side-by-side layout the forward pass reads, and the parameter is a view of it."""
-        updates = {}
-        for name, changes in cells.items():
-            if self.params[name].ndim == 3:
-                array = att.heads_of(self._multipliers[name].matrix.copy(), self.params[name].shape)
-            else:
-                array = np.array(self.params[name])
-            for index, value in changes:
-                array[index] = value
-            array.setflags(write=False)
-            updates[name] = array
-        return self.with_params(updates)  # its multiplier's side-by-side layout of the view is the copy again
-
-    @property
-    def embed_names(self) -> dict:
-        src = "embed.src"
-        return {"src": src, "tgt": src if self.config.shared_embeddings else "embed.tgt"}
+class Model(Parameters):
+    """A configuration, a vocabulary and named parameters (engine/params.py); `run` computes and records a forward
+    pass."""
 
     def run(self, src: str, tgt: str | None = None, *, dropout: float = 0.0, seed: int = 0) -> Trace:
         """Encode `src`, decode SOS + `tgt` (the target shifted right), and record every step.
@@ -215,28 +114,10 @@ class Model:
 
     def _traced(self, src_ids, src_tokens, dec_ids, dec_tokens, unknown, drop, lengths=None) -> Trace:
         """The trace of one sentence pair, or (with each side's `lengths`) of a padded batch."""
-        run = _Pass(self, drop, lengths)
-        stages = self._stages(run, (src_ids, src_tokens), (dec_ids, dec_tokens))
-        return Trace(self, stages, run.rec.steps, src_tokens, dec_tokens, src_ids, dec_ids, unknown)
-
-    def _stages(self, run, src, dec) -> list:
-        """The forward pass as a list of stages, each recording a few steps (an embedding, half a sub-layer, a
-        stack's output): the trace runs them in order, only as far as the steps that are read."""
-        c, stages = self.config, []
-        if not c.decoder_only:
-            stages = [partial(self._embed, run, "src", *src)]
-            for l in range(c.depth("enc")):
-                stages += self._sublayer(run, f"enc.{l}", 1, "attn") + self._sublayer(run, f"enc.{l}", 2, "ffn")
-            stages.append(partial(self._stack_output, run, "enc"))
-        stages.append(partial(self._embed, run, "tgt", *dec))
-        for l in range(c.depth("dec")):
-            for k, block in c.sublayers["dec"].items():
-                stages += self._sublayer(run, f"dec.{l}", k, block)
-        return stages + [partial(self._stack_output, run, "dec"), partial(self._output, run)]
-
-    def multiplier(self, name) -> Multiplier:
-        """The parameter `name` as the forward pass multiplies by it (see _multiplier): `x @ multiplier`."""
-        return self._multipliers[name]
+        rec = Recorder()
+        hook = Hook(rec, step_table(self.config, drop.p, padded=lengths is not None), self, drop)
+        forward = _forward_pass(hook, (src_ids, src_tokens), (dec_ids, dec_tokens), lengths)
+        return Trace(self, forward, rec.steps, src_tokens, dec_tokens, src_ids, dec_ids, unknown)
 
     def _check_lengths(self, src_lengths, dec_lengths):
         if min(src_lengths) == 0:
@@ -248,136 +129,215 @@ class Model:
                 raise ConfigError(f"The {what} has {n} tokens; this model accepts at most {self.config.max_len} "
                                   "(max_len).", "too_long_for_model", side=side, n=n, high=self.config.max_len)
 
-    def _embed(self, run, side, ids, tokens):
-        """X = E[token] sqrt(d_model) + PE (paper sections 3.4 and 3.5), then dropout in training; in a batch, the
-        side's padding mask."""
-        c, table = self.config, self.embed_names[side]
-        hook = run.hook("embedding", side, E=table, P="pos.learned")
-        scale = float(np.sqrt(c.d_model)) if c.embed_scale else 1.0
-        x_emb = hook("embed", pe.embed(hook.param("E"), ids, scale), ids=tuple(ids), tokens=tuple(tokens),
-                     scale=scale)  # E[token] sqrt(d_model): (..., n, d_model)
-        n = x_emb.shape[-2]
-        pos = hook("pos", pe.positional_encoding(c.pos_encoding, n, c.d_model, hook.param("P")))  # (n, d_model)
-        x = hook("input", x_emb + pos)  # (..., n, d_model)
-        run.x = self._dropout(hook, "dropout", x)  # in training only: (..., n, d_model)
-        if run.lengths:
-            run.pad_masks[side] = hook("pad_mask", att.padding_mask(run.lengths[side], n),
-                                       lengths=run.lengths[side])  # (b, 1, 1, n)
 
-    def _sublayer(self, run, layer, k, block) -> list:
-        """Sub-layer k of a layer, as two stages around the middle of its block (see _sublayer_start)."""
-        return [partial(self._sublayer_start, run, layer, k, block), partial(self._sublayer_end, run, layer, k, block)]
-
-    def _sublayer_start(self, run, layer, k, block):
-        """Pre-norm's LayerNorm(x), then the first half of the block: an attention block's heads, the feed-forward
-        network's activation (a page about the heads needs no W^O, a d_model x d_model matrix)."""
-        x = run.x  # (n, d_model)
-        if self.config.norm_placement == "pre":
-            x = self._layer_norm(run.hook("sublayer", layer, x=x), f"ln{k}", x)  # (n, d_model)
-        if block == "ffn":
-            run.block = run.hook(block, f"{layer}.{block}", x=x)
-            run.half = self._ffn_hidden(run.block, x)  # (n, d_ff)
-        else:
-            kv = run.rec["enc.out"] if block == "cross_attn" else x  # (m, d_model)
-            keys = "tgt" if block == "self_attn" else "src"  # the side whose padding the keys carry, in a batch
-            pad = {"pad_mask": run.pad_masks[keys]} if run.pad_masks else {}
-            run.block = run.hook(block, f"{layer}.{block}", x=x, kv=kv, **pad)
-            run.half = self._attention_heads(run.block, x, kv, causal=block == "self_attn")  # (h, n, d_v)
-
-    def _sublayer_end(self, run, layer, k, block):
-        """The block's second half, then LayerNorm(x + Dropout(Sublayer(x))) post-norm (paper sections 3.1 and
-        5.4), x + Dropout(Sublayer(LayerNorm(x))) pre-norm."""
-        half = self._ffn_out if block == "ffn" else self._attention_out
-        out = half(run.block, run.half)  # (n, d_model)
-        hook = run.hook("sublayer", layer, x=run.x, out=out)
-        out = self._dropout(hook, f"drop{k}", out)  # in training only: (n, d_model)
-        x = hook(f"add{k}", run.x + out)  # x + Sublayer(...): (n, d_model)
-        run.x = self._layer_norm(hook, f"ln{k}", x) if self.config.norm_placement == "post" else x  # (n, d_model)
-
-    def _attention_heads(self, hook, x, kv, causal):
-        """Each head's output (paper section 3.2): head_i = softmax(Q_i K_i^T / sqrt(d_k) + M) V_i, where
-        Q_i = X W_i^Q + b_i^Q and K_i, V_i are made alike from X_kv (the encoder's output in cross-attention, else X);
-        M, the causal mask, in the decoder's self-attention only; in a batch, M adds the keys' padding mask."""
-        c = self.config
-        W_Q, W_K, W_V = hook.matrix("W_Q"), hook.matrix("W_K"), hook.matrix("W_V")  # (h, d_model, d_k|d_v)
-        b_Q, b_K, b_V = hook.param("b_Q"), hook.param("b_K"), hook.param("b_V")  # (h, d_k|d_v), None if no biases
-        q = hook("q", att.project(x, W_Q, b_Q))  # Q_i = X W_i^Q + b_i^Q: (h, n, d_k)
-        k = hook("k", att.project(kv, W_K, b_K))  # K_i = X_kv W_i^K + b_i^K: (h, m, d_k)
-        v = hook("v", att.project(kv, W_V, b_V))  # V_i = X_kv W_i^V + b_i^V: (h, m, d_v)
-        s = hook("scores", att.scores(q, k))  # S_i = Q_i K_i^T: (h, n, m)
-        s = hook("scaled", att.scale(s, c.divisor))  # S_i / sqrt(d_k): (h, n, m)
-        pad = hook.bound.get("pad_mask")  # (b, 1, 1, m) in a batch, else None
-        if causal:
-            mask = att.causal_mask(x.shape[-2])  # (n, n)
-            pad = hook("mask", mask if pad is None else mask + pad)  # (n, n), in a batch (b, 1, n, n)
-        if pad is not None:
-            s = hook("masked", att.apply_mask(s, pad))  # + M: (..., h, n, m)
-        a = hook("weights", att.softmax(s, c.softmax))  # A_i = softmax(...): (h, n, m)
-        a = self._dropout(hook, "dropout", a)  # in training only: (h, n, m)
-        return hook("heads", att.weighted_sum(a, v))  # head_i = A_i V_i: (h, n, d_v)
-
-    def _attention_out(self, hook, heads):
-        """MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O + b^O (paper section 3.2.2)."""
-        concat = hook("concat", att.concat_heads(heads))  # Concat(head_1, ..., head_h): (n, h*d_v)
-        return hook("out", att.linear(concat, hook.matrix("W_O"), hook.param("b_O")))  # ... W^O + b^O: (n, d_model)
-
-    def _ffn_hidden(self, hook, x):
-        """The feed-forward network's first half: ReLU(x W_1 + b_1), or GELU (paper section 3.3)."""
-        hidden = hook("hidden", att.linear(x, hook.matrix("W_1"), hook.param("b_1")))  # H = x W_1 + b_1: (n, d_ff)
-        return hook("act", ff.ACTIVATIONS[self.config.activation](hidden))  # max(0, H): (n, d_ff)
-
-    def _ffn_out(self, hook, act):
-        """FFN(x) = act W_2 + b_2 (paper section 3.3)."""
-        return hook("out", att.linear(act, hook.matrix("W_2"), hook.param("b_2")))  # ... W_2 + b_2: (n, d_model)
-
-    def _layer_norm(self, hook, short, x):
-        """LayerNorm(x) of each row, with the parameters `short`.gamma and `short`.beta."""
-        c = self.config
-        gamma, beta = hook.param(f"{short}.gamma"), hook.param(f"{short}.beta")  # (d_model,)
-        return hook(short, layer_norm(x, gamma, beta, c.eps, c.layer_norm))  # (n, d_model)
-
-    def _dropout(self, hook, short, x):
-        """Training: x with each cell zeroed with probability p, the rest divided by 1 - p (paper section 5.4), a
-        step the table declares only then. Inference: x itself."""
-        if short not in hook.steps:
-            return x
-        drop = hook.drop
-        keep = drop.keep_mask(hook.name(short), x.shape)  # shape of x
-        return hook(short, dr.dropout(x, keep, drop.p), p=drop.p, seed=drop.seed, keep=keep)  # shape of x
-
-    def _stack_output(self, run, stack):
-        """The last layer's output; pre-norm normalises it once more (its layers' sums are not normalised)."""
-        c, x = self.config, run.x
-        hook = run.hook("stack", stack, x=x)
-        if c.norm_placement == "pre":
-            x = layer_norm(x, hook.param("ln_final.gamma"), hook.param("ln_final.beta"), c.eps, c.layer_norm)
-        run.x = hook("out", x)  # (n, d_model)
-
-    def _output(self, run):
-        """P = softmax(y W_out + b_out + M), y the decoder's output, W_out = E^T when tied (paper section 3.4), M
-        masking <unk>."""
-        c, y, never = self.config, run.x, self.vocab.never_next  # y: the decoder's output, (n, d_model)
-        hook = run.hook("output", "", y=y, W=self.embed_names["tgt"] if c.tied_output else "unembed.W")
-        logits = hook("logits", att.linear(y, hook.matrix("W"), hook.param("unembed.b")))  # y W_out + b_out: (n, V)
-        mask = hook("vocab_mask", _vocab_mask(len(self.vocab), never),
-                    never=tuple(self.vocab.tokens[i] for i in never))  # (V,)
-        logits = hook("masked_logits", logits + mask)  # (n, V)
-        hook("probs", att.softmax(logits, c.softmax))  # (n, V)
+def _forward_pass(hook, src, dec, lengths):
+    """The source sentence to the next token's probabilities (paper figure 1): the encoder reads the source, the
+    decoder reads the target so far and the encoder's output, `memory`. One generator, which stops (yields) at the
+    end of each stage so that the trace runs it only as far as the steps read. In a batch (`lengths` of each side),
+    each attention block masks its keys' padding."""
+    memory = src_pad = None  # a decoder-only model has no encoder
+    if not hook.model.config.decoder_only:
+        x, src_pad = yield from _embedding(hook, "src", *src, lengths)  # (n, d_model)
+        memory = yield from _stack(hook, "enc", x, {"attn": src_pad})  # (n, d_model)
+    y, tgt_pad = yield from _embedding(hook, "tgt", *dec, lengths)  # (m, d_model)
+    y = yield from _stack(hook, "dec", y, {"self_attn": tgt_pad, "cross_attn": src_pad}, memory)  # (m, d_model)
+    _output(hook, y)  # (m, V)
 
 
-class _Pass:
-    """One forward pass: its recorder, dropout and step table, and what one stage hands the next."""
+def _stack(hook, stack, x, pads, memory=None):
+    """N layers, each its sub-layers in turn (paper section 3.1), then the stack's output. pads: each attention
+    block's keys' padding mask, in a batch; memory: the encoder's output, which the decoder attends to."""
+    c = hook.model.config
+    for l in range(c.depth(stack)):
+        for k, block in c.sublayers[stack].items():  # sub-layer k and its block
+            sublayer = _block(hook.block(block, f"{stack}.{l}.{block}"), block, pads, memory)
+            x = yield from _sublayer(hook.block("sublayer", f"{stack}.{l}"), k, x, sublayer)  # (n, d_model)
+    return (yield from _stack_output(hook.block("stack", stack), x))  # (n, d_model)
 
-    def __init__(self, model, drop, lengths=None):
-        self.model, self.drop, self.rec = model, drop, Recorder()
-        self.lengths = lengths  # a padded batch's {"src": lengths, "tgt": lengths}; None for one sentence pair
-        self.pad_masks = {}  # side -> its recorded padding mask, in a batch
-        self.table = step_table(model.config, drop.p, padded=lengths is not None)
-        self.x = None  # the residual stream: what the next stage reads (a sub-layer's input, a stack's output)
-        self.block, self.half = None, None  # a sub-layer's block (its hook) and the value half-way through it
 
-    def hook(self, block, prefix, **bound) -> Hook:
-        return Hook(self.rec, self.table, self.model, self.drop, block, prefix, bound)  # no cycle back to the pass
+def _block(hook, block, pads, memory):
+    """Sublayer(x) of a block, a function of x: the feed-forward network, or multi-head attention whose keys and
+    values are x (self-attention, causal in the decoder) or the encoder's output (cross-attention)."""
+    if block == "ffn":
+        return partial(_ffn, hook)
+    return partial(_attention, hook, kv=memory if block == "cross_attn" else None, pad=pads[block],
+                   causal=block == "self_attn")
+
+
+# ---- each block: its steps' declarations, then its computation --------------------------------------------------
+
+def _embedding_steps(c, p, padded):
+    return {"embed": Decl(EMBED, pe.EMBED_SCALED_TEX if c.embed_scale else pe.EMBED_TEX, symbol=r"X_{\text{emb}}"),
+            "pos": Decl(POS, lambda steps, inputs, value: pe.pe_tex(c.pos_encoding, len(value), c.d_model),
+                        symbol="PE", meta={"form": c.pos_encoding, "d_model": c.d_model}),
+            "input": Decl(ADD, pe.INPUT_TEX, symbol="X"),
+            **({"dropout": _dropout_step()} if p else {}),
+            **({"pad_mask": Decl(MASK, att.PAD_MASK_TEX, ("1", "1", "n"))} if padded else {})}
+
+
+def _embedding(hook, side, ids, tokens, lengths):
+    """X = E[token] sqrt(d_model) + PE (paper sections 3.4 and 3.5), then dropout in training; in a batch, also the
+    side's padding mask (else None)."""
+    c = hook.model.config
+    hook = hook.block("embedding", side, E=hook.model.embed_names[side], P="pos.learned")
+    scale = float(np.sqrt(c.d_model)) if c.embed_scale else 1.0
+    x_emb = hook("embed", pe.embed, hook.param("E"), ids, scale, ids=tuple(ids), tokens=tuple(tokens),
+                 scale=scale)  # E[token] sqrt(d_model): (..., n, d_model)
+    n = x_emb.shape[-2]
+    pos = hook("pos", pe.positional_encoding, c.pos_encoding, n, c.d_model, hook.param("P"))  # (n, d_model)
+    x = _dropout(hook, "dropout", hook("input", operator.add, x_emb, pos))  # (..., n, d_model)
+    pad = hook("pad_mask", att.padding_mask, lengths[side], n, lengths=lengths[side]) if lengths else None
+    yield  # pad: (b, 1, 1, n) in a batch
+    return x, pad
+
+
+def _sublayer_steps(c, p):
+    """Sub-layer k of a layer, for every k a stack's layer has (Config.sublayers)."""
+    steps = {}
+    for k in sorted({k for sublayers in c.sublayers.values() for k in sublayers}):
+        if p:
+            steps[f"drop{k}"] = _dropout_step()
+        steps[f"add{k}"] = Decl(ADD, ADD_TEX[c.norm_placement])
+        steps[f"ln{k}"] = _layer_norm_step(c)
+    return steps
+
+
+def _sublayer(hook, k, x, sublayer):
+    """Sub-layer k: LayerNorm(x + Dropout(Sublayer(x))) post-norm, x + Dropout(Sublayer(LayerNorm(x))) pre-norm
+    (paper sections 3.1 and 5.4)."""
+    pre = hook.model.config.norm_placement == "pre"
+    out = yield from sublayer(_layer_norm(hook, f"ln{k}", x) if pre else x)  # (n, d_model)
+    x = hook(f"add{k}", operator.add, x, _dropout(hook, f"drop{k}", out))  # x + Sublayer(...): (n, d_model)
+    x = x if pre else _layer_norm(hook, f"ln{k}", x)  # (n, d_model)
+    yield
+    return x
+
+
+def _attention_steps(c, p, cross, causal, padded):
+    """An attention block: queries from the block's input, keys and values from the encoder's output in
+    cross-attention (n_q decoder positions, n_k encoder positions), else from the same input."""
+    texts, bias = att.CROSS_PROJ_TEX if cross else att.PROJ_TEX, c.attn_bias
+    n_q, n_k = ("n_q", "n_k") if cross else ("n", "n")
+    shapes, scores = {"q": ("h", n_q, "d_k"), "k": ("h", n_k, "d_k"), "v": ("h", n_k, "d_v")}, ("h", "n_q", "n_k")
+    steps = {key: Decl(PROJ, texts[key] + (att.BIAS_TEX[key] if bias else ""), shapes[key], f"{key.upper()}_{{i}}")
+             for key in ("q", "k", "v")}
+    divisor_tex = att.SQRT_DK_TEX if c.attn_divisor == "sqrt_dk" else f"{c.divisor:.8g}"
+    scaled_tex = att.SCALED_TEX["sqrt_dk"] if c.attn_divisor == "sqrt_dk" else att.SCALED_TEX["number"] % divisor_tex
+    steps["scores"] = Decl(SCORES, att.SCORES_TEX, scores, "S_{i}")
+    steps["scaled"] = Decl(SCALE, scaled_tex, scores, "S_{i}'", {"divisor": c.divisor, "divisor_tex": divisor_tex})
+    if causal:
+        steps["mask"] = (Decl(MASK, att.CAUSAL_PAD_MASK_TEX, ("1", "n_q", "n_k"), "M") if padded
+                         else Decl(MASK, att.MASK_TEX, ("n_q", "n_k"), "M"))
+    if causal or padded:
+        steps["masked"] = Decl(ADD, att.MASKED_TEX if causal else att.PAD_MASKED_TEX, scores, "S_{i}''")
+    steps["weights"] = Decl(SOFTMAX, att.MASKED_WEIGHTS_TEX if causal or padded else att.WEIGHTS_TEX, scores,
+                            "A_{i}", {"form": c.softmax})
+    steps.update({"dropout": _dropout_step(scores)} if p else {})
+    steps["heads"] = Decl(WEIGHTED, att.HEADS_TEX, ("h", n_q, "d_v"), r"\text{head}_{i}")
+    steps["concat"] = Decl(CONCAT, att.CONCAT_TEX, (n_q, "h·d_v"))
+    steps["out"] = Decl(LINEAR, att.OUT_TEX + (r" + b^O" if bias else ""), (n_q, "d_model"))
+    return steps
+
+
+def _attention(hook, x, kv=None, pad=None, causal=False):
+    """MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O + b^O, head_i = softmax(Q_i K_i^T / sqrt(d_k) + M) V_i
+    (paper section 3.2), Q_i = X W_i^Q + b_i^Q and K_i, V_i alike from X_kv: the encoder's output in
+    cross-attention, else X. M: the causal mask (self-attention in the decoder), plus the keys' padding `pad`."""
+    c, kv = hook.model.config, x if kv is None else kv  # kv: (m, d_model)
+    q = hook("q", att.project, x, hook.matrix("W_Q"), hook.param("b_Q"))  # Q_i = X W_i^Q + b_i^Q: (h, n, d_k)
+    k = hook("k", att.project, kv, hook.matrix("W_K"), hook.param("b_K"))  # K_i = X_kv W_i^K + b_i^K: (h, m, d_k)
+    v = hook("v", att.project, kv, hook.matrix("W_V"), hook.param("b_V"))  # V_i = X_kv W_i^V + b_i^V: (h, m, d_v)
+    s = hook("scores", att.scores, q, k)  # S_i = Q_i K_i^T: (h, n, m)
+    s = hook("scaled", att.scale, s, c.divisor)  # S_i / sqrt(d_k): (h, n, m)
+    if causal:
+        pad = hook("mask", att.causal_mask, x.shape[-2], pad)  # (n, n), in a batch (b, 1, n, n)
+    if pad is not None:
+        s = hook("masked", att.apply_mask, s, pad)  # + M: (..., h, n, m)
+    a = _dropout(hook, "dropout", hook("weights", att.softmax, s, c.softmax))  # A_i = softmax(...): (h, n, m)
+    heads = hook("heads", att.weighted_sum, a, v)  # head_i = A_i V_i: (h, n, d_v)
+    yield  # a page about the heads needs no W^O, a d_model x d_model matrix
+    concat = hook("concat", att.concat_heads, heads)  # Concat(head_1, ..., head_h): (n, h*d_v)
+    return hook("out", att.linear, concat, hook.matrix("W_O"), hook.param("b_O"))  # ... W^O + b^O: (n, d_model)
+
+
+def _ffn_steps(c):
+    name = _ACTIVATION_NAMES[c.activation]
+    return {"hidden": Decl(LINEAR, ff.HIDDEN_TEX if c.ffn_bias else ff.HIDDEN_NO_BIAS_TEX, ("n", "d_ff"), "H"),
+            "act": Decl(ACTIVATION, ff.ACT_TEX[c.activation], ("n", "d_ff"), meta={"fn": c.activation}),
+            "out": Decl(LINEAR, (ff.OUT_TEX if c.ffn_bias else ff.OUT_NO_BIAS_TEX) % name)}
+
+
+def _ffn(hook, x):
+    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2, or GELU in place of the ReLU (paper section 3.3)."""
+    hidden = hook("hidden", att.linear, x, hook.matrix("W_1"), hook.param("b_1"))  # H = x W_1 + b_1: (n, d_ff)
+    act = hook("act", ff.ACTIVATIONS[hook.model.config.activation], hidden)  # max(0, H): (n, d_ff)
+    yield
+    return hook("out", att.linear, act, hook.matrix("W_2"), hook.param("b_2"))  # ... W_2 + b_2: (n, d_model)
+
+
+def _layer_norm_step(c):
+    return Decl(LAYER_NORM, LAYER_NORM_TEX[c.layer_norm], meta={"eps": c.eps, "form": c.layer_norm})
+
+
+def _layer_norm(hook, short, x, params=None):
+    """LayerNorm(x) of each row, with the parameters `params`.gamma and `params`.beta (`short`'s, if not given)."""
+    c, params = hook.model.config, params or short
+    gamma, beta = hook.param(f"{params}.gamma"), hook.param(f"{params}.beta")  # (d_model,)
+    return hook(short, layer_norm, x, gamma, beta, c.eps, c.layer_norm)  # (n, d_model)
+
+
+def _dropout_step(shape=ROWS):
+    """Dropout of a step, declared in training only (p > 0); the pass adds p, its seed and keep mask."""
+    return Decl(DROPOUT, dr.DROPOUT_TEX, shape)
+
+
+def _dropout(hook, short, x):
+    """Training: x with each cell zeroed with probability p, the rest divided by 1 - p (paper section 5.4), a step
+    the table declares only then. Inference: x itself."""
+    if short not in hook.decls:
+        return x
+    drop = hook.drop
+    keep = drop.keep_mask(hook.name(short), x.shape)  # shape of x
+    return hook(short, dr.dropout, x, keep, drop.p, p=drop.p, seed=drop.seed, keep=keep)  # shape of x
+
+
+def _stack_steps(c):
+    """A stack's output, from its last layer's output."""
+    if c.norm_placement == "pre":
+        return {"out": _layer_norm_step(c)}
+    return {"out": Decl(COPY, lambda steps, inputs, value: steps[inputs[0]].formula)}
+
+
+def _stack_output(hook, x):
+    """The last layer's output; pre-norm normalises it once more (its layers' sums are not normalised)."""
+    if hook.model.config.norm_placement == "pre":
+        x = _layer_norm(hook, "out", x, "ln_final")  # (n, d_model)
+    else:
+        x = hook("out", np.copy, x)  # (n, d_model)
+    yield
+    return x
+
+
+def _output_steps(c):
+    """The output layer, from the decoder's output y; its matrix is E^T when tied."""
+    logits = ("n", "vocab")
+    return {"logits": Decl(LINEAR, TIED_LOGITS_TEX if c.tied_output else LOGITS_TEX, logits, r"\text{logits}",
+                           {"transpose": c.tied_output}),
+            "vocab_mask": Decl(MASK, VOCAB_MASK_TEX, ("vocab",)),
+            "masked_logits": Decl(ADD, MASKED_LOGITS_TEX, logits, r"\text{logits}'"),
+            "probs": Decl(SOFTMAX, PROBS_TEX, logits, "P", {"form": c.softmax})}
+
+
+def _output(hook, y):
+    """P = softmax(y W_out + b_out + M), y the decoder's output, W_out = E^T when tied (paper section 3.4), M masking
+    <unk>."""
+    model = hook.model
+    c, vocab, never = model.config, model.vocab, model.vocab.never_next
+    hook = hook.block("output", "", W=model.embed_names["tgt"] if c.tied_output else "unembed.W")
+    logits = hook("logits", att.linear, y, hook.matrix("W"), hook.param("unembed.b"))  # y W_out + b_out: (n, V)
+    mask = hook("vocab_mask", _vocab_mask, len(vocab), never, never=tuple(vocab.tokens[i] for i in never))  # (V,)
+    logits = hook("masked_logits", operator.add, logits, mask)  # (n, V)
+    hook("probs", att.softmax, logits, c.softmax)  # (n, V)
 
 
 def _vocab_mask(size, never):
@@ -387,17 +347,18 @@ def _vocab_mask(size, never):
     return mask  # (V,)
 
 
-def _multiplier(name, weight) -> Multiplier:
-    """How the forward pass multiplies by a parameter: per-head weights with their heads side by side, in one
-    product; an embedding table, which is multiplied only as the tied output layer, transposed; others as they are."""
-    if weight.ndim == 3:
-        return Multiplier(weight, att.heads_side_by_side, partial(att.split_heads, h=len(weight)))
-    return Multiplier(weight, np.transpose if name.startswith("embed.") else None)
+# ---- the step table ----------------------------------------------------------------------------------------------
+
+def step_table(config: Config, p: float, padded: bool = False) -> StepTable:
+    """Every step's declaration, by block and short name, in a pass with dropout probability p (0: inference), of a
+    padded batch or of one sentence."""
+    return _step_table(config, type(config.eps), p, padded)  # eps=0 equals eps=0.0, and each is recorded as given
 
 
-def _read_only(value, name, shape):
-    """A parameter as a read-only float64 array; one that already is (an unedited parameter) is shared, not copied."""
-    array = read_only(value)
-    if array.shape != tuple(shape):
-        raise ValueError(f"{name} must have shape {tuple(shape)}, got {array.shape}")
-    return array
+@lru_cache(maxsize=64)
+def _step_table(c: Config, eps_type, p: float, padded: bool) -> StepTable:
+    return StepTable({"embedding": _embedding_steps(c, p, padded), "sublayer": _sublayer_steps(c, p),
+                      "attn": _attention_steps(c, p, cross=False, causal=False, padded=padded),
+                      "self_attn": _attention_steps(c, p, cross=False, causal=True, padded=padded),
+                      "cross_attn": _attention_steps(c, p, cross=True, causal=False, padded=padded),
+                      "ffn": _ffn_steps(c), "stack": _stack_steps(c), "output": _output_steps(c)})

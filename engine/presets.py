@@ -8,7 +8,8 @@ import numpy as np
 
 from . import blog
 from .config import Config, ConfigError
-from .model import Model, param_shapes
+from .model import Model
+from .params import param_shapes
 from .tokens import EOS, SOS, UNK, Vocabulary
 from .values import check_seed
 

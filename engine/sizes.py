@@ -1,12 +1,12 @@
 """How big a model is: its parameters counted per block and per part, and the multiply-adds of each step's matrix
-product. Counted from the config and the shapes alone (engine.model.param_shapes, a trace's step shapes)."""
+product. Counted from the config and the shapes alone (engine.params.param_shapes, a trace's step shapes)."""
 from __future__ import annotations
 
 import math
 from typing import NamedTuple
 
 from .config import Config
-from .model import param_shapes
+from .params import param_shapes
 
 PAPER_VOCABULARY_SIZE = 37_000  # the base model's shared source-target byte-pair vocabulary (paper section 5.1)
 PAPER_BASE_PARAMETERS = 65_000_000  # the base model's count in the paper's Table 3

@@ -9,11 +9,14 @@ import numpy as np
 
 from .explain import LATEX_DIGITS, LINE_WIDTH, TEXT_DIGITS, explain
 
+_END = object()  # what next() gives for a forward pass that has ended
+_make_step = tuple.__new__  # Step(...) without NamedTuple's __new__, a Python function: a pass makes ~300 steps
+
 
 class Step(NamedTuple):  # immutable, and quick to make: a pass of the paper's model records ~300
     name: str  # stable dotted name, e.g. "enc.0.attn.scores"
     value: np.ndarray  # read-only
-    kind: str  # which equation made it; selects the per-cell explanation
+    decl: tuple  # its declaration (engine/steps.py Decl): kind, shape in symbols, symbol
     formula: str  # LaTeX; its words are word slots (engine/words.py)
     inputs: tuple  # names of the steps or parameters it was computed from
     meta: dict  # constants of the equation (divisor, eps, token ids, ...)
@@ -22,49 +25,60 @@ class Step(NamedTuple):  # immutable, and quick to make: a pass of the paper's m
     def shape(self) -> tuple:
         return self.value.shape
 
+    @property
+    def kind(self) -> str:
+        """Which equation made it ("proj", "softmax", ...); `decl.kind` is the kind itself (engine/kinds.py)."""
+        return self.decl.kind.name
+
+    @property
+    def axes(self) -> tuple:
+        """Its shape in the config's symbols, e.g. ("h", "n", "d_k"): one sentence's (see engine.steps.Decl)."""
+        return self.decl.shape
+
+    @property
+    def symbol(self) -> str | None:
+        """What its formula calls it, {i} standing for its head's number (S_{i}'); None if nothing."""
+        return self.decl.symbol
+
 
 class Recorder:
     """Collects steps while the forward pass runs; only the chaining functions use it."""
 
     def __init__(self):
         self.steps: dict[str, Step] = {}
-        self._names: dict[int, str] = {}  # id of a recorded value -> its step's name; the steps keep the values alive
+        self.names: dict[int, str] = {}  # id of a recorded value -> its step's name; the steps keep the values alive
 
-    def __call__(self, name, value, kind, formula, inputs: tuple, meta: dict):
+    def __call__(self, name, value, decl, formula, inputs: tuple, meta: dict):
         if not _fresh(value):
             value = np.array(value, dtype=float)  # a copy, which no one else holds
         value.setflags(write=False)
-        self.steps[name] = Step(name, value, kind, formula, inputs, meta)
-        self._names[id(value)] = name
+        self.steps[name] = _make_step(Step, (name, value, decl, formula, inputs, meta))
+        self.names[id(value)] = name
         return value
-
-    def __getitem__(self, name):
-        return self.steps[name].value
-
-    def name_of(self, value) -> str:
-        """The name of the step whose value this is (the very array recording returned)."""
-        return self._names[id(value)]
 
 
 def _fresh(value) -> bool:
     """Whether `value` is a float64 array that only the forward pass holds, as a NumPy operation made it, and
     so may be recorded as it is (its copy would have its layout): it owns its memory (a view shows another array's)
     and is still writeable (a parameter, a recorded or a cached array is not, nor a view of one: those are copied)."""
-    return type(value) is np.ndarray and value.flags.owndata and value.flags.writeable and value.dtype == np.float64
+    if type(value) is not np.ndarray or value.dtype != np.float64:
+        return False
+    flags = value.flags  # made anew at each reading: read once (a pass records ~300 steps)
+    return flags.owndata and flags.writeable
 
 
 class Trace(Mapping):
     """A read-only mapping from step name to array, in computation order, with the tokens it ran on.
 
-    The forward pass runs lazily, one stage (an embedding, half a sub-layer, a stack's output) at a time, only as
-    far as the step asked for: a page about the first encoder layer does not pay for the decoder. Iterating, len() and
-    `nonfinite` run it to the end. Threads may share a trace (the app does): a lock runs the stages in order.
+    The forward pass runs lazily, only as far as the step asked for: it is a generator (Model's) that records steps
+    and stops at the end of each stage (an embedding, an attention block's heads, a sub-layer, a stack), and the
+    trace runs it on until the step is recorded. A page about the first encoder layer does not pay for the decoder.
+    Iterating, len() and `nonfinite` run it to the end. Threads may share a trace (the app does): a lock runs it.
     """
 
-    def __init__(self, model, stages, steps, src_tokens, tgt_tokens, src_ids, tgt_ids, unknown):
+    def __init__(self, model, forward, steps, src_tokens, tgt_tokens, src_ids, tgt_ids, unknown):
         self.model = model
-        self._stages = list(stages)  # functions, each recording one stage's steps into `steps`, run in order
-        self._done = 0  # how many stages have run
+        self._forward = forward  # the pass, a generator recording into `steps`; it ends at its end or an error
         self._steps = steps
         self._lock = threading.Lock()
         self._nonfinite = {}  # step name -> whether it holds inf or NaN, checked once
@@ -73,15 +87,10 @@ class Trace(Mapping):
         self.unknown = tuple(unknown)  # (side, word) pairs that were mapped to <unk>
 
     def _run_until(self, name=None):
-        """Run stages until step `name` is recorded, or (None) to the end of the pass."""
+        """Run the pass until step `name` is recorded, or (None) to its end."""
         with self._lock, np.errstate(all="ignore"):  # non-finite numbers are reported by the trace, not raised
-            while self._done < len(self._stages) and (name is None or name not in self._steps):
-                stage, self._done = self._stages[self._done], self._done + 1
-                try:
-                    stage()
-                except BaseException:
-                    self._done = len(self._stages)  # the later stages read this one's output: the pass ends here
-                    raise
+            while (name is None or name not in self._steps) and next(self._forward, _END) is not _END:
+                pass
 
     def _recorded(self) -> list[str]:
         with self._lock:
@@ -134,7 +143,7 @@ class Trace(Mapping):
     def _masked(self, step) -> np.ndarray:
         """Where a −∞ is the mask's doing: in the mask itself and in the scores it was added to."""
         masks = [self._steps[ref].value for ref in (step.name, *step.inputs)
-                 if ref in self._steps and self._steps[ref].kind == "mask"]
+                 if ref in self._steps and self._steps[ref].decl.kind.masks]
         if not masks:
             return np.zeros(step.shape, dtype=bool)
         return (np.broadcast_to(masks[0], step.shape) == -np.inf) & (step.value == -np.inf)

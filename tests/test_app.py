@@ -390,7 +390,7 @@ def test_hello_world_numbers_on_the_pages():
 
 def glance_name(name):
     """What a glance calls a step without a symbol of its own: its name on screen (labels.step_tex)."""
-    return step_tex(name, None, EN[step_name_key(name)])
+    return step_tex(None, None, EN[step_name_key(name)])
 
 
 def matrix_shown(at, tex_name):

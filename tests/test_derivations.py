@@ -7,8 +7,8 @@ import pytest
 import sympy as sp
 
 import engine
-from engine import backward
 from engine.attention import softmax
+from engine.kinds import KINDS
 from engine.loss import cross_entropy_grad, target_distribution
 from engine.positional import blog_exponent, sinusoid_angle, sinusoidal
 from test_app import latex, open_page, server_navigation  # noqa: F401 (autouse: the app navigates as served)
@@ -28,7 +28,7 @@ def _by_name(expr) -> dict:
 def _rule(kind, g, value=None, meta=None, **inputs):
     """The engine's backward rule of a step kind, its inputs given by name: {input name: gradient}."""
     step = SimpleNamespace(inputs=tuple(inputs) or ("x",), value=value, meta=meta or {})
-    return dict(backward._RULES[kind](SimpleNamespace(resolve=inputs.__getitem__), step, g))
+    return dict(KINDS[kind].backward(SimpleNamespace(resolve=inputs.__getitem__), step, g))
 
 
 @pytest.mark.parametrize("trial", range(3))

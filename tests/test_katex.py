@@ -14,7 +14,7 @@ import streamlit
 from streamlit.string_util import clean_text
 
 import engine
-from engine import attention, backward, feed_forward, generate, loss, model, optim, positional
+from engine import attention, backward, feed_forward, generate, kinds, loss, model, optim, positional, steps
 from ui.core.i18n import CATALOGS, translator
 
 STATIC = Path(streamlit.__file__).parent / "static" / "static" / "js"
@@ -52,7 +52,7 @@ def _cells(step):
 
 def _engine_constants():
     """The engine's formulas that pages render as they are (a %s template with a stand-in)."""
-    for module in (attention, backward, feed_forward, generate, loss, model, optim, positional):
+    for module in (attention, backward, feed_forward, generate, kinds, loss, model, optim, positional, steps):
         for name, value in vars(module).items():
             if name.endswith("_TEX"):
                 for key, tex in (value.items() if isinstance(value, dict) else [("", value)]):

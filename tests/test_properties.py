@@ -59,6 +59,37 @@ def test_every_documented_step_is_present_with_its_shape(name, depths, placement
     assert list(trace)[-4:] == ["logits", "vocab_mask", "masked_logits", "probs"]
 
 
+
+SHARED = {"src.pos", "tgt.pos", "vocab_mask"}  # one array for every sentence of a batch: no batch axis
+
+
+def declared_shape(step, config, vocab, n_src, n_dec, batch=None):
+    """A step's declared shape (engine.Step.axes) in numbers: n its side's positions, n_q and n_k an attention block's
+    query and key positions, "h·d_v" a product; a batch's steps have b in front, but the shared ones."""
+    n = n_src if step.name.split(".")[0] in ("src", "enc") else n_dec
+    sizes = {"n": n, "n_q": n, "n_k": n_src if ".cross_attn." in step.name else n, "h": config.n_heads,
+             "d_k": config.d_k, "d_v": config.d_v, "d_model": config.d_model, "d_ff": config.d_ff, "vocab": vocab,
+             "1": 1}
+    shape = tuple(math.prod(sizes[part] for part in axis.split("·")) for axis in step.axes)
+    return shape if batch is None or step.name in SHARED else (batch, *shape)
+
+
+@pytest.mark.parametrize("name, overrides", [
+    ("hello-world", {}), ("paper", dict(SMALL, norm_placement="pre")), ("paper", dict(SMALL, n_dec_layers=3)),
+    ("paper", dict(SMALL, decoder_only=True, d_k=5, d_v=7))])
+@pytest.mark.parametrize("dropout", [0.0, 0.1])
+def test_every_step_has_the_shape_it_declares(name, overrides, dropout):
+    model = engine.preset(name, **overrides)
+    c, vocab = model.config, len(model.vocab)
+    trace = model.run("hello world how", "hola mundo", dropout=dropout)
+    for step in trace.steps():
+        assert step.shape == declared_shape(step, c, vocab, len(trace.src_tokens), len(trace.tgt_tokens)), step.name
+    batch = model.run_batch([("hello world how", "hola"), ("world", "hola mundo mundo")], dropout=dropout)
+    for step in batch.steps():
+        sizes = len(batch.src_tokens[0]), len(batch.tgt_tokens[0])
+        assert step.shape == declared_shape(step, c, vocab, *sizes, batch=2), step.name
+
+
 def test_trace_is_read_only():
     trace = engine.preset("hello-world").run("Hello World")
     with pytest.raises(ValueError):

@@ -25,20 +25,13 @@ def _positions(name, trace):
 
 
 def step_axes(trace, name) -> list[list[str]]:
-    """One list of labels per axis of the step's array."""
-    shape = trace[name].shape
+    """One list of labels per axis of the step's array, by the symbols of its declared shape (engine.Step.axes):
+    tokens for positions (n_k: the keys'), "head i" for heads, the vocabulary, else indices."""
+    step = trace.step(name)
     rows, cols = _positions(name, trace)
-    leaf = name.rsplit(".", 1)[-1]
-    if name in ("logits", "vocab_mask", "masked_logits", "probs"):
-        return [rows, list(trace.model.vocab.tokens)][-len(shape):]
-    if leaf == "mask":
-        return [rows, cols]
-    if len(shape) == 3:
-        heads = [f"head {h + 1}" for h in range(shape[0])]
-        keyed = leaf in ("k", "v")
-        last = cols if leaf in ("scores", "scaled", "masked", "weights", "dropout") else indices(shape[2])
-        return [heads, cols if keyed else rows, last]
-    return [rows, indices(shape[1])]
+    labels = {"n": rows, "n_q": rows, "n_k": cols, "vocab": list(trace.model.vocab.tokens),
+              "h": [f"head {h + 1}" for h in range(step.shape[0])]}
+    return [labels.get(symbol) or indices(size) for symbol, size in zip(step.axes, step.shape)]
 
 
 def param_axes(vocab_tokens, name, shape) -> list[list[str]]:
@@ -110,20 +103,13 @@ def step_name_key(name: str) -> str:
     return "step." + description_key(name).removeprefix("desc.")
 
 
-STEP_TEX = {  # a step's symbol in its formula, by its last name; {i}: its head's number
-    "embed": r"X_{\text{emb}}", "pos": "PE", "input": "X", "q": "Q_{i}", "k": "K_{i}", "v": "V_{i}", "scores": "S_{i}",
-    "scaled": "S_{i}'", "mask": "M", "masked": "S_{i}''", "weights": "A_{i}", "heads": r"\text{head}_{i}", "hidden": "H",
-    "logits": r"\text{logits}", "masked_logits": r"\text{logits}'", "probs": "P",
-}
-
-
-def step_tex(name: str, head: int | None, title: str) -> str:
-    """What a matrix of a step is called beside it: the symbol its formula gives it (S_1' for head 1's scaled
-    scores), else its name on screen, `title`, in the reader's language (the math in it stays math)."""
-    leaf = name.rsplit(".", 1)[-1]
+def step_tex(symbol: str | None, head: int | None, title: str) -> str:
+    """What a matrix of a step is called beside it: the symbol its formula gives it, `symbol` as the step declares it
+    (engine.Step.symbol: S_{i}', S_1' for head 1's scaled scores), else its name on screen, `title`, in the reader's
+    language (the math in it stays math)."""
     number = "i" if head is None else str(head + 1)
-    if leaf in STEP_TEX:
-        return STEP_TEX[leaf].replace("{i}", f"{{{number}}}")
+    if symbol is not None:
+        return symbol.replace("{i}", f"{{{number}}}")
     parts = re.split(r"\$([^$]*)\$", title)  # text, math, text, ...
     words = "".join(part if i % 2 else rf"\text{{{part}}}" for i, part in enumerate(parts) if part)
     return f"{{{words}}}" + (f"_{{{number}}}" if head is not None else "")

@@ -22,17 +22,6 @@ GLANCE_COLS = 6  # a flow writes its matrices out (at a glance) when none is wid
 GLANCE_PAIR_WIDTH = 24  # ... two to a row when none is wider than this many characters of numbers (1280 px page)
 GLANCE_GAP = r" \\ \\ "  # an empty line between a glance's lines: KaTeX, like LaTeX, makes \\[1em] a least depth,
 # not added space, so the brackets of 3-row matrices touched the next line's
-AXIS_SYMBOLS = {
-    "q": ("h", "n", "d_k"), "k": ("h", "n", "d_k"), "v": ("h", "n", "d_v"), "heads": ("h", "n", "d_v"),
-    "scores": ("h", "n_q", "n_k"), "scaled": ("h", "n_q", "n_k"), "masked": ("h", "n_q", "n_k"),
-    "weights": ("h", "n_q", "n_k"), "mask": ("n_q", "n_k"), "concat": ("n", "h·d_v"), "hidden": ("n", "d_ff"),
-    "act": ("n", "d_ff"), "logits": ("n", "vocab"), "vocab_mask": ("vocab",), "masked_logits": ("n", "vocab"),
-    "probs": ("n", "vocab"), "dropout": ("h", "n_q", "n_k"),
-    "src.dropout": ("n", "d_model"), "tgt.dropout": ("n", "d_model"),  # the attention weights' dropout is per head
-    "cross_attn.q": ("h", "n_q", "d_k"), "cross_attn.k": ("h", "n_k", "d_k"), "cross_attn.v": ("h", "n_k", "d_v"),
-    "cross_attn.heads": ("h", "n_q", "d_v"), "cross_attn.concat": ("n_q", "h·d_v"),  # decoder rows, encoder keys
-    "cross_attn.out": ("n_q", "d_model"),
-}
 
 
 def flow(names: list[str], head: int | None = None, key: str = "flow", focus: str | None = None, trace=None,
@@ -62,7 +51,7 @@ def flow(names: list[str], head: int | None = None, key: str = "flow", focus: st
 
 
 def _glance(ctx, trace, names, matrices, head) -> str:
-    cells = [f"{_tex_name(name, _head_of(trace[name], head))} = " + bmatrix(matrix, ctx.state.digits)
+    cells = [f"{_tex_name(trace.step(name), head)} = " + bmatrix(matrix, ctx.state.digits)
              for name, matrix in zip(names, matrices)]
     lines = [r" \qquad ".join(cells[i] for i in line) for line in _glance_lines(matrices, ctx.state.digits)]
     return GLANCE_GAP.join(lines)  # lines as wide as they are
@@ -94,7 +83,7 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     trace = ctx.trace if trace is None else trace  # not `or`: len() of a trace runs the whole pass
     _record_drawn(trace, [name])
     s = trace.step(name)
-    shape = f"{ctx.t('view.shape')}: ({', '.join(_symbols(name, s.value.ndim))}) = ({', '.join(map(str, s.shape))})"
+    shape = f"{ctx.t('view.shape')}: ({', '.join(s.axes)}) = ({', '.join(map(str, s.shape))})"  # as declared
     text_and_formula(f"##### {ctx.t(step_name_key(name))} · {ctx.t(description_key(name))}\n\n"
                      f":gray[:small[`{name}` · {shape}]]", ctx.t.words(s.formula))  # the code's name for the API
     paper_form((s.kind, name.rsplit(".", 1)[-1]), name)
@@ -111,7 +100,7 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
                     lambda: heatmap(values, rows, cols, selected, digits=ctx.state.digits, scale=scale))
     repeated = writes_numbers(chart) and (as_table(values) or ctx.state.present)  # a table would repeat the cells'
     if show_numbers and not repeated:  # text; a presenter's screen holds the heatmap with its numbers, not both
-        numbers(values, rows, cols, label=_tex_name(name, _head_of(s.value, head)))
+        numbers(values, rows, cols, label=_tex_name(s, head))
     plot(chart, f"chart.{key}", on_select=on_click(key, len(rows), len(cols)) if drill else "ignore",
          selection_mode="points", width=chart_width(len(cols)))
     if editors_below:
@@ -160,21 +149,14 @@ def _departure_note(ctx, shown, key):
         note.caption(ctx.t("depart.drops_weights"))
 
 
-def _symbols(name, ndim):
-    """The axes' symbols: by the whole name, its block and step ("cross_attn.q"), or its step alone."""
-    parts = name.split(".")
-    key = next((k for k in (name, ".".join(parts[-2:]), parts[-1]) if k in AXIS_SYMBOLS), None)
-    return AXIS_SYMBOLS.get(key, ("n", "d_model") if ndim > 1 else ("d_model",))[-ndim:]
-
-
 def _head_of(value, head):
     """The head a step's matrix belongs to: none for a step all heads share (the causal mask)."""
     return head if value.ndim == 3 else None
 
 
-def _tex_name(name, head):
+def _tex_name(step, head):
     """A step's symbol with its head's number (S_1'), or its name in the reader's language."""
-    return step_tex(name, head, session.get().t(step_name_key(name)))
+    return step_tex(step.symbol, _head_of(step.value, head), session.get().t(step_name_key(step.name)))
 
 
 def _comparing(ctx) -> bool:
@@ -205,7 +187,7 @@ def _compared(ctx, name, head, values, rows, cols, key):
                      largest=fmt(np.nanmax(np.abs(change)) if np.isfinite(change).any() else np.nan,
                                  ctx.state.digits)))
     if change.shape[1] <= TABLE_COLS:
-        numbers(change, rows, cols, label=r"\Delta " + _tex_name(name, _head_of(ctx.trace[name], head)))
+        numbers(change, rows, cols, label=r"\Delta " + _tex_name(ctx.trace.step(name), head))
     outlined = [(int(i), int(j)) for i, j in changed] if len(changed) <= OUTLINED_CELLS else ()
     plot(heatmap(change, rows, cols, marked=outlined, digits=ctx.state.digits, scale=type_scale(ctx)),
          f"difference.{key}", width=chart_width(len(cols)))
