@@ -9,7 +9,7 @@ def page():
     block = f"enc.{layer}.attn"
     blocks.equations(block)
     head = pickers.head_picker(f"heads.attention.{layer}")
-    steps.flow([f"{block}.{kind}" for kind in ("scores", "scaled", "weights", "heads")], head, key="attention",
+    steps.flow(steps.page_steps("attention", block), head, key="attention",
                edits=(f"{block}.W_Q", f"{block}.W_K"))  # the scores' Q and K come from these
     derivation_views.softmax()
 

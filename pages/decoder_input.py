@@ -11,7 +11,7 @@ def page():
     frame.intro("decoder_input")
     trace = ctx.trace
     st.dataframe(arrow({ctx.t("tokens.token"): trace.tgt_tokens, ctx.t("tokens.id"): trace.tgt_ids}), hide_index=True)
-    steps.flow([f"tgt.{kind}" for kind in ("embed", "pos", "input")], key="decoder_input")
+    steps.flow(steps.page_steps("decoder_input", "tgt"), key="decoder_input")
 
 
 page()

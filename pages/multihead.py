@@ -7,7 +7,7 @@ def page():
     frame.intro("multihead")
     layer = pickers.layer_picker("layer.enc")
     blocks.equations(f"enc.{layer}.attn")
-    steps.flow([f"enc.{layer}.attn.concat", f"enc.{layer}.attn.out"], key="multihead")
+    steps.flow(steps.page_steps("multihead", f"enc.{layer}.attn"), key="multihead")
 
 
 page()

@@ -11,7 +11,7 @@ def page():
     ctx = session.get()
     frame.intro("output")
     trace = ctx.trace
-    steps.flow(["logits", "vocab_mask", "masked_logits", "probs"], key="output")
+    steps.flow(steps.page_steps("output", ""), key="output")
     st.subheader(top_heading(ctx.t, "output.top", len(ctx.model.vocab)))
     positions = list(range(len(trace.tgt_tokens)))
     position = st.selectbox(ctx.t("output.position"), positions, index=positions[-1],

@@ -3,7 +3,7 @@ from ui.views import frame, pickers, steps
 
 
 def input_steps():
-    steps.flow(["src.embed", "src.pos", "src.input"], key="positional", focus="src.pos")
+    steps.flow(steps.page_steps("positional", "src"), key="positional", focus="src.pos")
 
 
 @frame.page

@@ -9,7 +9,7 @@ def page():
     block = f"enc.{layer}.attn"
     head = pickers.head_picker(f"heads.qkv.{layer}")
     blocks.weights_side_by_side(block, head)
-    steps.flow([f"{block}.{kind}" for kind in ("q", "k", "v")], head, key="qkv")
+    steps.flow(steps.page_steps("qkv", block), head, key="qkv")
     derivation_views.qkv(block, head)
 
 

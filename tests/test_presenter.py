@@ -12,6 +12,7 @@ import pytest
 from playwright.sync_api import expect
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
+import engine
 from conftest import page_title
 from test_app import EN_T, notes, open_link, query, server_navigation  # noqa: F401
 from test_browser import SHOTS, no_exception, server, settle, url  # noqa: F401 (server: a fixture)
@@ -55,9 +56,14 @@ def page_of(at):
 
 
 # ---- the slides, without an app -------------------------------------------------------------------------------
+def slides_of(norm, enc_layers=1, dec_layers=1, decoder_only=False):
+    """The slides of the opening example's model with this norm placement, these depths, decoder-only or not."""
+    return slides(engine.preset("hello-world", norm_placement=norm, n_enc_layers=enc_layers, n_dec_layers=dec_layers,
+                                decoder_only=decoder_only).config)
+
 
 def test_the_slides_follow_the_data_from_the_tokens_to_the_probabilities():
-    deck = slides("post")
+    deck = slides_of("post")
     assert [part for part, _, _ in deck] == sorted((part for part, _, _ in deck), key=RAIL.index)
     pages = list(dict.fromkeys(page for _, page, _ in deck))
     assert pages == [page for page in CHAIN if page not in ("overview", "generate")]  # the navigation's order
@@ -81,7 +87,7 @@ def test_the_slides_follow_the_data_from_the_tokens_to_the_probabilities():
 def test_every_layer_of_each_stack_is_walked_in_turn():
     """Two encoder layers and three decoder layers: each layer's steps, in the one-layer order, then the next layer's;
     the layer is in the view (the pages' layer picker takes it from the link) only where a stack has several."""
-    one, deep = slides("post"), slides("post", enc_layers=2, dec_layers=3)
+    one, deep = slides_of("post"), slides_of("post", enc_layers=2, dec_layers=3)
     assert len(deep) == len(one) + 16 + 2 * 29  # an encoder layer has 16 steps, a decoder layer 29
     assert len({(page, tuple(view.items())) for _, page, view in deep}) == len(deep)
 
@@ -101,18 +107,18 @@ def test_every_layer_of_each_stack_is_walked_in_turn():
     assert edges == [("add_norm", {"sublayer": 1, "layer": 0, "step": "add2"}),
                      ("add_norm", {"sublayer": 1, "layer": 0, "step": "ln2"}),
                      ("qkv", {"layer": 1, "step": "q"}), ("qkv", {"layer": 1, "step": "k"})]
-    assert slides("post", enc_layers=2, dec_layers=1)[38:42] == slides("post", enc_layers=2)[38:42] == [
+    assert slides_of("post", enc_layers=2, dec_layers=1)[38:42] == slides_of("post", enc_layers=2)[38:42] == [
         ("decoder", "decoder_input", {"step": "embed"}), ("decoder", "decoder_input", {"step": "pos"}),
         ("decoder", "decoder_input", {"step": "input"}), ("decoder", "masked_attention", {"step": "q"})]
 
 
 def test_pre_norm_slides_normalise_before_adding():
-    pre = [view["step"] for _, page, view in slides("pre") if page == "add_norm"]
+    pre = [view["step"] for _, page, view in slides_of("pre") if page == "add_norm"]
     assert pre == ["ln1", "add1", "ln2", "add2"]
 
 
 def test_the_slide_a_page_shows_is_found_from_what_its_widgets_show():
-    deck = slides("post")
+    deck = slides_of("post")
     assert slide_at(deck, "attention", {"layer": 1, "head": 0, "step": "scaled"}) == 8
     assert slide_at(deck, "add_norm", {"sublayer": 1, "step": "add2"}) == 14 + 3 + 1
     assert slide_at(deck, "tokens", {}) == 0
@@ -124,7 +130,7 @@ def test_the_rails_titles_are_plain_text(lang):
     """The rail's words are text, not Markdown: a step name's math is written in Unicode there (the attention
     output's "(× Wᴼ)"), never as raw LaTeX."""
     t = translator(lang)
-    titles = [presenter._title(t, slide) for slide in slides("post", enc_layers=2, dec_layers=2)]
+    titles = [presenter._title(t, slide) for slide in slides_of("post", enc_layers=2, dec_layers=2)]
     assert not [title for title in titles if "$" in title or "\\" in title]
     assert any("× Wᴼ" in title for title in titles)
 
@@ -197,7 +203,7 @@ def test_the_sidebar_toggle_turns_presenter_mode_on_and_off():
 def test_next_walks_every_step_of_the_forward_pass_across_pages():
     """Forward from the tokens to the probabilities: each move opens the next slide, on its page, with its view in
     the link (which opens it again)."""
-    deck = slides("post")
+    deck = slides_of("post")
     at = open_link("tokens", present="1")
     assert rail(at)["here"] == 0
     for position in range(1, len(deck)):
@@ -221,7 +227,7 @@ def test_previous_crosses_back_over_a_page_boundary_and_the_link_reopens_the_sli
 def test_in_two_layers_the_keys_walk_both_layers_and_the_rail_groups_them():
     """n_layers:2: the keys go from layer 1's last step to layer 2's first (the link says layer=2, the picker shows
     it) and back; the rail's runs are the layers, the one shown first as dots; every slide of the pass opens."""
-    deck = slides("post", enc_layers=2, dec_layers=2)
+    deck = slides_of("post", enc_layers=2, dec_layers=2)
     at = open_link("add_norm", present="1", cfg="n_layers:2", sublayer="2", step="ln2")
     data = rail(at)
     assert data["count"] == len(deck) == 105 and data["here"] == 19
@@ -278,12 +284,12 @@ def test_the_rails_words_are_the_catalogs(lang):
 def test_a_decoder_only_models_slides_skip_the_encoder_and_cross_attention():
     """No encoder, no cross-attention: the decoder's sub-layers 1 and 3 are the add & norm page's first and second
     choice (ui/lessons/blocks.add_norm lists a decoder-only layer's sub-layers by position)."""
-    deck = slides("post", decoder_only=True)
+    deck = slides_of("post", decoder_only=True)
     assert {part for part, _, _ in deck} == {"decoder", "output"}
     assert not {page for _, page, _ in deck} & {*PAGES["encoder"], "cross_attention"}
     norms = [(view["step"], view["sublayer"]) for _, page, view in deck if page == "dec_add_norm"]
     assert norms == [("add1", 0), ("ln1", 0), ("add3", 1), ("ln3", 1)]
-    assert len(deck) == len(slides("post")) - 22 - 9 - 2  # the encoder's 22, cross-attention's 9, its add & norm
+    assert len(deck) == len(slides_of("post")) - 22 - 9 - 2  # the encoder's 22, cross-attention's 9, its add & norm
 
 
 # ---- in Chromium -----------------------------------------------------------------------------------------------
@@ -347,7 +353,7 @@ def test_every_slide_on_a_projector_is_large_and_fits_its_width(server, new_page
     page.set_viewport_size(PROJECTOR_SCREEN)
     page.goto(url(server, "tokens", present="1"))
     settle(page)
-    count = len(slides("post"))
+    count = len(slides_of("post"))
     keys = ["ArrowRight", "PageDown", " "]
     for position in range(count):
         expect(_where(page)).to_have_text(re.compile(rf"^{position + 1} / {count} · "), timeout=30_000)
@@ -429,7 +435,7 @@ def test_a_phone_that_follows_a_presenter_keeps_normal_type_and_a_one_line_rail(
     page.set_viewport_size({"width": 400, "height": 800})
     page.goto(url(server, "attention", present="1", step="scaled"))
     settle(page)
-    expect(_where(page)).to_have_text(re.compile(rf"^9 / {len(slides('post'))} · "))  # attention's scaled scores
+    expect(_where(page)).to_have_text(re.compile(rf"^9 / {len(slides_of('post'))} · "))  # attention's scaled scores
     rail = page.locator(".present-rail").bounding_box()
     assert rail["height"] < 70 and rail["y"] + rail["height"] == 800, rail
     assert page.evaluate(RAIL_ON_TOP) == [True, True, True]

@@ -156,7 +156,7 @@ _rail = st.components.v2.component("presenter", html=HTML, css=CSS, js=JS, isola
 def rail(ctx, page: str, shown: dict) -> None:
     """The rail under a step page: every slide of the pass, the one shown (found from what the page's widgets show)
     marked."""
-    t, deck = ctx.t, deck_of(ctx.config)
+    t, deck = ctx.t, slides(ctx.config)
     st.session_state["present.on"] = page
     here = slide_at(deck, page, shown)
     titles = [_title(t, slide) for slide in deck]
@@ -165,11 +165,6 @@ def rail(ctx, page: str, shown: dict) -> None:
     _rail(key=KEY, data={"parts": _parts(t, deck, titles), "here": here, "count": len(deck), "where": where, "back": t("present.back"),
                          "next": t("present.next"), "leave": t("present.leave")},
           on_go_change=_go, on_leave_change=_leave)
-
-
-def deck_of(config) -> list:
-    """The slides of a model's whole forward pass (navigation.slides), every layer of both stacks."""
-    return slides(config.norm_placement, config.decoder_only, config.depth("enc"), config.depth("dec"))
 
 
 def _parts(t, deck, titles) -> list[dict]:
@@ -210,7 +205,7 @@ def _go():
     """A key or a click on the rail: open its slide, on this page or (follow) on another; a forged position (not a
     whole number within the pass) is ignored."""
     position = _sent("go")
-    deck = deck_of(session.get().config)
+    deck = slides(session.get().config)
     if isinstance(position, bool) or not isinstance(position, int) or not 0 <= position < len(deck):
         return
     st.session_state["present.move"] = deck[position][1:]  # (page, view): follow() opens it

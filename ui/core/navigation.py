@@ -1,4 +1,6 @@
 """The pages in the order data flows, by section; app.py builds st.navigation from this."""
+from engine.model import step_table
+
 HOME = "overview"  # the page at "/"
 PAGES = {
     "start": ["overview", "animation"],
@@ -29,23 +31,42 @@ def neighbours(page: str, decoder_only: bool = False) -> tuple[str, str] | None:
     return None if i is None else (chain[i - 1], chain[i + 1])
 
 
+# The steps a step page draws: those its block declares (engine/model.py) from the page's first step up to, not
+# including, the `stop` step (None: the block's first, its end), so a step declared anywhere in a block is drawn on
+# one page and has its slide. The positional and decoder-input pages draw a side's embedding ("src", "tgt"); the
+# attention and feed-forward pages one layer's block. Add & LayerNorm follows the norm placement instead
+# (ui/lessons/blocks.add_norm).
+FLOWS = {
+    "positional": ("embedding", None, None), "decoder_input": ("embedding", None, None),
+    "qkv": ("attn", None, "scores"), "attention": ("attn", "scores", "concat"), "multihead": ("attn", "concat", None),
+    "ffn": ("ffn", None, None), "dec_ffn": ("ffn", None, None),
+    "masked_attention": ("self_attn", None, None), "cross_attention": ("cross_attn", None, None),
+    "output": ("output", None, None),
+}
+
+
+def flow_leaves(config, page: str) -> list[str]:
+    """The last names of the steps `page` draws, in the order its block declares them (an inference pass's)."""
+    block, start, stop = FLOWS[page]
+    declared = list(step_table(config, 0)[block])
+    return declared[declared.index(start) if start else 0:declared.index(stop) if stop else None]
+
+
 # Presenter mode's slides: the forward pass one step per screen, in the order data flows, as (page, the view the
 # page opens on: its flow's step, an add & norm page's sub-layer, a stack page's section, and in a stack of more than
-# one layer the layer, which the page's picker shows; positions from 0). The steps are those each page's flow draws
-# (pages/*.py, ui/lessons/blocks.py); tests/test_presenter.py opens every slide.
+# one layer the layer, which the page's picker shows; positions from 0). tests/test_presenter.py opens every slide.
 RAIL = ("encoder", "decoder", "output")  # the rail's parts, catalog keys present.part.*
-ATTENTION = ("q", "k", "v", "scores", "scaled", "weights", "heads", "concat", "out")  # a decoder attention page
 
 
-def slides(norm_placement: str, decoder_only: bool = False, enc_layers: int = 1,
-           dec_layers: int = 1) -> list[tuple[str, str, dict]]:
-    """[(rail part, page, view)] of the whole forward pass, every layer of each stack in turn; post-norm adds then
-    normalises, pre-norm the reverse. A decoder-only model has no encoder and no cross-attention: its decoder's
-    sub-layers 1 and 3 are the add & norm page's first and second choice."""
-    order = ("add", "ln") if norm_placement == "post" else ("ln", "add")
+def slides(config) -> list[tuple[str, str, dict]]:
+    """[(rail part, page, view)] of the whole forward pass of a model of this config, every layer of each stack in
+    turn; post-norm adds then normalises, pre-norm the reverse. A decoder-only model has no encoder and no
+    cross-attention: its decoder's sub-layers 1 and 3 are the add & norm page's first and second choice."""
+    order = ("add", "ln") if config.norm_placement == "post" else ("ln", "add")
+    decoder_only = config.decoder_only
 
-    def flow(page, leaves, **view):
-        return [(page, {**view, "step": leaf}) for leaf in leaves]
+    def flow(page, leaves=None, **view):
+        return [(page, {**view, "step": leaf}) for leaf in leaves or flow_leaves(config, page)]
 
     def add_norm(page, sublayer, position=None, **view):  # position: the sub-layer's among the page's choices
         return flow(page, [f"{kind}{sublayer}" for kind in order],
@@ -58,24 +79,19 @@ def slides(norm_placement: str, decoder_only: bool = False, enc_layers: int = 1,
         return [slide for layer in range(n) for slide in one_layer({"layer": layer} if n > 1 else {})]
 
     def encoder_layer(at):
-        return [*flow("qkv", ("q", "k", "v"), **at), *flow("attention", ("scores", "scaled", "weights", "heads"), **at),
-                *flow("multihead", ("concat", "out"), **at), *add_norm("add_norm", 1, **at),
-                *flow("ffn", ("hidden", "act", "out"), **at), *add_norm("add_norm", 2, **at)]
+        return [*flow("qkv", **at), *flow("attention", **at), *flow("multihead", **at), *add_norm("add_norm", 1, **at),
+                *flow("ffn", **at), *add_norm("add_norm", 2, **at)]
 
     def decoder_layer(at):
-        masked = ATTENTION[:5] + ("mask", "masked") + ATTENTION[5:]
-        return [*flow("masked_attention", masked, **at), *add_norm("dec_add_norm", 1, **at),
-                *([] if decoder_only else [*flow("cross_attention", ATTENTION, **at),
-                                           *add_norm("dec_add_norm", 2, **at)]),
-                *flow("dec_ffn", ("hidden", "act", "out"), **at),
-                *add_norm("dec_add_norm", 3, 1 if decoder_only else 2, **at)]
+        return [*flow("masked_attention", **at), *add_norm("dec_add_norm", 1, **at),
+                *([] if decoder_only else [*flow("cross_attention", **at), *add_norm("dec_add_norm", 2, **at)]),
+                *flow("dec_ffn", **at), *add_norm("dec_add_norm", 3, 1 if decoder_only else 2, **at)]
 
     parts = {
-        "encoder": [("tokens", {}), *flow("positional", ("embed", "pos", "input")),
-                    *layers(enc_layers, encoder_layer), *stack("encoder_stack")],
-        "decoder": [*flow("decoder_input", ("embed", "pos", "input")), *layers(dec_layers, decoder_layer),
-                    *stack("decoder_stack")],
-        "output": flow("output", ("logits", "vocab_mask", "masked_logits", "probs")),
+        "encoder": [("tokens", {}), *flow("positional"), *layers(config.depth("enc"), encoder_layer),
+                    *stack("encoder_stack")],
+        "decoder": [*flow("decoder_input"), *layers(config.depth("dec"), decoder_layer), *stack("decoder_stack")],
+        "output": flow("output"),
     }
     return [(part, page, view) for part in RAIL for page, view in parts[part]
             if not (decoder_only and part == "encoder")]

@@ -67,10 +67,10 @@ def attention(block: str, key: str, focus: str):
     if block.endswith(".cross_attn") and layers.evenly_spread(ctx.trace[f"{block}.weights"], EVEN):
         st.container(border=True).markdown(  # a lesson, not a warning: no alert box
             ":material/info: " + ctx.t("cross.even", n=ctx.trace[f"{block}.weights"].shape[-1], tolerance=EVEN))
-    leaves = ["q", "k", "v", "scores", "scaled"] + (["mask", "masked"] if block.endswith(".self_attn") else [])
     head = pickers.head_picker(f"heads.{key}.{block.split('.')[1]}")
     weights_side_by_side(block, head)
-    steps.flow([f"{block}.{s}" for s in leaves + ["weights", "heads", "concat", "out"]], head, key=key,
+    page = "masked_attention" if block.endswith(".self_attn") else "cross_attention"
+    steps.flow(steps.page_steps(page, block), head, key=key,
                focus=f"{block}.{focus}")  # concat and out (all heads): one flow draws one step, one heatmap
 
 
@@ -86,7 +86,7 @@ def add_norm(stack: str, layer: int, key: str):
 
 
 def ffn(stack: str, layer: int, key: str):
-    steps.flow([f"{stack}.{layer}.ffn.{kind}" for kind in ("hidden", "act", "out")], key=key)
+    steps.flow(steps.page_steps(key, f"{stack}.{layer}.ffn"), key=key)  # key: the page, "ffn" or "dec_ffn"
 
 
 def stack_output(stack: str):

@@ -10,6 +10,7 @@ from ui.core import departures, runs, session, sidebar
 from ui.core.figures import heatmap, writes_numbers
 from ui.core.format import bmatrix, difference, fmt, printed_width
 from ui.core.labels import description_key, param_key, step_axes, step_name_key, step_tex
+from ui.core.navigation import flow_leaves
 from ui.views.draw import (LATEX_CELLS, TABLE_COLS, as_table, chart_width, drawing, head_matrix, latex, numbers, plot,
                            text_and_formula, type_scale)
 from ui.views.drawn import current, from_link, show_in_link
@@ -48,6 +49,13 @@ def flow(names: list[str], head: int | None = None, key: str = "flow", focus: st
     chosen = picker(f"{key}.{head}", ctx.t("view.step"), labels, default=default)  # focus: the page's own step
     show_in_link("step", leaves[chosen], leaves[default])  # the step's name, the same in every language
     step(names[chosen], head, show_numbers=not glance, trace=trace, edits=edits)
+
+
+def page_steps(page: str, prefix: str) -> list[str]:
+    """The names of the steps `page` draws of the block at `prefix` ("enc.0.attn", "src"; "" for the output layer),
+    as its block declares them (navigation.FLOWS)."""
+    dot = f"{prefix}." if prefix else ""
+    return [dot + leaf for leaf in flow_leaves(session.get().config, page)]
 
 
 def _glance(ctx, trace, names, matrices, head) -> str:
