@@ -10,8 +10,8 @@ import urllib.parse
 
 import pytest
 from playwright.sync_api import expect
-from streamlit.proto.WidgetStates_pb2 import WidgetState
 
+import streamlit_privates
 from conftest import page_title
 from test_app import EN_T, notes, open_link, query, server_navigation  # noqa: F401
 from test_browser import SHOTS, no_exception, server, settle, url  # noqa: F401 (server: a fixture)
@@ -22,26 +22,15 @@ from ui import presenter
 from ui.presenter import KEY
 
 
-def _walk(node):
-    for child in getattr(node, "children", {}).values():
-        yield child
-        yield from _walk(child)
-
-
 def rail(at):
     """The rail's data, or None where the page has no rail."""
-    found = [node for node in _walk(at._tree) if getattr(node, "type", None) == "bidi_component" and node.key == KEY]
-    return json.loads(found[0].proto.json) if found else None
+    found = streamlit_privates.component(at, KEY)
+    return json.loads(found.proto.json) if found else None
 
 
 def press(at, event, value):
     """What the rail sends on a key or a click: a trigger of the component (with its state, as the browser sends)."""
-    node = next(n for n in _walk(at._tree) if getattr(n, "type", None) == "bidi_component" and n.key == KEY)
-    states = at._tree.get_widget_states()
-    states.widgets.append(WidgetState(id=node.proto.id, json_value="{}"))
-    states.widgets.append(WidgetState(id=f"$$STREAMLIT_INTERNAL_KEY_{node.proto.id}__events",
-                                      json_trigger_value=json.dumps([{"event": event, "value": value}])))
-    at._run(states)
+    streamlit_privates.trigger(at, KEY, event, value)
     assert not at.exception, [e.message for e in at.exception]
     at.switch_page(f"pages/{page_of(at)}.py")  # AppTest runs the page it was given, not the one the script switched to
     return at

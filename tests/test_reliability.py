@@ -32,11 +32,10 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 from streamlit import config as streamlit_config
-from streamlit.elements.widgets import number_input as streamlit_number_input
-from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.testing.v1 import AppTest
 
 import engine
+import streamlit_privates
 from engine import checkpoint
 from engine.backward import loss_and_grads
 from engine.config import CHOICES, DEPTHS
@@ -111,25 +110,16 @@ TYPED_CELLS = st.one_of(
 
 def forge(at, widget, **value):
     """Send one widget's value as a websocket message would, unchecked by the browser's widget."""
-    states = at._tree.get_widget_states()
-    states.widgets.append(WidgetState(id=widget.id, **value))
-    at._run(states)
-    return at
+    return streamlit_privates.send_value(at, widget.id, **value)
 
 
 # ---- what every example checks --------------------------------------------------------------------------------
-
-def _walk(node):
-    for child in getattr(node, "children", {}).values():
-        yield child
-        yield from _walk(child)
-
 
 def assert_no_html(at):
     """Nothing on the page is raw HTML: no st.html, iframe or component but the sidebar's copy-link button (fixed
     code, given only the catalog's words), presenter mode's rail and the animation's player (fixed code), and no
     Markdown with HTML allowed."""
-    for node in _walk(at._tree):
+    for node in streamlit_privates.nodes(at):
         if getattr(node, "type", None) == "bidi_component" and node.key == "copy_link":
             assert (node.proto.html_content, node.proto.js_content) == (share.HTML, share.JS), node
             assert set(json.loads(node.proto.json).values()) <= set(EN.values()) | set(ZH.values()), node
@@ -917,8 +907,7 @@ def test_a_forged_non_finite_generation_number_becomes_the_least(key, value, lea
 def test_a_typed_fraction_in_a_whole_number_input_is_dropped(monkeypatch):
     """What the browser's whole-number input did itself (2.5 is read as 2), the app does for the float input that
     replaced it; the input shows the whole number, and Streamlit logs no type/format mismatch."""
-    warnings = []
-    monkeypatch.setattr(streamlit_number_input._LOGGER, "warning", lambda *args, **kwargs: warnings.append(args))
+    warnings = streamlit_privates.number_input_warnings(monkeypatch)
     at = open_options(open_page("overview"))
     at.number_input(key="ctl.d_ff").set_value(12.75).run()
     state = assert_consistent(at, "overview")
@@ -1045,12 +1034,7 @@ def test_the_animation_player_sends_nothing_and_a_forged_value_changes_nothing()
     assert "setTriggerValue" not in script and "setStateValue" not in script
     at = open_page("animation")
     before, url = at.session_state["state"], query(at)
-    node = next(n for n in _walk(at._tree) if getattr(n, "type", None) == "bidi_component" and n.key == "anim.player")
-    states = at._tree.get_widget_states()
-    states.widgets.append(WidgetState(id=node.proto.id, json_value='{"frame": NaN, "speed": -1e308}'))
-    states.widgets.append(WidgetState(id=f"$$STREAMLIT_INTERNAL_KEY_{node.proto.id}__events",
-                                      json_trigger_value=json.dumps([{"event": "play", "value": "x" * 10_000}])))
-    at._run(states)
+    streamlit_privates.trigger(at, "anim.player", "play", "x" * 10_000, state='{"frame": NaN, "speed": -1e308}')
     assert assert_consistent(at, "animation") == before and query(at) == url and not notes(at)
 
 
@@ -1091,10 +1075,8 @@ def test_a_hostile_link_part_is_named_in_a_note_as_text(key, value):
 def test_streamlit_forged_grid_row_that_is_not_a_number():
     at = open_page("qkv")
     editor = at.data_editor(key=editor_key(at, "enc.0.attn.W_Q", 0))
-    states = at._tree.get_widget_states()
-    states.widgets.append(WidgetState(id=editor.proto.id, string_value=json.dumps(
-        {"edited_rows": {"abc": {"0": 1.0}}, "added_rows": [], "deleted_rows": []})))
-    at._run(states)
+    streamlit_privates.send_value(at, editor.proto.id, string_value=json.dumps(
+        {"edited_rows": {"abc": {"0": 1.0}}, "added_rows": [], "deleted_rows": []}))
     assert_no_exception(at)
 
 

@@ -334,13 +334,9 @@ def test_with_edit_and_without_edits():
 
 def _cache_hash(key):
     """The hash Streamlit's caches give a model key (ui.context._run and the generation and training caches)."""
-    import hashlib
+    import streamlit_privates
 
-    from streamlit.runtime.caching.cache_type import CacheType
-    from streamlit.runtime.caching.hashing import update_hash
-    hasher = hashlib.new("md5")
-    update_hash(key, hasher, CacheType.RESOURCE, hash_funcs=app_state.CACHE_HASH)
-    return hasher.hexdigest()
+    return streamlit_privates.cache_hash(key, app_state.CACHE_HASH)
 
 
 def test_the_caches_key_a_run_by_every_number_of_its_state():
