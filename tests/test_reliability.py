@@ -60,6 +60,7 @@ TRIED = Counter()  # inputs tried, by test
 DETAIL = Counter()  # the same inputs, by what was sent
 STARTED = time.monotonic()
 STEP_PAGES = [p for p in ALL_PAGES if p not in ("overview", "animation", "generate", "train", "paper_vs_blog", "sizes")]
+pytestmark = pytest.mark.hostile
 HOSTILE = settings(deadline=None, suppress_health_check=[
     HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
 

@@ -4,6 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT / "bench") not in sys.path:
     sys.path.insert(0, str(ROOT / "bench"))
@@ -124,6 +126,7 @@ cli.main()
 """
 
 
+@pytest.mark.server
 def test_a_real_server_is_configured_by_its_first_session():
     """The settings hold in a server whose first session opens a step page (a deep link, so folder mode first)."""
     port = free_port()

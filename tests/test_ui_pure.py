@@ -19,6 +19,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import engine  # noqa: E402
+from conftest import examples  # noqa: E402
 from engine.blog import DIFFERENCES  # noqa: E402
 from engine.config import CHOICES, LIMITS  # noqa: E402
 from engine.generate import beam_search  # noqa: E402
@@ -82,13 +83,13 @@ def app_states(draw):
                     digits=draw(st.integers(*DIGITS_RANGE)), present=draw(st.booleans()))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(app_states())
 def test_encode_decode_round_trip(state):
     assert decode(encode(state)) == (state, [])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(app_states())
 def test_round_trip_through_a_real_query_string(state):
     """What the browser's address bar holds: percent-encoded, then parsed back."""
@@ -145,7 +146,7 @@ def _check_invariants(state, notes):
     assert decode(encode(state)) == (state, []), "what decode accepts must survive the next URL round trip"
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.dictionaries(QUERY_KEYS, HOSTILE, max_size=8))
 def test_decode_of_hostile_links_never_raises(query):
     state, notes = decode(query)
@@ -212,7 +213,7 @@ VIEWS = st.fixed_dictionaries({}, optional={
     "cell": st.tuples(st.integers(0, 600), st.integers(0, 2100))})
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(VIEWS)
 def test_a_view_survives_its_link(view):
     query = dict(parse_qsl(urlencode(encode_view(view)), keep_blank_values=True))
@@ -236,7 +237,7 @@ def test_every_bad_part_of_a_view_is_noted(part, text):
     assert part not in view and len(notes) == 1 and notes[0].startswith(f"{part}=")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.dictionaries(st.sampled_from(["layer", "sublayer", "head", "step", "cell", "junk"]), HOSTILE, max_size=6))
 def test_decode_view_of_hostile_links_never_raises(query):
     view, notes = decode_view(query)
@@ -381,7 +382,7 @@ def test_fmt(x, text):
     assert fmt(x) == text
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.floats(allow_nan=False, allow_infinity=False))
 def test_fmt_is_close_and_uses_the_minus_sign(x):
     text = fmt(x)
@@ -1395,7 +1396,7 @@ def test_a_slider_for_a_weight_that_is_not_one_stays_within_the_weights_range(va
     assert at == start and (low, high) == ((-1.0, 1.0) if math.isnan(value) else (-MAX_WEIGHT, MAX_WEIGHT))
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.one_of(WEIGHTS, st.floats(-1e3, 1e3), st.floats(allow_nan=True, allow_infinity=True)))
 def test_every_number_a_slider_can_send_is_a_weight_check_weight_takes(value):
     low, high, step, start, decimals = app_state.slider_range(value)
