@@ -29,7 +29,7 @@ FAST_MODULES = {"test_properties.py", "test_explain.py", "test_lazy_trace.py", "
                 "test_derivations.py", "test_room_watch.py", "test_rooms.py", "test_weights.py",
                 "test_engine_imports.py", "test_security.py", "test_streamlit_internals.py"}
 BROWSER_FIXTURES = {"chromium"}
-SERVER_FIXTURES = {"server", "fresh_server", "production_server", "redis_url", "classroom"}
+SERVER_FIXTURES = {"server", "fresh_server", "redis_url", "classroom"}
 FAST_EXAMPLES = 10
 # No deadline in either tier: on a shared 2-core machine an example's time measures the load, not the code.
 settings.register_profile("full", deadline=None, print_blob=True)
