@@ -26,8 +26,10 @@ app: setup
 
 # nginx: the classroom tests (tests/test_deploy.py) run two processes behind it; redis: the Redis stores' tests
 # (tests/test_rooms.py, tests/test_weights.py) start a redis-server of their own
+# Four processes (pytest-xdist), each taking the next test as it finishes one: on 2 cores, because the browser and
+# server tests mostly wait for other processes (Chromium, Streamlit), whose time the others then use.
 test: setup-test browser nginx redis
-	$(BIN)/python -m pytest --durations=15
+	$(BIN)/python -m pytest -n 4 --dist worksteal --durations=15
 
 test-fast: setup-test
 	$(BIN)/python -m pytest -m fast --hypothesis-profile=fast

@@ -106,9 +106,10 @@ def fresh_server(chromium, tmp_path):
 
 # ---- helpers ------------------------------------------------------------------------------------------------
 
-# The page's shape, in the page itself: elements, charts, charts drawn, formulas, height, the script's state. Settled
-# when it has held for `quiet` ms with every chart drawn and no script running; looked at every 50 ms, in the browser
-# (no round trip per look). Returns null when settled, else the last shape seen when `timeout` ms ran out.
+# The page's shape, in the page itself: elements, charts, charts drawn, formulas, height, the script's state, the
+# numbers drawn in heatmaps. Settled when it has held for `quiet` ms with every chart drawn and no script running;
+# looked at every 50 ms, in the browser (no round trip per look). Returns null when settled, else the last shape seen
+# when `timeout` ms ran out.
 SETTLED = """([quiet, timeout]) => new Promise(resolve => {
     const shape = () => {
         const charts = [...document.querySelectorAll('[data-testid="stPlotlyChart"]')];
@@ -116,7 +117,8 @@ SETTLED = """([quiet, timeout]) => new Promise(resolve => {
         return [document.querySelectorAll('[data-testid="stElementContainer"]').length, charts.length,
                 charts.filter(c => c.querySelector('.main-svg')).length,
                 document.querySelectorAll('.katex').length, main ? main.scrollHeight : 0,
-                document.querySelector('[data-testid="stApp"]').getAttribute('data-test-script-state')];
+                document.querySelector('[data-testid="stApp"]').getAttribute('data-test-script-state'),
+                document.querySelectorAll('.heatmaplayer text').length];
     };
     const start = performance.now();
     let last = null, since = start;
@@ -135,7 +137,7 @@ SETTLED = """([quiet, timeout]) => new Promise(resolve => {
 })"""
 
 
-def settle(page, timeout=60, quiet=500):
+def settle(page, timeout=60, quiet=700):
     """Wait for the script to finish, then for the page to stop changing (charts mount after the script)."""
     page.wait_for_selector(READY, timeout=timeout * 1000)
     page.wait_for_selector('[data-testid="stMain"] h1', timeout=timeout * 1000)

@@ -16,11 +16,14 @@ that still raise are strict xfails at the end of this file, each with the fix it
 
 Every input tried is counted; the counts go to build/reliability.json (docs/RELIABILITY.md quotes them).
 """
+import fcntl
 import io
 import json
 import math
+import os
 import re
 import time
+import uuid
 import tracemalloc
 import zipfile
 from collections import Counter
@@ -58,7 +61,7 @@ ROOT = Path(__file__).resolve().parents[1]
 REPORT = ROOT / "build" / "reliability.json"
 TRIED = Counter()  # inputs tried, by test
 DETAIL = Counter()  # the same inputs, by what was sent
-STARTED = time.monotonic()
+RUN = os.environ.get("PYTEST_XDIST_TESTRUNUID") or uuid.uuid4().hex  # the run whose processes share the report
 STEP_PAGES = [p for p in ALL_PAGES if p not in ("overview", "animation", "generate", "train", "paper_vs_blog", "sizes")]
 pytestmark = pytest.mark.hostile
 HOSTILE = settings(deadline=None, suppress_health_check=[
@@ -68,15 +71,30 @@ HOSTILE = settings(deadline=None, suppress_health_check=[
 @pytest.fixture(scope="module", autouse=True)
 def full_error_details():
     """The production config hides error details (client.showErrorDetails = "none"); a failing example here should
-    say what went wrong, so this module sees them. The counts are written when the module ends."""
+    say what went wrong, so this module sees them. The counts are added to the report when the module ends."""
     before = streamlit_config.get_option("client.showErrorDetails")
     streamlit_config.set_option("client.showErrorDetails", "full")
+    started = time.monotonic()
     yield
     streamlit_config.set_option("client.showErrorDetails", before)
+    add_to_report(time.monotonic() - started)
+
+
+def add_to_report(seconds: float) -> None:
+    """Add this process's counts to build/reliability.json, and clear them. Under `pytest -n` several processes
+    each run some of this module's tests: each adds to the report of the same run (RUN), under a lock; a report
+    of another run is replaced. "seconds" is the time the module's tests took, summed over the processes."""
     REPORT.parent.mkdir(exist_ok=True)
-    report = {"total": sum(TRIED.values()), "seconds": round(time.monotonic() - STARTED, 1),
-              "inputs": dict(sorted(TRIED.items())), "detail": dict(sorted(DETAIL.items()))}
-    REPORT.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    with open(REPORT.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        old = json.loads(REPORT.read_text()) if REPORT.exists() else {}
+        old = old if old.get("run") == RUN else {}
+        inputs, detail = Counter(old.get("inputs")) + TRIED, Counter(old.get("detail")) + DETAIL
+        report = {"run": RUN, "total": sum(inputs.values()), "seconds": round(old.get("seconds", 0) + seconds, 1),
+                  "inputs": dict(sorted(inputs.items())), "detail": dict(sorted(detail.items()))}
+        REPORT.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    TRIED.clear()
+    DETAIL.clear()
     print(f"\nreliability: {report['total']} hostile inputs in {report['seconds']} s -> {REPORT}")
 
 
