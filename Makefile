@@ -1,9 +1,10 @@
-# `make app` sets up and runs the app; `make test` sets up and runs every test (README's two commands).
+# `make app` sets up and runs the app; `make test` sets up and runs every test (README's two commands, and CI's);
+# `make test-fast`, the edit-test loop's tier (tests/conftest.py says what it holds; ~40 s, 2 min on a busy machine).
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: app test setup setup-test browser nginx redis bench classroom perf
+.PHONY: app test test-fast setup setup-test browser nginx redis bench classroom perf
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,8 +26,13 @@ app: setup
 
 # nginx: the classroom tests (tests/test_deploy.py) run two processes behind it; redis: the Redis stores' tests
 # (tests/test_rooms.py, tests/test_weights.py) start a redis-server of their own
+# Four processes (pytest-xdist), each taking the next test as it finishes one: on 2 cores, because the browser and
+# server tests mostly wait for other processes (Chromium, Streamlit), whose time the others then use.
 test: setup-test browser nginx redis
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 4 --dist worksteal --durations=15
+
+test-fast: setup-test
+	$(BIN)/python -m pytest -m fast --hypothesis-profile=fast
 
 bench: setup-test
 	$(BIN)/python bench/engine_bench.py $(if $(AGAINST),--against $(AGAINST))

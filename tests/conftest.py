@@ -1,6 +1,14 @@
-"""Fixtures shared by test modules: one Chromium for the whole run (a second sync Playwright cannot start while
-the first one's event loop is running). Playwright is imported by the browser fixtures only, so the tests that use
-no browser run where it is not installed (tests/test_engine_imports.py)."""
+"""The tiers of the suite, and fixtures shared by test modules: one Chromium for the whole run (a second sync
+Playwright cannot start while the first one's event loop is running). Playwright is imported by the browser
+fixtures only, so the tests that use no browser run where it is not installed (tests/test_engine_imports.py).
+
+Tiers. `make test` (CI) runs every test. `make test-fast`, for the edit-test loop, runs the tests marked `fast`:
+the modules of FAST_MODULES (the engine without PyTorch or training, the pure UI, the import and security source
+checks, the internals guard) and one app run of every page in English, less any test marked `browser` (it uses
+Chromium), `server` (it starts a server: Streamlit, Redis, nginx), `slow` or `hostile`. The `browser` and `server`
+marks are given here, from the fixtures a test uses; `slow` and `hostile` where the tests are. Hypothesis runs with
+the profile of its tier: "full" (a test's own number of examples), or "fast" (--hypothesis-profile=fast: at most
+FAST_EXAMPLES each)."""
 import asyncio
 import concurrent.futures
 import contextlib
@@ -14,6 +22,48 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+FAST_MODULES = {"test_properties.py", "test_explain.py", "test_lazy_trace.py", "test_bad_numbers.py", "test_blog.py",
+                "test_generate.py", "test_cli_and_export.py", "test_lessons.py", "test_ui_pure.py",
+                "test_derivations.py", "test_room_watch.py", "test_rooms.py", "test_weights.py",
+                "test_engine_imports.py", "test_security.py", "test_streamlit_internals.py"}
+BROWSER_FIXTURES = {"chromium"}
+SERVER_FIXTURES = {"server", "fresh_server", "redis_url", "classroom"}
+FAST_EXAMPLES = 10
+# No deadline in either tier: on a shared 2-core machine an example's time measures the load, not the code.
+settings.register_profile("full", deadline=None, print_blob=True)
+settings.register_profile("fast", deadline=None, print_blob=True, max_examples=FAST_EXAMPLES)
+settings.load_profile("full")
+
+
+def examples(n: int) -> int:
+    """A property test's own number of examples: n in the full tier, at most the profile's in the fast one (a
+    test's explicit max_examples would otherwise win over the profile)."""
+    return min(n, settings.default.max_examples) if settings.get_current_profile_name() == "fast" else n
+
+
+def _fast(item) -> bool:
+    if item.path.name == "test_app.py":  # one app run of every page, in English
+        return item.originalname == "test_every_page_runs_cleanly" and item.callspec.params["lang"] == "en"
+    return item.path.name in FAST_MODULES
+
+
+def pytest_ignore_collect(collection_path, config):
+    """Under `-m fast` the modules without a fast test are not imported (PyTorch, Playwright: seconds each)."""
+    if config.getoption("markexpr") == "fast" and collection_path.suffix == ".py":
+        return collection_path.name.startswith("test_") and collection_path.name not in FAST_MODULES | {"test_app.py"}
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if BROWSER_FIXTURES & set(item.fixturenames):
+            item.add_marker(pytest.mark.browser)
+        if SERVER_FIXTURES & set(item.fixturenames):
+            item.add_marker(pytest.mark.server)
+        if _fast(item) and not any(item.get_closest_marker(mark) for mark in ("browser", "server", "slow", "hostile")):
+            item.add_marker(pytest.mark.fast)
 
 
 def in_own_thread(scenario):

@@ -21,7 +21,6 @@ from urllib.parse import parse_qsl
 
 import numpy as np
 import pytest
-from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,6 +28,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import engine  # noqa: E402
+import streamlit_privates  # noqa: E402
 from conftest import page_title  # noqa: E402
 from engine.tokens import split  # noqa: E402
 from ui.core import streamlit_internals  # noqa: E402
@@ -163,10 +163,8 @@ def editor_key(at, param, head=None):
 def type_cells(at, key, edited_rows):
     """Type into an st.data_editor as the browser does: {row position: {column label: typed value}}."""
     editor = at.data_editor(key=key)
-    states = at._tree.get_widget_states()
-    states.widgets.append(WidgetState(id=editor.proto.id, string_value=json.dumps(
-        {"edited_rows": edited_rows, "added_rows": [], "deleted_rows": []})))
-    at._run(states)
+    streamlit_privates.send_value(at, editor.proto.id, string_value=json.dumps(
+        {"edited_rows": edited_rows, "added_rows": [], "deleted_rows": []}))
     assert not at.exception, [e.message for e in at.exception]
     return at
 
@@ -584,7 +582,7 @@ def test_a_session_does_not_keep_the_widgets_it_no_longer_shows(monkeypatch, wor
     for i in range(12):
         at.number_input(key=f"{key}.v.(0, 0, 0)").set_value(1.0 + i).run()
         at.selectbox(key="cell.enc.0.attn.scores.0").set_value(2 * (i % 2)).run()
-        sizes.append(streamlit_internals.kept_widgets(at._session_state))
+        sizes.append(streamlit_internals.kept_widgets(streamlit_privates.session_state(at)))
     assert_clean(at)
     if workaround:
         assert max(sizes[4:]) <= sizes[3], sizes
@@ -1152,10 +1150,7 @@ def test_a_forged_slider_message_of_another_shape_changes_nothing(forged):
 
 
 def forge_slider(at, key, **value):
-    states = at._tree.get_widget_states()
-    states.widgets.append(WidgetState(id=at.slider(key=key).id, **value))
-    at._run(states)
-    return at
+    return streamlit_privates.send_value(at, at.slider(key=key).id, **value)
 
 
 def test_the_one_cell_editor_shows_the_matrix_with_the_chosen_cell_boxed():

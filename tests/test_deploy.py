@@ -6,6 +6,7 @@ keep every browser on one process, and weights trained on one process open on th
 No Docker daemon is needed: the Dockerfile is read, not built.
 """
 import asyncio
+import fcntl
 import json
 import os
 import random
@@ -15,6 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import tomllib
 import urllib.request
@@ -128,23 +130,29 @@ def free_port_run(count: int, low=8800, high=8899) -> int:
 
 
 
-@pytest.fixture
-def classroom(tmp_path):
+@pytest.fixture(scope="module")
+def classroom(tmp_path_factory):
     """`deploy/classroom.py --processes 2` on free ports, weights in run_dir/weights, rooms in run_dir/rooms.sqlite3;
-    yields (url, pids, run_dir); SIGTERM stops it."""
-    port = free_port_run(3)
-    launcher = subprocess.Popen([sys.executable, str(ROOT / "deploy" / "classroom.py"), "--processes", "2",
-                                 "--port", str(port), "--address", "127.0.0.1", "--run-dir", str(tmp_path),
-                                 "--weights-dir", str(tmp_path / "weights")],
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                env={**os.environ, "TRANSFORMER_ROOMS_DB": str(tmp_path / "rooms.sqlite3")})
+    yields (url, pids, run_dir); SIGTERM stops it. One per module: its tests read what they made only (their own
+    routes' log lines, their own weights)."""
+    tmp_path = tmp_path_factory.mktemp("classroom")
     pids_file = tmp_path / "pids.json"
-    try:
+    # One classroom starts at a time on this machine (test_failover.py's too, in another process under pytest -n):
+    # between finding three free ports and binding them, another could find the same ones.
+    with open(Path(tempfile.gettempdir()) / "transformer-classroom-ports.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        port = free_port_run(3)
+        launcher = subprocess.Popen([sys.executable, str(ROOT / "deploy" / "classroom.py"), "--processes", "2",
+                                     "--port", str(port), "--address", "127.0.0.1", "--run-dir", str(tmp_path),
+                                     "--weights-dir", str(tmp_path / "weights")],
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                    env={**os.environ, "TRANSFORMER_ROOMS_DB": str(tmp_path / "rooms.sqlite3")})
         deadline = time.monotonic() + TIMEOUT
-        while not pids_file.exists():
-            assert launcher.poll() is None, f"the launcher exited: {launcher.stdout.read()}"
-            assert time.monotonic() < deadline, "the classroom did not start in time"
+        while not pids_file.exists() and launcher.poll() is None and time.monotonic() < deadline:
             time.sleep(0.25)
+    try:
+        assert launcher.poll() is None, f"the launcher exited: {launcher.stdout.read()}"
+        assert pids_file.exists(), "the classroom did not start in time"
         pids = json.loads(pids_file.read_text())
         yield pids["url"], pids, tmp_path
         launcher.send_signal(signal.SIGTERM)

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import engine
+from conftest import examples
 from engine.__main__ import main
 from engine.generate import (DISAGREEMENT, beam_search, disagreement_example, generate, length_penalty,
                              log_softmax, sampling_distribution, sequence_score, top_k_filter, top_p_filter,
@@ -121,7 +122,7 @@ def test_max_len_may_reach_the_models_own_limit():
 logit_rows = st.lists(st.floats(-20, 20), min_size=2, max_size=30).map(np.array)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(logit_rows, st.integers(1, 30))
 def test_top_k_keeps_exactly_the_k_most_likely_and_renormalises(logits, k):
     k = min(k, len(logits))
@@ -133,7 +134,7 @@ def test_top_k_keeps_exactly_the_k_most_likely_and_renormalises(logits, k):
     assert np.all(kept[order[k:]] == 0)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(logit_rows, st.floats(1e-6, 1.0))
 def test_top_p_keeps_the_fewest_most_likely_tokens_reaching_p(logits, p):
     probs = with_temperature(logits, 1.0)
@@ -146,7 +147,7 @@ def test_top_p_keeps_the_fewest_most_likely_tokens_reaching_p(logits, p):
     assert n == 1 or mass[n - 2] < p  # ... and no token more than needed
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(logit_rows, st.floats(0.05, 20))
 def test_temperature_divides_the_logits(logits, temperature):
     dist = with_temperature(logits, temperature)
@@ -178,7 +179,7 @@ def test_each_step_records_the_distribution_it_sampled_from(small, strategy, opt
             assert set(np.flatnonzero(step.sampled_from)) == set(np.argsort(-step.probs)[:5])
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=examples(12), deadline=None)
 @given(st.integers(0, 40), st.sampled_from(SOURCES), st.integers(0, 1000))
 def test_every_degenerate_setting_is_greedy(model_seed, src, sample_seed):
     model = small_model(model_seed)

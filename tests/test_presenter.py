@@ -1,18 +1,18 @@
 """Presenter mode (ui/classroom/presenter.py): the link's present=1 and the sidebar's toggle, the slides of the forward pass in
 the order data flows (ui/core/navigation.slides), and moving through them as the rail's keys do, across pages; in
-Chromium, every slide at a projector's 1280 x 720 in large type with nothing wider than the screen."""
+Chromium, the rail on a projector and on a phone (every slide at a projector's 1280 x 720 in large type with nothing
+wider than the screen: tests/test_readable.py, in its pass at that size)."""
 import copy
 import json
 import math
 import re
-import time
 import urllib.parse
 
 import pytest
 from playwright.sync_api import expect
-from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 import engine
+import streamlit_privates
 from conftest import page_title
 from test_app import EN_T, notes, open_link, query, server_navigation  # noqa: F401
 from test_browser import SHOTS, no_exception, server, settle, url  # noqa: F401 (server: a fixture)
@@ -23,26 +23,15 @@ from ui.core.i18n import literal, translator
 from ui.core.navigation import CHAIN, PAGES, RAIL, slide_at, slides
 
 
-def _walk(node):
-    for child in getattr(node, "children", {}).values():
-        yield child
-        yield from _walk(child)
-
-
 def rail(at):
     """The rail's data, or None where the page has no rail."""
-    found = [node for node in _walk(at._tree) if getattr(node, "type", None) == "bidi_component" and node.key == KEY]
-    return json.loads(found[0].proto.json) if found else None
+    found = streamlit_privates.component(at, KEY)
+    return json.loads(found.proto.json) if found else None
 
 
 def press(at, event, value):
     """What the rail sends on a key or a click: a trigger of the component (with its state, as the browser sends)."""
-    node = next(n for n in _walk(at._tree) if getattr(n, "type", None) == "bidi_component" and n.key == KEY)
-    states = at._tree.get_widget_states()
-    states.widgets.append(WidgetState(id=node.proto.id, json_value="{}"))
-    states.widgets.append(WidgetState(id=f"$$STREAMLIT_INTERNAL_KEY_{node.proto.id}__events",
-                                      json_trigger_value=json.dumps([{"event": event, "value": value}])))
-    at._run(states)
+    streamlit_privates.trigger(at, KEY, event, value)
     assert not at.exception, [e.message for e in at.exception]
     at.switch_page(f"pages/{page_of(at)}.py")  # AppTest runs the page it was given, not the one the script switched to
     return at
@@ -294,79 +283,11 @@ def test_a_decoder_only_models_slides_skip_the_encoder_and_cross_attention():
 
 # ---- in Chromium -----------------------------------------------------------------------------------------------
 
-PROJECTOR_SCREEN = {"width": 1280, "height": 720}  # a common projector's
-SMALLEST_TYPE = """() => {
-    const main = document.querySelector('[data-testid="stMain"]');
-    const px = (selector, skip) => [...main.querySelectorAll(selector)].filter(e => !(skip && e.closest(skip)))
-        .map(e => parseFloat(getComputedStyle(e).fontSize));
-    const least = sizes => sizes.length ? Math.min(...sizes) : null;
-    const controls = ['button', 'summary', '[data-testid="stWidgetLabel"]', '[data-testid="stTab"]',
-                      '[data-testid="stPageLink"]'];  // their words: 14 px, not the body's 16, when normal
-    return {formula: least(px('.katex-display .katex')),
-            text: least(px('[data-testid="stMarkdownContainer"] p',
-                           ['[data-testid="stCaptionContainer"]', ...controls].join(', '))),
-            control: least(px(controls.map(c => `${c} [data-testid="stMarkdownContainer"] p`).join(', '))),
-            label: least(px('.main-svg .xtick text, .main-svg .ytick text')),
-            number: least(px('.main-svg g.heatmaplayer text'))};
-}"""
-OVERFLOWING = """() => {
-    const main = document.querySelector('[data-testid="stMain"]');
-    const block = document.querySelector('[data-testid="stMainBlockContainer"]');
-    const scrolled = [...block.querySelectorAll('*')].filter(e => {
-        const overflow = getComputedStyle(e).overflowX;
-        return (overflow === 'auto' || overflow === 'scroll') && e.clientWidth && e.scrollWidth > e.clientWidth + 2;
-    });
-    const right = block.getBoundingClientRect().right;
-    const sticking = [...block.querySelectorAll('.katex-display, .main-svg, [data-testid="stDataFrame"]')]
-        .filter(e => e.getBoundingClientRect().right > right + 1);
-    return (main.scrollWidth > main.clientWidth + 1 ? ['the page'] : [])
-        .concat([...scrolled, ...sticking].map(e => e.innerText.replace(/\\s+/g, ' ').slice(0, 60)));
-}"""
+PROJECTOR_SCREEN = {"width": 1280, "height": 720}  # a common projector's (every slide at it: test_readable.py)
 
 
 def _where(page):
     return page.locator(".present-where")
-
-
-def _type_once_drawn(page, normal, timeout=10):
-    """The slide's smallest type, once plotly has drawn its charts again in the figure's sizes (it first draws
-    their ticks at its default 12 px): measured until it is large enough, or for `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        sizes = page.evaluate(SMALLEST_TYPE)
-        if time.monotonic() > deadline or all(size is None or size >= 1.5 * normal[part]
-                                              for part, size in sizes.items()):
-            return sizes
-        page.wait_for_timeout(250)
-
-
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_every_slide_on_a_projector_is_large_and_fits_its_width(server, new_page, lang):  # noqa: F811 (server)
-    """The opening example at 1280 x 720 in presenter mode, walked with the clicker's keys from the tokens to the
-    probabilities: each slide's smallest formula, paragraph, widget's words, chart label and heatmap number is at least
-    1.5 times its normal size, and nothing is wider than the page (no formula, matrix, table or chart to scroll sideways)."""
-    page = new_page(lang)
-    page.goto(url(server, "attention", step="scaled"))
-    settle(page)
-    normal = page.evaluate(SMALLEST_TYPE)
-    assert normal == {"formula": 19.36, "text": 16, "control": 14, "label": 12, "number": 14}, normal  # measured
-    page.set_viewport_size(PROJECTOR_SCREEN)
-    page.goto(url(server, "tokens", present="1"))
-    settle(page)
-    count = len(slides_of("post"))
-    keys = ["ArrowRight", "PageDown", " "]
-    for position in range(count):
-        expect(_where(page)).to_have_text(re.compile(rf"^{position + 1} / {count} · "), timeout=30_000)
-        settle(page)
-        no_exception(page)
-        large = _type_once_drawn(page, normal)
-        small = {part: size for part, size in large.items() if size is not None and size < 1.5 * normal[part]}
-        assert not small and large["formula"] and large["text"] and large["control"], (position, large)
-        assert page.evaluate(OVERFLOWING) == [], (position, page.url)
-        if position + 1 < count:
-            page.keyboard.press(keys[position % len(keys)])
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"presenter-end-1280x720-{lang}.png"))
 
 
 RAIL_ON_TOP = """() => [...document.querySelectorAll('.present-rail button.present-move, .present-where')].map(e => {

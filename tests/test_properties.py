@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import engine
+from conftest import examples
 from engine import attention, layer_norm, layers, positional
 from engine.products import Multiplier
 
@@ -163,7 +164,7 @@ def test_causal_mask_means_the_past_does_not_see_the_future():
 
 
 @given(st.lists(st.floats(-1e3, 1e3), min_size=2, max_size=16).filter(lambda r: np.ptp(r) > 1e-3))
-@settings(max_examples=50)
+@settings(max_examples=examples(50))
 def test_layer_norm_rows_have_mean_0_and_variance_1(row):
     x = np.array([row])
     d = x.shape[1]

@@ -1,26 +1,42 @@
-"""Readable at a projector's and a laptop's size, in both languages: every step page at 1280 x 720 and 1920 x 1080,
-English and Chinese browsers, against a real `streamlit run` server (test_browser's), one Chromium.
+"""Every page in Chromium, one pass per language and screen size: English and Chinese browsers at a laptop's
+1280 x 720 and a projector's 1920 x 1080, against a real `streamlit run` server (test_browser's), one Chromium.
 
-On each page: nothing overflows (see OVERFLOW), no formula is a KaTeX error or cut at its top or bottom, the
-numbers in heatmap cells are at least 12 px, and the drill-down's cell is printed the same way (the digits rule,
-ui.core.format) in the drill-down, in the heatmap's cell and in the page's matrices.
+A pass, one test, opens every page once (and the stack pages' second section), collects what each page shows, then
+checks every page for everything below and reports every failure of every page at once, not only the first:
+
+* every page: no exception and no warning, its title in the reader's language, the navigation, no `lang=` added
+  to the link, nothing wider than its column (test_browser.OVERFLOWING);
+* every page that draws steps: nothing overflows (OVERFLOW, more precise), no formula is a KaTeX error or cut at
+  its top or bottom, the numbers in heatmap cells are at least 12 px, and the drill-down's cell is printed the same
+  way (the digits rule, ui.core.format) in the drill-down, in the heatmap's cell and in the page's matrices;
+* at 1280 x 720: a full-page screenshot of every page, build/screenshots/{page}-{lang}.png, and presenter mode
+  walked with the clicker's keys from the tokens to the probabilities (a common projector's size), each slide in
+  large type and nothing wider than the page.
 """
+import pprint
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+from playwright.sync_api import expect
 
 import engine
-from test_browser import ALL_PAGES, LOCALES, no_exception, server, settle, url  # noqa: F401 (server: a fixture)
+from test_browser import (ALL_PAGES, LOCALES, OVERFLOWING, SHOTS, TITLE_SOURCE, fit_viewport_to_content,  # noqa: F401
+                          server, settle, url)  # server: a fixture
 from ui.core.format import DIGITS, fmt, table
-from ui.core.navigation import PAGES
+from ui.core.i18n import CATALOGS
+from ui.core.navigation import PAGES, slides
 from ui.core.state import DEFAULT_SOURCE, DEFAULT_TARGET
 from ui.views.draw import LATEX_CELLS, LATEX_COLS
 
 STEP_PAGES = PAGES["encoder"] + PAGES["decoder"] + ["dropout"]  # the pages that draw steps (ui.views.steps.step)
-VISITS = [(name, {}) for name in STEP_PAGES] + [  # and the stack pages' second section, one layer with its step
+VISITS = [(name, {}) for name in ALL_PAGES] + [  # and the stack pages' second section, one layer with its step
     (name, {"section": "2"}) for name in ("encoder_stack", "decoder_stack")]
-SIZES = [(1280, 720), (1920, 1080)]
+SCREENS = {"1280x720": (1280, 720), "1920x1080": (1920, 1080)}
+PASSES = [f"{lang}-{screen}" for screen in SCREENS for lang in LOCALES]  # "en-1280x720": a language, a screen
+LAPTOP = [sweep for sweep in PASSES if sweep.endswith("-1280x720")]  # screenshots and presenter mode
 SMALLEST_TEXT = 12  # px, a heatmap cell's number at the default zoom
 
 # Overflow, precisely: in the main column, (1) an element that clips or scrolls sideways (overflow-x not visible)
@@ -125,6 +141,12 @@ def _same_digits(found: dict, trace, digits: int) -> list:
 
 
 def _drill_downs(page) -> list[dict]:
+    """The page's drill-downs, once the heatmap before each has drawn its numbers (plotly draws a chart's frame
+    first, its cells after; on a loaded machine the pause between can outlast settle's quiet time), or after 5 s."""
+    try:
+        page.wait_for_function(f"() => ({DRILL_DOWNS})().every(found => found.cells.length)", timeout=5_000)
+    except PlaywrightTimeoutError:
+        pass  # a drill-down without numbers in its heatmap: what the checks then say
     found = []
     for item in page.evaluate(DRILL_DOWNS):
         name, index = DRILL_LABEL.search(item["drill"]).groups()
@@ -145,28 +167,6 @@ def _check_page(page, trace, digits=DIGITS) -> tuple[list, int, int]:
     for found in drills:
         failures += _same_digits(found, trace, digits)
     return failures, len(sizes), len(drills)
-
-
-@pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_every_step_page_is_readable(server, chromium, trace, training_trace, size, lang):  # noqa: F811 (server)
-    """One browser context per size and language; each step page visited once."""
-    context = chromium.new_context(viewport={"width": size[0], "height": size[1]}, locale=LOCALES[lang])
-    failures, cells, drills = {}, 0, 0
-    try:
-        page = context.new_page()
-        for name, view in VISITS:
-            page.goto(url(server, name, **view))
-            settle(page)
-            no_exception(page)
-            found, n_cells, n_drills = _check_page(page, training_trace if name == "dropout" else trace)
-            cells, drills = cells + n_cells, drills + n_drills
-            if found:
-                failures[f"{name} {view}" if view else name] = found
-    finally:
-        context.close()
-    assert failures == {}
-    assert cells >= 4 * len(STEP_PAGES) and drills >= len(STEP_PAGES), (cells, drills)  # the checks saw numbers
 
 
 @pytest.mark.parametrize("digits", [2, 7])
@@ -207,3 +207,195 @@ def test_the_checks_see_what_they_look_for(server, chromium, trace):  # noqa: F8
         assert kinds == {"overflow", "cut formula", "heatmap text", "heatmap"}, kinds
     finally:
         context.close()
+
+
+# ---- one pass per language and screen size ----------------------------------------------------------------------
+
+# Each page's own facts, read at once: its exceptions, warnings, title (math as $TeX$), and navigation.
+FACTS = f"""() => {{
+    const texts = selector => [...document.querySelectorAll(selector)].map(e => e.innerText);
+    const title = document.querySelector('h1');
+    const nav = document.querySelector('[data-testid="stSidebarNav"]');
+    return {{exceptions: texts('[data-testid="stException"]'), alerts: texts('[data-testid="stAlert"]'),
+             title: title && ({TITLE_SOURCE})(title),
+             nav: nav ? nav.textContent.replace(/\\s+/g, ' ') : ''}};
+}}"""
+
+# Presenter mode: the smallest type of each kind on the page (normal: 14 px controls, 16 px text, 12 px chart labels).
+SMALLEST_TYPE = """() => {
+    const main = document.querySelector('[data-testid="stMain"]');
+    const px = (selector, skip) => [...main.querySelectorAll(selector)].filter(e => !(skip && e.closest(skip)))
+        .map(e => parseFloat(getComputedStyle(e).fontSize));
+    const least = sizes => sizes.length ? Math.min(...sizes) : null;
+    const controls = ['button', 'summary', '[data-testid="stWidgetLabel"]', '[data-testid="stTab"]',
+                      '[data-testid="stPageLink"]'];  // their words: 14 px, not the body's 16, when normal
+    return {formula: least(px('.katex-display .katex')),
+            text: least(px('[data-testid="stMarkdownContainer"] p',
+                           ['[data-testid="stCaptionContainer"]', ...controls].join(', '))),
+            control: least(px(controls.map(c => `${c} [data-testid="stMarkdownContainer"] p`).join(', '))),
+            label: least(px('.main-svg .xtick text, .main-svg .ytick text')),
+            number: least(px('.main-svg g.heatmaplayer text'))};
+}"""
+NORMAL_TYPE = {"formula": 19.36, "text": 16, "control": 14, "label": 12, "number": 14}  # measured, so not vacuous
+# What a slide must not have: the page scrolling sideways, or a formula, matrix, table or chart to scroll sideways.
+SLIDE_OVERFLOWING = """() => {
+    const main = document.querySelector('[data-testid="stMain"]');
+    const block = document.querySelector('[data-testid="stMainBlockContainer"]');
+    const scrolled = [...block.querySelectorAll('*')].filter(e => {
+        const overflow = getComputedStyle(e).overflowX;
+        return (overflow === 'auto' || overflow === 'scroll') && e.clientWidth && e.scrollWidth > e.clientWidth + 2;
+    });
+    const right = block.getBoundingClientRect().right;
+    const sticking = [...block.querySelectorAll('.katex-display, .main-svg, [data-testid="stDataFrame"]')]
+        .filter(e => e.getBoundingClientRect().right > right + 1);
+    return (main.scrollWidth > main.clientWidth + 1 ? ['the page'] : [])
+        .concat([...scrolled, ...sticking].map(e => e.innerText.replace(/\\s+/g, ' ').slice(0, 60)));
+}"""
+# Plotly first draws a chart's ticks at its default 12 px, then again in the figure's sizes: large once every size is.
+LARGE_TYPE = SMALLEST_TYPE.replace("() => {", "normal => {", 1).replace(
+    "return {formula", "const sizes = {formula", 1).rstrip("}") + """;
+    return Object.entries(sizes).every(([part, size]) => size === null || size >= 1.5 * normal[part]);
+}"""
+
+
+def _visit(page, base, name, view, trace, screenshot: Path | None) -> dict:
+    """What a page shows: FACTS, its URL, what is wider than its column, on a page of steps its readable checks
+    (_check_page), on the attention page its smallest type; the size of its full-page screenshot when one is asked."""
+    page.goto(url(base, name, **view))
+    settle(page)
+    seen = page.evaluate(FACTS) | {"url": page.url, "wide": page.evaluate(OVERFLOWING)}
+    if name in STEP_PAGES:
+        seen["readable"], seen["cells"], seen["drills"] = _check_page(page, trace)
+    if name == "attention" and not view:
+        seen["type"] = page.evaluate(SMALLEST_TYPE)
+    if screenshot:
+        screen = page.viewport_size
+        fit_viewport_to_content(page)
+        page.screenshot(path=str(screenshot), full_page=True)
+        seen["shot"] = screenshot.stat().st_size
+        page.set_viewport_size(screen)
+    return seen
+
+
+def _walk_the_slides(page, base, normal) -> list[dict]:
+    """Presenter mode from the tokens to the probabilities, moved with the clicker's keys; each slide's facts."""
+    page.goto(url(base, "tokens", present="1"))
+    count, keys, seen = len(slides(engine.preset("hello-world").config)), ["ArrowRight", "PageDown", " "], []
+    where = page.locator(".present-where")
+    for position in range(count):
+        expect(where).to_have_text(re.compile(rf"^{position + 1} / {count} · "), timeout=30_000)
+        settle(page)
+        try:
+            page.wait_for_function(LARGE_TYPE, arg=normal, timeout=10_000)
+        except PlaywrightTimeoutError:
+            pass  # measured as it is, and reported
+        seen.append({"where": where.inner_text(), "url": page.url, "type": page.evaluate(SMALLEST_TYPE),
+                     "wide": page.evaluate(SLIDE_OVERFLOWING), "exceptions": page.evaluate(FACTS)["exceptions"]})
+        if position + 1 < count:
+            page.keyboard.press(keys[position % len(keys)])
+    return seen
+
+
+def _pass(base, chromium, lang, screen, trace, training_trace) -> dict:
+    """One pass: a browser of one language at one screen size, every page opened once; what each page showed, by
+    page (and section), and at 1280 x 720 the presenter's slides."""
+    width, height = SCREENS[screen]
+    laptop = f"{lang}-{screen}" in LAPTOP
+    context = chromium.new_context(viewport={"width": width, "height": height}, locale=LOCALES[lang])
+    try:
+        page = context.new_page()
+        pages = {}
+        if laptop:
+            SHOTS.mkdir(parents=True, exist_ok=True)
+        for name, view in VISITS:
+            shot = SHOTS / f"{name}-{lang}.png" if laptop and not view else None
+            label = f"{name} {view}" if view else name
+            pages[label] = _visit(page, base, name, view, training_trace if name == "dropout" else trace, shot)
+        slides_seen = None
+        if laptop:
+            slides_seen = _walk_the_slides(page, base, pages["attention"]["type"])
+            page.screenshot(path=str(SHOTS / f"presenter-end-1280x720-{lang}.png"))
+    finally:
+        context.close()
+    return {"lang": lang, "pages": pages, "slides": slides_seen}
+
+
+def _step_pages(seen):
+    return {label: page for label, page in seen["pages"].items() if "readable" in page}
+
+
+def _failures(seen, kinds) -> dict:
+    """The readable checks' failures of these kinds, by page."""
+    found = {label: [f for f in page["readable"] if f[0] in kinds] for label, page in _step_pages(seen).items()}
+    return {label: failures for label, failures in found.items() if failures}
+
+
+def exceptions_or_warnings(seen) -> dict:
+    shown = {label: page["exceptions"] + page["alerts"] for label, page in seen["pages"].items()}
+    return {label: texts for label, texts in shown.items() if texts}
+
+
+def title_navigation_or_link_not_the_readers(seen) -> dict:
+    """The catalog's title (math as $TeX$) and navigation; the browser's language was chosen, not written into the
+    link (a link opens in its reader's language)."""
+    catalog = CATALOGS[seen["lang"]]
+    return {label: (page["title"], page["url"]) for label, page in seen["pages"].items()
+            if page["title"] != catalog[f"page.{label.split()[0]}"] or "lang=" in page["url"]
+            or catalog["page.paper_vs_blog"] not in page["nav"]}
+
+
+def wider_than_its_column(seen) -> dict:
+    """On every page no formula to scroll sideways and the page itself not wider than the window
+    (test_browser.OVERFLOWING); on every page of steps nothing that clips or sticks out (OVERFLOW)."""
+    wide = {label: page["wide"] for label, page in seen["pages"].items() if page["wide"]}
+    return wide | _failures(seen, {"overflow"})
+
+
+def katex_error_or_cut_formula(seen) -> dict:
+    return _failures(seen, {"katex-error", "cut formula"})
+
+
+def heatmap_number_under_12_px(seen) -> dict:
+    cells = sum(page["cells"] for page in _step_pages(seen).values())
+    return _failures(seen, {"heatmap text"}) | ({} if cells >= 4 * len(STEP_PAGES) else {"cells seen": cells})
+
+
+def cell_printed_otherwise_in_drill_down_heatmap_or_matrix(seen) -> dict:
+    drills = sum(page["drills"] for page in _step_pages(seen).values())
+    return _failures(seen, {"drill-down", "heatmap", "matrix"}) | (
+        {} if drills >= len(STEP_PAGES) else {"drill-downs seen": drills})
+
+
+def screenshot_missing(seen) -> dict:
+    sizes = {label: page.get("shot") for label, page in seen["pages"].items() if " " not in label}
+    return {label: size for label, size in sizes.items() if not size or size <= 10_000}
+
+
+def presenter_slide_small_or_too_wide(seen) -> dict:
+    """At 1280 x 720, walked with the clicker's keys from the tokens to the probabilities: each slide's smallest
+    formula, paragraph, widget's words, chart label and heatmap number is at least 1.5 times its normal size (the
+    attention page's, measured in the same pass), and nothing is wider than the page."""
+    normal = seen["pages"]["attention"]["type"]
+    wrong = {} if normal == NORMAL_TYPE else {"normal": normal}
+    for position, slide in enumerate(seen["slides"]):
+        small = {part: size for part, size in slide["type"].items() if size is not None and size < 1.5 * normal[part]}
+        missing = [part for part in ("formula", "text", "control") if not slide["type"][part]]
+        if small or missing or slide["wide"] or slide["exceptions"] or not slide["where"].startswith(f"{position + 1} / "):
+            wrong[position] = (slide["where"], slide["url"], small, missing, slide["wide"], slide["exceptions"])
+    return wrong | ({} if len(seen["slides"]) == len(slides(engine.preset("hello-world").config)) else {"slides seen": len(seen["slides"])})
+
+
+CHECKS = [exceptions_or_warnings, title_navigation_or_link_not_the_readers, wider_than_its_column,
+          katex_error_or_cut_formula, heatmap_number_under_12_px, cell_printed_otherwise_in_drill_down_heatmap_or_matrix]
+LAPTOP_CHECKS = [screenshot_missing, presenter_slide_small_or_too_wide]
+
+
+@pytest.mark.parametrize("sweep", PASSES)
+def test_every_page_in_one_pass(server, chromium, trace, training_trace, sweep):  # noqa: F811 (server)
+    """One pass of a language at a screen size, then every check over every page it saw: the failures of every
+    check and every page, reported at once."""
+    lang, screen = sweep.split("-")
+    seen = _pass(server, chromium, lang, screen, trace, training_trace)
+    checks = CHECKS + (LAPTOP_CHECKS if sweep in LAPTOP else [])
+    failures = {check.__name__: found for check in checks if (found := check(seen))}
+    assert not failures, pprint.pformat(failures, width=120)

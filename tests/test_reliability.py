@@ -16,11 +16,14 @@ that still raise are strict xfails at the end of this file, each with the fix it
 
 Every input tried is counted; the counts go to build/reliability.json (docs/RELIABILITY.md quotes them).
 """
+import fcntl
 import io
 import json
 import math
+import os
 import re
 import time
+import uuid
 import tracemalloc
 import zipfile
 from collections import Counter
@@ -32,11 +35,10 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 from streamlit import config as streamlit_config
-from streamlit.elements.widgets import number_input as streamlit_number_input
-from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.testing.v1 import AppTest
 
 import engine
+import streamlit_privates
 from engine import checkpoint
 from engine.backward import loss_and_grads
 from engine.config import CHOICES, DEPTHS
@@ -48,6 +50,7 @@ from test_app import (APP, ALL_PAGES, STEP_HEADER, editor_key, engine_trace, got
                       type_cells)  # server_navigation: a fixture
 from test_app import latex as page_latex
 from test_app_train import open_tab
+from test_ui_pure import LINK_KEYS, LINK_VALUES
 from ui.classroom import presenter, share
 from ui.core import generation, session, sidebar, state as app_state
 from ui.core.format import DIGITS, fmt
@@ -60,8 +63,9 @@ ROOT = Path(__file__).resolve().parents[1]
 REPORT = ROOT / "build" / "reliability.json"
 TRIED = Counter()  # inputs tried, by test
 DETAIL = Counter()  # the same inputs, by what was sent
-STARTED = time.monotonic()
+RUN = os.environ.get("PYTEST_XDIST_TESTRUNUID") or uuid.uuid4().hex  # the run whose processes share the report
 STEP_PAGES = [p for p in ALL_PAGES if p not in ("overview", "animation", "generate", "train", "paper_vs_blog", "sizes")]
+pytestmark = pytest.mark.hostile
 HOSTILE = settings(deadline=None, suppress_health_check=[
     HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
 
@@ -69,15 +73,30 @@ HOSTILE = settings(deadline=None, suppress_health_check=[
 @pytest.fixture(scope="module", autouse=True)
 def full_error_details():
     """The production config hides error details (client.showErrorDetails = "none"); a failing example here should
-    say what went wrong, so this module sees them. The counts are written when the module ends."""
+    say what went wrong, so this module sees them. The counts are added to the report when the module ends."""
     before = streamlit_config.get_option("client.showErrorDetails")
     streamlit_config.set_option("client.showErrorDetails", "full")
+    started = time.monotonic()
     yield
     streamlit_config.set_option("client.showErrorDetails", before)
+    add_to_report(time.monotonic() - started)
+
+
+def add_to_report(seconds: float) -> None:
+    """Add this process's counts to build/reliability.json, and clear them. Under `pytest -n` several processes
+    each run some of this module's tests: each adds to the report of the same run (RUN), under a lock; a report
+    of another run is replaced. "seconds" is the time the module's tests took, summed over the processes."""
     REPORT.parent.mkdir(exist_ok=True)
-    report = {"total": sum(TRIED.values()), "seconds": round(time.monotonic() - STARTED, 1),
-              "inputs": dict(sorted(TRIED.items())), "detail": dict(sorted(DETAIL.items()))}
-    REPORT.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    with open(REPORT.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        old = json.loads(REPORT.read_text()) if REPORT.exists() else {}
+        old = old if old.get("run") == RUN else {}
+        inputs, detail = Counter(old.get("inputs")) + TRIED, Counter(old.get("detail")) + DETAIL
+        report = {"run": RUN, "total": sum(inputs.values()), "seconds": round(old.get("seconds", 0) + seconds, 1),
+                  "inputs": dict(sorted(inputs.items())), "detail": dict(sorted(detail.items()))}
+        REPORT.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    TRIED.clear()
+    DETAIL.clear()
     print(f"\nreliability: {report['total']} hostile inputs in {report['seconds']} s -> {REPORT}")
 
 
@@ -112,25 +131,16 @@ TYPED_CELLS = st.one_of(
 
 def forge(at, widget, **value):
     """Send one widget's value as a websocket message would, unchecked by the browser's widget."""
-    states = at._tree.get_widget_states()
-    states.widgets.append(WidgetState(id=widget.id, **value))
-    at._run(states)
-    return at
+    return streamlit_privates.send_value(at, widget.id, **value)
 
 
 # ---- what every example checks --------------------------------------------------------------------------------
-
-def _walk(node):
-    for child in getattr(node, "children", {}).values():
-        yield child
-        yield from _walk(child)
-
 
 def assert_no_html(at):
     """Nothing on the page is raw HTML: no st.html, iframe or component but the sidebar's copy-link button (fixed
     code, given only the catalog's words), presenter mode's rail and the animation's player (fixed code), and no
     Markdown with HTML allowed."""
-    for node in _walk(at._tree):
+    for node in streamlit_privates.nodes(at):
         if getattr(node, "type", None) == "bidi_component" and node.key == "copy_link":
             assert (node.proto.html_content, node.proto.js_content) == (share.HTML, share.JS), node
             assert set(json.loads(node.proto.json).values()) <= set(EN.values()) | set(ZH.values()), node
@@ -918,8 +928,7 @@ def test_a_forged_non_finite_generation_number_becomes_the_least(key, value, lea
 def test_a_typed_fraction_in_a_whole_number_input_is_dropped(monkeypatch):
     """What the browser's whole-number input did itself (2.5 is read as 2), the app does for the float input that
     replaced it; the input shows the whole number, and Streamlit logs no type/format mismatch."""
-    warnings = []
-    monkeypatch.setattr(streamlit_number_input._LOGGER, "warning", lambda *args, **kwargs: warnings.append(args))
+    warnings = streamlit_privates.number_input_warnings(monkeypatch)
     at = open_options(open_page("overview"))
     at.number_input(key="ctl.d_ff").set_value(12.75).run()
     state = assert_consistent(at, "overview")
@@ -1046,20 +1055,11 @@ def test_the_animation_player_sends_nothing_and_a_forged_value_changes_nothing()
     assert "setTriggerValue" not in script and "setStateValue" not in script
     at = open_page("animation")
     before, url = at.session_state["state"], query(at)
-    node = next(n for n in _walk(at._tree) if getattr(n, "type", None) == "bidi_component" and n.key == "anim.player")
-    states = at._tree.get_widget_states()
-    states.widgets.append(WidgetState(id=node.proto.id, json_value='{"frame": NaN, "speed": -1e308}'))
-    states.widgets.append(WidgetState(id=f"$$STREAMLIT_INTERNAL_KEY_{node.proto.id}__events",
-                                      json_trigger_value=json.dumps([{"event": "play", "value": "x" * 10_000}])))
-    at._run(states)
+    streamlit_privates.trigger(at, "anim.player", "play", "x" * 10_000, state='{"frame": NaN, "speed": -1e308}')
     assert assert_consistent(at, "animation") == before and query(at) == url and not notes(at)
 
 
 # ---- hostile link parts: each named in a note, as text -----------------------------------------------------
-
-LINK_VALUES = ["-1", "999999", "9" * 400, "١٢", "[x](//ev.il)", "<b>x</b>", "$\\href{//ev.il}{x}$", "\x00",
-               "x\n\n[x](//ev.il)", "x\r\n\r\n<b>x</b>", "x" * 10_000]
-
 
 def ignored_note(key, value):
     """The note a link's ignored part gets: the part of a setting as it is (80 characters), a view's key and value
@@ -1072,13 +1072,14 @@ def ignored_note(key, value):
     return t("msg.url", detail=literal(f"{key}={value[:40]!r}"))
 
 
-@pytest.mark.parametrize("key", ["section", "sublayer", "layer", "head", "step", "cell", "present", "weights", "cfg",
-                                 "gen", "edit", "room"])
-@pytest.mark.parametrize("value", LINK_VALUES, ids=lambda v: repr(v[:12]))
+@pytest.mark.parametrize("key, value", list(zip(LINK_KEYS, LINK_VALUES + [LINK_VALUES[8]])),
+                         ids=lambda part: repr(part[:12]))
 def test_a_hostile_link_part_is_named_in_a_note_as_text(key, value):
     """Negative, huge, non-ASCII digits, Markdown, HTML and LaTeX, a NUL, empty lines, 10,000 characters: the page
     opens the rest of the link and names the part it ignored inside one code span on one line (an empty line in
-    it ended the span, and Markdown made a link of what followed)."""
+    it ended the span, and Markdown made a link of what followed). Each key once and each value once (the room's
+    code with an empty line too); every pair goes through its decoder in
+    test_ui_pure.py::test_every_hostile_link_part_is_refused_where_it_is_parsed."""
     TRIED["link part"] += 1
     at = open_link("add_norm", **{key: value})  # a page with sub-layers, steps and a drill-down
     assert notes(at) == [ignored_note(key, value)]
@@ -1095,10 +1096,8 @@ def test_a_hostile_link_part_is_named_in_a_note_as_text(key, value):
 def test_streamlit_forged_grid_row_that_is_not_a_number():
     at = open_page("qkv")
     editor = at.data_editor(key=editor_key(at, "enc.0.attn.W_Q", 0))
-    states = at._tree.get_widget_states()
-    states.widgets.append(WidgetState(id=editor.proto.id, string_value=json.dumps(
-        {"edited_rows": {"abc": {"0": 1.0}}, "added_rows": [], "deleted_rows": []})))
-    at._run(states)
+    streamlit_privates.send_value(at, editor.proto.id, string_value=json.dumps(
+        {"edited_rows": {"abc": {"0": 1.0}}, "added_rows": [], "deleted_rows": []}))
     assert_no_exception(at)
 
 

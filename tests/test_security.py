@@ -26,7 +26,7 @@ from streamlit.web.server.server_util import is_xsrf_enabled
 
 from test_app import open_page, server_navigation  # noqa: F401 (fixture)
 from test_app_train import open_tab
-from test_browser import Server, click_tab, no_exception, settle, url
+from test_browser import click_tab, no_exception, server, settle, url  # noqa: F401 (server: a fixture)
 from ui.core.i18n import EN
 from ui.lessons import training_views
 
@@ -279,24 +279,16 @@ def test_no_launch_command_turns_the_protections_off():
 
 # ---- the running server, in a browser ---------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def production_server(chromium, tmp_path_factory):
-    """`streamlit run app.py` in the project's folder, so with .streamlit/config.toml as a classroom runs it."""
-    running = Server(tmp_path_factory.mktemp("streamlit") / "server.log")
-    yield running.url
-    running.stop()
-
-
 HOSTILE_LINK = {"preset": '<img src=x onerror="window.pwned=1">', "lang": "<b>bold</b>",
                 "cfg": "d_model:[x](javascript:window.pwned=2)", "src": "<script>window.pwned=3</script> Hello",
                 "gen": "x\n\n[sign in](//ev.il)"}  # an empty line ended the note's code span: a link to ev.il
 
 
-def test_user_text_from_a_link_is_shown_as_text(production_server, new_page):  # noqa: F811
+def test_user_text_from_a_link_is_shown_as_text(server, new_page):  # noqa: F811
     page = new_page()
     page.on("dialog", lambda dialog: pytest.fail(f"a dialog opened: {dialog.message}"))
     query = "&".join(f"{k}={quote(v)}" for k, v in HOSTILE_LINK.items())
-    page.goto(f"{url(production_server, 'tokens')}?{query}")
+    page.goto(f"{url(server, 'tokens')}?{query}")
     settle(page)
     no_exception(page)
     notes = " ".join(page.locator('[data-testid="stSidebar"] [data-testid="stAlert"]').all_inner_texts())
@@ -309,14 +301,14 @@ def test_user_text_from_a_link_is_shown_as_text(production_server, new_page):  #
     assert page.locator("b", has_text="bold").count() == 0
 
 
-def test_an_upload_without_the_xsrf_token_is_refused(production_server, new_page):  # noqa: F811
+def test_an_upload_without_the_xsrf_token_is_refused(server, new_page):  # noqa: F811
     page = new_page()
-    page.goto(url(production_server, "train"))
+    page.goto(url(server, "train"))
     settle(page)
     click_tab(page, EN["train.files"])
     assert "_streamlit_xsrf" in {c["name"] for c in page.context.cookies()}
     assert page.get_by_text(f"{MAX_UPLOAD_MB}MB per file").count() == 1  # the uploader tells the browser its cap
-    request = urllib.request.Request(f"{production_server}/_stcore/upload_file/any-session/any-file", data=b"x" * 10,
+    request = urllib.request.Request(f"{server}/_stcore/upload_file/any-session/any-file", data=b"x" * 10,
                                      method="PUT")
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(request, timeout=10)

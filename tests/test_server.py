@@ -4,6 +4,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT / "bench") not in sys.path:
     sys.path.insert(0, str(ROOT / "bench"))
@@ -33,7 +35,7 @@ def fault_rounds():
     return rounds
 """
 FAULTS = ROUNDS + """
-from ui import server
+from ui.core import server
 server.configure()
 print(json.dumps(fault_rounds()))
 """
@@ -42,7 +44,7 @@ print(json.dumps(fault_rounds()))
 ARENAS = """
 import ctypes, json, sys, threading
 import numpy as np
-from ui import server
+from ui.core import server
 if sys.argv[1] == "configured":
     server.configure()
 together = threading.Barrier(8)
@@ -60,7 +62,7 @@ ctypes.CDLL("libc.so.6").malloc_stats()  # "Arena 0:", "Arena 1:", ... on stderr
 BLAS = """
 import json
 from threadpoolctl import threadpool_info
-from ui import server
+from ui.core import server
 server.configure()
 print(json.dumps([info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]))
 """
@@ -124,6 +126,7 @@ cli.main()
 """
 
 
+@pytest.mark.server
 def test_a_real_server_is_configured_by_its_first_session():
     """The settings hold in a server whose first session opens a step page (a deep link, so folder mode first)."""
     port = free_port()

@@ -21,6 +21,7 @@ for path in (ROOT, ROOT / "bench"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
+import streamlit_privates  # noqa: E402
 from conftest import app_server, in_own_thread  # noqa: E402
 from load import Editor, Target, open_editor  # noqa: E402
 from protocol import Session  # noqa: E402
@@ -118,7 +119,7 @@ def test_forged_values_over_the_websocket_keep_the_view(server):
             runs.append(await attention.rerun(TIMEOUT))
             _, rail = attention.last.widget(r"present\.rail")
             attention.set_widget(rail.id, json_value="{}")
-            attention.set_widget(f"$$STREAMLIT_INTERNAL_KEY_{rail.id}__events",
+            attention.set_widget(streamlit_privates.events_id(rail.id),
                                  json_trigger_value=json.dumps([{"event": "leave", "value": False}]))
             runs.append(await attention.rerun(TIMEOUT))
             return runs

@@ -21,6 +21,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import engine  # noqa: E402
+import streamlit_privates  # noqa: E402
 from conftest import page_title  # noqa: E402
 from test_app import APP, ALL_PAGES, server_navigation  # noqa: E402, F401 (server_navigation: a fixture)
 from ui.core.i18n import EN  # noqa: E402
@@ -50,13 +51,9 @@ def drawn(monkeypatch):
 
 def press(at, group, label):
     """Press a button of a row (st.segmented_control) as the browser does: it sends the button's label."""
-    states = at._tree.get_widget_states()
-    kept = [w for w in states.widgets if w.id != group.id]
     pressed = WidgetState(id=group.id)
     pressed.string_array_value.data[:] = [label]
-    del states.widgets[:]
-    states.widgets.extend(kept + [pressed])
-    at._run(states)
+    streamlit_privates.send(at, pressed)
     assert not at.exception, [e.message for e in at.exception]
 
 

@@ -1,11 +1,13 @@
 """The guard of ui/core/streamlit_internals.py: its workarounds run on the Streamlit they were written for only. Why each
 is needed: tests/test_app.py (test_a_session_does_not_keep_the_widgets_it_no_longer_shows,
 test_deep_link_before_any_app_run: each run with the workaround and without it) and tests/test_follow.py (students
-woken by the server)."""
+woken by the server). The tests' own uses of Streamlit's privates (tests/streamlit_privates.py) are under the same
+guard."""
 import logging
 import sys
 from pathlib import Path
 
+import pytest
 import streamlit
 from streamlit.runtime.pages_manager import PagesManager
 
@@ -13,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+import streamlit_privates  # noqa: E402
 from ui.core import streamlit_internals  # noqa: E402
 
 
@@ -39,3 +42,10 @@ def test_waking_another_session_is_off_on_another_version_and_outside_a_server(m
     assert streamlit_internals.rerun_session("no-such-session") is False  # no runtime in this process
     monkeypatch.setattr(streamlit_internals, "in_use", lambda: False)
     assert streamlit_internals.rerun_session("no-such-session") is False
+
+
+def test_the_tests_own_uses_of_streamlits_privates_are_under_the_same_guard(monkeypatch):
+    assert streamlit_privates.events_id("x") == "$$STREAMLIT_INTERNAL_KEY_x__events"
+    monkeypatch.setattr(streamlit, "__version__", "1.68.0")
+    with pytest.raises(pytest.fail.Exception, match=r"written for Streamlit 1\.67\.x, this is 1\.68\.0: check"):
+        streamlit_privates.events_id("x")
