@@ -936,14 +936,14 @@ def test_a_page_warns_of_inf_or_nan_only_up_to_the_steps_it_shows():
 
 
 def test_a_page_about_the_first_encoder_layer_does_not_run_the_decoder(monkeypatch):
-    decoded, embed = [], engine.Model._embed
+    decoded, embed = [], engine.model._embedding
 
-    def spied(self, run, side, *args):  # the decoder's first stage embeds the target
+    def spied(hook, side, *args):  # the decoder's first stage embeds the target
         if side == "tgt":
-            decoded.append(self.name)
-        return embed(self, run, side, *args)
+            decoded.append(hook.model.name)
+        return (yield from embed(hook, side, *args))
 
-    monkeypatch.setattr(engine.Model, "_embed", spied)
+    monkeypatch.setattr(engine.model, "_embedding", spied)
     at = open_page("attention", preset="paper")  # the overview, on the way, runs the whole pass
     decoded.clear()
     at.text_input(key="ctl.src").set_value("a sentence typed by this test alone").run()
