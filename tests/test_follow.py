@@ -20,6 +20,7 @@ for path in (ROOT, ROOT / "bench"):
 from conftest import app_server, in_own_thread  # noqa: E402
 from load import Editor, Target, open_editor  # noqa: E402
 from protocol import ForwardMsg, Session  # noqa: E402
+from streamlit.proto.Common_pb2 import StringArray  # noqa: E402
 from ui.classroom.follow import POLL_SECONDS  # noqa: E402
 from ui.core.i18n import literal, translator  # noqa: E402
 from ui.stores import rooms  # noqa: E402
@@ -241,3 +242,52 @@ def test_a_bad_or_unknown_room_code_gets_a_message(server, code):
     expected = T("room.gone", code=normal) if normal else T("room.bad_code", code=literal(code[:12]),
                                                              alphabet=rooms.ALPHABET)  # a code span, not Markdown
     assert expected in shown(session)
+
+
+async def press(session: Session, key: str, position: int):
+    """Press the button at `position` of a row (st.segmented_control) whose user key matches, as the browser does: it
+    sends the button's label."""
+    _, proto = session.last.widget(key)
+    session.set_widget(proto.id, string_array_value=StringArray(data=[proto.options[position].content]))
+    return await session.rerun(TIMEOUT)
+
+
+async def goto(session: Session, page: str):
+    session.page, session.page_script_hash = page, ""
+    return await session.rerun(TIMEOUT)
+
+
+def test_going_back_is_followed_to_every_default(server):
+    """The teacher walks heads, steps, layers, sections and sub-layers forward and back to their defaults (which
+    the teacher's link leaves out); after each move the student's page shows the teacher's view (its address: what its
+    widgets show)."""
+    url, store = server
+    moves = [("attention", r"layer\.enc", 1), ("attention", r"heads\.attention\.1", 1),
+             ("attention", r"attention\.1", 2), ("attention", r"attention\.1", 0),
+             ("attention", r"heads\.attention\.1", 0), ("attention", r"layer\.enc", 0),
+             ("attention", r"attention\.0", 3), ("attention", r"attention\.0", 0),
+             ("add_norm", r"add_norm\.sublayer", 1), ("add_norm", r"add_norm\.sublayer", 0),
+             ("positional", r"pos\.tab", 1), ("positional", r"pos\.tab", 0),
+             ("encoder_stack", r"enc\.section", 1), ("encoder_stack", r"layer\.enc_stack", 0),
+             ("encoder_stack", r"layer\.enc_stack", 1), ("encoder_stack", r"enc\.section", 0)]
+
+    async def scenario():
+        teacher = await Session.open(url, "attention", query_string="cfg=n_layers:2", timeout=TIMEOUT)
+        assert await teacher.open_expander(r"room\.panel", TIMEOUT)
+        await click(teacher, r"room\.open")
+        code = query(teacher)["room"]
+        student = await Session.open(url, "", query_string=f"room={code}", timeout=TIMEOUT)
+        try:
+            for page, key, position in moves:
+                if teacher.page != page:
+                    await goto(teacher, page)
+                    await woken(student)
+                await press(teacher, key, position)
+                run = await woken(student)
+                assert run.status == 0 and not run.exceptions
+                assert student.page_script_hash == teacher.page_script_hash
+                assert state(student) == state(teacher), (page, key, position)
+        finally:
+            await asyncio.gather(teacher.close(), student.close())
+
+    in_own_thread(scenario)

@@ -22,7 +22,7 @@ from ui.classroom.share import copy_link_button
 from ui.core import streamlit_internals
 from ui.core.i18n import literal
 from ui.core.navigation import HOME, PAGES
-from ui.core.session import ROOM_LINK, page_entry
+from ui.core.session import ROOM_LINK, WHOLE_VIEW, page_entry
 from ui.stores import rooms
 from ui.stores.rooms import RoomError
 
@@ -275,6 +275,7 @@ def _take(latest: rooms.Latest, switch: bool) -> None:
     """The teacher's link as this session's, read as a fresh session reads its link: in this run (before the state
     is built) or, on another page, by st.switch_page."""
     state = st.session_state.pop("state")
+    st.session_state[WHOLE_VIEW] = True  # a part of the view the teacher's link leaves out is at its default
     query = {**latest.query, **st.session_state[ROOM_LINK]}
     if state.lang_chosen:  # each student keeps the language they chose, else their browser's
         query["lang"] = state.lang

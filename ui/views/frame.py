@@ -31,6 +31,7 @@ def page(body):
         drawn.note_nonfinite(ctx)
         for part, value in st.session_state.pop("link_view", {}).items():  # parts of the link no widget here took
             link_note(ctx, part, value)
+        st.session_state.pop(session.WHOLE_VIEW, None)
         session.write_link(ctx.state, drawn.view)
         follow.publish(ctx.t)  # this fragment's own reruns do not reach app.py's
         if ctx.state.present:
