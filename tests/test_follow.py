@@ -258,9 +258,10 @@ async def goto(session: Session, page: str):
 
 
 def test_going_back_is_followed_to_every_default(server):
-    """The teacher walks heads, steps, layers, sections and sub-layers forward and back to their defaults (which
-    the teacher's link leaves out); after each move the student's page shows the teacher's view (its address: what its
-    widgets show)."""
+    """The teacher walks heads, steps, layers, sections, sub-layers and the other pages' views (a stack's measure, a
+    dropout, the training and generation pages' sections) forward and back to their defaults (which the teacher's
+    link leaves out); after each move the student's page shows the teacher's view (its address: what its widgets
+    show)."""
     url, store = server
     moves = [("attention", r"layer\.enc", 1), ("attention", r"heads\.attention\.1", 1),
              ("attention", r"attention\.1", 2), ("attention", r"attention\.1", 0),
@@ -269,7 +270,11 @@ def test_going_back_is_followed_to_every_default(server):
              ("add_norm", r"add_norm\.sublayer", 1), ("add_norm", r"add_norm\.sublayer", 0),
              ("positional", r"pos\.tab", 1), ("positional", r"pos\.tab", 0),
              ("encoder_stack", r"enc\.section", 1), ("encoder_stack", r"layer\.enc_stack", 0),
-             ("encoder_stack", r"layer\.enc_stack", 1), ("encoder_stack", r"enc\.section", 0)]
+             ("encoder_stack", r"layer\.enc_stack", 1), ("encoder_stack", r"enc\.section", 0),
+             ("encoder_stack", r"enc\.measure", 2), ("encoder_stack", r"enc\.measure", 0),
+             ("dropout", r"dropout\.place", 3), ("dropout", r"dropout\.which\.dec", 2), ("dropout", r"dropout\.place", 0),
+             ("train", r"train\.tab", 3), ("train", r"train\.tab", 0),
+             ("generate", r"gen\.tab", 1), ("generate", r"gen\.tab", 0)]
 
     async def scenario():
         teacher = await Session.open(url, "attention", query_string="cfg=n_layers:2", timeout=TIMEOUT)
