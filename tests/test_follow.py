@@ -1,7 +1,8 @@
 """Follow the teacher (ui/classroom/follow.py), at the protocol level (bench/protocol.py, no browser): a teacher opens a
 room from the sidebar; a student who opens the room's link is on the teacher's page with the teacher's state, asks
 the server nothing while the room does not move, and after each change of the teacher gets a run the server starts
-itself (ui/classroom/room_watch.py) that shows the teacher's page and state; a student who detaches stays; a forged key and a
+itself (ui/classroom/room_watch.py) that shows the teacher's page and view, defaults included; a student who detaches stays
+detached, after a reload too; a following student's own change turns following off, with a note; a forged key and a
 student's own changes never reach the room."""
 import asyncio
 import os
@@ -110,6 +111,10 @@ def test_a_student_follows_the_teacher_and_can_detach(server):
             assert store.version(code) == version and store.latest(code).query["src"] == "Good morning class"
             await type_text(teacher, r"ctl\.src", "Second sentence")
             assert query(student)["src"] == "My own sentence"  # detached: nothing follows
+            reloaded = await Session.open(url, student.page, query_string=student.query_string, timeout=TIMEOUT)
+            await reloaded.close()  # a reload stays detached (its link says follow=0), with the student's sentence
+            assert query(reloaded)["src"] == "My own sentence" and query(reloaded)["follow"] == "0"
+            assert T("room.detached") in shown(reloaded)
             await toggle(student, r"room\.attached\.\w+", True)  # follow again: the teacher's state at once
             assert query(student)["src"] == "Second sentence"
         finally:
@@ -296,3 +301,59 @@ def test_going_back_is_followed_to_every_default(server):
             await asyncio.gather(teacher.close(), student.close())
 
     in_own_thread(scenario)
+
+
+async def nothing_comes(session: Session, seconds: float = 1.5) -> bool:
+    """No run reaches the session within the time (a woken run would)."""
+    try:
+        await asyncio.wait_for(session.server_run(), seconds)
+    except TimeoutError:
+        return True
+    return False
+
+
+def test_a_followers_own_change_turns_following_off_with_a_note_and_a_reload_keeps_it_off(server):
+    """A following student who types a sentence, picks another head or opens another page is told in one line that
+    following is off (it was silent, and the teacher's next move wiped the student's work); its link says so
+    (follow=0), so that a reload stays detached, with the student's own state."""
+    url, store = server
+    note = T("room.wandered")
+
+    async def scenario():
+        teacher, code, key = await open_room(url)
+        students = [await Session.open(url, "", query_string=f"room={code}", timeout=TIMEOUT) for _ in range(3)]
+        typist, picker, wanderer = students
+        try:
+            assert all(note not in shown(student) and "follow" not in query(student) for student in students)
+            await type_text(typist, r"ctl\.src", "My own sentence")
+            await press(picker, r"heads\.attention\.0", 1)  # a step page's own widget (its fragment)
+            await goto(wanderer, "qkv")
+            for student in students:
+                assert note in shown(student) and T("room.detached") in shown(student), student.page
+                assert query(student)["follow"] == "0" and query(student)["room"] == code
+            assert query(typist)["src"] == "My own sentence" and query(picker)["head"] == "2"
+            assert wanderer.page_script_hash != teacher.page_script_hash
+            assert "follow" not in store.latest(code).query
+
+            await type_text(teacher, r"ctl\.src", "The teacher moves on")
+            assert all(await asyncio.gather(*(nothing_comes(student) for student in students)))
+            assert query(typist)["src"] == "My own sentence"
+
+            reloaded = await Session.open(url, "attention", query_string=typist.query_string, timeout=TIMEOUT)
+            try:  # the same link in a new tab: still on its own, with its own sentence
+                assert query(reloaded)["src"] == "My own sentence" and query(reloaded)["follow"] == "0"
+                assert T("room.detached") in shown(reloaded) and note not in shown(reloaded)
+                assert await nothing_comes(reloaded)
+                await toggle(reloaded, r"room\.attached\.\w+", True)  # following again: the teacher's page at once
+                assert query(reloaded)["src"] == "The teacher moves on" and "follow" not in query(reloaded)
+                await type_text(teacher, r"ctl\.src", "Back together")
+                run = await woken(reloaded)
+                assert not run.exceptions and query(reloaded)["src"] == "Back together"
+                assert note not in shown(reloaded) and T("room.following") in shown(reloaded)
+            finally:
+                await reloaded.close()
+        finally:
+            await asyncio.gather(teacher.close(), *(student.close() for student in students))
+
+    in_own_thread(scenario)
+
