@@ -1,7 +1,8 @@
 """Following the teacher in Chromium (issue 29's bar): one teacher and two students, in English and in Chinese, at
 1280 x 720 on one server. The teacher walks layers, heads, steps, sub-layers and sections forward and back to their
-defaults with clicks, as in class; after each move every student's page shows the teacher's page and view (its address:
-what its widgets show) within a few seconds."""
+defaults with clicks, then the animation's frames with the player's keys, as in class; after each move every student's
+page shows the teacher's page and view (its address: what its widgets show; the player's frame) within a few
+seconds."""
 import sys
 import time
 import urllib.parse
@@ -33,6 +34,12 @@ def where(page) -> tuple:
     address = urllib.parse.urlsplit(page.url)
     query = {key: value for key, value in urllib.parse.parse_qsl(address.query) if key not in OWN}
     return address.path.strip("/") or "overview", query
+
+
+def shown_frame(page) -> int | None:
+    """The frame the animation player shows, if the page has one."""
+    counter = page.locator(".anim .counter")
+    return int(counter.get_attribute("data-frame")) if counter.count() else None
 
 
 def wait_until(page, condition, what: str, timeout: float = FOLLOWED_WITHIN) -> None:
@@ -70,6 +77,16 @@ def test_two_students_in_two_languages_follow_the_teacher_forward_and_back(chrom
                 slowest = max(slowest, time.monotonic() - moved)
             print(f"\n{len(MOVES)} moves followed by both students, the slowest in {slowest:.2f} s after the teacher's "
                   "address changed")
+            teacher.locator('[data-testid="stSidebarNav"] a[href$="/animation"]').click()
+            teacher.locator(".anim svg").click()  # the player's keys: forward three frames, then back to the first
+            for keys, frame in ((["ArrowRight"] * 3, 4), (["Home"], 1)):
+                for key in keys:
+                    teacher.keyboard.press(key)
+                wait_until(teacher, lambda: where(teacher)[1].get("frame", "1") == str(frame),
+                           f"the teacher's frame {frame}")
+                for lang, student in zip(("en", "zh"), students):
+                    wait_until(student, lambda: where(student) == where(teacher) and shown_frame(student) == frame,
+                               f"the {lang} student's frame {frame}")
         finally:
             for context in contexts:
                 context.close()
