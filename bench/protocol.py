@@ -127,8 +127,7 @@ class Session:
         state.cached_message_hashes.extend(self.cache)
         state.context_info.locale = self.locale
         state.context_info.timezone = "UTC"
-        state.context_info.url = f"{self.url.rstrip('/')}/{self.page}" + (
-            f"?{self.query_string}" if self.query_string else "")
+        state.context_info.url = f"{self.url.rstrip('/')}/{self.page}"  # as the browser sends it: without the query
         await self.websocket.send(message.SerializeToString())
         try:
             async with asyncio.timeout(timeout):

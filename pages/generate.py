@@ -12,4 +12,5 @@ def decode():
 
 
 frame.intro("generate", model_notes=False)  # the controls say which words are new to the generating model
-pickers.section_tabs({"gen.tab.run": decode, "gen.tab.compare": generation_views.disagreement}, "gen.tab")
+frame.linked(lambda: pickers.section_tabs({"gen.tab.run": decode, "gen.tab.compare": generation_views.disagreement},
+                                          "gen.tab", link="section"))

@@ -4,6 +4,7 @@ from ui.core import session
 from ui.core.figures import bars
 from ui.core.labels import top_heading, top_tokens
 from ui.views import draw, frame, steps
+from ui.views.drawn import restore_from_link, show_in_link
 
 
 @frame.page
@@ -14,8 +15,10 @@ def page():
     steps.flow(steps.page_steps("output", ""), key="output")
     st.subheader(top_heading(ctx.t, "output.top", len(ctx.model.vocab)))
     positions = list(range(len(trace.tgt_tokens)))
+    restore_from_link("output.position", "position", positions, default=positions[-1])
     position = st.selectbox(ctx.t("output.position"), positions, index=positions[-1],
                             format_func=lambda i: f"{i}: {trace.tgt_tokens[i]}", key="output.position")
+    show_in_link("position", position, positions[-1])
     ranked = top_tokens(trace["probs"][position], ctx.model.vocab.tokens)
     draw.plot(bars([t for t, _ in ranked], [p for _, p in ranked], highlight=ranked[0][0], digits=ctx.state.digits),
               "output.bars")

@@ -8,5 +8,6 @@ def loss_and_gradients():
 
 frame.intro("train")
 training_views.keep_interrupted_run()  # a run that was stopped, or left for another tab, before it finished
-pickers.section_tabs({"train.tab.loss": loss_and_gradients, "train.corpus_title": training_views.trainer,
-                      "train.files": training_views.save_load, "train.tab.batch": batch_views.padding}, "train.tab")
+frame.linked(lambda: pickers.section_tabs({
+    "train.tab.loss": loss_and_gradients, "train.corpus_title": training_views.trainer,
+    "train.files": training_views.save_load, "train.tab.batch": batch_views.padding}, "train.tab", link="section"))

@@ -95,8 +95,13 @@ def pump_until(page, condition, timeout: float, what: str) -> None:
 
 
 def view(session: Session) -> tuple:
-    """What the page shows: its address, its page, its texts (formulas and numbers included)."""
-    return session.query_string, session.page_script_hash, sorted(session.last.texts())
+    """What the page shows: its address, its page, its texts (formulas and numbers included; not the address again,
+    which a run lists among its texts only if it had to write it: the teacher's last run before the kill did, to drop
+    the training page's section from the link)."""
+    texts = session.last.texts()
+    if session.last.query_string is not None:
+        texts = texts[:-1]
+    return session.query_string, session.page_script_hash, sorted(texts)
 
 
 def finished(session: Session) -> bool:

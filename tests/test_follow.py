@@ -1,7 +1,8 @@
 """Follow the teacher (ui/classroom/follow.py), at the protocol level (bench/protocol.py, no browser): a teacher opens a
 room from the sidebar; a student who opens the room's link is on the teacher's page with the teacher's state, asks
 the server nothing while the room does not move, and after each change of the teacher gets a run the server starts
-itself (ui/classroom/room_watch.py) that shows the teacher's page and state; a student who detaches stays; a forged key and a
+itself (ui/classroom/room_watch.py) that shows the teacher's page and view, defaults included; a student who detaches stays
+detached, after a reload too; a following student's own change turns following off, with a note; a forged key and a
 student's own changes never reach the room."""
 import asyncio
 import os
@@ -20,6 +21,7 @@ for path in (ROOT, ROOT / "bench"):
 from conftest import app_server, in_own_thread  # noqa: E402
 from load import Editor, Target, open_editor  # noqa: E402
 from protocol import ForwardMsg, Session  # noqa: E402
+from streamlit.proto.Common_pb2 import StringArray  # noqa: E402
 from ui.classroom.follow import POLL_SECONDS  # noqa: E402
 from ui.core.i18n import literal, translator  # noqa: E402
 from ui.stores import rooms  # noqa: E402
@@ -109,6 +111,10 @@ def test_a_student_follows_the_teacher_and_can_detach(server):
             assert store.version(code) == version and store.latest(code).query["src"] == "Good morning class"
             await type_text(teacher, r"ctl\.src", "Second sentence")
             assert query(student)["src"] == "My own sentence"  # detached: nothing follows
+            reloaded = await Session.open(url, student.page, query_string=student.query_string, timeout=TIMEOUT)
+            await reloaded.close()  # a reload stays detached (its link says follow=0), with the student's sentence
+            assert query(reloaded)["src"] == "My own sentence" and query(reloaded)["follow"] == "0"
+            assert T("room.detached") in shown(reloaded)
             await toggle(student, r"room\.attached\.\w+", True)  # follow again: the teacher's state at once
             assert query(student)["src"] == "Second sentence"
         finally:
@@ -241,3 +247,113 @@ def test_a_bad_or_unknown_room_code_gets_a_message(server, code):
     expected = T("room.gone", code=normal) if normal else T("room.bad_code", code=literal(code[:12]),
                                                              alphabet=rooms.ALPHABET)  # a code span, not Markdown
     assert expected in shown(session)
+
+
+async def press(session: Session, key: str, position: int):
+    """Press the button at `position` of a row (st.segmented_control) whose user key matches, as the browser does: it
+    sends the button's label."""
+    _, proto = session.last.widget(key)
+    session.set_widget(proto.id, string_array_value=StringArray(data=[proto.options[position].content]))
+    return await session.rerun(TIMEOUT)
+
+
+async def goto(session: Session, page: str):
+    session.page, session.page_script_hash = page, ""
+    return await session.rerun(TIMEOUT)
+
+
+def test_going_back_is_followed_to_every_default(server):
+    """The teacher walks heads, steps, layers, sections, sub-layers and the other pages' views (a stack's measure, a
+    dropout, the training and generation pages' sections) forward and back to their defaults (which the teacher's
+    link leaves out); after each move the student's page shows the teacher's view (its address: what its widgets
+    show)."""
+    url, store = server
+    moves = [("attention", r"layer\.enc", 1), ("attention", r"heads\.attention\.1", 1),
+             ("attention", r"attention\.1", 2), ("attention", r"attention\.1", 0),
+             ("attention", r"heads\.attention\.1", 0), ("attention", r"layer\.enc", 0),
+             ("attention", r"attention\.0", 3), ("attention", r"attention\.0", 0),
+             ("add_norm", r"add_norm\.sublayer", 1), ("add_norm", r"add_norm\.sublayer", 0),
+             ("positional", r"pos\.tab", 1), ("positional", r"pos\.tab", 0),
+             ("encoder_stack", r"enc\.section", 1), ("encoder_stack", r"layer\.enc_stack", 0),
+             ("encoder_stack", r"layer\.enc_stack", 1), ("encoder_stack", r"enc\.section", 0),
+             ("encoder_stack", r"enc\.measure", 2), ("encoder_stack", r"enc\.measure", 0),
+             ("dropout", r"dropout\.place", 3), ("dropout", r"dropout\.which\.dec", 2), ("dropout", r"dropout\.place", 0),
+             ("train", r"train\.tab", 3), ("train", r"train\.tab", 0),
+             ("generate", r"gen\.tab", 1), ("generate", r"gen\.tab", 0)]
+
+    async def scenario():
+        teacher = await Session.open(url, "attention", query_string="cfg=n_layers:2", timeout=TIMEOUT)
+        assert await teacher.open_expander(r"room\.panel", TIMEOUT)
+        await click(teacher, r"room\.open")
+        code = query(teacher)["room"]
+        student = await Session.open(url, "", query_string=f"room={code}", timeout=TIMEOUT)
+        try:
+            for page, key, position in moves:
+                if teacher.page != page:
+                    await goto(teacher, page)
+                    await woken(student)
+                await press(teacher, key, position)
+                run = await woken(student)
+                assert run.status == 0 and not run.exceptions
+                assert student.page_script_hash == teacher.page_script_hash
+                assert state(student) == state(teacher), (page, key, position)
+        finally:
+            await asyncio.gather(teacher.close(), student.close())
+
+    in_own_thread(scenario)
+
+
+async def nothing_comes(session: Session, seconds: float = 1.5) -> bool:
+    """No run reaches the session within the time (a woken run would)."""
+    try:
+        await asyncio.wait_for(session.server_run(), seconds)
+    except TimeoutError:
+        return True
+    return False
+
+
+def test_a_followers_own_change_turns_following_off_with_a_note_and_a_reload_keeps_it_off(server):
+    """A following student who types a sentence, picks another head or opens another page is told in one line that
+    following is off (it was silent, and the teacher's next move wiped the student's work); its link says so
+    (follow=0), so that a reload stays detached, with the student's own state."""
+    url, store = server
+    note = T("room.wandered")
+
+    async def scenario():
+        teacher, code, key = await open_room(url)
+        students = [await Session.open(url, "", query_string=f"room={code}", timeout=TIMEOUT) for _ in range(3)]
+        typist, picker, wanderer = students
+        try:
+            assert all(note not in shown(student) and "follow" not in query(student) for student in students)
+            await type_text(typist, r"ctl\.src", "My own sentence")
+            await press(picker, r"heads\.attention\.0", 1)  # a step page's own widget (its fragment)
+            await goto(wanderer, "qkv")
+            for student in students:
+                assert note in shown(student) and T("room.detached") in shown(student), student.page
+                assert query(student)["follow"] == "0" and query(student)["room"] == code
+            assert query(typist)["src"] == "My own sentence" and query(picker)["head"] == "2"
+            assert wanderer.page_script_hash != teacher.page_script_hash
+            assert "follow" not in store.latest(code).query
+
+            await type_text(teacher, r"ctl\.src", "The teacher moves on")
+            assert all(await asyncio.gather(*(nothing_comes(student) for student in students)))
+            assert query(typist)["src"] == "My own sentence"
+
+            reloaded = await Session.open(url, "attention", query_string=typist.query_string, timeout=TIMEOUT)
+            try:  # the same link in a new tab: still on its own, with its own sentence
+                assert query(reloaded)["src"] == "My own sentence" and query(reloaded)["follow"] == "0"
+                assert T("room.detached") in shown(reloaded) and note not in shown(reloaded)
+                assert await nothing_comes(reloaded)
+                await toggle(reloaded, r"room\.attached\.\w+", True)  # following again: the teacher's page at once
+                assert query(reloaded)["src"] == "The teacher moves on" and "follow" not in query(reloaded)
+                await type_text(teacher, r"ctl\.src", "Back together")
+                run = await woken(reloaded)
+                assert not run.exceptions and query(reloaded)["src"] == "Back together"
+                assert note not in shown(reloaded) and T("room.following") in shown(reloaded)
+            finally:
+                await reloaded.close()
+        finally:
+            await asyncio.gather(teacher.close(), *(student.close() for student in students))
+
+    in_own_thread(scenario)
+

@@ -1047,12 +1047,12 @@ def test_a_forged_row_for_the_grids_sliders(sent, row):
         [] if row is None else [f"(0, {row}, {c})" for c in range(3)])
 
 
-def test_the_animation_player_sends_nothing_and_a_forged_value_changes_nothing():
-    """The player plays in the browser and sends no value back; a hand-made message for it is stored by Streamlit
-    and read by nothing."""
+def test_the_animation_player_sends_only_its_frame_and_a_forged_value_changes_nothing():
+    """The player plays in the browser and sends back only the frame it stopped on (for the page's link); a
+    hand-made message for it, a frame that is not a whole number and an event it never sends, changes nothing."""
     TRIED["forged message"] += 1
     script = (animation_views.HERE / "animation_player.js").read_text()
-    assert "setTriggerValue" not in script and "setStateValue" not in script
+    assert "setTriggerValue" not in script and re.findall(r"setStateValue\((.*?)\)", script) == ['"frame", index']
     at = open_page("animation")
     before, url = at.session_state["state"], query(at)
     streamlit_privates.trigger(at, "anim.player", "play", "x" * 10_000, state='{"frame": NaN, "speed": -1e308}')

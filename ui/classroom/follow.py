@@ -9,6 +9,10 @@ the student's page when the room moves, and `catch_up()`, which app.py calls bef
 teacher's page with the teacher's link, as a fresh link would open (ui/core/sidebar.py: _start_session). Where waking
 a page needs Streamlit internals that are off (ui/core/streamlit_internals.py), a fragment of the sidebar polls the
 room once a second instead (st.fragment(run_every)). Detached, nothing follows.
+
+A following student's own change (a sentence, another page, a setting, another head) turns following off, with a
+note: `publish()` compares the page and link a student's run ends on with those it showed after it last took the
+teacher's. A detached student's link holds follow=0, so a reload stays detached.
 """
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ from ui.classroom.share import copy_link_button
 from ui.core import streamlit_internals
 from ui.core.i18n import literal
 from ui.core.navigation import HOME, PAGES
-from ui.core.session import ROOM_LINK, page_entry
+from ui.core.session import ROOM_LINK, WHOLE_VIEW, page_entry
 from ui.stores import rooms
 from ui.stores.rooms import RoomError
 
@@ -32,7 +36,9 @@ ROOM = "room"
 PAGE = "room.page"  # session_state: the page this run shows, which publish() puts into the room
 NOTES = "room.notes"
 ATTACHED = "room.attached.{code}"  # the student's toggle, on (a new room's is new: on again)
-LINK_KEYS = ("room", "key")
+TOOK = "room.took"  # session_state: this session took the teacher's link; the page it shows next is the teacher's
+WANDERED = "room.wandered"  # session_state: a following student changed its own page: the toggle turns off, with a note
+LINK_KEYS = ("room", "key", "follow")  # follow=0: a student who turned following off (a reload keeps it off)
 OWN_KEYS = ("lang", "present")  # each participant's own: the language, presenter mode (the teacher's projector)
 POLL_SECONDS = 1.0  # a student's page asks the room this often when the watcher cannot wake it
 RECONNECT_TIMER_SECONDS = 3600  # the timer of _copy_link_on_a_timer's fragment: one run an hour
@@ -95,6 +101,9 @@ def join_from_link() -> None:
             elif key is not None:
                 room["refused"] = True
     _enter(room)
+    if room["code"] and not room["key"] and st.query_params.get("follow") == "0":  # a detached student's reload
+        st.session_state[ATTACHED.format(code=room["code"])] = False
+        _link_following(False)
     st.session_state[NOTES] = notes
 
 
@@ -117,6 +126,18 @@ def _enter(room: dict) -> None:
     st.session_state[ROOM] = {"refused": False} | room
     st.session_state[ROOM_LINK] = {"room": room["code"], "key": room["key"]} if room["key"] else (
         {"room": room["code"]} if room["code"] else {})
+
+
+def _link_following(on: bool) -> None:
+    """A student's link says follow=0 while following is off (a reload keeps it off)."""
+    link = {key: value for key, value in st.session_state[ROOM_LINK].items() if key != "follow"}
+    st.session_state[ROOM_LINK] = link if on else link | {"follow": "0"}
+
+
+def _attached(room: dict) -> bool:
+    """Whether this session is a student following its room now."""
+    return bool(room and room["code"] and not room["key"] and WANDERED not in st.session_state
+                and st.session_state.get(ATTACHED.format(code=room["code"]), True))
 
 
 def sidebar(t, page) -> None:
@@ -203,6 +224,9 @@ def _student_panel(t, room) -> bool:
     page (ui/classroom/room_watch.py)."""
     panel = st.sidebar.container(border=True)
     key = ATTACHED.format(code=room["code"])
+    if st.session_state.pop(WANDERED, False):  # the student's own change (publish): following is off, and it says so
+        st.session_state[key] = False
+        st.warning(t("room.wandered"), icon=":material/link_off:")  # above the page, where the student looks
     attached = panel.toggle(t("room.follow", code=room["code"]), value=True, key=key, on_change=_reattach, args=(key,))
     panel.caption(t("room.following") if attached else t("room.detached", code=room["code"]))
     if room["refused"]:
@@ -222,6 +246,7 @@ def _student_panel(t, room) -> bool:
 
 
 def _reattach(key) -> None:
+    _link_following(st.session_state[key])
     if st.session_state[key]:
         st.session_state[ROOM]["seen"] = None  # the teacher's page now, even if it has not changed since
 
@@ -231,8 +256,7 @@ def catch_up() -> None:
     link, in this run if the page is the same, else by st.switch_page. The watcher wakes such a run when the room
     moves; a student's own runs catch up too."""
     room = st.session_state.get(ROOM)
-    if room is None or room["key"] or not room["code"] or "state" not in st.session_state or \
-            not st.session_state.get(ATTACHED.format(code=room["code"]), True):
+    if not _attached(room) or "state" not in st.session_state:
         return
     notes = st.session_state.setdefault(NOTES, [])
     latest = _moved(room, notes)
@@ -275,6 +299,8 @@ def _take(latest: rooms.Latest, switch: bool) -> None:
     """The teacher's link as this session's, read as a fresh session reads its link: in this run (before the state
     is built) or, on another page, by st.switch_page."""
     state = st.session_state.pop("state")
+    st.session_state[WHOLE_VIEW] = True  # a part of the view the teacher's link leaves out is at its default
+    st.session_state[TOOK] = True
     query = {**latest.query, **st.session_state[ROOM_LINK]}
     if state.lang_chosen:  # each student keeps the language they chose, else their browser's
         query["lang"] = state.lang
@@ -286,13 +312,21 @@ def _take(latest: rooms.Latest, switch: bool) -> None:
     st.switch_page(page_entry(st.session_state["context"].t, latest.page), query_params=query)
 
 
+def _shown_query() -> dict:
+    """The page's link without the room's part and each participant's own (the language, presenter mode)."""
+    return {key: value for key, value in st.query_params.to_dict().items() if key not in LINK_KEYS + OWN_KEYS}
+
+
 def publish(t) -> None:
-    """The teacher's page and link into the room (a student's session has no key, and puts nothing). A key the room
-    refuses, or a room that expired, makes this session leave the room as its teacher, with a note."""
+    """The teacher's page and link into the room (a student's session has no key, and puts nothing; a following
+    student's own change turns its following off). A key the room refuses, or a room that expired, makes this session
+    leave the room as its teacher, with a note."""
     room = st.session_state.get(ROOM)
+    if _attached(room):
+        _notice_own_change(room)
     if not room or not room["key"]:
         return
-    query = {key: value for key, value in st.query_params.to_dict().items() if key not in LINK_KEYS + OWN_KEYS}
+    query = _shown_query()
     notes = []
     version = _ask(lambda: store().put(room["code"], room["key"], st.session_state[PAGE], query), notes)
     if version is not None and version != room["seen"]:  # the students of this process see it now
@@ -309,6 +343,19 @@ def publish(t) -> None:
         st.session_state[NOTES] = notes
         _leave()
     st.rerun(scope="app")  # the sidebar shows the student's panel, or none
+
+
+def _notice_own_change(room: dict) -> None:
+    """At the end of a following student's run: the page and link it shows, as it showed them after it last took the
+    teacher's (then the run's own); a change since is the student's own, which turns following off with a note (the
+    app runs again for the sidebar's toggle to say so)."""
+    shown = (st.session_state.get(PAGE), _shown_query())
+    if st.session_state.pop(TOOK, False) or "shows" not in room:
+        room["shows"] = shown
+    elif shown != room["shows"]:
+        st.session_state[WANDERED] = True
+        _link_following(False)
+        st.rerun(scope="app")
 
 
 def students_link(url: str, page: str, code: str) -> str:

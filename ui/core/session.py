@@ -17,6 +17,8 @@ from ui.core.navigation import HOME, PAGES, page_file
 from ui.core.state import AppState, LimitError
 
 ROOM_LINK = "room.link"  # session_state: the room's part of this session's link (ui/classroom/follow.py)
+WHOLE_VIEW = "link_view.whole"  # session_state: the link's view (ui/views/drawn.py) is the whole view (a followed
+# teacher's): a part it does not name is at its default, not at what the widget showed before
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ def build() -> Context:
         _start_session()
     else:  # a link's view is for the page it opened, on its first run (ui/views/drawn.py), as is a presenter's move
         st.session_state.pop("link_view", None)
+        st.session_state.pop(session.WHOLE_VIEW, None)
         if "present.view" in st.session_state:  # (ui/classroom/presenter.py)
             st.session_state.link_view = st.session_state.pop("present.view")
     pending = st.session_state.pop("adopt_pending", None)

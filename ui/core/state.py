@@ -287,19 +287,22 @@ def _decode_edits(text: str):
     return tuple(sorted((p, i, v) for (p, i), v in edits.items())), bad
 
 
-VIEW_KEYS = ("section", "layer", "sublayer", "head", "step", "cell")  # what a step page shows (ui/views/drawn.py)
+VIEW_KEYS = ("section", "layer", "sublayer", "head", "step", "cell",  # what a page shows (ui/views/drawn.py); and
+             "place", "dropout", "measure", "position", "sentence", "frame")  # the dropout, stack, output, batch and
+# animation's own: a dropout's place and which one of a layer, a stack's measure, the output's position, the padded
+# batch's sentence, the animation's frame
 STEP_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")  # a step's last name: "scaled", "ln2", "masked_logits"
 
 
 def encode_view(view: dict) -> dict[str, str]:
     """A page's view in its link, e.g. {"layer": 1, "head": 1, "step": "scaled", "cell": (2, 0)} (positions from 0)
-    as layer=2&head=2&step=scaled&cell=2.0: sections (tabs), layers, sub-layers and heads numbered as the page shows
-    them, from 1."""
-    query = {key: str(view[key] + 1) for key in ("section", "layer", "sublayer", "head") if key in view}
-    if "step" in view:
-        query["step"] = view["step"]
-    if "cell" in view:
-        query["cell"] = ".".join(map(str, view["cell"]))
+    as layer=2&head=2&step=scaled&cell=2.0: every part but the step and the cell is a position (a section, a layer,
+    a head, a frame...), numbered as the page shows it, from 1."""
+    query = {}
+    for key in VIEW_KEYS:
+        if key in view:
+            value = view[key]
+            query[key] = value if key == "step" else ".".join(map(str, value)) if key == "cell" else str(value + 1)
     return query
 
 

@@ -261,12 +261,16 @@ function caption(frame, data) {
     return fill(L[`f.${frame.kind}`], {...base, p: frame.prob === undefined ? "" : frame.prob.toFixed(4)});
 }
 
-export default function ({parentElement, data}) {
+export default function ({parentElement, data, setStateValue}) {
     const root = parentElement.querySelector(".anim");
     const L = data.labels;
     const frames = data.frames;
-    const kept = memory.get(parentElement) || {index: 0, speed: 1, large: Boolean(data.large)}; // presenter mode: large
-    let index = Math.min(kept.index, frames.length - 1);
+    const kept = memory.get(parentElement) ||  // presenter mode: large; a new player starts on the page's frame
+        {index: data.frame, said: data.frame, speed: 1, large: Boolean(data.large), goto: data.goto ? data.goto.id : 0};
+    const moved = data.goto && data.goto.id !== kept.goto; // a link's frame (a followed teacher's): once per move
+    let index = Math.min(moved ? data.goto.frame : kept.index, frames.length - 1);
+    const applied = data.goto ? data.goto.id : kept.goto;
+    let said = moved ? index : kept.said, saying = null; // the frame the page's link holds
     let speed = kept.speed;
     let large = kept.large;
     let timer = null;
@@ -302,7 +306,8 @@ export default function ({parentElement, data}) {
     function show(i, stop) {
         if (stop) pause();
         index = Math.max(0, Math.min(frames.length - 1, i));
-        memory.set(parentElement, {index, speed, large});
+        memory.set(parentElement, {index, speed, large, goto: applied, said});
+        if (timer === null) say();
         const frame = frames[index];
         const s = TYPE * (large ? LARGE : 1);
         root.classList.toggle("large", large);
@@ -319,6 +324,15 @@ export default function ({parentElement, data}) {
         writtenLine(picture, frame, L, s);
         play.textContent = timer === null ? `▶ ${L.play}` : `|| ${L.pause}`;
         pace.textContent = fill(L.speed, {x: speed});
+    }
+    function say() { // the frame it stopped on, to the page's link; a slider's drag says its last frame only
+        clearTimeout(saying);
+        saying = setTimeout(() => {
+            if (timer !== null || index === said) return;
+            said = index;
+            memory.set(parentElement, {index, speed, large, goto: applied, said});
+            setStateValue("frame", index);
+        }, 300);
     }
     function pause() {
         clearTimeout(timer);
@@ -354,5 +368,5 @@ export default function ({parentElement, data}) {
     };
     if (data.large && !memory.has(parentElement)) root.focus({preventScroll: true}); // presenter mode: the clicker's keys
     show(index, false);
-    return () => pause();
+    return () => { pause(); clearTimeout(saying); };
 }

@@ -1,6 +1,10 @@
 """The animation page's player: the frames of ui/lessons/animation.py played in the browser by a small st.components.v2
 element (its script, ui/lessons/animation_player.js, draws each frame in an SVG; play, pause, step and speed run there,
-not as reruns). Fixed markup; the frames' tokens and the catalog's words are written as text."""
+not as reruns). Fixed markup; the frames' tokens and the catalog's words are written as text.
+
+The frame is in the page's link (frame=N): the player sends the frame it stopped on (a step, a pause, the end; not
+every frame it plays, which would rerun the page of every follower many times a second), and a link's frame is sent to
+the player as a move ("goto", numbered so that the player makes each move once)."""
 from pathlib import Path
 
 import streamlit as st
@@ -8,7 +12,11 @@ import streamlit as st
 from ui.core import runs, session
 from ui.core.state import CACHE_HASH
 from ui.lessons import animation
+from ui.views.drawn import from_link, show_in_link
 
+KEY = "anim.player"
+FRAME = "anim.frame"  # session_state: the frame the player shows, as it last said or a link moved it
+GOTO = "anim.goto"  # session_state: the last move a link asked of the player: (its number, the frame)
 HERE = Path(__file__).parent
 HTML = "<div class='anim' tabindex='0'></div>"
 _player = st.components.v2.component("forward_pass", html=HTML, css=(HERE / "animation_player.css").read_text(),
@@ -40,6 +48,21 @@ def player() -> None:
         st.error(ctx.t("gen.failed", error=error))
         return
     c = ctx.config
-    _player(key="anim.player", data={
+    asked = from_link("frame", lambda frame: frame < len(shown), 0)
+    if asked is not None:
+        st.session_state[GOTO] = (st.session_state.get(GOTO, (0, 0))[0] + 1, asked)
+        st.session_state[FRAME] = asked
+    number, frame = st.session_state.get(GOTO, (0, 0))
+    shows = min(st.session_state.get(FRAME, 0), len(shown) - 1)
+    _player(key=KEY, data={
         "frames": shown, "stages": animation.stages(c), "heads": c.n_heads, "large": ctx.state.present,
-        "labels": {name: ctx.t(f"anim.{name}") for name in LABELS}})
+        "frame": shows, "goto": {"id": number, "frame": frame} if number else None,
+        "labels": {name: ctx.t(f"anim.{name}") for name in LABELS}}, on_frame_change=_stopped)
+    show_in_link("frame", shows, 0)
+
+
+def _stopped() -> None:
+    """The frame the player stopped on; anything but a whole number is a forged message, ignored."""
+    frame = (st.session_state.get(KEY) or {}).get("frame")
+    if isinstance(frame, int) and not isinstance(frame, bool) and frame >= 0:
+        st.session_state[FRAME] = frame

@@ -46,7 +46,8 @@ def padding():
                             **{str(i): [row[i] for row in tokens] for i in range(len(tokens[0]))}}), hide_index=True)
     st.caption(ctx.t("batch.shapes", q=_shape(trace[f"{BLOCK}.q"]), weights=_shape(trace[f"{BLOCK}.weights"]),
                      pad=_shape(trace["tgt.pad_mask"])))
-    sentence = pickers.choice("batch.sentence", ctx.t("batch.sentence"), list(range(len(tokens))), lambda b: str(b + 1))
+    sentence = pickers.choice("batch.sentence", ctx.t("batch.sentence"), list(range(len(tokens))), lambda b: str(b + 1),
+                              link="sentence")
     labels = list(trace.tgt_tokens[sentence])
     n = len(labels)
     pad = trace["tgt.pad_mask"][sentence, 0]  # (1, n): one row, broadcast over the queries

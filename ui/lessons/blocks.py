@@ -102,7 +102,8 @@ def stack_output(stack: str):
 def _layer_changes(ctx, stack, names):
     """One measure (engine.layers) per position and layer, as a heatmap with its numbers: positions down, layers
     across."""
-    measure = pickers.choice(f"{stack}.measure", ctx.t("stack.measure"), list(MEASURES), lambda m: ctx.t(f"stack.{m}"))
+    measure = pickers.choice(f"{stack}.measure", ctx.t("stack.measure"), list(MEASURES), lambda m: ctx.t(f"stack.{m}"),
+                             link="measure")
     values = getattr(layers.layer_changes([ctx.trace[name] for name in names]), measure)  # (layers, positions)
     draw.latex(MEASURES[measure])
     one_layer = len(names) == 2  # the stack's input and one layer
@@ -164,14 +165,14 @@ def dropout():
                             key="dropout.seed")  # a float input: a forged NaN or inf puts the default back
     places = _dropouts(ctx.config)
     place = pickers.choice("dropout.place", ctx.t("dropout.place"), list(places),
-                           lambda where: ctx.t(f"dropout.place.{where}"))
+                           lambda where: ctx.t(f"dropout.place.{where}"), link="place")
     drops = places[place]
     drop = next(iter(drops))
     if len(drops) > 1:
         layer = pickers.layer_picker(f"layer.{place}")
         drop = f"{place}.{layer}." + pickers.choice(
             f"dropout.which.{place}", ctx.t("dropout.which"), list(drops),
-            lambda d: ctx.t(f"dropout.{drops[d][0]}", sublayer=ctx.t(f"sublayer.{drops[d][1]}")))
+            lambda d: ctx.t(f"dropout.{drops[d][0]}", sublayer=ctx.t(f"sublayer.{drops[d][1]}")), link="dropout")
     trace = _training_pass(ctx.state.model_key, p, int(seed))
     names = [trace.step(drop).inputs[0], drop]  # before, after
     head = pickers.head_picker("heads.dropout") if trace[drop].ndim == 3 else None

@@ -58,12 +58,14 @@ def recording():
         _DRAWN.reset(token)
 
 
-def from_link(part: str, fits) -> object | None:
+def from_link(part: str, fits, default=None) -> object | None:
     """What the page's link asks a widget to show (state.decode_view), on the page's first run, if it `fits`;
-    else None, and the page says which part of its link it ignored."""
+    else None, and the page says which part of its link it ignored. A link that holds the whole view (a followed
+    teacher's, session.WHOLE_VIEW) and does not name the part asks for its `default`: the teacher's link leaves out
+    a part that is back at its default, and the widget must go back too."""
     asked = st.session_state.get("link_view", {})
     if part not in asked:
-        return None
+        return default if st.session_state.get(session.WHOLE_VIEW) else None
     value = asked.pop(part)
     if fits(value):
         return value
@@ -71,9 +73,10 @@ def from_link(part: str, fits) -> object | None:
     return None
 
 
-def restore_from_link(key: str, part: str, options) -> None:
-    """Give the widget `key` the option at the position the page's link names for `part`, if it has one there."""
-    asked = from_link(part, lambda position: position < len(options))
+def restore_from_link(key: str, part: str, options, default: int = 0) -> None:
+    """Give the widget `key` the option at the position the page's link names for `part`, if it has one there (the
+    `default` position if the link holds the whole view)."""
+    asked = from_link(part, lambda position: position < len(options), default)
     if asked is not None:
         st.session_state[key] = options[asked]
 

@@ -14,7 +14,7 @@ from ui.views.pickers import CELL_LIST, as_position, cell_list, clamped, positio
 
 def selection(key, n_rows, n_cols):
     """The drill-down's cell, within the matrix (see pickers.clamped), or the one the page's link asks for."""
-    asked = from_link("cell", lambda cell: cell[0] < n_rows and cell[1] < n_cols)
+    asked = from_link("cell", lambda cell: cell[0] < n_rows and cell[1] < n_cols, (0, 0))
     if asked is not None:
         st.session_state[f"row.{key}"], st.session_state[f"col.{key}"] = asked
     row, col = (clamped(st.session_state.get(f"{axis}.{key}"), n) for axis, n in (("row", n_rows), ("col", n_cols)))

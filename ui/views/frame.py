@@ -29,15 +29,30 @@ def page(body):
             body()
         ctx = session.get()
         drawn.note_nonfinite(ctx)
-        for part, value in st.session_state.pop("link_view", {}).items():  # parts of the link no widget here took
-            link_note(ctx, part, value)
-        session.write_link(ctx.state, drawn.view)
+        _write_view(ctx, drawn)
         follow.publish(ctx.t)  # this fragment's own reruns do not reach app.py's
         if ctx.state.present:
             presenter.rail(ctx, drawn.page, drawn.shown)
         else:
             neighbour_links(ctx.state, drawn.page)
     return run
+
+
+def linked(body) -> None:
+    """The part of a page that is not a step page (its widgets rerun the whole app: training, generation, the
+    animation) whose widgets show a view: `body`, with what they show in the page's link (pickers.section_tabs'
+    link=...), as a step page's view is, so that the link reopens it and following the teacher takes it."""
+    with recording() as drawn:
+        body()
+    _write_view(session.get(), drawn)
+
+
+def _write_view(ctx, drawn) -> None:
+    """What the page's widgets showed into its link, once the link's own view has been given to them."""
+    for part, value in st.session_state.pop("link_view", {}).items():  # parts of the link no widget here took
+        link_note(ctx, part, value)
+    st.session_state.pop(session.WHOLE_VIEW, None)
+    session.write_link(ctx.state, drawn.view)
 
 
 def neighbour_links(state, page: str):

@@ -19,7 +19,7 @@ def layer_picker(key: str, default: int = 0) -> int:
     n = ctx.config.depth(key.removeprefix("layer.")[:3])  # the key names the stack: "layer.enc", "layer.dec_stack"
     if n == 1:
         return 0
-    restore_from_link(key, "layer", range(n))
+    restore_from_link(key, "layer", range(n), default)
     layer = picker(key, ctx.t("ctl.layer"), [str(layer + 1) for layer in range(n)], default,
                    collapsed=False, help=ctx.t("ctl.layer_help"))  # layer 1 is enc.0: the picker gives the index
     show_in_link("layer", layer, default)

@@ -43,7 +43,7 @@ def flow(names: list[str], head: int | None = None, key: str = "flow", focus: st
                        lambda: _glance(ctx, trace, names, matrices, head)))
     labels = [f"{i + 1}. {ctx.t(step_name_key(name))}" for i, name in enumerate(names)]
     leaves, default = [name.rsplit(".", 1)[-1] for name in names], names.index(focus) if focus else 0
-    asked = from_link("step", leaves.__contains__)
+    asked = from_link("step", leaves.__contains__, leaves[default])
     if asked is not None:
         st.session_state[f"{key}.{head}"] = leaves.index(asked)
     chosen = picker(f"{key}.{head}", ctx.t("view.step"), labels, default=default)  # focus: the page's own step

@@ -1,0 +1,75 @@
+"""Every page's view is in its link (AppTest): the sections of the training and generation pages, the dropout page's
+place and dropout, a stack's measure, the output's position, the padded batch's sentence and the frame the animation
+stopped on; a link reopens each, and following the teacher (tests/test_follow.py) takes what the link holds."""
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from test_app import goto, notes, open_link, open_page, query, server_navigation  # noqa: E402,F401
+from ui.core.i18n import translator  # noqa: E402
+
+T = translator("en")
+
+
+@pytest.mark.parametrize("page, view, widget, shown", [
+    ("train", {"section": "4"}, "train.tab", T("train.tab.batch")),  # not the first section
+    ("train", {"section": "4", "sentence": "2"}, "batch.sentence", 1),
+    ("generate", {"section": "2"}, "gen.tab", T("gen.tab.compare")),  # greedy vs beam search
+    ("dropout", {"section": "2"}, "dropout.tab", T("dropout.tab.mask")),
+    ("dropout", {"place": "4", "layer": "2", "dropout": "3", "head": "2"}, "dropout.which.dec", "cross_attn.dropout"),
+    ("encoder_stack", {"measure": "2"}, "enc.measure", "cosine"),
+    ("output", {"position": "1"}, "output.position", 0),  # the default is the last position
+])
+def test_a_link_reopens_the_view_it_names(page, view, widget, shown):
+    at = open_link(page, cfg="n_layers:2", **view)
+    assert not notes(at)
+    assert at.session_state[widget] == shown
+    assert {key: query(at).get(key) for key in view} == view
+
+
+def test_a_section_chosen_on_the_training_page_is_in_its_link_and_the_first_is_not():
+    at = open_page("train")
+    at.session_state["train.tab"] = T("train.files")
+    at.run()
+    assert query(at)["section"] == "3"
+    at.session_state["train.tab"] = T("train.tab.loss")
+    at.run()
+    assert "section" not in query(at)
+    goto(at, "generate")
+    at.session_state["gen.tab"] = T("gen.tab.compare")
+    at.run()
+    assert query(at)["section"] == "2"
+
+
+def player(at) -> dict:
+    """The animation player's data, and its node."""
+    node = next(n for n in _walk(at._tree) if getattr(n, "type", None) == "bidi_component" and n.key == "anim.player")
+    return json.loads(node.proto.json), node
+
+
+def _walk(node):
+    for child in getattr(node, "children", {}).values():
+        yield child
+        yield from _walk(child)
+
+
+def test_the_animations_frame_is_in_its_link_once_the_player_stops_on_it():
+    at = open_link("animation", frame="5")
+    data, node = player(at)
+    assert data["goto"]["frame"] == 4 and data["frame"] == 4 and query(at)["frame"] == "5" and not notes(at)
+    states = at._tree.get_widget_states()
+    states.widgets.append(WidgetState(id=node.proto.id, json_value=json.dumps({"frame": 7})))  # stopped on frame 8
+    at._run(states)
+    assert not at.exception and query(at)["frame"] == "8" and player(at)[0]["frame"] == 7
+    assert player(at)[0]["goto"]["id"] == data["goto"]["id"]  # not moved again: the player is there
+    states = at._tree.get_widget_states()
+    states.widgets.append(WidgetState(id=node.proto.id, json_value=json.dumps({"frame": 0})))
+    at._run(states)
+    assert "frame" not in query(at)  # the first frame is the default
