@@ -6,12 +6,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+import streamlit_privates  # noqa: E402
 from test_app import goto, notes, open_link, open_page, query, server_navigation  # noqa: E402,F401
 from ui.core.i18n import translator  # noqa: E402
 
@@ -50,26 +50,16 @@ def test_a_section_chosen_on_the_training_page_is_in_its_link_and_the_first_is_n
 
 def player(at) -> dict:
     """The animation player's data, and its node."""
-    node = next(n for n in _walk(at._tree) if getattr(n, "type", None) == "bidi_component" and n.key == "anim.player")
+    node = streamlit_privates.component(at, "anim.player")
     return json.loads(node.proto.json), node
-
-
-def _walk(node):
-    for child in getattr(node, "children", {}).values():
-        yield child
-        yield from _walk(child)
 
 
 def test_the_animations_frame_is_in_its_link_once_the_player_stops_on_it():
     at = open_link("animation", frame="5")
     data, node = player(at)
     assert data["goto"]["frame"] == 4 and data["frame"] == 4 and query(at)["frame"] == "5" and not notes(at)
-    states = at._tree.get_widget_states()
-    states.widgets.append(WidgetState(id=node.proto.id, json_value=json.dumps({"frame": 7})))  # stopped on frame 8
-    at._run(states)
+    streamlit_privates.send_value(at, node.proto.id, json_value=json.dumps({"frame": 7}))  # stopped on frame 8
     assert not at.exception and query(at)["frame"] == "8" and player(at)[0]["frame"] == 7
     assert player(at)[0]["goto"]["id"] == data["goto"]["id"]  # not moved again: the player is there
-    states = at._tree.get_widget_states()
-    states.widgets.append(WidgetState(id=node.proto.id, json_value=json.dumps({"frame": 0})))
-    at._run(states)
+    streamlit_privates.send_value(at, node.proto.id, json_value=json.dumps({"frame": 0}))
     assert "frame" not in query(at)  # the first frame is the default
