@@ -4,13 +4,14 @@
 paper's six layers show the same views, so its slides are those of the first layer and those outside the layers.
 
 One Chromium pass per preset and language; a sweep that opens every slide already can call slide_fit.misfit(page)
-on each instead."""
+on each instead. The same pass checks that the rail's dots stay put whatever the slide's title (issue 29, 8).
+"""
 import engine
 import pytest
 
 from slide_fit import misfit
 from test_browser import no_exception, server, settle, url  # noqa: F401 (server: a fixture)
-from test_presenter import PROJECTOR_SCREEN
+from test_presenter import OFF_THE_PASS, PROJECTOR_SCREEN
 from ui.core.navigation import slides
 from ui.core.state import encode_view
 
@@ -33,7 +34,7 @@ def test_the_slides_measured_are_every_view_of_the_pass():
 def test_every_slide_fits_a_projector(server, new_page, preset, lang):  # noqa: F811 (server)
     page = new_page(lang)
     page.set_viewport_size(PROJECTOR_SCREEN)
-    misfits = []
+    misfits, first_dot = [], set()
     for position, name, view in shown_slides(preset):
         page.goto(url(server, name, preset=preset, present="1", **encode_view(view)))
         settle(page)
@@ -42,4 +43,25 @@ def test_every_slide_fits_a_projector(server, new_page, preset, lang):  # noqa: 
         boxes = misfit(page)
         if boxes is not None:
             misfits.append((position, name, view, boxes))
+        first_dot.add(page.evaluate(FIRST_DOT))
     assert not misfits, misfits
+    assert len(first_dot) == 1, first_dot
+
+
+FIRST_DOT = "() => Math.round(document.querySelector('.present-dots button').getBoundingClientRect().x)"
+INTRO_TYPE = """() => parseFloat(getComputedStyle(
+    document.querySelector('[data-testid="stMain"] [data-testid="stMarkdownContainer"] p')).fontSize)"""
+
+
+def test_every_page_off_the_pass_has_presenter_type_and_the_rail(server, new_page):  # noqa: F811 (server)
+    """The overview, animation, generation, training, dropout and comparison pages: the intro in projector type (the
+    animation's kept 16 px) and the rail, whose → opens the first step."""
+    page = new_page()
+    page.set_viewport_size(PROJECTOR_SCREEN)
+    for name in OFF_THE_PASS:
+        page.goto(url(server, name, present="1"))
+        settle(page)
+        no_exception(page)
+        assert page.evaluate(INTRO_TYPE) == 24 and page.locator(".present-rail").count() == 1, name
+    page.keyboard.press("ArrowRight")  # on the sizes page, the last: off the pass, → opens the first step
+    page.wait_for_url("**/tokens?**", timeout=30_000)

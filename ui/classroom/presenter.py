@@ -58,6 +58,7 @@ html {{ font-size: {100 * PROJECTOR:g}% !important; }}
   border-left: 2px solid rgb(255, 75, 75); }}
 .present-where {{ font-size: 0.8rem; white-space: nowrap; overflow: hidden; text-overflow: ellipsis;
   flex: none; width: 26%; }}  /* a fixed width: the dots stay where they are whatever the slide's title */
+.present-where.present-off {{ white-space: normal; font-size: 0.55rem; }}  /* off the pass: how to reach it, whole */
 @media (max-width: 640px) {{  /* a phone following the class: normal type, and one line of moves and the slide's name */
   html {{ font-size: 100% !important; }}
   .present-parts {{ display: none; }}
@@ -128,7 +129,7 @@ export default function({parentElement, data, setTriggerValue}) {
         parts.appendChild(box);
     }
     const where = document.createElement("span");
-    where.className = "present-where";
+    where.className = "present-where" + (here === null ? " present-off" : "");
     where.textContent = data.where;
     const back = button("\u2190", data.back, () => move(-1));
     const next = button("\u2192", data.next, () => move(1));
