@@ -14,17 +14,21 @@ from ui.classroom.follow import ATTACHED, ROOM
 
 KEY = "step.scroll"
 JS = """
-const HEADING = "[data-testid='stMain'] h5", SETTLED = "[data-testid='stApp'][data-test-script-state='notRunning']";
+const MAIN = "[data-testid='stMain']", HEADING = MAIN + " h5";
+const SETTLED = "[data-testid='stApp'][data-test-script-state='notRunning']";
+const AGAIN = [300, 800, 1500];  // ms: charts mount after the run and make the page long enough to scroll that far
 
 export default function({data}) {
     if (window.stepInView === data.view) {  // the same step again (an edit, a rerun): the reader's scroll stays
         return;
     }
     window.stepInView = data.view;
-    let tries = 0;
+    let tries = 0, placed = null;
+    const again = [...AGAIN];
     const show = () => {  // once the run is over and its heading drawn (a new page's first runs are the old page's)
-        const heading = document.querySelector(HEADING);
-        if (window.stepInView !== data.view || tries++ > 50) {
+        const heading = document.querySelector(HEADING), main = document.querySelector(MAIN);
+        if (window.stepInView !== data.view || tries++ > 50 || !main ||
+            (placed !== null && Math.abs(main.scrollTop - placed) > 2)) {  // a newer step, or the reader scrolled
             return;
         }
         if (!document.querySelector(SETTLED) || !heading) {
@@ -32,6 +36,11 @@ export default function({data}) {
             return;
         }
         heading.scrollIntoView({block: "start"});
+        placed = main.scrollTop;
+        const next = again.shift();
+        if (next !== undefined) {
+            setTimeout(show, next);
+        }
     };
     setTimeout(show, 100);
 }
