@@ -16,6 +16,5 @@ if ctx.state.present:  # presenter mode: the page has the whole screen
     st.set_page_config(initial_sidebar_state="collapsed")
 page = st.navigation(session.navigation(ctx.t), expanded=True)
 follow.sidebar(ctx.t, page)  # a student following the teacher may go to the teacher's page here
-if not frame.refuse_page(ctx, page):  # a decoder-only model has no encoder: its pages say so
-    page.run()
+frame.run(ctx, page)  # a decoder-only model's page without an encoder says so; presenter mode's rail on every page
 follow.publish(ctx.t)  # a teacher's page and link, after the page wrote its view

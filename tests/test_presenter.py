@@ -119,7 +119,8 @@ def test_the_rails_titles_are_plain_text(lang):
     """The rail's words are text, not Markdown: a step name's math is written in Unicode there (the attention
     output's "(× Wᴼ)"), never as raw LaTeX."""
     t = translator(lang)
-    titles = [presenter._title(t, slide) for slide in slides_of("post", enc_layers=2, dec_layers=2)]
+    config = engine.preset("hello-world", n_enc_layers=2, n_dec_layers=2).config
+    titles = [presenter._title(t, slide, config) for slide in slides(config)]
     assert not [title for title in titles if "$" in title or "\\" in title]
     assert any("× Wᴼ" in title for title in titles)
 
@@ -374,3 +375,64 @@ def test_a_present_value_made_to_look_like_a_link_is_shown_as_text(server, new_p
     note = page.locator('[data-testid="stAlert"]').filter(has_text="present=")
     expect(note).to_contain_text("present='[sign in](//ev.il) <b>x</b> $x$'")
     assert note.locator("a, b, .katex").count() == 0 and page.locator(".present-rail").count() == 0
+
+
+# ---- every page in presenter mode, the step in view ------------------------------------------------------------
+
+def component(at, key):
+    """A components v2 element's data, or None where the page has none of that key."""
+    found = streamlit_privates.component(at, key)
+    return json.loads(found.proto.json) if found else None
+
+
+OFF_THE_PASS = ["overview", "animation", "generate", "train", "dropout", "paper_vs_blog", "sizes"]
+
+
+@pytest.mark.parametrize("page", OFF_THE_PASS)
+def test_every_page_in_presenter_mode_is_on_the_rail(page):
+    """The pages that are not slides get the rail too (presenter type is its style sheet), no slide marked, and a line
+    that says how to reach the slides; no neighbour links."""
+    at = open_link(page, present="1")
+    data = rail(at)
+    assert data is not None and data["here"] is None, page
+    assert data["where"] == EN_T("present.elsewhere", count=60)
+    assert at.session_state["present.on"] == page
+
+
+def test_the_overviews_right_arrow_and_start_open_the_first_step():
+    at = open_link("overview", present="1")
+    start = [link for link in at.get("page_link") if link.proto.label == EN_T("present.start")]
+    assert len(start) == 1 and start[0].proto.page.endswith("tokens") and "present=1" in start[0].proto.query_string
+    press(at, "go", 0)  # → on a page off the pass: its first slide
+    assert page_of(at) == "tokens" and rail(at)["here"] == 0 and query(at)["present"] == "1"
+    assert not [link for link in open_link("overview").get("page_link") if link.proto.label == EN_T("present.start")]
+
+
+def test_back_from_a_page_after_the_pass_opens_its_last_slide():
+    """The rail's script sends the last position for ← off the pass; the server opens it like any move."""
+    assert "by > 0 ? 0 : last" in presenter.JS
+    at = open_link("generate", present="1")
+    press(at, "go", 59)
+    assert page_of(at) == "output" and rail(at)["here"] == 59
+
+
+def test_no_two_slides_of_an_add_and_norm_share_a_title():
+    t = translator("en")
+    config = engine.preset("hello-world").config
+    titles = [presenter._title(t, slide, config) for slide in slides(config) if slide[1] == "dec_add_norm"]
+    assert len(set(titles)) == len(titles) == 6
+    assert titles[2] == "Add & LayerNorm · Cross-attention · Residual add"
+
+
+def test_a_presenters_step_and_a_following_students_are_scrolled_into_view():
+    """The step-scroll element (ui/classroom/scroll.py) on a presenter's step page and on a following student's page,
+    named by the view it shows; a reader on their own has none (their page never moves under them)."""
+    from ui.classroom import follow, scroll
+    assert component(open_link("attention", present="1", step="scaled"), scroll.KEY)["view"] == \
+        json.dumps(["attention", {"head": 0, "step": "scaled"}], sort_keys=True)
+    assert component(open_link("attention", step="scaled"), scroll.KEY) is None
+    code, key = follow.store().create()
+    teacher = open_link("attention", room=code, key=key, step="weights")
+    assert component(teacher, scroll.KEY) is None  # a teacher not presenting scrolls their own page
+    student = open_link("attention", room=code)
+    assert json.loads(component(student, scroll.KEY)["view"])[1]["step"] == "weights"

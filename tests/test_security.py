@@ -4,8 +4,9 @@
   friends, pandas' eval/query); every np.load passes allow_pickle=False. Read with `ast`, not grep, in engine/,
   ui/, pages/ and app.py;
 * no raw HTML: no unsafe_allow_html, st.html, iframes or components in ui/, pages/ and app.py, but the sidebar's
-  copy-link button (ui/classroom/share.py) and the animation's player (ui/lessons/animation_views.py): fixed markup and code that
-  write only the catalog's words and the trace's tokens and numbers, as text;
+  copy-link button (ui/classroom/share.py), the animation's player (ui/lessons/animation_views.py) and presenter
+  mode's rail (ui/classroom/presenter.py): fixed markup and code that write only the catalog's words and the
+  trace's tokens and numbers, as text; and the step scroll (ui/classroom/scroll.py), which writes nothing;
 * the server's settings (.streamlit/config.toml), as Streamlit itself reads them: XSRF protection and CORS on,
   uploads capped at the uploader's 50 MB, error details hidden from students; and no launch command turns them off;
 * in a real browser against a real server with that config: user text from a link is shown as text, never as
@@ -157,13 +158,14 @@ COPY_LINK = Path("ui") / "classroom" / "share.py"  # st.components.v2.component(
 PLAYER = Path("ui") / "lessons" / "animation_views.py"  # the same, its script in ui/lessons/animation_player.js
 NOT_AS_TEXT = r"innerHTML|outerHTML|insertAdjacent|document\.write|eval|Function\(|href\s*=|setAttribute\(\s*[\"']on"
 PRESENTER = Path("ui") / "classroom" / "presenter.py"
+STEP_SCROLL = Path("ui") / "classroom" / "scroll.py"  # st.components.v2.component(..., js=JS): no markup, no style
 
 
 def test_no_raw_html_in_the_app():
     sources = _sources(UI)
     assert sum(source.count("st.markdown") for _, source in sources) > 5, "the scan is not reading the pages"
     assert sorted(f for path, source in sources for f in html_findings(source, path)) == sorted(
-        f"{path}:{_component_line(path)} calls st.components.v2.component" for path in (PLAYER, PRESENTER, COPY_LINK))
+        f"{path}:{_component_line(path)} calls st.components.v2.component" for path in (PLAYER, PRESENTER, COPY_LINK, STEP_SCROLL))
 
 
 def _component_line(path):
@@ -203,6 +205,17 @@ def test_the_presenters_rail_writes_no_html():
     assert re.findall(r"\.(textContent|title|value) =", presenter.JS) == ["textContent", "title", "textContent",
                                                                            "textContent", "title", "textContent"]
     assert re.findall(r"setTriggerValue\(\"(\w+)\"", presenter.JS) == ["go", "leave"]
+
+
+def test_the_step_scroll_writes_nothing_and_sends_nothing():
+    """The follower's and the presenter's scroll to the step: no markup, no style sheet, no text of any kind written,
+    nothing sent back; it reads the page's own heading and scrolls it into view."""
+    from ui.classroom import scroll
+    call = next(node for node in ast.walk(ast.parse((ROOT / STEP_SCROLL).read_text()))
+                if isinstance(node, ast.Call) and dotted(node.func) == "st.components.v2.component")
+    assert [k.arg for k in call.keywords] == ["js"]
+    assert not re.search(NOT_AS_TEXT + r"|textContent|setTriggerValue|setStateValue|location", scroll.JS)
+    assert scroll.JS.count("scrollIntoView") == 1
 
 
 # ---- the server's settings ----------------------------------------------------------------------------------

@@ -16,11 +16,13 @@ import streamlit as st
 from ui.core import session, sidebar
 from ui.core.figures import PROJECTOR
 from ui.core.i18n import plain_math
-from ui.core.labels import step_name_key
+from ui.core.labels import SUBLAYER_WORDS, step_name_key
 from ui.core.navigation import RAIL, slide_at, slides
 from ui.core.state import encode, encode_view
 
 KEY = "present.rail"
+DRAWN = "present.drawn"  # session_state: this run drew the rail (ui/views/frame.run draws it for a page that did not)
+STACKS = {"add_norm": "enc", "dec_add_norm": "dec"}  # an add & norm page's stack
 BLOCK = {"positional": "src", "qkv": "enc.0.attn", "attention": "enc.0.attn", "multihead": "enc.0.attn",
          "add_norm": "enc.0", "ffn": "enc.0.ffn", "decoder_input": "tgt", "masked_attention": "dec.0.self_attn",
          "dec_add_norm": "dec.0", "cross_attention": "dec.0.cross_attn", "dec_ffn": "dec.0.ffn"}  # a flow's block
@@ -32,27 +34,35 @@ html {{ font-size: {100 * PROJECTOR:g}% !important; }}
   [data-testid="stMainBlockContainer"] {{ padding-left: 2rem !important; padding-right: 2rem !important; }}
 }}
 [data-testid="stSidebarContent"] {{ padding-bottom: 4rem; }}  /* its foot scrolls above the rail */
+/* a slide is the screen between the header and the rail: the header's strip as thin as its button, a step's heading
+   scrolled to just under it, and less room around headings and formulas than a page read up close */
+[data-testid="stHeader"] {{ height: 2.5rem; min-height: 2.5rem; }}
+[data-testid="stMain"] h1, [data-testid="stMain"] h5 {{ scroll-margin-top: 2.5rem !important; }}
+[data-testid="stMain"] h5 {{ padding: 0.25rem 0 0.5rem !important; }}
+[data-testid="stMain"] .katex-display {{ margin: 0.5em 0 !important; }}
 .present-rail {{ position: fixed; left: 0; right: 0; bottom: 0; z-index: 999992; display: flex; gap: 0.5rem;
-  align-items: center; padding: 0.4rem 1rem; background: rgba(255, 255, 255, 0.96);
-  border-top: 1px solid rgba(49, 51, 63, 0.2); font-size: 0.6rem; }}
+  align-items: center; padding: 0.15rem 1rem; background: rgba(255, 255, 255, 0.96);
+  border-top: 1px solid rgba(49, 51, 63, 0.2); font-size: 0.5rem; line-height: 1.1; }}
 .present-rail button {{ font: inherit; cursor: pointer; border-radius: 0.3rem; color: rgb(49, 51, 63);
   border: 1px solid rgba(49, 51, 63, 0.25); background: white; }}
-.present-rail .present-move {{ padding: 0.2rem 0.6rem; font-size: 0.9rem; }}
+.present-rail .present-move {{ padding: 0.1rem 0.6rem; font-size: 0.9rem; }}
 .present-parts {{ flex: 1; display: flex; gap: 0.8rem; min-width: 0; }}
-.present-part {{ display: flex; flex-direction: column; gap: 0.15rem; min-width: 0; }}
-.present-dots {{ display: flex; flex-wrap: wrap; gap: 3px; }}
-.present-dots button {{ width: 0.75rem; height: 0.75rem; padding: 0; background: rgba(49, 51, 63, 0.12); }}
+.present-part {{ display: flex; flex-direction: column; gap: 0.1rem; min-width: 0; }}
+.present-dots {{ display: flex; flex-wrap: wrap; gap: 3px; }}  /* dots small enough for two rows in a thin rail */
+.present-dots button {{ width: 0.6rem; height: 0.6rem; padding: 0; background: rgba(49, 51, 63, 0.12); }}
 .present-dots button.present-done {{ background: rgba(255, 75, 75, 0.35); }}
 .present-dots button.present-here {{ background: rgb(255, 75, 75); border-color: rgb(255, 75, 75); }}
-.present-dots button.present-layer {{ width: auto; height: 0.75rem; padding: 0 0.3rem; font-size: 0.5rem;
+.present-dots button.present-layer {{ width: auto; height: 0.6rem; padding: 0 0.3rem; font-size: 0.45rem;
   line-height: 1; }}
-.present-dots .present-layer-here {{ font-size: 0.5rem; line-height: 0.75rem; padding: 0 0.1rem 0 0.3rem;
+.present-dots .present-layer-here {{ font-size: 0.45rem; line-height: 0.6rem; padding: 0 0.1rem 0 0.3rem;
   border-left: 2px solid rgb(255, 75, 75); }}
-.present-where {{ font-size: 0.8rem; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 40%; }}
+.present-where {{ font-size: 0.8rem; white-space: nowrap; overflow: hidden; text-overflow: ellipsis;
+  flex: none; width: 26%; }}  /* a fixed width: the dots stay where they are whatever the slide's title */
+.present-where.present-off {{ white-space: normal; font-size: 0.55rem; }}  /* off the pass: how to reach it, whole */
 @media (max-width: 640px) {{  /* a phone following the class: normal type, and one line of moves and the slide's name */
   html {{ font-size: 100% !important; }}
   .present-parts {{ display: none; }}
-  .present-where {{ flex: 1; max-width: none; }}
+  .present-where {{ flex: 1; width: auto; }}
 }}
 """
 HTML = "<nav class='present-rail'></nav>"
@@ -79,7 +89,7 @@ export default function({parentElement, data, setTriggerValue}) {
     const move = (by) => {  // from the slide asked for last if the page has not shown it yet: a quick second key counts
         const asked = parentElement.presentGoing;
         const at = asked && asked.from === here ? asked.to : here;
-        go(at === null ? 0 : at + by);
+        go(at === null ? (by > 0 ? 0 : last) : at + by);  // off the pass: forward to its first step, back to its last
     };
     const parts = document.createElement("div");
     parts.className = "present-parts";
@@ -119,7 +129,7 @@ export default function({parentElement, data, setTriggerValue}) {
         parts.appendChild(box);
     }
     const where = document.createElement("span");
-    where.className = "present-where";
+    where.className = "present-where" + (here === null ? " present-off" : "");
     where.textContent = data.where;
     const back = button("\u2190", data.back, () => move(-1));
     const next = button("\u2192", data.next, () => move(1));
@@ -143,10 +153,6 @@ export default function({parentElement, data, setTriggerValue}) {
     document.removeEventListener("keydown", parentElement.presentKeys);  // a rerun's new data: one listener, its own
     parentElement.presentKeys = onKey;
     document.addEventListener("keydown", onKey);
-    if (here !== null && window.presentShown !== data.where) {  // a new step: its header to the top of the screen
-        window.presentShown = data.where;
-        setTimeout(() => document.querySelector("[data-testid='stMain'] h5")?.scrollIntoView({block: "start"}), 150);
-    }
     return () => document.removeEventListener("keydown", onKey);
 }
 """
@@ -158,8 +164,9 @@ def rail(ctx, page: str, shown: dict) -> None:
     marked."""
     t, deck = ctx.t, slides(ctx.config)
     st.session_state["present.on"] = page
+    st.session_state[DRAWN] = True
     here = slide_at(deck, page, shown)
-    titles = [_title(t, slide) for slide in deck]
+    titles = [_title(t, slide, ctx.config) for slide in deck]
     where = t("present.where", n=here + 1, count=len(deck), title=titles[here]) if here is not None else \
         t("present.elsewhere", count=len(deck))
     _rail(key=KEY, data={"parts": _parts(t, deck, titles), "here": here, "count": len(deck), "where": where, "back": t("present.back"),
@@ -181,12 +188,16 @@ def _parts(t, deck, titles) -> list[dict]:
     return parts
 
 
-def _title(t, slide) -> str:
-    """A slide's words: its page, its layer in a stack of several, and the step or section it shows."""
+def _title(t, slide, config) -> str:
+    """A slide's words: its page, its layer in a stack of several, an add & norm's sub-layer (three slides would
+    otherwise share "Add & LayerNorm · Residual add"), and the step or section it shows."""
     _, page, view = slide
     words = [t(f"page.{page}")]
     if "layer" in view:
         words.append(t("present.layer", n=view["layer"] + 1))
+    if "sublayer" in view:  # the step's number is the sub-layer's (add2: sub-layer 2), whatever the picker's position
+        block = config.sublayers[STACKS[page]][int(view["step"][-1])]
+        words.append(t(f"sublayer.{SUBLAYER_WORDS[block]}"))
     if "step" in view:
         block = BLOCK.get(page)
         words.append(t(step_name_key(f"{block}.{view['step']}" if block else view["step"])))

@@ -22,6 +22,8 @@ CHAR_WIDTH = 0.6  # of TEXT_SIZE: a character's width, generous (a digit of plot
 HEIGHT = (180, 640)  # px, a heatmap's least and greatest height
 FRAME = 90  # px of a heatmap's height that are not rows: the column labels on top and the margins
 ROW = (34, 80)  # px, a row's height: the least, and the most a few rows with numbers get (square-ish cells)
+SLIDE_ROW = 46  # px, the most on a presenter's slide: its numbers (21 px) with room, and the step under 720 px
+SLIDE_FRAME = 66  # px, FRAME on a slide: what the column labels and margins take (FRAME is generous)
 CELL_WIDTH = 200  # px a column of numbers asks for (draw.chart_width): 2.5 times a short row's height
 CLICK_CELLS = 30000  # above this many cells the click layer is left out (pickers still work)
 LABELLED_COLS = 128  # up to this many columns the server writes each cell's hover text
@@ -73,7 +75,7 @@ def heatmap(matrix, row_labels, col_labels, selected=None, marked=(), digits=DIG
         data[0].update(text=cells, texttemplate="%{text}", textfont={"size": TEXT_SIZE * scale})
     if rows * cols <= CLICK_CELLS:  # the hover text and the click both come from the invisible markers
         data += _click_layer(values, row_labels, col_labels, digits, cells)
-    layout = {"height": _height(rows, text), "margin": MARGIN,
+    layout = {"height": _height(rows, text, scale), "margin": MARGIN,
               "dragmode": False, "clickmode": "event+select", "hovermode": "closest", "hoverdistance": -1,
               "xaxis": {**_ticks(col_labels), "side": "top", "range": [-0.5, cols - 0.5]},
               "yaxis": {**_ticks(row_labels), "autorange": "reversed"}}
@@ -114,11 +116,13 @@ def _fits(cells, size) -> bool:
     return wide * len(cells[0]) <= TEXT_WIDTH and FRAME + len(cells) * 2 * size <= HEIGHT[1]
 
 
-def _height(rows, text) -> int:
+def _height(rows, text, scale=1.0) -> int:
     """Rows with numbers as high as they can be up to ROW[1] (a few rows of cells as wide as CELL_WIDTH look
-    square-ish), else ROW[0]; within HEIGHT."""
-    row = min(ROW[1], max(ROW[0], (HEIGHT[1] - FRAME) // rows)) if text else ROW[0]
-    return min(HEIGHT[1], max(HEIGHT[0], row * rows + FRAME))
+    square-ish; SLIDE_ROW on a projector, whose screen holds the step's heading and formula too), else ROW[0];
+    within HEIGHT."""
+    frame, most = (FRAME, ROW[1]) if scale == 1 else (SLIDE_FRAME, SLIDE_ROW)
+    row = min(most, max(ROW[0], (HEIGHT[1] - frame) // rows)) if text else ROW[0]
+    return min(HEIGHT[1], max(HEIGHT[0], row * rows + frame))
 
 
 def _frame(i, j, width) -> dict:

@@ -6,6 +6,10 @@ from functools import lru_cache
 
 from ui.core.format import fmt
 
+# a block: its sub-layer's words, catalog keys sublayer.* (the add & norm pages' choices, the rail's titles)
+SUBLAYER_WORDS = {"attn": "self_attn", "self_attn": "masked", "cross_attn": "cross", "ffn": "ffn"}
+
+
 
 def unique(labels) -> list[str]:
     """Labels (tokens, say) numbered only where one repeats, by its position, so every label stays unique:

@@ -13,12 +13,11 @@ from engine import layers
 from ui.core import runs, session
 from ui.core.figures import heatmap
 from ui.core.format import arrow, fmt, fmt_tex
-from ui.core.labels import indices, step_axes
+from ui.core.labels import SUBLAYER_WORDS, indices, step_axes
 from ui.core.state import CACHE_HASH
 from ui.lessons.formulas import DIGITS, attention_equations, mark_head, side_by_side_tex
 from ui.views import draw, pickers, steps
 
-SUBLAYER_WORDS = {"attn": "self_attn", "self_attn": "masked", "cross_attn": "cross", "ffn": "ffn"}  # block: sublayer.*
 WQ_ROWS = 16  # a W^Q too big to write out is drawn as a heatmap of its first rows (512 x 512 is 2 MB to send)
 EVEN = 0.01  # cross-attention whose weights are all this close to 1/n_keys is said to weigh the source alike
 MEASURES = {"change": layers.CHANGE_TEX, "cosine": layers.COSINE_TEX, "norm": layers.NORM_TEX}  # catalog stack.*
@@ -102,18 +101,24 @@ def stack_output(stack: str):
 def _layer_changes(ctx, stack, names):
     """One measure (engine.layers) per position and layer, as a heatmap with its numbers: positions down, layers
     across."""
+    if ctx.state.present:  # a slide's heading, which the rail scrolls to the top of the screen
+        st.markdown(f"##### {ctx.t('stack.changes')}")
     measure = pickers.choice(f"{stack}.measure", ctx.t("stack.measure"), list(MEASURES), lambda m: ctx.t(f"stack.{m}"),
                              link="measure")
     values = getattr(layers.layer_changes([ctx.trace[name] for name in names]), measure)  # (layers, positions)
     draw.latex(MEASURES[measure])
     one_layer = len(names) == 2  # the stack's input and one layer
-    note = "\n\n" + ctx.t("stack.one_layer_note", field=f"n_{stack}_layers") if one_layer else ""
-    st.caption(ctx.t(f"stack.{measure}_note") + note)
+    note = ctx.t(f"stack.{measure}_note") + (
+        "\n\n" + ctx.t("stack.one_layer_note", field=f"n_{stack}_layers") if one_layer else "")
+    if not ctx.state.present:  # a slide's note is under its numbers
+        st.caption(note)
     first = 0 if measure == "norm" else 1  # x^(0), the input, has a length but no change
     columns = [ctx.t("view.input") if l == 0 else ctx.t("stack.layer", l=l) for l in range(first, len(names))]
     chart = heatmap(values.T, step_axes(ctx.trace, names[0])[0], columns, digits=ctx.state.digits,
                     scale=draw.type_scale(ctx))
     draw.plot(chart, f"{stack}.{measure}", width=draw.chart_width(len(columns)))
+    if ctx.state.present:
+        st.caption(note)
 
 
 def _one_layer(ctx, stack, names):

@@ -6,7 +6,7 @@ import functools
 
 import streamlit as st
 
-from ui.classroom import follow, presenter
+from ui.classroom import follow, presenter, scroll
 from ui.core import session, sidebar, streamlit_internals
 from ui.core.labels import SEED_NOTES, intro_keys
 from ui.core.navigation import ENCODER_DECODER_ONLY, HOME, neighbours
@@ -35,6 +35,8 @@ def page(body):
             presenter.rail(ctx, drawn.page, drawn.shown)
         else:
             neighbour_links(ctx.state, drawn.page)
+        if ctx.state.present or scroll.following():  # the step the class is on, in view
+            scroll.to_step(drawn.page, drawn.shown)
     return run
 
 
@@ -53,6 +55,21 @@ def _write_view(ctx, drawn) -> None:
         link_note(ctx, part, value)
     st.session_state.pop(session.WHOLE_VIEW, None)
     session.write_link(ctx.state, drawn.view)
+
+
+def run(ctx: Context, page) -> None:
+    """Run the page chosen (or say a decoder-only model has nothing there: refuse_page). In presenter mode every page
+    is on the rail: a page that is not a slide of the pass (the overview, animation, generation, training, the
+    comparisons) draws it after its body, with no slide marked and a line saying how to reach the slides; its keys
+    move there (a step page's fragment draws its own rail and takes its own moves)."""
+    present = ctx.state.present
+    if present:
+        presenter.follow()  # a key pressed on this page's rail: another page's slide
+        st.session_state.pop(presenter.DRAWN, None)
+    if not refuse_page(ctx, page):
+        page.run()
+    if present and not st.session_state.get(presenter.DRAWN):
+        presenter.rail(ctx, page.url_path or HOME, {})
 
 
 def neighbour_links(state, page: str):

@@ -94,9 +94,9 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     shape = f"{ctx.t('view.shape')}: ({', '.join(s.axes)}) = ({', '.join(map(str, s.shape))})"  # as declared
     text_and_formula(f"##### {ctx.t(step_name_key(name))} · {ctx.t(description_key(name))}\n\n"
                      f":gray[:small[`{name}` · {shape}]]", ctx.t.words(s.formula))  # the code's name for the API
-    paper_form((s.kind, name.rsplit(".", 1)[-1]), name)
-    editors_below = ctx.state.present  # a presenter's screen: the formula, then its heatmap (projector type is tall)
-    if not editors_below:
+    below = ctx.state.present  # a presenter's screen: the formula, then its numbers (projector type is tall); the
+    if not below:  # departure's note and the editors under them
+        paper_form((s.kind, name.rsplit(".", 1)[-1]), name)
         _editors(ctx, s, head, edits)
     axes = step_axes(trace, name)
     values = head_matrix(s.value, head)  # (rows, cols)
@@ -111,7 +111,8 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
         numbers(values, rows, cols, label=_tex_name(s, head))
     plot(chart, f"chart.{key}", on_select=on_click(key, len(rows), len(cols)) if drill else "ignore",
          selection_mode="points", width=chart_width(len(cols)))
-    if editors_below:
+    if below:
+        paper_form((s.kind, name.rsplit(".", 1)[-1]), name)
         _editors(ctx, s, head, edits)
     unedited = _compared(ctx, name, head, values, rows, cols, key) if ctx.state.edits and trace is ctx.trace else None
     if drill:

@@ -1,0 +1,67 @@
+"""Every presenter slide fits a projector's screen (1280 x 720): the step's heading, its formula and its numbers
+(heatmap, chart or matrix) lie between the header and the rail, with the page opened scrolled to the step
+(tests/slide_fit.py measures; ui/classroom/scroll.py scrolls). Both presets' opening examples, both languages; the
+paper's six layers show the same views, so its slides are those of the first layer and those outside the layers.
+
+One Chromium pass per preset and language; a sweep that opens every slide already can call slide_fit.misfit(page)
+on each instead. The same pass checks that the rail's dots stay put whatever the slide's title (issue 29, 8).
+"""
+import engine
+import pytest
+
+from slide_fit import misfit
+from test_browser import no_exception, server, settle, url  # noqa: F401 (server: a fixture)
+from test_presenter import OFF_THE_PASS, PROJECTOR_SCREEN
+from ui.core.navigation import slides
+from ui.core.state import encode_view
+
+
+def shown_slides(preset: str) -> list[tuple[int, str, dict]]:
+    """(position, page, view) of every slide of the preset's opening example; of a stack's layers, the first."""
+    return [(i, page, view) for i, (_, page, view) in enumerate(slides(engine.preset(preset).config))
+            if view.get("layer", 0) == 0]
+
+
+def test_the_slides_measured_are_every_view_of_the_pass():
+    assert len(shown_slides("hello-world")) == len(slides(engine.preset("hello-world").config)) == 60
+    paper = {(page, tuple(sorted((k, v) for k, v in view.items() if k != "layer")))
+             for _, page, view in slides(engine.preset("paper").config)}
+    assert len(shown_slides("paper")) == len(paper) == 60
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("preset", ["hello-world", "paper"])
+def test_every_slide_fits_a_projector(server, new_page, preset, lang):  # noqa: F811 (server)
+    page = new_page(lang)
+    page.set_viewport_size(PROJECTOR_SCREEN)
+    misfits, first_dot = [], set()
+    for position, name, view in shown_slides(preset):
+        page.goto(url(server, name, preset=preset, present="1", **encode_view(view)))
+        settle(page)
+        no_exception(page)
+        page.wait_for_timeout(600)  # the scroll to the step, once the run is over (ui/classroom/scroll.py)
+        boxes = misfit(page)
+        if boxes is not None:
+            misfits.append((position, name, view, boxes))
+        first_dot.add(page.evaluate(FIRST_DOT))
+    assert not misfits, misfits
+    assert len(first_dot) == 1, first_dot
+
+
+FIRST_DOT = "() => Math.round(document.querySelector('.present-dots button').getBoundingClientRect().x)"
+INTRO_TYPE = """() => parseFloat(getComputedStyle(
+    document.querySelector('[data-testid="stMain"] [data-testid="stMarkdownContainer"] p')).fontSize)"""
+
+
+def test_every_page_off_the_pass_has_presenter_type_and_the_rail(server, new_page):  # noqa: F811 (server)
+    """The overview, animation, generation, training, dropout and comparison pages: the intro in projector type (the
+    animation's kept 16 px) and the rail, whose → opens the first step."""
+    page = new_page()
+    page.set_viewport_size(PROJECTOR_SCREEN)
+    for name in OFF_THE_PASS:
+        page.goto(url(server, name, present="1"))
+        settle(page)
+        no_exception(page)
+        assert page.evaluate(INTRO_TYPE) == 24 and page.locator(".present-rail").count() == 1, name
+    page.keyboard.press("ArrowRight")  # on the sizes page, the last: off the pass, → opens the first step
+    page.wait_for_url("**/tokens?**", timeout=30_000)

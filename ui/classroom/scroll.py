@@ -1,0 +1,62 @@
+"""The step in view: a page that a presenter's key or the teacher's move opened shows the step being presented (its
+heading at the top of the screen), not the page's title and intro 1,200 px above it.
+
+One st.components.v2 element with no markup, no style and no text: its data is the view's name (page and the values
+its widgets show), and its script scrolls the main area's first step heading (h5) under the header when that name
+changes. It waits for the page's run to end, so a page change's new heading is the one scrolled to. Drawn on a step
+page in presenter mode (ui/views/frame.py) and on a student's page that follows the teacher; a reader's own page
+never moves under them."""
+import json
+
+import streamlit as st
+
+from ui.classroom.follow import ATTACHED, ROOM
+
+KEY = "step.scroll"
+JS = """
+const MAIN = "[data-testid='stMain']", HEADING = MAIN + " h5";
+const SETTLED = "[data-testid='stApp'][data-test-script-state='notRunning']";
+const AGAIN = [300, 800, 1500];  // ms: charts mount after the run and make the page long enough to scroll that far
+
+export default function({data}) {
+    if (window.stepInView === data.view) {  // the same step again (an edit, a rerun): the reader's scroll stays
+        return;
+    }
+    window.stepInView = data.view;
+    let tries = 0, placed = null;
+    const again = [...AGAIN];
+    const show = () => {  // once the run is over and its heading drawn (a new page's first runs are the old page's)
+        const heading = document.querySelector(HEADING), main = document.querySelector(MAIN);
+        if (window.stepInView !== data.view || tries++ > 50 || !main ||
+            (placed !== null && Math.abs(main.scrollTop - placed) > 2)) {  // a newer step, or the reader scrolled
+            return;
+        }
+        if (!document.querySelector(SETTLED) || !heading) {
+            setTimeout(show, 100);
+            return;
+        }
+        heading.scrollIntoView({block: "start"});
+        placed = main.scrollTop;
+        const next = again.shift();
+        if (next !== undefined) {
+            setTimeout(show, next);
+        }
+    };
+    setTimeout(show, 100);
+}
+"""
+_scroll = st.components.v2.component("step_scroll", js=JS)
+
+
+def following() -> bool:
+    """Whether this session is a student whose page follows the teacher's (ui/classroom/follow.py)."""
+    room = st.session_state.get(ROOM) or {}
+    return bool(room.get("code")) and not room.get("key") and \
+        st.session_state.get(ATTACHED.format(code=room["code"]), True)
+
+
+def to_step(page: str, shown: dict) -> None:
+    """Bring the step this page shows (shown: its widgets' values) into view when it is another than the last; a
+    drill-down's cell is not another step (a click on the heatmap leaves the page where it is)."""
+    step = {part: value for part, value in shown.items() if part != "cell"}
+    _scroll(key=KEY, data={"view": json.dumps([page, step], sort_keys=True, default=str)})
