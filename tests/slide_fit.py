@@ -30,3 +30,7 @@ def fits(boxes: dict) -> bool:
     parts = [boxes[part] for part in ("heading", "formula", "numbers") if boxes[part] is not None]
     return boxes["heading"] is not None and all(0 <= part["top"] and part["bottom"] <= boxes["rail"] + 1
                                                 for part in parts)
+
+
+# The x of the rail's first dot: it stays put whatever the slide's title (issue 29, item 8).
+FIRST_DOT = "() => Math.round(document.querySelector('.present-dots button').getBoundingClientRect().x)"

@@ -23,6 +23,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
 import engine
+from slide_fit import FIRST_DOT, misfit
 from test_browser import (ALL_PAGES, LOCALES, OVERFLOWING, SHOTS, TITLE_SOURCE, fit_viewport_to_content,  # noqa: F401
                           server, settle, url)  # server: a fixture
 from ui.core.format import DIGITS, fmt, table
@@ -289,8 +290,10 @@ def _walk_the_slides(page, base, normal) -> list[dict]:
             page.wait_for_function(LARGE_TYPE, arg=normal, timeout=10_000)
         except PlaywrightTimeoutError:
             pass  # measured as it is, and reported
+        page.wait_for_timeout(600)  # the scroll to the step, once the run is over (ui/classroom/scroll.py)
         seen.append({"where": where.inner_text(), "url": page.url, "type": page.evaluate(SMALLEST_TYPE),
-                     "wide": page.evaluate(SLIDE_OVERFLOWING), "exceptions": page.evaluate(FACTS)["exceptions"]})
+                     "wide": page.evaluate(SLIDE_OVERFLOWING), "exceptions": page.evaluate(FACTS)["exceptions"],
+                     "misfit": misfit(page), "first_dot": page.evaluate(FIRST_DOT)})
         if position + 1 < count:
             page.keyboard.press(keys[position % len(keys)])
     return seen
@@ -374,14 +377,19 @@ def screenshot_missing(seen) -> dict:
 def presenter_slide_small_or_too_wide(seen) -> dict:
     """At 1280 x 720, walked with the clicker's keys from the tokens to the probabilities: each slide's smallest
     formula, paragraph, widget's words, chart label and heatmap number is at least 1.5 times its normal size (the
-    attention page's, measured in the same pass), and nothing is wider than the page."""
+    attention page's, measured in the same pass), nothing is wider than the page, the step's heading, formula and
+    numbers lie between the header and the rail (slide_fit.misfit), and the rail's dots stay put."""
     normal = seen["pages"]["attention"]["type"]
     wrong = {} if normal == NORMAL_TYPE else {"normal": normal}
     for position, slide in enumerate(seen["slides"]):
         small = {part: size for part, size in slide["type"].items() if size is not None and size < 1.5 * normal[part]}
         missing = [part for part in ("formula", "text", "control") if not slide["type"][part]]
-        if small or missing or slide["wide"] or slide["exceptions"] or not slide["where"].startswith(f"{position + 1} / "):
-            wrong[position] = (slide["where"], slide["url"], small, missing, slide["wide"], slide["exceptions"])
+        if small or missing or slide["wide"] or slide["exceptions"] or slide["misfit"] or \
+                not slide["where"].startswith(f"{position + 1} / "):
+            wrong[position] = (slide["where"], slide["url"], small, missing, slide["wide"], slide["exceptions"],
+                               slide["misfit"])
+    dots = {slide["first_dot"] for slide in seen["slides"]}
+    wrong |= {} if len(dots) == 1 else {"the rail's first dot moved": sorted(dots)}
     return wrong | ({} if len(seen["slides"]) == len(slides(engine.preset("hello-world").config)) else {"slides seen": len(seen["slides"])})
 
 

@@ -51,7 +51,7 @@ from test_app import (APP, ALL_PAGES, STEP_HEADER, editor_key, engine_trace, got
 from test_app import latex as page_latex
 from test_app_train import open_tab
 from test_ui_pure import LINK_KEYS, LINK_VALUES
-from ui.classroom import presenter, share
+from ui.classroom import presenter, scroll, share
 from ui.core import generation, session, sidebar, state as app_state
 from ui.core.format import DIGITS, fmt
 from ui.core.i18n import EN, ZH, literal, translator
@@ -138,7 +138,8 @@ def forge(at, widget, **value):
 
 def assert_no_html(at):
     """Nothing on the page is raw HTML: no st.html, iframe or component but the sidebar's copy-link button (fixed
-    code, given only the catalog's words), presenter mode's rail and the animation's player (fixed code), and no
+    code, given only the catalog's words), presenter mode's rail, the step's scroll and the animation's player (fixed
+    code), and no
     Markdown with HTML allowed."""
     for node in streamlit_privates.nodes(at):
         if getattr(node, "type", None) == "bidi_component" and node.key == "copy_link":
@@ -147,6 +148,9 @@ def assert_no_html(at):
             continue
         if getattr(node, "type", None) == "bidi_component" and node.key == presenter.KEY:  # a forged toggle may open it
             assert (node.proto.html_content, node.proto.js_content) == (presenter.HTML, presenter.JS), node
+            continue
+        if getattr(node, "type", None) == "bidi_component" and node.key == scroll.KEY:  # the step in view: a script
+            assert (node.proto.html_content, node.proto.js_content) == ("", scroll.JS), node
             continue
         if getattr(node, "type", None) == "bidi_component" and node.key == "anim.player":  # the animation
             player_js = (animation_views.HERE / "animation_player.js").read_text()
