@@ -609,6 +609,9 @@ def test_drag_a_weights_slider_and_the_link_keeps_it(server, new_page, name, tit
 
 # ---- presenter mode -----------------------------------------------------------------------------------------
 
+TYPE_PARTS = ['[data-testid="stMain"] .katex-display .katex', '[data-testid="stMain"] .main-svg .xtick text',
+              '[data-testid="stMain"] .main-svg g.heatmaplayer text',
+              '[data-testid="stMain"] [data-testid="stMarkdownContainer"] p']
 TYPE_SIZES = """() => {
     const px = selector => parseFloat(getComputedStyle(document.querySelector(selector)).fontSize);
     return {formula: px('[data-testid="stMain"] .katex-display .katex'),
@@ -633,6 +636,8 @@ def test_presenter_mode_is_larger_and_its_keys_move_through_the_pass(server, new
         page.goto(url(server, "attention", step="scaled", **query))
         settle(page)
         no_exception(page)
+        for part in TYPE_PARTS:  # a loaded machine may mount a chart after the page has settled
+            page.locator(part).first.wait_for(state="attached", timeout=30_000)
         sizes[mode] = page.evaluate(TYPE_SIZES)
     assert all(sizes["present"][part] >= 1.5 * sizes["normal"][part] for part in sizes["normal"]), sizes
     assert sizes["normal"] == {"formula": 19.36, "label": 12, "number": 14, "text": 16}  # measured, so not vacuous
