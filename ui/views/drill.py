@@ -7,6 +7,7 @@ import streamlit as st
 from engine.explain import LINE_WIDTH
 from ui.core.figures import PROJECTOR
 from ui.core.format import difference, fmt
+from ui.core.labels import FIRST, cell_label, step_name_key
 from ui.views.draw import drawing, full_index, head_matrix, latex
 from ui.views.drawn import from_link, show_in_link
 from ui.views.pickers import CELL_LIST, as_position, cell_list, clamped, position_picker, row_of_widgets
@@ -41,8 +42,9 @@ def drill_down(ctx, trace, name, head, key, rows, cols, unedited=None):
         ndim = trace[name].ndim
         index = full_index(head if ndim == 3 else None, row, col, ndim)
         width = round(LINE_WIDTH / PROJECTOR) if ctx.state.present else LINE_WIDTH  # a presenter's: shorter lines
-        explanation = drawing(trace, ("explain", name, index, ctx.state.digits, width),  # the plain text's digits too
-                              lambda: trace.explain(name, index, ctx.state.digits, ctx.state.digits, width))
+        title = ctx.t(step_name_key(name))
+        explanation = drawing(trace, ("explain", name, index, ctx.state.digits, width, title),  # the text's digits too
+                              lambda: cell_explanation(trace, name, index, title, ctx.state.digits, width))
         latex(ctx.t.words(explanation.latex))
         if unedited is not None:
             now, was = head_matrix(ctx.trace[name], head)[row, col], unedited[row, col]
@@ -52,6 +54,15 @@ def drill_down(ctx, trace, name, head, key, rows, cols, unedited=None):
         if plain.open:  # the text is drawn only when asked for: an edit redraws one element less
             with plain:
                 st.code(ctx.t.words(explanation.text), language=None, wrap_lines=True)
+
+
+def cell_explanation(trace, name, index, title, digits, width=LINE_WIDTH):
+    """The arithmetic of a step's cell at `index` (the engine's, from 0) as the drill-down writes it: named as the
+    page names the matrix, its head's (Q_1; title: the step's name on screen, where it has no symbol), with every
+    position counted from FIRST; `digits` significant digits in the LaTeX and the text."""
+    head = index[0] if len(index) == 3 else None
+    label = cell_label(trace.step(name).symbol, head, title, index[-2:])  # the matrix's row and column
+    return trace.explain(name, index, digits, digits, width, first=FIRST, label=label)
 
 
 def _drill_cell(ctx, key, rows, cols):
