@@ -4,9 +4,8 @@ fixtures only, so the tests that use no browser run where it is not installed (t
 
 Tiers. `make test` (CI) runs every test. `make test-fast`, for the edit-test loop, runs the tests marked `fast`:
 the modules of FAST_MODULES (the engine without PyTorch or training, the pure UI, the import and security source
-checks, the internals guard), one app run of every page in English and the drill-down of every kind of step, less
-any test marked `browser` (it uses Chromium), `server` (it starts a server: Streamlit, Redis, nginx), `slow` or
-`hostile`. The `browser` and `server`
+checks, the internals guard) and one app run of every page in English, less any test marked `browser` (it uses
+Chromium), `server` (it starts a server: Streamlit, Redis, nginx), `slow` or `hostile`. The `browser` and `server`
 marks are given here, from the fixtures a test uses; `slow` and `hostile` where the tests are. Hypothesis runs with
 the profile of its tier: "full" (a test's own number of examples), or "fast" (--hypothesis-profile=fast: at most
 FAST_EXAMPLES each)."""
@@ -47,7 +46,7 @@ def examples(n: int) -> int:
 def _fast(item) -> bool:
     if item.path.name == "test_app.py":  # one app run of every page, in English
         return item.originalname == "test_every_page_runs_cleanly" and item.callspec.params["lang"] == "en"
-    if item.path.name == "test_counting.py":  # the drill-down of every kind of step, without the app
+    if item.path.name == "test_counting.py":  # and the drill-down of every kind of step, counted from 1 (no app)
         return item.originalname == "test_every_kind_of_drill_down_counts_from_one"
     return item.path.name in FAST_MODULES
 
