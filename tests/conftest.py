@@ -126,6 +126,13 @@ def redis_url(tmp_path_factory):
         server.wait()
 
 
+@pytest.fixture(scope="module")
+def classroom_env() -> dict:
+    """What test_deploy.py's `classroom` adds to its processes' environment: nothing here; a module that wants its
+    classroom elsewhere (rooms in Redis) defines a fixture of this name."""
+    return {}
+
+
 def free_port() -> int:
     """A port no one listens on now (the system's choice)."""
     with socket.socket() as probe:
