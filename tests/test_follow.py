@@ -123,6 +123,58 @@ def test_a_student_follows_the_teacher_and_can_detach(server):
     in_own_thread(scenario)
 
 
+EDITING = (r"ctl\.src", r"ctl\.tgt", r"ctl\.preset", r"ctl\.options", r"open\.enc\.0\.attn\.W_Q\.1",
+           r"cell\.enc\.0\.attn\.\w+\.1", r"plain\.enc\.0\.attn\.\w+\.1", r"heads\.attention\.0", r"attention\.1",
+           r"view\.compare", r"derive\.softmax", r"paper\.\w+\.enc\.0\.attn\.\w+")  # widgets that edit or pick
+
+
+def main_formulas(session: Session) -> list[str]:
+    """The main area's formulas (st.latex, and the markdown that is a formula only), without their $$."""
+    return [proto.body.strip("$\n") for path, (kind, proto) in session.last.elements.items()
+            if path[0] == 0 and kind == "markdown" and proto.body.startswith("$$")]
+
+
+def chart(session: Session):
+    return next(proto for kind, proto in session.last.elements.values() if kind == "plotly_chart")
+
+
+def test_a_following_students_page_is_read_only_and_shows_the_teachers_view(server):
+    """A following student's own change turns following off, so while it follows its page needs nothing to edit or
+    pick with, and each of the teacher's changes costs a run of it per student (issue 29): no sentence, option or
+    weight editors, no drill-down pickers, no head or step buttons (a line names the chosen one), a heatmap that
+    takes no clicks, and a line saying editing needs Follow off. It shows the teacher's view: the same head, step,
+    formulas, heatmap and drill-down cell. Follow off brings the whole page back at once, in that view."""
+    url, store = server
+
+    async def scenario():
+        teacher, code, key = await open_room(url)
+        student = await Session.open(url, "", query_string=f"room={code}", timeout=TIMEOUT)
+        try:
+            for move in (press(teacher, r"heads\.attention\.0", 1), press(teacher, r"attention\.1", 1)):
+                await move  # head 2, its scaled scores
+                await woken(student)
+            kind, cells = teacher.last.widget(r"cell\.enc\.0\.attn\.\w+\.1")  # a cell of the drill-down
+            teacher.set_widget(cells.id, string_value=cells.options[-1])  # the last: not the default
+            await teacher.rerun(TIMEOUT)
+            run = await woken(student)
+            assert not run.exceptions and state(student) == state(teacher) and "cell" in state(teacher)
+            assert [key for key in EDITING if student.last.widget(key)] == []
+            assert all(teacher.last.widget(key) for key in EDITING[:9])  # the teacher's page has them
+            assert T("view.read_only") in shown(student) and T("view.read_only") not in shown(teacher)
+            assert f"**{T('view.head')} 2**" in shown(student) and f"**2. {T('step.attn.scaled')}**" in shown(student)
+            assert chart(student).spec == chart(teacher).spec and not chart(student).selection_mode  # one heatmap
+            assert main_formulas(teacher) and all(formula in shown(student) for formula in main_formulas(teacher))
+
+            await toggle(student, r"room\.attached\.\w+", False)  # the whole page, at once, in the same view
+            assert [key for key in EDITING[:9] if not student.last.widget(key)] == []
+            assert state(student) == state(teacher) | {"follow": "0"} and T("view.read_only") not in shown(student)
+            assert chart(student).selection_mode and main_formulas(student) == main_formulas(teacher)
+        finally:
+            await asyncio.gather(teacher.close(), student.close())
+
+    in_own_thread(scenario)
+
+
 def test_a_presenting_teachers_students_keep_their_own_screen(server):
     """Presenter mode is the teacher's projector: a student who followed into it had the sidebar (and the follow
     toggle) hidden, and the keys moved the student's own slide away from the room's."""
@@ -223,6 +275,7 @@ def test_a_forged_key_is_refused_and_changes_nothing(server, forged):
         try:
             assert not forger.last.exceptions and T("room.wrong_key", code=code) in shown(forger)
             assert "key" not in query(forger) and query(forger)["room"] == code  # now a student of the room
+            await toggle(forger, r"room\.attached\.\w+", False)  # a following student's page has nothing to edit
             await type_text(forger, r"ctl\.src", "Forged sentence")
             assert store.latest(code) == before
         finally:
@@ -313,33 +366,31 @@ async def nothing_comes(session: Session, seconds: float = 1.5) -> bool:
 
 
 def test_a_followers_own_change_turns_following_off_with_a_note_and_a_reload_keeps_it_off(server):
-    """A following student who types a sentence, picks another head or opens another page is told in one line that
-    following is off (it was silent, and the teacher's next move wiped the student's work); its link says so
-    (follow=0), so that a reload stays detached, with the student's own state."""
+    """A following student who opens another page (its page is read-only while it follows: the sentences, heads
+    and steps are the teacher's to change) is told in one line that following is off (it was silent, and the
+    teacher's next move wiped the student's work); its link says so (follow=0), so that a reload stays detached,
+    with the student's own state."""
     url, store = server
     note = T("room.wandered")
 
     async def scenario():
         teacher, code, key = await open_room(url)
-        students = [await Session.open(url, "", query_string=f"room={code}", timeout=TIMEOUT) for _ in range(3)]
-        typist, picker, wanderer = students
+        wanderer = await Session.open(url, "", query_string=f"room={code}", timeout=TIMEOUT)
         try:
-            assert all(note not in shown(student) and "follow" not in query(student) for student in students)
-            await type_text(typist, r"ctl\.src", "My own sentence")
-            await press(picker, r"heads\.attention\.0", 1)  # a step page's own widget (its fragment)
+            assert note not in shown(wanderer) and "follow" not in query(wanderer)
             await goto(wanderer, "qkv")
-            for student in students:
-                assert note in shown(student) and T("room.detached") in shown(student), student.page
-                assert query(student)["follow"] == "0" and query(student)["room"] == code
-            assert query(typist)["src"] == "My own sentence" and query(picker)["head"] == "2"
+            assert note in shown(wanderer) and T("room.detached") in shown(wanderer)
+            assert query(wanderer)["follow"] == "0" and query(wanderer)["room"] == code
             assert wanderer.page_script_hash != teacher.page_script_hash
             assert "follow" not in store.latest(code).query
+            await type_text(wanderer, r"ctl\.src", "My own sentence")  # on its own: the whole page
+            await press(wanderer, r"heads\.qkv\.0", 1)
 
             await type_text(teacher, r"ctl\.src", "The teacher moves on")
-            assert all(await asyncio.gather(*(nothing_comes(student) for student in students)))
-            assert query(typist)["src"] == "My own sentence"
+            assert await nothing_comes(wanderer)
+            assert query(wanderer)["src"] == "My own sentence" and query(wanderer)["head"] == "2"
 
-            reloaded = await Session.open(url, "attention", query_string=typist.query_string, timeout=TIMEOUT)
+            reloaded = await Session.open(url, "qkv", query_string=wanderer.query_string, timeout=TIMEOUT)
             try:  # the same link in a new tab: still on its own, with its own sentence
                 assert query(reloaded)["src"] == "My own sentence" and query(reloaded)["follow"] == "0"
                 assert T("room.detached") in shown(reloaded) and note not in shown(reloaded)
@@ -353,7 +404,7 @@ def test_a_followers_own_change_turns_following_off_with_a_note_and_a_reload_kee
             finally:
                 await reloaded.close()
         finally:
-            await asyncio.gather(teacher.close(), *(student.close() for student in students))
+            await asyncio.gather(teacher.close(), wanderer.close())
 
     in_own_thread(scenario)
 

@@ -134,6 +134,12 @@ def _link_following(on: bool) -> None:
     st.session_state[ROOM_LINK] = link if on else link | {"follow": "0"}
 
 
+def following() -> bool:
+    """Whether this session is a student following its room now: its page is drawn read-only and lean
+    (ui/core/session.py: Context.reading)."""
+    return _attached(st.session_state.get(ROOM))
+
+
 def _attached(room: dict) -> bool:
     """Whether this session is a student following its room now."""
     return bool(room and room["code"] and not room["key"] and WANDERED not in st.session_state

@@ -10,8 +10,6 @@ import json
 
 import streamlit as st
 
-from ui.classroom.follow import ATTACHED, ROOM
-
 KEY = "step.scroll"
 JS = """
 const MAIN = "[data-testid='stMain']", HEADING = MAIN + " h5";
@@ -46,13 +44,6 @@ export default function({data}) {
 }
 """
 _scroll = st.components.v2.component("step_scroll", js=JS)
-
-
-def following() -> bool:
-    """Whether this session is a student whose page follows the teacher's (ui/classroom/follow.py)."""
-    room = st.session_state.get(ROOM) or {}
-    return bool(room.get("code")) and not room.get("key") and \
-        st.session_state.get(ATTACHED.format(code=room["code"]), True)
 
 
 def to_step(page: str, shown: dict) -> None:
