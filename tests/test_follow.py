@@ -65,6 +65,13 @@ async def woken(student: Session):
     return await asyncio.wait_for(student.server_run(), TIMEOUT)
 
 
+def done(run) -> bool:
+    """A run that ended well: of the whole page, or of a step page's fragment alone (a following student's page
+    woken by the watcher, which takes the teacher's link there)."""
+    finished = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
+    return run.status in finished and not run.exceptions
+
+
 def state(session: Session) -> dict:
     """The state a session's address holds, without the room and key."""
     return {name: value for name, value in query(session).items() if name not in ("room", "key")}
@@ -93,15 +100,15 @@ def test_a_student_follows_the_teacher_and_can_detach(server):
             assert student.page_script_hash == teacher.page_script_hash  # moved to the teacher's page
             assert "key" not in query(student) and query(student)["room"] == code
             await type_text(teacher, r"ctl\.src", "Good morning class")
-            run = await woken(student)  # the same page: taken in one run
-            assert run.status == 0 and not run.exceptions
+            run = await woken(student)  # the same page: taken in one run, of the page's fragment alone
+            assert done(run) and run.status == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY
             assert query(student)["src"] == "Good morning class" and "key" not in query(student)
             assert student.page_script_hash == teacher.page_script_hash
 
             teacher.page, teacher.page_script_hash = "qkv", ""  # the teacher goes to another page
             await teacher.rerun(TIMEOUT)
             run = await woken(student)
-            assert run.status == 0 and not run.exceptions and store.latest(code).page == "qkv"
+            assert done(run) and store.latest(code).page == "qkv"
             assert student.page_script_hash == teacher.page_script_hash and state(student) == state(teacher)
             version = store.version(code)
 
@@ -187,7 +194,7 @@ def test_a_presenting_teachers_students_keep_their_own_screen(server):
             await toggle(teacher, r"ctl\.present", True)
             await type_text(teacher, r"ctl\.src", "Good morning class")
             run = await woken(student)
-            assert run.status == 0 and not run.exceptions and query(teacher)["present"] == "1"
+            assert done(run) and query(teacher)["present"] == "1"
             assert query(student)["src"] == "Good morning class" and "present" not in query(student)
             assert "present" not in store.latest(code).query
         finally:
@@ -209,7 +216,7 @@ def test_every_student_of_a_room_takes_the_teachers_weight_edit(server):
             await teacher.rerun(TIMEOUT)
             assert store.latest(code).query["edit"].endswith("=1.25")  # the room holds the edit
             runs = await asyncio.gather(*(woken(student) for student in students))
-            assert all(run.status == 0 and not run.exceptions for run in runs)
+            assert all(done(run) for run in runs)
             assert all(state(student) == state(teacher) for student in students)
         finally:
             await asyncio.gather(teacher.close(), *(student.close() for student in students))
@@ -228,7 +235,7 @@ def test_when_the_teacher_leaves_the_room_ends_and_its_students_are_told(server)
             await click(teacher, r"room\.leave")
             assert "room" not in query(teacher) and store.version(code) is None  # the room ended with its teacher
             run = await woken(student)
-            assert run.status == 0 and not run.exceptions and "room" not in query(student)
+            assert done(run) and "room" not in query(student)
             assert T("room.gone", code=code) in shown(student) and T("room.following") not in shown(student)
         finally:
             await asyncio.gather(teacher.close(), student.close())
@@ -347,7 +354,7 @@ def test_going_back_is_followed_to_every_default(server):
                     await woken(student)
                 await press(teacher, key, position)
                 run = await woken(student)
-                assert run.status == 0 and not run.exceptions
+                assert done(run)
                 assert student.page_script_hash == teacher.page_script_hash
                 assert state(student) == state(teacher), (page, key, position)
         finally:

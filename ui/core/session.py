@@ -124,10 +124,16 @@ def get() -> Context:
     context = st.session_state["context"]
     state = st.session_state.state
     if state is not context.state:
-        if bool(state.edits) != bool(context.state.edits) or _model_settings(state) != _model_settings(context.state):
-            st.rerun(scope="app")  # the sidebar shows the model in use and whether weights are edited
+        if not same_sidebar(context.state, state):
+            st.rerun(scope="app")
         context = make_context(state, context.state, context.t, st, context.reading)
     return context
+
+
+def same_sidebar(old: AppState, new: AppState) -> bool:
+    """Whether the sidebar drawn for state `old` holds for `new`: it shows the model in use and whether weights are
+    edited (else a run of the fragment alone that changes the state must run the whole app)."""
+    return bool(old.edits) == bool(new.edits) and _model_settings(old) == _model_settings(new)
 
 
 def _model_settings(state: AppState) -> tuple:

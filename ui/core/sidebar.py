@@ -25,7 +25,7 @@ def build(reading: bool = False) -> Context:
     """Read the controls, build (or keep) the state, and remember the context for the page. reading: a following
     student's run (Context.reading), whose sidebar draws only the student's own controls."""
     if "state" not in st.session_state:
-        _start_session()
+        start_from_link()
     else:  # a link's view is for the page it opened, on its first run (ui/views/drawn.py), as is a presenter's move
         st.session_state.pop("link_view", None)
         st.session_state.pop(session.WHOLE_VIEW, None)
@@ -74,7 +74,9 @@ def adopt_model_later(model: engine.Model, origin: dict | None = None, **changes
     st.session_state["adopt_pending"] = {"model": model, "origin": origin, "changes": changes}
 
 
-def _start_session():
+def start_from_link():
+    """The state and view the link asks for, as a session's first run reads them (and a following student's run that
+    took the teacher's link: ui/classroom/follow.py)."""
     query = st.query_params.to_dict()
     state, notes = app_state.decode(query, default_lang=language_of(st.context.locale))
     st.session_state.link_view, view_notes = app_state.decode_view(query)

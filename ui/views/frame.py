@@ -24,6 +24,7 @@ def page(body):
     @functools.wraps(body)
     def run():
         streamlit_internals.forget_stale_widgets()
+        follow.catch_up_on_page()  # a following student's page woken alone takes the teacher's link here
         presenter.follow()  # a presenter's key moved to another page
         with recording() as drawn:
             body()
