@@ -327,8 +327,9 @@ def follower_cost(runs: list, label: str) -> dict:
 def compare(summary: dict) -> list[str]:
     before, after = summary["before"], summary["after"]
     net = "net of the teacher's own" if before["net"] and after["net"] else "with the teacher's (--no-reference)"
+    ratio = after["cpu_ms_per_update"] / before["cpu_ms_per_update"]
     return [f"server CPU per follower's update ({net}): before {before['cpu_ms_per_update']:.1f} ms, after "
-            f"{after['cpu_ms_per_update']:.1f} ms: ratio {after['cpu_ms_per_update'] / before['cpu_ms_per_update']:.2f}",
+            f"{after['cpu_ms_per_update']:.1f} ms: ratio {ratio:.2f}",
             *(f"  {label}: change -> follower's page p50 {cost['p50_s']:.2f} s, p95 {cost['p95_s']:.2f} s over "
               f"{cost['updates']} updates, errors {cost['errors']}" for label, cost in summary.items())]
 

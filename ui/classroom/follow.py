@@ -297,15 +297,14 @@ def catch_up_on_page() -> None:
     _page_fragments[session_id] = streamlit_internals.this_fragment()
     if not streamlit_internals.fragment_run():
         return
-    version = _ask(lambda: store().version(room["code"]), [])
-    if version != room["seen"]:
-        latest = _ask(lambda: store().latest(room["code"]), []) if version is not None else None
+    latest = _ask(lambda: store().latest(room["code"]), [])
+    if latest is None or latest.version != room["seen"]:
         query = None if latest is None else _teachers_query(latest, st.session_state["state"])
         taken = query and latest.page == st.session_state.get(PAGE) and session.same_sidebar(
             st.session_state["state"], _state_of(query))
         if not taken:  # a room gone, a store that does not answer, another page or model: the whole app
             st.rerun(scope="app")
-        room["seen"] = version
+        room["seen"] = latest.version
         _take_here(query)
         controls.start_from_link()
     watcher().follow(session_id, room["code"], room["seen"])

@@ -92,7 +92,8 @@ def rerun_session(session_id: str, fragment_id: str | None = None) -> bool:
     if found is None:
         return False
     fragment_id = fragment_id if fragment_id and found.session.has_fragment(fragment_id) else ""
-    found.session._event_loop.call_soon_threadsafe(_rerun, found.session, fragment_id)  # on the event loop, as a BackMsg
+    loop = found.session._event_loop
+    loop.call_soon_threadsafe(_rerun, found.session, fragment_id)  # on the server's event loop, as a BackMsg
     return True
 
 

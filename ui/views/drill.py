@@ -38,15 +38,15 @@ def on_click(key, n_rows, n_cols):
 
 def drill_down(ctx, trace, name, head, key, rows, cols, unedited=None):
     """The cell's pickers, its arithmetic, the change an edit made to it (`unedited`: the matrix before) and the
-    arithmetic as plain text when asked. On a following student's page (Context.reading): the teacher's cell, named,
-    and its arithmetic, in one element."""
+    arithmetic as plain text when asked, in a box. On a following student's page (Context.reading): the teacher's
+    cell, named, and its arithmetic, in one element."""
+    if ctx.reading:
+        row, col = st.session_state[f"row.{key}"], st.session_state[f"col.{key}"]  # (selection)
+        cell = ctx.t("view.cell", row=literal(rows[row]), col=literal(cols[col]))  # a token is the reader's text
+        explanation = _explained(ctx, trace, name, head, row, col)
+        text_and_formula(f"**{ctx.t('view.drill')}** {cell}", ctx.t.words(explanation.latex))
+        return
     with st.container(border=True):
-        if ctx.reading:
-            row, col = st.session_state[f"row.{key}"], st.session_state[f"col.{key}"]  # (selection)
-            cell = ctx.t("view.cell", row=literal(rows[row]), col=literal(cols[col]))  # a token is the reader's text
-            text_and_formula(f"**{ctx.t('view.drill')}** {cell}",
-                             ctx.t.words(_explained(ctx, trace, name, head, row, col).latex))
-            return
         row, col = _drill_cell(ctx, key, rows, cols)
         explanation = _explained(ctx, trace, name, head, row, col)
         latex(ctx.t.words(explanation.latex))

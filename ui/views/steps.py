@@ -156,8 +156,9 @@ def paper_form(steps: tuple, key: str):
 
 def _departure_note(ctx, shown, key):
     """One box: each departure's sentence (and, for one the paper has no value for here, why no button), then the
-    buttons; its elements are sent on every rerun, so the sentences share one."""
-    note, values = st.container(border=True), departures.values(ctx.config)
+    buttons; its elements are sent on every rerun, so the sentences share one. On a following student's page, the
+    sentences alone (one element: no box, no buttons)."""
+    note, values = st if ctx.reading else st.container(border=True), departures.values(ctx.config)
     settings = [departures.paper_settings(departure, ctx.config) for departure in shown]
     texts = [ctx.t(departures.text_key(departure, ctx.config), **values) + (
         "" if paper is not None else "\n\n" + ctx.t("depart.no_paper_value")) for departure, paper in zip(shown, settings)]
