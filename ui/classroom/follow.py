@@ -15,8 +15,8 @@ change of the teacher costs a run of it per student. On a step page the watcher 
 which takes the teacher's link itself (`catch_up_on_page`) when the teacher is on the same page with the same model,
 without app.py, the sidebar and the navigation; else the whole app runs.
 
-A following student's own change (a sentence, another page, a setting, another head) turns following off, with a
-note: `publish()` compares the page and link a student's run ends on with those it showed after it last took the
+A following student's own change (another page, or a widget a page that is not a step page still draws) turns
+following off, with a note: `publish()` compares the page and link a student's run ends on with those it showed after it last took the
 teacher's. A detached student's link holds follow=0, so a reload stays detached.
 """
 from __future__ import annotations

@@ -218,7 +218,7 @@ def _describe_model(sidebar, context: Context) -> None:
     else:
         sidebar.caption(t("model.kept_memory", id=state.weights, n=store.memory))
     if not context.reading:
-            sidebar.button(t("ctl.drop_weights"), key="ctl.drop_weights", on_click=lambda: set_state(
+        sidebar.button(t("ctl.drop_weights"), key="ctl.drop_weights", on_click=lambda: set_state(
             st.session_state.state.replace(weights="", edits=())))
 
 
