@@ -24,6 +24,7 @@ def page(body):
     @functools.wraps(body)
     def run():
         streamlit_internals.forget_stale_widgets()
+        follow.catch_up_on_page()  # a following student's page woken alone takes the teacher's link here
         presenter.follow()  # a presenter's key moved to another page
         with recording() as drawn:
             body()
@@ -33,9 +34,9 @@ def page(body):
         follow.publish(ctx.t)  # this fragment's own reruns do not reach app.py's
         if ctx.state.present:
             presenter.rail(ctx, drawn.page, drawn.shown)
-        else:
+        elif not ctx.reading:  # a following student's page is the teacher's to move
             neighbour_links(ctx.state, drawn.page)
-        if ctx.state.present or scroll.following():  # the step the class is on, in view
+        if ctx.state.present or ctx.reading:  # the step the class is on, in view
             scroll.to_step(drawn.page, drawn.shown)
     return run
 
