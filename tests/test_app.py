@@ -1243,6 +1243,10 @@ def test_each_step_page_ends_with_its_neighbours_which_keep_the_link(lang):
         assert query(at) == before, page
         last = list(at.main)[-1]
         assert last.type == "page_link" and last.proto.label == links[-1].proto.label, "the links end the page"
+    goto(at, "generate")  # the last of the chain: a link back only
+    assert [(link.proto.label, link.proto.page) for link in at.page_link] == [
+        (t("nav.previous", page=t("page.output")), "output")]
+    assert dict(parse_qsl(at.page_link[0].proto.query_string)) == before and list(at.main)[-1].type == "page_link"
     goto(at, "dropout")
     assert not at.page_link, "dropout, training and the comparison are not steps of the pass"
 
