@@ -79,7 +79,9 @@ def _start_session():
     if state.weights and runs.weights_store().get(state.weights) is None:
         notes.append(LimitError("msg.weights_gone", {"id": state.weights}))
         state = state.replace(weights="", edits=())
-    try:  # a link's settings may be fine one by one and still not fit together
+    state, refused = app_state.fitted(state)  # a link's settings may be fine one by one and not fit together
+    notes += refused
+    try:  # the engine's own checks (a sentence longer than the model's max_len)
         app_state.check_limits(state)
         runs.run(state.model_key)
     except ValueError as error:
