@@ -186,7 +186,8 @@ def assert_numbers_are_the_engines(at, page, state):
     markdown = paragraphs(at)
     if page == "overview":
         c = model.config
-        assert t("overview.shapes", n_src=len(trace.src_tokens), n_tgt=len(trace.tgt_tokens), d_model=c.d_model,
+        shapes = "overview.shapes.decoder_only" if c.decoder_only else "overview.shapes"
+        assert t(shapes, n_src=len(trace.src_tokens), n_tgt=len(trace.tgt_tokens), d_model=c.d_model,
                  h=c.n_heads, n_enc=c.depth("enc"), n_dec=c.depth("dec")) in markdown
     elif page == "generate" and any(w.key == "gen.strategy" for w in at.button_group):  # the decoding tab is open
         if generation.settings(state.gen)["model"] == "trained":

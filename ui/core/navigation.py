@@ -16,7 +16,8 @@ PAGES = {
 CHAIN = [HOME, *PAGES["encoder"], *PAGES["decoder"], "generate"]
 # The pages of the encoder-decoder model only: a decoder-only model (GPT-style) has no encoder, no cross-attention,
 # and the app neither trains nor animates it. They stay in the navigation and say so (ui/views/frame.py: refuse_page).
-ENCODER_DECODER_ONLY = (*PAGES["encoder"], "cross_attention", "train", "animation")
+# The encoder's first two pages, tokens and positional encoding, show a decoder-only model's one input sequence.
+ENCODER_DECODER_ONLY = (*PAGES["encoder"][2:], "cross_attention", "train", "animation")
 
 
 def page_file(page: str) -> str:

@@ -246,8 +246,11 @@ def _option_widgets(good: AppState, t) -> tuple:
         st.selectbox(t(f"ctl.{field}"), CHOICES[field], format_func=lambda c: t(f"choice.{c}"), key=f"ctl.{field}")
     st.number_input(t("ctl.eps"), min_value=FLOAT_RANGES["eps"][0], max_value=FLOAT_RANGES["eps"][1], format="%.0e",
                     key="ctl.eps")
-    for field in BOOL_FIELDS:
-        st.toggle(t(f"ctl.{field}"), key=f"ctl.{field}")
+    decoder_only = st.session_state["ctl.decoder_only"]
+    for field in BOOL_FIELDS:  # a decoder-only model has one embedding table: nothing to share
+        shared = field == "shared_embeddings" and decoder_only
+        st.toggle(t(f"ctl.{field}"), key=f"ctl.{field}", disabled=shared,
+                  help=t("ctl.shared_embeddings.decoder_only") if shared else None)
     chosen = {f: st.session_state[f"ctl.{f}"] for f in CHOICE_FIELDS + BOOL_FIELDS + ("eps",)}
     chosen |= {f: int(st.session_state[f"ctl.{f}"]) for f in SIZE_FIELDS}  # a float after Streamlit resets one
     chosen |= _depth_settings(good.config(), chosen.pop("n_enc_layers"), chosen.pop("n_dec_layers"))
