@@ -26,7 +26,7 @@ st.caption(t("sizes.paper_base", n=count(sizes.parameter_count(sizes.PAPER_BASE_
 st.subheader(t("sizes.products"))
 products = sizes.pass_products(ctx.trace)
 this_pass = "sizes.products_pass.decoder_only" if c.decoder_only else "sizes.products_pass"
-st.markdown(t("sizes.products_note") + " " + t(this_pass, n_src=len(ctx.trace.src_tokens),
-                                                n_tgt=len(ctx.trace.tgt_tokens)))
+st.markdown(t(this_pass, rule=t("sizes.products_note"), n_src=len(ctx.trace.src_tokens),
+              n_tgt=len(ctx.trace.tgt_tokens)))
 st.markdown(product_totals(t, products))
 st.dataframe(arrow(product_table(t, products)), hide_index=True)

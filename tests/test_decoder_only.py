@@ -291,7 +291,7 @@ def test_the_sizes_page_of_a_decoder_only_model_counts_the_encoder_decoder_one(a
     assert EN["sizes.parameters_note"].split("**")[0] + "**287**" in [m.value for m in at.markdown][1]
     # the decoder reads the source too: its 5 positions are the 2 source tokens, SOS and the 2 target words; the
     # rule for counting a product is said once, as for the encoder-decoder model
-    note = EN["sizes.products_note"] + " " + EN["sizes.products_pass.decoder_only"].format(n_src=2, n_tgt=5)
+    note = EN["sizes.products_pass.decoder_only"].format(rule=EN["sizes.products_note"], n_src=2, n_tgt=5)
     assert note in [m.value for m in at.markdown]
     assert EN["sizes.products_note"].split(";")[0] not in EN["sizes.products_pass.decoder_only"]
 
