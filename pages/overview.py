@@ -26,7 +26,7 @@ if ctx.state.present:  # where a class starts: the first slide, as the rail's â†
                  icon=":material/play_arrow:", query_params=encode(ctx.state))
 c, trace = ctx.config, ctx.trace
 st.subheader(ctx.t("overview.flow"))
-st.markdown(ctx.t("overview.shapes", n_src=len(trace.src_tokens), n_tgt=len(trace.tgt_tokens), d_model=c.d_model,
+st.markdown(ctx.t("overview.shapes.decoder_only" if c.decoder_only else "overview.shapes", n_src=len(trace.src_tokens), n_tgt=len(trace.tgt_tokens), d_model=c.d_model,
                   h=c.n_heads, n_enc=c.depth("enc"), n_dec=c.depth("dec")))
 last = trace["probs"][-1]
 best = int(np.argmax(last))

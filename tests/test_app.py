@@ -260,8 +260,13 @@ def test_the_sizes_page_shows_the_engines_counts(preset, lang):
     assert_clean(at)
     t = translator(lang)
     model = engine.with_words(engine.preset(preset, n_dec_layers=2), DEFAULT_QUERY["src"], DEFAULT_QUERY["tgt"])
-    parts, products = tables(at)
+    parts, beside_torch, products = tables(at)
     v, paper_v = len(model.vocab), sizes.PAPER_VOCABULARY_SIZE
+    number = lambda text: int(text.replace(",", "").replace("−", "-"))
+    for column, vocab in ((1, v), (2, paper_v)):  # PyTorch's count, plus the items, is this model's
+        assert number(beside_torch[0][column]) == sizes.torch_count(model.config, vocab)
+        assert sum(number(row[column]) for row in beside_torch[:-1]) == number(beside_torch[-1][column]) == \
+            sizes.parameter_count(model.config, vocab)
     assert parts[-1] == [t("sizes.all"), "", "", f"{sizes.parameter_count(model.config, v):,}",
                          f"{sizes.parameter_count(model.config, paper_v):,}"]
     assert [row[2] for row in parts if row[0] == t("sizes.part.dec.ffn")] == ["2"]
@@ -273,6 +278,20 @@ def test_the_sizes_page_shows_the_engines_counts(preset, lang):
     assert [row[0] for row in products] == list(expected)
     assert [row[2] for row in products] == [f"{p.multiply_adds:,}" for p in expected.values()]
     assert any(f"**{sum(p.multiply_adds for p in expected.values()):,}**" in m.value for m in at.markdown)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_paper_models_total_stands_beside_pytorchs(lang):
+    """nn.Transformer(512, 8, 6, 6, 2048) and the 37,000 x 512 embedding count 63,084,544 (tests/test_sizes.py
+    builds them); the paper model 63,119,496: its output bias, +37,000, and PyTorch's two final LayerNorms, -2,048."""
+    at = open_page("sizes", preset="paper", lang=lang)
+    assert_clean(at)
+    t = translator(lang)
+    assert t("sizes.torch.text", reference="nn.Transformer(512, 8, 6, 6, 2048)", d_model=512, tables=1) in [
+        m.value for m in at.markdown]
+    assert [[row[0], row[2]] for row in tables(at)[1]] == [
+        [t("sizes.torch.count"), "63,084,544"], [t("sizes.torch.output_bias"), "+37,000"],
+        [t("sizes.torch.final_norms", stacks=2), "−2,048"], [t("sizes.torch.ours"), "63,119,496"]]
 
 
 @pytest.mark.parametrize("page", ALL_PAGES)
@@ -1243,6 +1262,10 @@ def test_each_step_page_ends_with_its_neighbours_which_keep_the_link(lang):
         assert query(at) == before, page
         last = list(at.main)[-1]
         assert last.type == "page_link" and last.proto.label == links[-1].proto.label, "the links end the page"
+    goto(at, "generate")  # the last of the chain: a link back only
+    assert [(link.proto.label, link.proto.page) for link in at.page_link] == [
+        (t("nav.previous", page=t("page.output")), "output")]
+    assert dict(parse_qsl(at.page_link[0].proto.query_string)) == before and list(at.main)[-1].type == "page_link"
     goto(at, "dropout")
     assert not at.page_link, "dropout, training and the comparison are not steps of the pass"
 

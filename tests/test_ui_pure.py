@@ -1037,7 +1037,8 @@ def test_step_pages_link_to_their_neighbours_in_the_order_data_flows():
     assert neighbours("multihead") == ("attention", "add_norm")
     assert neighbours("encoder_stack") == ("ffn", "decoder_input")
     assert neighbours("output") == ("decoder_stack", "generate")
-    assert neighbours("overview") is None and neighbours("dropout") is None and neighbours("generate") is None
+    assert neighbours("generate") == ("output", None) == neighbours("generate", decoder_only=True)  # the last
+    assert neighbours("overview") is None and neighbours("dropout") is None
 
 
 TREE_LABELS = {"logp": "log P", "score": "score", "pruned": "{n} pruned", "best": "best: {token} {logp}"}

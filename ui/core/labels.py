@@ -11,6 +11,19 @@ SUBLAYER_WORDS = {"attn": "self_attn", "self_attn": "masked", "cross_attn": "cro
 
 
 
+def input_side(config) -> str:
+    """The side the tokens and positional pages embed: the source, or a decoder-only model's one sequence (source,
+    SOS, target), which its decoder reads."""
+    return "tgt" if config.decoder_only else "src"
+
+
+def input_tokens(trace) -> tuple[tuple, tuple]:
+    """(tokens, ids) of the side the tokens and positional pages embed (input_side)."""
+    if input_side(trace.model.config) == "tgt":
+        return trace.tgt_tokens, trace.tgt_ids
+    return trace.src_tokens, trace.src_ids
+
+
 def unique(labels) -> list[str]:
     """Labels (tokens, say) numbered only where one repeats, by its position, so every label stays unique:
     ["a", "b", "a"] -> ["a (0)", "b", "a (2)"]."""
@@ -62,7 +75,7 @@ INTRO_SETTINGS = {
 }
 
 # The pages whose intro is another in a decoder-only model: "intro.<page>.decoder_only" in place of "intro.<page>".
-DECODER_ONLY_INTROS = ("overview", "decoder_input", "dec_add_norm", "dec_ffn", "decoder_stack", "generate")
+DECODER_ONLY_INTROS = ("overview", "tokens", "positional", "decoder_input", "dec_add_norm", "dec_ffn", "decoder_stack", "generate")
 
 SEED_NOTES = ("qkv", "multihead", "add_norm", "masked_attention")  # pages that flag a seed's slip: "seednote.<page>"
 

@@ -84,7 +84,9 @@ def start_from_link():
     if state.weights and runs.weights_store().get(state.weights) is None:
         notes.append(LimitError("msg.weights_gone", {"id": state.weights}))
         state = state.replace(weights="", edits=())
-    try:  # a link's settings may be fine one by one and still not fit together
+    state, refused = app_state.fitted(state)  # a link's settings may be fine one by one and not fit together
+    notes += refused
+    try:  # the engine's own checks (a sentence longer than the model's max_len)
         app_state.check_limits(state)
         runs.run(state.model_key)
     except ValueError as error:
@@ -270,8 +272,11 @@ def _option_widgets(good: AppState, t) -> tuple:
         st.selectbox(t(f"ctl.{field}"), CHOICES[field], format_func=lambda c: t(f"choice.{c}"), key=f"ctl.{field}")
     st.number_input(t("ctl.eps"), min_value=FLOAT_RANGES["eps"][0], max_value=FLOAT_RANGES["eps"][1], format="%.0e",
                     key="ctl.eps")
-    for field in BOOL_FIELDS:
-        st.toggle(t(f"ctl.{field}"), key=f"ctl.{field}")
+    decoder_only = st.session_state["ctl.decoder_only"]
+    for field in BOOL_FIELDS:  # a decoder-only model has one embedding table: nothing to share
+        shared = field == "shared_embeddings" and decoder_only
+        st.toggle(t(f"ctl.{field}"), key=f"ctl.{field}", disabled=shared,
+                  help=t("ctl.shared_embeddings.decoder_only") if shared else None)
     chosen = {f: st.session_state[f"ctl.{f}"] for f in CHOICE_FIELDS + BOOL_FIELDS + ("eps",)}
     chosen |= {f: int(st.session_state[f"ctl.{f}"]) for f in SIZE_FIELDS}  # a float after Streamlit resets one
     chosen |= _depth_settings(good.config(), chosen.pop("n_enc_layers"), chosen.pop("n_dec_layers"))

@@ -102,6 +102,9 @@ def _reordered(model_key):
 
 def _order():
     ctx = session.get()
+    if ctx.config.decoder_only:
+        st.markdown(ctx.t("pos.order.causal"))
+        return
     before, after, with_pe = _reordered(ctx.state.model_key)
     st.markdown(ctx.t("pos.order.text"))
     head = pickers.head_picker("pos.order.head")

@@ -34,8 +34,7 @@ def page(body):
         follow.publish(ctx.t)  # this fragment's own reruns do not reach app.py's
         if ctx.state.present:
             presenter.rail(ctx, drawn.page, drawn.shown)
-        elif not ctx.reading:  # a following student's page is the teacher's to move
-            neighbour_links(ctx.state, drawn.page)
+        neighbour_links(ctx.state, drawn.page)  # none in presenter mode or for a following student
         if ctx.state.present or ctx.reading:  # the step the class is on, in view
             scroll.to_step(drawn.page, drawn.shown)
     return run
@@ -74,17 +73,21 @@ def run(ctx: Context, page) -> None:
 
 
 def neighbour_links(state, page: str):
-    """Links to the previous and the next step page (navigation.CHAIN), which switch pages in this session and
-    keep the link's state (st.page_link clears the query without query_params), not this page's view."""
+    """Links to the previous and the next page of the chain (navigation.CHAIN; generation has no next), which switch
+    pages in this session and keep the link's state (st.page_link clears the query without query_params), not this
+    page's view. None in presenter mode, whose rail moves between the slides, nor on a following student's page,
+    which is the teacher's to move."""
     ctx = session.get()
     around = neighbours(page, ctx.config.decoder_only)
-    if around is None:
+    if around is None or state.present or ctx.reading:
         return
     t = ctx.t
     query = encode(state)
     row = st.container(horizontal=True, horizontal_alignment="distribute")
     for which, neighbour, icon, side in zip(("previous", "next"), around, ("arrow_back", "arrow_forward"),
                                             ("left", "right")):
+        if neighbour is None:
+            continue
         row.page_link(session.page_entry(t, neighbour), label=t(f"nav.{which}", page=t(f"page.{neighbour}")),
                       icon=f":material/{icon}:", icon_position=side, query_params=query)
 
