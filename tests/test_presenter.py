@@ -221,7 +221,7 @@ def test_in_two_layers_the_keys_walk_both_layers_and_the_rail_groups_them():
     at = open_link("add_norm", present="1", cfg="n_layers:2", sublayer="2", step="ln2")
     data = rail(at)
     assert data["count"] == len(deck) == 105 and data["here"] == 19
-    assert data["where"].startswith("20 / 105 · Add & LayerNorm · Layer 1 · ")
+    assert data["where"].startswith("20 / 105 · Encoder · Add & LayerNorm · Layer 1 · ")
     runs = [[(run["layer"], run["name"], len(run["slides"])) for run in part["runs"]] for part in data["parts"]]
     assert runs == [[(None, None, 4), ("1", "Layer 1", 16), ("2", "Layer 2", 16), (None, None, 2)],
                     [(None, None, 3), ("1", "Layer 1", 29), ("2", "Layer 2", 29), (None, None, 2)], [(None, None, 4)]]
@@ -416,12 +416,18 @@ def test_back_from_a_page_after_the_pass_opens_its_last_slide():
     assert page_of(at) == "output" and rail(at)["here"] == 59
 
 
-def test_no_two_slides_of_an_add_and_norm_share_a_title():
-    t = translator("en")
-    config = engine.preset("hello-world").config
-    titles = [presenter._title(t, slide, config) for slide in slides(config) if slide[1] == "dec_add_norm"]
-    assert len(set(titles)) == len(titles) == 6
-    assert titles[2] == "Add & LayerNorm · Cross-attention · Residual add"
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("preset", list(engine.PRESETS))
+def test_no_two_slides_share_a_title(lang, preset):
+    """The encoder's and the decoder's feed-forward and add & norm slides say their stack, each add & norm its
+    sub-layer, in both languages, one layer or six."""
+    t, config = translator(lang), engine.preset(preset).config
+    titles = [presenter._title(t, slide, config) for slide in slides(config)]
+    assert len(set(titles)) == len(titles)
+    if (preset, lang) == ("hello-world", "en"):
+        assert "Decoder · Add & LayerNorm · Cross-attention · Residual add" in titles
+        assert "Encoder · Feed-forward · Activation" in titles and "Decoder · Feed-forward · Activation" in titles
+        assert titles[0] == "Tokens & embedding"  # a page of its own name: no stack
 
 
 def test_a_presenters_step_and_a_following_students_are_scrolled_into_view():

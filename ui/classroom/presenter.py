@@ -17,7 +17,7 @@ from ui.core import session, sidebar
 from ui.core.figures import PROJECTOR
 from ui.core.i18n import plain_math
 from ui.core.labels import SUBLAYER_WORDS, step_name_key
-from ui.core.navigation import RAIL, slide_at, slides
+from ui.core.navigation import PAGES, RAIL, slide_at, slides
 from ui.core.state import encode, encode_view
 
 KEY = "present.rail"
@@ -189,10 +189,12 @@ def _parts(t, deck, titles) -> list[dict]:
 
 
 def _title(t, slide, config) -> str:
-    """A slide's words: its page, its layer in a stack of several, an add & norm's sub-layer (three slides would
+    """A slide's words: its stack where another page has the same name (the encoder's and the decoder's
+    "Feed-forward"), its page, its layer in a stack of several, an add & norm's sub-layer (three slides would
     otherwise share "Add & LayerNorm · Residual add"), and the step or section it shows."""
-    _, page, view = slide
-    words = [t(f"page.{page}")]
+    part, page, view = slide
+    name = t(f"page.{page}")
+    words = [t(f"present.part.{part}"), name] if _names_shared(t, name) else [name]
     if "layer" in view:
         words.append(t("present.layer", n=view["layer"] + 1))
     if "sublayer" in view:  # the step's number is the sub-layer's (add2: sub-layer 2), whatever the picker's position
@@ -204,6 +206,11 @@ def _title(t, slide, config) -> str:
     elif "section" in view:
         words.append(t(("stack.changes", "stack.one_layer")[view["section"]]))
     return plain_math(" · ".join(words))
+
+
+def _names_shared(t, name: str) -> bool:
+    """Whether two pages have this name in this language."""
+    return sum(t(f"page.{page}") == name for pages in PAGES.values() for page in pages) > 1
 
 
 def _sent(event: str):
