@@ -400,12 +400,17 @@ def test_every_page_in_presenter_mode_is_on_the_rail(page):
 
 
 def test_the_overviews_right_arrow_and_start_open_the_first_step():
+    """Where a class starts: a prominent Start button (primary, not a link) and → both open the first slide."""
     at = open_link("overview", present="1")
-    start = [link for link in at.get("page_link") if link.proto.label == EN_T("present.start")]
-    assert len(start) == 1 and start[0].proto.page.endswith("tokens") and "present=1" in start[0].proto.query_string
+    start = at.button(key="present.start")
+    assert start.label == EN_T("present.start") and start.proto.type == "primary" and not at.get("page_link")
+    start.click().run()
+    at.switch_page(f"pages/{page_of(at)}.py").run()  # AppTest runs the page it was given, not the one switched to
+    assert page_of(at) == "tokens" and rail(at)["here"] == 0 and query(at)["present"] == "1"
+    at = open_link("overview", present="1")
     press(at, "go", 0)  # → on a page off the pass: its first slide
     assert page_of(at) == "tokens" and rail(at)["here"] == 0 and query(at)["present"] == "1"
-    assert not [link for link in open_link("overview").get("page_link") if link.proto.label == EN_T("present.start")]
+    assert not [button for button in open_link("overview").button if button.key == "present.start"]
 
 
 def test_back_from_a_page_after_the_pass_opens_its_last_slide():

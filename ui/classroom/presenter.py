@@ -223,11 +223,17 @@ def _go():
     """A key or a click on the rail: open its slide, on this page or (follow) on another; a forged position (not a
     whole number within the pass) is ignored."""
     position = _sent("go")
-    deck = slides(session.get().config)
-    if isinstance(position, bool) or not isinstance(position, int) or not 0 <= position < len(deck):
+    if isinstance(position, bool) or not isinstance(position, int) or not 0 <= position < len(
+            slides(session.get().config)):
         return
-    st.session_state["present.move"] = deck[position][1:]  # (page, view): follow() opens it
-    if deck[position][1] != st.session_state.get("present.on"):
+    open_slide(position)
+
+
+def open_slide(position: int) -> None:
+    """From a callback: open the pass's slide at this position (the rail's keys, the overview's Start)."""
+    slide = slides(session.get().config)[position]
+    st.session_state["present.move"] = slide[1:]  # (page, view): follow() opens it
+    if slide[1] != st.session_state.get("present.on"):
         sidebar.adopt(st.session_state.state)  # st.switch_page's run starts the sidebar's inputs empty: refill them
 
 
