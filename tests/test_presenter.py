@@ -298,16 +298,34 @@ RAIL_ON_TOP = """() => [...document.querySelectorAll('.present-rail button.prese
 })"""
 
 
+# The sidebar's words cut short (an ellipsis: text wider than its box, formulas' own boxes aside), and the bottom of
+# its last element.
+SIDEBAR_CUT = """() => [...document.querySelectorAll('[data-testid="stSidebar"] :is(span, p, label)')]
+    .filter(e => e.innerText.trim() && !e.closest('.katex') && e.scrollWidth > e.clientWidth + 1)
+    .map(e => e.innerText.slice(0, 40))"""
+SIDEBAR_FOOT = """() => Math.max(...[...document.querySelectorAll('[data-testid="stSidebarUserContent"] *')]
+    .map(e => e.getBoundingClientRect().bottom))"""
+
+
 def test_the_rails_moves_stay_in_sight_when_the_sidebar_is_open(server, new_page):  # noqa: F811 (server)
-    """A teacher who opens the sidebar on the projector (to change the sentence) still sees and clicks ← and →."""
+    """A teacher who opens the sidebar on the projector (to change the sentence) still sees and clicks ← and →, reads
+    the sidebar's words whole, and scrolls its foot above the rail."""
     page = new_page()
     page.set_viewport_size(PROJECTOR_SCREEN)
     page.goto(url(server, "attention", present="1"))
     settle(page)
     page.locator('[data-testid="stExpandSidebarButton"]').click()
     expect(page.locator('[data-testid="stSidebar"]')).to_have_attribute("data-collapsed", "false")
-    page.wait_for_timeout(500)  # the sidebar's slide-in
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    page.wait_for_function("""() => document.querySelector('[data-testid="stSidebar"]').getBoundingClientRect()
+                                    .left >= 0""")  # the sidebar's slide-in
+    page.wait_for_timeout(500)
+    assert sidebar.bounding_box()["width"] == 300 * PROJECTOR  # as much wider as its type is larger
     assert page.evaluate(RAIL_ON_TOP) == [True, True, True]
+    assert page.evaluate(SIDEBAR_CUT) == []  # its words whole in large type (they were cut: "The forward pass, a…")
+    page.locator('[data-testid="stSidebarContent"]').evaluate("e => { e.scrollTop = e.scrollHeight; }")
+    page.wait_for_timeout(300)
+    assert page.evaluate(SIDEBAR_FOOT) <= page.locator(".present-rail").bounding_box()["y"]  # its foot above the rail
     page.locator(".present-rail button.present-move").nth(1).click()
     expect(_where(page)).to_have_text(re.compile(r"^9 / "), timeout=30_000)  # from the scores, 8
 

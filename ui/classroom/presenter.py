@@ -34,6 +34,9 @@ html {{ font-size: {100 * PROJECTOR:g}% !important; }}
   [data-testid="stMainBlockContainer"] {{ padding-left: 2rem !important; padding-right: 2rem !important; }}
 }}
 [data-testid="stSidebarContent"] {{ padding-bottom: 4rem; }}  /* its foot scrolls above the rail */
+@media (min-width: 641px) {{  /* the sidebar as much wider as its type is larger: its pages' names whole */
+  [data-testid="stSidebar"] {{ width: {300 * PROJECTOR:g}px !important; }}
+}}
 /* a slide is the screen between the header and the rail: the header's strip as thin as its button, a step's heading
    scrolled to just under it, and less room around headings and formulas than a page read up close */
 [data-testid="stHeader"] {{ height: 2.5rem; min-height: 2.5rem; }}
