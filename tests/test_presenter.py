@@ -368,9 +368,21 @@ def test_two_quick_keys_across_a_page_boundary_open_the_next_page(server, new_pa
     assert "/multihead?" in page.url, page.url
 
 
+# The attention formula on a phone: wider than the phone (so not vacuous), it scrolls sideways in its own box, which
+# stays inside the column, and the page itself is not wider than the screen.
+WIDE_FORMULA_IN_ITS_BOX = """() => {
+    const main = document.querySelector('[data-testid="stMain"]');
+    const formula = document.querySelector('[data-testid="stMain"] .katex-display');
+    const box = formula.getBoundingClientRect();
+    return {page: main.scrollWidth > main.clientWidth, formula: formula.scrollWidth > innerWidth - 32,
+            scrolls: getComputedStyle(formula).overflowX, inside: box.left >= 0 && box.right <= innerWidth};
+}"""
+
+
 def test_a_phone_that_follows_a_presenter_keeps_normal_type_and_a_one_line_rail(server, new_page):  # noqa: F811
     """A student's phone (400 x 800) opened with the teacher's present=1: the rail is one line at the foot (the moves,
-    the slide's name, the exit), not 60 dots squeezed into a column over the page, and the text is its normal size."""
+    the slide's name, the exit), not 60 dots squeezed into a column over the page, and the text is its normal size; the
+    attention formula, wider than the phone, scrolls in its own box without widening the page."""
     page = new_page()
     page.set_viewport_size({"width": 400, "height": 800})
     page.goto(url(server, "attention", present="1", step="scaled"))
@@ -380,6 +392,7 @@ def test_a_phone_that_follows_a_presenter_keeps_normal_type_and_a_one_line_rail(
     assert rail["height"] < 70 and rail["y"] + rail["height"] == 800, rail
     assert page.evaluate(RAIL_ON_TOP) == [True, True, True]
     assert page.evaluate("getComputedStyle(document.documentElement).fontSize") == "16px"
+    assert page.evaluate(WIDE_FORMULA_IN_ITS_BOX) == {"page": False, "formula": True, "scrolls": "auto", "inside": True}
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "presenter-phone-400x800-en.png"))
 
