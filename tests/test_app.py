@@ -489,6 +489,21 @@ def test_a_link_part_the_page_cannot_show_is_noted_and_dropped(part, text):
     assert query(at) == DEFAULT_QUERY
 
 
+def test_a_teacher_opens_a_room_from_the_top_of_the_sidebar_and_its_code_is_large():
+    """The room's panel is the sidebar's first part, above the controls (it was the last, ~1,700 px down): "Open a
+    room" is one click, not behind an expander; the teacher's panel shows the QR code, then the code in large
+    monospace type (KaTeX's \\Huge \\texttt), below the image, whose fullscreen button would cover it above."""
+    at = open_link("attention")
+    top = at.sidebar.children[0]
+    assert [child.type for child in top.children.values()][:2] == ["button", "expander"]
+    assert at.button(key="room.open").label == EN_T("room.open")
+    at.button(key="room.open").click().run()
+    code = at.session_state["room"]["code"]
+    panel = at.sidebar.children[0].children[0]
+    assert [child.type for child in panel.children.values()][:4] == ["image", "caption", "latex", "code"]
+    assert panel.children[2].value == "$$\n\\Huge\\texttt{" + code + "}\n$$"
+
+
 def test_the_link_follows_the_view_and_stays_on_its_page():
     at = open_page("attention")
     at.session_state["heads.attention.0"] = 1  # head 2

@@ -470,6 +470,16 @@ def test_catalogs_have_the_same_keys(lang):
     assert sorted(set(CATALOGS[lang]) - set(EN)) == []
 
 
+def test_english_words_quote_chinese_only_beside_a_translation():
+    """An English screen translates what it quotes from the Chinese notes: the original may stand beside the
+    translation, labelled "(Chinese: …)", and nowhere else (the Concat page quoted it untranslated)."""
+    quoted = re.compile(r"\(Chinese: “[^”]*”\)")
+    untranslated = {key: text for key, text in EN.items()
+                    if re.search(r"[\u3400-\u9fff]", quoted.sub("", text))}
+    assert untranslated == {}
+    assert sum(bool(quoted.search(text)) for text in EN.values()) == 3  # seednote.multihead, .add_norm, .masked_...
+
+
 def test_catalogs_have_the_same_placeholders():
     """Every key of every catalog: the same placeholders as English's; all the keys that differ, reported at once."""
     differ = [f"{lang} {key}: {_placeholders(catalog[key])}, English {_placeholders(EN[key])}"

@@ -1,7 +1,7 @@
 """Follow the teacher: a teacher's room, and students whose pages follow it (ui/stores/rooms.py keeps the rooms).
 
 app.py calls `join_from_link()` before the state is built (so the link's room= and key= stay in the address),
-`sidebar(t, page)` before the page runs, and `publish()` after it; a step page's fragment publishes too (its own
+`sidebar(t, page, slot)` before the page runs, and `publish()` after it; a step page's fragment publishes too (its own
 reruns do not run app.py). The teacher's link holds room=CODE&key=SECRET and each of the teacher's runs puts the
 page and its link into the room; a student's link holds room=CODE only. While a student is attached, the process's
 room watcher (ui/classroom/room_watch.py: one read of the room a few times a second for all its students) reruns
@@ -159,8 +159,9 @@ def _attached(room: dict) -> bool:
                 and st.session_state.get(ATTACHED.format(code=room["code"]), True))
 
 
-def sidebar(t, page) -> None:
-    """The room's part of the sidebar; a student's page that is behind the teacher's goes to it (st.switch_page)."""
+def sidebar(t, page, slot) -> None:
+    """The room's part of the sidebar, drawn in `slot` (at its top: a teacher opens a room in one click, a student sees
+    the Follow switch first); a student's page that is behind the teacher's goes to it (st.switch_page)."""
     st.session_state[PAGE] = page.url_path if page.url_path in ALL_PAGES else HOME
     room = st.session_state[ROOM]
     session = streamlit_internals.this_session()
@@ -168,14 +169,14 @@ def sidebar(t, page) -> None:
         watcher().forget(session)
         _page_fragments.pop(session, None)  # and its page's fragment alone only if the page says so
     for key, values in st.session_state.pop(NOTES, []):
-        st.sidebar.warning(t(key, **values))
+        slot.warning(t(key, **values))
     polling = False
     if room["key"]:
-        _teacher_panel(t, room)
+        _teacher_panel(t, room, slot)
     elif room["code"]:
-        polling = _student_panel(t, room)
+        polling = _student_panel(t, room, slot)
     else:
-        _no_room(t)
+        _no_room(t, slot)
     with st.sidebar:
         if polling:  # a follower's poll is a timed fragment already
             copy_link_button(t)
@@ -195,11 +196,12 @@ def _copy_link_on_a_timer(t) -> None:
     copy_link_button(t)
 
 
-def _no_room(t) -> None:
-    """Open a room, or join one by its code: drawn only while the expander is open (widgets cost every rerun)."""
-    panel = st.sidebar.expander(t("room.section"), key="room.panel", on_change="rerun")
+def _no_room(t, slot) -> None:
+    """Open a room (one click), or join one by its code: its field drawn only while its expander is open (widgets
+    cost every rerun)."""
+    slot.button(t("room.open"), key="room.open", help=t("room.open_help"), on_click=_open_room, width="stretch")
+    panel = slot.expander(t("room.section"), key="room.panel", on_change="rerun")
     if panel.open:
-        panel.button(t("room.open"), key="room.open", help=t("room.open_help"), on_click=_open_room)
         panel.text_input(t("room.join"), key="room.join", max_chars=2 * rooms.CODE_LENGTH, on_change=_join_typed)
 
 
@@ -220,12 +222,14 @@ def _leave() -> None:
     _enter({"code": None, "key": None, "seen": None})
 
 
-def _teacher_panel(t, room) -> None:
-    """The code, big, and the QR code of the students' link, for the projector."""
+def _teacher_panel(t, room, slot) -> None:
+    """The QR code of the students' link and the room's code, big, for the projector; the code under the QR code,
+    which its fullscreen button (over the image's top right corner, shown on hover) would otherwise cover."""
     link = students_link(st.context.url or "", st.session_state[PAGE], room["code"])
-    panel = st.sidebar.container(border=True)
-    panel.markdown(t("room.teacher", code=room["code"]))
+    panel = slot.container(border=True)
     panel.image(qr_png_uri(link), caption=t("room.scan"), width="stretch")
+    panel.caption(t("room.code"))
+    panel.latex(code_tex(room["code"]))
     panel.code(link, language=None, wrap_lines=True)  # text, never markup: the host is what the browser sent
     panel.caption(t("room.teacher_note"))
     panel.button(t("room.leave"), key="room.leave", on_click=_close_room)
@@ -239,10 +243,10 @@ def _close_room() -> None:
     _leave()
 
 
-def _student_panel(t, room) -> bool:
+def _student_panel(t, room, slot) -> bool:
     """The student's panel; whether it holds a timed fragment: the poll of the room, where no watcher can wake the
     page (ui/classroom/room_watch.py)."""
-    panel = st.sidebar.container(border=True)
+    panel = slot.container(border=True)
     key = ATTACHED.format(code=room["code"])
     if st.session_state.pop(WANDERED, False):  # the student's own change (publish): following is off, and it says so
         st.session_state[key] = False
@@ -420,6 +424,12 @@ def _notice_own_change(room: dict) -> None:
         st.session_state[WANDERED] = True
         _link_following(False)
         st.rerun(scope="app")
+
+
+def code_tex(code: str) -> str:
+    """A room's code as KaTeX draws it for the back of the room: \\Huge (about 48 px), monospace. The code is
+    rooms.ALPHABET's letters and digits only, none of which reads as another from afar or means anything to TeX."""
+    return rf"\Huge\texttt{{{code}}}"
 
 
 def students_link(url: str, page: str, code: str) -> str:
