@@ -918,7 +918,7 @@ def _crosses(segment, box, samples=400):
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("preset", ["hello-world", "paper"])
+@pytest.mark.parametrize("preset", ["hello-world", "paper", "pre-norm"])
 @pytest.mark.parametrize("width_px", [320, 360, 480, 640, 900, 1200])
 def test_no_arrow_of_the_diagram_crosses_a_label(preset, lang, width_px):
     """At any width the overview's column gives the figure (480 px at 1280 x 720; 320 px when a projector zooms the
@@ -926,7 +926,8 @@ def test_no_arrow_of_the_diagram_crosses_a_label(preset, lang, width_px):
     stacks' "× N" beside their frames), and every text is inside the figure."""
     from ui.lessons.diagram import architecture
 
-    layout = architecture(translator(lang), engine.preset(preset).run("Hello World", "hola")).to_dict()["layout"]
+    model = engine.preset("paper", norm_placement="pre") if preset == "pre-norm" else engine.preset(preset)
+    layout = architecture(translator(lang), model.run("Hello World", "hola")).to_dict()["layout"]
     (left, right), (bottom, top) = layout["xaxis"]["range"], layout["yaxis"]["range"]
     margin = layout["margin"]
     units_per_px = ((right - left) / (width_px - margin["l"] - margin["r"]),
@@ -962,8 +963,35 @@ def test_every_box_of_the_diagram_opens_a_page_of_the_navigation():
     pages = [page for section in PAGES.values() for page in section]
     assert set(click["customdata"]) <= set(pages)
     decoder = [page for page, x in zip(click["customdata"], click["x"]) if x == 1]  # the right column, bottom up
-    assert decoder == ["decoder_input", "masked_attention", "dec_add_norm", "cross_attention", "dec_add_norm",
-                       "dec_ffn", "dec_add_norm", "decoder_stack", "output"]
+    assert decoder == ["decoder_input", "dec_add_norm", "masked_attention", "dec_add_norm", "cross_attention",
+                       "dec_add_norm", "dec_ffn", "decoder_stack", "output"]  # pre-norm: each LayerNorm first
+
+
+@pytest.mark.parametrize("decoder_only", [False, True])
+def test_the_diagram_draws_pre_norms_order_layer_norm_sublayer_then_the_sum(decoder_only):
+    """x + Sublayer(LayerNorm(x)): the norm box (titled LayerNorm, not Add & LayerNorm) under its sub-layer, a ⊕
+    above the sub-layer's last box; post-norm keeps the paper's Add & Norm above the sub-layer and draws no ⊕."""
+    from ui.lessons.diagram import architecture
+
+    def drawn(placement):
+        model = engine.preset("hello-world", norm_placement=placement, decoder_only=decoder_only)
+        figure = architecture(translator("en"), model.run("Hello World", "hola")).to_dict()
+        click, layout = figure["data"][0], figure["layout"]
+        boxes = sorted(zip(click["x"], click["y"], click["customdata"], click["text"]))  # column by column, bottom up
+        return boxes, [(shape["xanchor"], shape["yanchor"]) for shape in layout["shapes"] if shape["type"] == "circle"]
+
+    post, post_sums = drawn("post")
+    pre, sums = drawn("pre")
+    assert post_sums == [] and all(title == EN["page.add_norm"] for _, _, page, title in post if "add_norm" in page)
+    assert [title for _, _, page, title in pre if "add_norm" in page] == ["LayerNorm"] * (2 if decoder_only else 5)
+    pages = [page for *_, page, _ in pre]
+    sublayers = ("attention", "multihead", "ffn", "masked_attention", "cross_attention", "dec_ffn")
+    for i, page in enumerate(pages):
+        if "add_norm" in page:  # the next box is its sub-layer's first
+            assert pages[i + 1] in ("qkv", "masked_attention", "cross_attention", "ffn", "dec_ffn"), pages
+    tops = [(x, y + 0.5) for (x, y, page, _), (_, _, after, _) in zip(pre, pre[1:])
+            if page in sublayers and ("add_norm" in after or after.endswith("_stack"))]
+    assert sorted(sums) == tops and len(tops) == (2 if decoder_only else 5)
 
 
 def test_the_diagram_has_a_box_for_every_step_page_titled_in_plain_text():
