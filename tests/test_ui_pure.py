@@ -1355,20 +1355,35 @@ def test_the_plain_text_arithmetic_has_its_words_in_chinese():
 # ---- the paper's whole attention equations and the heads' W^Q side by side (ui.lessons.formulas) --------------------
 
 def test_the_whole_attention_equations_follow_the_model():
+    """The paper's form: MultiHead(Q,K,V) with head_i = Attention(QW_i^Q, KW_i^K, VW_i^V), then what Q, K and V are
+    in the block: the sub-layer's input X (LayerNorm(X) in pre-norm), the decoder's and the encoder's output in
+    cross-attention; the projection steps say the same."""
     from ui.lessons.formulas import attention_equations
 
-    paper = attention_equations(r"\sqrt{d_k}", masked=False, cross=False, bias=False)
+    paper = attention_equations(r"\sqrt{d_k}", masked=False, cross=False, bias=False, pre_norm=False)
     assert paper == [r"\operatorname{Attention}(Q,K,V) = \operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}"
                      r"\right) V",
-                     r"\text{head}_i = \operatorname{Attention}(X W_i^Q,\; X W_i^K,\; X W_i^V)",
                      r"\operatorname{MultiHead}(Q,K,V) = \operatorname{Concat}(\text{head}_1, \ldots, \text{head}_h)"
-                     r"\, W^O"]
-    masked = attention_equations("30", masked=True, cross=False, bias=True)
-    assert r"\frac{QK^\top}{30} + M\right)" in masked[0]
-    assert masked[1] == r"\text{head}_i = \operatorname{Attention}(X W_i^Q + b_i^Q,\; X W_i^K + b_i^K,\; X W_i^V + b_i^V)"
-    assert masked[2].endswith(r"W^O + b^O")
-    cross = attention_equations(r"\sqrt{d_k}", masked=False, cross=True, bias=False)
-    assert r"X_{\text{dec}} W_i^Q,\; X_{\text{enc}} W_i^K,\; X_{\text{enc}} W_i^V)" in cross[1]
+                     r"\, W^O",
+                     r"\text{head}_i = \operatorname{Attention}(Q W_i^Q,\; K W_i^K,\; V W_i^V)",
+                     r"Q = K = V = X \quad (\text{⟦sublayer-input⟧})"]
+    masked = attention_equations("30", masked=True, cross=False, bias=True, pre_norm=True)
+    assert r"\frac{QK^\top}{30} + M\right)" in masked[0] and masked[1].endswith(r"W^O + b^O")
+    assert masked[2] == r"\text{head}_i = \operatorname{Attention}(Q W_i^Q + b_i^Q,\; K W_i^K + b_i^K,\; V W_i^V + b_i^V)"
+    assert masked[3].startswith(r"Q = K = V = \operatorname{LayerNorm}(X) \quad")
+    cross = attention_equations(r"\sqrt{d_k}", masked=False, cross=True, bias=False, pre_norm=False)
+    assert cross[3] == r"Q = X_{\text{dec}},\; K = V = X_{\text{enc}} \quad (\text{⟦cross-inputs⟧})"
+    pre_cross = attention_equations(r"\sqrt{d_k}", masked=False, cross=True, bias=False, pre_norm=True)[3]
+    assert pre_cross.startswith(r"Q = \operatorname{LayerNorm}(X_{\text{dec}}),\; K = V = X_{\text{enc}}")
+    assert not any("X W" in line for line in paper + masked + cross)  # the heads project Q, K, V, not X
+    for lang, words in (("en", ("X: the sub-layer's input", "Q from the decoder, K and V from the encoder's output")),
+                        ("zh", ("X：子层的输入", "Q 来自解码器，K 和 V 来自编码器的输出"))):
+        assert [words[0] in translator(lang).words(paper[3]), words[1] in translator(lang).words(cross[3])] == [True] * 2
+    pre = engine.preset("hello-world", norm_placement="pre").run("Hello World", "Hola")
+    assert pre.step("enc.0.attn.q").formula == r"Q_i = \operatorname{LayerNorm}(X) W_i^Q"
+    assert pre.step("dec.0.cross_attn.q").formula == r"Q_i = \operatorname{LayerNorm}(X_{\text{dec}}) W_i^Q"
+    assert pre.step("dec.0.cross_attn.v").formula == r"V_i = X_{\text{enc}} W_i^V"
+    assert engine.preset("hello-world").run("Hello World").step("enc.0.attn.k").formula == r"K_i = X W_i^K"
     divisor = engine.preset("hello-world").run("Hello World").step("enc.0.attn.scaled").meta["divisor_tex"]
     assert divisor == "30" and engine.preset("paper").run("Hello").step("enc.0.attn.scaled").meta[
         "divisor_tex"] == r"\sqrt{d_k}"
@@ -1470,3 +1485,26 @@ def test_a_difference_heatmap_outlines_the_changed_cells():
                                marked=[(0, 1), (1, 1)]).to_dict())
     frames = [(s.x0, s.y0, s.line.width) for s in figure.layout.shapes]
     assert frames == [(0.5, -0.5, 1.5), (0.5, 0.5, 1.5)]
+
+
+@pytest.mark.parametrize("catalog", [EN, ZH])
+def test_the_layer_norm_epsilon_is_credited_to_what_adds_it_not_to_ba_et_al(catalog):
+    """Ba et al. (2016) normalise by σ with no ε; PyTorch's nn.LayerNorm puts ε under the root (ε = 10⁻⁵ by default),
+    the post's code adds it to σ. Every text naming Ba et al. writes their form without ε."""
+    named = {key: text for key, text in catalog.items() if re.search(r"Ba et al|Ba 等人", text)}
+    assert named and all("(x − μ)/σ" in text and ("没有 ε" in text or "has no ε" in text) for text in named.values())
+    for key in ("intro.add_norm.paper", "diff.layer_norm.why", "depart.layer_norm"):
+        assert "PyTorch" in catalog[key] and key in named, key
+    assert "10⁻⁵" in catalog["intro.add_norm.paper"]
+    assert not re.search(r"Ba", catalog["compare.side.pytorch"] + catalog["depart.layer_norm.button"])
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_multihead_intro_names_b_o_when_the_model_has_biases(lang):
+    t = translator(lang)
+
+    def intro(bias):
+        return " ".join(t(key) for key in intro_keys("multihead", engine.preset("hello-world", attn_bias=bias).config))
+
+    assert "$b^O$" in intro(True) and "+ $b^O$" in intro(True) and "PyTorch" in intro(True)
+    assert "$b^O$" not in intro(False) and "Concat(head₁, …, headₕ)$W^O$" in intro(False)

@@ -54,6 +54,7 @@ def param_axes(vocab_tokens, name, shape) -> list[list[str]]:
 INTRO_SETTINGS = {
     "tokens": ("embed_scale",),
     "qkv": ("attn_bias",),
+    "multihead": ("attn_bias",),
     "positional": ("pos_encoding",),
     "attention": ("attn_divisor", "softmax"),
     "add_norm": ("norm_placement", "layer_norm"),

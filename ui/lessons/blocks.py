@@ -31,11 +31,12 @@ INPUT_SUM = ": X_emb + PE"  # what the source's and the decoder's input dropouts
 
 
 def equations(block: str):
-    """Attention(Q,K,V), head_i and MultiHead of the paper, as this block computes them, in one formula."""
+    """Attention(Q,K,V), MultiHead and its head_i of the paper, and what Q, K and V are in this block, as it computes
+    them, in one formula."""
     ctx = session.get()
     divisor = ctx.trace.step(f"{block}.scaled").meta["divisor_tex"]
     lines = attention_equations(divisor, block.endswith(".self_attn"), block.endswith(".cross_attn"),
-                                ctx.config.attn_bias)
+                                ctx.config.attn_bias, ctx.config.norm_placement == "pre")
     draw.latex(ctx.t.words(r" \\ ".join(lines)))
     steps.paper_form(("scale", "proj"), block)
 
