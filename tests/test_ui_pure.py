@@ -580,14 +580,17 @@ def test_every_setting_an_intro_depends_on_has_its_text_in_every_value(lang):
                      for config in _every_value(field)}
             assert len(texts) == len(_every_value(field)) and not any("{" in text for text in texts), (page, field)
     # each note names its source by its title (the app never numbers them), its slip, and what is right
-    facts = {"add_norm": ("The transformer's details", "(xᵢ − μ)²", "Transformer 讲稿整理", "(1/d) Σⱼ Xᵢⱼ"),
-             "masked_attention": ("Transformer 讲稿整理", "20", "K = YW^K"),
-             "multihead": ("输入的流动过程", "512×512", "n × d_model"),
-             "qkv": ("The Random Transformer", "(4 × 1)", "3.99")}
-    assert set(facts) == set(SEED_NOTES)
-    for page, words in facts.items():
-        assert all(word in t(f"seednote.{page}") for word in words), page
-        assert not re.search(r"seed|种子|\b00\d\b", t(f"seednote.{page}"), re.IGNORECASE), page
+    facts = {"seednote.add_norm": ("The transformer's details", "(xᵢ − μ)²", "Transformer 讲稿整理", "(1/d) Σⱼ Xᵢⱼ"),
+             "seednote.masked_attention": ("Transformer 讲稿整理", "20", "K = YW^K"),
+             "seednote.masked_attention.scores": ("22", "Q_{i,j}K_{i,j}", "(QKᵀ)ᵢⱼ = Σ_c Q_ic K_jc", "√d_k"),
+             "seednote.multihead": ("输入的流动过程", "512×512", "n × d_model"),
+             "seednote.qkv": ("The Random Transformer", "(4 × 1)", "3.99"),
+             "seednote.qkv.shapes": ("Transformer 讲稿整理", "6", "21", "ℝ^(n×d_k)", "d_model × d_k", "d_model × d_v"),
+             "seednote.train": ("Transformer 讲稿整理", "39", "Σ_{i=0}^{n₀}", "n₀ + 1", "1 … n₀", "0 … n₀ − 1")}
+    assert set(facts) == {key for keys in SEED_NOTES.values() for key in keys}
+    for key, words in facts.items():
+        assert all(word in t(key) for word in words), key
+        assert not re.search(r"seed|种子|\b00\d\b", t(key), re.IGNORECASE), key
     assert t("intro.attention.sqrt_dk", d_k=3, divisor="1.732") in (
         "The divisor is the paper's √d_k, here √3 = 1.732.", "除数是论文的 √d_k，这里 √3 = 1.732。")
 
@@ -715,7 +718,7 @@ def test_every_key_the_code_asks_for_exists():
     keys |= {"ctl.divisor.sqrt", "ctl.divisor.number", "side.src", "side.tgt"}
     keys |= {f"diff.{d['key']}.{part}" for d in DIFFERENCES for part in ("topic", "why")}
     keys |= {key for page in INTRO_SETTINGS for field in INTRO_SETTINGS[page] for config in _every_value(field)
-             for key in intro_keys(page, config)} | {f"seednote.{page}" for page in SEED_NOTES}
+             for key in intro_keys(page, config)} | {key for keys in SEED_NOTES.values() for key in keys}
     missing = sorted(k for k in keys if k not in EN or k not in ZH)
     assert missing == []
     assert all(Path(ROOT, page_file(p)).is_file() for ps in PAGES.values() for p in ps)
