@@ -132,13 +132,13 @@ def test_cross_attentions_even_weights_note_names_the_step_where_the_encoders_ro
     for src, converged in (("Hello World", "enc.0.ln1"), ("how world", "enc.0.ln2"), ("how are you", None)):
         at = open_page("cross_attention", src=src, tgt="Hola", lang=lang)
         assert_clean(at)
-        notes = [p for p in paragraphs(at) if p.startswith(":material/info: ")]
+        notes = [element.value for element in at.markdown if element.value.startswith(":material/info: ")]
         trace = engine.with_words(engine.preset("hello-world"), src, "Hola").run(src, "Hola")
         where, n = layers.convergence(trace), len(trace.src_tokens)
         assert (where and where.step) == converged
         expected = t("cross.even", n=n, tolerance=EVEN)
         if where:
-            expected += " " + t("cross.even.alike", n=n, tolerance="1", name=where.step, title=t(step_name_key(where.step)),
+            expected += "\n\n" + t("cross.even.alike", n=n, tolerance="1", name=where.step, title=t(step_name_key(where.step)),
                                 spread=fmt(100 * where.spread, 2), before=where.before,
                                 before_title=t(step_name_key(where.before)), spread_before=fmt(100 * where.spread_before, 2))
         assert notes == [":material/info: " + expected], src

@@ -82,7 +82,7 @@ def _evenly_spread_note(ctx, weights):
     note = ctx.t("cross.even", n=n, tolerance=EVEN)
     where = layers.convergence(ctx.trace, "enc")
     if where is not None:
-        note += " " + ctx.t("cross.even.alike", n=n, tolerance=fmt(100 * layers.ALIKE, 2),
+        note += "\n\n" + ctx.t("cross.even.alike", n=n, tolerance=fmt(100 * layers.ALIKE, 2),
                             name=where.step, title=ctx.t(step_name_key(where.step)), spread=fmt(100 * where.spread, 2),
                             before=where.before, before_title=ctx.t(step_name_key(where.before)),
                             spread_before=fmt(100 * where.spread_before, 2))
