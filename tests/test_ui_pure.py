@@ -582,13 +582,11 @@ def test_every_setting_an_intro_depends_on_has_its_text_in_every_value(lang):
     # each note names its source by its title (the app never numbers them), its slip, and what is right
     facts = {"seednote.add_norm": ("The transformer's details", "(xᵢ − μ)²", "Transformer 讲稿整理", "(1/d) Σⱼ Xᵢⱼ"),
              "seednote.masked_attention": ("Transformer 讲稿整理", "20", "K = YW^K"),
-             "seednote.masked_attention.scores": ("22", r"$Q_{i,j}K_{i,j}/\sqrt{d_k}$",
-                                                  r"$(QK^\top)_{ij} = \sum_c Q_{ic} K_{jc}$"),
+             "seednote.masked_attention.scores": ("22", "Q(i,j) · K(i,j) / √d_k", "(QKᵀ)(i,j) = Σ_c Q(i,c) · K(j,c)"),
              "seednote.multihead": ("输入的流动过程", "512×512", "n × d_model"),
              "seednote.qkv": ("The Random Transformer", "(4 × 1)", "3.99"),
-             "seednote.qkv.shapes": ("Transformer 讲稿整理", "6", "21", r"\in \mathbb{R}^{n \times d_k}$", "d_model × d_k",
-                                     "d_model × d_v"),
-             "seednote.train": ("Transformer 讲稿整理", "39", r"\sum_{i=0}^{n_0} L_i$", "n₀ + 1", "1 … n₀", "0 … n₀ − 1")}
+             "seednote.qkv.shapes": ("Transformer 讲稿整理", "6", "21", "∈ ℝ^(n × d_k)", "d_model × d_k", "d_model × d_v"),
+             "seednote.train": ("Transformer 讲稿整理", "39", "L = (1/n₀) Σ Lᵢ", "n₀ + 1", "1 … n₀", "0 … n₀ − 1")}
     assert set(facts) == {key for keys in SEED_NOTES.values() for key in keys}
     for key, words in facts.items():
         assert all(word in t(key) for word in words), key
