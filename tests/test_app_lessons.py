@@ -143,3 +143,19 @@ def test_cross_attentions_even_weights_note_names_the_step_where_the_encoders_ro
                                 before_title=t(step_name_key(where.before)), spread_before=fmt(100 * where.spread_before, 2))
         assert notes == [":material/info: " + expected], src
         assert not re.search("feed-forward|前馈|hello|world", notes[0].split(":", 2)[-1]), notes[0]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_order_tab_claims_the_reordering_only_where_the_weights_are_numbers(lang):
+    """Naive softmax with huge W^Q, W^K: the weights are NaN, so the tab does not say the two matrices agree."""
+    edits = "enc.0.attn.W_Q:0.0.0=1000000;enc.0.attn.W_K:0.0.0=1000000"
+    at = open_page("positional", src="hello how world", cfg="softmax:naive", edit=edits, lang=lang)
+    at = open_tab(at, "pos.tab", "pos.tab.order")
+    t, texts = translator(lang), paragraphs(at)
+    model = engine.preset("hello-world", softmax="naive").with_cells(
+        {"enc.0.attn.W_Q": [((0, 0, 0), 1e6)], "enc.0.attn.W_K": [((0, 0, 0), 1e6)]}).without_positions()
+    gap = pe.permutation_gap(model.run("hello how world")["enc.0.attn.weights"],
+                             model.run("world how hello")["enc.0.attn.weights"], [2, 1, 0])
+    assert np.isnan(gap)
+    assert t("pos.order.nonfinite", gap=fmt(gap, 2)) in texts
+    assert not [p for p in texts if p == t("pos.order.same", gap=fmt(gap, 2), layers=1)]
