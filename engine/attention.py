@@ -25,7 +25,7 @@ MASKED_ATTENTION_TEX = r"\operatorname{Attention}(Q,K,V) = \operatorname{softmax
 HEAD_TEX = r"\text{head}_i = \operatorname{Attention}(Q W_i^Q%s,\; K W_i^K%s,\; V W_i^V%s)"
 # What Q, K and V stand for in a block (section 3.2.3): one input in self-attention, two in cross-attention.
 SELF_BINDING_TEX = r"Q = K = V = %s \quad (\text{⟦sublayer-input⟧})"
-CROSS_BINDING_TEX = r"Q = %s,\; K = V = %s \quad (\text{⟦cross-inputs⟧})"
+CROSS_BINDING_TEX = r"Q = %s,\; K = V = %s \\ (\text{⟦cross-inputs⟧})"  # the words on a line of their own
 SIDE_BY_SIDE_TEX = r"W^Q = \begin{bmatrix} W_1^Q & \cdots & W_h^Q \end{bmatrix}"  # heads_side_by_side
 
 

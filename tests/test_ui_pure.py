@@ -1375,7 +1375,7 @@ def test_the_whole_attention_equations_follow_the_model():
     assert masked[2] == r"\text{head}_i = \operatorname{Attention}(Q W_i^Q + b_i^Q,\; K W_i^K + b_i^K,\; V W_i^V + b_i^V)"
     assert masked[3].startswith(r"Q = K = V = \operatorname{LayerNorm}(X) \quad")
     cross = attention_equations(r"\sqrt{d_k}", masked=False, cross=True, bias=False, pre_norm=False)
-    assert cross[3] == r"Q = X_{\text{dec}},\; K = V = X_{\text{enc}} \quad (\text{⟦cross-inputs⟧})"
+    assert cross[3] == r"Q = X_{\text{dec}},\; K = V = X_{\text{enc}} \\ (\text{⟦cross-inputs⟧})"
     pre_cross = attention_equations(r"\sqrt{d_k}", masked=False, cross=True, bias=False, pre_norm=True)[3]
     assert pre_cross.startswith(r"Q = \operatorname{LayerNorm}(X_{\text{dec}}),\; K = V = X_{\text{enc}}")
     assert not any("X W" in line for line in paper + masked + cross)  # the heads project Q, K, V, not X
