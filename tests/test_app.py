@@ -901,19 +901,26 @@ def test_an_intro_says_what_the_current_settings_compute(page, cfg, keys, lang):
     at = open_page(page, lang=lang, **({"cfg": cfg} if cfg else {}))
     assert_clean(at)
     t = translator(lang)
-    seed_note = [f":gray[:small[{t(f'seednote.{page}')}]]"] if page in SEED_NOTES else []
+    seed_note = [f":gray[:small[{t(key)}]]" for key in SEED_NOTES.get(page, ())]
     assert at.markdown[0].value == "\n\n".join([f"# {t(f'page.{page}')}", t(f"intro.{page}")]
                                                 + [t(key, d_k=3, divisor="1.732") for key in keys] + seed_note)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_seeds_slips_are_flagged_where_their_step_is_taught(lang):
-    at = open_page("add_norm", lang=lang)
-    for page in ("add_norm", "qkv", "multihead", "masked_attention"):
+    """Each slip where its step is taught: the weights' shapes (W ∈ ℝ^(n×d_k)) with Q, K, V, the scores'
+    Q_{i,j}K_{i,j} with the masked scores, the loss's sum from 0 to n₀ with the training loss."""
+    at, t = open_page("add_norm", lang=lang), translator(lang)
+    pages = {"add_norm": ["seednote.add_norm"], "qkv": ["seednote.qkv", "seednote.qkv.shapes"],
+             "multihead": ["seednote.multihead"],
+             "masked_attention": ["seednote.masked_attention", "seednote.masked_attention.scores"],
+             "train": ["seednote.train"]}
+    for page, keys in pages.items():
         goto(at, page)
-        assert f":gray[:small[{translator(lang)(f'seednote.{page}')}]]" in at.main.markdown[0].value  # with the intro
+        intro = at.main.markdown[0].value
+        assert intro.endswith("\n\n".join(f":gray[:small[{t(key)}]]" for key in keys)), page  # under the intro
     goto(at, "ffn")
-    assert all(translator(lang)(f"seednote.{page}") not in at.main.markdown[0].value for page in SEED_NOTES)
+    assert all(t(key) not in at.main.markdown[0].value for keys in pages.values() for key in keys)
 
 
 def test_sizes_within_the_caps_are_accepted():

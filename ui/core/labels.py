@@ -67,6 +67,7 @@ def param_axes(vocab_tokens, name, shape) -> list[list[str]]:
 INTRO_SETTINGS = {
     "tokens": ("embed_scale",),
     "qkv": ("attn_bias",),
+    "multihead": ("attn_bias",),
     "positional": ("pos_encoding",),
     "attention": ("attn_divisor", "softmax"),
     "add_norm": ("norm_placement", "layer_norm"),
@@ -77,7 +78,11 @@ INTRO_SETTINGS = {
 # The pages whose intro is another in a decoder-only model: "intro.<page>.decoder_only" in place of "intro.<page>".
 DECODER_ONLY_INTROS = ("overview", "tokens", "positional", "decoder_input", "dec_add_norm", "dec_ffn", "decoder_stack", "generate")
 
-SEED_NOTES = ("qkv", "multihead", "add_norm", "masked_attention")  # pages that flag a seed's slip: "seednote.<page>"
+# The pages that flag the seeds' slips where they teach the step, and the catalog keys of their notes.
+SEED_NOTES = {"qkv": ("seednote.qkv", "seednote.qkv.shapes"), "multihead": ("seednote.multihead",),
+              "add_norm": ("seednote.add_norm",),
+              "masked_attention": ("seednote.masked_attention", "seednote.masked_attention.scores"),
+              "train": ("seednote.train",)}
 
 
 def intro_keys(page: str, config) -> list[str]:

@@ -94,7 +94,7 @@ def neighbour_links(state, page: str):
 
 def intro(page: str, model_notes: bool = True):
     """The page's title and intro: the text true in every setting, then the sentences on the current settings
-    (labels.intro_keys), and a note on the seeds' slips where the page teaches their step ("seednote.<page>").
+    (labels.intro_keys), and the notes on the seeds' slips where the page teaches their step (labels.SEED_NOTES).
     model_notes=False: the page says itself which words are new to the model it uses (generation)."""
     ctx = session.get()
     drawn = current()
@@ -102,7 +102,7 @@ def intro(page: str, model_notes: bool = True):
         drawn.page = page
     first, *settings = intro_keys(page, ctx.config)
     c = ctx.config  # the title, the intro, the sentences on the settings and the seeds' note: one element
-    seed_note = [f":gray[:small[{ctx.t(f'seednote.{page}')}]]"] if page in SEED_NOTES else []
+    seed_note = [f":gray[:small[{ctx.t(key)}]]" for key in SEED_NOTES.get(page, ())]
     text = "\n\n".join([f"# {ctx.t(f'page.{page}')}", ctx.t(first)]
                        + [ctx.t(key, d_k=c.d_k, divisor=f"{c.divisor:.4g}") for key in settings] + seed_note)
     element = st.markdown(text)
