@@ -40,7 +40,8 @@ bench: setup-test
 # The whole performance harness, each figure a ratio to a reference of the same run (bench/pages_bench.py): the
 # engine vs PyTorch, every page's server CPU per rerun (also with the paper preset) and browser edit-to-update vs
 # a trivial page; LOAD=1 adds the classroom load (bench/load.py, ~6 min). Replaces the "Per page" section of
-# docs/PERFORMANCE.md.
+# docs/PERFORMANCE.md, after comparing each page's ratios with those recorded there (bench/perf_guard.py): it prints
+# old -> new, writes the new figures anyway, and fails (exit status 1) if a case is more than 20 % worse.
 perf: setup-test browser
 	$(BIN)/python bench/pages_bench.py --engine --paper $(if $(LOAD),--load) --write docs/PERFORMANCE.md
 

@@ -11,10 +11,11 @@ if "state" not in st.session_state:  # the browser keeps it: sent on a session's
     st.set_page_config(page_title="Transformer, step by step", page_icon="🔢", layout="wide")
 follow.join_from_link()  # before the state writes the link, which keeps its room
 follow.catch_up()  # a following student's page behind the teacher's takes the teacher's link
-ctx = sidebar.build()
+room_slot = st.sidebar.container()  # the room's panel, above the controls (follow.sidebar draws it)
+ctx = sidebar.build(reading=follow.following())  # a following student's page is read-only and lean
 if ctx.state.present:  # presenter mode: the page has the whole screen
     st.set_page_config(initial_sidebar_state="collapsed")
 page = st.navigation(session.navigation(ctx.t), expanded=True)
-follow.sidebar(ctx.t, page)  # a student following the teacher may go to the teacher's page here
+follow.sidebar(ctx.t, page, room_slot)  # a student following the teacher may go to the teacher's page here
 frame.run(ctx, page)  # a decoder-only model's page without an encoder says so; presenter mode's rail on every page
 follow.publish(ctx.t)  # a teacher's page and link, after the page wrote its view

@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/follow_bench.py class [--followers 60] [--duration 120] [--change 2-5] [--processes 1]
                                                  [--page attention] [--no-reference] [--json FILE]
+                                                 [--against DIR [--rounds 1]]
     .venv/bin/python bench/follow_bench.py poll [--polls 60]
 
 `class`: a teacher and N followers, each a Streamlit session speaking the browser's websocket protocol
@@ -16,6 +17,11 @@ N processes behind nginx, every session first GETting the page for nginx's cooki
 reference is the same teacher without followers. Server CPU and RSS come from /proc, over the time all followers
 are on; "MB per follower" is (RSS with all - RSS with the teacher alone) / N. Errors: exceptions on a page, lost
 connections, runs over --timeout, and changes a follower never showed (counted as missed).
+
+--against DIR: the same class (same teacher's script) on the code in DIR too, e.g. a `git archive` of main, before
+the code in --source, then (each further --rounds) in the other order, so that the machine's load weighs on both. It
+prints each one's server CPU per follower's update, net of the teacher's own (the server's CPU with followers, less
+what the teacher alone used over as long, over the updates), their ratio (--source / DIR) and each one's latency.
 
 `poll`: the server's CPU for one timed poll of a student whose room has not moved, against a rerun of the trivial
 page (bench/trivial_app.py) on its own server, pair by pair as bench/pages_bench.py does.
@@ -213,20 +219,20 @@ async def run_class(url: str, pid, args, followers: int) -> dict:
         "per_process": [{"port": port, "sessions": sessions, "rss_mb": rss} for port, _, sessions, rss in
                         end.per_process],
         "nginx_cores_busy": None if end.proxy_cpu is None else (end.proxy_cpu - start.proxy_cpu) / seconds,
-        "loadavg_before": loadavg_before, "loadavg_after": os.getloadavg(),
+        "loadavg_before": loadavg_before, "loadavg_after": os.getloadavg(), "latencies_s": latencies,
     }
 
 
-def serve(args, log, directory: Path):
-    """The server(s) for one run: (url, pid or Processes, the process to stop)."""
+def serve(args, log, directory: Path, source: Path):
+    """The server(s) for one run of the code in source: (url, pid or Processes, the process to stop)."""
     port = free_port(*args.ports)
     if args.processes == 1:
-        server = start_server("app.py", port, log, args.source)
+        server = start_server("app.py", port, log, source)
         return f"http://localhost:{port}", server.pid, server
     run_dir = Path(tempfile.mkdtemp(dir=directory))
     launcher = subprocess.Popen([sys.executable, "deploy/classroom.py", "--processes", str(args.processes), "--port",
                                  str(port), "--address", "127.0.0.1", "--run-dir", str(run_dir)],
-                                cwd=args.source, stdout=log, stderr=subprocess.STDOUT)
+                                cwd=source, stdout=log, stderr=subprocess.STDOUT)
     for _ in range(600):
         if (run_dir / "pids.json").exists():
             return f"http://127.0.0.1:{port}", Processes.read(run_dir / "pids.json"), launcher
@@ -237,9 +243,9 @@ def serve(args, log, directory: Path):
     raise RuntimeError(f"deploy/classroom.py did not start; see {log.name}")
 
 
-def class_phase(args, followers: int, log, directory: Path) -> dict:
+def class_phase(args, followers: int, log, directory: Path, source: Path) -> dict:
     os.environ["TRANSFORMER_ROOMS_DB"] = str(Path(tempfile.mkdtemp(dir=directory)) / "rooms.sqlite3")
-    url, pid, server = serve(args, log, directory)
+    url, pid, server = serve(args, log, directory, source)
     try:
         return asyncio.run(run_class(url, pid, args, followers))
     finally:
@@ -271,24 +277,61 @@ def describe(result: dict) -> list[str]:
 
 
 def class_main(args) -> None:
-    print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()}; serving {args.source} ({version(args.source)})")
-    results = {"command": " ".join(sys.argv), "version": version(args.source)}
+    copies = {"before": args.against, "after": args.source} if args.against else {"": args.source}
+    print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()}; serving "
+          + ", ".join(f"{label} {source} ({version(source)})".lstrip() for label, source in copies.items()))
+    results = {"command": " ".join(sys.argv), "version": version(args.source), "runs": []}
+    if args.against:
+        results["version_before"] = version(args.against)
+    phases = [("class", args.followers)] + ([] if args.no_reference else [("alone", 0)])
     with tempfile.TemporaryDirectory() as directory, open(Path(directory) / "servers.log", "w+b") as log:
-        for name, followers in [("class", args.followers)] + ([] if args.no_reference else [("alone", 0)]):
-            results[name] = class_phase(args, followers, log, Path(directory))
-            print("\n".join(describe(results[name])))
+        for round_number in range(args.rounds):
+            for label in list(copies)[::-1 if round_number % 2 else 1]:
+                for name, followers in phases:
+                    result = class_phase(args, followers, log, Path(directory), copies[label])
+                    results["runs"].append({"code": label, "phase": name, **result})
+                    results.setdefault(name, result)  # the first of each phase (of the code before, with --against)
+                    print(f"[{label}] " * bool(label) + "\n".join(describe(result)))
         log.seek(0)
         text = log.read().decode(errors="replace")
         tracebacks = text.count("Traceback")
         if tracebacks:
             start = text.index("Traceback")
             print(text[max(0, start - 300):start + 3000])
-    lat = results["class"]["latency_s"]
-    print(f"server log: {tracebacks} tracebacks; bar: p95 {lat['p95']:.2f} s < {TARGET_BAR['p95_s']} s: "
-          f"{'yes' if lat['p95'] < TARGET_BAR['p95_s'] else 'NO'}, errors {results['class']['errors']} == 0: "
-          f"{'yes' if results['class']['errors'] == 0 else 'NO'}")
+    summary = {label: follower_cost(results["runs"], label) for label in copies}
+    results["summary"] = summary
+    if args.against:
+        print("\n".join(compare(summary)))
+    last = summary[list(copies)[-1]]
+    print(f"server log: {tracebacks} tracebacks; bar: p95 {last['p95_s']:.2f} s < {TARGET_BAR['p95_s']} s: "
+          f"{'yes' if last['p95_s'] < TARGET_BAR['p95_s'] else 'NO'}, errors {last['errors']} == 0: "
+          f"{'yes' if last['errors'] == 0 else 'NO'}")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2, default=str) + "\n")
+
+
+def follower_cost(runs: list, label: str) -> dict:
+    """One code's classes pooled: server CPU per follower's update, net of the teacher's own where a run of the
+    teacher alone says what that costs (its cores busy, over as long), and the latency's p50 and p95."""
+    classes = [run for run in runs if run["code"] == label and run["phase"] == "class"]
+    alone = [run["server_cores_busy"] for run in runs if run["code"] == label and run["phase"] == "alone"]
+    updates = sum(run["updates"] for run in classes)
+    teacher = statistics.mean(alone) if alone else 0.0
+    cpu = sum(run["server_cpu_s"] - teacher * run["window_s"] for run in classes)
+    latencies = [s for run in classes for s in run["latencies_s"]]
+    return {"cpu_ms_per_update": cpu / updates * 1000 if updates else float("nan"), "net": bool(alone),
+            "updates": updates, "p50_s": percentile(latencies, 50), "p95_s": percentile(latencies, 95),
+            "errors": sum(run["errors"] for run in classes)}
+
+
+def compare(summary: dict) -> list[str]:
+    before, after = summary["before"], summary["after"]
+    net = "net of the teacher's own" if before["net"] and after["net"] else "with the teacher's (--no-reference)"
+    ratio = after["cpu_ms_per_update"] / before["cpu_ms_per_update"]
+    return [f"server CPU per follower's update ({net}): before {before['cpu_ms_per_update']:.1f} ms, after "
+            f"{after['cpu_ms_per_update']:.1f} ms: ratio {ratio:.2f}",
+            *(f"  {label}: change -> follower's page p50 {cost['p50_s']:.2f} s, p95 {cost['p95_s']:.2f} s over "
+              f"{cost['updates']} updates, errors {cost['errors']}" for label, cost in summary.items())]
 
 
 # ---- poll: one idle poll's CPU -----------------------------------------------------------------------------
@@ -359,6 +402,8 @@ def main(argv=None):
     lesson.add_argument("--head", default="0")
     lesson.add_argument("--timeout", type=float, default=30, help="seconds a run may take before it is an error")
     lesson.add_argument("--source", type=Path, default=ROOT, help="serve this copy (e.g. a `git archive` of HEAD)")
+    lesson.add_argument("--against", type=Path, help="also serve this copy (the code before), for a ratio")
+    lesson.add_argument("--rounds", type=int, default=1, help="with --against: each copy this many times, in turn")
     lesson.add_argument("--ports", type=lambda text: tuple(map(int, text.split("-"))), default=(8600, 8699))
     lesson.add_argument("--no-reference", action="store_true", help="skip the run without followers")
     lesson.add_argument("--seed", type=int, default=0)

@@ -1,16 +1,8 @@
 """Scaled dot-product and multi-head attention (paper section 3.2), one function per equation."""
 import numpy as np
 
-PROJ_TEX = {
-    "q": r"Q_i = X W_i^Q",
-    "k": r"K_i = X W_i^K",
-    "v": r"V_i = X W_i^V",
-}
-CROSS_PROJ_TEX = {
-    "q": r"Q_i = X_{\text{dec}} W_i^Q",
-    "k": r"K_i = X_{\text{enc}} W_i^K",
-    "v": r"V_i = X_{\text{enc}} W_i^V",
-}
+# Each head's projections of what the block binds Q and K, V to (bound_to): %s is X, LayerNorm(X), X_dec or X_enc.
+PROJ_TEX = {"q": r"Q_i = %s W_i^Q", "k": r"K_i = %s W_i^K", "v": r"V_i = %s W_i^V"}
 BIAS_TEX = {"q": r" + b_i^Q", "k": r" + b_i^K", "v": r" + b_i^V"}
 SCORES_TEX = r"S_i = Q_i K_i^\top"
 SQRT_DK_TEX = r"\sqrt{d_k}"  # the paper's divisor; a divisor set by hand is written as its number
@@ -30,10 +22,25 @@ OUT_TEX = r"\operatorname{MultiHead}(Q,K,V) = \operatorname{Concat}(\text{head}_
 # The paper's whole equations (section 3.2), which the steps above take apart; %s is the divisor, sqrt(d_k) in the paper.
 ATTENTION_TEX = r"\operatorname{Attention}(Q,K,V) = \operatorname{softmax}\!\left(\frac{QK^\top}{%s}\right) V"
 MASKED_ATTENTION_TEX = r"\operatorname{Attention}(Q,K,V) = \operatorname{softmax}\!\left(\frac{QK^\top}{%s} + M\right) V"
-HEAD_TEX = r"\text{head}_i = \operatorname{Attention}(X W_i^Q%s,\; X W_i^K%s,\; X W_i^V%s)"
-CROSS_HEAD_TEX = (r"\text{head}_i = \operatorname{Attention}(X_{\text{dec}} W_i^Q%s,\; X_{\text{enc}} W_i^K%s,\;"
-                  r" X_{\text{enc}} W_i^V%s)")
+HEAD_TEX = r"\text{head}_i = \operatorname{Attention}(Q W_i^Q%s,\; K W_i^K%s,\; V W_i^V%s)"
+# What Q, K and V stand for in a block (section 3.2.3): one input in self-attention, two in cross-attention.
+SELF_BINDING_TEX = r"Q = K = V = %s \quad (\text{⟦sublayer-input⟧})"
+CROSS_BINDING_TEX = r"Q = %s,\; K = V = %s \\ (\text{⟦cross-inputs⟧})"  # the words on a line of their own
 SIDE_BY_SIDE_TEX = r"W^Q = \begin{bmatrix} W_1^Q & \cdots & W_h^Q \end{bmatrix}"  # heads_side_by_side
+
+
+def bound_to(cross: bool, pre_norm: bool) -> tuple[str, str]:
+    """What a block binds Q, and K and V, to: the sub-layer's input X (LayerNorm(X) in pre-norm, where the sub-layer
+    reads it normalised); in cross-attention Q is the decoder's X_dec so bound, K and V the encoder's output X_enc
+    (its memory, already the encoder's last LayerNorm's in pre-norm)."""
+    own = (r"\operatorname{LayerNorm}(%s)" if pre_norm else "%s") % (r"X_{\text{dec}}" if cross else "X")
+    return (own, r"X_{\text{enc}}") if cross else (own, own)
+
+
+def bindings_tex(cross: bool, pre_norm: bool) -> str:
+    """The line that says what Q, K and V are in this block."""
+    q, kv = bound_to(cross, pre_norm)
+    return CROSS_BINDING_TEX % (q, kv) if cross else SELF_BINDING_TEX % q
 
 
 def project(x, W, b=None):

@@ -44,7 +44,7 @@ class Config:
     n_enc_layers: int | None = None  # encoder layers; None: n_layers
     n_dec_layers: int | None = None  # decoder layers; None: n_layers
     attn_divisor: float | str = "sqrt_dk"  # scores are divided by sqrt(d_k), or by this number
-    layer_norm: str = "paper"  # "paper": (x-mu)/sqrt(var+eps), Ba et al.'s and PyTorch's (the paper has no formula);
+    layer_norm: str = "paper"  # "paper": (x-mu)/sqrt(var+eps), PyTorch's; Ba et al.'s (x-mu)/std has no eps;
     # "blog": (x-mu)/(std+eps); both then *gamma+beta
     eps: float = 1e-5  # the small number that keeps LayerNorm from dividing by zero
     norm_placement: str = "post"  # "post": LayerNorm(x + Sublayer(x)) (paper); "pre": x + Sublayer(LayerNorm(x))

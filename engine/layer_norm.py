@@ -1,5 +1,6 @@
-"""Layer normalisation (Ba et al. 2016, which paper section 3.1 cites without a formula): their form, with eps
-inside the square root as PyTorch's nn.LayerNorm (named "paper" for the paper's setting), and the blog's."""
+"""Layer normalisation (Ba et al. 2016, which paper section 3.1 cites without a formula): their (x - mu) / sigma
+with the eps implementations add, inside the square root as PyTorch's nn.LayerNorm (named "paper" for the paper's
+setting; Ba et al. write no eps), or added to sigma as the blog's code does."""
 import numpy as np
 
 DENOMINATOR_TEX = {"paper": r"\sqrt{\sigma^2 + \epsilon}", "blog": r"\sigma + \epsilon"}

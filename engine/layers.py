@@ -7,6 +7,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .steps import ROWS
+
+ALIKE = 0.01  # a step's rows are alike when no two differ by more than this fraction of the longest row's length
+
 NORM_TEX = r"\lVert x^{(l)}_i \rVert = \sqrt{\textstyle\sum_j \big(x^{(l)}_{ij}\big)^2}"
 CHANGE_TEX = r"\lVert x^{(l)}_i - x^{(l-1)}_i \rVert"
 COSINE_TEX = (r"\cos\big(x^{(l)}_i, x^{(l-1)}_i\big) = "
@@ -19,6 +23,15 @@ class Changes(NamedTuple):
     norm: np.ndarray  # (N + 1, n)
     change: np.ndarray  # (N, n)
     cosine: np.ndarray  # (N, n)
+
+
+class Convergence(NamedTuple):
+    """Where a stack's rows become alike: from `step` on, every step of the stack with one row per position has
+    rows alike (ALIKE), up to the stack's output; `before` is the step just before it, whose rows are not."""
+    step: str
+    spread: float  # row_spread of step
+    before: str
+    spread_before: float
 
 
 class Focus(NamedTuple):
@@ -51,6 +64,30 @@ def attention_focus(weights) -> Focus:
     weights = np.asarray(weights, dtype=float)
     key = np.argmax(weights, axis=-1)  # (h, n_q)
     return Focus(key, np.take_along_axis(weights, key[..., None], axis=-1)[..., 0])  # (h, n_q)
+
+
+def row_spread(x) -> float:
+    """How far apart the rows of x (n, d) are: the largest distance between two rows over the longest row's length
+    (0 where every row is the same, NaN where a number is not finite)."""
+    x = np.asarray(x, dtype=float)
+    gaps = np.linalg.norm(x[:, None, :] - x[None, :, :], axis=-1)  # (n, n)
+    longest = np.max(np.linalg.norm(x, axis=-1))
+    return float(np.max(gaps) / longest) if longest else 0.0
+
+
+def convergence(trace, stack: str = "enc", tolerance: float = ALIKE) -> Convergence | None:
+    """The step of a stack's pass from which its positions' vectors stay alike up to its output, and the step before
+    it; None if the output's rows are not alike, or already the stack's input's are (nothing in the stack made them
+    so)."""
+    first = layer_outputs(trace, stack)[0]
+    names = [first] + [name for name in trace.names_through(f"{stack}.out")
+                       if name.startswith(f"{stack}.") and trace.step(name).axes == ROWS]
+    spreads = [row_spread(trace[name]) for name in names]
+    apart = [i for i, spread in enumerate(spreads) if not spread <= tolerance]  # NaN is not alike
+    if not apart or apart[-1] == len(names) - 1:
+        return None
+    at = apart[-1] + 1
+    return Convergence(names[at], spreads[at], names[at - 1], spreads[at - 1])
 
 
 def evenly_spread(weights: np.ndarray, tolerance: float = 0.01) -> bool:

@@ -216,10 +216,11 @@ def _sublayer(hook, k, x, sublayer):
 def _attention_steps(c, p, cross, causal, padded):
     """An attention block: queries from the block's input, keys and values from the encoder's output in
     cross-attention (n_q decoder positions, n_k encoder positions), else from the same input."""
-    texts, bias = att.CROSS_PROJ_TEX if cross else att.PROJ_TEX, c.attn_bias
+    bias, (q_from, kv_from) = c.attn_bias, att.bound_to(cross, c.norm_placement == "pre")
     n_q, n_k = ("n_q", "n_k") if cross else ("n", "n")
     shapes, scores = {"q": ("h", n_q, "d_k"), "k": ("h", n_k, "d_k"), "v": ("h", n_k, "d_v")}, ("h", "n_q", "n_k")
-    steps = {key: Decl(PROJ, texts[key] + (att.BIAS_TEX[key] if bias else ""), shapes[key], f"{key.upper()}_{{i}}")
+    steps = {key: Decl(PROJ, att.PROJ_TEX[key] % (q_from if key == "q" else kv_from)
+                       + (att.BIAS_TEX[key] if bias else ""), shapes[key], f"{key.upper()}_{{i}}")
              for key in ("q", "k", "v")}
     divisor_tex = att.SQRT_DK_TEX if c.attn_divisor == "sqrt_dk" else f"{c.divisor:.8g}"
     scaled_tex = att.SCALED_TEX["sqrt_dk"] if c.attn_divisor == "sqrt_dk" else att.SCALED_TEX["number"] % divisor_tex

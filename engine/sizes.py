@@ -108,3 +108,38 @@ def totals_by_stack(products: dict[str, Product]) -> dict[str, int]:
     for name, product in products.items():
         totals[stack_of(name)] = totals.get(stack_of(name), 0) + product.multiply_adds
     return {**totals, "all": sum(totals.values())}
+
+
+# PyTorch's counterpart of a model, whose sum(p.numel()) the sizes page shows beside the model's count: the
+# encoder–decoder model's is nn.Transformer(d_model, h, N_enc, N_dec, d_ff) (biases on, heads d_model / h wide, a
+# final LayerNorm after each stack in post-norm too), a decoder-only one's nn.TransformerEncoder of N
+# nn.TransformerEncoderLayer(d_model, h, d_ff) with norm=nn.LayerNorm(d_model), run with a causal mask; each with an
+# nn.Embedding(V, d_model) per embedding table of the model. Neither has an output layer or positions to learn.
+# tests/test_sizes.py builds it for every combination of the sidebar's options.
+
+def torch_differences(config: Config, vocab_size: int) -> dict[str, int]:
+    """What this model counts beyond PyTorch's counterpart, item by item (negative: what PyTorch counts and it does
+    not), the items that are 0 left out: parameter_count minus their sum is PyTorch's sum(p.numel())."""
+    c, d = config, config.d_model
+    attentions = sum(c.depth(stack) * sum(sub.endswith("attn") for sub in subs.values())
+                     for stack, subs in c.sublayers.items())
+    ffns = sum(c.depth(stack) for stack in c.sublayers)
+    stacks = sum(1 for stack in c.sublayers if c.depth(stack))
+    widths = d * c.n_heads * (2 * c.d_k + 2 * c.d_v) - 4 * d * d  # W_Q, W_K, W_V, W_O against PyTorch's d × d each
+    if c.attn_bias:
+        widths += c.n_heads * (2 * c.d_k + c.d_v) + d - 4 * d  # b_Q, b_K, b_V, b_O against PyTorch's d each
+    items = {
+        "output_bias": vocab_size,
+        "output_weights": 0 if c.tied_output else d * vocab_size,
+        "learned_positions": c.max_len * d if c.pos_encoding == "learned" else 0,
+        "final_norms": 0 if c.norm_placement == "pre" else -2 * d * stacks,
+        "attention_biases": 0 if c.attn_bias else -4 * d * attentions,
+        "ffn_biases": 0 if c.ffn_bias else -(c.d_ff + d) * ffns,
+        "head_widths": widths * attentions,
+    }
+    return {item: n for item, n in items.items() if n}
+
+
+def torch_count(config: Config, vocab_size: int) -> int:
+    """sum(p.numel()) of PyTorch's counterpart of the model (see torch_differences)."""
+    return parameter_count(config, vocab_size) - sum(torch_differences(config, vocab_size).values())

@@ -127,11 +127,15 @@ class Trace(Mapping):
         """Names of the steps holding inf or NaN, first one first; the causal mask's own −∞ do not count."""
         return tuple(name for name in self if self._holds_nonfinite(name))
 
-    def nonfinite_through(self, name) -> tuple[str, ...]:
-        """`nonfinite` among the steps up to and including `name` only (the pass runs no further)."""
+    def names_through(self, name) -> list[str]:
+        """The names of the steps up to and including `name`, in computation order (the pass runs no further)."""
         self.step(name)
         names = self._recorded()
-        return tuple(n for n in names[:names.index(name) + 1] if self._holds_nonfinite(n))
+        return names[:names.index(name) + 1]
+
+    def nonfinite_through(self, name) -> tuple[str, ...]:
+        """`nonfinite` among the steps up to and including `name` only (the pass runs no further)."""
+        return tuple(n for n in self.names_through(name) if self._holds_nonfinite(n))
 
     def _holds_nonfinite(self, name) -> bool:
         if name not in self._nonfinite:

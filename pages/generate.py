@@ -1,3 +1,4 @@
+from ui.core import session
 from ui.lessons import generation_views
 from ui.views import frame, pickers
 
@@ -14,3 +15,4 @@ def decode():
 frame.intro("generate", model_notes=False)  # the controls say which words are new to the generating model
 frame.linked(lambda: pickers.section_tabs({"gen.tab.run": decode, "gen.tab.compare": generation_views.disagreement},
                                           "gen.tab", link="section"))
+frame.neighbour_links(session.get().state, "generate")

@@ -1,9 +1,9 @@
 import numpy as np
 import streamlit as st
 
+from ui.classroom import presenter
 from ui.core import session, sidebar
-from ui.core.navigation import PAGES, page_file, slides
-from ui.core.state import encode
+from ui.core.navigation import PAGES, page_file
 from ui.lessons.diagram import architecture
 from ui.views import draw, frame
 
@@ -22,11 +22,11 @@ if "overview.open" in st.session_state:
 ctx = session.get()
 frame.intro("overview")
 if ctx.state.present:  # where a class starts: the first slide, as the rail's → opens it
-    st.page_link(session.page_entry(ctx.t, slides(ctx.config)[0][1]), label=ctx.t("present.start"),
-                 icon=":material/play_arrow:", query_params=encode(ctx.state))
+    st.button(ctx.t("present.start"), key="present.start", type="primary", icon=":material/play_arrow:",
+              on_click=presenter.open_slide, args=(0,))
 c, trace = ctx.config, ctx.trace
 st.subheader(ctx.t("overview.flow"))
-st.markdown(ctx.t("overview.shapes", n_src=len(trace.src_tokens), n_tgt=len(trace.tgt_tokens), d_model=c.d_model,
+st.markdown(ctx.t("overview.shapes.decoder_only" if c.decoder_only else "overview.shapes", n_src=len(trace.src_tokens), n_tgt=len(trace.tgt_tokens), d_model=c.d_model,
                   h=c.n_heads, n_enc=c.depth("enc"), n_dec=c.depth("dec")))
 last = trace["probs"][-1]
 best = int(np.argmax(last))

@@ -1,9 +1,12 @@
+from ui.core import session
+from ui.core.labels import input_side
 from ui.lessons import derivation_views, positional_views
 from ui.views import frame, pickers, steps
 
 
 def input_steps():
-    steps.flow(steps.page_steps("positional", "src"), key="positional", focus="src.pos")
+    side = input_side(session.get().config)
+    steps.flow(steps.page_steps("positional", side), key="positional", focus=f"{side}.pos")
 
 
 @frame.page

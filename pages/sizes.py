@@ -3,7 +3,7 @@ import streamlit as st
 from engine import sizes
 from ui.core import session
 from ui.core.format import arrow
-from ui.lessons.size_tables import count, parameter_table, product_table, product_totals
+from ui.lessons.size_tables import count, parameter_table, product_table, product_totals, torch_note, torch_table
 from ui.views import frame
 
 ctx = session.get()
@@ -15,6 +15,8 @@ st.markdown(t("sizes.parameters_note", n=count(sizes.parameter_count(c, vocab_si
               paper_v=count(sizes.PAPER_VOCABULARY_SIZE),
               paper_n=count(sizes.parameter_count(c, sizes.PAPER_VOCABULARY_SIZE))))
 st.dataframe(arrow(parameter_table(t, c, vocab_size)), hide_index=True, height="content")
+st.markdown(torch_note(t, c, vocab_size))
+st.dataframe(arrow(torch_table(t, c, vocab_size)), hide_index=True, height="content")
 other = c.replace(decoder_only=not c.decoder_only)  # the count of the other kind of model, of the same sizes
 st.markdown(t("sizes.encoder_decoder" if c.decoder_only else "sizes.decoder_only",
               n=count(sizes.parameter_count(other, vocab_size)), d=other.depth("dec"), e=other.depth("enc")))
@@ -23,7 +25,8 @@ st.caption(t("sizes.paper_base", n=count(sizes.parameter_count(sizes.PAPER_BASE_
 
 st.subheader(t("sizes.products"))
 products = sizes.pass_products(ctx.trace)
-note = "sizes.products_note.decoder_only" if c.decoder_only else "sizes.products_note"
-st.markdown(t(note, n_src=len(ctx.trace.src_tokens), n_tgt=len(ctx.trace.tgt_tokens)))
+this_pass = "sizes.products_pass.decoder_only" if c.decoder_only else "sizes.products_pass"
+st.markdown(t(this_pass, rule=t("sizes.products_note"), n_src=len(ctx.trace.src_tokens),
+              n_tgt=len(ctx.trace.tgt_tokens)))
 st.markdown(product_totals(t, products))
 st.dataframe(arrow(product_table(t, products)), hide_index=True)

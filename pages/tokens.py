@@ -2,21 +2,21 @@ import streamlit as st
 
 from ui.core import session
 from ui.core.format import arrow
+from ui.core.labels import input_side, input_tokens
 from ui.lessons import embedding_views
 from ui.views import frame, pickers, steps
 
 
 def lookup():
     ctx = session.get()
-    trace = ctx.trace
+    tokens, ids = input_tokens(ctx.trace)
     st.subheader(ctx.t("tokens.table"))
     st.dataframe(arrow({
-        ctx.t("tokens.token"): trace.src_tokens,
-        ctx.t("tokens.id"): trace.src_ids,
-        ctx.t("tokens.known"): [ctx.t("tokens.no" if t in ctx.model.new_words else "tokens.yes")
-                                for t in trace.src_tokens],
+        ctx.t("tokens.token"): tokens,
+        ctx.t("tokens.id"): ids,
+        ctx.t("tokens.known"): [ctx.t("tokens.no" if t in ctx.model.new_words else "tokens.yes") for t in tokens],
     }), hide_index=True)
-    steps.step("src.embed")
+    steps.step(f"{input_side(ctx.config)}.embed")
 
 
 @frame.page

@@ -4,11 +4,11 @@ fixtures only, so the tests that use no browser run where it is not installed (t
 
 Tiers. `make test` (CI) runs every test. `make test-fast`, for the edit-test loop, runs the tests marked `fast`:
 the modules of FAST_MODULES (the engine without PyTorch or training, the pure UI, the import and security source
-checks, the internals guard) and one app run of every page in English, less any test marked `browser` (it uses
-Chromium), `server` (it starts a server: Streamlit, Redis, nginx), `slow` or `hostile`. The `browser` and `server`
-marks are given here, from the fixtures a test uses; `slow` and `hostile` where the tests are. Hypothesis runs with
-the profile of its tier: "full" (a test's own number of examples), or "fast" (--hypothesis-profile=fast: at most
-FAST_EXAMPLES each)."""
+checks, the internals guard, `make perf`'s regression guard) and one app run of every page in English, less any
+test marked `browser` (it uses Chromium), `server` (it starts a server: Streamlit, Redis, nginx), `slow` or
+`hostile`. The `browser` and `server` marks are given here, from the fixtures a test uses; `slow` and `hostile`
+where the tests are. Hypothesis runs with the profile of its tier: "full" (a test's own number of examples), or
+"fast" (--hypothesis-profile=fast: at most FAST_EXAMPLES each)."""
 import asyncio
 import concurrent.futures
 import contextlib
@@ -27,7 +27,7 @@ from hypothesis import settings
 FAST_MODULES = {"test_properties.py", "test_explain.py", "test_lazy_trace.py", "test_bad_numbers.py", "test_blog.py",
                 "test_generate.py", "test_cli_and_export.py", "test_lessons.py", "test_ui_pure.py",
                 "test_derivations.py", "test_room_watch.py", "test_rooms.py", "test_weights.py",
-                "test_engine_imports.py", "test_security.py", "test_streamlit_internals.py"}
+                "test_engine_imports.py", "test_security.py", "test_streamlit_internals.py", "test_perf_guard.py"}
 BROWSER_FIXTURES = {"chromium"}
 SERVER_FIXTURES = {"server", "fresh_server", "redis_url", "classroom"}
 FAST_EXAMPLES = 10
@@ -127,6 +127,13 @@ def redis_url(tmp_path_factory):
     finally:
         server.kill()
         server.wait()
+
+
+@pytest.fixture(scope="module")
+def classroom_env() -> dict:
+    """What test_deploy.py's `classroom` adds to its processes' environment: nothing here; a module that wants its
+    classroom elsewhere (rooms in Redis) defines a fixture of this name."""
+    return {}
 
 
 def free_port() -> int:

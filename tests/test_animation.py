@@ -289,6 +289,8 @@ def test_in_presenter_mode_the_player_is_large_and_takes_the_clickers_keys(serve
     no_exception(page)
     assert page.locator(".anim.large").count() == 1
     assert page.locator(".anim button.large").get_attribute("aria-pressed") == "true"
+    intro = page.locator('[data-testid="stMain"] [data-testid="stMarkdownContainer"] p').first
+    assert intro.evaluate("p => getComputedStyle(p).fontSize") == "24px"  # the page's intro in presenter type too
     page.locator(".anim svg").scroll_into_view_if_needed()
 
     def seen(name):  # what the room sees: the screen, once the frame's fade-in (0.6 s) is over
@@ -308,6 +310,36 @@ def test_in_presenter_mode_the_player_is_large_and_takes_the_clickers_keys(serve
     assert frame_number(page) == frames
     seen("end")
     assert errors == []
+
+
+# The diagram's smallest type as the screen shows it: each text's font size (SVG units) times the picture's scale.
+SMALLEST_DRAWN_TYPE = """svg => {
+    const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+    const sizes = [...svg.querySelectorAll('text')].map(t => [parseFloat(t.getAttribute('font-size')) * scale,
+                                                              t.textContent]);
+    return sizes.reduce((least, size) => size[0] < least[0] ? size : least, [Infinity, '']);
+}"""
+
+
+def test_on_a_phone_the_diagrams_words_are_10_px_or_more(server, new_page):  # noqa: F811 (server)
+    """A 400 px phone shows the 1000-wide diagram about 350 px wide: its words were ~5 px. Its type grows as the
+    picture shrinks (a phone's heatmap cells, too narrow for numbers, keep their colour); every frame, walked with
+    the keys, draws its words at 10 px or more, and the page is no wider than the phone."""
+    page = new_page("en")
+    page.set_viewport_size({"width": 400, "height": 800})
+    page.goto(url(server, "animation"))
+    settle(page)
+    page.locator(".anim svg").click()
+    frames, smallest = int(page.locator(".anim .counter").get_attribute("data-frames")), []
+    for frame in range(1, frames + 1):
+        assert frame_number(page) == frame
+        smallest.append(page.locator(".anim svg").evaluate(SMALLEST_DRAWN_TYPE))
+        page.keyboard.press("ArrowRight")
+    assert min(smallest)[0] >= 10, min(smallest)
+    assert page.evaluate("() => { const m = document.querySelector('[data-testid=\"stMain\"]');"
+                         " return m.scrollWidth <= m.clientWidth; }")
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.locator(".anim").screenshot(path=str(SHOTS / "animation-phone-400x800-en.png"))
 
 
 def test_a_weight_edit_changes_what_the_player_draws(server, new_page):  # noqa: F811 (server)

@@ -266,8 +266,13 @@ def test_the_sizes_page_shows_the_engines_counts(preset, lang):
     assert_clean(at)
     t = translator(lang)
     model = engine.with_words(engine.preset(preset, n_dec_layers=2), DEFAULT_QUERY["src"], DEFAULT_QUERY["tgt"])
-    parts, products = tables(at)
+    parts, beside_torch, products = tables(at)
     v, paper_v = len(model.vocab), sizes.PAPER_VOCABULARY_SIZE
+    number = lambda text: int(text.replace(",", "").replace("−", "-"))
+    for column, vocab in ((1, v), (2, paper_v)):  # PyTorch's count, plus the items, is this model's
+        assert number(beside_torch[0][column]) == sizes.torch_count(model.config, vocab)
+        assert sum(number(row[column]) for row in beside_torch[:-1]) == number(beside_torch[-1][column]) == \
+            sizes.parameter_count(model.config, vocab)
     assert parts[-1] == [t("sizes.all"), "", "", f"{sizes.parameter_count(model.config, v):,}",
                          f"{sizes.parameter_count(model.config, paper_v):,}"]
     assert [row[2] for row in parts if row[0] == t("sizes.part.dec.ffn")] == ["2"]
@@ -279,6 +284,20 @@ def test_the_sizes_page_shows_the_engines_counts(preset, lang):
     assert [row[0] for row in products] == list(expected)
     assert [row[2] for row in products] == [f"{p.multiply_adds:,}" for p in expected.values()]
     assert any(f"**{sum(p.multiply_adds for p in expected.values()):,}**" in m.value for m in at.markdown)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_paper_models_total_stands_beside_pytorchs(lang):
+    """nn.Transformer(512, 8, 6, 6, 2048) and the 37,000 x 512 embedding count 63,084,544 (tests/test_sizes.py
+    builds them); the paper model 63,119,496: its output bias, +37,000, and PyTorch's two final LayerNorms, -2,048."""
+    at = open_page("sizes", preset="paper", lang=lang)
+    assert_clean(at)
+    t = translator(lang)
+    assert t("sizes.torch.text", reference="nn.Transformer(512, 8, 6, 6, 2048)", d_model=512, tables=1) in [
+        m.value for m in at.markdown]
+    assert [[row[0], row[2]] for row in tables(at)[1]] == [
+        [t("sizes.torch.count"), "63,084,544"], [t("sizes.torch.output_bias"), "+37,000"],
+        [t("sizes.torch.final_norms", stacks=2), "−2,048"], [t("sizes.torch.ours"), "63,119,496"]]
 
 
 @pytest.mark.parametrize("page", ALL_PAGES)
@@ -474,6 +493,21 @@ def test_a_link_part_the_page_cannot_show_is_noted_and_dropped(part, text):
     assert at.session_state["heads.attention.0"] == 0
     assert drilled(engine_trace(), "enc.0.attn.scores", (0, 0, 0)).latex in latex(at)
     assert query(at) == DEFAULT_QUERY
+
+
+def test_a_teacher_opens_a_room_from_the_top_of_the_sidebar_and_its_code_is_large():
+    """The room's panel is the sidebar's first part, above the controls (it was the last, ~1,700 px down): "Open a
+    room" is one click, not behind an expander; the teacher's panel shows the QR code, then the code in large
+    monospace type (KaTeX's \\Huge \\texttt), below the image, whose fullscreen button would cover it above."""
+    at = open_link("attention")
+    top = at.sidebar.children[0]
+    assert [child.type for child in top.children.values()][:2] == ["button", "expander"]
+    assert at.button(key="room.open").label == EN_T("room.open")
+    at.button(key="room.open").click().run()
+    code = at.session_state["room"]["code"]
+    panel = at.sidebar.children[0].children[0]
+    assert [child.type for child in panel.children.values()][:4] == ["image", "caption", "latex", "code"]
+    assert panel.children[2].value == "$$\n\\Huge\\texttt{" + code + "}\n$$"
 
 
 def test_the_link_follows_the_view_and_stays_on_its_page():
@@ -878,19 +912,26 @@ def test_an_intro_says_what_the_current_settings_compute(page, cfg, keys, lang):
     at = open_page(page, lang=lang, **({"cfg": cfg} if cfg else {}))
     assert_clean(at)
     t = translator(lang)
-    seed_note = [f":gray[:small[{t(f'seednote.{page}')}]]"] if page in SEED_NOTES else []
+    seed_note = [f":gray[:small[{t(key)}]]" for key in SEED_NOTES.get(page, ())]
     assert at.markdown[0].value == "\n\n".join([f"# {t(f'page.{page}')}", t(f"intro.{page}")]
                                                 + [t(key, d_k=3, divisor="1.732") for key in keys] + seed_note)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_seeds_slips_are_flagged_where_their_step_is_taught(lang):
-    at = open_page("add_norm", lang=lang)
-    for page in ("add_norm", "qkv", "multihead", "masked_attention"):
+    """Each slip where its step is taught: the weights' shapes (W ∈ ℝ^(n×d_k)) with Q, K, V, the scores'
+    Q_{i,j}K_{i,j} with the masked scores, the loss's sum from 0 to n₀ with the training loss."""
+    at, t = open_page("add_norm", lang=lang), translator(lang)
+    pages = {"add_norm": ["seednote.add_norm"], "qkv": ["seednote.qkv", "seednote.qkv.shapes"],
+             "multihead": ["seednote.multihead"],
+             "masked_attention": ["seednote.masked_attention", "seednote.masked_attention.scores"],
+             "train": ["seednote.train"]}
+    for page, keys in pages.items():
         goto(at, page)
-        assert f":gray[:small[{translator(lang)(f'seednote.{page}')}]]" in at.main.markdown[0].value  # with the intro
+        intro = at.main.markdown[0].value
+        assert intro.endswith("\n\n".join(f":gray[:small[{t(key)}]]" for key in keys)), page  # under the intro
     goto(at, "ffn")
-    assert all(translator(lang)(f"seednote.{page}") not in at.main.markdown[0].value for page in SEED_NOTES)
+    assert all(t(key) not in at.main.markdown[0].value for keys in pages.values() for key in keys)
 
 
 def test_sizes_within_the_caps_are_accepted():
@@ -1255,6 +1296,10 @@ def test_each_step_page_ends_with_its_neighbours_which_keep_the_link(lang):
         assert query(at) == before, page
         last = list(at.main)[-1]
         assert last.type == "page_link" and last.proto.label == links[-1].proto.label, "the links end the page"
+    goto(at, "generate")  # the last of the chain: a link back only
+    assert [(link.proto.label, link.proto.page) for link in at.page_link] == [
+        (t("nav.previous", page=t("page.output")), "output")]
+    assert dict(parse_qsl(at.page_link[0].proto.query_string)) == before and list(at.main)[-1].type == "page_link"
     goto(at, "dropout")
     assert not at.page_link, "dropout, training and the comparison are not steps of the pass"
 

@@ -1,14 +1,19 @@
 """The lessons of issue 19 in the app: the positional page's property tabs, the tokens page's one-hot product and
 cosine similarity, the dropout page's mask, scale and places; each tab drawn only while open."""
+import re
+
 import numpy as np
 import pytest
 
 import engine
+from engine import layers
 from engine import positional as pe
 from engine.dropout import Dropout
 from test_app import assert_clean, engine_trace, latex, open_page, paragraphs, server_navigation  # noqa: F401
 from ui.core.format import bmatrix, fmt, fmt_tex
-from ui.core.i18n import EN, ZH
+from ui.core.i18n import EN, ZH, translator
+from ui.core.labels import step_name_key
+from ui.lessons.blocks import EVEN
 from ui.lessons.positional_views import PAIR_GAP
 
 
@@ -118,3 +123,39 @@ def test_dropout_mask_of_attention_weights_is_the_chosen_heads():
     assert keep[0].sum() != keep[1].sum()  # so the text tells the heads apart
     text = EN["dropout.mask.text"].format(kept=int(keep[1].sum()), cells=4, seed=0, name="enc.0.attn.dropout")
     assert text in paragraphs(at)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_cross_attentions_even_weights_note_names_the_step_where_the_encoders_rows_converge(lang):
+    """The note's cause is read from the trace: another sentence converges elsewhere, or not at all (no cause said)."""
+    t = translator(lang)
+    for src, converged in (("Hello World", "enc.0.ln1"), ("how world", "enc.0.ln2"), ("how are you", None)):
+        at = open_page("cross_attention", src=src, tgt="Hola", lang=lang)
+        assert_clean(at)
+        notes = [element.value for element in at.markdown if element.value.startswith(":material/info: ")]
+        trace = engine.with_words(engine.preset("hello-world"), src, "Hola").run(src, "Hola")
+        where, n = layers.convergence(trace), len(trace.src_tokens)
+        assert (where and where.step) == converged
+        expected = t("cross.even", n=n, tolerance=EVEN)
+        if where:
+            expected += "\n\n" + t("cross.even.alike", n=n, tolerance="1", name=where.step, title=t(step_name_key(where.step)),
+                                spread=fmt(100 * where.spread, 2), before=where.before,
+                                before_title=t(step_name_key(where.before)), spread_before=fmt(100 * where.spread_before, 2))
+        assert notes == [":material/info: " + expected], src
+        assert not re.search("feed-forward|前馈|hello|world", notes[0].split(":", 2)[-1]), notes[0]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_order_tab_claims_the_reordering_only_where_the_weights_are_numbers(lang):
+    """Naive softmax with huge W^Q, W^K: the weights are NaN, so the tab does not say the two matrices agree."""
+    edits = "enc.0.attn.W_Q:0.0.0=1000000;enc.0.attn.W_K:0.0.0=1000000"
+    at = open_page("positional", src="hello how world", cfg="softmax:naive", edit=edits, lang=lang)
+    at = open_tab(at, "pos.tab", "pos.tab.order")
+    t, texts = translator(lang), paragraphs(at)
+    model = engine.preset("hello-world", softmax="naive").with_cells(
+        {"enc.0.attn.W_Q": [((0, 0, 0), 1e6)], "enc.0.attn.W_K": [((0, 0, 0), 1e6)]}).without_positions()
+    gap = pe.permutation_gap(model.run("hello how world")["enc.0.attn.weights"],
+                             model.run("world how hello")["enc.0.attn.weights"], [2, 1, 0])
+    assert np.isnan(gap)
+    assert t("pos.order.nonfinite", gap=fmt(gap, 2)) in texts
+    assert not [p for p in texts if p == t("pos.order.same", gap=fmt(gap, 2), layers=1)]

@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -295,6 +296,43 @@ def test_a_teachers_link_shows_a_chinese_student_the_same_head_step_and_cell(ser
     assert any(explained.search(t) for t in katex_texts(student))
     assert student.locator('[data-testid="stAlert"]').count() == 0
     assert student.url == link, "the student's own link is the teacher's"
+
+
+# The room's code in the teacher's panel: its glyphs' size and font, its box, and the boxes of the buttons over the QR
+# code (its fullscreen button, shown on hover).
+ROOM_CODE = """() => {
+    const sidebar = document.querySelector('[data-testid="stSidebar"]');
+    const code = sidebar.querySelector('.katex-display .katex-html');
+    const glyph = code.querySelector('.mord.texttt') || code.querySelector('.mord');
+    const box = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+    return {text: code.innerText.replace(/\\s+/g, ''), size: parseFloat(getComputedStyle(glyph).fontSize),
+            font: getComputedStyle(glyph).fontFamily, code: box(code),
+            buttons: [...sidebar.querySelectorAll('[data-testid="stElementToolbar"] button')].map(box)};
+}"""
+
+
+def overlap(a, b) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def test_a_teachers_room_code_reads_from_the_back_of_the_room(server, new_page):
+    """One click at the top of the sidebar's controls opens a room; its code is at least 40 px, monospace, and the
+    QR code's fullscreen button, shown on hover, covers none of it (it covered the code's last letter)."""
+    page = new_page("en")
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(url(server, "attention"))
+    settle(page)
+    page.get_by_role("button", name=EN["room.open"]).click()
+    expect(page.locator('[data-testid="stSidebar"] .katex-display')).to_have_count(1, timeout=30_000)
+    settle(page)
+    code = urllib.parse.parse_qs(urllib.parse.urlsplit(page.url).query)["room"][0]
+    page.locator('[data-testid="stSidebar"] [data-testid="stImage"]').hover()
+    page.wait_for_timeout(500)  # the toolbar's fade-in
+    seen = page.evaluate(ROOM_CODE)
+    assert seen["text"] == code and seen["size"] >= 40 and "Typewriter" in seen["font"], seen
+    assert seen["buttons"] and not any(overlap(seen["code"], button) for button in seen["buttons"]), seen
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.locator('[data-testid="stSidebar"]').screenshot(path=str(SHOTS / "room-teacher-1280x720-en.png"))
 
 
 def head_button(page, catalog, head):

@@ -117,10 +117,11 @@ def test_the_option_round_trips_through_the_link_and_a_forged_value_is_refused()
 def test_a_decoder_only_models_step_pages_skip_the_encoders():
     from ui.core.navigation import neighbours
 
-    assert neighbours("decoder_input", decoder_only=True) == ("overview", "masked_attention")
+    assert neighbours("tokens", decoder_only=True) == ("overview", "positional")  # the decoder's input embedded
+    assert neighbours("decoder_input", decoder_only=True) == ("positional", "masked_attention")
     assert neighbours("dec_add_norm", decoder_only=True) == ("masked_attention", "dec_ffn")
     assert neighbours("dec_add_norm") == ("masked_attention", "cross_attention")
-    assert neighbours("tokens", decoder_only=True) is None  # not a step of this model
+    assert neighbours("qkv", decoder_only=True) is None  # not a step of this model
 
 
 def test_the_diagram_draws_the_decoder_alone():
@@ -165,7 +166,7 @@ def test_every_page_renders_in_decoder_only_mode(app, lang):
         refusal = [t({"train": "msg.no_training", "animation": "msg.no_animation"}.get(page, "msg.no_encoder"))]
         assert [info.value for info in at.info if info.value in refusal] == (refusal if page in ENCODER_DECODER_ONLY
                                                                               else []), page
-    intros = {"overview": "intro.overview.decoder_only", "decoder_input": "intro.decoder_input.decoder_only"}
+    intros = {page: f"intro.{page}.decoder_only" for page in ("overview", "tokens", "positional", "decoder_input")}
     for page, key in intros.items():
         goto(at, page)
         assert any(block.value.startswith(f"# {t(f'page.{page}')}\n\n{t(key)}") for block in at.markdown), page
@@ -288,6 +289,47 @@ def test_the_sizes_page_of_a_decoder_only_model_counts_the_encoder_decoder_one(a
     said = translator("en")("sizes.encoder_decoder", e=1, d=1, n="579")
     assert said in [m.value for m in at.markdown]
     assert EN["sizes.parameters_note"].split("**")[0] + "**287**" in [m.value for m in at.markdown][1]
-    # the decoder reads the source too: its 5 positions are the 2 source tokens, SOS and the 2 target words
-    assert EN["sizes.products_note.decoder_only"].format(n_src=2, n_tgt=5) in [m.value for m in at.markdown]
-    assert EN["sizes.products_note"].format(n_src=2, n_tgt=5) not in [m.value for m in at.markdown]
+    # the decoder reads the source too: its 5 positions are the 2 source tokens, SOS and the 2 target words; the
+    # rule for counting a product is said once, as for the encoder-decoder model
+    note = EN["sizes.products_pass.decoder_only"].format(rule=EN["sizes.products_note"], n_src=2, n_tgt=5)
+    assert note in [m.value for m in at.markdown]
+    assert EN["sizes.products_note"].split(";")[0] not in EN["sizes.products_pass.decoder_only"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_tokens_and_positional_pages_embed_the_decoders_one_sequence(app, lang):
+    """A GPT-style model embeds tokens and adds positional encoding: the tokens page looks up, multiplies χ W_E and
+    compares cosines for the source, SOS and the target, the positional page draws tgt.embed, tgt.pos, tgt.input;
+    the overview counts no encoder layers, and the shared-embeddings toggle says why it does nothing here."""
+    from test_app import assert_clean, goto, open_options
+    from ui.core.i18n import translator
+
+    t = translator(lang)
+    at = goto(app("overview", lang=lang, cfg=GPT_LINK), "tokens")
+    trace = at.session_state["context"].trace
+    assert list(trace.tgt_tokens) == ["hello", "world", SOS, "hola", "mundo"]
+    assert not [info.value for info in at.info if info.value == t("msg.no_encoder")]
+    assert at.dataframe[0].value.iloc[:, 0].tolist() == list(trace.tgt_tokens)
+    assert at.dataframe[0].value.iloc[:, 1].tolist() == list(trace.tgt_ids)
+    assert any("`tgt.embed`" in m.value for m in at.markdown)
+    for tab in ("tokens.tab.product", "tokens.tab.cosine"):
+        at.session_state["tokens.tab"] = t(tab)
+        at.run()
+        assert_clean(at)
+    at.session_state["tokens.tab"] = t("tokens.tab.product")
+    at.run()
+    assert t("tokens.product.equal", name="tgt.embed") in [c.value for c in at.caption]
+    goto(at, "positional")
+    assert_clean(at)
+    assert not [info.value for info in at.info if info.value == t("msg.no_encoder")]
+    headers = [m.value for m in at.markdown if m.value.startswith("##### ")]
+    assert headers and all("`tgt." in h for h in headers) and any("`tgt.pos`" in h for h in headers), headers
+    at.session_state["pos.tab"] = t("pos.tab.order")
+    at.run()
+    assert t("pos.order.causal") in [m.value for m in at.markdown]
+    goto(at, "overview")
+    shapes = t("overview.shapes.decoder_only", n_src=2, n_tgt=5, d_model=4, h=2, n_dec=1)
+    assert shapes in [m.value for m in at.markdown] and "0" not in shapes.split("d_model")[1]
+    open_options(at)
+    toggle = at.toggle(key="ctl.shared_embeddings")
+    assert toggle.disabled and toggle.help == t("ctl.shared_embeddings.decoder_only")

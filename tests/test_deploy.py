@@ -131,10 +131,11 @@ def free_port_run(count: int, low=8800, high=8899) -> int:
 
 
 @pytest.fixture(scope="module")
-def classroom(tmp_path_factory):
-    """`deploy/classroom.py --processes 2` on free ports, weights in run_dir/weights, rooms in run_dir/rooms.sqlite3;
-    yields (url, pids, run_dir); SIGTERM stops it. One per module: its tests read what they made only (their own
-    routes' log lines, their own weights)."""
+def classroom(tmp_path_factory, classroom_env):
+    """`deploy/classroom.py --processes 2` on free ports, weights in run_dir/weights, rooms in run_dir/rooms.sqlite3,
+    with classroom_env added to the processes' environment (conftest.py: none; a module overrides it, e.g. with a
+    TRANSFORMER_REDIS_URL); yields (url, pids, run_dir); SIGTERM stops it. One per module: its tests read what they
+    made only (their own routes' log lines, their own weights)."""
     tmp_path = tmp_path_factory.mktemp("classroom")
     pids_file = tmp_path / "pids.json"
     # One classroom starts at a time on this machine (test_failover.py's too, in another process under pytest -n):
@@ -146,7 +147,8 @@ def classroom(tmp_path_factory):
                                      "--port", str(port), "--address", "127.0.0.1", "--run-dir", str(tmp_path),
                                      "--weights-dir", str(tmp_path / "weights")],
                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                    env={**os.environ, "TRANSFORMER_ROOMS_DB": str(tmp_path / "rooms.sqlite3")})
+                                    env={**os.environ, "TRANSFORMER_ROOMS_DB": str(tmp_path / "rooms.sqlite3"),
+                                         **classroom_env})
         deadline = time.monotonic() + TIMEOUT
         while not pids_file.exists() and launcher.poll() is None and time.monotonic() < deadline:
             time.sleep(0.25)

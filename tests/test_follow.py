@@ -65,6 +65,13 @@ async def woken(student: Session):
     return await asyncio.wait_for(student.server_run(), TIMEOUT)
 
 
+def done(run) -> bool:
+    """A run that ended well: of the whole page, or of a step page's fragment alone (a following student's page
+    woken by the watcher, which takes the teacher's link there)."""
+    finished = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
+    return run.status in finished and not run.exceptions
+
+
 def state(session: Session) -> dict:
     """The state a session's address holds, without the room and key."""
     return {name: value for name, value in query(session).items() if name not in ("room", "key")}
@@ -93,15 +100,15 @@ def test_a_student_follows_the_teacher_and_can_detach(server):
             assert student.page_script_hash == teacher.page_script_hash  # moved to the teacher's page
             assert "key" not in query(student) and query(student)["room"] == code
             await type_text(teacher, r"ctl\.src", "Good morning class")
-            run = await woken(student)  # the same page: taken in one run
-            assert run.status == 0 and not run.exceptions
+            run = await woken(student)  # the same page: taken in one run, of the page's fragment alone
+            assert done(run) and run.status == ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY
             assert query(student)["src"] == "Good morning class" and "key" not in query(student)
             assert student.page_script_hash == teacher.page_script_hash
 
             teacher.page, teacher.page_script_hash = "qkv", ""  # the teacher goes to another page
             await teacher.rerun(TIMEOUT)
             run = await woken(student)
-            assert run.status == 0 and not run.exceptions and store.latest(code).page == "qkv"
+            assert done(run) and store.latest(code).page == "qkv"
             assert student.page_script_hash == teacher.page_script_hash and state(student) == state(teacher)
             version = store.version(code)
 
@@ -123,6 +130,58 @@ def test_a_student_follows_the_teacher_and_can_detach(server):
     in_own_thread(scenario)
 
 
+EDITING = (r"ctl\.src", r"ctl\.tgt", r"ctl\.preset", r"ctl\.options", r"open\.enc\.0\.attn\.W_Q\.1",
+           r"cell\.enc\.0\.attn\.\w+\.1", r"plain\.enc\.0\.attn\.\w+\.1", r"heads\.attention\.0", r"attention\.1",
+           r"view\.compare", r"derive\.softmax", r"paper\.\w+\.enc\.0\.attn\.\w+")  # widgets that edit or pick
+
+
+def main_formulas(session: Session) -> list[str]:
+    """The main area's formulas (st.latex, and the markdown that is a formula only), without their $$."""
+    return [proto.body.strip("$\n") for path, (kind, proto) in session.last.elements.items()
+            if path[0] == 0 and kind == "markdown" and proto.body.startswith("$$")]
+
+
+def chart(session: Session):
+    return next(proto for kind, proto in session.last.elements.values() if kind == "plotly_chart")
+
+
+def test_a_following_students_page_is_read_only_and_shows_the_teachers_view(server):
+    """A following student's own change turns following off, so while it follows its page needs nothing to edit or
+    pick with, and each of the teacher's changes costs a run of it per student (issue 29): no sentence, option or
+    weight editors, no drill-down pickers, no head or step buttons (a line names the chosen one), a heatmap that
+    takes no clicks, and a line saying editing needs Follow off. It shows the teacher's view: the same head, step,
+    formulas, heatmap and drill-down cell. Follow off brings the whole page back at once, in that view."""
+    url, store = server
+
+    async def scenario():
+        teacher, code, key = await open_room(url)
+        student = await Session.open(url, "", query_string=f"room={code}", timeout=TIMEOUT)
+        try:
+            for move in (press(teacher, r"heads\.attention\.0", 1), press(teacher, r"attention\.1", 1)):
+                await move  # head 2, its scaled scores
+                await woken(student)
+            kind, cells = teacher.last.widget(r"cell\.enc\.0\.attn\.\w+\.1")  # a cell of the drill-down
+            teacher.set_widget(cells.id, string_value=cells.options[-1])  # the last: not the default
+            await teacher.rerun(TIMEOUT)
+            run = await woken(student)
+            assert not run.exceptions and state(student) == state(teacher) and "cell" in state(teacher)
+            assert [key for key in EDITING if student.last.widget(key)] == []
+            assert all(teacher.last.widget(key) for key in EDITING[:9])  # the teacher's page has them
+            assert T("view.read_only") in shown(student) and T("view.read_only") not in shown(teacher)
+            assert f"**{T('view.head')} 2**" in shown(student) and f"**2. {T('step.attn.scaled')}**" in shown(student)
+            assert chart(student).spec == chart(teacher).spec and not chart(student).selection_mode  # one heatmap
+            assert main_formulas(teacher) and all(formula in shown(student) for formula in main_formulas(teacher))
+
+            await toggle(student, r"room\.attached\.\w+", False)  # the whole page, at once, in the same view
+            assert [key for key in EDITING[:9] if not student.last.widget(key)] == []
+            assert state(student) == state(teacher) | {"follow": "0"} and T("view.read_only") not in shown(student)
+            assert chart(student).selection_mode and main_formulas(student) == main_formulas(teacher)
+        finally:
+            await asyncio.gather(teacher.close(), student.close())
+
+    in_own_thread(scenario)
+
+
 def test_a_presenting_teachers_students_keep_their_own_screen(server):
     """Presenter mode is the teacher's projector: a student who followed into it had the sidebar (and the follow
     toggle) hidden, and the keys moved the student's own slide away from the room's."""
@@ -135,7 +194,7 @@ def test_a_presenting_teachers_students_keep_their_own_screen(server):
             await toggle(teacher, r"ctl\.present", True)
             await type_text(teacher, r"ctl\.src", "Good morning class")
             run = await woken(student)
-            assert run.status == 0 and not run.exceptions and query(teacher)["present"] == "1"
+            assert done(run) and query(teacher)["present"] == "1"
             assert query(student)["src"] == "Good morning class" and "present" not in query(student)
             assert "present" not in store.latest(code).query
         finally:
@@ -157,7 +216,7 @@ def test_every_student_of_a_room_takes_the_teachers_weight_edit(server):
             await teacher.rerun(TIMEOUT)
             assert store.latest(code).query["edit"].endswith("=1.25")  # the room holds the edit
             runs = await asyncio.gather(*(woken(student) for student in students))
-            assert all(run.status == 0 and not run.exceptions for run in runs)
+            assert all(done(run) for run in runs)
             assert all(state(student) == state(teacher) for student in students)
         finally:
             await asyncio.gather(teacher.close(), *(student.close() for student in students))
@@ -176,7 +235,7 @@ def test_when_the_teacher_leaves_the_room_ends_and_its_students_are_told(server)
             await click(teacher, r"room\.leave")
             assert "room" not in query(teacher) and store.version(code) is None  # the room ended with its teacher
             run = await woken(student)
-            assert run.status == 0 and not run.exceptions and "room" not in query(student)
+            assert done(run) and "room" not in query(student)
             assert T("room.gone", code=code) in shown(student) and T("room.following") not in shown(student)
         finally:
             await asyncio.gather(teacher.close(), student.close())
@@ -223,6 +282,7 @@ def test_a_forged_key_is_refused_and_changes_nothing(server, forged):
         try:
             assert not forger.last.exceptions and T("room.wrong_key", code=code) in shown(forger)
             assert "key" not in query(forger) and query(forger)["room"] == code  # now a student of the room
+            await toggle(forger, r"room\.attached\.\w+", False)  # a following student's page has nothing to edit
             await type_text(forger, r"ctl\.src", "Forged sentence")
             assert store.latest(code) == before
         finally:
@@ -294,7 +354,7 @@ def test_going_back_is_followed_to_every_default(server):
                     await woken(student)
                 await press(teacher, key, position)
                 run = await woken(student)
-                assert run.status == 0 and not run.exceptions
+                assert done(run)
                 assert student.page_script_hash == teacher.page_script_hash
                 assert state(student) == state(teacher), (page, key, position)
         finally:
@@ -313,33 +373,31 @@ async def nothing_comes(session: Session, seconds: float = 1.5) -> bool:
 
 
 def test_a_followers_own_change_turns_following_off_with_a_note_and_a_reload_keeps_it_off(server):
-    """A following student who types a sentence, picks another head or opens another page is told in one line that
-    following is off (it was silent, and the teacher's next move wiped the student's work); its link says so
-    (follow=0), so that a reload stays detached, with the student's own state."""
+    """A following student who opens another page (its page is read-only while it follows: the sentences, heads
+    and steps are the teacher's to change) is told in one line that following is off (it was silent, and the
+    teacher's next move wiped the student's work); its link says so (follow=0), so that a reload stays detached,
+    with the student's own state."""
     url, store = server
     note = T("room.wandered")
 
     async def scenario():
         teacher, code, key = await open_room(url)
-        students = [await Session.open(url, "", query_string=f"room={code}", timeout=TIMEOUT) for _ in range(3)]
-        typist, picker, wanderer = students
+        wanderer = await Session.open(url, "", query_string=f"room={code}", timeout=TIMEOUT)
         try:
-            assert all(note not in shown(student) and "follow" not in query(student) for student in students)
-            await type_text(typist, r"ctl\.src", "My own sentence")
-            await press(picker, r"heads\.attention\.0", 1)  # a step page's own widget (its fragment)
+            assert note not in shown(wanderer) and "follow" not in query(wanderer)
             await goto(wanderer, "qkv")
-            for student in students:
-                assert note in shown(student) and T("room.detached") in shown(student), student.page
-                assert query(student)["follow"] == "0" and query(student)["room"] == code
-            assert query(typist)["src"] == "My own sentence" and query(picker)["head"] == "2"
+            assert note in shown(wanderer) and T("room.detached") in shown(wanderer)
+            assert query(wanderer)["follow"] == "0" and query(wanderer)["room"] == code
             assert wanderer.page_script_hash != teacher.page_script_hash
             assert "follow" not in store.latest(code).query
+            await type_text(wanderer, r"ctl\.src", "My own sentence")  # on its own: the whole page
+            await press(wanderer, r"heads\.qkv\.0", 1)
 
             await type_text(teacher, r"ctl\.src", "The teacher moves on")
-            assert all(await asyncio.gather(*(nothing_comes(student) for student in students)))
-            assert query(typist)["src"] == "My own sentence"
+            assert await nothing_comes(wanderer)
+            assert query(wanderer)["src"] == "My own sentence" and query(wanderer)["head"] == "2"
 
-            reloaded = await Session.open(url, "attention", query_string=typist.query_string, timeout=TIMEOUT)
+            reloaded = await Session.open(url, "qkv", query_string=wanderer.query_string, timeout=TIMEOUT)
             try:  # the same link in a new tab: still on its own, with its own sentence
                 assert query(reloaded)["src"] == "My own sentence" and query(reloaded)["follow"] == "0"
                 assert T("room.detached") in shown(reloaded) and note not in shown(reloaded)
@@ -353,7 +411,7 @@ def test_a_followers_own_change_turns_following_off_with_a_note_and_a_reload_kee
             finally:
                 await reloaded.close()
         finally:
-            await asyncio.gather(teacher.close(), *(student.close() for student in students))
+            await asyncio.gather(teacher.close(), wanderer.close())
 
     in_own_thread(scenario)
 

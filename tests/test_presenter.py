@@ -221,7 +221,7 @@ def test_in_two_layers_the_keys_walk_both_layers_and_the_rail_groups_them():
     at = open_link("add_norm", present="1", cfg="n_layers:2", sublayer="2", step="ln2")
     data = rail(at)
     assert data["count"] == len(deck) == 105 and data["here"] == 19
-    assert data["where"].startswith("20 / 105 · Add & LayerNorm · Layer 1 · ")
+    assert data["where"].startswith("20 / 105 · Encoder · Add & LayerNorm · Layer 1 · ")
     runs = [[(run["layer"], run["name"], len(run["slides"])) for run in part["runs"]] for part in data["parts"]]
     assert runs == [[(None, None, 4), ("1", "Layer 1", 16), ("2", "Layer 2", 16), (None, None, 2)],
                     [(None, None, 3), ("1", "Layer 1", 29), ("2", "Layer 2", 29), (None, None, 2)], [(None, None, 4)]]
@@ -298,16 +298,34 @@ RAIL_ON_TOP = """() => [...document.querySelectorAll('.present-rail button.prese
 })"""
 
 
+# The sidebar's words cut short (an ellipsis: text wider than its box, formulas' own boxes aside), and the bottom of
+# its last element.
+SIDEBAR_CUT = """() => [...document.querySelectorAll('[data-testid="stSidebar"] :is(span, p, label)')]
+    .filter(e => e.innerText.trim() && !e.closest('.katex') && e.scrollWidth > e.clientWidth + 1)
+    .map(e => e.innerText.slice(0, 40))"""
+SIDEBAR_FOOT = """() => Math.max(...[...document.querySelectorAll('[data-testid="stSidebarUserContent"] *')]
+    .map(e => e.getBoundingClientRect().bottom))"""
+
+
 def test_the_rails_moves_stay_in_sight_when_the_sidebar_is_open(server, new_page):  # noqa: F811 (server)
-    """A teacher who opens the sidebar on the projector (to change the sentence) still sees and clicks ← and →."""
+    """A teacher who opens the sidebar on the projector (to change the sentence) still sees and clicks ← and →, reads
+    the sidebar's words whole, and scrolls its foot above the rail."""
     page = new_page()
     page.set_viewport_size(PROJECTOR_SCREEN)
     page.goto(url(server, "attention", present="1"))
     settle(page)
     page.locator('[data-testid="stExpandSidebarButton"]').click()
     expect(page.locator('[data-testid="stSidebar"]')).to_have_attribute("data-collapsed", "false")
-    page.wait_for_timeout(500)  # the sidebar's slide-in
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    page.wait_for_function("""() => document.querySelector('[data-testid="stSidebar"]').getBoundingClientRect()
+                                    .left >= 0""")  # the sidebar's slide-in
+    page.wait_for_timeout(500)
+    assert sidebar.bounding_box()["width"] == 300 * PROJECTOR  # as much wider as its type is larger
     assert page.evaluate(RAIL_ON_TOP) == [True, True, True]
+    assert page.evaluate(SIDEBAR_CUT) == []  # its words whole in large type (they were cut: "The forward pass, a…")
+    page.locator('[data-testid="stSidebarContent"]').evaluate("e => { e.scrollTop = e.scrollHeight; }")
+    page.wait_for_timeout(300)
+    assert page.evaluate(SIDEBAR_FOOT) <= page.locator(".present-rail").bounding_box()["y"]  # its foot above the rail
     page.locator(".present-rail button.present-move").nth(1).click()
     expect(_where(page)).to_have_text(re.compile(r"^9 / "), timeout=30_000)  # from the scores, 8
 
@@ -350,9 +368,21 @@ def test_two_quick_keys_across_a_page_boundary_open_the_next_page(server, new_pa
     assert "/multihead?" in page.url, page.url
 
 
+# The attention formula on a phone: wider than the phone (so not vacuous), it scrolls sideways in its own box, which
+# stays inside the column, and the page itself is not wider than the screen.
+WIDE_FORMULA_IN_ITS_BOX = """() => {
+    const main = document.querySelector('[data-testid="stMain"]');
+    const formula = document.querySelector('[data-testid="stMain"] .katex-display');
+    const box = formula.getBoundingClientRect();
+    return {page: main.scrollWidth > main.clientWidth, formula: formula.scrollWidth > innerWidth - 32,
+            scrolls: getComputedStyle(formula).overflowX, inside: box.left >= 0 && box.right <= innerWidth};
+}"""
+
+
 def test_a_phone_that_follows_a_presenter_keeps_normal_type_and_a_one_line_rail(server, new_page):  # noqa: F811
     """A student's phone (400 x 800) opened with the teacher's present=1: the rail is one line at the foot (the moves,
-    the slide's name, the exit), not 60 dots squeezed into a column over the page, and the text is its normal size."""
+    the slide's name, the exit), not 60 dots squeezed into a column over the page, and the text is its normal size; the
+    attention formula, wider than the phone, scrolls in its own box without widening the page."""
     page = new_page()
     page.set_viewport_size({"width": 400, "height": 800})
     page.goto(url(server, "attention", present="1", step="scaled"))
@@ -362,6 +392,7 @@ def test_a_phone_that_follows_a_presenter_keeps_normal_type_and_a_one_line_rail(
     assert rail["height"] < 70 and rail["y"] + rail["height"] == 800, rail
     assert page.evaluate(RAIL_ON_TOP) == [True, True, True]
     assert page.evaluate("getComputedStyle(document.documentElement).fontSize") == "16px"
+    assert page.evaluate(WIDE_FORMULA_IN_ITS_BOX) == {"page": False, "formula": True, "scrolls": "auto", "inside": True}
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / "presenter-phone-400x800-en.png"))
 
@@ -400,12 +431,17 @@ def test_every_page_in_presenter_mode_is_on_the_rail(page):
 
 
 def test_the_overviews_right_arrow_and_start_open_the_first_step():
+    """Where a class starts: a prominent Start button (primary, not a link) and → both open the first slide."""
     at = open_link("overview", present="1")
-    start = [link for link in at.get("page_link") if link.proto.label == EN_T("present.start")]
-    assert len(start) == 1 and start[0].proto.page.endswith("tokens") and "present=1" in start[0].proto.query_string
+    start = at.button(key="present.start")
+    assert start.label == EN_T("present.start") and start.proto.type == "primary" and not at.get("page_link")
+    start.click().run()
+    at.switch_page(f"pages/{page_of(at)}.py").run()  # AppTest runs the page it was given, not the one switched to
+    assert page_of(at) == "tokens" and rail(at)["here"] == 0 and query(at)["present"] == "1"
+    at = open_link("overview", present="1")
     press(at, "go", 0)  # → on a page off the pass: its first slide
     assert page_of(at) == "tokens" and rail(at)["here"] == 0 and query(at)["present"] == "1"
-    assert not [link for link in open_link("overview").get("page_link") if link.proto.label == EN_T("present.start")]
+    assert not [button for button in open_link("overview").button if button.key == "present.start"]
 
 
 def test_back_from_a_page_after_the_pass_opens_its_last_slide():
@@ -416,12 +452,18 @@ def test_back_from_a_page_after_the_pass_opens_its_last_slide():
     assert page_of(at) == "output" and rail(at)["here"] == 59
 
 
-def test_no_two_slides_of_an_add_and_norm_share_a_title():
-    t = translator("en")
-    config = engine.preset("hello-world").config
-    titles = [presenter._title(t, slide, config) for slide in slides(config) if slide[1] == "dec_add_norm"]
-    assert len(set(titles)) == len(titles) == 6
-    assert titles[2] == "Add & LayerNorm · Cross-attention · Residual add"
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("preset", list(engine.PRESETS))
+def test_no_two_slides_share_a_title(lang, preset):
+    """The encoder's and the decoder's feed-forward and add & norm slides say their stack, each add & norm its
+    sub-layer, in both languages, one layer or six."""
+    t, config = translator(lang), engine.preset(preset).config
+    titles = [presenter._title(t, slide, config) for slide in slides(config)]
+    assert len(set(titles)) == len(titles)
+    if (preset, lang) == ("hello-world", "en"):
+        assert "Decoder · Add & LayerNorm · Cross-attention · Residual add" in titles
+        assert "Encoder · Feed-forward · Activation" in titles and "Decoder · Feed-forward · Activation" in titles
+        assert titles[0] == "Tokens & embedding"  # a page of its own name: no stack
 
 
 def test_a_presenters_step_and_a_following_students_are_scrolled_into_view():

@@ -384,3 +384,31 @@ def test_evenly_spread_attention_is_every_weight_near_one_over_n_keys():
     assert layers.evenly_spread(np.array([[[0.5, 0.5], [0.503, 0.497]]]))
     assert not layers.evenly_spread(np.array([[[0.5, 0.5], [0.52, 0.48]]]))
     assert layers.evenly_spread(np.full((2, 3, 4), 0.25)) and not layers.evenly_spread(np.eye(3)[None])
+
+
+def test_row_spread_is_the_largest_distance_of_two_rows_over_the_longest_row():
+    assert layers.row_spread(np.array([[3.0, 4.0], [3.0, 4.0]])) == 0
+    assert layers.row_spread(np.array([[3.0, 4.0], [0.0, 0.0], [3.0, 0.0]])) == pytest.approx(5 / 5)
+    assert layers.row_spread(np.zeros((2, 3))) == 0 and math.isnan(layers.row_spread(np.array([[np.nan, 1], [1, 1]])))
+
+
+def test_the_encoders_rows_converge_where_the_trace_says_whatever_the_sentence_or_weights():
+    """Where the hello-world encoder's outputs become one vector, read from the trace: in the post's example at the
+    first LayerNorm (hello's and world's rows after the residual add differ by ~10 % of their length, after the
+    LayerNorm by 0.2 %); another sentence converges at the feed-forward output, an edited W^O never."""
+    model = engine.preset("hello-world")
+
+    def spreads(trace, names):
+        return [layers.row_spread(trace[name]) for name in names]
+
+    post = layers.convergence(model.run("Hello World", "Hola Mundo"))
+    assert post[::2] == ("enc.0.ln1", "enc.0.add1")
+    assert post.spread < layers.ALIKE < post.spread_before and post.spread_before == pytest.approx(0.1038, abs=1e-4)
+    trace = model.run("the cat sat", "Hola")
+    cat = layers.convergence(trace)
+    assert cat[::2] == ("enc.0.ffn.out", "enc.0.ln1")
+    assert all(s <= layers.ALIKE for s in spreads(trace, ["enc.0.ffn.out", "enc.0.add2", "enc.0.ln2", "enc.out"]))
+    assert spreads(trace, ["enc.0.ln1"])[0] > layers.ALIKE
+    w_o = model.params["enc.0.attn.W_O"]
+    assert layers.convergence(model.with_params({"enc.0.attn.W_O": w_o * 0}).run("Hello World", "Hola Mundo")) is None
+    assert layers.convergence(model.run("Hello World how are you", "Hola")) is None  # its output's rows stay apart

@@ -186,7 +186,8 @@ def assert_numbers_are_the_engines(at, page, state):
     markdown = paragraphs(at)
     if page == "overview":
         c = model.config
-        assert t("overview.shapes", n_src=len(trace.src_tokens), n_tgt=len(trace.tgt_tokens), d_model=c.d_model,
+        shapes = "overview.shapes.decoder_only" if c.decoder_only else "overview.shapes"
+        assert t(shapes, n_src=len(trace.src_tokens), n_tgt=len(trace.tgt_tokens), d_model=c.d_model,
                  h=c.n_heads, n_enc=c.depth("enc"), n_dec=c.depth("dec")) in markdown
     elif page == "generate" and any(w.key == "gen.strategy" for w in at.button_group):  # the decoding tab is open
         if generation.settings(state.gen)["model"] == "trained":
@@ -747,6 +748,8 @@ def expected_start(link):
     if state.weights:  # this test server holds no trained weights
         notes.append(t("msg.url", detail=t("msg.weights_gone", id=state.weights)))
         state = state.replace(weights="", edits=())
+    state, refused = app_state.fitted(state)  # each part beyond the app's limits left out on its own
+    notes += [t("msg.url", detail=session.refusal(t, note)) for note in refused]
     reason = why_not(state)
     if reason is not None:
         notes.append(t("msg.url", detail=reason))
@@ -808,12 +811,31 @@ def test_a_model_of_gigabytes_is_refused():
     huge = AppState(preset="paper", overrides=(("d_k", 512), ("d_v", 512), ("n_heads", 16), ("n_layers", 8)))
     with pytest.raises(app_state.LimitError) as refused:
         app_state.check_limits(huge)
-    assert refused.value.args == ("msg.too_big", {"field": "#params", "high": "60,000,000", "value": "436,891,648"})
+    assert refused.value.args == ("msg.too_many_weights", {"n": "436,891,648", "high": "60,000,000"})
     app_state.check_limits(AppState(preset="paper", overrides=(("n_layers", 8),)))  # the paper's sizes with N = 8
     at = open_page("overview", preset="paper", cfg="n_layers:8,n_heads:16,d_k:512,d_v:512")
-    assert assert_consistent(at, "overview") == AppState()
+    # taken in turn by name: d_k = 512 alone is too big, then d_v = 512; h = 16 and N = 8 fit and are kept
+    assert assert_consistent(at, "overview") == AppState(preset="paper", overrides=(("n_heads", 16), ("n_layers", 8)))
     t = translator("en")
-    assert [w.value for w in at.sidebar.warning] == [t("msg.url", detail=t("msg.too_big", **refused.value.args[1]))]
+    assert [w.value for w in at.sidebar.warning] == [
+        t("msg.url", detail=t("msg.too_big_with", field="d_k", value=512, n="110,327,808", high="60,000,000", kept=64)),
+        t("msg.url", detail=t("msg.too_big_with", field="d_v", value=512, n="110,263,296", high="60,000,000", kept=64))]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_refused_part_of_a_link_keeps_the_rest(lang):
+    """preset=paper&cfg=n_layers:12 asks for 88 million weights: only N = 12 is refused, in a sentence naming it and
+    the limit; the paper's preset, the other settings, the seed and the sentences stay."""
+    at = open_page("overview", lang=lang, preset="paper", cfg="n_layers:12,d_ff:1024", seed="7", src="good morning",
+                   tgt="buenos " * 70)
+    assert assert_consistent(at, "overview") == AppState(preset="paper", overrides=(("d_ff", 1024),), seed=7,
+                                                         src="good morning", lang=lang, lang_chosen=True)
+    t = translator(lang)
+    expected = [t("msg.url", detail=t("msg.too_big_with", field="n_layers", value=12, n="63,086,592",
+                                      high="60,000,000", kept=6)),
+                t("msg.url", detail=t("msg.too_long", side=t("side.tgt"), n=71, high=64))]
+    assert [w.value for w in at.sidebar.warning] == expected
+    assert "n_layers = 12" in expected[0] and "60,000,000" in expected[0] and "#params" not in expected[0]
 
 
 def assert_no_exception(at):

@@ -1,5 +1,7 @@
 """The model's sizes: parameter counts equal PyTorch's sum(p.numel()) for the same modules, and each step's
 multiply-adds equal hand-computed counts and PyTorch's FLOP counter (2 FLOPs a multiply-add)."""
+import itertools
+
 import pytest
 import torch
 from torch import nn
@@ -8,6 +10,7 @@ from torch.utils.flop_counter import FlopCounterMode
 import engine
 from engine import sizes
 from engine.config import parse_field
+from engine.params import param_shapes
 from engine.presets import configure
 
 
@@ -159,3 +162,54 @@ def test_each_stack_has_its_own_depth_or_n_layers():
 def test_a_checkpoint_written_before_the_stacks_had_their_own_depths_loads():
     model = engine.trained()
     assert model.config.n_enc_layers is None and model.config.depth("dec") == model.config.n_layers
+
+
+def torch_counterpart(c, vocab_size):
+    """PyTorch's counterpart of config c (engine/sizes.py, above torch_differences), on the meta device: shapes only.
+    nn.Transformer for the encoder-decoder model; for a decoder-only one, a stack of nn.TransformerEncoderLayer (run
+    with a causal mask, as test_decoder_only does) with a final LayerNorm; an nn.Embedding per embedding table."""
+    meta, pre = {"device": "meta"}, c.norm_placement == "pre"
+    model = nn.Module()
+    if c.decoder_only:
+        layer = nn.TransformerEncoderLayer(c.d_model, c.n_heads, c.d_ff, norm_first=pre, **meta)
+        model.body = nn.TransformerEncoder(layer, c.depth("dec"), norm=nn.LayerNorm(c.d_model, **meta),
+                                           enable_nested_tensor=False)
+    else:
+        model.body = nn.Transformer(c.d_model, c.n_heads, c.depth("enc"), c.depth("dec"), c.d_ff, norm_first=pre,
+                                    **meta)
+    tables = [name for name in param_shapes(c, vocab_size) if name.startswith("embed.")]
+    model.embeddings = nn.ModuleList(nn.Embedding(vocab_size, c.d_model, **meta) for _ in tables)
+    return model
+
+
+def test_the_paper_models_total_beside_pytorchs():
+    """nn.Transformer(512, 8, 6, 6, 2048) and the 37,000 x 512 embedding: 63,084,544; the paper model 63,119,496,
+    by its output bias (+37,000) and PyTorch's two final LayerNorms, which it keeps in post-norm (-2,048)."""
+    c, v = sizes.PAPER_BASE_CONFIG, sizes.PAPER_VOCABULARY_SIZE
+    assert torch_count(torch_counterpart(c, v)) == sizes.torch_count(c, v) == 63_084_544
+    assert sizes.parameter_count(c, v) == 63_119_496
+    assert sizes.torch_differences(c, v) == {"output_bias": 37_000, "final_norms": -2_048}
+
+
+OPTIONS = {"decoder_only": (False, True), "shared_embeddings": (True, False), "tied_output": (True, False),
+           "attn_bias": (True, False), "ffn_bias": (True, False), "norm_placement": ("post", "pre"),
+           "pos_encoding": ("sinusoidal", "learned"), "d_k": (4, 3)}  # d_k = 4: d_model / h
+
+
+def test_the_difference_from_pytorch_holds_for_every_option():
+    """Every combination of the sidebar's options that change a count: PyTorch's sum(p.numel()) is the model's count
+    less the items, and each item is there exactly when its option makes it."""
+    wrong = []
+    for values in itertools.product(*OPTIONS.values()):
+        options = dict(zip(OPTIONS, values))
+        c = configure("paper", d_model=8, n_heads=2, d_ff=12, n_layers=2, n_dec_layers=3, max_len=10, **options)
+        items = sizes.torch_differences(c, 11)
+        expected_items = {"output_bias", "final_norms"} - ({"final_norms"} if c.norm_placement == "pre" else set())
+        expected_items |= {item for item, there in (("output_weights", not c.tied_output),
+                                                    ("learned_positions", c.pos_encoding == "learned"),
+                                                    ("attention_biases", not c.attn_bias),
+                                                    ("ffn_biases", not c.ffn_bias),
+                                                    ("head_widths", c.d_k != 4)) if there}
+        if torch_count(torch_counterpart(c, 11)) != sizes.torch_count(c, 11) or set(items) != expected_items:
+            wrong.append((options, items))
+    assert not wrong, wrong

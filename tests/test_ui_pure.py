@@ -470,6 +470,16 @@ def test_catalogs_have_the_same_keys(lang):
     assert sorted(set(CATALOGS[lang]) - set(EN)) == []
 
 
+def test_english_words_quote_chinese_only_beside_a_translation():
+    """An English screen translates what it quotes from the Chinese notes: the original may stand beside the
+    translation, labelled "(Chinese: …)", and nowhere else (the Concat page quoted it untranslated)."""
+    quoted = re.compile(r"\(Chinese: “[^”]*”\)")
+    untranslated = {key: text for key, text in EN.items()
+                    if re.search(r"[\u3400-\u9fff]", quoted.sub("", text))}
+    assert untranslated == {}
+    assert sum(bool(quoted.search(text)) for text in EN.values()) == 3  # seednote.multihead, .add_norm, .masked_...
+
+
 def test_catalogs_have_the_same_placeholders():
     """Every key of every catalog: the same placeholders as English's; all the keys that differ, reported at once."""
     differ = [f"{lang} {key}: {_placeholders(catalog[key])}, English {_placeholders(EN[key])}"
@@ -580,14 +590,17 @@ def test_every_setting_an_intro_depends_on_has_its_text_in_every_value(lang):
                      for config in _every_value(field)}
             assert len(texts) == len(_every_value(field)) and not any("{" in text for text in texts), (page, field)
     # each note names its source by its title (the app never numbers them), its slip, and what is right
-    facts = {"add_norm": ("The transformer's details", "(xᵢ − μ)²", "Transformer 讲稿整理", "(1/d) Σⱼ Xᵢⱼ"),
-             "masked_attention": ("Transformer 讲稿整理", "20", "K = YW^K"),
-             "multihead": ("输入的流动过程", "512×512", "n × d_model"),
-             "qkv": ("The Random Transformer", "(4 × 1)", "3.99")}
-    assert set(facts) == set(SEED_NOTES)
-    for page, words in facts.items():
-        assert all(word in t(f"seednote.{page}") for word in words), page
-        assert not re.search(r"seed|种子|\b00\d\b", t(f"seednote.{page}"), re.IGNORECASE), page
+    facts = {"seednote.add_norm": ("The transformer's details", "(xᵢ − μ)²", "Transformer 讲稿整理", "(1/d) Σⱼ Xᵢⱼ"),
+             "seednote.masked_attention": ("Transformer 讲稿整理", "20", "K = YW^K"),
+             "seednote.masked_attention.scores": ("22", "Q(i,j) · K(i,j) / √d_k", "(QKᵀ)(i,j) = Σ_c Q(i,c) · K(j,c)"),
+             "seednote.multihead": ("输入的流动过程", "512×512", "n × d_model"),
+             "seednote.qkv": ("The Random Transformer", "(4 × 1)", "3.99"),
+             "seednote.qkv.shapes": ("Transformer 讲稿整理", "6", "21", "∈ ℝ^(n × d_k)", "d_model × d_k", "d_model × d_v"),
+             "seednote.train": ("Transformer 讲稿整理", "39", "L = (1/n₀) Σ Lᵢ", "n₀ + 1", "1 … n₀", "0 … n₀ − 1")}
+    assert set(facts) == {key for keys in SEED_NOTES.values() for key in keys}
+    for key, words in facts.items():
+        assert all(word in t(key) for word in words), key
+        assert not re.search(r"seed|种子|\b00\d\b", t(key), re.IGNORECASE), key
     assert t("intro.attention.sqrt_dk", d_k=3, divisor="1.732") in (
         "The divisor is the paper's √d_k, here √3 = 1.732.", "除数是论文的 √d_k，这里 √3 = 1.732。")
 
@@ -715,7 +728,7 @@ def test_every_key_the_code_asks_for_exists():
     keys |= {"ctl.divisor.sqrt", "ctl.divisor.number", "side.src", "side.tgt"}
     keys |= {f"diff.{d['key']}.{part}" for d in DIFFERENCES for part in ("topic", "why")}
     keys |= {key for page in INTRO_SETTINGS for field in INTRO_SETTINGS[page] for config in _every_value(field)
-             for key in intro_keys(page, config)} | {f"seednote.{page}" for page in SEED_NOTES}
+             for key in intro_keys(page, config)} | {key for keys in SEED_NOTES.values() for key in keys}
     missing = sorted(k for k in keys if k not in EN or k not in ZH)
     assert missing == []
     assert all(Path(ROOT, page_file(p)).is_file() for ps in PAGES.values() for p in ps)
@@ -918,7 +931,7 @@ def _crosses(segment, box, samples=400):
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("preset", ["hello-world", "paper"])
+@pytest.mark.parametrize("preset", ["hello-world", "paper", "pre-norm"])
 @pytest.mark.parametrize("width_px", [320, 360, 480, 640, 900, 1200])
 def test_no_arrow_of_the_diagram_crosses_a_label(preset, lang, width_px):
     """At any width the overview's column gives the figure (480 px at 1280 x 720; 320 px when a projector zooms the
@@ -926,7 +939,8 @@ def test_no_arrow_of_the_diagram_crosses_a_label(preset, lang, width_px):
     stacks' "× N" beside their frames), and every text is inside the figure."""
     from ui.lessons.diagram import architecture
 
-    layout = architecture(translator(lang), engine.preset(preset).run("Hello World", "hola")).to_dict()["layout"]
+    model = engine.preset("paper", norm_placement="pre") if preset == "pre-norm" else engine.preset(preset)
+    layout = architecture(translator(lang), model.run("Hello World", "hola")).to_dict()["layout"]
     (left, right), (bottom, top) = layout["xaxis"]["range"], layout["yaxis"]["range"]
     margin = layout["margin"]
     units_per_px = ((right - left) / (width_px - margin["l"] - margin["r"]),
@@ -962,8 +976,35 @@ def test_every_box_of_the_diagram_opens_a_page_of_the_navigation():
     pages = [page for section in PAGES.values() for page in section]
     assert set(click["customdata"]) <= set(pages)
     decoder = [page for page, x in zip(click["customdata"], click["x"]) if x == 1]  # the right column, bottom up
-    assert decoder == ["decoder_input", "masked_attention", "dec_add_norm", "cross_attention", "dec_add_norm",
-                       "dec_ffn", "dec_add_norm", "decoder_stack", "output"]
+    assert decoder == ["decoder_input", "dec_add_norm", "masked_attention", "dec_add_norm", "cross_attention",
+                       "dec_add_norm", "dec_ffn", "decoder_stack", "output"]  # pre-norm: each LayerNorm first
+
+
+@pytest.mark.parametrize("decoder_only", [False, True])
+def test_the_diagram_draws_pre_norms_order_layer_norm_sublayer_then_the_sum(decoder_only):
+    """x + Sublayer(LayerNorm(x)): the norm box (titled LayerNorm, not Add & LayerNorm) under its sub-layer, a ⊕
+    above the sub-layer's last box; post-norm keeps the paper's Add & Norm above the sub-layer and draws no ⊕."""
+    from ui.lessons.diagram import architecture
+
+    def drawn(placement):
+        model = engine.preset("hello-world", norm_placement=placement, decoder_only=decoder_only)
+        figure = architecture(translator("en"), model.run("Hello World", "hola")).to_dict()
+        click, layout = figure["data"][0], figure["layout"]
+        boxes = sorted(zip(click["x"], click["y"], click["customdata"], click["text"]))  # column by column, bottom up
+        return boxes, [(shape["xanchor"], shape["yanchor"]) for shape in layout["shapes"] if shape["type"] == "circle"]
+
+    post, post_sums = drawn("post")
+    pre, sums = drawn("pre")
+    assert post_sums == [] and all(title == EN["page.add_norm"] for _, _, page, title in post if "add_norm" in page)
+    assert [title for _, _, page, title in pre if "add_norm" in page] == ["LayerNorm"] * (2 if decoder_only else 5)
+    pages = [page for *_, page, _ in pre]
+    sublayers = ("attention", "multihead", "ffn", "masked_attention", "cross_attention", "dec_ffn")
+    for i, page in enumerate(pages):
+        if "add_norm" in page:  # the next box is its sub-layer's first
+            assert pages[i + 1] in ("qkv", "masked_attention", "cross_attention", "ffn", "dec_ffn"), pages
+    tops = [(x, y + 0.5) for (x, y, page, _), (_, _, after, _) in zip(pre, pre[1:])
+            if page in sublayers and ("add_norm" in after or after.endswith("_stack"))]
+    assert sorted(sums) == tops and len(tops) == (2 if decoder_only else 5)
 
 
 def test_the_diagram_has_a_box_for_every_step_page_titled_in_plain_text():
@@ -1037,7 +1078,8 @@ def test_step_pages_link_to_their_neighbours_in_the_order_data_flows():
     assert neighbours("multihead") == ("attention", "add_norm")
     assert neighbours("encoder_stack") == ("ffn", "decoder_input")
     assert neighbours("output") == ("decoder_stack", "generate")
-    assert neighbours("overview") is None and neighbours("dropout") is None and neighbours("generate") is None
+    assert neighbours("generate") == ("output", None) == neighbours("generate", decoder_only=True)  # the last
+    assert neighbours("overview") is None and neighbours("dropout") is None
 
 
 TREE_LABELS = {"logp": "log P", "score": "score", "pruned": "{n} pruned", "best": "best: {token} {logp}"}
@@ -1328,20 +1370,35 @@ def test_the_plain_text_arithmetic_has_its_words_in_chinese():
 # ---- the paper's whole attention equations and the heads' W^Q side by side (ui.lessons.formulas) --------------------
 
 def test_the_whole_attention_equations_follow_the_model():
+    """The paper's form: MultiHead(Q,K,V) with head_i = Attention(QW_i^Q, KW_i^K, VW_i^V), then what Q, K and V are
+    in the block: the sub-layer's input X (LayerNorm(X) in pre-norm), the decoder's and the encoder's output in
+    cross-attention; the projection steps say the same."""
     from ui.lessons.formulas import attention_equations
 
-    paper = attention_equations(r"\sqrt{d_k}", masked=False, cross=False, bias=False)
+    paper = attention_equations(r"\sqrt{d_k}", masked=False, cross=False, bias=False, pre_norm=False)
     assert paper == [r"\operatorname{Attention}(Q,K,V) = \operatorname{softmax}\!\left(\frac{QK^\top}{\sqrt{d_k}}"
                      r"\right) V",
-                     r"\text{head}_i = \operatorname{Attention}(X W_i^Q,\; X W_i^K,\; X W_i^V)",
                      r"\operatorname{MultiHead}(Q,K,V) = \operatorname{Concat}(\text{head}_1, \ldots, \text{head}_h)"
-                     r"\, W^O"]
-    masked = attention_equations("30", masked=True, cross=False, bias=True)
-    assert r"\frac{QK^\top}{30} + M\right)" in masked[0]
-    assert masked[1] == r"\text{head}_i = \operatorname{Attention}(X W_i^Q + b_i^Q,\; X W_i^K + b_i^K,\; X W_i^V + b_i^V)"
-    assert masked[2].endswith(r"W^O + b^O")
-    cross = attention_equations(r"\sqrt{d_k}", masked=False, cross=True, bias=False)
-    assert r"X_{\text{dec}} W_i^Q,\; X_{\text{enc}} W_i^K,\; X_{\text{enc}} W_i^V)" in cross[1]
+                     r"\, W^O",
+                     r"\text{head}_i = \operatorname{Attention}(Q W_i^Q,\; K W_i^K,\; V W_i^V)",
+                     r"Q = K = V = X \quad (\text{⟦sublayer-input⟧})"]
+    masked = attention_equations("30", masked=True, cross=False, bias=True, pre_norm=True)
+    assert r"\frac{QK^\top}{30} + M\right)" in masked[0] and masked[1].endswith(r"W^O + b^O")
+    assert masked[2] == r"\text{head}_i = \operatorname{Attention}(Q W_i^Q + b_i^Q,\; K W_i^K + b_i^K,\; V W_i^V + b_i^V)"
+    assert masked[3].startswith(r"Q = K = V = \operatorname{LayerNorm}(X) \quad")
+    cross = attention_equations(r"\sqrt{d_k}", masked=False, cross=True, bias=False, pre_norm=False)
+    assert cross[3] == r"Q = X_{\text{dec}},\; K = V = X_{\text{enc}} \\ (\text{⟦cross-inputs⟧})"
+    pre_cross = attention_equations(r"\sqrt{d_k}", masked=False, cross=True, bias=False, pre_norm=True)[3]
+    assert pre_cross.startswith(r"Q = \operatorname{LayerNorm}(X_{\text{dec}}),\; K = V = X_{\text{enc}}")
+    assert not any("X W" in line for line in paper + masked + cross)  # the heads project Q, K, V, not X
+    for lang, words in (("en", ("X: the sub-layer's input", "Q from the decoder, K and V from the encoder's output")),
+                        ("zh", ("X：子层的输入", "Q 来自解码器，K 和 V 来自编码器的输出"))):
+        assert [words[0] in translator(lang).words(paper[3]), words[1] in translator(lang).words(cross[3])] == [True] * 2
+    pre = engine.preset("hello-world", norm_placement="pre").run("Hello World", "Hola")
+    assert pre.step("enc.0.attn.q").formula == r"Q_i = \operatorname{LayerNorm}(X) W_i^Q"
+    assert pre.step("dec.0.cross_attn.q").formula == r"Q_i = \operatorname{LayerNorm}(X_{\text{dec}}) W_i^Q"
+    assert pre.step("dec.0.cross_attn.v").formula == r"V_i = X_{\text{enc}} W_i^V"
+    assert engine.preset("hello-world").run("Hello World").step("enc.0.attn.k").formula == r"K_i = X W_i^K"
     divisor = engine.preset("hello-world").run("Hello World").step("enc.0.attn.scaled").meta["divisor_tex"]
     assert divisor == "30" and engine.preset("paper").run("Hello").step("enc.0.attn.scaled").meta[
         "divisor_tex"] == r"\sqrt{d_k}"
@@ -1443,3 +1500,26 @@ def test_a_difference_heatmap_outlines_the_changed_cells():
                                marked=[(0, 1), (1, 1)]).to_dict())
     frames = [(s.x0, s.y0, s.line.width) for s in figure.layout.shapes]
     assert frames == [(0.5, -0.5, 1.5), (0.5, 0.5, 1.5)]
+
+
+@pytest.mark.parametrize("catalog", [EN, ZH])
+def test_the_layer_norm_epsilon_is_credited_to_what_adds_it_not_to_ba_et_al(catalog):
+    """Ba et al. (2016) normalise by σ with no ε; PyTorch's nn.LayerNorm puts ε under the root (ε = 10⁻⁵ by default),
+    the post's code adds it to σ. Every text naming Ba et al. writes their form without ε."""
+    named = {key: text for key, text in catalog.items() if re.search(r"Ba et al|Ba 等人", text)}
+    assert named and all("(x − μ)/σ" in text and ("没有 ε" in text or "has no ε" in text) for text in named.values())
+    for key in ("intro.add_norm.paper", "diff.layer_norm.why", "depart.layer_norm"):
+        assert "PyTorch" in catalog[key] and key in named, key
+    assert "10⁻⁵" in catalog["intro.add_norm.paper"]
+    assert not re.search(r"Ba", catalog["compare.side.pytorch"] + catalog["depart.layer_norm.button"])
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_multihead_intro_names_b_o_when_the_model_has_biases(lang):
+    t = translator(lang)
+
+    def intro(bias):
+        return " ".join(t(key) for key in intro_keys("multihead", engine.preset("hello-world", attn_bias=bias).config))
+
+    assert "$b^O$" in intro(True) and "+ $b^O$" in intro(True) and "PyTorch" in intro(True)
+    assert "$b^O$" not in intro(False) and "Concat(head₁, …, headₕ)$W^O$" in intro(False)

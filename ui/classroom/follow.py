@@ -1,17 +1,22 @@
 """Follow the teacher: a teacher's room, and students whose pages follow it (ui/stores/rooms.py keeps the rooms).
 
 app.py calls `join_from_link()` before the state is built (so the link's room= and key= stay in the address),
-`sidebar(t, page)` before the page runs, and `publish()` after it; a step page's fragment publishes too (its own
+`sidebar(t, page, slot)` before the page runs, and `publish()` after it; a step page's fragment publishes too (its own
 reruns do not run app.py). The teacher's link holds room=CODE&key=SECRET and each of the teacher's runs puts the
 page and its link into the room; a student's link holds room=CODE only. While a student is attached, the process's
 room watcher (ui/classroom/room_watch.py: one read of the room a few times a second for all its students) reruns
 the student's page when the room moves, and `catch_up()`, which app.py calls before the state is built, opens the
-teacher's page with the teacher's link, as a fresh link would open (ui/core/sidebar.py: _start_session). Where waking
+teacher's page with the teacher's link, as a fresh link would open (ui/core/sidebar.py: start_from_link). Where waking
 a page needs Streamlit internals that are off (ui/core/streamlit_internals.py), a fragment of the sidebar polls the
 room once a second instead (st.fragment(run_every)). Detached, nothing follows.
 
-A following student's own change (a sentence, another page, a setting, another head) turns following off, with a
-note: `publish()` compares the page and link a student's run ends on with those it showed after it last took the
+A following student's page is drawn read-only and lean (`following()`, ui/core/session.py: Context.reading): each
+change of the teacher costs a run of it per student. On a step page the watcher reruns the page's fragment alone,
+which takes the teacher's link itself (`catch_up_on_page`) when the teacher is on the same page with the same model,
+without app.py, the sidebar and the navigation; else the whole app runs.
+
+A following student's own change (another page, or a widget a page that is not a step page still draws) turns
+following off, with a note: `publish()` compares the page and link a student's run ends on with those it showed after it last took the
 teacher's. A detached student's link holds follow=0, so a reload stays detached.
 """
 from __future__ import annotations
@@ -23,10 +28,11 @@ import streamlit as st
 
 from ui.classroom import room_watch
 from ui.classroom.share import copy_link_button
-from ui.core import streamlit_internals
-from ui.core.i18n import literal
+from ui.core import session, sidebar as controls, streamlit_internals
+from ui.core.i18n import language_of, literal
 from ui.core.navigation import HOME, PAGES
 from ui.core.session import ROOM_LINK, WHOLE_VIEW, page_entry
+from ui.core.state import AppState, decode
 from ui.stores import rooms
 from ui.stores.rooms import RoomError
 
@@ -44,6 +50,7 @@ POLL_SECONDS = 1.0  # a student's page asks the room this often when the watcher
 RECONNECT_TIMER_SECONDS = 3600  # the timer of _copy_link_on_a_timer's fragment: one run an hour
 ALL_PAGES = {page for pages in PAGES.values() for page in pages}
 STORE_ERRORS = (sqlite3.Error, OSError)  # and redis.RedisError, added by _store_errors()
+_page_fragments: dict[str, str] = {}  # session id -> the fragment of the step page a following student shows
 
 
 @st.cache_resource(show_spinner=False)
@@ -72,7 +79,13 @@ def watcher() -> room_watch.Watcher:
             return rooms_store.version(code)
         except errors:
             return None
-    return room_watch.Watcher(version, streamlit_internals.rerun_session)
+
+    def wake(session_id):  # the step page's fragment alone if it has one (catch_up_on_page), else the whole page
+        woken = streamlit_internals.rerun_session(session_id, _page_fragments.get(session_id))
+        if not woken:
+            _page_fragments.pop(session_id, None)
+        return woken
+    return room_watch.Watcher(version, wake)
 
 
 def _ask(call, notes: list):
@@ -134,28 +147,36 @@ def _link_following(on: bool) -> None:
     st.session_state[ROOM_LINK] = link if on else link | {"follow": "0"}
 
 
+def following() -> bool:
+    """Whether this session is a student following its room now: its page is drawn read-only and lean
+    (ui/core/session.py: Context.reading)."""
+    return _attached(st.session_state.get(ROOM))
+
+
 def _attached(room: dict) -> bool:
     """Whether this session is a student following its room now."""
     return bool(room and room["code"] and not room["key"] and WANDERED not in st.session_state
                 and st.session_state.get(ATTACHED.format(code=room["code"]), True))
 
 
-def sidebar(t, page) -> None:
-    """The room's part of the sidebar; a student's page that is behind the teacher's goes to it (st.switch_page)."""
+def sidebar(t, page, slot) -> None:
+    """The room's part of the sidebar, drawn in `slot` (at its top: a teacher opens a room in one click, a student sees
+    the Follow switch first); a student's page that is behind the teacher's goes to it (st.switch_page)."""
     st.session_state[PAGE] = page.url_path if page.url_path in ALL_PAGES else HOME
     room = st.session_state[ROOM]
     session = streamlit_internals.this_session()
     if session is not None:  # woken again only if the student's panel below says so
         watcher().forget(session)
+        _page_fragments.pop(session, None)  # and its page's fragment alone only if the page says so
     for key, values in st.session_state.pop(NOTES, []):
-        st.sidebar.warning(t(key, **values))
+        slot.warning(t(key, **values))
     polling = False
     if room["key"]:
-        _teacher_panel(t, room)
+        _teacher_panel(t, room, slot)
     elif room["code"]:
-        polling = _student_panel(t, room)
+        polling = _student_panel(t, room, slot)
     else:
-        _no_room(t)
+        _no_room(t, slot)
     with st.sidebar:
         if polling:  # a follower's poll is a timed fragment already
             copy_link_button(t)
@@ -175,11 +196,12 @@ def _copy_link_on_a_timer(t) -> None:
     copy_link_button(t)
 
 
-def _no_room(t) -> None:
-    """Open a room, or join one by its code: drawn only while the expander is open (widgets cost every rerun)."""
-    panel = st.sidebar.expander(t("room.section"), key="room.panel", on_change="rerun")
+def _no_room(t, slot) -> None:
+    """Open a room (one click), or join one by its code: its field drawn only while its expander is open (widgets
+    cost every rerun)."""
+    slot.button(t("room.open"), key="room.open", help=t("room.open_help"), on_click=_open_room, width="stretch")
+    panel = slot.expander(t("room.section"), key="room.panel", on_change="rerun")
     if panel.open:
-        panel.button(t("room.open"), key="room.open", help=t("room.open_help"), on_click=_open_room)
         panel.text_input(t("room.join"), key="room.join", max_chars=2 * rooms.CODE_LENGTH, on_change=_join_typed)
 
 
@@ -200,12 +222,14 @@ def _leave() -> None:
     _enter({"code": None, "key": None, "seen": None})
 
 
-def _teacher_panel(t, room) -> None:
-    """The code, big, and the QR code of the students' link, for the projector."""
+def _teacher_panel(t, room, slot) -> None:
+    """The QR code of the students' link and the room's code, big, for the projector; the code under the QR code,
+    which its fullscreen button (over the image's top right corner, shown on hover) would otherwise cover."""
     link = students_link(st.context.url or "", st.session_state[PAGE], room["code"])
-    panel = st.sidebar.container(border=True)
-    panel.markdown(t("room.teacher", code=room["code"]))
+    panel = slot.container(border=True)
     panel.image(qr_png_uri(link), caption=t("room.scan"), width="stretch")
+    panel.caption(t("room.code"))
+    panel.latex(code_tex(room["code"]))
     panel.code(link, language=None, wrap_lines=True)  # text, never markup: the host is what the browser sent
     panel.caption(t("room.teacher_note"))
     panel.button(t("room.leave"), key="room.leave", on_click=_close_room)
@@ -219,10 +243,10 @@ def _close_room() -> None:
     _leave()
 
 
-def _student_panel(t, room) -> bool:
+def _student_panel(t, room, slot) -> bool:
     """The student's panel; whether it holds a timed fragment: the poll of the room, where no watcher can wake the
     page (ui/classroom/room_watch.py)."""
-    panel = st.sidebar.container(border=True)
+    panel = slot.container(border=True)
     key = ATTACHED.format(code=room["code"])
     if st.session_state.pop(WANDERED, False):  # the student's own change (publish): following is off, and it says so
         st.session_state[key] = False
@@ -266,6 +290,34 @@ def catch_up() -> None:
         _take(latest, switch=latest.page != st.session_state.get(PAGE))
 
 
+def catch_up_on_page() -> None:
+    """At the start of a step page's fragment. A following student's page names the fragment for the watcher to
+    rerun alone; in such a run (no app.py, sidebar or navigation: about half the cost), the teacher's link is taken
+    here, if the teacher is on this page and the sidebar holds (ui/core/session.py: same_sidebar). Else the whole app
+    runs, whose catch_up() takes it. The page reports back to the watcher."""
+    room, session_id = st.session_state.get(ROOM), streamlit_internals.this_session()
+    if session_id is None or not _attached(room):
+        return
+    _page_fragments[session_id] = streamlit_internals.this_fragment()
+    if not streamlit_internals.fragment_run():
+        return
+    latest = _ask(lambda: store().latest(room["code"]), [])
+    if latest is None or latest.version != room["seen"]:
+        query = None if latest is None else _teachers_query(latest, st.session_state["state"])
+        taken = query and latest.page == st.session_state.get(PAGE) and session.same_sidebar(
+            st.session_state["state"], _state_of(query))
+        if not taken:  # a room gone, a store that does not answer, another page or model: the whole app
+            st.rerun(scope="app")
+        room["seen"] = latest.version
+        _take_here(query)
+        controls.start_from_link()
+    watcher().follow(session_id, room["code"], room["seen"])
+
+
+def _state_of(query: dict) -> AppState:
+    return decode(query, default_lang=language_of(st.context.locale))[0]
+
+
 def _follow() -> None:
     """A student's look at the room from the sidebar: on the first run, and every second (a timed fragment) where no
     watcher wakes the page."""
@@ -298,18 +350,34 @@ def _moved(room: dict, notes: list) -> rooms.Latest | None:
 def _take(latest: rooms.Latest, switch: bool) -> None:
     """The teacher's link as this session's, read as a fresh session reads its link: in this run (before the state
     is built) or, on another page, by st.switch_page."""
-    state = st.session_state.pop("state")
-    st.session_state[WHOLE_VIEW] = True  # a part of the view the teacher's link leaves out is at its default
-    st.session_state[TOOK] = True
+    query = _teachers_query(latest, st.session_state["state"])
+    if not switch:
+        _take_here(query)
+        return
+    _took()
+    st.switch_page(page_entry(st.session_state["context"].t, latest.page), query_params=query)
+
+
+def _teachers_query(latest: rooms.Latest, state: AppState) -> dict:
+    """The teacher's link as this session's: with its room, and the student's own language and presenter mode."""
     query = {**latest.query, **st.session_state[ROOM_LINK]}
     if state.lang_chosen:  # each student keeps the language they chose, else their browser's
         query["lang"] = state.lang
     if state.present:  # and presenter mode only if they turned it on (a projector of their own)
         query["present"] = "1"
-    if not switch:
-        st.query_params.from_dict(query)
-        return
-    st.switch_page(page_entry(st.session_state["context"].t, latest.page), query_params=query)
+    return query
+
+
+def _take_here(query: dict) -> None:
+    """The teacher's link into this run's address, for the state to be read from it."""
+    _took()
+    st.query_params.from_dict(query)
+
+
+def _took() -> None:
+    st.session_state.pop("state")  # read again from the link
+    st.session_state[WHOLE_VIEW] = True  # a part of the view the teacher's link leaves out is at its default
+    st.session_state[TOOK] = True
 
 
 def _shown_query() -> dict:
@@ -356,6 +424,12 @@ def _notice_own_change(room: dict) -> None:
         st.session_state[WANDERED] = True
         _link_following(False)
         st.rerun(scope="app")
+
+
+def code_tex(code: str) -> str:
+    """A room's code as KaTeX draws it for the back of the room: \\Huge (about 48 px), monospace. The code is
+    rooms.ALPHABET's letters and digits only, none of which reads as another from afar or means anything to TeX."""
+    return rf"\Huge\texttt{{{code}}}"
 
 
 def students_link(url: str, page: str, code: str) -> str:

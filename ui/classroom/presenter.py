@@ -17,7 +17,7 @@ from ui.core import session, sidebar
 from ui.core.figures import PROJECTOR
 from ui.core.i18n import plain_math
 from ui.core.labels import SUBLAYER_WORDS, step_name_key
-from ui.core.navigation import RAIL, slide_at, slides
+from ui.core.navigation import PAGES, RAIL, slide_at, slides
 from ui.core.state import encode, encode_view
 
 KEY = "present.rail"
@@ -34,6 +34,9 @@ html {{ font-size: {100 * PROJECTOR:g}% !important; }}
   [data-testid="stMainBlockContainer"] {{ padding-left: 2rem !important; padding-right: 2rem !important; }}
 }}
 [data-testid="stSidebarContent"] {{ padding-bottom: 4rem; }}  /* its foot scrolls above the rail */
+@media (min-width: 641px) {{  /* the sidebar as much wider as its type is larger: its pages' names whole */
+  [data-testid="stSidebar"] {{ width: {300 * PROJECTOR:g}px !important; }}
+}}
 /* a slide is the screen between the header and the rail: the header's strip as thin as its button, a step's heading
    scrolled to just under it, and less room around headings and formulas than a page read up close */
 [data-testid="stHeader"] {{ height: 2.5rem; min-height: 2.5rem; }}
@@ -189,10 +192,12 @@ def _parts(t, deck, titles) -> list[dict]:
 
 
 def _title(t, slide, config) -> str:
-    """A slide's words: its page, its layer in a stack of several, an add & norm's sub-layer (three slides would
+    """A slide's words: its stack where another page has the same name (the encoder's and the decoder's
+    "Feed-forward"), its page, its layer in a stack of several, an add & norm's sub-layer (three slides would
     otherwise share "Add & LayerNorm · Residual add"), and the step or section it shows."""
-    _, page, view = slide
-    words = [t(f"page.{page}")]
+    part, page, view = slide
+    name = t(f"page.{page}")
+    words = [t(f"present.part.{part}"), name] if _names_shared(t, name) else [name]
     if "layer" in view:
         words.append(t("present.layer", n=view["layer"] + 1))
     if "sublayer" in view:  # the step's number is the sub-layer's (add2: sub-layer 2), whatever the picker's position
@@ -206,6 +211,11 @@ def _title(t, slide, config) -> str:
     return plain_math(" · ".join(words))
 
 
+def _names_shared(t, name: str) -> bool:
+    """Whether two pages have this name in this language."""
+    return sum(t(f"page.{page}") == name for pages in PAGES.values() for page in pages) > 1
+
+
 def _sent(event: str):
     """What the rail sent; None once its page is left: a second key pressed on the page being left arrives after
     the switch to the next page, whose run holds no state of that rail."""
@@ -216,11 +226,17 @@ def _go():
     """A key or a click on the rail: open its slide, on this page or (follow) on another; a forged position (not a
     whole number within the pass) is ignored."""
     position = _sent("go")
-    deck = slides(session.get().config)
-    if isinstance(position, bool) or not isinstance(position, int) or not 0 <= position < len(deck):
+    if isinstance(position, bool) or not isinstance(position, int) or not 0 <= position < len(
+            slides(session.get().config)):
         return
-    st.session_state["present.move"] = deck[position][1:]  # (page, view): follow() opens it
-    if deck[position][1] != st.session_state.get("present.on"):
+    open_slide(position)
+
+
+def open_slide(position: int) -> None:
+    """From a callback: open the pass's slide at this position (the rail's keys, the overview's Start)."""
+    slide = slides(session.get().config)[position]
+    st.session_state["present.move"] = slide[1:]  # (page, view): follow() opens it
+    if slide[1] != st.session_state.get("present.on"):
         sidebar.adopt(st.session_state.state)  # st.switch_page's run starts the sidebar's inputs empty: refill them
 
 

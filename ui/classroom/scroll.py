@@ -10,8 +10,6 @@ import json
 
 import streamlit as st
 
-from ui.classroom.follow import ATTACHED, ROOM
-
 KEY = "step.scroll"
 JS = """
 const MAIN = "[data-testid='stMain']", HEADING = MAIN + " h5";
@@ -48,15 +46,13 @@ export default function({data}) {
 _scroll = st.components.v2.component("step_scroll", js=JS)
 
 
-def following() -> bool:
-    """Whether this session is a student whose page follows the teacher's (ui/classroom/follow.py)."""
-    room = st.session_state.get(ROOM) or {}
-    return bool(room.get("code")) and not room.get("key") and \
-        st.session_state.get(ATTACHED.format(code=room["code"]), True)
-
-
 def to_step(page: str, shown: dict) -> None:
     """Bring the step this page shows (shown: its widgets' values) into view when it is another than the last; a
-    drill-down's cell is not another step (a click on the heatmap leaves the page where it is)."""
+    drill-down's cell is not another step (a click on the heatmap leaves the page where it is). Drawn only then:
+    another number on the same step (a following student's usual update) sends nothing, and the element drawn
+    again later finds the last view it scrolled to in the browser's window."""
     step = {part: value for part, value in shown.items() if part != "cell"}
-    _scroll(key=KEY, data={"view": json.dumps([page, step], sort_keys=True, default=str)})
+    view = json.dumps([page, step], sort_keys=True, default=str)
+    if st.session_state.get(KEY + ".view") != view:
+        st.session_state[KEY + ".view"] = view
+        _scroll(key=KEY, data={"view": view})

@@ -30,7 +30,7 @@ DEPARTURES = (
     Departure("d_k", HEAD_WIDTH, ("proj",)),
     Departure("attn_bias", False, ("proj",)),
     Departure("norm_placement", "post", ("layer_norm",)),
-    Departure("layer_norm", "paper", ("layer_norm",)),  # Ba et al.'s and PyTorch's: the paper writes no formula
+    Departure("layer_norm", "paper", ("layer_norm",)),  # PyTorch's: the paper writes no formula
     Departure("activation", "relu", ("activation",)),
     Departure("ffn_bias", True, ("hidden",)),
     Departure("tied_output", True, ("logits",)),

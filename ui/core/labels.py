@@ -14,6 +14,19 @@ SUBLAYER_WORDS = {"attn": "self_attn", "self_attn": "masked", "cross_attn": "cro
 
 
 
+def input_side(config) -> str:
+    """The side the tokens and positional pages embed: the source, or a decoder-only model's one sequence (source,
+    SOS, target), which its decoder reads."""
+    return "tgt" if config.decoder_only else "src"
+
+
+def input_tokens(trace) -> tuple[tuple, tuple]:
+    """(tokens, ids) of the side the tokens and positional pages embed (input_side)."""
+    if input_side(trace.model.config) == "tgt":
+        return trace.tgt_tokens, trace.tgt_ids
+    return trace.src_tokens, trace.src_ids
+
+
 def unique(labels) -> list[str]:
     """Labels (tokens, say) numbered only where one repeats, by its position from 1 (the rule for what a person
     reads), so every label stays unique: ["a", "b", "a"] -> ["a (1)", "b", "a (3)"]."""
@@ -57,6 +70,7 @@ def param_axes(vocab_tokens, name, shape) -> list[list[str]]:
 INTRO_SETTINGS = {
     "tokens": ("embed_scale",),
     "qkv": ("attn_bias",),
+    "multihead": ("attn_bias",),
     "positional": ("pos_encoding",),
     "attention": ("attn_divisor", "softmax"),
     "add_norm": ("norm_placement", "layer_norm"),
@@ -65,10 +79,14 @@ INTRO_SETTINGS = {
 }
 
 # The pages whose intro is another in a decoder-only model: "intro.<page>.decoder_only" in place of "intro.<page>".
-DECODER_ONLY_INTROS = ("overview", "decoder_input", "dec_add_norm", "dec_ffn", "decoder_stack", "generate")
+DECODER_ONLY_INTROS = ("overview", "tokens", "positional", "decoder_input", "dec_add_norm", "dec_ffn", "decoder_stack", "generate")
 
 COUNTING = "tokens"  # the page where a learner first meets an index says how the app counts: "intro.counting"
-SEED_NOTES = ("qkv", "multihead", "add_norm", "masked_attention")  # pages that flag a seed's slip: "seednote.<page>"
+# The pages that flag the seeds' slips where they teach the step, and the catalog keys of their notes.
+SEED_NOTES = {"qkv": ("seednote.qkv", "seednote.qkv.shapes"), "multihead": ("seednote.multihead",),
+              "add_norm": ("seednote.add_norm",),
+              "masked_attention": ("seednote.masked_attention", "seednote.masked_attention.scores"),
+              "train": ("seednote.train",)}
 
 
 def intro_keys(page: str, config) -> list[str]:

@@ -16,19 +16,23 @@ PAGES = {
 CHAIN = [HOME, *PAGES["encoder"], *PAGES["decoder"], "generate"]
 # The pages of the encoder-decoder model only: a decoder-only model (GPT-style) has no encoder, no cross-attention,
 # and the app neither trains nor animates it. They stay in the navigation and say so (ui/views/frame.py: refuse_page).
-ENCODER_DECODER_ONLY = (*PAGES["encoder"], "cross_attention", "train", "animation")
+# The encoder's first two pages, tokens and positional encoding, show a decoder-only model's one input sequence.
+ENCODER_DECODER_ONLY = (*PAGES["encoder"][2:], "cross_attention", "train", "animation")
 
 
 def page_file(page: str) -> str:
     return f"pages/{page}.py"
 
 
-def neighbours(page: str, decoder_only: bool = False) -> tuple[str, str] | None:
-    """The pages before and after a step page in the order data flows (a decoder-only model's pages: from the
-    overview to the decoder's input); None for a page not inside the chain."""
+def neighbours(page: str, decoder_only: bool = False) -> tuple[str, str | None] | None:
+    """The pages before and after a page of the chain in the order data flows (generation, the last, has none
+    after it; a decoder-only model's chain skips the pages it has nothing for); None for a page outside it and
+    for the overview, which opens it with its map."""
     chain = [p for p in CHAIN if not (decoder_only and p in ENCODER_DECODER_ONLY)]
-    i = chain.index(page) if page in chain[1:-1] else None
-    return None if i is None else (chain[i - 1], chain[i + 1])
+    if page not in chain[1:]:
+        return None
+    i = chain.index(page)
+    return chain[i - 1], chain[i + 1] if i + 1 < len(chain) else None
 
 
 # The steps a step page draws: those its block declares (engine/model.py) from the page's first step up to, not

@@ -28,14 +28,16 @@ class Context:
     model: engine.Model
     trace: engine.Trace
     t: object  # the translator: t(key, **values) -> str
+    reading: bool = False  # a following student's page: drawn read-only and lean (nothing to edit, pick or open)
 
     @property
     def config(self) -> engine.Config:
         return self.model.config
 
 
-def make_context(candidate: AppState, good: AppState, t, notes) -> Context:
-    """The context of a candidate state, or of the last good one (with a message in `notes`) if it is refused."""
+def make_context(candidate: AppState, good: AppState, t, notes, reading: bool = False) -> Context:
+    """The context of a candidate state, or of the last good one (with a message in `notes`) if it is refused;
+    reading: the page is a following student's (Context.reading)."""
     try:
         app_state.check_limits(candidate)
         base, model, trace, dropped = runs.run(candidate.model_key)
@@ -47,7 +49,7 @@ def make_context(candidate: AppState, good: AppState, t, notes) -> Context:
     write_link(candidate)
     if dropped:
         notes.warning(t("msg.edits_dropped", n=dropped))
-    context = Context(candidate, base, model, trace, t)
+    context = Context(candidate, base, model, trace, t, reading)
     st.session_state["context"] = context
     return context
 
@@ -122,10 +124,16 @@ def get() -> Context:
     context = st.session_state["context"]
     state = st.session_state.state
     if state is not context.state:
-        if bool(state.edits) != bool(context.state.edits) or _model_settings(state) != _model_settings(context.state):
-            st.rerun(scope="app")  # the sidebar shows the model in use and whether weights are edited
-        context = make_context(state, context.state, context.t, st)
+        if not same_sidebar(context.state, state):
+            st.rerun(scope="app")
+        context = make_context(state, context.state, context.t, st, context.reading)
     return context
+
+
+def same_sidebar(old: AppState, new: AppState) -> bool:
+    """Whether the sidebar drawn for state `old` holds for `new`: it shows the model in use and whether weights are
+    edited (else a run of the fragment alone that changes the state must run the whole app)."""
+    return bool(old.edits) == bool(new.edits) and _model_settings(old) == _model_settings(new)
 
 
 def _model_settings(state: AppState) -> tuple:

@@ -21,10 +21,11 @@ CHOICE_FIELDS = ("layer_norm", "norm_placement", "pos_encoding", "activation", "
 BOOL_FIELDS = ("embed_scale", "attn_bias", "ffn_bias", "shared_embeddings", "tied_output", "decoder_only")
 
 
-def build() -> Context:
-    """Read the controls, build (or keep) the state, and remember the context for the page."""
+def build(reading: bool = False) -> Context:
+    """Read the controls, build (or keep) the state, and remember the context for the page. reading: a following
+    student's run (Context.reading), whose sidebar draws only the student's own controls."""
     if "state" not in st.session_state:
-        _start_session()
+        start_from_link()
     else:  # a link's view is for the page it opened, on its first run (ui/views/drawn.py), as is a presenter's move
         st.session_state.pop("link_view", None)
         st.session_state.pop(session.WHOLE_VIEW, None)
@@ -36,10 +37,12 @@ def build() -> Context:
     good: AppState = st.session_state.state
     t = translator(st.session_state.get("ctl.lang", good.lang))
     forget_stale_widgets()
-    context = session.make_context(_controls(good, t), good, t, st.sidebar)
+    controls = _read_only_controls(good, t) if reading else _controls(good, t)
+    context = session.make_context(controls, good, t, st.sidebar, reading)
     _describe_model(st.sidebar, context)
     if context.state.edits:
         st.sidebar.caption(t("ctl.edits"))
+    if context.state.edits and not reading:
         st.sidebar.button(t("ctl.reset_edits"), key="ctl.reset_edits", on_click=lambda: set_state(
             st.session_state.state.without_edits()))
     return context
@@ -71,7 +74,9 @@ def adopt_model_later(model: engine.Model, origin: dict | None = None, **changes
     st.session_state["adopt_pending"] = {"model": model, "origin": origin, "changes": changes}
 
 
-def _start_session():
+def start_from_link():
+    """The state and view the link asks for, as a session's first run reads them (and a following student's run that
+    took the teacher's link: ui/classroom/follow.py)."""
     query = st.query_params.to_dict()
     state, notes = app_state.decode(query, default_lang=language_of(st.context.locale))
     st.session_state.link_view, view_notes = app_state.decode_view(query)
@@ -79,7 +84,9 @@ def _start_session():
     if state.weights and runs.weights_store().get(state.weights) is None:
         notes.append(LimitError("msg.weights_gone", {"id": state.weights}))
         state = state.replace(weights="", edits=())
-    try:  # a link's settings may be fine one by one and still not fit together
+    state, refused = app_state.fitted(state)  # a link's settings may be fine one by one and not fit together
+    notes += refused
+    try:  # the engine's own checks (a sentence longer than the model's max_len)
         app_state.check_limits(state)
         runs.run(state.model_key)
     except ValueError as error:
@@ -147,13 +154,7 @@ def _on_heads_change():
 def _controls(good: AppState, t) -> AppState:
     """The state the sidebar's widgets ask for."""
     sidebar = st.sidebar
-    notes = st.session_state.pop("url_notes", [])
-    for note in notes:
-        detail = session.refusal(t, note) if isinstance(note, ValueError) else literal(note)
-        sidebar.warning(t("msg.url", detail=detail))
-    sidebar.segmented_control(t("lang.label"), list(LANGUAGES), format_func=LANGUAGES.get, key="ctl.lang",
-                              required=True)
-    sidebar.toggle(t("ctl.present"), key="ctl.present", help=t("ctl.present_help"))
+    _own_controls(t)
     sidebar.selectbox(t("ctl.preset"), list(engine.PRESETS), format_func=lambda p: t(f"preset.{p}"),
                       key="ctl.preset", on_change=_on_preset_change)
     sidebar.text_input(t("ctl.src"), good.src, key="ctl.src", max_chars=MAX_CHARS)
@@ -173,6 +174,32 @@ def _controls(good: AppState, t) -> AppState:
     else:
         overrides, seed, digits = good.overrides, good.seed, good.digits
     st.session_state["ctl.options_drawn"] = options.open
+    return _asked(good, digits, seed, overrides)
+
+
+def _read_only_controls(good: AppState, t) -> AppState:
+    """A following student's sidebar: its own controls only (the language, presenter mode). The state is the
+    teacher's, not the student's to edit, and the widgets that edit it cost every run its time: they are not drawn,
+    and are given the state's values for when they are again (after Follow off)."""
+    _own_controls(t)
+    st.session_state.update({"ctl.preset": good.preset, "ctl.src": good.src, "ctl.tgt": good.tgt,
+                             "ctl.options_drawn": False})  # the options' widgets take the state's when next drawn
+    return _asked(good, good.digits, good.seed, good.overrides)
+
+
+def _own_controls(t) -> None:
+    """What the link said it could not show (url_notes), and each reader's own: the language, presenter mode."""
+    sidebar = st.sidebar
+    for note in st.session_state.pop("url_notes", []):
+        detail = session.refusal(t, note) if isinstance(note, ValueError) else literal(note)
+        sidebar.warning(t("msg.url", detail=detail))
+    sidebar.segmented_control(t("lang.label"), list(LANGUAGES), format_func=LANGUAGES.get, key="ctl.lang",
+                              required=True)
+    sidebar.toggle(t("ctl.present"), key="ctl.present", help=t("ctl.present_help"))
+
+
+def _asked(good: AppState, digits: int, seed: int, overrides: tuple) -> AppState:
+    """The state the sidebar's widgets ask for, from the good one."""
     same_model = (seed, overrides) == (good.seed, good.overrides)  # trained weights fit only their own model
     lang = st.session_state["ctl.lang"] if st.session_state["ctl.lang"] in LANGUAGES else good.lang
     return good.replace(lang=lang, lang_chosen=good.lang_chosen or lang != good.lang, digits=digits,
@@ -183,7 +210,7 @@ def _controls(good: AppState, t) -> AppState:
 
 def _describe_model(sidebar, context: Context) -> None:
     """The model in use: its sizes, where its weights came from and, for weights the server holds, how long their
-    link works, with a way back to the preset's weights."""
+    link works, with a way back to the preset's weights (not on a following student's page: Context.reading)."""
     state, t, store = context.state, context.t, runs.weights_store()
     sidebar.caption(t("model.in_use_line", model=session.model_description(context)))
     if not state.weights:
@@ -192,8 +219,9 @@ def _describe_model(sidebar, context: Context) -> None:
         sidebar.caption(t("model.kept", id=state.weights, files=store.max_files, mb=store.max_bytes // 2**20))
     else:
         sidebar.caption(t("model.kept_memory", id=state.weights, n=store.memory))
-    sidebar.button(t("ctl.drop_weights"), key="ctl.drop_weights", on_click=lambda: set_state(
-        st.session_state.state.replace(weights="", edits=())))
+    if not context.reading:
+        sidebar.button(t("ctl.drop_weights"), key="ctl.drop_weights", on_click=lambda: set_state(
+            st.session_state.state.replace(weights="", edits=())))
 
 
 def _offer_replaced_text(sidebar, t) -> None:
@@ -244,8 +272,11 @@ def _option_widgets(good: AppState, t) -> tuple:
         st.selectbox(t(f"ctl.{field}"), CHOICES[field], format_func=lambda c: t(f"choice.{c}"), key=f"ctl.{field}")
     st.number_input(t("ctl.eps"), min_value=FLOAT_RANGES["eps"][0], max_value=FLOAT_RANGES["eps"][1], format="%.0e",
                     key="ctl.eps")
-    for field in BOOL_FIELDS:
-        st.toggle(t(f"ctl.{field}"), key=f"ctl.{field}")
+    decoder_only = st.session_state["ctl.decoder_only"]
+    for field in BOOL_FIELDS:  # a decoder-only model has one embedding table: nothing to share
+        shared = field == "shared_embeddings" and decoder_only
+        st.toggle(t(f"ctl.{field}"), key=f"ctl.{field}", disabled=shared,
+                  help=t("ctl.shared_embeddings.decoder_only") if shared else None)
     chosen = {f: st.session_state[f"ctl.{f}"] for f in CHOICE_FIELDS + BOOL_FIELDS + ("eps",)}
     chosen |= {f: int(st.session_state[f"ctl.{f}"]) for f in SIZE_FIELDS}  # a float after Streamlit resets one
     chosen |= _depth_settings(good.config(), chosen.pop("n_enc_layers"), chosen.pop("n_dec_layers"))

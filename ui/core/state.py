@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import engine
-from engine.config import parse_field
+from engine.config import DEPTHS, parse_field
 from engine.presets import configure
 from engine.sizes import parameter_count
 from engine.tokens import split
@@ -103,11 +103,45 @@ def check_limits(state: AppState) -> None:
         if high is not None and isinstance(value, int) and value > high:
             raise LimitError("msg.too_big", {"field": field, "high": high, "value": value})
     _check_size(state)
-    for side, text in (("src", state.src), ("tgt", state.tgt)):
-        n = len(split(text)) + (side == "tgt")
-        if n > MAX_TOKENS:
-            raise LimitError("msg.too_long", {"side": side, "n": n, "high": MAX_TOKENS})
-    if not split(state.src):
+    for side in ("src", "tgt"):
+        _check_text(state, side)
+
+
+def fitted(state: AppState) -> tuple[AppState, list]:
+    """A link's state within the app's limits, keeping what it can, and a LimitError for each part left out: a
+    setting that makes the model too big keeps the preset's value (the settings taken in turn by name, each kept
+    while the model still fits); a sentence too long, or an empty source, the app's default sentence."""
+    kept, notes = state.replace(overrides=()), []
+    for field, value in state.overrides:
+        candidate = kept.with_settings(**{field: value})
+        try:
+            _check_size(candidate)
+        except LimitError as error:
+            notes.append(LimitError("msg.too_big_with", {**error.args[1], "field": field, "value": _value_text(value),
+                                                         "kept": _shown_setting(kept.config(), field)}))
+        else:
+            kept = candidate
+    for side, default in (("src", DEFAULT_SOURCE), ("tgt", DEFAULT_TARGET)):
+        try:
+            _check_text(kept, side)
+        except LimitError as error:
+            notes.append(error)
+            kept = kept.replace(**{side: default})
+    return kept, notes
+
+
+def _shown_setting(config: engine.Config, field: str) -> str:
+    """A setting's value as the sidebar shows it: a stack's depth is N where the stack has no depth of its own."""
+    stack = {own: stack for stack, own in DEPTHS.items()}.get(field)
+    return _value_text(config.depth(stack) if stack else getattr(config, field))
+
+
+def _check_text(state: AppState, side: str) -> None:
+    text = state.src if side == "src" else state.tgt
+    n = len(split(text)) + (side == "tgt")  # a target prefix counts its start token
+    if n > MAX_TOKENS:
+        raise LimitError("msg.too_long", {"side": side, "n": n, "high": MAX_TOKENS})
+    if side == "src" and not n:
         raise LimitError("msg.empty", {})
 
 
@@ -119,7 +153,7 @@ def _check_size(state: AppState) -> None:
         return  # not a model at all: the engine says why when the model is built
     n = _weight_count(config)
     if n > MAX_PARAMS:
-        raise LimitError("msg.too_big", {"field": "#params", "high": f"{MAX_PARAMS:,}", "value": f"{n:,}"})
+        raise LimitError("msg.too_many_weights", {"high": f"{MAX_PARAMS:,}", "n": f"{n:,}"})
 
 
 @functools.lru_cache(maxsize=64)  # every rerun checks its state's size

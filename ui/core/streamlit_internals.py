@@ -19,6 +19,7 @@ from streamlit.runtime import Runtime
 from streamlit.runtime.app_session import AppSessionState
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.runtime.scriptrunner import get_script_run_ctx
+from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
 from streamlit.runtime.state import get_session_state
 
 WRITTEN_FOR = "1.67."  # the Streamlit versions whose source these workarounds were checked against
@@ -70,28 +71,41 @@ def this_session() -> str | None:
     return None if run is None else run.session_id
 
 
-def rerun_session(session_id: str) -> bool:
-    """From any thread: rerun the whole page of a session of this process, with the page and address of its last run
-    and no widget changed (what Streamlit's own rerun-on-save asks). False if the session is gone, or the workaround
-    is off."""
+def this_fragment() -> str | None:
+    """The id of the st.fragment running in this thread, for rerun_session; None outside one, or if off."""
+    return ThreadState.get().fragment_id if in_use() else None
+
+
+def fragment_run() -> bool:
+    """Whether this run is one of fragments alone (not of the whole app); False if off."""
+    run = get_script_run_ctx() if in_use() else None
+    return bool(run is not None and run.fragment_ids_this_run)
+
+
+def rerun_session(session_id: str, fragment_id: str | None = None) -> bool:
+    """From any thread: rerun the whole page of a session of this process (or only its fragment `fragment_id`, if the
+    session still holds it), with the page and address of its last run and no widget changed (what Streamlit's own
+    rerun-on-save asks). False if the session is gone, or the workaround is off."""
     if not in_use() or not Runtime.exists():
         return False
     found = Runtime.instance()._session_mgr.get_active_session_info(session_id)
     if found is None:
         return False
-    found.session._event_loop.call_soon_threadsafe(_rerun, found.session)  # on the server's event loop, as a BackMsg
+    fragment_id = fragment_id if fragment_id and found.session.has_fragment(fragment_id) else ""
+    loop = found.session._event_loop
+    loop.call_soon_threadsafe(_rerun, found.session, fragment_id)  # on the server's event loop, as a BackMsg
     return True
 
 
-def _rerun(session) -> None:
+def _rerun(session, fragment_id: str) -> None:
     if session._state == AppSessionState.SHUTDOWN_REQUESTED:
         return
     if session._state == AppSessionState.APP_IS_RUNNING:  # a run of its own, which a rerun now would stop: after it
-        session._event_loop.call_later(RERUN_LATER_SECONDS, _rerun, session)
+        session._event_loop.call_later(RERUN_LATER_SECONDS, _rerun, session, fragment_id)
         return
     last = session._client_state
     state = ClientState(query_string=last.query_string, page_script_hash=last.page_script_hash,
-                        page_name=last.page_name)
+                        page_name=last.page_name, fragment_id=fragment_id)
     if last.HasField("context_info"):
         state.context_info.CopyFrom(last.context_info)
     session.request_rerun(state)

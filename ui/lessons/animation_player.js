@@ -9,6 +9,7 @@ const MAIN_BOTTOM = 540; // above the line of written tokens
 const FRAME_MS = 2000; // one frame at speed 1
 const SPEEDS = [0.5, 1, 2, 4];
 const TYPE = 1.25; // the SVG is drawn 1000 wide and shown about 800 wide: its type is this much larger
+const SHOWN = 800; // narrower (a phone's ~350 px), the type grows as the picture shrinks: the same size on screen
 const LARGE = 1.5; // "Large type" for a projector
 const LABEL_CHARS = 14; // a longer token is cut, with its whole text on hover
 const COLOURS = {enc: "#1f77b4", self: "#ff7f0e", cross: "#9467bd", chosen: "#d62728"};
@@ -55,10 +56,18 @@ function colour(value, largest) { // blue for negative, red for positive, white 
     return `rgb(${mix(r)}, ${mix(g)}, ${mix(b)})`;
 }
 
-function label(parent, x, y, text, size, attrs = {}) {
+function fit(node, room) { // a text longer than its room is narrowed into it (on a phone the type is larger)
+    if (node.getComputedTextLength() > room) {
+        node.setAttribute("textLength", room);
+        node.setAttribute("lengthAdjust", "spacingAndGlyphs");
+    }
+    return node;
+}
+
+function label(parent, x, y, text, size, room, attrs = {}) {
     const node = svg(parent, "text", {x, y, "font-size": size, "dominant-baseline": "middle", ...attrs}, short(text));
     if (text.length > LABEL_CHARS) svg(node, "title", {}, text);
-    return node;
+    return fit(node, room);
 }
 
 function stageLabel(stage, L) {
@@ -87,12 +96,8 @@ function rail(root, frame, data, s) {
         svg(root, "rect", {x: i * width + 3, y: 8, width: width - 6, height: 42, rx: 6, class: `box ${side} ${state}`});
         const text = stageLabel(stage, data.labels);
         const size = 13 * s;
-        const node = svg(root, "text", {x: centre(i), y: 30, "font-size": size, "text-anchor": "middle",
-                                        "dominant-baseline": "middle", class: `rail-text ${state}`}, text);
-        if (text.length * size * 0.62 > width - 10) {
-            node.setAttribute("textLength", width - 10);
-            node.setAttribute("lengthAdjust", "spacingAndGlyphs");
-        }
+        fit(svg(root, "text", {x: centre(i), y: 30, "font-size": size, "text-anchor": "middle",
+                               "dominant-baseline": "middle", class: `rail-text ${state}`}, text), width - 10);
     });
 }
 
@@ -105,8 +110,9 @@ function tokensScene(root, frame, L, s) {
         const group = appear(svg(root, "g", {}), 250 * i);
         const x = left + i * (box + 10);
         svg(group, "rect", {x, y, width: box, height: 80, rx: 8, class: "token-box"});
-        label(group, x + box / 2, y + 30, token, Math.min(24 * s, box / 4), {"text-anchor": "middle", class: "strong"});
-        label(group, x + box / 2, y + 62, fill(L.id, {id: frame.ids[i]}), Math.min(14 * s, box / 5),
+        label(group, x + box / 2, y + 30, token, Math.min(24 * s, box / 4), box - 8,
+              {"text-anchor": "middle", class: "strong"});
+        label(group, x + box / 2, y + 62, fill(L.id, {id: frame.ids[i]}), Math.min(14 * s, box / 5), box - 8,
               {"text-anchor": "middle", class: "muted"});
     });
 }
@@ -121,15 +127,16 @@ function vectorBlocks(root, frame, blocks, L, s) { // rows: tokens; columns: a v
     const top = MAIN_TOP + 40;
     const row = Math.min(56 * s, (MAIN_BOTTOM - top - 30) / n);
     const largest = Math.max(...blocks.flatMap(([key]) => frame[key].flat().map(Math.abs))); // null (inf, NaN): 0
-    const numbers = cell >= 36 && row >= 20; // room for "-0.12"
+    const digits = Math.min(12 * s, cell / 4);
+    const numbers = cell >= 36 && row >= 20 && digits >= 0.7 * 12 * s; // room for "-0.12" (a phone's cells: colour only)
     frame.tokens.forEach((token, i) => {
-        label(root, labelWidth - 10, top + i * row + row / 2, token, Math.min(17 * s, row * 0.7),
+        label(root, labelWidth - 10, top + i * row + row / 2, token, Math.min(17 * s, row * 0.7), labelWidth - 20,
               {"text-anchor": "end", class: "strong"});
     });
     blocks.forEach(([key, operator], b) => {
         const x0 = labelWidth + b * (blockWidth + gap);
-        svg(root, "text", {x: x0 + blockWidth / 2, y: top - 18, "font-size": 15 * s, "text-anchor": "middle",
-                           class: "strong"}, L[`vec.${key}`]);
+        fit(svg(root, "text", {x: x0 + blockWidth / 2, y: top - 18, "font-size": 15 * s, "text-anchor": "middle",
+                               class: "strong"}, L[`vec.${key}`]), blockWidth + gap - 6);
         if (operator) {
             svg(root, "text", {x: x0 - gap / 2, y: top + (n * row) / 2, "font-size": 26 * s, "text-anchor": "middle",
                                "dominant-baseline": "middle", class: "strong"}, operator);
@@ -140,14 +147,14 @@ function vectorBlocks(root, frame, blocks, L, s) { // rows: tokens; columns: a v
                                              fill: colour(value, largest), class: "cell"});
             svg(rect, "title", {}, `${frame.tokens[i]} [${j}] = ${value}`);
             if (numbers) {
-                svg(group, "text", {x: x0 + j * cell + cell / 2, y: top + i * row + row / 2, "font-size": Math.min(12 * s, cell / 4),
+                svg(group, "text", {x: x0 + j * cell + cell / 2, y: top + i * row + row / 2, "font-size": digits,
                                     "text-anchor": "middle", "dominant-baseline": "middle"}, value === null ? "—" : value.toFixed(2));
             }
         }));
     });
     if (frame.dims > shown) {
-        svg(root, "text", {x: WIDTH / 2, y: MAIN_BOTTOM - 6, "font-size": 13 * s, "text-anchor": "middle",
-                           class: "muted"}, fill(L.first_dims, {shown, d: frame.dims}));
+        fit(svg(root, "text", {x: WIDTH / 2, y: MAIN_BOTTOM - 6, "font-size": 13 * s, "text-anchor": "middle",
+                               class: "muted"}, fill(L.first_dims, {shown, d: frame.dims})), WIDTH - 20);
     }
 }
 
@@ -164,7 +171,11 @@ function attentionScene(root, frame, L, s) {
     const panelHeight = (MAIN_BOTTOM - MAIN_TOP) / down;
     const kind = frame.block.startsWith("enc") ? "enc" : frame.block.endsWith("cross_attn") ? "cross" : "self";
     const longest = Math.max(frame.queries.length, frame.keys.length);
-    const gap = Math.min(48 * s, (panelHeight - 60) / Math.max(longest - 1, 1));
+    const sides = 12 + 20 * s; // the baseline of "token" and "attends to", under the head's name at any type size
+    const first = sides + 8 + 7.5 * s; // the first token's row, its label clear of theirs
+    const lowest = MAIN_TOP + (down - 1) * panelHeight; // the last row of panels ends above the written tokens' chips
+    const height = Math.min(panelHeight - 12, MAIN_BOTTOM + 26 - 22.5 * s - lowest) - first;
+    const gap = Math.min(48 * s, height / Math.max(longest - 1, 1));
     const size = Math.min(15 * s, Math.max(gap * 0.8, 9));
     frame.weights.forEach((matrix, h) => {
         const px = (h % across) * panelWidth;
@@ -173,12 +184,12 @@ function attentionScene(root, frame, L, s) {
         svg(root, "text", {x: px + panelWidth / 2, y: py + 12, "font-size": 14 * s, "text-anchor": "middle",
                            class: "strong"}, fill(L.head, {head: h + 1}));
         if (heads === 1 || h === 0) {
-            svg(root, "text", {x: left + 4, y: py + 34, "font-size": 12 * s, "text-anchor": "end", class: "muted"},
-                L[`side.${kind}.q`]);
-            svg(root, "text", {x: right - 4, y: py + 34, "font-size": 12 * s, "text-anchor": "start", class: "muted"},
-                L[`side.${kind}.k`]);
+            fit(svg(root, "text", {x: left + 4, y: py + sides, "font-size": 12 * s, "text-anchor": "end", class: "muted"},
+                    L[`side.${kind}.q`]), left + 4 - px - 4);
+            fit(svg(root, "text", {x: right - 4, y: py + sides, "font-size": 12 * s, "text-anchor": "start", class: "muted"},
+                    L[`side.${kind}.k`]), px + panelWidth - right);
         }
-        const ys = (n) => column(n, py + 48, panelHeight - 60, gap);
+        const ys = (n) => column(n, py + first, height, gap);
         const yq = ys(frame.queries.length), yk = ys(frame.keys.length);
         matrix.forEach((row, i) => row.forEach((w, j) => {
             if (w === null) return; // inf or NaN: no weight to draw
@@ -189,11 +200,11 @@ function attentionScene(root, frame, L, s) {
         }));
         frame.queries.forEach((token, i) => {
             svg(root, "circle", {cx: left, cy: yq[i], r: 4, class: "dot"});
-            label(root, left - 8, yq[i], token, size, {"text-anchor": "end"});
+            label(root, left - 8, yq[i], token, size, left - 12 - px, {"text-anchor": "end"});
         });
         frame.keys.forEach((token, j) => {
             svg(root, "circle", {cx: right, cy: yk[j], r: 4, class: kind === "cross" ? "dot cross" : "dot"});
-            label(root, right + 8, yk[j], token, size, {"text-anchor": "start"});
+            label(root, right + 8, yk[j], token, size, px + panelWidth - right - 12, {"text-anchor": "start"});
         });
     });
 }
@@ -207,7 +218,7 @@ function outputScene(root, frame, L, s) {
     frame.top.forEach(([token, p], i) => {
         const y = top + i * row + 8;
         const chosen = token === frame.chosen && i === 0;
-        label(root, x0 - 12, y + row / 2 - 4, token, Math.min(17 * s, row * 0.6),
+        label(root, x0 - 12, y + row / 2 - 4, token, Math.min(17 * s, row * 0.6), x0 - 22,
               {"text-anchor": "end", class: chosen ? "strong chosen" : ""});
         appear(svg(root, "rect", {x: x0, y, width: Math.max(barWidth * p, 1), height: row - 8, rx: 3,
                                   fill: chosen ? COLOURS.chosen : "#9aa5b1"}), 120 * i);
@@ -219,8 +230,8 @@ function outputScene(root, frame, L, s) {
 function writtenLine(root, frame, L, s) {
     const y = MAIN_BOTTOM + 30;
     if (!frame.written) {
-        svg(root, "text", {x: 10, y, "font-size": 14 * s, "dominant-baseline": "middle", class: "muted"},
-            L.encoding);
+        fit(svg(root, "text", {x: 10, y, "font-size": 14 * s, "dominant-baseline": "middle", class: "muted"},
+                L.encoding), WIDTH - 20);
         return;
     }
     const title = svg(root, "text", {x: 10, y, "font-size": 14 * s, "dominant-baseline": "middle", class: "strong"},
@@ -230,7 +241,7 @@ function writtenLine(root, frame, L, s) {
         const newest = frame.kind === "output" && i === frame.written.length - 1;
         const group = svg(root, "g", {});
         const chip = svg(group, "rect", {y: y - 15 * s, height: 30 * s, rx: 5, class: newest ? "chip new" : "chip"});
-        const text = label(group, 0, y, token, 15 * s, {"text-anchor": "middle"});
+        const text = label(group, 0, y, token, 15 * s, WIDTH, {"text-anchor": "middle"});
         const width = text.getComputedTextLength() + 16;
         chip.setAttribute("x", x);
         chip.setAttribute("width", width);
@@ -238,8 +249,10 @@ function writtenLine(root, frame, L, s) {
         if (newest) appear(group, 300);
         x += width + 6;
     });
-    svg(root, "text", {x: WIDTH - 10, y: y, "font-size": 13 * s, "text-anchor": "end", "dominant-baseline": "middle",
-                       class: "muted"}, fill(L.passes, {step: frame.step}));
+    const passes = svg(root, "text", {x: WIDTH - 10, y: y, "font-size": 13 * s, "text-anchor": "end",
+                                      "dominant-baseline": "middle", class: "muted"}, fill(L.passes, {step: frame.step}));
+    const room = WIDTH - 30 - x;  // right of the chips; a phone's larger type may leave too little (the caption says it)
+    if (room < 0.8 * passes.getComputedTextLength()) passes.remove(); else fit(passes, room);
 }
 
 const SCENES = {
@@ -309,7 +322,7 @@ export default function ({parentElement, data, setStateValue}) {
         memory.set(parentElement, {index, speed, large, goto: applied, said});
         if (timer === null) say();
         const frame = frames[index];
-        const s = TYPE * (large ? LARGE : 1);
+        const s = TYPE * (large ? LARGE : 1) * Math.max(1, SHOWN / (picture.getBoundingClientRect().width || SHOWN));
         root.classList.toggle("large", large);
         size.setAttribute("aria-pressed", String(large));
         counter.textContent = fill(L.frame, {i: index + 1, n: frames.length});

@@ -13,7 +13,7 @@ from engine import layers
 from ui.core import runs, session
 from ui.core.figures import heatmap
 from ui.core.format import arrow, fmt, fmt_tex
-from ui.core.labels import SUBLAYER_WORDS, indices, step_axes
+from ui.core.labels import SUBLAYER_WORDS, indices, step_axes, step_name_key
 from ui.core.state import CACHE_HASH
 from ui.lessons.formulas import DIGITS, attention_equations, mark_head, side_by_side_tex
 from ui.views import draw, pickers, steps
@@ -31,11 +31,12 @@ INPUT_SUM = ": X_emb + PE"  # what the source's and the decoder's input dropouts
 
 
 def equations(block: str):
-    """Attention(Q,K,V), head_i and MultiHead of the paper, as this block computes them, in one formula."""
+    """Attention(Q,K,V), MultiHead and its head_i of the paper, and what Q, K and V are in this block, as it computes
+    them, in one formula."""
     ctx = session.get()
     divisor = ctx.trace.step(f"{block}.scaled").meta["divisor_tex"]
     lines = attention_equations(divisor, block.endswith(".self_attn"), block.endswith(".cross_attn"),
-                                ctx.config.attn_bias)
+                                ctx.config.attn_bias, ctx.config.norm_placement == "pre")
     draw.latex(ctx.t.words(r" \\ ".join(lines)))
     steps.paper_form(("scale", "proj"), block)
 
@@ -63,14 +64,29 @@ def attention(block: str, key: str, focus: str):
     """A decoder attention block on one page: per head, Q, K, V to the heads' outputs, Concat and W^O."""
     equations(block)
     ctx = session.get()
-    if block.endswith(".cross_attn") and layers.evenly_spread(ctx.trace[f"{block}.weights"], EVEN):
-        st.container(border=True).markdown(  # a lesson, not a warning: no alert box
-            ":material/info: " + ctx.t("cross.even", n=ctx.trace[f"{block}.weights"].shape[-1], tolerance=EVEN))
+    if block.endswith(".cross_attn"):
+        _evenly_spread_note(ctx, ctx.trace[f"{block}.weights"])
     head = pickers.head_picker(f"heads.{key}.{block.split('.')[1]}")
     weights_side_by_side(block, head)
     page = "masked_attention" if block.endswith(".self_attn") else "cross_attention"
     steps.flow(steps.page_steps(page, block), head, key=key,
                focus=f"{block}.{focus}")  # concat and out (all heads): one flow draws one step, one heatmap
+
+
+def _evenly_spread_note(ctx, weights):
+    """Where cross-attention weighs every source position alike, why: the encoder's outputs are alike, from the step
+    at which they became so (engine.layers.convergence), when that is so."""
+    n = weights.shape[-1]
+    if n < 2 or not layers.evenly_spread(weights, EVEN):
+        return
+    note = ctx.t("cross.even", n=n, tolerance=EVEN)
+    where = layers.convergence(ctx.trace, "enc")
+    if where is not None:
+        note += "\n\n" + ctx.t("cross.even.alike", n=n, tolerance=fmt(100 * layers.ALIKE, 2),
+                            name=where.step, title=ctx.t(step_name_key(where.step)), spread=fmt(100 * where.spread, 2),
+                            before=where.before, before_title=ctx.t(step_name_key(where.before)),
+                            spread_before=fmt(100 * where.spread_before, 2))
+    st.container(border=True).markdown(":material/info: " + note)  # a lesson, not a warning: no alert box
 
 
 def add_norm(stack: str, layer: int, key: str):

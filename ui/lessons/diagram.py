@@ -14,6 +14,9 @@ FRAME = 0.49  # the frame's half width
 CROSS_LEVELS = 2  # the cross-attention's box and its Add & Norm's, which a decoder-only model has not
 ONE_STACK = (0.5, 2.5, LAYER_TOP - CROSS_LEVELS)  # a decoder-only model's one stack, centred
 FILL, LINE, TEXT = "#eef4fb", "#4a6fa5", "#1f2937"
+NORMS = ("add_norm", "dec_add_norm")  # a sub-layer's Add & LayerNorm box: above the sub-layer, or its LayerNorm below
+SUBLAYER_INPUTS = ("tokens", "positional", "decoder_input")  # boxes before a stack's first sub-layer
+SUM_PX = 7  # the radius of the residual sum's ⊕ that pre-norm draws above each sub-layer
 
 
 def boxes(trace) -> list[tuple]:
@@ -30,7 +33,36 @@ def boxes(trace) -> list[tuple]:
               ("dec_add_norm", 1, 4, ""), ("cross_attention", 1, 5, f"{h} × {m}×{n}"), ("dec_add_norm", 1, 6, ""),
               ("dec_ffn", 1, 7, f"{m}×{c.d_ff}"), ("dec_add_norm", 1, 8, ""),
               ("decoder_stack", 1, STACK_OUT, f"{m}×{d}"), ("output", 1, STACK_OUT + 1.2, f"{m}×{len(trace.model.vocab)}")]
-    return _one_stack(placed) if c.decoder_only else placed
+    placed = _one_stack(placed) if c.decoder_only else placed
+    return _norm_first(placed) if c.norm_placement == "pre" else placed
+
+
+def _norm_first(placed) -> list[tuple]:
+    """Pre-norm, x + Sublayer(LayerNorm(x)): each sub-layer's norm box moved below the sub-layer's boxes, which move
+    up a level each (the residual sum above them is drawn as a ⊕, _sums)."""
+    moved, sublayer = [], []
+    for box in placed:
+        if box[0] in NORMS:
+            group = [box] + sublayer
+            moved += [(page, x, y, size) for (page, x, _, size), y in zip(group, sorted(b[2] for b in group))]
+            sublayer = []
+        elif box[0] in SUBLAYER_INPUTS or not sublayer and box[0].endswith(("_stack", "output")):
+            moved.append(box)
+        else:
+            sublayer.append(box)
+    return moved
+
+
+def _sums(placed) -> list[dict]:
+    """Pre-norm's residual sums, half a level above each sub-layer's last box (the box the next norm box or the stack's
+    output follows): a ⊕, drawn as a circle and its bar; the arrow through it is the other bar."""
+    ends = [(x, y) for (page, x, y, _), (after, *_) in zip(placed, placed[1:])
+            if page not in NORMS + SUBLAYER_INPUTS and (after in NORMS or after.endswith("_stack"))]
+    pixels = {"xsizemode": "pixel", "ysizemode": "pixel", "line": {"color": LINE, "width": 1.2}}
+    return [shape for x, y in ends for shape in (
+        {**pixels, "type": "circle", "xanchor": x, "yanchor": y + 0.5, "x0": -SUM_PX, "x1": SUM_PX, "y0": -SUM_PX,
+         "y1": SUM_PX, "fillcolor": "white"},
+        {**pixels, "type": "line", "xanchor": x, "yanchor": y + 0.5, "x0": -SUM_PX, "x1": SUM_PX, "y0": 0, "y1": 0})]
 
 
 def _one_stack(placed) -> list[tuple]:
@@ -45,10 +77,12 @@ def architecture(t, trace) -> Chart:
     """The encoder (left) and the decoder (right), bottom to top, or a decoder-only model's decoder alone; an
     invisible marker on each box carries the click (its customdata is the box's page)."""
     c, placed = trace.model.config, boxes(trace)
-    titles = {page: plain_math(t(f"page.{page}")) for page, *_ in placed}  # plotly writes no LaTeX here
+    titles = {page: plain_math(t("step.ln" if page in NORMS and c.norm_placement == "pre" else f"page.{page}"))
+              for page, *_ in placed}  # plotly writes no LaTeX here; pre-norm's norm box is the LayerNorm alone
     decoder = ONE_STACK if c.decoder_only else DECODER
     frames = [decoder] if c.decoder_only else [ENCODER, DECODER]
     shapes = [_cluster(*frame) for frame in frames] + [_box(x, y) for _, x, y, _ in placed]
+    shapes += _sums(placed) if c.norm_placement == "pre" else []
     labels = [_text(x, y, titles[page] + (f"<br><span style='font-size:10px'>{size}</span>" if size else ""))
               for page, x, y, size in placed]
     labels += [_text(decoder[0], 0, t("overview.tgt")), _beside(decoder, f"{t('section.decoder')} × {c.depth('dec')}", 1)]

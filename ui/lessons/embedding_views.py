@@ -9,6 +9,7 @@ from engine import positional as pe
 from ui.core import runs, session
 from ui.core.figures import heatmap
 from ui.core.format import bmatrix
+from ui.core.labels import input_side, input_tokens
 from ui.lessons.generation_views import TRAINED_CORPUS, shipped_trained
 from ui.views import draw
 
@@ -24,12 +25,12 @@ def sections():
 def product():
     """chi (n, N) times W_E (N, d_model), the rows it picks, and the product: the lookup's numbers."""
     ctx = session.get()
-    trace, model = ctx.trace, ctx.model
-    table, ids = model.params[model.embed_names["src"]], list(trace.src_ids)
-    scale, scaled = trace.step("src.embed").meta["scale"], ctx.config.embed_scale
+    trace, model, side = ctx.trace, ctx.model, input_side(ctx.config)
+    tokens, ids = (list(sequence) for sequence in input_tokens(trace))
+    table, name = model.params[model.embed_names[side]], f"{side}.embed"
+    scale, scaled = trace.step(name).meta["scale"], ctx.config.embed_scale
     draw.text_and_formula(ctx.t("tokens.product.text", n=len(ids), vocab=table.shape[0]),
                           pe.ONE_HOT_SCALED_TEX if scaled else pe.ONE_HOT_TEX)
-    tokens = list(trace.src_tokens)
     draw.plot(heatmap(pe.one_hot(ids, table.shape[0]), tokens, list(model.vocab.tokens), digits=1,
                       scale=draw.type_scale(ctx)), "tokens.onehot.chart")
     result = pe.embed_as_product(table, ids, scale)  # (n, d_model)
@@ -37,8 +38,8 @@ def product():
     rows = r" \\ ".join(rf"W_E[{i}]" for i in ids)
     draw.latex(rf"\chi\, W_E{scale_tex} = \begin{{bmatrix}} {rows} \end{{bmatrix}}{scale_tex} \\ = "
                + bmatrix(result, ctx.state.digits))  # two lines: d_model = 512's numbers need the whole width
-    st.caption(ctx.t("tokens.product.equal" if np.array_equal(result, trace["src.embed"]) else
-                     "tokens.product.unequal"))
+    st.caption(ctx.t("tokens.product.equal" if np.array_equal(result, trace[name]) else "tokens.product.unequal",
+                     name=name))
 
 
 def cosine():
@@ -56,6 +57,7 @@ def cosine():
     for column, model, caption, key in zip(st.columns(2), (ctx.model, other), captions, ("in_use", "other")):
         tokens = list(model.vocab.tokens)[:COSINE_TOKENS]
         column.caption(ctx.t("tokens.cosine.caption", model=caption, shown=len(tokens), vocab=len(model.vocab)))
-        similarity = pe.cosine_similarity(model.params[model.embed_names["src"]][:COSINE_TOKENS])
+        table = model.params[model.embed_names[input_side(model.config)]]  # (V, d_model)
+        similarity = pe.cosine_similarity(table[:COSINE_TOKENS])
         draw.plot(heatmap(similarity, tokens, tokens, digits=ctx.state.digits, scale=draw.type_scale(ctx)),
                   f"tokens.cosine.{key}", where=column)

@@ -9,13 +9,14 @@ MARK = "#d62728"  # the open head's columns
 DIGITS = 4  # at most: the whole W^Q is there to show its layout, and h·d_k columns of more digits would not fit a page
 
 
-def attention_equations(divisor_tex: str, masked: bool, cross: bool, bias: bool) -> list[str]:
-    """Attention(Q,K,V), head_i and MultiHead as this model computes them: its divisor, the causal mask, where the
-    keys and values come from, and the biases when it has them."""
+def attention_equations(divisor_tex: str, masked: bool, cross: bool, bias: bool, pre_norm: bool) -> list[str]:
+    """Attention(Q,K,V), MultiHead with its head_i as the paper writes them (section 3.2.2), and what Q, K and V are
+    in this block, as this model computes them: its divisor, the causal mask, the norm placement and the biases
+    when it has them."""
     attention = (att.MASKED_ATTENTION_TEX if masked else att.ATTENTION_TEX) % divisor_tex
     biases = tuple(f" + b_i^{key}" for key in "QKV") if bias else ("", "", "")
-    head = (att.CROSS_HEAD_TEX if cross else att.HEAD_TEX) % biases
-    return [attention, head, att.OUT_TEX + (r" + b^O" if bias else "")]
+    return [attention, att.OUT_TEX + (r" + b^O" if bias else ""), att.HEAD_TEX % biases,
+            att.bindings_tex(cross, pre_norm)]
 
 
 def side_by_side_tex(W, head: int, digits: int = DIGITS) -> str:

@@ -16,6 +16,7 @@ POSITIONS = 100  # rows of the tables drawn (pos = 0..99), at most the model's m
 STARTS = (0, 10, 40)  # the starting positions of the dot-product curves
 PAIRS_SHOWN = 4  # the column pairs written out in the rotation tab
 PAIR_GAP = r" \\[0.6em] "  # between the pairs' lines
+ROUNDING = 1e-9  # weights in [0, 1] reordered without PE differ by rounding (~1e-16) only, unless not finite
 
 
 def sections():
@@ -108,6 +109,9 @@ def _reordered(model_key):
 
 def _order():
     ctx = session.get()
+    if ctx.config.decoder_only:
+        st.markdown(ctx.t("pos.order.causal"))
+        return
     before, after, with_pe = _reordered(ctx.state.model_key)
     st.markdown(ctx.t("pos.order.text"))
     head = pickers.head_picker("pos.order.head")
@@ -120,5 +124,7 @@ def _order():
     order = list(range(len(before.src_tokens)))[::-1]
     gap = pe.permutation_gap(before[name], after[name], order)
     moved = pe.permutation_gap(ctx.trace[name], with_pe[name], order)
-    st.markdown(ctx.t("pos.order.same", gap=fmt(gap, 2), layers=ctx.config.depth("enc")))
+    same = gap <= ROUNDING  # False for NaN: weights that are not numbers cannot be compared
+    st.markdown(ctx.t("pos.order.same" if same else "pos.order.nonfinite", gap=fmt(gap, 2),
+                      layers=ctx.config.depth("enc")))
     st.markdown(ctx.t("pos.order.with_pe", setting=_setting(ctx), gap=fmt(moved, 2)))

@@ -3,6 +3,7 @@ engine counts (engine/sizes.py); these put its numbers in columns, with the cata
 from __future__ import annotations
 
 from engine import sizes
+from engine.params import param_shapes
 
 from ui.core.labels import one_embedding_table
 
@@ -34,6 +35,41 @@ def parameter_table(t, config, vocab_size: int) -> dict[str, list]:
     rows.append((t("sizes.all"), "", "", count(sizes.parameter_count(config, vocab_size)),
                  count(sizes.parameter_count(config, sizes.PAPER_VOCABULARY_SIZE))))
     return {name: [row[i] for row in rows] for i, name in enumerate(column.values())}
+
+
+def signed(n: int) -> str:
+    return f"{n:+,}".replace("-", "−")
+
+
+def torch_note(t, config, vocab_size: int) -> str:
+    """What PyTorch's counterpart is (engine.sizes, above torch_differences), before the table that compares it."""
+    tables = sum(1 for name in param_shapes(config, vocab_size) if name.startswith("embed."))
+    return t("sizes.torch.text", reference=_torch_reference(config), d_model=config.d_model, tables=tables)
+
+
+def _torch_reference(config) -> str:
+    """PyTorch's counterpart of the model's layers, as code."""
+    c = config
+    if c.decoder_only:
+        return (f"nn.TransformerEncoder(nn.TransformerEncoderLayer({c.d_model}, {c.n_heads}, {c.d_ff}), "
+                f"{c.depth('dec')}, norm=nn.LayerNorm({c.d_model}))")
+    return f"nn.Transformer({c.d_model}, {c.n_heads}, {c.depth('enc')}, {c.depth('dec')}, {c.d_ff})"
+
+
+def torch_table(t, config, vocab_size: int) -> dict[str, list]:
+    """PyTorch's sum(p.numel()), a row per item this model counts beyond it (engine.sizes.torch_differences) and this
+    model's count: a column per vocabulary, as parameter_table's."""
+    vocabularies = (vocab_size, sizes.PAPER_VOCABULARY_SIZE)
+    differences = [sizes.torch_differences(config, v) for v in vocabularies]
+    c = config
+    words = {"stacks": sum(1 for stack in c.sublayers if c.depth(stack)), "hd_k": c.n_heads * c.d_k,
+             "hd_v": c.n_heads * c.d_v, "d_model": c.d_model}
+    rows = [(t("sizes.torch.count"), *(count(sizes.torch_count(c, v)) for v in vocabularies))]
+    rows += [(t(f"sizes.torch.{item}", **words), *(signed(d.get(item, 0)) for d in differences))
+             for item in dict.fromkeys(item for d in differences for item in d)]
+    rows.append((t("sizes.torch.ours"), *(count(sizes.parameter_count(c, v)) for v in vocabularies)))
+    columns = [t("sizes.col.part"), *(t("sizes.col.total", v=count(v)) for v in vocabularies)]
+    return {name: [row[i] for row in rows] for i, name in enumerate(columns)}
 
 
 def product_table(t, products: dict) -> dict[str, list]:

@@ -100,7 +100,10 @@ def full_index(head, row, col, ndim):
 
 def derivation(key: str, draw):
     """A derivation (ui.lessons.derivation_views) in an expander: `draw` runs only while it is open, so a closed one is
-    one element and costs no sympy."""
+    one element and costs no sympy; none on a following student's page (Context.reading), which shows the teacher's
+    view."""
+    if session.get().reading:
+        return
     box = st.expander(session.get().t(f"derive.{key}"), key=f"derive.{key}", icon=":material/function:",
                       on_change="rerun")
     if box.open:

@@ -7,8 +7,9 @@ import streamlit as st
 from engine.explain import LINE_WIDTH
 from ui.core.figures import PROJECTOR
 from ui.core.format import difference, fmt
+from ui.core.i18n import literal
 from ui.core.labels import FIRST, cell_label, step_name_key
-from ui.views.draw import drawing, full_index, head_matrix, latex
+from ui.views.draw import drawing, full_index, head_matrix, latex, text_and_formula
 from ui.views.drawn import from_link, show_in_link
 from ui.views.pickers import CELL_LIST, as_position, cell_list, clamped, position_picker, row_of_widgets
 
@@ -37,14 +38,18 @@ def on_click(key, n_rows, n_cols):
 
 
 def drill_down(ctx, trace, name, head, key, rows, cols, unedited=None):
+    """The cell's pickers, its arithmetic, the change an edit made to it (`unedited`: the matrix before) and the
+    arithmetic as plain text when asked, in a box. On a following student's page (Context.reading): the teacher's
+    cell, named, and its arithmetic, in one element."""
+    if ctx.reading:
+        row, col = st.session_state[f"row.{key}"], st.session_state[f"col.{key}"]  # (selection)
+        cell = ctx.t("view.cell", row=literal(rows[row]), col=literal(cols[col]))  # a token is the reader's text
+        explanation = _explained(ctx, trace, name, head, row, col)
+        text_and_formula(f"**{ctx.t('view.drill')}** {cell}", ctx.t.words(explanation.latex))
+        return
     with st.container(border=True):
         row, col = _drill_cell(ctx, key, rows, cols)
-        ndim = trace[name].ndim
-        index = full_index(head if ndim == 3 else None, row, col, ndim)
-        width = round(LINE_WIDTH / PROJECTOR) if ctx.state.present else LINE_WIDTH  # a presenter's: shorter lines
-        title = ctx.t(step_name_key(name))
-        explanation = drawing(trace, ("explain", name, index, ctx.state.digits, width, title),  # the text's digits too
-                              lambda: cell_explanation(trace, name, index, title, ctx.state.digits, width))
+        explanation = _explained(ctx, trace, name, head, row, col)
         latex(ctx.t.words(explanation.latex))
         if unedited is not None:
             now, was = head_matrix(ctx.trace[name], head)[row, col], unedited[row, col]
@@ -54,6 +59,16 @@ def drill_down(ctx, trace, name, head, key, rows, cols, unedited=None):
         if plain.open:  # the text is drawn only when asked for: an edit redraws one element less
             with plain:
                 st.code(ctx.t.words(explanation.text), language=None, wrap_lines=True)
+
+
+def _explained(ctx, trace, name, head, row, col):
+    """The arithmetic that made a cell's number, once per trace, as the drill-down writes it (cell_explanation)."""
+    ndim = trace[name].ndim
+    index = full_index(head if ndim == 3 else None, row, col, ndim)
+    width = round(LINE_WIDTH / PROJECTOR) if ctx.state.present else LINE_WIDTH  # a presenter's: shorter lines
+    title = ctx.t(step_name_key(name))
+    return drawing(trace, ("explain", name, index, ctx.state.digits, width, title),  # the text's digits too
+                   lambda: cell_explanation(trace, name, index, title, ctx.state.digits, width))
 
 
 def cell_explanation(trace, name, index, title, digits, width=LINE_WIDTH):

@@ -24,6 +24,7 @@ def page(body):
     @functools.wraps(body)
     def run():
         streamlit_internals.forget_stale_widgets()
+        follow.catch_up_on_page()  # a following student's page woken alone takes the teacher's link here
         presenter.follow()  # a presenter's key moved to another page
         with recording() as drawn:
             body()
@@ -33,9 +34,8 @@ def page(body):
         follow.publish(ctx.t)  # this fragment's own reruns do not reach app.py's
         if ctx.state.present:
             presenter.rail(ctx, drawn.page, drawn.shown)
-        else:
-            neighbour_links(ctx.state, drawn.page)
-        if ctx.state.present or scroll.following():  # the step the class is on, in view
+        neighbour_links(ctx.state, drawn.page)  # none in presenter mode or for a following student
+        if ctx.state.present or ctx.reading:  # the step the class is on, in view
             scroll.to_step(drawn.page, drawn.shown)
     return run
 
@@ -73,24 +73,28 @@ def run(ctx: Context, page) -> None:
 
 
 def neighbour_links(state, page: str):
-    """Links to the previous and the next step page (navigation.CHAIN), which switch pages in this session and
-    keep the link's state (st.page_link clears the query without query_params), not this page's view."""
+    """Links to the previous and the next page of the chain (navigation.CHAIN; generation has no next), which switch
+    pages in this session and keep the link's state (st.page_link clears the query without query_params), not this
+    page's view. None in presenter mode, whose rail moves between the slides, nor on a following student's page,
+    which is the teacher's to move."""
     ctx = session.get()
     around = neighbours(page, ctx.config.decoder_only)
-    if around is None:
+    if around is None or state.present or ctx.reading:
         return
     t = ctx.t
     query = encode(state)
     row = st.container(horizontal=True, horizontal_alignment="distribute")
     for which, neighbour, icon, side in zip(("previous", "next"), around, ("arrow_back", "arrow_forward"),
                                             ("left", "right")):
+        if neighbour is None:
+            continue
         row.page_link(session.page_entry(t, neighbour), label=t(f"nav.{which}", page=t(f"page.{neighbour}")),
                       icon=f":material/{icon}:", icon_position=side, query_params=query)
 
 
 def intro(page: str, model_notes: bool = True):
     """The page's title and intro: the text true in every setting, then the sentences on the current settings
-    (labels.intro_keys), and a note on the seeds' slips where the page teaches their step ("seednote.<page>").
+    (labels.intro_keys), and the notes on the seeds' slips where the page teaches their step (labels.SEED_NOTES).
     model_notes=False: the page says itself which words are new to the model it uses (generation)."""
     ctx = session.get()
     drawn = current()
@@ -98,7 +102,7 @@ def intro(page: str, model_notes: bool = True):
         drawn.page = page
     first, *settings = intro_keys(page, ctx.config)
     c = ctx.config  # the title, the intro, the sentences on the settings and the seeds' note: one element
-    seed_note = [f":gray[:small[{ctx.t(f'seednote.{page}')}]]"] if page in SEED_NOTES else []
+    seed_note = [f":gray[:small[{ctx.t(key)}]]" for key in SEED_NOTES.get(page, ())]
     text = "\n\n".join([f"# {ctx.t(f'page.{page}')}", ctx.t(first)]
                        + [ctx.t(key, d_k=c.d_k, divisor=f"{c.divisor:.4g}") for key in settings] + seed_note)
     element = st.markdown(text)

@@ -1,5 +1,7 @@
 """Rows of buttons and lists that pick what a page shows: the layer, the head, a page's section, a cell or a row of
-a matrix. A forged value (out of range, a fraction, NaN) picks a position in range."""
+a matrix. A forged value (out of range, a fraction, NaN) picks a position in range. On a following student's page
+(Context.reading) a row of buttons is a line of text naming its choices, the chosen one in bold: what is shown is
+the teacher's to pick."""
 from __future__ import annotations
 
 import math
@@ -48,8 +50,11 @@ def section_tabs(sections: dict, key: str, link: str | None = None):
         restore_from_link(key, link, labels)  # a section is chosen by its label
     if st.session_state.get(key) not in labels:  # the first run, another language's label, or a forged one
         st.session_state[key] = labels[0]
-    chosen = st.segmented_control(ctx.t("view.section"), labels, key=key, required=True,
-                                  label_visibility="collapsed")
+    if ctx.reading:
+        chosen = _read_only(key, None, labels, st.session_state[key])
+    else:
+        chosen = st.segmented_control(ctx.t("view.section"), labels, key=key, required=True,
+                                      label_visibility="collapsed")
     position = labels.index(chosen) if chosen in labels else 0
     if link:
         show_in_link(link, position, 0)
@@ -61,7 +66,13 @@ def choice(key, label, options, format_func, link=None):
     part of the page's link that names the chosen option (by its position)."""
     if link:
         restore_from_link(key, link, options)
-    chosen = st.segmented_control(label, options, default=options[0], required=True, key=key, format_func=format_func)
+    if session.get().reading:
+        kept = st.session_state.get(key)
+        chosen = _read_only(key, label, [format_func(o) for o in options], kept if kept in options else options[0],
+                            options)
+    else:
+        chosen = st.segmented_control(label, options, default=options[0], required=True, key=key,
+                                      format_func=format_func)
     chosen = options[0] if chosen is None else chosen
     if link:
         show_in_link(link, options.index(chosen), 0)
@@ -71,10 +82,24 @@ def choice(key, label, options, format_func, link=None):
 def picker(key: str, label: str, choices: list[str], default: int = 0, collapsed: bool = True,
            help: str | None = None) -> int:
     """The position of the chosen button of a row (a segmented control)."""
+    if session.get().reading:
+        return _read_only(key, None if collapsed else label, choices, clamped(st.session_state.get(key, default),
+                                                                              len(choices)), range(len(choices)))
     chosen = st.segmented_control(label, range(len(choices)), format_func=choices.__getitem__, default=default,
                                   required=True, key=key, help=help,
                                   label_visibility="collapsed" if collapsed else "visible")
     return default if chosen is None else chosen  # required is the browser's rule: a forged message can empty it
+
+
+def _read_only(key: str, label: str | None, labels: list[str], chosen, options=None):
+    """A row of buttons on a following student's page: one line naming the choices (catalog words and numbers), the
+    chosen one in bold. The choice is kept for the widget `key` (a widget not drawn forgets its value), which shows it
+    when the page is the student's own again. options: what each label stands for (the labels themselves if None)."""
+    options = labels if options is None else list(options)
+    st.session_state[key] = chosen
+    line = " · ".join(f"**{text}**" if option == chosen else f":gray[{text}]" for option, text in zip(options, labels))
+    st.markdown(f"{label}: {line}" if label else line)
+    return chosen
 
 
 def cell_list(container, label, rows, cols, key, **callback):

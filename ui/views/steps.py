@@ -86,14 +86,17 @@ def _record_drawn(trace, names):
 def step(name: str, head: int | None = None, drill: bool = True, show_numbers: bool = True, trace=None,
          edits: tuple = ()):
     """One step of the trace (the page's, or `trace`): its name, formula and shape, editors for the parameters it
-    reads (and for `edits`, which it reads through earlier steps), its numbers, heatmap and a cell's arithmetic."""
+    reads (and for `edits`, which it reads through earlier steps), its numbers, heatmap and a cell's arithmetic. On a
+    following student's page (Context.reading), no editors (a line says editing needs Follow off), the heatmap takes
+    no clicks and the drill-down shows the teacher's cell."""
     ctx = session.get()
     trace = ctx.trace if trace is None else trace  # not `or`: len() of a trace runs the whole pass
     _record_drawn(trace, [name])
     s = trace.step(name)
     shape = f"{ctx.t('view.shape')}: ({', '.join(s.axes)}) = ({', '.join(map(str, s.shape))})"  # as declared
+    read_only = f"\n\n:gray[:small[{ctx.t('view.read_only')}]]" if ctx.reading and _edited(ctx, s, edits) else ""
     text_and_formula(f"##### {ctx.t(step_name_key(name))} · {ctx.t(description_key(name))}\n\n"
-                     f":gray[:small[`{name}` · {shape}]]", ctx.t.words(s.formula))  # the code's name for the API
+                     f":gray[:small[`{name}` · {shape}]]{read_only}", ctx.t.words(s.formula))  # the code's name: API
     below = ctx.state.present  # a presenter's screen: the formula, then its numbers (projector type is tall); the
     if not below:  # departure's note and the editors under them
         paper_form((s.kind, name.rsplit(".", 1)[-1]), name)
@@ -109,12 +112,14 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     repeated = writes_numbers(chart) and (as_table(values) or ctx.state.present)  # a table would repeat the cells'
     if show_numbers and not repeated:  # text; a presenter's screen holds the heatmap with its numbers, not both
         numbers(values, rows, cols, label=_tex_name(s, head))
-    plot(chart, f"chart.{key}", on_select=on_click(key, len(rows), len(cols)) if drill else "ignore",
+    clicks = drill and not ctx.reading
+    plot(chart, f"chart.{key}", on_select=on_click(key, len(rows), len(cols)) if clicks else "ignore",
          selection_mode="points", width=chart_width(len(cols)))
     if below:
         paper_form((s.kind, name.rsplit(".", 1)[-1]), name)
         _editors(ctx, s, head, edits)
-    unedited = _compared(ctx, name, head, values, rows, cols, key) if ctx.state.edits and trace is ctx.trace else None
+    comparable = ctx.state.edits and trace is ctx.trace and not ctx.reading  # comparing: the reader's own choice
+    unedited = _compared(ctx, name, head, values, rows, cols, key) if comparable else None
     if drill:
         drill_down(ctx, trace, name, head, key, rows, cols, unedited)
 
@@ -122,12 +127,19 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
 def _editors(ctx, s, head, edits):
     """The editors of a step's parameters, under its formula on every page: a weight is edited where the formula it
     enters is written, and what it changes is drawn below. `edits` (read through earlier steps) are edited one
-    cell at a time, the lighter widget."""
+    cell at a time, the lighter widget. None on a following student's page."""
+    if ctx.reading:
+        return
     used_rows = sorted(set(s.meta["ids"])) if s.kind == "embed" else None
-    for ref in [ref for ref in s.inputs if ref in ctx.model.params] + list(edits):
+    for ref in _edited(ctx, s, edits):
         per_head = ctx.model.params[ref].ndim == 3 or param_key(ref) in ("b_Q", "b_K", "b_V")
         edit_param(ref, head=head if per_head else None, rows=None if ref in edits else used_rows,
                    one_cell=ref in edits)
+
+
+def _edited(ctx, s, edits) -> list[str]:
+    """The parameters a step's editors edit: those it reads, and `edits`."""
+    return [ref for ref in s.inputs if ref in ctx.model.params] + list(edits)
 
 
 def paper_form(steps: tuple, key: str):
@@ -144,12 +156,15 @@ def paper_form(steps: tuple, key: str):
 
 def _departure_note(ctx, shown, key):
     """One box: each departure's sentence (and, for one the paper has no value for here, why no button), then the
-    buttons; its elements are sent on every rerun, so the sentences share one."""
-    note, values = st.container(border=True), departures.values(ctx.config)
+    buttons; its elements are sent on every rerun, so the sentences share one. On a following student's page, the
+    sentences alone (one element: no box, no buttons)."""
+    note, values = st if ctx.reading else st.container(border=True), departures.values(ctx.config)
     settings = [departures.paper_settings(departure, ctx.config) for departure in shown]
     texts = [ctx.t(departures.text_key(departure, ctx.config), **values) + (
         "" if paper is not None else "\n\n" + ctx.t("depart.no_paper_value")) for departure, paper in zip(shown, settings)]
     note.markdown(f":orange-badge[{ctx.t('depart.badge')}] " + "\n\n".join(texts))
+    if ctx.reading:  # the buttons change the settings: the teacher's on a following student's page
+        return
     for departure, paper in zip(shown, settings):
         if paper is not None:
             note.button(ctx.t(f"depart.{departure.field}.button", **values), key=f"paper.{departure.field}.{key}",
