@@ -31,6 +31,7 @@ TEXT_DIGITS = 8  # the text's, unless explain() is given others: a record of eve
 _LATEX_DIGITS = contextvars.ContextVar("latex_digits", default=LATEX_DIGITS)
 _TEXT_DIGITS = contextvars.ContextVar("text_digits", default=TEXT_DIGITS)
 _LINE_WIDTH = contextvars.ContextVar("line_width", default=LINE_WIDTH)  # the same, for the LaTeX's sums
+_FIRST = contextvars.ContextVar("first", default=0)  # the number the indices written start at: 0 as code counts
 
 
 @dataclass(frozen=True)
@@ -46,29 +47,37 @@ class Explanation:
 
 
 def explain(trace, name: str, index: tuple, digits: int = LATEX_DIGITS, text_digits: int = TEXT_DIGITS,
-            line_width: int = LINE_WIDTH) -> Explanation:
+            line_width: int = LINE_WIDTH, *, first: int = 0, label: tuple[str, str] | None = None) -> Explanation:
     """An explainer gives the LaTeX, the text, and maybe the definitions it uses (LaTeX and text); a text may be
     a function that writes it. The LaTeX writes `digits` significant digits, the text `text_digits` (the app
     gives both its setting); the LaTeX's sums break into lines `line_width` characters wide (narrower where the
-    type is larger)."""
+    type is larger). Every position, row and column it writes counts from `first`: 0 as code counts (the CLI, the
+    step's name), 1 as a person reads (the app). label: the cell's name (LaTeX, text) in place of `name[index]`."""
     step = trace.step(name)
     index = _check_index(step, index)
-    tokens = _LATEX_DIGITS.set(digits), _TEXT_DIGITS.set(text_digits), _LINE_WIDTH.set(line_width)
+    tokens = _LATEX_DIGITS.set(digits), _TEXT_DIGITS.set(text_digits), _LINE_WIDTH.set(line_width), _FIRST.set(first)
     try:
         with np.errstate(all="ignore"):  # the naive softmax may overflow here as in the forward pass
             latex, text, *where = step.decl.kind.explain(trace, step, index)
     finally:
-        _LATEX_DIGITS.reset(tokens[0])
-        _TEXT_DIGITS.reset(tokens[1])
-        _LINE_WIDTH.reset(tokens[2])
+        for var, token in zip((_LATEX_DIGITS, _TEXT_DIGITS, _LINE_WIDTH, _FIRST), tokens):
+            var.reset(token)
     value = float(step.value[index])
-    label = f"{name}[{', '.join(map(str, index))}]"
-    lines = [f"\\text{{{_tex_escape(label)}}} &= {latex}", f"&= {num_tex(value, digits)}"]
+    code = f"{name}[{_at(index, first)}]"
+    label_tex, label = label or (f"\\text{{{_tex_escape(code)}}}", code)
+    lines = [f"{label_tex} &= {latex}", f"&= {num_tex(value, digits)}"]
     if where:  # definitions the expression uses (LayerNorm's mean and variance, softmax's sum) come first
         lines.insert(0, f"&{where[0]}")
     spell = partial(_spelled, f"{label} = ", text, f" = {num(value, text_digits)}", where[1] if where else None,
                     text_digits)
     return Explanation(r"\begin{aligned}" + r" \\ ".join(lines) + r"\end{aligned}", value, spell)
+
+
+def _at(index, first=None) -> str:
+    """An index (a position, or a tuple of them) as written, counting from `first` (explain()'s unless given): "0, 2"
+    or "1, 3"."""
+    first = _FIRST.get() if first is None else first
+    return ", ".join(str(k + first) for k in (index if isinstance(index, tuple) else (index,)))
 
 
 def _spelled(before, text, after, where, digits) -> str:
@@ -173,7 +182,8 @@ def embed(trace, step, index):
     i, j = index
     token, table = step.meta["tokens"][i], trace.resolve(step.inputs[0])
     entry = table[step.meta["ids"][i], j]
-    tex, text = f"E[\\text{{{_tex_escape(token)}}}, {j}]", f"E[{token}, {j}]"
+    column = _at(j)
+    tex, text = f"E[\\text{{{_tex_escape(token)}}}, {column}]", f"E[{token}, {column}]"
     if step.meta["scale"] == 1.0:
         return f"{tex}", f"{text}"
     scale = step.meta["scale"]
@@ -187,7 +197,7 @@ def pos(trace, step, index):
     if form == "none":
         return "0", f"0 {word('no-encoding')}"
     if form == "learned":
-        return f"P[{pos}, {j}]", f"P[{pos}, {j}] {word('learned')}"
+        return f"P[{_at(index)}]", f"P[{_at(index)}] {word('learned')}"
     exponent = int((blog_exponent if form.startswith("blog") else paper_exponent)(j))
     angle = sinusoid_angle(pos, d, exponent)
     fn = "sin" if j % 2 == 0 else "cos"
@@ -238,8 +248,8 @@ def mask(trace, step, index):
             return (f"-\\infty \\quad (\\text{{{escaped}{word('never-next')}}})",
                     f"−∞ ({token}{word('never-next-text')})")
         return f"0 \\quad (\\text{{{escaped}{word('a-word')}}})", f"0 ({token}{word('may-be-next')})"
-    i, j = index
-    if j > i:
+    i, j = map(_at, index)  # the query's and the key's positions, as written
+    if index[1] > index[0]:
         return f"-\\infty \\quad ({j} > {i}\\text{{{word('later')}}})", f"−∞ {word('comes-after', j=j, i=i)}"
     return f"0 \\quad ({j} \\le {i})", f"0 {word('not-after', j=j, i=i)}"
 
@@ -271,8 +281,8 @@ def weighted(trace, step, index):
 def concat(trace, step, index):
     i, col = index
     heads = trace.resolve(step.inputs[0])
-    h, c = divmod(col, heads.shape[2])  # head_1 .. head_h as the paper numbers them; the cell's [row, col] from 0
-    return f"\\text{{head}}_{{{h + 1}}}[{i}, {c}]", f"head_{h + 1}[{i}, {c}]"
+    h, c = divmod(col, heads.shape[2])  # head_1 .. head_h as the paper numbers them; the cell's [row, col] as written
+    return f"\\text{{head}}_{{{h + 1}}}[{_at((i, c))}]", f"head_{h + 1}[{_at((i, c))}]"
 
 
 def linear(trace, step, index):
@@ -297,15 +307,15 @@ def layer_norm(trace, step, index):
     normed = float((x[j] - mu) / np.float64(denom))  # NumPy's: a constant row with ε = 0 is NaN, as in the pass
     mean_tex, mean_text = _sum(list(x), _paren_tex, _paren)
     squares_tex, squares_text = _sum(list(x - mu), lambda v: f"{_paren_tex(v)}^2", lambda v: f"{_paren(v)}²")
-    symbol = DENOMINATOR_TEX[step.meta["form"]]
+    symbol, k = DENOMINATOR_TEX[step.meta["form"]], _at(j)  # k: the column as written
     where_tex = r" \\ &".join([
         f"\\mu = \\tfrac{{1}}{{{d}}}({mean_tex}) = {num_tex(mu)}",
         f"\\sigma^2 = \\tfrac{{1}}{{{d}}}{{\\textstyle\\sum_k}} (x_k - \\mu)^2{BREAK}= "
         f"\\tfrac{{1}}{{{d}}}({squares_tex}) = {num_tex(var)}",
         denom_tex,
-        f"\\hat{{x}}_{{{j}}} = \\frac{{x_{{{j}}} - \\mu}}{{{symbol}}} = "
+        f"\\hat{{x}}_{{{k}}} = \\frac{{x_{{{k}}} - \\mu}}{{{symbol}}} = "
         f"\\frac{{{_paren_tex(x[j])} - {_paren_tex(mu)}}}{{{num_tex(denom)}}} = {num_tex(normed)}"])
-    latex = (f"\\hat{{x}}_{{{j}}} \\cdot \\gamma_{{{j}}} + \\beta_{{{j}}} = "
+    latex = (f"\\hat{{x}}_{{{k}}} \\cdot \\gamma_{{{k}}} + \\beta_{{{k}}} = "
              f"{_paren_tex(normed)} \\cdot {_paren_tex(gamma)} + {_paren_tex(beta)}")
     text = f"x̂ × γ + β = {_paren(normed)} × {_paren(gamma)} + {_paren(beta)}"
     return latex, text, where_tex, lambda: (
@@ -341,7 +351,7 @@ def activation(trace, step, index):
 
 def copy(trace, step, index):
     ref = step.inputs[0]
-    return f"\\text{{{_tex_escape(ref)}}}[{', '.join(map(str, index))}]", f"{ref}[{', '.join(map(str, index))}]"
+    return f"\\text{{{_tex_escape(ref)}}}[{_at(index)}]", f"{ref}[{_at(index)}]"
 
 
 def dropout(trace, step, index):

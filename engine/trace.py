@@ -152,7 +152,8 @@ class Trace(Mapping):
             return np.zeros(step.shape, dtype=bool)
         return (np.broadcast_to(masks[0], step.shape) == -np.inf) & (step.value == -np.inf)
 
-    def explain(self, name, index, digits=LATEX_DIGITS, text_digits=TEXT_DIGITS, line_width=LINE_WIDTH):
+    def explain(self, name, index, digits=LATEX_DIGITS, text_digits=TEXT_DIGITS, line_width=LINE_WIDTH, **naming):
         """The arithmetic that produced one cell, with the real numbers, `digits` significant in the LaTeX and
-        `text_digits` in the text, its sums `line_width` characters wide (see engine.explain)."""
-        return explain(self, name, tuple(index), digits, text_digits, line_width)
+        `text_digits` in the text, its sums `line_width` characters wide; naming: `first`, `label` (see
+        engine.explain)."""
+        return explain(self, name, tuple(index), digits, text_digits, line_width, **naming)

@@ -2,7 +2,7 @@ import streamlit as st
 
 from ui.core import session
 from ui.core.figures import bars
-from ui.core.labels import top_heading, top_tokens
+from ui.core.labels import FIRST, top_heading, top_tokens
 from ui.views import draw, frame, steps
 from ui.views.drawn import restore_from_link, show_in_link
 
@@ -17,7 +17,7 @@ def page():
     positions = list(range(len(trace.tgt_tokens)))
     restore_from_link("output.position", "position", positions, default=positions[-1])
     position = st.selectbox(ctx.t("output.position"), positions, index=positions[-1],
-                            format_func=lambda i: f"{i}: {trace.tgt_tokens[i]}", key="output.position")
+                            format_func=lambda i: f"{i + FIRST}: {trace.tgt_tokens[i]}", key="output.position")
     show_in_link("position", position, positions[-1])
     ranked = top_tokens(trace["probs"][position], ctx.model.vocab.tokens)
     draw.plot(bars([t for t, _ in ranked], [p for _, p in ranked], highlight=ranked[0][0], digits=ctx.state.digits),

@@ -4,7 +4,7 @@ import streamlit as st
 
 from engine.blog import DIFFERENCES
 from ui.core import departures, runs, session
-from ui.core.labels import step_axes
+from ui.core.labels import indices, step_axes
 from ui.views import draw, frame
 
 ctx = session.get()
@@ -15,7 +15,7 @@ st.subheader(t("compare.pe"))
 for kind in ("blog_table", "blog", "sinusoidal"):
     row = runs.blog_variant((("pos_encoding", kind),))["src.pos"][1]
     st.markdown(f"**{t(f'choice.{kind}')}**")
-    draw.numbers(row, [""], [str(j) for j in range(len(row))])
+    draw.numbers(row, [""], indices(len(row)))
 
 st.subheader(t("compare.weights"))
 left, right = st.columns(2)

@@ -46,13 +46,16 @@ def examples(n: int) -> int:
 def _fast(item) -> bool:
     if item.path.name == "test_app.py":  # one app run of every page, in English
         return item.originalname == "test_every_page_runs_cleanly" and item.callspec.params["lang"] == "en"
+    if item.path.name == "test_counting.py":  # and the drill-down of every kind of step, counted from 1 (no app)
+        return item.originalname == "test_every_kind_of_drill_down_counts_from_one"
     return item.path.name in FAST_MODULES
 
 
 def pytest_ignore_collect(collection_path, config):
     """Under `-m fast` the modules without a fast test are not imported (PyTorch, Playwright: seconds each)."""
     if config.getoption("markexpr") == "fast" and collection_path.suffix == ".py":
-        return collection_path.name.startswith("test_") and collection_path.name not in FAST_MODULES | {"test_app.py"}
+        partly = {"test_app.py", "test_counting.py"}  # modules with some fast tests (_fast)
+        return collection_path.name.startswith("test_") and collection_path.name not in FAST_MODULES | partly
     return None
 
 

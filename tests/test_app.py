@@ -38,6 +38,7 @@ from ui.core.labels import SEED_NOTES, description_key, step_name_key, step_tex 
 from ui.core.navigation import PAGES  # noqa: E402
 from ui.core.state import APP_LIMITS, DEFAULT_TARGET, MAX_TOKENS  # noqa: E402
 from ui.views.draw import ROOM  # noqa: E402
+from ui.views.drill import cell_explanation  # noqa: E402
 
 APP = str(ROOT / "app.py")
 ALL_PAGES = [page for pages in PAGES.values() for page in pages]
@@ -75,6 +76,11 @@ def open_link(page, **query):
     at.run()
     assert not at.exception, [e.message for e in at.exception]
     return at
+
+
+def drilled(trace, name, index):
+    """The arithmetic of a step's cell at `index` (the engine's, from 0) as the English drill-down writes it."""
+    return cell_explanation(trace, name, index, EN[step_name_key(name)], DIGITS)
 
 
 def open_options(at):
@@ -338,8 +344,8 @@ def test_a_third_language_is_one_catalog_file(tmp_path, monkeypatch):
     at.session_state["plain.dec.0.self_attn.mask.0"] = True
     at.run()
     assert_clean(at)
-    assert any(r"(1 > 0\text{: xlater})" in body for body in latex(at))
-    assert [c.value for c in at.code] == ["dec.0.self_attn.mask[0, 1] = −∞ (xx 1 > 0) = −∞"]
+    assert any(r"(2 > 1\text{: xlater})" in body for body in latex(at))  # positions from 1
+    assert [c.value for c in at.code] == ["M[1, 2] = −∞ (xx 2 > 1) = −∞"]
 
 
 def test_words_inside_formulas_are_chinese_in_chinese():
@@ -349,7 +355,7 @@ def test_words_inside_formulas_are_chinese_in_chinese():
     assert any(r"\text{：后面的位置}" in body for body in latex(at))
     at.session_state["plain.dec.0.self_attn.mask.0"] = True
     at.run()
-    assert [c.value for c in at.code] == ["dec.0.self_attn.mask[0, 1] = −∞ （位置 1 在 0 之后） = −∞"]
+    assert [c.value for c in at.code] == ["M[1, 2] = −∞ （位置 2 在 1 之后） = −∞"]
     goto(at, "train")
     bodies = latex(at)
     assert any(r"\text{解码器输入}" in body for body in bodies) and any(r"\text{忽略}" in body for body in bodies)
@@ -471,7 +477,7 @@ def test_a_link_opens_the_sublayer_it_names():
 
 def test_a_link_opens_the_cell_it_names():
     at = open_link("attention", step="scaled", cell="1.0")
-    assert engine_trace().explain("enc.0.attn.scaled", (0, 1, 0), DIGITS).latex in latex(at)
+    assert drilled(engine_trace(), "enc.0.attn.scaled", (0, 1, 0)).latex in latex(at)
     assert at.selectbox(key="cell.enc.0.attn.scaled.0").value == 2  # row 1, column 0 of 2 x 2
     assert (at.session_state["row.enc.0.attn.scaled.0"], at.session_state["col.enc.0.attn.scaled.0"]) == (1, 0)
     assert query(at) == {**DEFAULT_QUERY, "step": "scaled", "cell": "1.0"}
@@ -485,7 +491,7 @@ def test_a_link_part_the_page_cannot_show_is_noted_and_dropped(part, text):
     assert_clean(at)
     assert notes(at) == [EN_T("msg.url", detail=literal(f"{part}={text!r}"))]
     assert at.session_state["heads.attention.0"] == 0
-    assert engine_trace().explain("enc.0.attn.scores", (0, 0, 0)).latex in latex(at)
+    assert drilled(engine_trace(), "enc.0.attn.scores", (0, 0, 0)).latex in latex(at)
     assert query(at) == DEFAULT_QUERY
 
 
@@ -523,12 +529,12 @@ def test_the_link_follows_the_view_and_stays_on_its_page():
 def test_drill_down_explains_the_chosen_cell():
     at = open_page("attention")
     trace = engine_trace()
-    first = trace.explain("enc.0.attn.scores", (0, 0, 0), DIGITS)
+    first = drilled(trace, "enc.0.attn.scores", (0, 0, 0))
     assert first.latex in latex(at)
     at.selectbox(key="cell.enc.0.attn.scores.0").set_value(3).run()  # row 1, column 1 of 2 x 2
-    chosen = trace.explain("enc.0.attn.scores", (0, 1, 1), DIGITS, DIGITS)
+    chosen = drilled(trace, "enc.0.attn.scores", (0, 1, 1))
     assert chosen.latex in latex(at) and first.latex not in latex(at)
-    assert "enc.0.attn.scores[0, 1, 1]" in chosen.latex
+    assert chosen.latex.startswith(r"\begin{aligned}S_{1}[2, 2] &=")  # head 1's row 2, column 2
     assert not at.code, "the plain text is drawn only when its expander is opened"
     at.session_state["plain.enc.0.attn.scores.0"] = True
     at.run()
@@ -538,27 +544,32 @@ def test_drill_down_explains_the_chosen_cell():
 
 def test_a_wide_steps_drill_down_column_is_typed_by_its_number():
     """Over 32 numbered columns the drill-down's column is a number input (a list of 2048 would be sent on every
-    rerun); a typed fraction picks the whole column, and the row of words stays a list."""
+    rerun), counted from 1 as its labels are; a typed fraction picks the whole column, and the row of words stays a
+    list."""
     cfg = "d_model:16,n_heads:2,d_ff:256,n_layers:1"
     at = open_page("ffn", preset="paper", cfg=cfg, src="Hello World")
     trace = engine.preset("paper", d_model=16, n_heads=2, d_ff=256, n_layers=1).run("Hello World")
     at.selectbox(key="row.enc.0.ffn.hidden.None").set_value(1)
-    at.number_input(key="col.enc.0.ffn.hidden.None").set_value(137.6).run()
+    typed = at.number_input(key="col.enc.0.ffn.hidden.None.number")
+    assert typed.label == "Column (1–256)" and typed.value == 1
+    typed.set_value(137.6).run()
     assert_clean(at)
-    assert at.number_input(key="col.enc.0.ffn.hidden.None").label == "Column (0–255)"
-    assert trace.explain("enc.0.ffn.hidden", (1, 137), DIGITS).latex in latex(at)
+    assert at.session_state["col.enc.0.ffn.hidden.None"] == 136  # column 137
+    assert at.number_input(key="col.enc.0.ffn.hidden.None.number").value == 137
+    shown = drilled(trace, "enc.0.ffn.hidden", (1, 136))
+    assert shown.latex in latex(at) and shown.latex.startswith(r"\begin{aligned}H[2, 137] &=")  # row 2, column 137
 
 
 # ---- edits flow to later pages ------------------------------------------------------------------------------
 
 EDIT_CASES = [
     # page, its step, parameter, head, typed cells, the engine index, a later page, a step on it
-    ("qkv", "q", "enc.0.attn.W_Q", 0, {"0": {"0": 5.0}}, (0, 0, 0), "attention", "enc.0.attn.scores"),
-    ("qkv", "v", "enc.0.attn.W_V", 0, {"3": {"2": -1.5}}, (0, 3, 2), "attention", "enc.0.attn.heads"),
-    ("multihead", "out", "enc.0.attn.W_O", None, {"5": {"1": 2.5}}, (5, 1), "add_norm", "enc.0.ln1"),
-    ("add_norm", "ln1", "enc.0.ln1.gamma", None, {"0": {"2": 3.0}}, (2,), "ffn", "enc.0.ffn.hidden"),
-    ("ffn", "out", "enc.0.ffn.W_2", None, {"7": {"3": 0.75}}, (7, 3), "encoder_stack", "enc.out"),
-    ("tokens", None, "embed.src", None, {"1": {"0": 7.0}}, (2, 0), "positional", "src.input"),  # "world", id 2
+    ("qkv", "q", "enc.0.attn.W_Q", 0, {"0": {"1": 5.0}}, (0, 0, 0), "attention", "enc.0.attn.scores"),
+    ("qkv", "v", "enc.0.attn.W_V", 0, {"3": {"3": -1.5}}, (0, 3, 2), "attention", "enc.0.attn.heads"),
+    ("multihead", "out", "enc.0.attn.W_O", None, {"5": {"2": 2.5}}, (5, 1), "add_norm", "enc.0.ln1"),
+    ("add_norm", "ln1", "enc.0.ln1.gamma", None, {"0": {"3": 3.0}}, (2,), "ffn", "enc.0.ffn.hidden"),
+    ("ffn", "out", "enc.0.ffn.W_2", None, {"7": {"4": 0.75}}, (7, 3), "encoder_stack", "enc.out"),
+    ("tokens", None, "embed.src", None, {"1": {"1": 7.0}}, (2, 0), "positional", "src.input"),  # "world", id 2
     ("output", "logits", "unembed.W", None, {"0": {"hola": 4.0}}, (0, 8), "output", "logits"),
 ]
 
@@ -586,7 +597,7 @@ def test_an_edit_changes_the_numbers_of_later_pages(page, leaf, param, head, cel
 
 def test_an_edit_survives_page_moves_and_the_language():
     at = open_page("qkv")
-    type_cells(at, editor_key(at, "enc.0.attn.W_Q", 0), {"0": {"0": 5.0}, "2": {"1": -0.5}})
+    type_cells(at, editor_key(at, "enc.0.attn.W_Q", 0), {"0": {"1": 5.0}, "2": {"2": -0.5}})
     edits = [("enc.0.attn.W_Q", (0, 0, 0), 5.0), ("enc.0.attn.W_Q", (0, 2, 1), -0.5)]
     after = engine_trace(edits)
     for page in ("overview", "tokens", "ffn", "attention"):
@@ -626,9 +637,9 @@ def test_a_session_does_not_keep_the_widgets_it_no_longer_shows(monkeypatch, wor
 
 def test_reset_buttons():
     at = open_page("qkv")
-    type_cells(at, editor_key(at, "enc.0.attn.W_Q", 0), {"0": {"0": 5.0}})
+    type_cells(at, editor_key(at, "enc.0.attn.W_Q", 0), {"0": {"1": 5.0}})
     open_step(at, "qkv", "k")
-    type_cells(at, editor_key(at, "enc.0.attn.W_K", 0), {"1": {"1": 2.0}})
+    type_cells(at, editor_key(at, "enc.0.attn.W_K", 0), {"1": {"2": 2.0}})
     assert len(at.session_state["state"].edits) == 2
     open_step(at, "qkv", "q")
     key = editor_key(at, "enc.0.attn.W_Q", 0)  # opens the editor (a rerun) before the tree is read
@@ -645,9 +656,9 @@ def test_single_cell_editor_of_a_big_parameter():
     """Parameters wider than 16 columns are edited one cell at a time (paper model, W_1 is 512 x 2048)."""
     at = open_page("ffn", preset="paper")
     key = editor_key_single(at, "enc.0.ffn.W_1")
-    assert at.number_input(key=f"{key}.r").label == "Row (0–511)"  # 512 positions: typed, not picked from a list
-    at.number_input(key=f"{key}.r").set_value(3).run()
-    at.number_input(key=f"{key}.c").set_value(0).run()
+    assert at.number_input(key=f"{key}.r.number").label == "Row (1–512)"  # 512 positions: typed, not from a list
+    at.number_input(key=f"{key}.r.number").set_value(4).run()  # row 4: position 3
+    at.number_input(key=f"{key}.c.number").set_value(1).run()
     at.number_input(key=f"{key}.v.(3, 0)").set_value(12.5).run()
     assert_clean(at)
     assert at.session_state["state"].edits == (("enc.0.ffn.W_1", (3, 0), 12.5),)
@@ -656,7 +667,7 @@ def test_single_cell_editor_of_a_big_parameter():
     W = np.array(model.params["enc.0.ffn.W_1"])
     W[3, 0] = 12.5
     trace = model.with_params({"enc.0.ffn.W_1": W}).run("Hello World")
-    assert trace.explain("enc.0.ffn.hidden", (0, 0), DIGITS).latex in latex(at)
+    assert drilled(trace, "enc.0.ffn.hidden", (0, 0)).latex in latex(at)
 
 
 def test_a_word_axis_of_a_big_parameter_is_picked_from_its_words():
@@ -665,7 +676,7 @@ def test_a_word_axis_of_a_big_parameter_is_picked_from_its_words():
     words = at.selectbox(key=f"{key}.c").options
     assert len(words) == len(engine.preset("paper").vocab) > 32 and "world" in words
     at.selectbox(key=f"{key}.c").set_value(words.index("world")).run()
-    at.number_input(key=f"{key}.r").set_value(7).run()
+    at.number_input(key=f"{key}.r.number").set_value(8).run()  # row 8
     index = (7, words.index("world"))
     at.number_input(key=f"{key}.v.{index}").set_value(-2.0).run()
     assert_clean(at)
@@ -685,9 +696,9 @@ def editor_key_single(at, param):
 @pytest.mark.parametrize("typed", [float("nan"), float("inf"), float("-inf"), 1e300, -2e6, "abc", "[sign in](//ev.il) $x$"])
 def test_a_bad_weight_is_refused_and_the_old_value_kept(typed):
     at = open_page("qkv")
-    type_cells(at, editor_key(at, "enc.0.attn.W_Q", 0), {"0": {"0": 5.0}})
+    type_cells(at, editor_key(at, "enc.0.attn.W_Q", 0), {"0": {"1": 5.0}})
     good_query, good_latex = query(at), latex(at)
-    type_cells(at, editor_key(at, "enc.0.attn.W_Q", 0), {"0": {"0": typed}})
+    type_cells(at, editor_key(at, "enc.0.attn.W_Q", 0), {"0": {"1": typed}})
     received = json.loads(json.dumps(typed))  # what arrives from the browser
     assert [e.value for e in at.error] == [
         EN_T("msg.edit_bad", param="enc.0.attn.W_Q", index="0,0,0", value=literal(repr(received)))]
@@ -700,7 +711,7 @@ def test_a_bad_weight_is_refused_and_the_old_value_kept(typed):
 
 def test_a_bad_weight_message_in_chinese():
     at = open_page("qkv", lang="zh")
-    type_cells(at, editor_key(at, "enc.0.attn.W_Q", 0), {"1": {"2": float("nan")}})
+    type_cells(at, editor_key(at, "enc.0.attn.W_Q", 0), {"1": {"3": float("nan")}})
     assert [e.value for e in at.error] == [ZH_T("msg.edit_bad", param="enc.0.attn.W_Q", index="0,1,2", value="` nan `")]
     assert CJK.search(at.error[0].value)
 
@@ -948,7 +959,7 @@ def test_layers_beyond_the_cap_from_the_widget():
 
 def test_preset_switch_starts_clean():
     at = open_page("qkv")
-    type_cells(at, editor_key(at, "enc.0.attn.W_Q", 0), {"0": {"0": 5.0}})
+    type_cells(at, editor_key(at, "enc.0.attn.W_Q", 0), {"0": {"1": 5.0}})
     at.selectbox(key="ctl.preset").set_value("paper").run()
     goto(at, "overview")
     assert_clean(at)
@@ -1008,7 +1019,7 @@ def test_a_new_word_gets_its_own_embedding_drawn_from_the_seed():
 
 def test_the_url_holds_the_state():
     at = open_page("qkv")
-    type_cells(at, editor_key(at, "enc.0.attn.W_Q", 0), {"0": {"0": 5.0}})
+    type_cells(at, editor_key(at, "enc.0.attn.W_Q", 0), {"0": {"1": 5.0}})
     assert query(at) == {**DEFAULT_QUERY, "edit": "enc.0.attn.W_Q:0.0.0=5.0"}
     at.text_input(key="ctl.src").set_value("world hello world").run()
     at.text_input(key="ctl.tgt").set_value("hola").run()
@@ -1197,13 +1208,14 @@ def forge_slider(at, key, **value):
 def test_the_one_cell_editor_shows_the_matrix_with_the_chosen_cell_boxed():
     at = open_page("attention", preset="paper")
     open_editors(at)
-    key = next(n.key for n in at.number_input if n.key.startswith("edit.enc.0.attn.W_Q.0.") and n.key.endswith(".r"))
-    at.number_input(key=key).set_value(300).run()
+    key = next(n.key for n in at.number_input
+               if n.key.startswith("edit.enc.0.attn.W_Q.0.") and n.key.endswith(".r.number"))
+    at.number_input(key=key).set_value(301).run()  # row 301: position 300
     W = engine.preset("paper").params["enc.0.attn.W_Q"][0]  # (512, 64)
     expected = bmatrix_around(W, 300, 0, digits=DIGITS)[0]
     assert rf"W^Q_{{1}} = {expected}" in latex(at)
     assert rf"\boxed{{{fmt_tex(W[300, 0], DIGITS)}}}" in expected
-    assert EN_T("view.edit_window", rows="296–303", cols="0–5", n_rows=512, n_cols=64) in [c.value for c in at.caption]
+    assert EN_T("view.edit_window", rows="297–304", cols="1–6", n_rows=512, n_cols=64) in [c.value for c in at.caption]
 
 
 def test_the_comparison_shows_the_edited_run_minus_the_unedited_one():

@@ -281,7 +281,7 @@ def test_a_teachers_link_shows_a_chinese_student_the_same_head_step_and_cell(ser
     settle(teacher)
     link = teacher.url
     assert re.search(r"/attention\?.*head=2&step=weights&cell=1\.0$", link) and "lang=" not in link, link
-    explained = re.compile(r"enc\.0\.attn\.weights\[1,\s*1,\s*0\]")  # head 2, row world, column hello
+    explained = re.compile(r"A\s*2[\s\u200b]*\[\s*2\s*,\s*1\s*\]")  # head 2's A, row 2 (world), column 1 (hello)
     assert any(explained.search(t) for t in katex_texts(teacher))
 
     student = new_page("zh")
@@ -371,7 +371,7 @@ def test_edit_a_weight_in_the_grid_changes_the_attention_page(server, new_page):
     page.wait_for_timeout(300)
     box = grid.bounding_box()
     # glide-data-grid draws on a canvas: rows are 35 px under a 35 px header; the index column is ~50 px wide.
-    page.mouse.dblclick(box["x"] + 90, box["y"] + 35 + 17)  # row 0, column "0"
+    page.mouse.dblclick(box["x"] + 90, box["y"] + 35 + 17)  # the first row, column "1"
     cell = page.locator("#portal input.gdg-input, #portal textarea.gdg-input").first
     expect(cell).to_have_value("0")  # W_Q of head 1, [0, 0], is 0 in the post's code
     cell.fill("5")
@@ -405,9 +405,9 @@ def test_click_a_heatmap_cell_to_explain_it(server, new_page):
     page.goto(url(server, "attention"))
     settle(page)
     trace = engine.preset("hello-world").run("Hello World")
-    explained = re.compile(r"enc\.0\.attn\.scores\[0,\s*1,\s*1\]")
+    explained = re.compile(r"S\s*1[\s\u200b]*\[\s*2\s*,\s*2\s*\]")  # head 1's row 2, column 2: from 1
     assert not any(explained.search(t) for t in katex_texts(page))
-    assert any(re.search(r"enc\.0\.attn\.scores\[0,\s*0,\s*0\]", t) for t in katex_texts(page))
+    assert any(re.search(r"S\s*1[\s\u200b]*\[\s*1\s*,\s*1\s*\]", t) for t in katex_texts(page))
 
     chart = page.locator('[data-testid="stPlotlyChart"]').first  # head 1's 2 x 2 scores
     chart.scroll_into_view_if_needed()
@@ -484,14 +484,14 @@ def test_a_wide_heatmap_names_the_cell_under_the_mouse_and_a_click_explains_it(s
     page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.75)  # the second row, "world"
     hover = page.locator(".hoverlayer .hovertext")
     expect(hover).to_have_count(1, timeout=10_000)
-    column, shown = re.fullmatch(r"world · (\d+): (\S+)", hover.text_content().strip()).groups()
-    assert shown.replace("-", "−") == fmt(trace["enc.0.ffn.hidden"][1, int(column)], DIGITS)  # plotly's own minus
+    column, shown = re.fullmatch(r"world · (\d+): (\S+)", hover.text_content().strip()).groups()  # from 1
+    assert shown.replace("-", "−") == fmt(trace["enc.0.ffn.hidden"][1, int(column) - 1], DIGITS)  # plotly's minus
     page.mouse.click(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.75)
-    explained = re.compile(rf"enc\.0\.ffn\.hidden\[1,\s*{column}\]")
+    explained = re.compile(rf"H[\s\u200b]*\[\s*2\s*,\s*{column}\s*\]")
     expect(page.locator(".katex-display").filter(has_text=explained)).to_have_count(1, timeout=30_000)
     settle(page)
     no_exception(page)
-    expect(page.get_by_role("spinbutton", name=f"{EN['view.col']} (0–255)")).to_have_value(column)  # typed, not listed
+    expect(page.get_by_role("spinbutton", name=f"{EN['view.col']} (1–256)")).to_have_value(column)  # typed, not listed
 
 
 def explained_latex_tail(latex):
@@ -576,7 +576,7 @@ def test_training_to_the_end_reproduces_the_corpus_and_a_bad_upload_is_refused(s
 
 SLIDES = [  # page, the editor, the grid's row whose sliders to use (None: the one-cell editor), the cell, a step
     ("attention", "enc.0.attn.W_Q", None, (0, 0, 0), "enc.0.attn.scores"),  # editors show their code names
-    ("qkv", "enc.0.attn.W_Q", "2", (0, 2, 0), "enc.0.attn.q"),
+    ("qkv", "enc.0.attn.W_Q", "3", (0, 2, 0), "enc.0.attn.q"),  # the row buttons count from 1
 ]
 
 

@@ -143,6 +143,22 @@ def test_text_and_latex_write_the_same_numbers(overrides):
     assert differ == {}
 
 
+def test_positions_are_written_from_first_and_the_cell_named_by_label():
+    """The app's drill-down counts what it writes from 1 and names the cell as its page does; the default (the CLI's,
+    the step's name) counts from 0, as code does. A value of the paper's formula (PE's pos) is not a position."""
+    trace = engine.preset("hello-world").run("Hello World", "hola")
+    written = lambda name, index: trace.explain(name, index, first=1, label=("L", "L")).text  # noqa: E731
+    assert written("dec.0.self_attn.mask", (0, 1)) == "L = −∞ ⟦comes-after|j=2|i=1⟧ = −∞"
+    assert written("enc.0.attn.concat", (1, 4)) == "L = head_2[2, 2] = 3.9193774"
+    assert written("src.embed", (1, 0)) == "L = E[world, 1] = 2"
+    assert written("enc.out", (1, 2)) == "L = enc.0.ln2[2, 3] = −0.38568961"
+    assert r"\hat{x}_{3} \cdot \gamma_{3} + \beta_{3}" in trace.explain("enc.0.ln1", (1, 2), first=1).latex
+    sinusoid = engine.preset("hello-world", pos_encoding="sinusoidal").run("Hello World")
+    assert sinusoid.explain("src.pos", (1, 1), first=1).text == (
+        "src.pos[2, 2] = cos(1 / 10000^(0/4)) = cos(1) = 0.54030231")  # position 2 has pos = 1
+    assert trace.explain("enc.0.attn.q", (0, 1, 2)).text.startswith("enc.0.attn.q[0, 1, 2] = ")
+
+
 def test_mask_and_sin_cos_argument():
     e = engine.preset("paper", d_model=8, n_heads=2, d_ff=8, n_layers=1).run("hello", "hola mundo").explain(
         "dec.0.self_attn.mask", (0, 1))

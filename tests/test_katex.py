@@ -1,6 +1,7 @@
-"""Every formula and every cell's arithmetic the engine writes parses in the KaTeX that st.latex uses, in every
-language: Streamlit's own rehype-katex bundle, run in Chromium with st.latex's options (display mode; an error
-thrown is what the browser shows as red raw LaTeX).
+"""Every formula and every cell's arithmetic the engine writes (as it is, and as the drill-down names the cell and
+counts its positions) parses in the KaTeX that st.latex uses, in every language: Streamlit's own rehype-katex
+bundle, run in Chromium with st.latex's options (display mode; an error thrown is what the browser shows as red raw
+LaTeX).
 
 Streamlit 1.67 ships KaTeX 0.16.47 inside static/js/rehype-katex.<hash>.js (the standalone katex.<hash>.js beside
 it is mermaid's 0.18); its default export is the rehype plugin StreamlitMarkdown runs with no options over
@@ -15,7 +16,10 @@ from streamlit.string_util import clean_text
 
 import engine
 from engine import attention, backward, feed_forward, generate, kinds, loss, model, optim, positional, steps
+from ui.core.format import DIGITS
 from ui.core.i18n import CATALOGS, translator
+from ui.core.labels import step_name_key
+from ui.views.drill import cell_explanation
 
 STATIC = Path(streamlit.__file__).parent / "static" / "static" / "js"
 ORIGIN = "http://katex.test"  # served by the page's route from STATIC, never the network
@@ -61,22 +65,27 @@ def _engine_constants():
 
 
 def _engine_latex():
-    """(where, LaTeX) for every formula and explanation the engine writes in the settings above."""
-    yield from _engine_constants()
+    """(where, LaTeX, the language it is in or None) for every formula and explanation the engine writes in the
+    settings above, and every drill-down's in each language."""
+    yield from ((where, tex, None) for where, tex in _engine_constants())
     for label, name, overrides, dropout, kinds in SETTINGS:
         trace = engine.preset(name, **overrides).run("Hello World", "hola mundo", dropout=dropout)
         for step in (s for s in trace.steps() if kinds is None or s.kind in kinds):
-            yield f"{label}: {step.name} formula", step.formula
-            yield f"{label}: {step.name} backward formula", backward.backward_formula(step)
+            yield f"{label}: {step.name} formula", step.formula, None
+            yield f"{label}: {step.name} backward formula", backward.backward_formula(step), None
             for cell in _cells(step):
-                yield f"{label}: {step.name}{list(cell)}", trace.explain(step.name, cell).latex
+                yield f"{label}: {step.name}{list(cell)}", trace.explain(step.name, cell).latex, None
+                for lang in CATALOGS:
+                    title = translator(lang)(step_name_key(step.name))
+                    yield (f"{label}: drill-down of {step.name}{list(cell)}",
+                           cell_explanation(trace, step.name, cell, title, DIGITS).latex, lang)
 
 
 def _in_every_language():
     """{LaTeX as st.latex sends it: where it was first written}."""
     first = {}
-    for where, tex in _engine_latex():
-        for lang in CATALOGS:
+    for where, tex, written_in in _engine_latex():
+        for lang in [written_in] if written_in else CATALOGS:
             first.setdefault(clean_text(translator(lang).words(tex)), f"{where} ({lang})")
     return first
 

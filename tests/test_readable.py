@@ -28,6 +28,7 @@ from test_browser import (ALL_PAGES, LOCALES, OVERFLOWING, SHOTS, TITLE_SOURCE, 
                           server, settle, url)  # server: a fixture
 from ui.core.format import DIGITS, fmt, table
 from ui.core.i18n import CATALOGS
+from ui.core.labels import FIRST
 from ui.core.navigation import PAGES, slides
 from ui.core.state import DEFAULT_SOURCE, DEFAULT_TARGET
 from ui.views.draw import LATEX_CELLS, LATEX_COLS
@@ -75,21 +76,25 @@ CUT_FORMULAS = """() => [...document.querySelectorAll('[data-testid="stMain"] .k
     });
 }).map(d => d.innerText.replace(/\\s+/g, ' ').slice(0, 80))"""
 
-# Each drill-down: its formula's text, and the text of the heatmap drawn just before it (its cells' numbers in
-# row-major order, with their font size).
+# Each drill-down: its formula's text, the text of the heatmap drawn just before it (its cells' numbers in row-major
+# order, with their font size), and the code before it (the step's name in its header, its parameters' names).
 DRILL_DOWNS = """() => {
     const all = [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stPlotlyChart"], '
-                                             + '[data-testid="stMain"] .katex-display')];
+                                             + '[data-testid="stMain"] .katex-display, [data-testid="stMain"] code')];
     return all.flatMap((e, i) => {
         const text = e.innerText || '';
-        if (!e.classList.contains('katex-display') || !/[\\w.]+\\[[0-9,\\s]+\\]\\s*=/.test(text)) return [];
+        if (!e.classList.contains('katex-display') || !/\\[[0-9,\\s]+\\]\\s*=/.test(text)) return [];
         const chart = all.slice(0, i).reverse().find(c => c.dataset.testid === 'stPlotlyChart');
         const formulas = all.slice(0, i).filter(c => c.classList.contains('katex-display')).map(c => c.innerText);
+        const codes = all.slice(0, i).filter(c => c.tagName === 'CODE').map(c => c.innerText);
         const cells = chart ? [...chart.querySelectorAll('.heatmaplayer text')] : [];
-        return [{drill: text, formulas, cells: cells.map(t => [t.textContent, parseFloat(getComputedStyle(t).fontSize)])}];
+        return [{drill: text, formulas, codes,
+                 cells: cells.map(t => [t.textContent, parseFloat(getComputedStyle(t).fontSize)])}];
     });
 }"""
-DRILL_LABEL = re.compile(r"([\w.]+)\[([0-9,\s]+)\]\s*=")  # enc.0.ln1[0, 1] = (after LayerNorm's μ and σ²)
+# The drill-down's cell as it names it, e.g. Q₂[1, 3] = or LayerNorm[2, 1] = (after LayerNorm's μ and σ²): a per-head
+# step's head, then the row and column, counted from 1 (ui.core.labels.FIRST).
+DRILL_LABEL = re.compile(r"(\d*)[′']*\[([0-9,]+)\]=")
 
 
 @pytest.fixture(scope="module")
@@ -141,8 +146,8 @@ def _same_digits(found: dict, trace, digits: int) -> list:
     return wrong
 
 
-def _drill_downs(page) -> list[dict]:
-    """The page's drill-downs, once the heatmap before each has drawn its numbers (plotly draws a chart's frame
+def _drill_downs(page, trace) -> list[dict]:
+    """The page's drill-downs (of the steps of `trace`), once the heatmap before each has drawn its numbers (plotly draws a chart's frame
     first, its cells after; on a loaded machine the pause between can outlast settle's quiet time), or after 5 s."""
     try:
         page.wait_for_function(f"() => ({DRILL_DOWNS})().every(found => found.cells.length)", timeout=5_000)
@@ -150,8 +155,10 @@ def _drill_downs(page) -> list[dict]:
         pass  # a drill-down without numbers in its heatmap: what the checks then say
     found = []
     for item in page.evaluate(DRILL_DOWNS):
-        name, index = DRILL_LABEL.search(item["drill"]).groups()
-        item.update(name=name, index=tuple(int(i) for i in index.split(",")))
+        name = next(code for code in reversed(item["codes"]) if code in trace)  # the header's, not a parameter's
+        head, cell = DRILL_LABEL.search(_text(item["drill"])).groups()
+        index = tuple(int(i) - FIRST for i in cell.split(","))
+        item.update(name=name, index=(int(head) - FIRST, *index) if trace[name].ndim == 3 else index)
         found.append(item)
     return found
 
@@ -164,7 +171,7 @@ def _check_page(page, trace, digits=DIGITS) -> tuple[list, int, int]:
     sizes = page.evaluate("""() => [...document.querySelectorAll('[data-testid="stMain"] .heatmaplayer text')]
                              .map(t => parseFloat(getComputedStyle(t).fontSize))""")
     failures += [("heatmap text", size) for size in sizes if size < SMALLEST_TEXT]
-    drills = _drill_downs(page)
+    drills = _drill_downs(page, trace)
     for found in drills:
         failures += _same_digits(found, trace, digits)
     return failures, len(sizes), len(drills)
@@ -179,7 +186,7 @@ def test_the_digits_setting_prints_every_number_its_way(server, chromium, trace,
         page.goto(url(server, "attention", digits=digits))
         settle(page)
         assert f"digits={digits}" in page.url
-        drills = _drill_downs(page)
+        drills = _drill_downs(page, trace)
         assert drills and drills[0]["cells"], drills
         assert [w for found in drills for w in _same_digits(found, trace, digits)] == []
         shown = _shown(trace, drills[0])

@@ -45,15 +45,15 @@ from engine.config import CHOICES, DEPTHS
 from engine.model import Model
 from engine.tokens import Vocabulary
 from engine.train import start_model
-from test_app import (APP, ALL_PAGES, STEP_HEADER, editor_key, engine_trace, goto, notes, open_editors,  # noqa: F401
-                      open_link, open_options, open_page, paragraphs, query, server_navigation, shown, slider_key,
-                      type_cells)  # server_navigation: a fixture
+from test_app import (APP, ALL_PAGES, STEP_HEADER, drilled, editor_key, engine_trace, goto, notes,  # noqa: F401
+                      open_editors, open_link, open_options, open_page, paragraphs, query, server_navigation, shown,
+                      slider_key, type_cells)  # server_navigation: a fixture
 from test_app import latex as page_latex
 from test_app_train import open_tab
 from test_ui_pure import LINK_KEYS, LINK_VALUES
 from ui.classroom import presenter, scroll, share
 from ui.core import generation, session, sidebar, state as app_state
-from ui.core.format import DIGITS, fmt
+from ui.core.format import fmt
 from ui.core.i18n import EN, ZH, literal, translator
 from ui.core.state import AppState
 from ui.lessons import animation_views
@@ -1010,7 +1010,7 @@ def test_a_forged_drill_down_cell_keeps_the_cell(sent):
     assert assert_consistent(at, "attention") == before and query(at) == url and url["cell"] == "1.1"
     assert (at.session_state["row.enc.0.attn.scores.0"], at.session_state["col.enc.0.attn.scores.0"]) == (1, 1)
     assert at.selectbox(key=DRILL).value == 3
-    assert engine_trace().explain("enc.0.attn.scores", (0, 1, 1), DIGITS, DIGITS).latex in page_latex(at)
+    assert drilled(engine_trace(), "enc.0.attn.scores", (0, 1, 1)).latex in page_latex(at)
 
 
 @pytest.mark.parametrize("sent", ["-1", "4", "nan", "true", "abc", "x" * 10_000])
@@ -1059,10 +1059,10 @@ def test_a_forged_number_for_a_grid_rows_slider_is_taken_only_within_its_range(s
     assert not notes(at)
 
 
-@pytest.mark.parametrize("sent, row", [(["zzz"], 1), (["99"], 1), (["-1"], 1), ([], None), (["3"], 3)])
+@pytest.mark.parametrize("sent, row", [(["zzz"], 1), (["99"], 1), (["0"], 1), ([], None), (["3"], 2)])
 def test_a_forged_row_for_the_grids_sliders(sent, row):
-    """The row picker above a grid's sliders: an option it does not offer keeps the row; none closes the sliders, as
-    at first; the state stays."""
+    """The row picker above a grid's sliders: an option it does not offer keeps the row (its buttons read 1 to 4: "3"
+    is the third row); none closes the sliders, as at first; the state stays."""
     TRIED["forged message"] += 1
     at = open_page("qkv")
     picker, _ = _row_sliders(at)

@@ -578,7 +578,7 @@ def test_an_intro_goes_on_with_the_current_settings():
     assert intro_keys("add_norm", hello.replace(norm_placement="pre")) == ["intro.add_norm", "intro.add_norm.pre",
                                                                           "intro.add_norm.blog"]
     assert intro_keys("attention", hello) == ["intro.attention", "intro.attention.number", "intro.attention.stable"]
-    assert intro_keys("tokens", hello) == ["intro.tokens", "intro.tokens.no_embed_scale"]
+    assert intro_keys("tokens", hello) == ["intro.tokens", "intro.tokens.no_embed_scale", "intro.counting"]
     assert intro_keys("positional", hello)[1] == "intro.positional.blog_table"
 
 
@@ -769,20 +769,20 @@ def test_step_axes_has_one_label_list_per_axis(preset, overrides, src, tgt):
 
 def test_repeated_tokens_are_numbered():
     trace = HELLO.run("hello world hello")
-    assert step_axes(trace, "src.embed")[0] == ["hello (0)", "world", "hello (2)"]
+    assert step_axes(trace, "src.embed")[0] == ["hello (1)", "world", "hello (3)"]  # positions count from 1
 
 
 def test_unique_numbers_only_the_labels_that_repeat():
-    assert unique(["a", "b", "a", "c"]) == ["a (0)", "b", "a (2)", "c"]
+    assert unique(["a", "b", "a", "c"]) == ["a (1)", "b", "a (3)", "c"]
     wide = indices(2048)  # an FFN weight's columns at the paper's sizes
-    assert unique(wide) == wide == [str(i) for i in range(2048)]
-    assert unique(wide + ["5"])[5::2043] == ["5 (5)", "5 (2048)"]
+    assert unique(wide) == wide == [str(i) for i in range(1, 2049)]
+    assert unique(wide + ["5"])[4::2044] == ["5 (5)", "5 (2049)"]
 
 
 def test_index_labels_are_a_new_list_each_time():
     first = indices(3)
     first.append("x")
-    assert indices(3) == ["0", "1", "2"]
+    assert indices(3) == ["1", "2", "3"]
 
 
 @pytest.mark.parametrize("preset, overrides, src, tgt", TRACES)
@@ -1219,10 +1219,11 @@ def test_a_wide_rows_hover_number_is_fmts_where_d3_would_write_it_otherwise(digi
     matrix = np.array([[bound - 0.6, -2.5] * 100, [bound - 0.4, 1.0] * 100, [1.0, -np.inf] * 100])
     rows = go.Figure(heatmap(matrix, ["a", "b", "c"], indices(200), digits=digits).to_dict()).data[1:]
     np.testing.assert_array_equal(typed_array(rows[0].customdata), matrix[0])
-    assert rows[0].hovertemplate == f"%{{meta}} · %{{x}}: %{{customdata:.{digits}~g}}<extra></extra>"
+    assert rows[0].hovertemplate == f"%{{meta}} · %{{text}}: %{{customdata:.{digits}~g}}<extra></extra>"
+    assert list(rows[0].text) == [str(j) for j in range(1, 201)]  # the columns from 1 (a marker's x is from 0)
     for row, values in zip(rows[1:], matrix[1:]):
         assert list(row.customdata) == [fmt(v, digits) for v in values]
-        assert row.hovertemplate == "%{meta} · %{x}: %{customdata}<extra></extra>"
+        assert row.hovertemplate == "%{meta} · %{text}: %{customdata}<extra></extra>"
     assert list(rows[1].customdata[:2]) == ["1" + "0" * digits, "1"]  # d3: 1e+4, 1e+5
     assert list(rows[2].customdata[:2]) == ["1", "−∞"]
 

@@ -7,7 +7,6 @@ import plotly.graph_objects as go
 from plotly.colors import get_colorscale
 
 from ui.core.format import DIGITS, fmt, table
-from ui.core.labels import indices
 
 DIVERGING = get_colorscale("RdBu_r")  # ColorBrewer red-blue: colour-blind safe, centred at 0 for signed values
 SEQUENTIAL = get_colorscale("Blues")  # for values that cannot be negative (weights, probabilities, ReLU output)
@@ -132,8 +131,9 @@ def _frame(i, j, width) -> dict:
 
 def _click_layer(values, row_labels, col_labels, digits, cells) -> list[dict]:
     """Invisible markers on the cell centres, which carry the hover text and the click. Up to LABELLED_COLS
-    columns each marker has its text; in wider matrices one trace per row names the row and the browser writes
-    the column and the number (a text per cell of a (2, 2048) step cost ~10 ms of every rerun and 120 kB sent;
+    columns each marker has its text; in wider matrices one trace per row names the row and its columns (their
+    labels, the same list in each row: a column's position counts from 1, a marker's x from 0), and the browser
+    writes the number (a text per cell of a (2, 2048) step cost ~10 ms of every rerun and 120 kB sent;
     a trace per row costs ~0.2 ms, too much for matrices of many short rows). A row's columns are placed by x0/dx (its
     y, the row, sets the number of markers: one byte each). The browser writes the number (see _browser_row).
     cells: the values as text, given up to LABELLED_COLS columns."""
@@ -141,10 +141,8 @@ def _click_layer(values, row_labels, col_labels, digits, cells) -> list[dict]:
         r, c = np.meshgrid(range(values.shape[0]), range(values.shape[1]), indexing="ij")
         return [{**MARKERS, "x": _typed(c.ravel()), "y": _typed(r.ravel()), "hovertemplate": "%{text}<extra></extra>",
                  "text": [f"{row_labels[i]} · {col_labels[j]}: {cells[i][j]}" for i, j in zip(r.ravel(), c.ravel())]}]
-    by_index = list(col_labels) == indices(len(col_labels))  # the column's number is its label
-    head = "%{meta} · " + ("%{x}" if by_index else "%{text}") + ": "
-    column = {} if by_index else {"text": list(col_labels)}
-    return [{**MARKERS, "x0": 0, "dx": 1, "y": _typed(np.full(len(row), i)), "meta": str(label), **column,
+    columns, head = list(col_labels), "%{meta} · %{text}: "
+    return [{**MARKERS, "x0": 0, "dx": 1, "y": _typed(np.full(len(row), i)), "meta": str(label), "text": columns,
              **_browser_row(row, head, digits)} for i, (label, row) in enumerate(zip(row_labels, values))]
 
 

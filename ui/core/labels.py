@@ -6,6 +6,9 @@ from functools import lru_cache
 
 from ui.core.format import fmt
 
+FIRST = 1  # what a person reads counts from 1: positions, rows, columns, heads, layers, time steps (the paper's
+# head_1 … head_h); only code counts from 0 (step and parameter names, enc.0; a link's edit=…:i.j.k and cell=i.j)
+
 # a block: its sub-layer's words, catalog keys sublayer.* (the add & norm pages' choices, the rail's titles)
 SUBLAYER_WORDS = {"attn": "self_attn", "self_attn": "masked", "cross_attn": "cross", "ffn": "ffn"}
 
@@ -25,10 +28,10 @@ def input_tokens(trace) -> tuple[tuple, tuple]:
 
 
 def unique(labels) -> list[str]:
-    """Labels (tokens, say) numbered only where one repeats, by its position, so every label stays unique:
-    ["a", "b", "a"] -> ["a (0)", "b", "a (2)"]."""
+    """Labels (tokens, say) numbered only where one repeats, by its position from 1 (the rule for what a person
+    reads), so every label stays unique: ["a", "b", "a"] -> ["a (1)", "b", "a (3)"]."""
     counts = Counter(labels)
-    return [label if counts[label] == 1 else f"{label} ({i})" for i, label in enumerate(labels)]
+    return [label if counts[label] == 1 else f"{label} ({i + FIRST})" for i, label in enumerate(labels)]
 
 
 def _positions(name, trace):
@@ -47,7 +50,7 @@ def step_axes(trace, name) -> list[list[str]]:
     step = trace.step(name)
     rows, cols = _positions(name, trace)
     labels = {"n": rows, "n_q": rows, "n_k": cols, "vocab": list(trace.model.vocab.tokens),
-              "h": [f"head {h + 1}" for h in range(step.shape[0])]}
+              "h": [f"head {h + FIRST}" for h in range(step.shape[0])]}
     return [labels.get(symbol) or indices(size) for symbol, size in zip(step.axes, step.shape)]
 
 
@@ -58,7 +61,7 @@ def param_axes(vocab_tokens, name, shape) -> list[list[str]]:
     if name == "unembed.W":
         return [indices(shape[0]), list(vocab_tokens)]
     if len(shape) == 3:
-        return [[f"head {h + 1}" for h in range(shape[0])], indices(shape[1]), indices(shape[2])]
+        return [[f"head {h + FIRST}" for h in range(shape[0])], indices(shape[1]), indices(shape[2])]
     return [indices(n) for n in shape]
 
 
@@ -78,6 +81,7 @@ INTRO_SETTINGS = {
 # The pages whose intro is another in a decoder-only model: "intro.<page>.decoder_only" in place of "intro.<page>".
 DECODER_ONLY_INTROS = ("overview", "tokens", "positional", "decoder_input", "dec_add_norm", "dec_ffn", "decoder_stack", "generate")
 
+COUNTING = "tokens"  # the page where a learner first meets an index says how the app counts: "intro.counting"
 # The pages that flag the seeds' slips where they teach the step, and the catalog keys of their notes.
 SEED_NOTES = {"qkv": ("seednote.qkv", "seednote.qkv.shapes"), "multihead": ("seednote.multihead",),
               "add_norm": ("seednote.add_norm",),
@@ -89,7 +93,8 @@ def intro_keys(page: str, config) -> list[str]:
     """The catalog keys of a page's intro in the current settings, e.g. ["intro.ffn", "intro.ffn.gelu"]."""
     fields = INTRO_SETTINGS.get(page, ())
     first = f"intro.{page}.decoder_only" if config.decoder_only and page in DECODER_ONLY_INTROS else f"intro.{page}"
-    return [first] + [f"intro.{page}.{_setting_value(config, field)}" for field in fields]
+    return [first] + [f"intro.{page}.{_setting_value(config, field)}" for field in fields] + (
+        ["intro.counting"] if page == COUNTING else [])
 
 
 def _setting_value(config, field: str) -> str:
@@ -137,6 +142,13 @@ def step_tex(symbol: str | None, head: int | None, title: str) -> str:
     return f"{{{words}}}" + (f"_{{{number}}}" if head is not None else "")
 
 
+def cell_label(symbol: str | None, head: int | None, title: str, cell: tuple) -> tuple[str, str]:
+    """A drill-down's cell as its matrix is named on the page (step_tex) with its row and column from FIRST, in
+    LaTeX and in plain text: ("Q_{1}[2, 3]", "Q_1[2, 3]")."""
+    tex = f"{step_tex(symbol, head, title)}[{', '.join(str(k + FIRST) for k in cell)}]"
+    return tex, re.sub(r"\\text\{([^{}]*)\}", r"\1", tex).replace("{", "").replace("}", "")
+
+
 TOP_PARAMS = ("embed", "pos", "unembed")  # parameters outside the layers, named whole ("embed.src")
 PARAM_TEX = {  # a parameter's symbol, by param_key
     "embed.src": r"E_{\text{src}}", "embed.tgt": r"E_{\text{tgt}}", "pos.learned": "PE",
@@ -174,13 +186,14 @@ def param_tex(name: str, head: int | None = None) -> str:
 
 
 def indices(n) -> list[str]:
-    """["0", "1", ..., str(n - 1)]: the same strings on every call, so comparing two such lists is quick."""
+    """["1", "2", ..., str(n)]: positions as a person reads them (FIRST); the same strings on every call, so comparing
+    two such lists is quick."""
     return list(_index_strings(n))
 
 
 @lru_cache(maxsize=64)  # widths of the models in use
 def _index_strings(n):
-    return tuple(str(i) for i in range(n))
+    return tuple(str(i + FIRST) for i in range(n))
 
 
 TOP_K = 10  # a bar chart of next-token probabilities shows this many, the most likely
@@ -198,8 +211,8 @@ def top_tokens(row, tokens, k=TOP_K):
 
 
 def loss_rows(result, tokens, digits):
-    """Per decoder position: (i, input token, target token, P(target), loss) of a teacher-forced pair, the numbers
-    printed to `digits` significant digits."""
+    """Per decoder position: (i from 1, input token, target token, P(target), loss) of a teacher-forced pair, the
+    numbers printed to `digits` significant digits."""
     probs = result.trace["probs"]
-    return [(i, tokens[x], tokens[y], fmt(probs[i, y], digits), fmt(result.token_losses[i], digits))
+    return [(i + FIRST, tokens[x], tokens[y], fmt(probs[i, y], digits), fmt(result.token_losses[i], digits))
             for i, (x, y) in enumerate(zip(result.dec_input_ids, result.target_ids))]

@@ -17,6 +17,7 @@ from engine.train import BATCH_MEAN_TEX
 from ui.core import session
 from ui.core.figures import curves, heatmap
 from ui.core.format import arrow, fmt
+from ui.core.labels import indices
 from ui.core.runs import run_model
 from ui.core.state import CACHE_HASH
 from ui.views import draw, pickers
@@ -42,11 +43,13 @@ def padding():
     st.markdown(ctx.t("batch.intro"))
     for side in ("src", "tgt"):
         tokens = getattr(trace, f"{side}_tokens")
-        st.dataframe(arrow({ctx.t(f"batch.{side}"): [str(b + 1) for b in range(len(tokens))],
-                            **{str(i): [row[i] for row in tokens] for i in range(len(tokens[0]))}}), hide_index=True)
+        st.dataframe(arrow({ctx.t(f"batch.{side}"): indices(len(tokens)),
+                            **{label: [row[i] for row in tokens] for i, label in enumerate(indices(len(tokens[0])))}}),
+                     hide_index=True)
     st.caption(ctx.t("batch.shapes", q=_shape(trace[f"{BLOCK}.q"]), weights=_shape(trace[f"{BLOCK}.weights"]),
                      pad=_shape(trace["tgt.pad_mask"])))
-    sentence = pickers.choice("batch.sentence", ctx.t("batch.sentence"), list(range(len(tokens))), lambda b: str(b + 1),
+    numbers = indices(len(tokens))
+    sentence = pickers.choice("batch.sentence", ctx.t("batch.sentence"), list(range(len(tokens))), numbers.__getitem__,
                               link="sentence")
     labels = list(trace.tgt_tokens[sentence])
     n = len(labels)

@@ -9,9 +9,10 @@ from engine.tokens import split
 from ui.core import runs, session, state as app_state
 from ui.core.figures import curves, heatmap
 from ui.core.format import bmatrix, fmt, fmt_tex
+from ui.core.labels import indices
 from ui.views import draw, pickers
 
-POSITIONS = 100  # rows of the tables drawn (positions 0..99), at most the model's max_len
+POSITIONS = 100  # rows of the tables drawn (pos = 0..99), at most the model's max_len
 STARTS = (0, 10, 40)  # the starting positions of the dot-product curves
 PAIRS_SHOWN = 4  # the column pairs written out in the rotation tab
 PAIR_GAP = r" \\[0.6em] "  # between the pairs' lines
@@ -41,12 +42,17 @@ def _table():
     table = _model_table()
     n, d = table.shape
     st.markdown(ctx.t("pos.table.text", last=n - 1, d_model=d, setting=_setting(ctx)))
-    draw.plot(heatmap(table, [str(p) for p in range(n)], [str(j) for j in range(d)], digits=ctx.state.digits,
-                      scale=draw.type_scale(ctx)), "pos.table.chart")
-    columns = sorted({0, 1, 2 * (d // 4), d - 1})
-    st.markdown(ctx.t("pos.waves.text", columns=", ".join(map(str, columns))))
-    draw.plot(curves(range(n), {f"j = {j}": table[:, j] for j in columns}, ctx.t("pos.axis.position"),
-                     ctx.t("pos.axis.value")), "pos.waves.chart")
+    draw.plot(heatmap(table, _pos_labels(n), indices(d), digits=ctx.state.digits, scale=draw.type_scale(ctx)),
+              "pos.table.chart")
+    shown, columns = sorted({0, 1, 2 * (d // 4), d - 1}), indices(d)
+    st.markdown(ctx.t("pos.waves.text", columns=", ".join(columns[j] for j in shown)))
+    draw.plot(curves(range(n), {f"{ctx.t('view.col')} {columns[j]}": table[:, j] for j in shown},
+                     ctx.t("pos.axis.position"), ctx.t("pos.axis.value")), "pos.waves.chart")
+
+
+def _pos_labels(n) -> list[str]:
+    """Rows of the encoding's tables, by the paper's formula's pos (from 0), named so: not positions (from 1)."""
+    return [f"pos = {p}" for p in range(n)]
 
 
 def _similarity():
@@ -54,7 +60,7 @@ def _similarity():
     table = _model_table()
     n = table.shape[0]
     st.markdown(ctx.t("pos.similarity.text", last=n - 1, setting=_setting(ctx)))
-    labels = [str(p) for p in range(n)]
+    labels = _pos_labels(n)
     draw.plot(heatmap(pe.position_similarity(table), labels, labels, digits=ctx.state.digits,
                       scale=draw.type_scale(ctx)), "pos.similarity.chart")
     by_distance = pe.dot_by_distance(table, [s for s in STARTS if s < n])

@@ -22,7 +22,7 @@ from engine.values import MAX_SEED
 from ui.core import session, sidebar
 from ui.core.figures import curves, heatmap
 from ui.core.format import arrow, fmt
-from ui.core.labels import loss_rows, param_axes, step_axes
+from ui.core.labels import FIRST, loss_rows, param_axes, step_axes
 from ui.core.model_card import code
 from ui.core.runs import check_model_limits, run_model
 from ui.core.state import CACHE_HASH, LimitError
@@ -95,7 +95,7 @@ def backward_section(result):
 
 def _gradient(ctx, value, axes, key):
     if value.ndim == 3:
-        head = st.selectbox(ctx.t("view.head"), range(value.shape[0]), format_func=lambda h: f"{h + 1}", key=key)
+        head = st.selectbox(ctx.t("view.head"), range(value.shape[0]), format_func=lambda h: f"{h + FIRST}", key=key)
         value, axes = value[head], axes[1:]
     rows, cols = (axes[0], axes[1]) if value.ndim == 2 else ([""], axes[0])
     draw.plot(heatmap(value, rows, cols, digits=ctx.state.digits, scale=draw.type_scale(ctx)), f"{key}.chart")

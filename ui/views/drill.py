@@ -8,6 +8,7 @@ from engine.explain import LINE_WIDTH
 from ui.core.figures import PROJECTOR
 from ui.core.format import difference, fmt
 from ui.core.i18n import literal
+from ui.core.labels import FIRST, cell_label, step_name_key
 from ui.views.draw import drawing, full_index, head_matrix, latex, text_and_formula
 from ui.views.drawn import from_link, show_in_link
 from ui.views.pickers import CELL_LIST, as_position, cell_list, clamped, position_picker, row_of_widgets
@@ -61,12 +62,22 @@ def drill_down(ctx, trace, name, head, key, rows, cols, unedited=None):
 
 
 def _explained(ctx, trace, name, head, row, col):
-    """The arithmetic that made a cell's number (engine.explain), once per trace."""
+    """The arithmetic that made a cell's number, once per trace, as the drill-down writes it (cell_explanation)."""
     ndim = trace[name].ndim
     index = full_index(head if ndim == 3 else None, row, col, ndim)
     width = round(LINE_WIDTH / PROJECTOR) if ctx.state.present else LINE_WIDTH  # a presenter's: shorter lines
-    return drawing(trace, ("explain", name, index, ctx.state.digits, width),  # the plain text's digits too
-                   lambda: trace.explain(name, index, ctx.state.digits, ctx.state.digits, width))
+    title = ctx.t(step_name_key(name))
+    return drawing(trace, ("explain", name, index, ctx.state.digits, width, title),  # the text's digits too
+                   lambda: cell_explanation(trace, name, index, title, ctx.state.digits, width))
+
+
+def cell_explanation(trace, name, index, title, digits, width=LINE_WIDTH):
+    """The arithmetic of a step's cell at `index` (the engine's, from 0) as the drill-down writes it: named as the
+    page names the matrix, its head's (Q_1; title: the step's name on screen, where it has no symbol), with every
+    position counted from FIRST; `digits` significant digits in the LaTeX and the text."""
+    head = index[0] if len(index) == 3 else None
+    label = cell_label(trace.step(name).symbol, head, title, index[-2:])  # the matrix's row and column
+    return trace.explain(name, index, digits, digits, width, first=FIRST, label=label)
 
 
 def _drill_cell(ctx, key, rows, cols):

@@ -9,7 +9,7 @@ import math
 import streamlit as st
 
 from ui.core import session
-from ui.core.labels import indices
+from ui.core.labels import FIRST, indices
 from ui.views.drawn import restore_from_link, show_in_link
 
 POSITION_LIST = 32  # a weight's row or column is picked from a list up to this many positions, else by its number
@@ -112,14 +112,25 @@ def cell_list(container, label, rows, cols, key, **callback):
 
 
 def position_picker(container, label: str, labels: list[str], key: str) -> int:
-    """A row or column of a weight matrix or of a step (the drill-down): from a list, or by its number where the
-    labels are only the positions 0..n-1 and there are many of them (a list of 512 costs every rerun a few ms)."""
+    """A row or column of a weight matrix or of a step (the drill-down), its position in state `key`: from a list,
+    or by its number where the labels are only the positions 1..n and there are many of them (a list of 512 costs
+    every rerun a few ms). The number typed counts from 1, as the labels do; the position from 0."""
     n = len(labels)
     if n <= POSITION_LIST or labels != indices(n):
         return container.selectbox(label, range(n), format_func=labels.__getitem__, key=key)
-    typed = container.number_input(f"{label} (0–{n - 1})", min_value=0.0, max_value=float(n - 1), step=1.0,
-                                   format="%g", key=key)  # a float input (sidebar.whole_number_input), from 0
-    return clamped(typed, n)
+    position = clamped(st.session_state.get(key), n)
+    st.session_state[key], st.session_state[f"{key}.number"] = position, float(position + FIRST)
+    first, last = float(FIRST), float(n - 1 + FIRST)
+    container.number_input(f"{label} ({first:g}–{last:g})", min_value=first, max_value=last, step=1.0, format="%g",
+                           key=f"{key}.number", on_change=_take_number, args=(key, n))
+    return position  # a float input (sidebar.whole_number_input)
+
+
+def _take_number(key, n):
+    """A typed position number (from 1) into the position state `key` (from 0), clamped like a picker's."""
+    typed = st.session_state[f"{key}.number"]
+    number = typed if isinstance(typed, (int, float)) and not isinstance(typed, bool) else math.nan
+    st.session_state[key] = clamped(number - FIRST, n)
 
 
 def clamped(value, n):
