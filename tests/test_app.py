@@ -504,6 +504,20 @@ def test_a_teacher_opens_a_room_from_the_top_of_the_sidebar_and_its_code_is_larg
     assert panel.children[2].value == "$$\n\\Huge\\texttt{" + code + "}\n$$"
 
 
+def test_a_teacher_opens_a_room_from_the_overview_where_a_class_starts():
+    """At 1280 x 720 the sidebar's navigation fills the first screen, its room panel under it: the overview, where a
+    class starts, has "Open a room" at its top too, gone once the session is in a room (the sidebar's QR code then)."""
+    at = open_link("overview")
+    button = at.button(key="overview.room.open")
+    assert button.label == EN_T("room.open")
+    button.click().run()
+    code = at.session_state["room"]["code"]
+    assert code and at.session_state["room"]["key"] and query(at)["room"] == code
+    assert not [b for b in at.button if b.key == "overview.room.open"]
+    student = open_link("overview", room=code)
+    assert not [b for b in student.button if b.key == "overview.room.open"]
+
+
 def test_the_link_follows_the_view_and_stays_on_its_page():
     at = open_page("attention")
     at.session_state["heads.attention.0"] = 1  # head 2
