@@ -79,7 +79,7 @@ def test_product_tab_writes_chi_w_e_as_the_lookup(cfg):
     assert product.startswith(r"\chi\, W_E") and r"W_E[0] \\ W_E[2]" in product
     assert product.endswith(bmatrix(trace["src.embed"], 4)) and (r"\sqrt{d_{\text{model}}}" in product) == (
         cfg.endswith("true"))
-    assert EN["tokens.product.equal"] in [c.value for c in at.caption]
+    assert EN["tokens.product.equal"].format(name="src.embed") in [c.value for c in at.caption]
 
 
 def test_cosine_tab_puts_the_random_model_beside_the_shipped_trained_one():

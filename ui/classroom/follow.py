@@ -199,10 +199,22 @@ def _copy_link_on_a_timer(t) -> None:
 def _no_room(t, slot) -> None:
     """Open a room (one click), or join one by its code: its field drawn only while its expander is open (widgets
     cost every rerun)."""
-    slot.button(t("room.open"), key="room.open", help=t("room.open_help"), on_click=_open_room, width="stretch")
+    open_room_button(t, slot, "room.open")
     panel = slot.expander(t("room.section"), key="room.panel", on_change="rerun")
     if panel.open:
         panel.text_input(t("room.join"), key="room.join", max_chars=2 * rooms.CODE_LENGTH, on_change=_join_typed)
+
+
+def open_room_button(t, where, key: str, width="stretch") -> None:
+    """"Open a room", one click: at the sidebar's top, and on the overview, where a class starts (the sidebar's
+    navigation fills a projector's first screen)."""
+    where.button(t("room.open"), key=key, help=t("room.open_help"), on_click=_open_room, width=width,
+                 icon=":material/groups:")
+
+
+def in_room() -> bool:
+    """Whether this session is in a room, as its teacher or a student."""
+    return bool(st.session_state.get(ROOM, {}).get("code"))
 
 
 def _open_room() -> None:
