@@ -1305,7 +1305,7 @@ def test_steps_titles_and_editors_are_named_in_the_readers_language():
         "enc.0.attn.weights", "the chosen step is kept when its button's label changes with the language"
 
 
-STEP_HEADER_ZH = re.compile(r"^##### ([^\n]*?) · ([^\n]*)\n\n:gray\[:small\[`([^`]+)` · 形状: ")
+STEP_HEADER_ZH = re.compile(r"^##### ([^\n]*?) · ([^\n]*)\n\n:gray\[:small\[`([^`]+)` · 形状：\(")
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
