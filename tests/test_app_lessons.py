@@ -128,7 +128,7 @@ def test_dropout_mask_of_attention_weights_is_the_chosen_heads():
     at = open_tab(at, "dropout.tab", "dropout.tab.mask")
     keep = Dropout(0.5, 0).keep_mask("enc.0.attn.dropout", (2, 2, 2))  # (h, n, n)
     assert keep[0].sum() != keep[1].sum()  # so the text tells the heads apart
-    text = EN["dropout.mask.text"].format(kept=int(keep[1].sum()), cells=4, seed=0, name="enc.0.attn.dropout")
+    text = translator("en")("dropout.mask.text", kept=int(keep[1].sum()), cells=4, seed=0, name="enc.0.attn.dropout")
     assert text in paragraphs(at)
 
 
