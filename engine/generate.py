@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .attention import softmax
+from .config import ConfigError
 from .loss import log_softmax
 from .presets import preset
 from .tokens import EOS, SOS
@@ -334,8 +335,8 @@ def _last_row(trace) -> tuple:
     possible = np.asarray(trace["vocab_mask"]) == 0  # (V,)
     if not (np.all(np.isfinite(logits[possible])) and np.all(np.isfinite(probs))):
         first = trace.nonfinite[0] if trace.nonfinite else "logits"
-        raise ValueError(f"The model's next-token probabilities are not finite numbers (the first inf or NaN "
-                         f"appears at {first}), so no token can be chosen.")
+        raise ConfigError(f"The model's next-token probabilities are not finite numbers (the first inf or NaN "
+                          f"appears at {first}), so no token can be chosen.", "gen_nonfinite", step=first)
     return logits, probs
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .backward import loss_and_grads, padded_loss_and_grads
+from .config import ConfigError
 from .corpus import CORPORA, pairs as corpus_pairs
 from .generate import generate
 from .loss import cross_entropy, teacher_forcing
@@ -139,10 +140,12 @@ def _training(model, settings, pairs, gradient):
         batch = tuple(pairs[i] for i in order[start:start + settings.batch_size])
         loss, grads = gradient(model, batch, settings, dropout_rng)
         lr = learning_rate(step, d_model=model.config.d_model, warmup=settings.warmup, scale=settings.lr_scale)
-        params, state = OPTIMIZERS[settings.optimizer](model.params, grads, state, lr, **hyper)
+        with np.errstate(over="ignore", invalid="ignore"):  # a diverging update is refused just below
+            params, state = OPTIMIZERS[settings.optimizer](model.params, grads, state, lr, **hyper)
         if not all(np.all(np.isfinite(value)) for value in params.values()):
-            raise ValueError(f"training diverged at step {step}: the update made some weights inf or NaN, which "
-                             f"happens when the learning rate ({lr:.3g} here) is too large; try a smaller lr_scale")
+            raise ConfigError(f"training diverged at step {step}: the update made some weights inf or NaN, which "
+                              f"happens when the learning rate ({lr:.3g} here) is too large; try a smaller lr_scale",
+                              "train_diverged", step=step, lr=f"{lr:.3g}")
         model = model.with_params(params)
         yield TrainingUpdate(step, (step - 1) // per_epoch + 1, loss, lr, _norm(grads), batch, model)
 

@@ -472,6 +472,18 @@ def test_a_link_opens_the_layer_it_names():
     assert {k: query(at)[k] for k in ("layer", "head", "step")} == {"layer": "2", "head": "2", "step": "v"}
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_sublayer_picker_and_the_depths_say_what_they_are(lang):
+    """The Add & LayerNorm picker chooses a sub-layer (it was labelled "Input"); the depths are worded (the sidebar
+    showed the field names n_enc_layers and n_dec_layers)."""
+    at = open_page("add_norm", lang=lang)
+    t = translator(lang)
+    assert at.button_group(key="add_norm.sublayer").label == t("add_norm.sublayer") != t("view.input")
+    open_options(at)
+    labels = [at.number_input(key=f"ctl.{field}").label for field in ("d_model", "n_enc_layers", "n_dec_layers")]
+    assert labels == ["d_model", t("ctl.n_enc_layers"), t("ctl.n_dec_layers")]
+
+
 def test_a_link_opens_the_sublayer_it_names():
     at = open_link("add_norm", sublayer="2", step="add2")
     assert at.session_state["add_norm.sublayer"] == 2 and at.session_state["add_norm.2.None"] == 0  # add2, not ln2
@@ -1293,7 +1305,7 @@ def test_steps_titles_and_editors_are_named_in_the_readers_language():
         "enc.0.attn.weights", "the chosen step is kept when its button's label changes with the language"
 
 
-STEP_HEADER_ZH = re.compile(r"^##### ([^\n]*?) · ([^\n]*)\n\n:gray\[:small\[`([^`]+)` · 形状: ")
+STEP_HEADER_ZH = re.compile(r"^##### ([^\n]*?) · ([^\n]*)\n\n:gray\[:small\[`([^`]+)` · 形状：\(")
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -7,6 +7,7 @@ import pytest
 import engine
 from engine.generate import DISAGREEMENT, beam_search, generate
 from conftest import page_title
+from test_app_train import english_words
 from test_app import assert_clean, goto, notes, open_page, paragraphs, query, server_navigation  # noqa: F401 (fixture)
 from ui.core.format import DIGITS, fmt
 from ui.core.i18n import EN, ZH, translator
@@ -181,6 +182,20 @@ def test_non_finite_numbers_give_a_message_not_a_traceback():
     assert not at2.exception
     messages = [e.value for e in at2.error]
     assert messages and messages[0].startswith("No token can be chosen"), messages
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_non_finite_probabilities_are_worded_in_the_pages_language(lang):
+    """The naive softmax of a huge logit is inf / inf = NaN: the engine names the step, the catalog words it (the
+    engine's English sentence reached Chinese screens)."""
+    at = open_page("generate", gen=CURRENT, cfg="softmax:naive", edit="unembed.b:0=1000000.0", lang=lang)
+    t = translator(lang)
+    model = engine.preset("hello-world", softmax="naive").with_cells({"unembed.b": [((0,), 1e6)]})
+    with pytest.raises(ValueError) as refused:
+        generate(engine.with_words(model, at.session_state["state"].src), at.session_state["state"].src)
+    assert refused.value.code == "gen_nonfinite"
+    assert [e.value for e in at.error] == [t("gen.failed", error=t("msg.gen_nonfinite", **refused.value.values))]
+    assert not english_words(at.error[0].value) or lang == "en"
 
 
 def test_the_page_in_chinese():

@@ -82,20 +82,27 @@ def test_product_tab_writes_chi_w_e_as_the_lookup(cfg):
     assert EN["tokens.product.equal"].format(name="src.embed") in [c.value for c in at.caption]
 
 
-def test_cosine_tab_puts_the_random_model_beside_the_shipped_trained_one():
-    at = open_tab(open_page("tokens", lang="zh"), "tokens.tab", "tokens.tab.cosine")
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_cosine_tab_puts_the_random_model_beside_the_shipped_trained_one(lang):
+    """The hello-world preset's hello, world and SOS rows are the post's numbers, not random weights."""
+    t = translator(lang)
+    at = open_tab(open_page("tokens", lang=lang), "tokens.tab", "tokens.tab.cosine")
     captions = [c.value for c in at.caption]
-    assert ZH["tokens.cosine.caption"].format(model=ZH["tokens.cosine.random_in_use"].format(seed=0), shown=11,
-                                              vocab=11) in captions
-    other = ZH["tokens.cosine.trained_other"].format(corpus="en-es", d_model=32)
-    assert ZH["tokens.cosine.caption"].format(model=other, shown=24, vocab=len(engine.trained().vocab)) in captions
+    in_use = t("tokens.cosine.post_in_use", words="`hello` `world` `SOS`", seed=0)
+    assert t("tokens.cosine.caption", model=in_use, shown=11, vocab=11) in captions
+    other = t("tokens.cosine.trained_other", corpus="en-es", d_model=32)
+    assert t("tokens.cosine.caption", model=other, shown=24, vocab=len(engine.trained().vocab)) in captions
+    wider = open_tab(open_page("tokens", lang=lang, cfg="d_model:8"), "tokens.tab", "tokens.tab.cosine")
+    random = t("tokens.cosine.caption", model=t("tokens.cosine.random_in_use", seed=0), shown=11, vocab=11)
+    assert random in [c.value for c in wider.caption]  # the post's rows are 4 numbers wide: d_model 8 draws them all
 
 
 def test_dropout_mask_tab_shows_the_engines_mask_and_scale():
     at = open_tab(open_page("dropout"), "dropout.tab", "dropout.tab.mask")
     keep = Dropout(0.1, 0).keep_mask("src.dropout", (2, 4))
-    text = EN["dropout.mask.text"].format(kept=int(keep.sum()), cells=8, seed=0, name="src.dropout")
-    assert text in paragraphs(at)
+    text = translator("en")("dropout.mask.text", kept=int(keep.sum()), cells=8, seed=0, name="src.dropout")
+    assert text in paragraphs(at) and f"it keeps {int(keep.sum())} cells of these 8." in text
+    assert translator("en")("dropout.mask.text", kept=1, cells=8, seed=0, name="x").count("keeps 1 cell of these 8.")
     trace = engine.preset("hello-world").run("Hello World", "Hola Mundo", dropout=0.1, seed=0)
     i, j = np.argwhere(keep)[0]
     formula = latex(at)[-1]
@@ -121,7 +128,7 @@ def test_dropout_mask_of_attention_weights_is_the_chosen_heads():
     at = open_tab(at, "dropout.tab", "dropout.tab.mask")
     keep = Dropout(0.5, 0).keep_mask("enc.0.attn.dropout", (2, 2, 2))  # (h, n, n)
     assert keep[0].sum() != keep[1].sum()  # so the text tells the heads apart
-    text = EN["dropout.mask.text"].format(kept=int(keep[1].sum()), cells=4, seed=0, name="enc.0.attn.dropout")
+    text = translator("en")("dropout.mask.text", kept=int(keep[1].sum()), cells=4, seed=0, name="enc.0.attn.dropout")
     assert text in paragraphs(at)
 
 

@@ -9,6 +9,7 @@ import pytest
 
 import engine
 from engine import checkpoint
+from engine.config import ConfigError
 from engine.backward import backward_formula, loss_and_grads
 from engine.generate import generate
 from engine.train import TrainSettings, start_model, train, training
@@ -174,6 +175,13 @@ def english_words(markdown: str) -> list[str]:
     return re.findall(r"[A-Za-z]{2,}(?: [A-Za-z]{2,})+", re.sub(r"`[^`]*`", "", markdown))
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_refusal_the_engine_gives_no_code_is_worded_by_the_catalog(lang):
+    """The training settings' and the context's fallback: the engine's English sentence is not shown as it is."""
+    assert session.refusal(translator(lang), ValueError("batch_size (20) is larger than the corpus")) == \
+        translator(lang)("msg.refused")
+
+
 @pytest.mark.parametrize("case", sorted(MALFORMED))
 def test_every_refusal_of_a_file_is_worded_in_chinese(case):
     with pytest.raises(ValueError) as error:
@@ -220,17 +228,34 @@ def test_a_diverging_run_keeps_its_last_finite_weights(monkeypatch):
     def diverging(model, settings):
         for update in training(model, settings.replace(steps=2)):
             yield update
-        raise ValueError("training diverged at step 3: try a smaller lr_scale")
+        raise ConfigError("training diverged at step 3", "train_diverged", step=3, lr="0.25")
 
     monkeypatch.setattr(views, "training", diverging)
     at = open_tab(open_page("train"))
     at.number_input(key="train.steps").set_value(40).run()
     at.button(key="train.start").click().run(timeout=300)
     assert not at.exception
-    assert [e.value for e in at.error] == [T("train.diverged", error="training diverged at step 3: try a smaller "
-                                                                      "lr_scale")]
+    assert [e.value for e in at.error] == [T("train.diverged", error=T("msg.train_diverged", step=3, lr="0.25"))]
     assert at.success[0].value.startswith("Stopped after 2 steps")
     assert query(at)["weights"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_learning_rate_far_too_large_is_worded_in_the_pages_language(monkeypatch, lang):
+    """A scale of 1e30 makes the weights inf or NaN by the second update: the engine gives the step and the rate,
+    the catalog the sentence (the engine's English sentence reached Chinese screens)."""
+    import ui.lessons.training_views as views
+
+    monkeypatch.setattr(views, "training", lambda model, settings: training(model, settings.replace(lr_scale=1e30)))
+    at = open_tab(open_page("train", lang=lang))
+    at.button(key="train.start").click().run(timeout=300)
+    assert not at.exception
+    t = translator(lang)
+    with pytest.raises(ValueError) as refused:
+        train(start_model(), TrainSettings(lr_scale=1e30))
+    assert refused.value.code == "train_diverged" and refused.value.values["step"] == 2
+    assert [e.value for e in at.error] == [t("train.diverged", error=t("msg.train_diverged", **refused.value.values))]
+    assert not english_words(at.error[0].value) or lang == "en"
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

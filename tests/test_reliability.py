@@ -195,7 +195,7 @@ def assert_numbers_are_the_engines(at, page, state):
         try:
             generated = generation.run(model, state.src, state.gen)
         except ValueError as error:
-            assert t("gen.failed", error=error) in [e.value for e in at.error]
+            assert t("gen.failed", error=session.refusal(t, error)) in [e.value for e in at.error]
             return
         if generation.settings(state.gen)["strategy"] == "beam":
             best = generated.best

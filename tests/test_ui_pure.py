@@ -20,6 +20,7 @@ if str(ROOT) not in sys.path:
 
 import engine  # noqa: E402
 from conftest import examples  # noqa: E402
+from engine.attention import softmax  # noqa: E402
 from engine.blog import DIFFERENCES  # noqa: E402
 from engine.config import CHOICES, LIMITS  # noqa: E402
 from engine.generate import beam_search  # noqa: E402
@@ -28,6 +29,7 @@ from ui.core.format import DIGITS, DIGITS_RANGE, bmatrix, fmt, fmt_tex, printed_
 from ui.core.i18n import (CATALOG_DIR, CATALOGS, EN, LANGUAGES, ZH, language_of,  # noqa: E402
                           load_catalogs, translator)
 from ui.core.i18n import literal  # noqa: E402
+from ui.lessons.size_tables import parameter_table  # noqa: E402
 from ui.core.labels import (INTRO_SETTINGS, SEED_NOTES, indices, intro_keys, param_axes, step_axes, top_tokens,  # noqa: E402
                             unique)
 from ui.core.navigation import PAGES, page_file  # noqa: E402
@@ -1524,3 +1526,34 @@ def test_the_multihead_intro_names_b_o_when_the_model_has_biases(lang):
 
     assert "$b^O$" in intro(True) and "+ $b^O$" in intro(True) and "PyTorch" in intro(True)
     assert "$b^O$" not in intro(False) and "Concat(head₁, …, headₕ)$W^O$" in intro(False)
+
+
+@pytest.mark.parametrize("lang, headers, layer_norms", [
+    ("en", ["Part", "Each", "Copies"], "Encoder LayerNorms (one per sub-layer)"),
+    ("zh", ["部分", "每个的参数量", "个数"], "编码器层归一化（每个子层 1 个）")])
+def test_the_parameter_table_says_what_its_columns_count(lang, headers, layer_norms):
+    """The sizes table read "one a sub-layer" and, in Chinese, 每份/份数."""
+    config = engine.preset("hello-world").config
+    table = parameter_table(translator(lang), config, 11)
+    assert list(table)[:3] == headers
+    row = table[headers[0]].index(layer_norms)
+    each = 2 * 2 * config.d_model  # a layer's two sub-layers' LayerNorms, gamma and beta each
+    assert [table[header][row] for header in headers[1:]] == [str(each), str(config.depth("enc"))]
+
+
+@pytest.mark.parametrize("catalog", [EN, ZH])
+def test_the_naive_softmax_overflow_is_told_as_it_computes(catalog):
+    """The paper-vs-post page said the post's softmax "overflows to NaN": e^x overflows to inf past ln(max float),
+    and NaN comes of inf / inf, the other weights of the row being 0."""
+    threshold = math.log(np.finfo(np.float64).max)
+    with np.errstate(over="ignore", invalid="ignore"):
+        row = softmax(np.array([threshold + 0.1, 0.0, 1.0]), "naive")
+        below = softmax(np.array([threshold - 0.1, 0.0, 1.0]), "naive")
+    assert np.isnan(row[0]) and list(row[1:]) == [0.0, 0.0] and np.all(np.isfinite(below))
+    text = catalog["diff.softmax.why"]
+    assert f"{threshold:.1f}" in text and "inf / inf" in text and "overflows to NaN" not in text
+
+
+def test_the_sos_only_target_says_which_step_in_chinese():
+    """"博客那一步" did not say which step: the post's decoder step, as the English says."""
+    assert "decoder step" in EN["ctl.tgt_sos"] and "解码器" in ZH["ctl.tgt_sos"]

@@ -77,8 +77,8 @@ def refusal(t, error: ValueError) -> str:
         key, values = error.args
     elif code:
         key, values = f"msg.{code}", error.values
-    else:
-        return str(error)
+    else:  # a refusal the engine gives no code: its English sentence is not shown on a Chinese screen
+        key, values = "msg.refused", {}
     if "side" in values:
         values = {**values, "side": t(f"side.{values['side']}")}
     return t(key, **values)

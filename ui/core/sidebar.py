@@ -16,7 +16,8 @@ from ui.core.session import Context, set_state
 from ui.core.state import APP_LIMITS, AppState, DEFAULT_TARGET, FLOAT_RANGES, LimitError, MAX_CHARS
 from ui.core.streamlit_internals import forget_stale_widgets
 
-SIZE_FIELDS = ("d_model", "n_heads", "d_k", "d_v", "d_ff", "n_enc_layers", "n_dec_layers")  # depths: Config.depth
+DEPTH_FIELDS = ("n_enc_layers", "n_dec_layers")  # Config.depth
+SIZE_FIELDS = ("d_model", "n_heads", "d_k", "d_v", "d_ff") + DEPTH_FIELDS
 CHOICE_FIELDS = ("layer_norm", "norm_placement", "pos_encoding", "activation", "softmax")
 BOOL_FIELDS = ("embed_scale", "attn_bias", "ffn_bias", "shared_embeddings", "tied_output", "decoder_only")
 
@@ -259,7 +260,8 @@ def _option_widgets(good: AppState, t) -> tuple:
     st.caption(t("ctl.sizes"))
     left, right = st.columns(2)
     for i, field in enumerate(SIZE_FIELDS):
-        whole_number_input(left if i % 2 == 0 else right, field, f"ctl.{field}", 1, APP_LIMITS[field],
+        label = t(f"ctl.{field}") if field in DEPTH_FIELDS else field  # the sizes are the paper's symbols
+        whole_number_input(left if i % 2 == 0 else right, label, f"ctl.{field}", 1, APP_LIMITS[field],
                            on_change=_on_heads_change if field in ("d_model", "n_heads") else None,
                            disabled=field == "n_enc_layers" and st.session_state["ctl.decoder_only"])  # no encoder
     whole_number_input(st, t("ctl.seed"), "ctl.seed", 0, 2**32 - 1)

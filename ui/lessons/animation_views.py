@@ -45,7 +45,7 @@ def player() -> None:
     try:
         shown = frames(ctx.state.model_key, ctx.trace)
     except ValueError as error:  # the model's numbers are not finite: no token can be chosen
-        st.error(ctx.t("gen.failed", error=error))
+        st.error(ctx.t("gen.failed", error=session.refusal(ctx.t, error)))
         return
     c = ctx.config
     asked = from_link("frame", lambda frame: frame < len(shown), 0)

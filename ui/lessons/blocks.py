@@ -93,7 +93,7 @@ def add_norm(stack: str, layer: int, key: str):
     """A sub-layer's residual add and LayerNorm, in the order of the norm placement; the sub-layer is chosen."""
     ctx = session.get()
     blocks = ctx.config.sublayers[stack]  # by number: a decoder-only layer has no cross-attention, sub-layer 2
-    sublayer = pickers.choice(f"{key}.sublayer", ctx.t("view.input"), list(blocks),
+    sublayer = pickers.choice(f"{key}.sublayer", ctx.t("add_norm.sublayer"), list(blocks),
                                lambda k: ctx.t(f"sublayer.{SUBLAYER_WORDS[blocks[k]]}"), link="sublayer")
     order = ("add", "ln") if ctx.config.norm_placement == "post" else ("ln", "add")
     steps.flow([f"{stack}.{layer}.{kind}{sublayer}" for kind in order], key=f"{key}.{sublayer}",

@@ -4,7 +4,7 @@ and W_E, and the cosine similarity of the vocabulary's embeddings before and aft
 import numpy as np
 import streamlit as st
 
-from engine import positional as pe
+from engine import blog, positional as pe
 
 from ui.core import runs, session
 from ui.core.figures import heatmap
@@ -42,6 +42,20 @@ def product():
                      name=name))
 
 
+def _embedding_table(model):
+    return model.params[model.embed_names[input_side(model.config)]]  # (V, d_model)
+
+
+def _untrained_caption(t, model, which: str) -> str:
+    """Random weights, or the post's numbers for its words where the table holds them (the hello-world preset)."""
+    table, known = _embedding_table(model), {token.lower() for token in model.vocab.tokens}
+    words = [w for w, row in blog.EMBEDDINGS.items() if w.lower() in known and table.shape[1] == len(row)
+             and np.array_equal(table[model.vocab.id(w)], row)]
+    if not words:
+        return t(f"tokens.cosine.random_{which}", seed=model.seed)
+    return t(f"tokens.cosine.post_{which}", seed=model.seed, words=" ".join(f"`{w}`" for w in words))
+
+
 def cosine():
     """The first COSINE_TOKENS tokens' cosine similarities, of the model in use and of the other one: the trained
     weights' untrained start, or the shipped trained model if the pages use random weights."""
@@ -50,14 +64,14 @@ def cosine():
     trained = bool(ctx.state.weights)
     other = (runs.run_model(ctx.state.replace(weights="", edits=()).model_key) if trained
              else shipped_trained())
-    captions = (ctx.t("tokens.cosine.trained_in_use" if trained else "tokens.cosine.random_in_use",
-                      seed=ctx.model.seed),
-                ctx.t("tokens.cosine.random_other" if trained else "tokens.cosine.trained_other",
-                      seed=other.seed, corpus=TRAINED_CORPUS, d_model=other.config.d_model))
+    captions = (_untrained_caption(ctx.t, ctx.model, "in_use") if not trained
+                else ctx.t("tokens.cosine.trained_in_use"),
+                _untrained_caption(ctx.t, other, "other") if trained
+                else ctx.t("tokens.cosine.trained_other", corpus=TRAINED_CORPUS, d_model=other.config.d_model))
     for column, model, caption, key in zip(st.columns(2), (ctx.model, other), captions, ("in_use", "other")):
         tokens = list(model.vocab.tokens)[:COSINE_TOKENS]
         column.caption(ctx.t("tokens.cosine.caption", model=caption, shown=len(tokens), vocab=len(model.vocab)))
-        table = model.params[model.embed_names[input_side(model.config)]]  # (V, d_model)
+        table = _embedding_table(model)
         similarity = pe.cosine_similarity(table[:COSINE_TOKENS])
         draw.plot(heatmap(similarity, tokens, tokens, digits=ctx.state.digits, scale=draw.type_scale(ctx)),
                   f"tokens.cosine.{key}", where=column)

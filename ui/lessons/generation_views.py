@@ -116,7 +116,7 @@ def result():
     try:
         return _generated(ctx.state.model_key, ctx.state.gen)
     except ValueError as error:
-        st.error(ctx.t("gen.failed", error=error))
+        st.error(ctx.t("gen.failed", error=session.refusal(ctx.t, error)))
         return None
 
 

@@ -148,7 +148,7 @@ def _settings(ctx, corpus):
     try:
         return TrainSettings(corpus=corpus, optimizer=optimizer, **values)
     except ValueError as error:
-        st.error(str(error))
+        st.error(session.refusal(ctx.t, error))
         return None
 
 
@@ -163,7 +163,7 @@ def _train(ctx, settings):
         try:
             _steps(ctx, settings, progress, chart, losses)
         except ValueError as error:  # the weights diverged: keep the last finite ones
-            st.session_state["train.error"] = ctx.t("train.diverged", error=error)
+            st.session_state["train.error"] = ctx.t("train.diverged", error=session.refusal(ctx.t, error))
             keep_interrupted_run()
             return
         with runs["lock"]:

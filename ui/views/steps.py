@@ -93,7 +93,7 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     trace = ctx.trace if trace is None else trace  # not `or`: len() of a trace runs the whole pass
     _record_drawn(trace, [name])
     s = trace.step(name)
-    shape = f"{ctx.t('view.shape')}: ({', '.join(s.axes)}) = ({', '.join(map(str, s.shape))})"  # as declared
+    shape = ctx.t("view.shape", axes=", ".join(s.axes), sizes=", ".join(map(str, s.shape)))  # as declared
     read_only = f"\n\n:gray[:small[{ctx.t('view.read_only')}]]" if ctx.reading and _edited(ctx, s, edits) else ""
     text_and_formula(f"##### {ctx.t(step_name_key(name))} · {ctx.t(description_key(name))}\n\n"
                      f":gray[:small[`{name}` · {shape}]]{read_only}", ctx.t.words(s.formula))  # the code's name: API
