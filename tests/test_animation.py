@@ -321,6 +321,16 @@ SMALLEST_DRAWN_TYPE = """svg => {
 }"""
 
 
+def drawn_type(page, timeout: float = 30) -> list:
+    """The smallest word the player's picture draws, once it is laid out (a frame's stop writes the link: the rerun
+    may lay the player out anew, 0 px wide for a moment)."""
+    deadline = time.monotonic() + timeout
+    while page.locator(".anim svg").evaluate("svg => svg.getBoundingClientRect().width") == 0:
+        assert time.monotonic() < deadline, "the player's picture is never laid out"
+        page.wait_for_timeout(50)
+    return page.locator(".anim svg").evaluate(SMALLEST_DRAWN_TYPE)
+
+
 def test_on_a_phone_the_diagrams_words_are_10_px_or_more(server, new_page):  # noqa: F811 (server)
     """A 400 px phone shows the 1000-wide diagram about 350 px wide: its words were ~5 px. Its type grows as the
     picture shrinks (a phone's heatmap cells, too narrow for numbers, keep their colour); every frame, walked with
@@ -333,7 +343,7 @@ def test_on_a_phone_the_diagrams_words_are_10_px_or_more(server, new_page):  # n
     frames, smallest = int(page.locator(".anim .counter").get_attribute("data-frames")), []
     for frame in range(1, frames + 1):
         assert frame_number(page) == frame
-        smallest.append(page.locator(".anim svg").evaluate(SMALLEST_DRAWN_TYPE))
+        smallest.append(drawn_type(page))
         page.keyboard.press("ArrowRight")
     assert min(smallest)[0] >= 10, min(smallest)
     assert page.evaluate("() => { const m = document.querySelector('[data-testid=\"stMain\"]');"
