@@ -17,6 +17,9 @@ Why each is needed (the public API has no way to do it):
 * `number_input_warnings`: Streamlit logs a number input's type/format mismatch through the module's `_LOGGER`.
 * `cache_hash`: the hash st.cache_resource gives a key (`streamlit.runtime.caching.hashing.update_hash`), to show
   that two states that differ by one ulp of one weight are two cache entries.
+* `sent_by_reference`: whether Streamlit would send an element as a reference to the browser's copy
+  (`streamlit.runtime.forward_msg_cache.populate_hash_if_needed` marks it cacheable), which .streamlit/config.toml
+  turns off (tests/test_presenter.py::test_two_quick_keys_move_two_slides shows why).
 """
 from __future__ import annotations
 
@@ -115,3 +118,15 @@ def cache_hash(key, hash_funcs) -> str:
     hasher = hashlib.new("md5")
     update_hash(key, hasher, CacheType.RESOURCE, hash_funcs=hash_funcs)
     return hasher.hexdigest()
+
+
+def sent_by_reference(markdown: str) -> bool:
+    """Whether an element showing `markdown` is one Streamlit sends as a reference when the browser holds it."""
+    _checked()
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    from streamlit.runtime.forward_msg_cache import populate_hash_if_needed
+
+    message = ForwardMsg()
+    message.delta.new_element.markdown.body = markdown
+    populate_hash_if_needed(message)
+    return message.metadata.cacheable

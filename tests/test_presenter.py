@@ -332,21 +332,28 @@ def test_the_rails_moves_stay_in_sight_when_the_sidebar_is_open(server, new_page
 
 def test_two_quick_keys_move_two_slides(server, new_page):  # noqa: F811 (server)
     """A clicker pressed twice before the page has answered the first press moves twice (the second press used to
-    send the same slide again), and back again the same way."""
+    send the same slide again), and back again the same way, four times over. The second key's run brings back a rail
+    the browser was shown two runs before: sent as a reference to the browser's copy, it missed once the first key's
+    run had aged that copy out, and the rail stayed on the first key's slide in 22 of 194 pairs (Streamlit 1.67;
+    .streamlit/config.toml sends every message whole)."""
     page = new_page()
     page.set_viewport_size(PROJECTOR_SCREEN)
+    missed = []
+    page.on("console", lambda message: missed.append(message.text) if "Cached ForwardMsg" in message.text else None)
     page.goto(url(server, "attention", present="1"))
     settle(page)
     expect(_where(page)).to_have_text(re.compile(r"^8 / "))  # the scores
-    page.keyboard.press("ArrowRight")
-    page.keyboard.press("PageDown")
-    expect(_where(page)).to_have_text(re.compile(r"^10 / .* · Attention weights$"), timeout=30_000)
-    settle(page)
-    page.keyboard.press("ArrowLeft")
-    page.keyboard.press("PageUp")
-    expect(_where(page)).to_have_text(re.compile(r"^8 / .* · Scores$"), timeout=30_000)
-    settle(page)
+    for _ in range(4):
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("PageDown")
+        expect(_where(page)).to_have_text(re.compile(r"^10 / .* · Attention weights$"), timeout=30_000)
+        settle(page)
+        page.keyboard.press("ArrowLeft")
+        page.keyboard.press("PageUp")
+        expect(_where(page)).to_have_text(re.compile(r"^8 / .* · Scores$"), timeout=30_000)
+        settle(page)
     assert "step=scores" in page.url or "step=" not in page.url, page.url
+    assert not missed, missed
 
 
 def test_two_quick_keys_across_a_page_boundary_open_the_next_page(server, new_page):  # noqa: F811 (server)

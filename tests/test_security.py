@@ -25,6 +25,7 @@ from streamlit import config as streamlit_config
 from streamlit.testing.v1 import AppTest
 from streamlit.web.server.server_util import is_xsrf_enabled
 
+import streamlit_privates
 from test_app import open_page, server_navigation  # noqa: F401 (fixture)
 from test_app_train import open_tab
 from test_browser import click_tab, no_exception, server, settle, url  # noqa: F401 (server: a fixture)
@@ -247,6 +248,14 @@ def test_streamlit_reads_the_protections(project_config):
     details = project_config.get_option("client.showErrorDetails")
     assert details == project_config.ShowErrorDetailsConfigOptions.NONE  # the value Streamlit 1.67 knows
     assert project_config.get_where_defined("client.showErrorDetails").endswith("config.toml")
+
+
+def test_no_element_is_sent_as_a_reference_to_the_browsers_copy(project_config):
+    """Streamlit 1.67 sends an element of 10 kB or more as a reference when the browser said it held it, and the
+    browser may have forgotten it by then; the project sends every element whole (.streamlit/config.toml)."""
+    assert not streamlit_privates.sent_by_reference("x" * 1_000_000)
+    project_config.set_option("global.minCachedMessageSize", 10e3)  # Streamlit's default: what the test would see
+    assert streamlit_privates.sent_by_reference("x" * 1_000_000)
 
 
 def test_an_unexpected_error_shows_no_details(project_config):
