@@ -201,3 +201,86 @@ def test_any_text_as_code_or_key_is_refused_with_a_message_key(tmp_path_factory,
     with pytest.raises(RoomError) as refused:
         store.put(code, key, "ffn", QUERY)
     assert refused.value.args[0] in ("room.bad_code", "room.wrong_key", "room.gone")
+
+
+# The class quiz (ui/stores/rooms.py's ask, set_quiz_state, answer, tally), on both backends.
+QUESTION = {"kind": "score", "cell": [0, 1], "answer": 1.25, "tolerance": 0.01}
+
+
+def test_a_question_is_asked_answered_once_per_session_closed_and_revealed(store):
+    code, key = store.create()
+    store.put(code, key, "attention", QUERY)
+    before = store.version(code)
+    assert store.quiz(code) is None
+    number = store.ask(code, key, QUESTION)
+    assert number == 1 and store.version(code) == before + 1  # the students' pages wake
+    assert store.quiz(code) == rooms.Quiz(1, QUESTION, "open")
+    assert store.answer(code, 1, "student-a", 1.25, True)
+    assert store.answer(code, 1, "student-b", "7", False)
+    assert not store.answer(code, 1, "student-a", 3.0, False)  # a second answer: the first stays
+    assert store.version(code) == before + 1  # answers wake no one
+    assert sorted(store.tally(code, 1, key), key=str) == [rooms.Answer("7", False), rooms.Answer(1.25, True)]
+    store.set_quiz_state(code, key, 1, "closed")
+    assert refusal(lambda: store.answer(code, 1, "student-c", 1.25, True)) == "quiz.closed"
+    assert refusal(lambda: store.tally(code, 1, None)) == "room.wrong_key"
+    store.set_quiz_state(code, key, 1, "revealed")
+    assert store.quiz(code).state == "revealed" and store.version(code) == before + 3
+    assert len(store.tally(code, 1)) == 2  # everyone's once revealed
+
+
+def test_the_next_question_forgets_the_answers_and_refuses_answers_to_the_last(store):
+    code, key = store.create()
+    store.ask(code, key, QUESTION)
+    store.answer(code, 1, "student-a", 1.0, False)
+    assert store.ask(code, key, {"kind": "pe"}) == 2
+    assert store.tally(code, 2, key) == []
+    assert refusal(lambda: store.answer(code, 1, "student-b", 1.0, False)) == "quiz.closed"
+    assert refusal(lambda: store.tally(code, 1, key)) == "quiz.gone"
+    assert refusal(lambda: store.set_quiz_state(code, key, 1, "revealed")) == "quiz.gone"
+    assert store.answer(code, 2, "student-a", 2.0, True)
+
+
+@pytest.mark.parametrize("forged", ["", "x" * 22, None, 7])
+def test_only_the_teachers_key_asks_closes_and_reveals(store, forged):
+    code, key = store.create()
+    store.ask(code, key, QUESTION)
+    version = store.version(code)
+    assert refusal(lambda: store.ask(code, forged, {"kind": "forged"})) == "room.wrong_key"
+    assert refusal(lambda: store.set_quiz_state(code, forged, 1, "revealed")) == "room.wrong_key"
+    assert refusal(lambda: store.tally(code, 1, forged)) == "room.wrong_key"
+    assert store.quiz(code) == rooms.Quiz(1, QUESTION, "open") and store.version(code) == version
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf"), "", "x" * 65, "x" * 10_000, None, True,
+                                   [1.0], {"a": 1}])
+def test_a_forged_answer_is_refused_and_kept_nowhere(store, value):
+    code, key = store.create()
+    store.ask(code, key, QUESTION)
+    assert refusal(lambda: store.answer(code, 1, "student-a", value, True)) == "quiz.bad_answer"
+    assert store.tally(code, 1, key) == []
+
+
+@pytest.mark.parametrize("code, number, session", [("ZZZZ", 1, "s"), ("A" * 10_000, 1, "s"), (None, 1, "s"),
+                                                   ("<code>", 2, "s"), ("<code>", 1, ""), ("<code>", 1, "x" * 65),
+                                                   ("<code>", 1, "../a")])
+def test_a_forged_room_question_or_session_is_refused(store, code, number, session):
+    real, key = store.create()
+    store.ask(real, key, QUESTION)
+    code = real if code == "<code>" else code
+    assert refusal(lambda: store.answer(code, number, session, 1.0, True)) in {"room.gone", "quiz.closed"}
+    assert store.tally(real, 1, key) == []
+
+
+def test_the_quiz_ends_with_its_room(store):
+    code, key = store.create()
+    store.ask(code, key, QUESTION)
+    store.answer(code, 1, "student-a", 1.0, True)
+    store.close(code, key)
+    assert store.quiz(code) is None
+    assert refusal(lambda: store.answer(code, 1, "student-b", 1.0, True)) == "room.gone"
+
+
+def test_malformed_quizzes_and_answers_in_the_store_are_none():
+    assert rooms._quiz((1, "open", "not json")) is None and rooms._quiz((1, "opened", "{}")) is None
+    assert rooms._answers([("NaN", "1"), ("[1]", "1"), ("true", "0"), ("1.5", "x"), ('"a"', 1)]) == [
+        rooms.Answer(1.5, False), rooms.Answer("a", True)]

@@ -6,6 +6,12 @@ app puts its page and link query into the room, and the room's version goes up w
 polls the version (one small read) and, when it moved, reads the rest. Only the secret's holder can put: the room
 keeps a SHA-256 of it, so reading the store gives no way to write.
 
+A room also holds the class quiz: the teacher asks one question at a time (`ask`, which opens it), closes it to
+answers and reveals it; each student session answers the open question once (`answer`, with whether it was right,
+checked by the student's own process); the tally of answers is the teacher's until the question is revealed, then
+everyone's. Asking, closing and revealing raise the room's version (students' pages wake); answers do not. Asking
+again forgets the answers to the question before; the quiz ends with its room.
+
 Two stores behind one interface, `Rooms`: SQLite in a file that every process of the machine shares (the default;
 WAL mode and short transactions, safe across processes), or Redis when TRANSFORMER_REDIS_URL is set (processes on
 several machines). A room ends when its teacher leaves it, or expires when its teacher has put nothing for `ttl`
@@ -21,6 +27,7 @@ import abc
 import hashlib
 import hmac
 import json
+import math
 import os
 import re
 import secrets
@@ -49,6 +56,22 @@ class Latest(NamedTuple):
     version: int
     page: str
     query: dict
+
+
+QUIZ_STATES = ("open", "closed", "revealed")
+MAX_ANSWER_CHARS = 64  # a number as typed, a choice or a token
+SESSION = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+class Quiz(NamedTuple):
+    number: int  # the room's questions so far: 1 for its first
+    question: dict  # as the teacher asked it (read as untrusted)
+    state: str  # one of QUIZ_STATES
+
+
+class Answer(NamedTuple):
+    value: float | str
+    right: bool
 
 
 def normal_code(text: str) -> str | None:
@@ -87,6 +110,48 @@ def _encode(page: str, query: dict) -> str:
     if len(text.encode()) > MAX_QUERY_BYTES:
         raise RoomError("room.too_big", {"kb": MAX_QUERY_BYTES // 1024})
     return text
+
+
+def _json_object(text: str) -> dict | None:
+    try:
+        held = json.loads(text)
+    except (TypeError, ValueError):
+        return None
+    return held if isinstance(held, dict) else None
+
+
+def _quiz(found) -> Quiz | None:
+    """A quiz as the store holds it (number, state, question text), if it has the expected form."""
+    if found is None:
+        return None
+    number, state, text = found
+    question = _json_object(text)
+    if question is None or state not in QUIZ_STATES:
+        return None
+    return Quiz(int(number), question, state)
+
+
+def _answer_text(value) -> str:
+    """An answer as stored: a finite number, or a short text; RoomError("quiz.bad_answer") for anything else."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)) or (
+            isinstance(value, float) and not math.isfinite(value)) or (
+            isinstance(value, str) and not 0 < len(value) <= MAX_ANSWER_CHARS):
+        raise RoomError("quiz.bad_answer", {"n": MAX_ANSWER_CHARS})
+    return json.dumps(value)
+
+
+def _answers(rows) -> list[Answer]:
+    """The answers as the store holds them ((text, right) pairs), those of the expected form."""
+    kept = []
+    for text, right in rows:
+        try:
+            value = json.loads(text)
+        except (TypeError, ValueError):
+            continue
+        if isinstance(value, str) or (isinstance(value, (int, float)) and not isinstance(value, bool)
+                                      and math.isfinite(value)):
+            kept.append(Answer(value, right in (1, "1")))
+    return kept
 
 
 def _decode(version: int, text: str) -> Latest | None:
@@ -139,9 +204,77 @@ class Rooms(abc.ABC):
         found = self._latest(code, self.clock()) if CODE.fullmatch(str(code)) else None
         return None if found is None or found[0] == 0 else _decode(*found)
 
+    def ask(self, code: str, key: str, question: dict) -> int:
+        """Open a question to the class (the one before, and its answers, are gone); its number. RoomError as put."""
+        _check(code, key)
+        text = json.dumps(question, sort_keys=True, separators=(",", ":"))
+        if len(text.encode()) > MAX_QUERY_BYTES:
+            raise RoomError("room.too_big", {"kb": MAX_QUERY_BYTES // 1024})
+        return _granted(code, self._ask(code, _digest(key), text, self.clock()))
+
+    def set_quiz_state(self, code: str, key: str, number: int, state: str) -> None:
+        """Close question `number` to answers, reveal it, or open it again. RoomError as put, or "quiz.gone" if the
+        room's question is another."""
+        _check(code, key)
+        if state not in QUIZ_STATES:
+            raise RoomError("quiz.gone", {"code": code})
+        if _granted(code, self._set_quiz_state(code, _digest(key), int(number), state, self.clock())) == 0:
+            raise RoomError("quiz.gone", {"code": code})
+
+    def quiz(self, code: str) -> Quiz | None:
+        """The room's question, or None if it has none (or no such live room)."""
+        return _quiz(self._quiz(code, self.clock())) if CODE.fullmatch(str(code)) else None
+
+    def answer(self, code: str, number: int, session: str, value, right: bool) -> bool:
+        """A student session's answer to question `number`; False if that session has answered it already (the
+        first answer stays). RoomError("quiz.closed") unless the question is the room's and open, "room.gone" if no
+        live room, "quiz.bad_answer" for a value not a finite number or a short text."""
+        text = _answer_text(value)
+        if not CODE.fullmatch(str(code)) or not SESSION.fullmatch(str(session)):
+            raise RoomError("room.gone", {"code": str(code)[:12]})
+        done = self._answer(code, int(number), str(session), text, bool(right), self.clock())
+        if done is None:
+            raise RoomError("room.gone", {"code": code})
+        if done < 0:
+            raise RoomError("quiz.closed", {"code": code})
+        return done == 1
+
+    def tally(self, code: str, number: int, key: str | None = None) -> list[Answer]:
+        """The answers to question `number`: the teacher's (key) while it is open or closed, everyone's once it is
+        revealed. RoomError("room.wrong_key") otherwise."""
+        quiz = self.quiz(code)
+        if quiz is None or quiz.number != number:
+            raise RoomError("quiz.gone", {"code": str(code)[:12]})
+        if quiz.state != "revealed":
+            _check(code, key)
+            if not self._is_teacher(code, _digest(key), self.clock()):
+                raise RoomError("room.wrong_key", {"code": code})
+        return _answers(self._tally(code, number))
+
     # ---- the rows, a backend's part: _insert -> whether the code was free; _update -> the version, None for no
     # live room, -1 for a wrong key; _delete -> 1 (deleted), None or -1 as _update; _version -> int or None;
-    # _latest -> (version, stored text) or None.
+    # _latest -> (version, stored text) or None. The quiz: _ask -> the question's number, None or -1 as _update;
+    # _set_quiz_state -> 1, 0 if the room's question is another, None or -1; _quiz -> (number, state, question
+    # text) or None; _answer -> 1 (kept), 0 (answered before), -2 (not the open question), None (no live room);
+    # _tally -> [(answer text, right)]; _is_teacher -> whether the digest is the live room's.
+    @abc.abstractmethod
+    def _ask(self, code, digest, text, now) -> int | None: ...
+
+    @abc.abstractmethod
+    def _set_quiz_state(self, code, digest, number, state, now) -> int | None: ...
+
+    @abc.abstractmethod
+    def _quiz(self, code, now) -> tuple[int, str, str] | None: ...
+
+    @abc.abstractmethod
+    def _answer(self, code, number, session, text, right, now) -> int | None: ...
+
+    @abc.abstractmethod
+    def _tally(self, code, number) -> list[tuple[str, int]]: ...
+
+    @abc.abstractmethod
+    def _is_teacher(self, code, digest, now) -> bool: ...
+
     @abc.abstractmethod
     def _insert(self, code, digest, now) -> bool: ...
 
@@ -173,6 +306,11 @@ class SqliteRooms(Rooms):
             self._db.execute("PRAGMA synchronous=NORMAL")  # WAL: durable at checkpoints, never corrupt
             self._db.execute("CREATE TABLE IF NOT EXISTS rooms (code TEXT PRIMARY KEY, digest TEXT NOT NULL, "
                              "version INTEGER NOT NULL, state TEXT NOT NULL, touched REAL NOT NULL)")
+            self._db.execute("CREATE TABLE IF NOT EXISTS quizzes (code TEXT PRIMARY KEY, number INTEGER NOT NULL, "
+                             "state TEXT NOT NULL, question TEXT NOT NULL)")
+            self._db.execute("CREATE TABLE IF NOT EXISTS answers (code TEXT NOT NULL, number INTEGER NOT NULL, "
+                             "session TEXT NOT NULL, answer TEXT NOT NULL, right INTEGER NOT NULL, "
+                             "PRIMARY KEY (code, number, session))")
 
     def _write(self, work):
         with self._lock:
@@ -185,49 +323,100 @@ class SqliteRooms(Rooms):
                 self._db.execute("ROLLBACK")
                 raise
 
+    def _read(self, sql, args):
+        with self._lock:
+            return self._db.execute(sql, args).fetchone()
+
+    def _live(self, db, code, now):
+        return db.execute("SELECT digest, version, state FROM rooms WHERE code = ? AND touched >= ?",
+                          (code, now - self.ttl)).fetchone()
+
+    def _teachers(self, db, code, digest, now, work):
+        """work(db, row) on the live room whose digest this is; None if there is no live room, -1 if not its key."""
+        row = self._live(db, code, now)
+        if row is None:
+            return None
+        if not hmac.compare_digest(row[0], digest):
+            return -1
+        return work(db, row)
+
     def _insert(self, code, digest, now) -> bool:
         def insert(db):
             db.execute("DELETE FROM rooms WHERE touched < ?", (now - self.ttl,))
+            for table in ("quizzes", "answers"):  # the quizzes of rooms gone
+                db.execute(f"DELETE FROM {table} WHERE code NOT IN (SELECT code FROM rooms)")
             if db.execute("SELECT count(*) FROM rooms").fetchone()[0] >= self.max_rooms:
                 raise RoomError("room.full", {"n": self.max_rooms})
             return db.execute("INSERT OR IGNORE INTO rooms VALUES (?, ?, 0, '', ?)", (code, digest, now)).rowcount == 1
         return self._write(insert)
 
     def _update(self, code, digest, text, now):
-        def update(db):
-            row = db.execute("SELECT digest, version, state FROM rooms WHERE code = ? AND touched >= ?",
-                             (code, now - self.ttl)).fetchone()
-            if row is None:
-                return None
-            if not hmac.compare_digest(row[0], digest):
-                return -1
+        def update(db, row):
             version = row[1] + (row[2] != text)
             db.execute("UPDATE rooms SET version = ?, state = ?, touched = ? WHERE code = ?", (version, text, now, code))
             return version
-        return self._write(update)
+        return self._write(lambda db: self._teachers(db, code, digest, now, update))
 
     def _delete(self, code, digest, now):
-        def delete(db):
-            row = db.execute("SELECT digest FROM rooms WHERE code = ? AND touched >= ?",
-                             (code, now - self.ttl)).fetchone()
-            if row is None:
-                return None
-            if not hmac.compare_digest(row[0], digest):
-                return -1
-            db.execute("DELETE FROM rooms WHERE code = ?", (code,))
+        def delete(db, row):
+            for table in ("rooms", "quizzes", "answers"):
+                db.execute(f"DELETE FROM {table} WHERE code = ?", (code,))
             return 1
-        return self._write(delete)
+        return self._write(lambda db: self._teachers(db, code, digest, now, delete))
 
     def _version(self, code, now):
-        with self._lock:
-            row = self._db.execute("SELECT version FROM rooms WHERE code = ? AND touched >= ?",
-                                   (code, now - self.ttl)).fetchone()
+        row = self._read("SELECT version FROM rooms WHERE code = ? AND touched >= ?", (code, now - self.ttl))
         return None if row is None else row[0]
 
     def _latest(self, code, now):
+        return self._read("SELECT version, state FROM rooms WHERE code = ? AND touched >= ?", (code, now - self.ttl))
+
+    @staticmethod
+    def _raise_version(db, code, now):
+        db.execute("UPDATE rooms SET version = version + 1, touched = ? WHERE code = ?", (now, code))
+
+    def _ask(self, code, digest, text, now):
+        def ask(db, row):
+            held = db.execute("SELECT number FROM quizzes WHERE code = ?", (code,)).fetchone()
+            number = 1 if held is None else held[0] + 1
+            db.execute("INSERT OR REPLACE INTO quizzes VALUES (?, ?, 'open', ?)", (code, number, text))
+            db.execute("DELETE FROM answers WHERE code = ?", (code,))
+            self._raise_version(db, code, now)
+            return number
+        return self._write(lambda db: self._teachers(db, code, digest, now, ask))
+
+    def _set_quiz_state(self, code, digest, number, state, now):
+        def change(db, row):
+            if db.execute("UPDATE quizzes SET state = ? WHERE code = ? AND number = ?",
+                          (state, code, number)).rowcount == 0:
+                return 0
+            self._raise_version(db, code, now)
+            return 1
+        return self._write(lambda db: self._teachers(db, code, digest, now, change))
+
+    def _quiz(self, code, now):
+        return self._read("SELECT q.number, q.state, q.question FROM quizzes q JOIN rooms r ON q.code = r.code "
+                          "WHERE q.code = ? AND r.touched >= ?", (code, now - self.ttl))
+
+    def _answer(self, code, number, session, text, right, now):
+        def answer(db):
+            if self._live(db, code, now) is None:
+                return None
+            if db.execute("SELECT 1 FROM quizzes WHERE code = ? AND number = ? AND state = 'open'",
+                          (code, number)).fetchone() is None:
+                return -2
+            return db.execute("INSERT OR IGNORE INTO answers VALUES (?, ?, ?, ?, ?)",
+                              (code, number, session, text, int(right))).rowcount
+        return self._write(answer)
+
+    def _tally(self, code, number):
         with self._lock:
-            return self._db.execute("SELECT version, state FROM rooms WHERE code = ? AND touched >= ?",
-                                    (code, now - self.ttl)).fetchone()
+            return self._db.execute("SELECT answer, right FROM answers WHERE code = ? AND number = ?",
+                                    (code, number)).fetchall()
+
+    def _is_teacher(self, code, digest, now):
+        row = self._read("SELECT digest FROM rooms WHERE code = ? AND touched >= ?", (code, now - self.ttl))
+        return row is not None and hmac.compare_digest(row[0], digest)
 
 
 # Redis: a room is a hash (digest, version, state) that expires ttl seconds after its last put; a sorted set of
@@ -258,9 +447,42 @@ DELETE_SCRIPT = """
 local digest = redis.call('HGET', KEYS[1], 'digest')
 if not digest then return nil end
 if digest ~= ARGV[1] then return -1 end
-redis.call('DEL', KEYS[1])
+redis.call('DEL', KEYS[1], KEYS[3])
 redis.call('ZREM', KEYS[2], ARGV[2])
 return 1
+"""
+# The quiz: fields of the room's hash (quiz: the question's number, quiz_state, question), and a hash of answers,
+# "number:session" -> right flag (0/1) then the answer's text, emptied when the next question is asked.
+ASK_SCRIPT = """
+local digest = redis.call('HGET', KEYS[1], 'digest')
+if not digest then return nil end
+if digest ~= ARGV[1] then return -1 end
+local number = redis.call('HINCRBY', KEYS[1], 'quiz', 1)
+redis.call('HSET', KEYS[1], 'quiz_state', 'open', 'question', ARGV[2])
+redis.call('HINCRBY', KEYS[1], 'version', 1)
+redis.call('DEL', KEYS[3])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+redis.call('ZADD', KEYS[2], ARGV[4], ARGV[5])
+return number
+"""
+QUIZ_STATE_SCRIPT = """
+local held = redis.call('HMGET', KEYS[1], 'digest', 'quiz')
+if not held[1] then return nil end
+if held[1] ~= ARGV[1] then return -1 end
+if held[2] ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], 'quiz_state', ARGV[3])
+redis.call('HINCRBY', KEYS[1], 'version', 1)
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+redis.call('ZADD', KEYS[2], ARGV[5], ARGV[6])
+return 1
+"""
+ANSWER_SCRIPT = """
+local held = redis.call('HMGET', KEYS[1], 'digest', 'quiz', 'quiz_state')
+if not held[1] then return nil end
+if held[2] ~= ARGV[1] or held[3] ~= 'open' then return -2 end
+local kept = redis.call('HSETNX', KEYS[2], ARGV[1] .. ':' .. ARGV[2], ARGV[3])
+redis.call('EXPIRE', KEYS[2], ARGV[4])
+return kept
 """
 
 
@@ -273,10 +495,16 @@ class RedisRooms(Rooms):
         self._create = client.register_script(CREATE_SCRIPT)
         self._put = client.register_script(UPDATE_SCRIPT)
         self._remove = client.register_script(DELETE_SCRIPT)
+        self._open = client.register_script(ASK_SCRIPT)
+        self._change = client.register_script(QUIZ_STATE_SCRIPT)
+        self._take = client.register_script(ANSWER_SCRIPT)
         self._live = REDIS_PREFIX + "rooms"
 
     def _room(self, code) -> str:
         return f"{REDIS_PREFIX}room:{code}"
+
+    def _answers_key(self, code) -> str:
+        return f"{REDIS_PREFIX}answers:{code}"
 
     def _insert(self, code, digest, now) -> bool:
         done = self._create(keys=[self._room(code), self._live],
@@ -289,7 +517,7 @@ class RedisRooms(Rooms):
         return self._put(keys=[self._room(code), self._live], args=[digest, text, int(self.ttl), now, code])
 
     def _delete(self, code, digest, now):
-        return self._remove(keys=[self._room(code), self._live], args=[digest, code])
+        return self._remove(keys=[self._room(code), self._live, self._answers_key(code)], args=[digest, code])
 
     def _version(self, code, now):
         version = self.client.hget(self._room(code), "version")
@@ -298,6 +526,30 @@ class RedisRooms(Rooms):
     def _latest(self, code, now):
         version, state = self.client.hmget(self._room(code), "version", "state")
         return None if version is None else (int(version), state.decode())
+
+    def _ask(self, code, digest, text, now):
+        return self._open(keys=[self._room(code), self._live, self._answers_key(code)],
+                          args=[digest, text, int(self.ttl), now, code])
+
+    def _set_quiz_state(self, code, digest, number, state, now):
+        return self._change(keys=[self._room(code), self._live], args=[digest, number, state, int(self.ttl), now, code])
+
+    def _quiz(self, code, now):
+        number, state, question = self.client.hmget(self._room(code), "quiz", "quiz_state", "question")
+        return None if number is None else (int(number), state.decode(), question.decode())
+
+    def _answer(self, code, number, session, text, right, now):
+        return self._take(keys=[self._room(code), self._answers_key(code)],
+                          args=[number, session, f"{int(right)}{text}", int(self.ttl)])
+
+    def _tally(self, code, number):
+        mine = f"{number}:".encode()
+        return [(held[1:].decode(), held[:1].decode()) for field, held in self.client.hgetall(self._answers_key(code)).items()
+                if field.startswith(mine)]
+
+    def _is_teacher(self, code, digest, now):
+        held = self.client.hget(self._room(code), "digest")
+        return held is not None and hmac.compare_digest(held.decode(), digest)
 
 
 def redis_client(environ=os.environ):
