@@ -138,6 +138,6 @@ def _differences(t, config) -> list[Block]:
         post_now, other_now = departures.sides_now(key, config)
         now = f" ({t('compare.now')})"
         rows.append((t(f"diff.{key}.topic"), f"${t.words(difference['post'])}$" + now * post_now,
-                     f"${t.words(difference['engine'])}$ — {t('compare.side.' + departures.RIGHT_SIDE[key])}"
+                     f"${t.words(difference['engine'])}$ — {t(f'compare.side.{departures.RIGHT_SIDE[key]}')}"
                      + now * other_now, t(f"diff.{key}.why")))
     return [Block("heading", t("handout.differences")), Block("table", rows=tuple(rows))]
