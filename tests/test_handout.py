@@ -20,6 +20,7 @@ from ui.handout.heatmap import MASKED, MAX_HEIGHT, MAX_WIDTH, heatmap
 from ui.handout.render import FORMATS, handout_file
 
 from test_app import assert_clean, open_page, server_navigation  # noqa: F401 (a fixture)
+from test_browser import no_exception, server, settle  # noqa: F401 (server: a fixture)
 
 SCREENSHOTS = Path(__file__).resolve().parents[1] / "build" / "screenshots"  # as tests/test_readable.py's
 HANDOUT_BYTES = 8_000_000  # the HTML handout of the paper's base model on 64 source and 64 decoder tokens
@@ -172,6 +173,21 @@ def test_the_overview_offers_both_files_made_only_when_clicked(lang):
     assert [(b.key, b.label, b.help) for b in buttons] == [
         (f"handout.{format_}", t(f"handout.download.{format_}"), t("handout.download.help")) for format_ in FORMATS]
     assert all(b.proto.deferred_file_id and b.proto.ignore_rerun for b in buttons)  # no file until a click
+
+
+def test_the_apps_button_downloads_the_handout_of_the_page_state(server, new_page):  # noqa: F811 (server)
+    query = "preset=hello-world&src=Hello+World&tgt=hola+mundo&lang=zh"
+    page = new_page("zh")
+    page.goto(f"{server}/overview?{query}")
+    settle(page)
+    no_exception(page)
+    with page.expect_download() as download:
+        page.get_by_role("button", name=translator("zh")("handout.download.md")).click()
+    assert download.value.suggested_filename == "transformer-handout.md"
+    trace = engine.preset("hello-world").run("Hello World", "hola mundo")
+    settings = Settings("hello-world", 0, "Hello World", "hola mundo", 4, link=f"{server}/?{query}")
+    assert Path(download.value.path()).read_text(encoding="utf-8") == handout_file(trace, translator("zh"), settings,
+                                                                                    "md")
 
 
 @pytest.mark.slow  # ~5 s: the paper's model on 128 tokens
