@@ -3,10 +3,10 @@
     .venv/bin/python bench/handout_bench.py
 
 The paper's base model (d_model 512, 8 heads, d_ff 2048, 6 + 6 layers) on 64 source tokens and SOS + 63 target
-tokens: 282 steps, 11.3 million numbers, one BLAS thread as in the app. Each line is the median of REPEATS runs after one warm-up: the whole
-forward pass (a fresh trace of another sentence each time, so no product is remembered), then the HTML and Markdown handouts of one finished trace. The limit
-stated in README ("The handout"): the HTML at most 8 MB (tests/test_handout.py), made in at most 6 forward passes'
-time (docs/PERFORMANCE.md, "Handout").
+tokens: 282 steps, 11.3 million numbers, one BLAS thread as in the app. Each line is the median of REPEATS runs after
+one warm-up: the whole forward pass (a fresh trace of another sentence each time, so no product is remembered), then
+the HTML and Markdown handouts of one finished trace. The limit stated in README ("The handout"): the HTML at most
+8 MB (tests/test_handout.py), made in at most 6 forward passes' time (docs/PERFORMANCE.md, "Handout").
 """
 import itertools
 import sys

@@ -1,10 +1,9 @@
 """The handout (ui/handout): every step of the trace in the order data flows, with its formula, shape and numbers as
 the trace holds them, the settings that produced it and the post's differences; HTML whose math is MathML (Chromium
 draws it with every network request refused) and Markdown with $…$ math; the same from the command line; a 64-token
-paper-size state within HANDOUT_BYTES (its time: bench/handout_bench.py)."""
+paper-size state within HANDOUT_BYTES (its time: bench/handout_bench.py). In Chromium: tests/test_handout_browser.py."""
 import io
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,9 +19,7 @@ from ui.handout.heatmap import MASKED, MAX_HEIGHT, MAX_WIDTH, heatmap
 from ui.handout.render import FORMATS, handout_file
 
 from test_app import assert_clean, open_page, server_navigation  # noqa: F401 (a fixture)
-from test_browser import no_exception, server, settle  # noqa: F401 (server: a fixture)
 
-SCREENSHOTS = Path(__file__).resolve().parents[1] / "build" / "screenshots"  # as tests/test_readable.py's
 HANDOUT_BYTES = 8_000_000  # the HTML handout of the paper's base model on 64 source and 64 decoder tokens
 DIGITS = 8  # the tests' handouts print 8 significant digits, so a number read back is the trace's to 1e-7
 HEADING = re.compile(r"^### .* · `([^`]+)`$", re.M)
@@ -38,7 +35,7 @@ VARIANTS = [("hello-world", {}), ("hello-world", dict(pos_encoding="sinusoidal",
             ("paper", dict(n_layers=1, layer_norm="blog", attn_divisor=8.0, tied_output=False))]
 
 
-def _handout(preset="hello-world", lang="en", format_="md", src="Hello World", tgt="hola mundo", **overrides):
+def make_handout(preset="hello-world", lang="en", format_="md", src="Hello World", tgt="hola mundo", **overrides):
     trace = engine.preset(preset, **overrides).run(src, tgt)
     settings = Settings(preset, 0, src, tgt, DIGITS, edits=(("enc.0.attn.W_Q", (0, 1, 2), 1.5),))
     return trace, handout_file(trace, translator(lang), settings, format_)
@@ -63,7 +60,7 @@ def _matrices(markdown: str) -> dict[str, list[np.ndarray]]:
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_every_step_comes_in_the_order_data_flows_with_its_formula_and_shape(lang):
-    trace, markdown = _handout(lang=lang)
+    trace, markdown = make_handout(lang=lang)
     t = translator(lang)
     assert HEADING.findall(markdown) == [step.name for step in trace.steps()]
     for step, section in zip(trace.steps(), HEADING.split(markdown)[2::2]):
@@ -74,7 +71,7 @@ def test_every_step_comes_in_the_order_data_flows_with_its_formula_and_shape(lan
 
 
 def test_written_out_numbers_are_the_traces():
-    trace, markdown = _handout()
+    trace, markdown = make_handout()
     matrices = _matrices(markdown)
     written = 0
     for step in trace.steps():
@@ -94,7 +91,7 @@ def test_written_out_numbers_are_the_traces():
 
 
 def test_settings_and_the_differences_are_listed():
-    trace, markdown = _handout(preset="paper", n_layers=1, d_ff=64)
+    trace, markdown = make_handout(preset="paper", n_layers=1, d_ff=64)
     config, t = trace.model.config, translator("en")
     for row in (f"| {t('ctl.preset')} | {t('preset.paper')} |", f"| {t('ctl.seed')} | 0 |",
                 f"| {t('ctl.src')} | ` Hello World ` |", f"| {t('ctl.digits')} | {DIGITS} |",
@@ -130,7 +127,7 @@ def test_a_large_matrix_is_a_heatmap_of_its_numbers():
 @pytest.mark.parametrize("preset, overrides", VARIANTS)
 def test_every_formula_becomes_mathml_in_both_languages(preset, overrides):
     for lang in CATALOGS:
-        trace, page = _handout(preset, lang, "html", **overrides)
+        trace, page = make_handout(preset, lang, "html", **overrides)
         assert "<merror" not in page and "<script" not in page
         text = re.sub(r"<code>.*?</code>", "", page, flags=re.S)  # code spans hold names and sentences as typed
         assert [word for word in RAW_LATEX if word in re.sub(r"<[^>]+>", "", text)] == [], (preset, lang)
@@ -142,10 +139,10 @@ def test_every_formula_becomes_mathml_in_both_languages(preset, overrides):
 
 def test_a_sentence_is_shown_as_typed_never_as_markup():
     typed = "<script>alert(1)</script> $\\frac{1}{0}$ **bold** `tick`"
-    _, page = _handout(format_="html", src=typed)
+    _, page = make_handout(format_="html", src=typed)
     assert "<script>" not in page and "alert(1)" in page and "<strong>bold" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt; $\\frac{1}{0}$ **bold** `tick`" in page
-    _, markdown = _handout(src=typed)
+    _, markdown = make_handout(src=typed)
     assert f"| {translator('en')('ctl.src')} | `` {typed} `` |" in markdown
 
 
@@ -175,60 +172,10 @@ def test_the_overview_offers_both_files_made_only_when_clicked(lang):
     assert all(b.proto.deferred_file_id and b.proto.ignore_rerun for b in buttons)  # no file until a click
 
 
-def test_the_apps_button_downloads_the_handout_of_the_page_state(server, new_page):  # noqa: F811 (server)
-    query = "preset=hello-world&src=Hello+World&tgt=hola+mundo&lang=zh"
-    page = new_page("zh")
-    page.goto(f"{server}/overview?{query}")
-    settle(page)
-    no_exception(page)
-    with page.expect_download() as download:
-        page.get_by_role("button", name=translator("zh")("handout.download.md")).click()
-    assert download.value.suggested_filename == "transformer-handout.md"
-    trace = engine.preset("hello-world").run("Hello World", "hola mundo")
-    settings = Settings("hello-world", 0, "Hello World", "hola mundo", 4, link=f"{server}/?{query}")
-    assert Path(download.value.path()).read_text(encoding="utf-8") == handout_file(trace, translator("zh"), settings,
-                                                                                    "md")
-
-
 @pytest.mark.slow  # ~5 s: the paper's model on 128 tokens
 def test_a_64_token_paper_handout_stays_within_its_size():
     src, tgt = " ".join(["hello", "world"] * 32), " ".join(["hola"] * 63)
-    trace, page = _handout("paper", "en", "html", src=src, tgt=tgt)
+    trace, page = make_handout("paper", "en", "html", src=src, tgt=tgt)
     assert (len(trace.src_tokens), len(trace.tgt_tokens)) == (64, 64)
     assert len(page.encode()) <= HANDOUT_BYTES
     assert page.count("<figure>") + page.count("<mtable") >= len(trace)  # every step has its numbers
-
-
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_chromium_without_network_draws_every_formula(new_page, tmp_path, lang):
-    trace, page = _handout(lang=lang, format_="html")
-    path = tmp_path / "handout.html"
-    path.write_text(page, encoding="utf-8")
-    browser_page = new_page(lang)
-    fetched = []
-
-    def refuse(route):
-        fetched.append(route.request.url)
-        route.abort() if not route.request.url.startswith(("file:", "data:")) else route.continue_()
-
-    browser_page.route("**/*", refuse)
-    browser_page.goto(path.as_uri())
-    shown = browser_page.inner_text("body")
-    assert [word for word in RAW_LATEX if word in shown] == [] and "−∞" in shown
-    assert [url for url in fetched if not url.startswith(("file:", "data:"))] == []
-    assert browser_page.locator("merror").count() == 0
-    heights = browser_page.locator('math[display="block"]').evaluate_all("ms => ms.map(m => m.getBoundingClientRect().height)")
-    assert len(heights) >= 2 * len(trace) and min(heights) > 10  # drawn, each a line or more tall
-    weights = browser_page.locator("h3:has(code:text-is('enc.0.attn.weights')) ~ math mtable").first
-    cells = weights.locator("mtr").evaluate_all("rows => rows.map(r => [...r.children].map(c => c.textContent))")
-    shown = [[_shown_number(cell) for cell in row] for row in cells]
-    np.testing.assert_allclose(shown, trace["enc.0.attn.weights"][0], rtol=1e-7)
-    browser_page.set_viewport_size({"width": 900, "height": 1270})  # an A4 page's proportions
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    browser_page.screenshot(path=str(SCREENSHOTS / f"handout-{lang}.png"))
-
-
-def _shown_number(text: str) -> float:
-    """A matrix cell as the browser shows its MathML: 0.25, −3, 4.6769557×10−10."""
-    mantissa, _, exponent = text.replace("−", "-").partition("×10")
-    return float(mantissa) * 10.0 ** int(exponent or 0)

@@ -24,20 +24,21 @@ class Heatmap(NamedTuple):
 
 
 def heatmap(values: np.ndarray) -> Heatmap:
-    """values (rows, cols), or (h, rows, cols) drawn as h panels, PANELS_PER_ROW to a row: red positive, blue negative (white
-    0) when any cell is negative, else white 0 to blue; −∞ and NaN grey. A side longer than the image's limit is
-    binned: each pixel the mean of a block of cells."""
+    """values (rows, cols), or (h, rows, cols) drawn as h panels, PANELS_PER_ROW to a row: red positive, blue
+    negative (white 0) when any cell is negative, else white 0 to blue; −∞ and NaN grey. A side longer than the
+    image's limit is binned: each pixel the mean of a block of cells."""
     panels = values if values.ndim == 3 else np.atleast_2d(values)[None]  # (h, rows, cols)
     h, rows, cols = panels.shape
-    across, down = min(h, PANELS_PER_ROW), -(-h // PANELS_PER_ROW)
-    block = (-(-rows // ((MAX_HEIGHT - GAP * (down - 1)) // down)), -(-cols // ((MAX_WIDTH - GAP * (across - 1)) // across)))
+    across, down = min(h, PANELS_PER_ROW), _ceil(h, PANELS_PER_ROW)
+    room = ((MAX_HEIGHT - GAP * (down - 1)) // down, (MAX_WIDTH - GAP * (across - 1)) // across)  # a panel's pixels
+    block = (_ceil(rows, room[0]), _ceil(cols, room[1]))
     finite = np.where(np.isfinite(panels), panels, np.nan)
-    signed = bool(np.nanmin(finite) < 0) if np.isfinite(finite).any() else False
-    binned = [_binned(panel, block) for panel in finite]
-    limit = float(np.nanmax(np.abs(finite))) if np.isfinite(finite).any() else 1.0
-    shades = [_shades(panel, limit or 1.0, signed) for panel in binned]
-    pixels = _grid(shades, across)
-    image = Image.fromarray(pixels, mode="P")
+    any_finite = bool(np.isfinite(finite).any())
+    signed = any_finite and bool(np.nanmin(finite) < 0)
+    limit = float(np.nanmax(np.abs(finite))) if any_finite else 1.0
+    shades = [_shades(_binned(panel, block), limit or 1.0, signed) for panel in finite]
+    pixels = _grid(shades, across)  # (rows', cols') palette entries
+    image = Image.frombytes("P", pixels.shape[::-1], pixels.tobytes())
     image.putpalette(_palette(DIVERGING if signed else SEQUENTIAL))
     out = io.BytesIO()
     image.save(out, format="PNG", optimize=True)
@@ -64,12 +65,16 @@ def _joined(parts: list[np.ndarray], axis: int) -> np.ndarray:
 def _binned(panel: np.ndarray, block: tuple[int, int]) -> np.ndarray:
     """The mean of each block of cells (NaN cells left out; a block of NaN only stays NaN)."""
     (rows, cols), (br, bc) = panel.shape, block
-    padded = np.full((-(-rows // br) * br, -(-cols // bc) * bc), np.nan)
+    padded = np.full((_ceil(rows, br) * br, _ceil(cols, bc) * bc), np.nan)
     padded[:rows, :cols] = panel
     blocks = padded.reshape(padded.shape[0] // br, br, padded.shape[1] // bc, bc)
     counts = np.isfinite(blocks).sum(axis=(1, 3))
     sums = np.nansum(blocks, axis=(1, 3))
     return np.divide(sums, counts, out=np.full(sums.shape, np.nan), where=counts > 0)
+
+
+def _ceil(n: int, d: int) -> int:
+    return -(-n // d)
 
 
 def _shades(panel: np.ndarray, limit: float, signed: bool) -> np.ndarray:

@@ -21,7 +21,8 @@ STYLE = """
 body { font-family: system-ui, "Noto Sans CJK SC", sans-serif; max-width: 52rem; margin: 2rem auto; padding: 0 1rem;
        line-height: 1.45; color: #222; }
 h1 { font-size: 1.7rem; } h2 { margin-top: 2.2rem; border-bottom: 1px solid #ccc; } h3 { margin-bottom: 0.3rem; }
-math { font-family: "Latin Modern Math", "STIX Two Math", "Cambria Math", "DejaVu Math TeX Gyre", math; font-size: 1.1em; }
+math { font-family: "Latin Modern Math", "STIX Two Math", "Cambria Math", "DejaVu Math TeX Gyre", math;
+       font-size: 1.1em; }
 math[display="block"] { margin: 0.6rem 0; overflow-x: auto; }
 table { border-collapse: collapse; font-size: 0.9rem; } td, th { border: 1px solid #ccc; padding: 0.25rem 0.5rem;
        vertical-align: top; text-align: left; }
@@ -40,8 +41,9 @@ def to_html(blocks, lang: str) -> str:
         if block.kind == "subheading" and body:
             body.append("</section><section>")  # a step stays on one printed page where it fits
         body.append(_html_block(block))
-    return (f'<!doctype html>\n<html lang="{html.escape(lang)}">\n<head>\n<meta charset="utf-8">\n<title>{title}</title>'
-            f"\n<style>{STYLE}</style>\n</head>\n<body><section>\n" + "\n".join(body) + "\n</section></body>\n</html>\n")
+    head = f'<meta charset="utf-8">\n<title>{title}</title>\n<style>{STYLE}</style>'
+    return (f'<!doctype html>\n<html lang="{html.escape(lang)}">\n<head>\n{head}\n</head>\n<body><section>\n'
+            + "\n".join(body) + "\n</section></body>\n</html>\n")
 
 
 def _html_block(block) -> str:
