@@ -16,7 +16,7 @@ from ui.core.labels import description_key, step_name_key
 from ui.handout.__main__ import main
 from ui.handout.document import Settings
 from ui.handout.heatmap import MASKED, MAX_HEIGHT, MAX_WIDTH, heatmap
-from ui.handout.render import FORMATS, handout_file
+from ui.handout.render import FORMATS, handout_file, mathml
 
 from test_app import assert_clean, open_page, server_navigation  # noqa: F401 (a fixture)
 
@@ -142,6 +142,7 @@ def test_a_sentence_is_shown_as_typed_never_as_markup():
     _, page = make_handout(format_="html", src=typed)
     assert "<script>" not in page and "alert(1)" in page and "<strong>bold" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt; $\\frac{1}{0}$ **bold** `tick`" in page
+    assert mathml(r"\text{<b>x</b> & y}").count("&lt;b&gt;x&lt;/b&gt;") == 1  # a formula's text too
     _, markdown = make_handout(src=typed)
     assert f"| {translator('en')('ctl.src')} | `` {typed} `` |" in markdown
 

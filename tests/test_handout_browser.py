@@ -35,6 +35,7 @@ def test_chromium_without_network_draws_every_formula(new_page, tmp_path, lang):
     assert [word for word in RAW_LATEX if word in shown] == [] and "−∞" in shown
     assert [url for url in fetched if not url.startswith(("file:", "data:"))] == []
     assert browser_page.locator("merror").count() == 0
+    assert browser_page.locator("mtext", has_text="<unk>").count() == 1  # the output mask's formula, as text
     heights = browser_page.locator('math[display="block"]').evaluate_all(
         "ms => ms.map(m => m.getBoundingClientRect().height)")
     assert len(heights) >= 2 * len(trace) and min(heights) > 10  # drawn, each a line or more tall

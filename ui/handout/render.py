@@ -7,13 +7,16 @@ import base64
 import html
 import re
 
-from latex2mathml.converter import convert
+from xml.etree.ElementTree import tostring
+
+from latex2mathml.converter import convert_to_element
 
 from ui.handout.document import Settings, handout
 
 CODE = re.compile(r"(`+) ?(.+?) ?\1")  # a code span, as labels.literal writes one: its fence, one space, the text
 MATH = re.compile(r"\$([^$]+)\$")
 BOLD = re.compile(r"\*\*(.+?)\*\*")
+ENTITY = re.compile(r"&amp;(#x[0-9A-Fa-f]+;)")  # a character reference latex2mathml wrote, escaped by tostring
 PIXELS = 640  # an image is drawn at most this wide (CSS px), its cells at most ZOOM px each
 ZOOM = 24
 
@@ -53,7 +56,7 @@ def _html_block(block) -> str:
     if block.kind == "text":
         return f"<p>{inline_html(block.text)}</p>"
     if block.kind == "math":
-        return convert(block.text, display="block")
+        return mathml(block.text, "block")
     if block.kind == "image":
         return (f'<figure><img src="{_data_uri(block.image.png)}" alt="" style="width: {_width(block.image)}px">'
                 f"<figcaption>{inline_html(block.text)}</figcaption></figure>")
@@ -80,8 +83,16 @@ def inline_html(text: str) -> str:
 
 def _math_and_bold(text: str) -> str:
     pieces = MATH.split(text)
-    return "".join(convert(piece) if i % 2 else BOLD.sub(r"<strong>\1</strong>", html.escape(piece))
+    return "".join(mathml(piece) if i % 2 else BOLD.sub(r"<strong>\1</strong>", html.escape(piece))
                    for i, piece in enumerate(pieces))
+
+
+def mathml(latex: str, display: str = "inline") -> str:
+    """LaTeX as MathML, its text escaped: latex2mathml's convert() unescapes the whole markup it writes (to keep the
+    character references it puts in as text, &#x0003D;), so a `\\texttt{<unk>}` came out as an <unk> element.
+    Here only those references are given back."""
+    markup = tostring(convert_to_element(latex, display=display), encoding="unicode")
+    return ENTITY.sub(r"&\1", markup)
 
 
 def _width(image) -> int:
