@@ -40,12 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name in ("trace", "explain", "grads"):
         sub = commands.add_parser(name, help={"trace": "run a forward pass", "explain": "explain one cell",
                                               "grads": "the training loss and every parameter's gradient"}[name])
-        sub.add_argument("--preset", required=True, choices=sorted(PRESETS))
-        sub.add_argument("--src", default=DEFAULT_SOURCE, help="the source sentence")
-        sub.add_argument("--tgt", default=None, help="the target prefix (the decoder starts with SOS)")
-        sub.add_argument("--set", dest="settings", action="append", default=[], metavar="FIELD=VALUE",
-                         help="change one Config field, e.g. --set attn_divisor=sqrt_dk")
-        sub.add_argument("--seed", type=int, default=0)
+        add_model_arguments(sub)
     trace = commands.choices["trace"]
     trace.add_argument("--format", choices=sorted(WRITERS), default="json")
     trace.add_argument("--out", default=None, help="file to write (default: standard output)")
@@ -56,6 +51,17 @@ def build_parser() -> argparse.ArgumentParser:
     _add_generate(commands)
     _add_train(commands)
     return parser
+
+
+def add_model_arguments(parser):
+    """The options that choose a model and its sentences (read by model_from_args): trace, explain, grads and the
+    handout's command line (python -m ui.handout)."""
+    parser.add_argument("--preset", required=True, choices=sorted(PRESETS))
+    parser.add_argument("--src", default=DEFAULT_SOURCE, help="the source sentence")
+    parser.add_argument("--tgt", default=None, help="the target prefix (the decoder starts with SOS)")
+    parser.add_argument("--set", dest="settings", action="append", default=[], metavar="FIELD=VALUE",
+                        help="change one Config field, e.g. --set attn_divisor=sqrt_dk")
+    parser.add_argument("--seed", type=int, default=0)
 
 
 def _add_generate(commands):
@@ -97,12 +103,12 @@ def main(argv=None) -> int:
         if args.command == "presets":
             return _presets()
         if args.command == "grads":
-            return _grads(_model(args), args)
+            return _grads(model_from_args(args), args)
         if args.command == "generate":
-            return _generate(_model(args), args)
+            return _generate(model_from_args(args), args)
         if args.command == "train":
             return _train(args)
-        trace = _model(args).run(args.src, args.tgt)
+        trace = model_from_args(args).run(args.src, args.tgt)
         if args.command == "trace":
             return _trace(trace, args)
         return _explain(trace, args)
@@ -111,7 +117,7 @@ def main(argv=None) -> int:
         parser.exit(2, f"{parser.prog}: error: {message}\n")
 
 
-def _model(args):
+def model_from_args(args):
     overrides = {}
     for setting in args.settings:
         field, sep, value = setting.partition("=")

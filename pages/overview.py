@@ -4,6 +4,7 @@ import streamlit as st
 from ui.classroom import follow, presenter
 from ui.core import session, sidebar
 from ui.core.navigation import PAGES, page_file
+from ui.handout.download import handout_buttons
 from ui.lessons.diagram import architecture
 from ui.views import draw, frame
 
@@ -40,3 +41,4 @@ right.metric(ctx.t("overview.next"), ctx.model.vocab.tokens[best], f"{ctx.t('ove
 diagram, hint = st.columns([3, 2])
 draw.plot(architecture(ctx.t, trace), "overview.diagram", where=diagram, on_select=open_box, selection_mode="points")
 hint.caption(ctx.t("overview.steps.decoder_only" if c.decoder_only else "overview.steps"))
+handout_buttons(ctx, where=hint)

@@ -160,8 +160,13 @@ def set_state(new: AppState, reset_editors: bool = True) -> None:
 def model_description(context: Context) -> str:
     """The model in use, in a sentence or two: its sizes and where its weights came from."""
     state = context.state
-    origin = runs.weights_store().origin(state.weights) if state.weights else None
-    return model_card.describe(context.t, state.preset, state.seed, context.config, origin, bool(state.weights))
+    return model_card.describe(context.t, state.preset, state.seed, context.config, weights_origin(state),
+                               bool(state.weights))
+
+
+def weights_origin(state: AppState) -> dict | None:
+    """Where the server's weights the state names came from (ui.stores.weights), or None: the preset's."""
+    return runs.weights_store().origin(state.weights) if state.weights else None
 
 
 def keep_text_until_restored(src: str, tgt: str) -> None:

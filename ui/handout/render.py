@@ -1,0 +1,137 @@
+"""A handout's blocks (ui.handout.document) written out: one self-contained HTML file whose math is MathML, which a
+browser renders with no script, font or network (print it to PDF from the browser), or Markdown with $…$ math.
+Heatmaps go inline in both as data: URIs."""
+from __future__ import annotations
+
+import base64
+import html
+import re
+
+from xml.etree.ElementTree import tostring
+
+from latex2mathml.converter import convert_to_element
+
+from ui.handout.document import Settings, handout
+
+CODE = re.compile(r"(`+) ?(.+?) ?\1")  # a code span, as labels.literal writes one: its fence, one space, the text
+MATH = re.compile(r"\$([^$]+)\$")
+BOLD = re.compile(r"\*\*(.+?)\*\*")
+ENTITY = re.compile(r"&amp;(#x[0-9A-Fa-f]+;)")  # a character reference latex2mathml wrote, escaped by tostring
+PIXELS = 640  # an image is drawn at most this wide (CSS px), its cells at most ZOOM px each
+ZOOM = 24
+
+STYLE = """
+body { font-family: system-ui, "Noto Sans CJK SC", sans-serif; max-width: 52rem; margin: 2rem auto; padding: 0 1rem;
+       line-height: 1.45; color: #222; }
+h1 { font-size: 1.7rem; } h2 { margin-top: 2.2rem; border-bottom: 1px solid #ccc; } h3 { margin-bottom: 0.3rem; }
+math { font-family: "Latin Modern Math", "STIX Two Math", "Cambria Math", "DejaVu Math TeX Gyre", math;
+       font-size: 1.1em; }
+math[display="block"] { margin: 0.6rem 0; overflow-x: auto; }
+table { border-collapse: collapse; font-size: 0.9rem; } td, th { border: 1px solid #ccc; padding: 0.25rem 0.5rem;
+       vertical-align: top; text-align: left; }
+img { image-rendering: pixelated; border: 1px solid #ccc; } figure { margin: 0.6rem 0; }
+figcaption { font-size: 0.85rem; color: #555; } code { font-size: 0.9em; }
+section { break-inside: avoid; }
+@media print { body { margin: 0; max-width: none; } h2 { break-after: avoid; } }
+"""
+
+
+def to_html(blocks, lang: str) -> str:
+    """One HTML document: no script, no link to anything outside it."""
+    title = html.escape(blocks[0].text)
+    body = []
+    for block in blocks:
+        if block.kind == "subheading" and body:
+            body.append("</section><section>")  # a step stays on one printed page where it fits
+        body.append(_html_block(block))
+    head = f'<meta charset="utf-8">\n<title>{title}</title>\n<style>{STYLE}</style>'
+    return (f'<!doctype html>\n<html lang="{html.escape(lang)}">\n<head>\n{head}\n</head>\n<body><section>\n'
+            + "\n".join(body) + "\n</section></body>\n</html>\n")
+
+
+def _html_block(block) -> str:
+    if block.kind in ("title", "heading", "subheading"):
+        level = {"title": 1, "heading": 2, "subheading": 3}[block.kind]
+        return f"<h{level}>{inline_html(block.text)}</h{level}>"
+    if block.kind == "text":
+        return f"<p>{inline_html(block.text)}</p>"
+    if block.kind == "math":
+        return mathml(block.text, "block")
+    if block.kind == "image":
+        return (f'<figure><img src="{_data_uri(block.image.png)}" alt="" style="width: {_width(block.image)}px">'
+                f"<figcaption>{inline_html(block.text)}</figcaption></figure>")
+    header, *rows = block.rows
+    return ("<table><thead>" + _html_row(header, "th") + "</thead><tbody>"
+            + "".join(_html_row(row, "td") for row in rows) + "</tbody></table>")
+
+
+def _html_row(cells, tag: str) -> str:
+    return "<tr>" + "".join(f"<{tag}>{inline_html(cell)}</{tag}>" for cell in cells) + "</tr>"
+
+
+def inline_html(text: str) -> str:
+    """Markdown's inline marks as the catalogs use them: `code` (its text as it is), $math$ (MathML), **bold**;
+    everything else escaped."""
+    parts = []
+    for i, piece in enumerate(CODE.split(text)):
+        if i % 3 == 2:  # the code span's text (split gives text, fence, code, text, ...)
+            parts.append(f"<code>{html.escape(piece)}</code>")
+        elif i % 3 == 0:
+            parts.append(_math_and_bold(piece))
+    return "".join(parts)
+
+
+def _math_and_bold(text: str) -> str:
+    pieces = MATH.split(text)
+    return "".join(mathml(piece) if i % 2 else BOLD.sub(r"<strong>\1</strong>", html.escape(piece))
+                   for i, piece in enumerate(pieces))
+
+
+def mathml(latex: str, display: str = "inline") -> str:
+    """LaTeX as MathML, its text escaped: latex2mathml's convert() unescapes the whole markup it writes (to keep the
+    character references it puts in as text, &#x0003D;), so a `\\texttt{<unk>}` came out as an <unk> element.
+    Here only those references are given back."""
+    markup = tostring(convert_to_element(latex, display=display), encoding="unicode")
+    return ENTITY.sub(r"&\1", markup)
+
+
+def _width(image) -> int:
+    """CSS pixels to draw a heatmap: its cells up to ZOOM px each, the whole at most PIXELS wide."""
+    width = int.from_bytes(image.png[16:20], "big")  # the PNG's IHDR width
+    return min(PIXELS, width * ZOOM)
+
+
+def _data_uri(png: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
+
+
+def to_markdown(blocks) -> str:
+    """Markdown with $…$ math ($$…$$ for a formula of its own), tables in pipes, heatmaps as data: URIs."""
+    return "\n\n".join(_markdown_block(block) for block in blocks) + "\n"
+
+
+def _markdown_block(block) -> str:
+    if block.kind in ("title", "heading", "subheading"):
+        return "#" * {"title": 1, "heading": 2, "subheading": 3}[block.kind] + " " + block.text
+    if block.kind == "text":
+        return block.text
+    if block.kind == "math":
+        return f"$$\n{block.text}\n$$"
+    if block.kind == "image":
+        return f"![]({_data_uri(block.image.png)})\n\n{block.text}"
+    header, *rows = block.rows
+    return "\n".join([_markdown_row(header), "|" + " --- |" * len(header), *map(_markdown_row, rows)])
+
+
+def _markdown_row(cells) -> str:
+    return "| " + " | ".join(cell.replace("|", r"\|") for cell in cells) + " |"
+
+
+
+FORMATS = {"html": "text/html", "md": "text/markdown"}  # a handout's file formats and their MIME types
+
+
+def handout_file(trace, t, settings: Settings, format_: str) -> str:
+    """The handout of a trace in the translator's language as a file of FORMATS."""
+    blocks = handout(trace, t, settings)
+    return to_html(blocks, t.lang) if format_ == "html" else to_markdown(blocks)
