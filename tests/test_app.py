@@ -1249,6 +1249,30 @@ def test_the_one_cell_editor_shows_the_matrix_with_the_chosen_cell_boxed():
     assert EN_T("view.edit_window", rows="297–304", cols="1–6", n_rows=512, n_cols=64) in [c.value for c in at.caption]
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_grid_editor_shows_the_matrix_with_the_chosen_cell_boxed(lang):
+    """The grid (the worked example's W^Q) boxed no cell, where the one-cell editor does: its chosen cell is the
+    first, then the first of the row picked for sliders, then the one last slid or typed."""
+    at = open_page("qkv", lang=lang)
+    key = editor_key(at, "enc.0.attn.W_Q", 0)
+    W = engine.preset("hello-world").params["enc.0.attn.W_Q"][0].copy()  # (4, 3)
+
+    def boxed(matrix, r, c):
+        return rf"W^Q_{{1}} = {bmatrix_around(matrix, r, c, digits=DIGITS)[0]}" in latex(at)
+
+    assert boxed(W, 0, 0) and not boxed(W, 1, 0)
+    assert (ZH if lang == "zh" else EN)["view.edit_boxed"] in [c.value for c in at.caption]
+    next(s for s in at.button_group if s.key == f"{key}.row").set_value(2).run()
+    assert boxed(W, 2, 0)
+    at.slider(key=slider_key(at, "enc.0.attn.W_Q", (0, 2, 1))).set_value(0.5).run()
+    W[2, 1] = 0.5
+    assert_clean(at)
+    assert boxed(W, 2, 1)
+    type_cells(at, key, {"1": {"3": 0.25}}).run()  # row 2, the column labelled 3
+    W[1, 2] = 0.25
+    assert boxed(W, 1, 2)
+
+
 def test_the_comparison_shows_the_edited_run_minus_the_unedited_one():
     at = open_page("attention")
     assert not [t for t in at.toggle if t.key == "view.compare"], "nothing to compare before an edit"
