@@ -1046,6 +1046,21 @@ def test_a_new_word_gets_its_own_embedding_drawn_from_the_seed():
     assert shown(at, mars.run("Hello Mars", "Hola Mundo")["src.embed"])
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_tokens_page_says_which_words_were_lower_cased(lang):
+    """ "Hello World" is looked up as hello, world and "The" as the; the page never said so (issue 30)."""
+    t = ZH_T if lang == "zh" else EN_T
+    at = open_page("tokens", lang=lang)
+    said = t("tokens.case", words=f"{literal('Hello')} → {literal('hello')}, {literal('World')} → {literal('world')}")
+    assert said in [c.value for c in at.caption]
+    at = open_page("tokens", lang=lang, preset="paper", cfg="d_model:16,n_heads:2,d_ff:16,n_layers:1",
+                   src="The cat and the dog")
+    assert t("tokens.case", words=f"{literal('The')} → {literal('the')}") in [c.value for c in at.caption]
+    at = open_page("tokens", lang=lang, src="hello world")
+    assert_clean(at)
+    assert not [c.value for c in at.caption if c.value.startswith(t("tokens.case", words="")[:8])]
+
+
 # ---- links ------------------------------------------------------------------------------------------------
 
 def test_the_url_holds_the_state():
