@@ -107,10 +107,13 @@ def num(x: float, digits: int | None = None) -> str:
     return significant(x, digits or _TEXT_DIGITS.get())
 
 
+SUPERSCRIPTS = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")  # an exponent as the plain text writes it: 10⁻⁴
+
+
 def significant(x, digits: int = 6) -> str:
-    """`digits` significant digits, scientific below 0.001 and from 100000 on, minus as '−': the one rule for every
-    number the app prints (matrices, heatmaps, the LaTeX here). A whole part is written in full (105.21 at 2
-    digits is 105, not 1.1e2)."""
+    """`digits` significant digits, as a power of ten below 0.001 and from 100000 on (6.385×10⁻⁴, as the LaTeX
+    writes it), minus as '−': the one rule for every number the app prints (matrices, heatmaps, tables, the text
+    and the LaTeX here). A whole part is written in full (105.21 at 2 digits is 105, not 1.1×10²)."""
     x = float(x)
     if math.isnan(x):
         return "NaN"
@@ -118,23 +121,35 @@ def significant(x, digits: int = 6) -> str:
         return "∞" if x > 0 else "−∞"
     if x == 0:
         return "0"
-    if 1e-3 <= abs(x) < 1e5:
+    if not _scientific(x):
         text = f"{x:.{digits}g}"
         return (f"{x:.0f}" if "e" in text else text).replace("-", "−")
+    mantissa, exponent = _power_of_ten(x, digits)
+    return f"{mantissa}×10{str(exponent).translate(SUPERSCRIPTS)}".replace("-", "−")
+
+
+def _scientific(x: float) -> bool:
+    """Whether a finite number is written as a power of ten."""
+    return x != 0 and not 1e-3 <= abs(x) < 1e5
+
+
+def _power_of_ten(x: float, digits: int) -> tuple[str, int]:
+    """(mantissa with `digits` significant digits, trailing zeros dropped; exponent): 6.385e−4 -> ("6.385", −4)."""
     mantissa, exponent = f"{x:.{digits - 1}e}".split("e")
-    return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}".replace("-", "−")
+    return mantissa.rstrip("0").rstrip("."), int(exponent)
 
 
 def num_tex(x, digits: int | None = None) -> str:
     """significant() in LaTeX; digits: explain()'s unless given."""
-    text = significant(x, digits or _LATEX_DIGITS.get()).replace("−", "-")
+    digits = digits or _LATEX_DIGITS.get()
+    if math.isfinite(x) and _scientific(float(x)):
+        mantissa, exponent = _power_of_ten(float(x), digits)
+        return rf"{mantissa} \times 10^{{{exponent}}}"
+    text = significant(x, digits).replace("−", "-")
     if text in ("∞", "-∞"):
         return text.replace("∞", r"\infty")
     if text == "NaN":
         return r"\text{NaN}"
-    if "e" in text:
-        mantissa, exponent = text.split("e")
-        return rf"{mantissa} \times 10^{{{exponent}}}"
     return text
 
 

@@ -42,6 +42,12 @@ class Vocabulary:
         words = (w.lower() for text in texts for w in split(text))
         return tuple(dict.fromkeys(w for w in words if w not in self._ids))
 
+    def respelled(self, *texts: str) -> tuple[tuple[str, str], ...]:
+        """(word as written, token as the vocabulary spells it) for each word of the texts that the look-up, which
+        ignores case, finds under another spelling: ("The", "the"); in order of first appearance."""
+        found = ((w, self.tokens[self._ids[w.lower()]]) for text in texts for w in split(text) if w.lower() in self._ids)
+        return tuple(dict.fromkeys((w, token) for w, token in found if w != token))
+
     def with_tokens(self, tokens) -> "Vocabulary":
         """This vocabulary with more tokens after its own (their ids follow the last one)."""
         return Vocabulary(self.tokens + tuple(tokens))

@@ -16,6 +16,7 @@ def lookup():
         ctx.t("tokens.id"): ids,
         ctx.t("tokens.known"): [ctx.t("tokens.no" if t in ctx.model.new_words else "tokens.yes") for t in tokens],
     }), hide_index=True)
+    embedding_views.case_note()
     steps.step(f"{input_side(ctx.config)}.embed")
 
 

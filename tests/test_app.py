@@ -1046,6 +1046,21 @@ def test_a_new_word_gets_its_own_embedding_drawn_from_the_seed():
     assert shown(at, mars.run("Hello Mars", "Hola Mundo")["src.embed"])
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_tokens_page_says_which_words_were_lower_cased(lang):
+    """ "Hello World" is looked up as hello, world and "The" as the; the page never said so (issue 30)."""
+    t = ZH_T if lang == "zh" else EN_T
+    at = open_page("tokens", lang=lang)
+    said = t("tokens.case", words=f"{literal('Hello')} → {literal('hello')}, {literal('World')} → {literal('world')}")
+    assert said in [c.value for c in at.caption]
+    at = open_page("tokens", lang=lang, preset="paper", cfg="d_model:16,n_heads:2,d_ff:16,n_layers:1",
+                   src="The cat and the dog")
+    assert t("tokens.case", words=f"{literal('The')} → {literal('the')}") in [c.value for c in at.caption]
+    at = open_page("tokens", lang=lang, src="hello world")
+    assert_clean(at)
+    assert not [c.value for c in at.caption if c.value.startswith(t("tokens.case", words="")[:8])]
+
+
 # ---- links ------------------------------------------------------------------------------------------------
 
 def test_the_url_holds_the_state():
@@ -1247,6 +1262,30 @@ def test_the_one_cell_editor_shows_the_matrix_with_the_chosen_cell_boxed():
     assert rf"W^Q_{{1}} = {expected}" in latex(at)
     assert rf"\boxed{{{fmt_tex(W[300, 0], DIGITS)}}}" in expected
     assert EN_T("view.edit_window", rows="297–304", cols="1–6", n_rows=512, n_cols=64) in [c.value for c in at.caption]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_grid_editor_shows_the_matrix_with_the_chosen_cell_boxed(lang):
+    """The grid (the worked example's W^Q) boxed no cell, where the one-cell editor does: its chosen cell is the
+    first, then the first of the row picked for sliders, then the one last slid or typed."""
+    at = open_page("qkv", lang=lang)
+    key = editor_key(at, "enc.0.attn.W_Q", 0)
+    W = engine.preset("hello-world").params["enc.0.attn.W_Q"][0].copy()  # (4, 3)
+
+    def boxed(matrix, r, c):
+        return rf"W^Q_{{1}} = {bmatrix_around(matrix, r, c, digits=DIGITS)[0]}" in latex(at)
+
+    assert boxed(W, 0, 0) and not boxed(W, 1, 0)
+    assert (ZH if lang == "zh" else EN)["view.edit_boxed"] in [c.value for c in at.caption]
+    next(s for s in at.button_group if s.key == f"{key}.row").set_value(2).run()
+    assert boxed(W, 2, 0)
+    at.slider(key=slider_key(at, "enc.0.attn.W_Q", (0, 2, 1))).set_value(0.5).run()
+    W[2, 1] = 0.5
+    assert_clean(at)
+    assert boxed(W, 2, 1)
+    type_cells(at, key, {"1": {"3": 0.25}}).run()  # row 2, the column labelled 3
+    W[1, 2] = 0.25
+    assert boxed(W, 1, 2)
 
 
 def test_the_comparison_shows_the_edited_run_minus_the_unedited_one():

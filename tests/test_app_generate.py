@@ -163,6 +163,26 @@ def test_the_greedy_and_beam_example_disagrees_and_opens():
     assert any(m.value.startswith(f"**Best sentence:** {best.text} ") for m in at.markdown), "shown in the first tab"
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_random_models_mixed_languages_are_explained_by_its_one_vocabulary(lang):
+    """The untrained example's beam tree shows 力 beside the and soy: the page says the vocabulary is one list of
+    English, Spanish and Chinese words, so an untrained model's candidate may be of any of them (issue 30)."""
+    T, catalog = translator(lang), ZH if lang == "zh" else EN
+    model = engine.preset(DISAGREEMENT["preset"], seed=DISAGREEMENT["seed"], **DISAGREEMENT["overrides"])
+    search = beam_search(model, DISAGREEMENT["src"], width=DISAGREEMENT["width"], max_len=DISAGREEMENT["max_len"],
+                         alpha=DISAGREEMENT["alpha"])
+    assert {"力", "the", "soy"} <= {node.token for node in search.nodes}  # what the note explains
+    said = T("gen.shared_vocabulary", vocab=len(model.vocab))
+    at = open_page("generate", lang=lang)
+    at.session_state["gen.tab"] = catalog["gen.tab.compare"]
+    at.run()
+    assert any(m.value.endswith(" " + said) for m in at.markdown)
+    at.button(key="gen.compare_open").click().run()  # the same model, now the pages': its note says it too
+    assert_clean(at)
+    assert any(c.value.endswith(" " + said) for c in at.caption)
+    assert not any(said in c.value for c in open_page("generate", lang=lang, gen="model:current").caption)
+
+
 @pytest.mark.parametrize("part", ["strategy:magic", "k:0", "p:1.5", "temperature:nan", "width:9", "max_len:-1",
                                   "seed:1e3", "colour:red", "k"])
 def test_a_bad_generation_link_is_noted_and_ignored(part):

@@ -302,7 +302,7 @@ def test_the_batch_tab_draws_the_recorded_trainings_only_while_asked(lang):
     assert table.columns.tolist() == ["", t("train.corpus.en-es"), t("train.corpus.en-zh")]
     assert table.iloc[2].tolist()[1] == f"{es['speedup']:.1f}×"
     assert table.iloc[3].tolist()[1] == fmt(es["padded"]["corpus_loss"], 3)
-    assert table.iloc[6, 0] == t("batch.row.agree", run=t("batch.run.per_pair"), agree="1e−9")
+    assert table.iloc[6, 0] == t("batch.row.agree", run=t("batch.run.per_pair"), agree="1×10⁻⁹")
     assert table.iloc[6, 1] == f"{es['agree_until']['per_pair']} / 300"
     for corpus, runs in record["corpora"].items():
         padded, loop, nudged = (np.array(runs[run]["losses"]) for run in ("padded", "per_pair", "nudged"))

@@ -307,6 +307,15 @@ def test_an_edit_late_in_the_network_computes_as_a_fresh_model(tied):
         assert not np.array_equal(edited.run("Hello World", "Hola")["logits"], base.run("Hello World", "Hola")["logits"])
 
 
+def test_the_words_looked_up_under_another_spelling_are_the_ones_lower_cased():
+    """The look-up ignores case: "The" is the token "the", which the tokens page says (issue 30)."""
+    vocab = engine.with_words(engine.preset("paper", **SMALL), "The Zebra").vocab
+    assert vocab.respelled("The cat sat on the mat", "The Zebra? EL gato") == (
+        ("The", "the"), ("Zebra", "zebra"), ("EL", "el"))
+    assert vocab.respelled("the cat", "Mars") == ()  # as spelt, or not in the vocabulary (<unk>)
+    assert vocab.respelled("Hello") == (("Hello", "hello"),)
+
+
 @pytest.mark.parametrize("name, new", [("hello-world", ("the", "zebra", "sat", "la", "cebra")),
                                        ("paper", ("zebra", "cebra"))])
 def test_a_new_word_gets_the_same_numbers_in_every_sentence(name, new):

@@ -121,6 +121,8 @@ def _text(text: str) -> str:
     return re.sub(r"[\s\u200b]+", "", text)
 
 
+KATEX_POWER = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789−")  # a power of ten as KaTeX writes its text
+
 def _shown(trace, found) -> "np.ndarray":
     """The matrix the drill-down's step shows: its head's slice (the first index of a per-head step), as rows."""
     value = trace[found["name"]]
@@ -133,13 +135,13 @@ def _same_digits(found: dict, trace, digits: int) -> list:
     LATEX_COLS). Returns the disagreements."""
     name, index = found["name"], found["index"]
     matrix = _shown(trace, found)
-    cells, expected = table(matrix, digits), fmt(trace[name][index], digits)
+    cells, expected = table(matrix, digits), fmt(trace[name][index], digits).translate(KATEX_POWER)
     wrong = []
     if not _text(found["drill"]).endswith("=" + expected):
         wrong.append(("drill-down", name, index, expected, found["drill"][-40:]))
     if found["cells"] and [text for text, _ in found["cells"]] != sum(cells, []):
         wrong.append(("heatmap", name, sum(cells, []), found["cells"]))
-    written = "".join(sum(cells, [])).replace("e", "×10")  # 1.5e−4 is 1.5 × 10^{−4} in a formula
+    written = "".join(sum(cells, [])).translate(KATEX_POWER)  # 1.5×10⁻⁴ is 1.5 × 10^{−4} in a formula
     if matrix.shape[0] <= LATEX_CELLS and matrix.shape[1] <= LATEX_COLS and not any(
             written in _text(f) for f in found["formulas"]):
         wrong.append(("matrix", name, written))

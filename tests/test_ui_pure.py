@@ -376,8 +376,8 @@ def test_check_limits():
 @pytest.mark.parametrize("x, text", [
     (float("-inf"), "−∞"), (float("inf"), "∞"), (float("nan"), "NaN"), (0.0, "0"), (-0.0, "0"),
     (135.5517, "135.552"), (105.21, "105.21"), (-2.5, "−2.5"), (1.0, "1"), (0.001, "0.001"),
-    (0.000123456, "1.23456e−4"), (123456.0, "1.23456e5"), (-1e300, "−1e300"), (99999.0, "99999"),
-    (1e5, "1e5"), (11.46394285, "11.4639"), (1.71887693, "1.71888"),
+    (0.000123456, "1.23456×10⁻⁴"), (123456.0, "1.23456×10⁵"), (-1e300, "−1×10³⁰⁰"), (99999.0, "99999"),
+    (1e5, "1×10⁵"), (11.46394285, "11.4639"), (1.71887693, "1.71888"),
 ])
 def test_fmt(x, text):
     assert fmt(x) == text
@@ -388,13 +388,14 @@ def test_fmt(x, text):
 def test_fmt_is_close_and_uses_the_minus_sign(x):
     text = fmt(x)
     assert "-" not in text and " " not in text
-    back = float(text.replace("−", "-"))
-    assert back == pytest.approx(x, rel=5e-6, abs=0)
-    assert len(text.replace("−", "").split("e")[0].replace(".", "").strip("0")) <= 6  # at most 6 significant digits
+    mantissa, _, exponent = text.replace("−", "-").partition("×10")
+    exponent = exponent.translate(str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-"))
+    assert float(f"{mantissa}e{exponent or 0}") == pytest.approx(x, rel=5e-6, abs=0)
+    assert len(mantissa.replace("-", "").replace(".", "").strip("0")) <= 6  # at most 6 significant digits
+    assert "e" not in text  # one format: the text's power of ten is the LaTeX's
     tex = fmt_tex(x)
     assert "−" not in tex
-    if "e" in text:
-        mantissa, exponent = text.replace("−", "-").split("e")
+    if exponent:
         assert tex == rf"{mantissa} \times 10^{{{exponent}}}"
 
 
@@ -408,10 +409,10 @@ def test_fmt_tex_special_values():
 
 @pytest.mark.parametrize("x, digits, text", [
     (105.21, 4, "105.2"), (105.21, 3, "105"), (105.21, 2, "105"), (-87.88, 2, "−88"), (0.0012345, 2, "0.0012"),
-    (99999.6, 3, "100000"), (123456.0, 3, "1.23e5"), (0.00012345, 3, "1.23e−4"), (11.46394285, 4, "11.46"),
+    (99999.6, 3, "100000"), (123456.0, 3, "1.23×10⁵"), (0.00012345, 3, "1.23×10⁻⁴"), (11.46394285, 4, "11.46"),
 ])
 def test_fmt_writes_a_whole_part_in_full_whatever_the_digits(x, digits, text):
-    """Fewer digits than a number's whole part has round it to a whole number, not to 1.1e2 (digits = 2)."""
+    """Fewer digits than a number's whole part has round it to a whole number, not to 1.1×10² (digits = 2)."""
     assert fmt(x, digits) == text
 
 
@@ -453,7 +454,7 @@ def test_bmatrix_elides_the_middle_of_big_matrices():
 
 
 def test_table():
-    assert table(np.array([[1.0, -2.5], [float("-inf"), 1e-7]])) == [["1", "−2.5"], ["−∞", "1e−7"]]
+    assert table(np.array([[1.0, -2.5], [float("-inf"), 1e-7]])) == [["1", "−2.5"], ["−∞", "1×10⁻⁷"]]
     assert table(np.array([0.5, 2.0])) == [["0.5", "2"]]
 
 
@@ -686,6 +687,14 @@ def test_no_text_names_a_spec_document_by_its_file_number(catalog):
 
 
 @pytest.mark.parametrize("catalog", [EN, ZH])
+def test_no_text_writes_a_number_in_e_notation(catalog):
+    """The app writes a power of ten one way, as fmt does (10⁻¹⁷); "1e−17" was the text's other way. Code, as
+    `-1e9`, is written as code is."""
+    assert {key: text for key, text in catalog.items()
+            if re.search(r"\d[eE][−+-]?\d", re.sub(r"`[^`]*`", "", text))} == {}
+
+
+@pytest.mark.parametrize("catalog", [EN, ZH])
 def test_the_posts_099_is_cut_not_rounded(catalog):
     """The post writes cos(0.01) = 0.99995 as 0.99: rounded, it would be 1.00, so a text that says how the post's
     table was written says it cut the number (as the paper-vs-blog page does)."""
@@ -757,8 +766,8 @@ def test_step_axes_has_one_label_list_per_axis(preset, overrides, src, tgt):
         assert [len(a) for a in axes] == list(shape), name
         for labels in axes:
             assert all(isinstance(label, str) for label in labels)
-        if len(shape) == 3:
-            assert axes[0] == [f"head {h + 1}" for h in range(shape[0])]
+        if len(shape) == 3:  # "head 1" was English on a Chinese screen: the number only, the word the catalog's
+            assert axes[0] == indices(shape[0])
     src_labels = step_axes(trace, "src.input")[0]
     assert len(set(src_labels)) == n_src, "repeated tokens get unique labels"
     assert step_axes(trace, "enc.0.attn.scores")[1:] == [src_labels, src_labels]
@@ -793,6 +802,8 @@ def test_param_axes_match_every_parameter(preset, overrides, src, tgt):
     for name, value in model.params.items():
         axes = param_axes(model.vocab.tokens, name, value.shape)
         assert [len(a) for a in axes] == list(value.shape), name
+        if value.ndim == 3:  # per-head weights: their heads numbered, in no language
+            assert axes[0] == indices(value.shape[0]), name
 
 
 def test_top_tokens():
@@ -1230,6 +1241,23 @@ def test_a_wide_rows_hover_number_is_fmts_where_d3_would_write_it_otherwise(digi
     assert list(rows[2].customdata[:2]) == ["1", "−∞"]
 
 
+def test_a_small_number_is_written_one_way_in_heatmaps_bars_text_and_formulas():
+    """A heatmap's cells and hover wrote 6.385e−4, a bar and a formula 6.385×10⁻⁴ (issue 30): every place writes
+    the formula's power of ten, and a wide row's hover, which d3 writes, never its e-notation (1.234e-7)."""
+    from ui.core.figures import bars, heatmap
+
+    small = 6.385e-4
+    chart = heatmap([[small, 0.5]], ["a"], ["1", "2"], digits=4).to_dict()
+    assert chart["data"][0]["text"] == [["6.385×10⁻⁴", "0.5"]]
+    assert chart["data"][1]["text"][0] == "a · 1: 6.385×10⁻⁴"
+    assert bars(["x"], [small], digits=4).to_dict()["data"][1]["text"] == ["6.385×10⁻⁴"]
+    assert table([[small]], 4) == [["6.385×10⁻⁴"]] and fmt_tex(small, 4) == r"6.385 \times 10^{-4}"
+    wide = heatmap(np.array([[1.234e-7] + [0.5] * 199, [1.234e-4] + [0.5] * 199]), ["a", "b"], indices(200),
+                   digits=4).to_dict()["data"][1:]
+    assert wide[0]["customdata"][0] == "1.234×10⁻⁷"  # fmt's text, not d3's 1.234e-7
+    assert wide[1]["hovertemplate"].endswith("%{customdata:.4~g}<extra></extra>")  # d3: 0.0001234, no e
+
+
 def test_unvalidated_bars_and_curves_are_valid_plotly_figures():
     import plotly.graph_objects as go
 
@@ -1280,7 +1308,7 @@ def test_every_bar_has_its_number_at_the_readers_digits_without_e_notation():
     chart = bars(["hola", "mundo", "el"], np.array([0.9991, 6.2634e-5, 0.0]), digits=3).to_dict()
     bar, numbers = chart["data"]
     assert "text" not in bar and numbers["mode"] == "text" and numbers["y"] == bar["y"] == ["hola", "mundo", "el"]
-    assert numbers["text"] == ["0.999", "6.26×10<sup>−5</sup>", "0"] and numbers["x"] == bar["x"]
+    assert numbers["text"] == ["0.999", "6.26×10⁻⁵", "0"] and numbers["x"] == bar["x"]
     assert chart["layout"]["xaxis"]["range"] == [0, pytest.approx(0.9991 * BAR_ROOM)] and BAR_ROOM > 1
     assert bars(["a"], np.array([np.nan])).to_dict()["layout"]["xaxis"]["range"] == [0, BAR_ROOM]
 
@@ -1555,5 +1583,7 @@ def test_the_naive_softmax_overflow_is_told_as_it_computes(catalog):
 
 
 def test_the_sos_only_target_says_which_step_in_chinese():
-    """"博客那一步" did not say which step: the post's decoder step, as the English says."""
-    assert "decoder step" in EN["ctl.tgt_sos"] and "解码器" in ZH["ctl.tgt_sos"]
+    """"博客那一步" and then "博客演示的解码器那一步" did not say which step: the first of the decoding, whose decoder
+    reads SOS alone (the post's "The first text of the decoder ... The input token is SOS")."""
+    assert "first decoding step" in EN["ctl.tgt_sos"] and "第一个解码步骤" in ZH["ctl.tgt_sos"]
+    assert "那一步" not in ZH["ctl.tgt_sos"]

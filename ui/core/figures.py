@@ -148,11 +148,13 @@ def _click_layer(values, row_labels, col_labels, digits, cells) -> list[dict]:
 
 def _browser_row(row, head, digits) -> dict:
     """A wide row's hover number: d3's .{digits}~g of customdata, as fmt writes it below 10^digits (and 10⁵) but
-    for its minus sign, '-' not '−' (plotly's d3 locale), and under 10⁻³ (0.0001234 for 1.234e−4, the same digits).
-    A row with a number d3 would write otherwise (12345 as 1.235e+4 at 4 digits, ∞ as Infinity) has fmt's text
-    in `customdata` instead, per cell, which costs what d3 saves (~1.5 ms a row of 2048): such numbers are rare,
-    and a check of the row costs ~5 µs."""
-    if np.all(np.abs(row) < 10.0 ** min(digits, 5) - 0.5):  # neither rounds up to 10^digits; False for NaN, ±∞
+    for its minus sign, '-' not '−' (plotly's d3 locale), and from 10⁻⁶ to 10⁻³ (0.0001234 for 1.234×10⁻⁴, the
+    same digits, where a row of 2048 random numbers often has one). A row with a number d3 would write in its
+    e-notation (12345 as 1.235e+4 at 4 digits, 1.234e-7) or as Infinity has fmt's text in `customdata`
+    instead, per cell, which costs what d3 saves (~1.5 ms a row of 2048): such numbers are rare, and a check of
+    the row costs ~10 µs."""
+    size = np.abs(row)
+    if np.all(size < 10.0 ** min(digits, 5) - 0.5) and np.all((size >= 1e-6) | (size == 0)):  # False for NaN, ±∞
         return {"customdata": _typed(row), "hovertemplate": f"{head}%{{customdata:.{digits}~g}}<extra></extra>"}
     return {"customdata": table(row, digits)[0], "hovertemplate": f"{head}%{{customdata}}<extra></extra>"}
 
@@ -165,25 +167,19 @@ def _ticks(labels) -> dict:
 
 def bars(labels, values, highlight=None, digits=DIGITS) -> Chart:
     """Horizontal bars, largest on top, e.g. the next-token probabilities, each with its number (`digits`
-    significant digits, 6.3×10⁻⁵ where fmt writes 6.3e−5) after its end. The numbers are a text trace, not the
+    significant digits, as fmt writes it: 6.3×10⁻⁵) after its end. The numbers are a text trace, not the
     bars' own text, which plotly drops for a bar under a pixel long (a probability of 10⁻⁶); the axis runs
     BAR_ROOM past the longest bar to leave room for its number."""
     colours = ["#1f77b4" if label != highlight else "#d62728" for label in labels]
     x = _numbers(values)
     data = [{"type": "bar", "x": x, "y": list(labels), "orientation": "h", "marker": {"color": colours}},
             {"type": "scatter", "mode": "text", "x": x, "y": list(labels), "textposition": "middle right",
-             "text": [_html_number(fmt(v, digits)) for v in values], "hoverinfo": "skip", "showlegend": False,
+             "text": [fmt(v, digits) for v in values], "hoverinfo": "skip", "showlegend": False,
              "cliponaxis": False}]
     finite = np.asarray(values, dtype=float)[np.isfinite(values)]  # NaN where the naive softmax overflowed
     longest = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
     return Chart(data, {"height": max(160, 28 * len(labels) + 40), "margin": MARGIN, "showlegend": False,
                         "xaxis": {"range": [0, longest * BAR_ROOM]}, "yaxis": {"autorange": "reversed"}})
-
-
-def _html_number(text: str) -> str:
-    """A number as fmt writes it, with a power of ten as plotly writes one: 6.3e−5 -> 6.3×10<sup>−5</sup>."""
-    mantissa, e, exponent = text.partition("e")
-    return f"{mantissa}×10<sup>{exponent}</sup>" if e else text
 
 
 def curves(x, series: dict, x_title: str, y_title: str, log_y: bool = False) -> Chart:

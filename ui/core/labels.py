@@ -1,4 +1,4 @@
-"""Axis labels of every step and parameter: tokens for positions, "head i" for heads, indices for widths; and the
+"""Axis labels of every step and parameter: tokens for positions, indices for heads and widths; and the
 catalog keys of a step's description and a page's intro."""
 import re
 from collections import Counter
@@ -46,11 +46,11 @@ def _positions(name, trace):
 
 def step_axes(trace, name) -> list[list[str]]:
     """One list of labels per axis of the step's array, by the symbols of its declared shape (engine.Step.axes):
-    tokens for positions (n_k: the keys'), "head i" for heads, the vocabulary, else indices."""
+    tokens for positions (n_k: the keys'), the vocabulary, else indices (a head's number too: the words around it,
+    a picker's "head", are the catalog's)."""
     step = trace.step(name)
     rows, cols = _positions(name, trace)
-    labels = {"n": rows, "n_q": rows, "n_k": cols, "vocab": list(trace.model.vocab.tokens),
-              "h": [f"head {h + FIRST}" for h in range(step.shape[0])]}
+    labels = {"n": rows, "n_q": rows, "n_k": cols, "vocab": list(trace.model.vocab.tokens)}
     return [labels.get(symbol) or indices(size) for symbol, size in zip(step.axes, step.shape)]
 
 
@@ -60,9 +60,7 @@ def param_axes(vocab_tokens, name, shape) -> list[list[str]]:
         return [first, indices(shape[1])]
     if name == "unembed.W":
         return [indices(shape[0]), list(vocab_tokens)]
-    if len(shape) == 3:
-        return [[f"head {h + FIRST}" for h in range(shape[0])], indices(shape[1]), indices(shape[2])]
-    return [indices(n) for n in shape]
+    return [indices(n) for n in shape]  # a per-head weight's heads too, numbered as step_axes numbers them
 
 
 # The settings a page's intro depends on: after "intro.<page>", which is true in every setting, the intro goes on

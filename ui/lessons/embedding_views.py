@@ -9,6 +9,7 @@ from engine import blog, positional as pe
 from ui.core import runs, session
 from ui.core.figures import heatmap
 from ui.core.format import bmatrix
+from ui.core.i18n import literal
 from ui.core.labels import input_side, input_tokens
 from ui.lessons.generation_views import TRAINED_CORPUS, shipped_trained
 from ui.views import draw
@@ -20,6 +21,16 @@ SCALE_TEX = r" \cdot \sqrt{d_{\text{model}}}"
 def sections():
     """The page's sections after the lookup: {label key: draw}."""
     return {"tokens.tab.product": product, "tokens.tab.cosine": cosine}
+
+
+def case_note():
+    """Under the token table: which words of the sentence were looked up under another spelling (the vocabulary
+    ignores case, "The" is the token "the"), when any was."""
+    ctx = session.get()
+    texts = (ctx.state.src, ctx.state.tgt) if ctx.config.decoder_only else (ctx.state.src,)  # input_tokens' words
+    respelled = ctx.model.vocab.respelled(*texts)
+    if respelled:
+        st.caption(ctx.t("tokens.case", words=", ".join(f"{literal(w)} → {literal(token)}" for w, token in respelled)))
 
 
 def product():

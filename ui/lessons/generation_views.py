@@ -86,9 +86,14 @@ def _model_note(ctx) -> str:
     """Which model generates: its sizes and where its weights come from."""
     if st.session_state["gen.model"] == "current":
         note = ctx.t("gen.m.current_note", model=session.model_description(ctx))
-        return note if ctx.state.weights else f"{note} {ctx.t('gen.m.untrained')}"
+        return note if ctx.state.weights else f"{note} {ctx.t('gen.m.untrained')}{_shared_vocabulary(ctx, ctx.model)}"
     return ctx.t("gen.m.trained_note", n=len(pairs(TRAINED_CORPUS)), sizes=model_sizes(ctx.t, shipped_trained().config),
                  file=f"engine/data/{TRAINED_CORPUS}.npz")
+
+
+def _shared_vocabulary(ctx, model) -> str:
+    """Where an untrained paper-preset model's candidates of three languages come from: its one vocabulary."""
+    return f" {ctx.t('gen.shared_vocabulary', vocab=len(model.vocab))}" if model.name == "paper" else ""
 
 
 def _number(ctx, name):
@@ -237,9 +242,9 @@ def _tree(ctx, search, key):
 def disagreement():
     ctx = session.get()
     st.subheader(ctx.t("gen.compare"))
-    _, greedy, search = _disagreement()
+    model, greedy, search = _disagreement()
     example = DISAGREEMENT
-    st.markdown(ctx.t("gen.compare_setup", src=example["src"], width=example["width"]))
+    st.markdown(ctx.t("gen.compare_setup", src=example["src"], width=example["width"]) + _shared_vocabulary(ctx, model))
     answers = (("gen.s.greedy", greedy.tokens, greedy.logprob), ("gen.s.beam", search.best.tokens, search.best.logprob))
     for column, (label, tokens, logprob) in zip(st.columns(2), answers):
         column.metric(ctx.t(label), " ".join(tokens), f"log P {logprob:.3f}", delta_color="off", delta_arrow="off")

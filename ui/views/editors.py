@@ -21,9 +21,9 @@ SLIDER_WIDTH = 160  # a grid row's sliders, side by side, in pixels (wrapped ont
 
 def edit_param(name: str, head: int | None = None, rows: list[int] | None = None, one_cell: bool = False):
     """An editor for a parameter (one head's slice, optionally only some rows) in an expander, with a reset
-    button: a grid with a slider per cell of a chosen row, or one cell at a time (the cell, the matrix with that
-    cell marked, a number and a slider) for wide matrices and where one_cell asks for the lighter widget
-    (an edit then redraws a number input, not a grid)."""
+    button: a grid with a slider per cell of a chosen row, or one cell at a time (the cell, a number and a slider)
+    for wide matrices and where one_cell asks for the lighter widget (an edit then redraws a number input, not a
+    grid). Either shows the matrix with its chosen cell boxed."""
     ctx = session.get()
     value = ctx.model.params[name]
     axes = param_axes(ctx.model.vocab.tokens, name, value.shape)
@@ -48,6 +48,9 @@ def edit_param(name: str, head: int | None = None, rows: list[int] | None = None
             st.data_editor(frame, key=key, disabled=["_index"],  # the row labels are tokens or positions, not weights
                            on_change=_on_edit, args=(key, name, head, row_ids, columns, value.ndim))
             _row_sliders(ctx, editor, row_labels, axes[-1])
+            _marked_matrix(ctx, editor, matrix[row_ids], *_chosen(key, (len(row_ids), matrix.shape[1])), row_labels,
+                           axes[-1])
+            st.caption(ctx.t("view.edit_boxed"))
         else:
             _single_cell_editor(ctx, editor, matrix[row_ids], row_labels, axes[-1])
         if any(p == name for p, _, _ in ctx.state.edits):
@@ -87,6 +90,7 @@ def _on_edit(key, name, head, row_ids, columns, ndim):
                 refused = True  # and the grid redrawn, as Streamlit would fail to write that cell into its own copy
                 continue
             index = full_index(head, row_ids[position], columns.index(column), ndim)
+            st.session_state[_chosen_key(key)] = (position, columns.index(column))
             try:
                 state = state.with_edit(name, index, check_weight(typed))
             except ValueError:
@@ -121,12 +125,7 @@ def _single_cell_editor(ctx, editor, matrix, row_labels, col_labels):
         cell = row_of_widgets()
         r = position_picker(cell, ctx.t("view.row"), row_labels, f"{editor.key}.r")
         c = position_picker(cell, ctx.t("view.col"), col_labels, f"{editor.key}.c")
-    window, rows, cols = bmatrix_around(matrix, r, c, digits=ctx.state.digits)
-    latex(f"{param_tex(editor.name, editor.head)} = {window}")
-    if len(rows) < matrix.shape[0] or len(cols) < matrix.shape[1]:
-        st.caption(ctx.t("view.edit_window", rows=f"{row_labels[rows[0]]}–{row_labels[rows[-1]]}",
-                         cols=f"{col_labels[cols[0]]}–{col_labels[cols[-1]]}", n_rows=matrix.shape[0],
-                         n_cols=matrix.shape[1]))
+    _marked_matrix(ctx, editor, matrix, r, c, row_labels, col_labels)
     index = editor.index(r, c)
     typed_key = f"{editor.key}.v.{index}"
     number = row_of_widgets()
@@ -135,43 +134,76 @@ def _single_cell_editor(ctx, editor, matrix, row_labels, col_labels):
     _weight_slider(number, ctx.t("view.slider"), editor, index, typed_key)
 
 
+def _marked_matrix(ctx, editor, matrix, r, c, row_labels, col_labels):
+    """The matrix being edited around its chosen cell (r, c), which is boxed; a caption says which part is shown
+    when it is not all of it."""
+    window, rows, cols = bmatrix_around(matrix, r, c, digits=ctx.state.digits)
+    latex(f"{param_tex(editor.name, editor.head)} = {window}")
+    if len(rows) < matrix.shape[0] or len(cols) < matrix.shape[1]:
+        st.caption(ctx.t("view.edit_window", rows=f"{row_labels[rows[0]]}–{row_labels[rows[-1]]}",
+                         cols=f"{col_labels[cols[0]]}–{col_labels[cols[-1]]}", n_rows=matrix.shape[0],
+                         n_cols=matrix.shape[1]))
+
+
+def _chosen_key(key):
+    """Where a grid keeps its chosen cell (row, column): the one last typed or slid, or the first of the row last
+    picked for sliders."""
+    return f"{key}.chosen"
+
+
+def _chosen(key, shape):
+    """A grid's chosen cell, the first one until a row is picked or a cell changed (or if the matrix shrank)."""
+    r, c = st.session_state.get(_chosen_key(key), (0, 0))
+    return (r, c) if r < shape[0] and c < shape[1] else (0, 0)
+
+
 def _row_sliders(ctx, editor, row_labels, col_labels):
     """Below a grid: a slider per cell of a row, once one is picked (none at first: an edit of a grid with a row of
     sliders costs the server about 1.5 times as much, bench/pages_bench.py on the FFN page)."""
     labels, key = unique(row_labels), f"{editor.key}.row"
     if len(labels) <= POSITION_LIST:  # one click on a row of buttons (a list's combobox opens on a second one)
         r = st.segmented_control(ctx.t("view.slider_pick"), range(len(labels)), format_func=labels.__getitem__,
-                                 key=key)
+                                 key=key, on_change=_on_row_pick, args=(editor.key, len(labels)))
     else:
         r = st.selectbox(ctx.t("view.slider_row"), range(len(labels)), index=None, format_func=labels.__getitem__,
-                         placeholder=ctx.t("view.slider_pick"), key=key)
+                         placeholder=ctx.t("view.slider_pick"), key=key, on_change=_on_row_pick,
+                         args=(editor.key, len(labels)))
     if r is None:
         return
     sliders = row_of_widgets()
     for c, label in enumerate(col_labels):
         _weight_slider(sliders, f"{ctx.t('view.col')} {_plain(label)}", editor, editor.index(r, c), editor.key,
-                       width=SLIDER_WIDTH)
+                       width=SLIDER_WIDTH, cell=(r, c))
 
 
-def _weight_slider(container, label, editor, index, typed_key, width="stretch"):
+def _on_row_pick(key, n_rows):
+    """A row picked for sliders: its first cell is the chosen one; a forged row leaves the choice as it was."""
+    r = as_position(st.session_state[f"{key}.row"], n_rows)
+    if r is not None:
+        st.session_state[_chosen_key(key)] = (r, 0)
+
+
+def _weight_slider(container, label, editor, index, typed_key, width="stretch", cell=None):
     """A slider for one weight, around its value (state.slider_range). A new value is a new range, so a new
     slider that starts at it. A forged NaN, ±inf or number outside the range is replaced by Streamlit with the
-    value the slider was drawn with, before any callback: nothing changes."""
+    value the slider was drawn with, before any callback: nothing changes. cell: a grid's (row, column) of it,
+    which a slide makes the chosen one."""
     low, high, step, start, decimals = slider_range(session.get().model.params[editor.name][index])
     key = f"{editor.key}.slider.{index}"  # ends in ")": not a typed editor's key (bench/pages_bench.py)
     container.slider(label, min_value=low, max_value=high, value=start, step=step, format=f"%.{decimals}f",
                      key=key, width=width, on_change=_on_slide,
-                     args=(key, typed_key, typed_key == editor.key, editor.name, index, decimals))
+                     args=(key, typed_key, cell, editor.name, index, decimals))
 
 
-def _on_slide(key, typed_key, grid, name, index, decimals):
+def _on_slide(key, typed_key, cell, name, index, decimals):
     """A released slider: its number, rounded to the slider's steps, is taken as if typed, and the typed editor
     shows it: the number input is given it (the browser keeps an input's own number otherwise), the grid is
     drawn anew from the edited model. (Written on purpose: .streamlit/config.toml silences Streamlit's warning
     about a widget given both a value and a number through session state.)"""
     slid = round(st.session_state[key], decimals)
     _take_edit(name, index, slid)
-    if grid:
+    if cell is not None:  # a grid's
+        st.session_state[_chosen_key(typed_key)] = cell
         st.session_state.pop(typed_key, None)
         st.session_state.get("editor_frames", {}).pop(typed_key, None)
     else:
