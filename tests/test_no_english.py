@@ -44,6 +44,7 @@ ALLOWED = {
 LETTERS = "A-Za-zÀ-ɏ"  # Latin, with the Spanish tokens' accents
 WORD = rf"[{LETTERS}][{LETTERS}'’]*(?:-[{LETTERS}]+)*"  # one-hot is one word
 WORD_RUN = re.compile(rf"(?<![{LETTERS}]){WORD}(?: +{WORD})+")
+RAW_LATEX = re.compile(r"\\[A-Za-z]+")  # a LaTeX command outside math: \times written where no formula is drawn
 TITLE = re.compile(r"《[^》]*》")  # a cited work's title, as it was published
 CODE = re.compile(r"```.*?```|`[^`]*`", re.S)
 MATH = re.compile(r"\$\$.*?\$\$|\$[^$]*\$|\\\(.*?\\\)|\\\[.*?\\\]", re.S)
@@ -68,7 +69,8 @@ def english_runs(text: str, tokens: set[str] = frozenset()) -> list[str]:
         prose = re.sub(rf"(?<![{LETTERS}]){re.escape(name)}(?![{LETTERS}])", " · ", prose)
     lowered = {token.lower() for token in tokens}
     runs = [[word for word in run.split() if len(word) > 1] for run in WORD_RUN.findall(prose)]  # "a", "I" go along
-    return [" ".join(run) for run in runs if len(run) > 1 and not all(word.lower() in lowered for word in run)]
+    return [" ".join(run) for run in runs if len(run) > 1 and not all(word.lower() in lowered for word in run)] + \
+        RAW_LATEX.findall(MATH.sub(" · ", code_free))
 
 
 # ---- what the page shows ------------------------------------------------------------------------------------
@@ -168,6 +170,8 @@ SETTINGS = {
     "presenter mode, edited": {"present": "1", "edit": "enc.0.attn.W_Q:0.1.2=1.5"},
     "a link refused in part": {"cfg": "n_layers:99,activation:swish", "seed": "-1", "edit": "nothing:0=1"},
     "trained weights, 2 digits": {"weights": "trained", "digits": "2"},  # "trained": the store's id of weights
+    "naive softmax overflowing": {"cfg": "softmax:naive", "edit": "unembed.b:0=1000000.0;enc.0.attn.W_Q:0.0.0=1e6",
+                                  "gen": "model:current,strategy:beam"},  # NaN, and generation refused
 }
 
 
