@@ -5,7 +5,8 @@ What a learner reads is collected from every element AppTest ran, the sidebar's 
 widgets' labels, help and options, tables' headers and cells, charts' titles, axes, legends and hover text, custom
 components' data. A run of two or more Latin words is English unless it is code (a `code span`, a step or parameter
 name), math ($…$, a formula's symbols; words a formula writes in \\text{…} are read as text), tokens of the model's
-vocabulary or the sentences, or a name in ALLOWED.
+vocabulary or the sentences, or a name in ALLOWED. A LaTeX command outside math (\\times where no formula is drawn)
+fails it too.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from streamlit.proto.Common_pb2 import StringArray
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -29,7 +31,6 @@ from engine.presets import PAPER_VOCABULARY  # noqa: E402
 from engine.tokens import split  # noqa: E402
 from engine.train import TrainSettings, start_model, train  # noqa: E402
 from test_app import ALL_PAGES, goto, open_link, open_page, server_navigation  # noqa: E402, F401 (a fixture)
-from ui.core.i18n import translator  # noqa: E402
 from ui.stores.weights import DEFAULT_DIR, WeightsStore  # noqa: E402
 
 
@@ -129,8 +130,8 @@ def _chart_strings(spec) -> list[str]:
         return []
     strings = []
     for key, value in spec.items():
-        if key in CHART_TEXT_KEYS:
-            strings += [text for text in _json_strings(value) if not isinstance(value, dict)]
+        if key in CHART_TEXT_KEYS and not isinstance(value, dict):  # a title's dict holds its text under "text"
+            strings += _json_strings(value)
         strings += _chart_strings(value)
     return strings
 
@@ -149,23 +150,24 @@ def _table_strings(frame: pd.DataFrame) -> list[str]:
     return [str(label) for label in labels if not isinstance(label, int)] + [c for c in cells if isinstance(c, str)]
 
 
-# ---- every page, every section and step, under the sidebar's settings ------------------------------------------
+# ---- every page and each of its choices, under the sidebar's settings -----------------------------------------
 
 WIDGET_KEY = re.compile(r"^\$\$ID-[0-9a-f]+-")  # before a widget's own key in its id
-ZH_T = translator("zh")
 # The settings the sidebar offers, as links: the presets, the norm's place and the activation, a decoder-only model,
 # several layers and heads, the post's variants, masks (the post's SOS-only decoder step; the padded batch is a
-# section of the training page), biases and the output's tied weights, presenter mode.
+# section of the training page), biases and the output's tied weights, presenter mode with an edit; and what a link or
+# the numbers can bring: a link refused in part, trained weights, a softmax that overflows (a room: its own test).
 SETTINGS = {
     "hello world": {},
     "paper": {"preset": "paper"},
     "pre-norm, GELU": {"cfg": "norm_placement:pre,activation:gelu"},
     "decoder-only": {"cfg": "decoder_only:true"},
     "layers and heads": {"cfg": "n_layers:2,n_dec_layers:3,n_heads:4,d_k:1,d_v:1"},
-    "the post's PE formula, naive softmax": {"cfg": "layer_norm:paper,pos_encoding:blog,softmax:naive,attn_divisor:sqrt_dk"},
+    "the post's PE formula, naive softmax": {"cfg": "layer_norm:paper,pos_encoding:blog,softmax:naive,"
+                                                    "attn_divisor:sqrt_dk"},
     "learned positions, SOS only": {"cfg": "pos_encoding:learned", "tgt": ""},
-    "biases, tied, no scale": {"cfg": "attn_bias:true,ffn_bias:true,tied_output:true,shared_embeddings:false,"
-                                      "pos_encoding:none"},
+    "biases, two embeddings, no PE": {"cfg": "attn_bias:true,ffn_bias:true,tied_output:true,shared_embeddings:false,"
+                                             "pos_encoding:none"},
     "paper decoder-only, pre-norm": {"preset": "paper", "cfg": "decoder_only:true,norm_placement:pre"},
     "presenter mode, edited": {"present": "1", "edit": "enc.0.attn.W_Q:0.1.2=1.5"},
     "a link refused in part": {"cfg": "n_layers:99,activation:swish", "seed": "-1", "edit": "nothing:0=1"},
@@ -207,21 +209,32 @@ def _open_expanders(at) -> None:
         at.run()
 
 
-def _choices(at) -> list[tuple[str, object]]:
-    """(widget key, value) of each section and each step of the page but the one drawn first."""
-    found = []
-    for group in at.get("button_group"):
-        proto, key = group.proto, WIDGET_KEY.sub("", group.proto.id)
-        if proto.label == ZH_T("view.section"):
-            found += [(key, option.content) for option in proto.options[1:]]
-        elif proto.label == ZH_T("view.step"):
-            found += [(key, position) for position in range(1, len(proto.options))]
+REPEATS = re.compile(r"^(?:heads|layer)\.|\.row$|^ctl\.lang$")  # rows of buttons whose choices repeat the words:
+# heads, layers, an editor's rows; the language
+
+
+def english_in_choices(at, where: str) -> dict:
+    """The page as drawn, then each other choice of each row of buttons on it (sections, steps, sub-layers,
+    strategies, ...; the rows a choice draws too), chosen as the browser sends it: its label."""
+    found, done = english_on(at, where), set()
+    while rows := _rows_of_buttons(at, done):
+        done.add(rows[0].id)
+        for position, option in enumerate(rows[0].options):
+            if position not in rows[0].default:
+                streamlit_privates.send_value(at, rows[0].id, string_array_value=StringArray(data=[option.content]))
+                found |= english_on(at, f"{where} {WIDGET_KEY.sub('', rows[0].id)}={option.content}")
     return found
 
 
+def _rows_of_buttons(at, done: set) -> list:
+    """The rows of buttons on the page (their protos) not yet gone through, but those of REPEATS."""
+    return [group.proto for group in at.get("button_group")
+            if group.proto.id not in done and not REPEATS.search(WIDGET_KEY.sub("", group.proto.id))]
+
+
 def english_in_setting(query: dict, room: bool = False) -> dict:
-    """Every page under the link's settings, each section and step of it; room: the session opens a room first, and
-    a student follows it to each page."""
+    """Every page under the link's settings, each choice of its rows of buttons; room: the session opens a room
+    first, and a student follows it to each page."""
     at = open_page("overview", lang="zh", **query)
     if room:
         at.button(key="room.open").click().run()
@@ -229,13 +242,9 @@ def english_in_setting(query: dict, room: bool = False) -> dict:
     for page in ALL_PAGES:
         if page != "overview":
             goto(at, page)
-        found |= english_on(at, page)
         if room:
             found |= english_on(open_link(page, lang="zh", room=at.session_state["room"]["code"]), f"{page} student")
-        for key, value in _choices(at):
-            at.session_state[key] = value
-            at.run()
-            found |= english_on(at, f"{page} {key}={value}")
+        found |= english_in_choices(at, page)
     return found
 
 
