@@ -30,8 +30,8 @@ from ui.core.i18n import (CATALOG_DIR, CATALOGS, EN, LANGUAGES, ZH, language_of,
                           load_catalogs, translator)
 from ui.core.i18n import literal  # noqa: E402
 from ui.lessons.size_tables import parameter_table  # noqa: E402
-from ui.core.labels import (INTRO_SETTINGS, SEED_NOTES, indices, intro_keys, param_axes, step_axes, top_tokens,  # noqa: E402
-                            unique)
+from ui.core.labels import (INTRO_SETTINGS, SEED_NOTES, cell_label, indices, intro_keys, param_axes,  # noqa: E402
+                            step_axes, top_tokens, unique)
 from ui.core.navigation import PAGES, page_file  # noqa: E402
 from ui.core.state import (APP_LIMITS, MAX_CHARS, MAX_EDITS, MAX_TOKENS, MAX_WEIGHT, AppState, LimitError, apply_edits,  # noqa: E402
                            check_limits, check_weight, decode, decode_view, encode, encode_view)
@@ -1587,3 +1587,13 @@ def test_the_sos_only_target_says_which_step_in_chinese():
     reads SOS alone (the post's "The first text of the decoder ... The input token is SOS")."""
     assert "first decoding step" in EN["ctl.tgt_sos"] and "第一个解码步骤" in ZH["ctl.tgt_sos"]
     assert "那一步" not in ZH["ctl.tgt_sos"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_drill_downs_plain_text_writes_its_titles_math_in_unicode(lang):
+    """The plain-text drill-down of the output projection read "输出投影（\\times W^O）[1, 1]": LaTeX where none is
+    drawn. Its LaTeX keeps the math."""
+    title = translator(lang)("step.attn.out")
+    tex, plain = cell_label(None, None, title, (0, 0))
+    assert plain == title.replace(r"$\times W^O$", "× Wᴼ") + "[1, 1]" and "\\" not in plain
+    assert r"\times W^O" in tex

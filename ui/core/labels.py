@@ -5,6 +5,7 @@ from collections import Counter
 from functools import lru_cache
 
 from ui.core.format import fmt
+from ui.core.i18n import plain_math
 
 FIRST = 1  # what a person reads counts from 1: positions, rows, columns, heads, layers, time steps (the paper's
 # head_1 … head_h); only code counts from 0 (step and parameter names, enc.0; a link's edit=…:i.j.k and cell=i.j)
@@ -142,9 +143,12 @@ def step_tex(symbol: str | None, head: int | None, title: str) -> str:
 
 def cell_label(symbol: str | None, head: int | None, title: str, cell: tuple) -> tuple[str, str]:
     """A drill-down's cell as its matrix is named on the page (step_tex) with its row and column from FIRST, in
-    LaTeX and in plain text: ("Q_{1}[2, 3]", "Q_1[2, 3]")."""
-    tex = f"{step_tex(symbol, head, title)}[{', '.join(str(k + FIRST) for k in cell)}]"
-    return tex, re.sub(r"\\text\{([^{}]*)\}", r"\1", tex).replace("{", "").replace("}", "")
+    LaTeX and in plain text: ("Q_{1}[2, 3]", "Q_1[2, 3]"); the plain text writes a title's math in Unicode
+    ("Output projection (× Wᴼ)[1, 1]", not "\\times W^O")."""
+    position = f"[{', '.join(str(k + FIRST) for k in cell)}]"
+    plain = step_tex(symbol, head, plain_math(title)) + position
+    return step_tex(symbol, head, title) + position, re.sub(r"\\text\{([^{}]*)\}", r"\1", plain).replace(
+        "{", "").replace("}", "")
 
 
 TOP_PARAMS = ("embed", "pos", "unembed")  # parameters outside the layers, named whole ("embed.src")

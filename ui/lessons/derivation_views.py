@@ -8,6 +8,7 @@ from engine.positional import sinusoid_angle
 
 from ui.core import session
 from ui.core.format import bmatrix
+from ui.core.labels import input_side
 from ui.views import draw
 
 LINES = r" \\ "
@@ -67,7 +68,7 @@ def _pe_rotation():
     the first frequency pair."""
     ctx, derivations = session.get(), _sympy()
     _show("pe_rotation", derivations.pe_rotation().lines)
-    pe = ctx.trace["src.pos"]  # (n, d_model)
+    pe = ctx.trace[f"{input_side(ctx.config)}.pos"]  # (n, d_model): a decoder-only model's one sequence has no src
     if ctx.config.pos_encoding != "sinusoidal":
         st.caption(ctx.t("derive.pe_rotation.other"))
     elif pe.shape[0] > 1 and pe.shape[1] > 1:
