@@ -1039,11 +1039,19 @@ def test_a_page_about_the_first_encoder_layer_does_not_run_the_decoder(monkeypat
 def test_a_new_word_gets_its_own_embedding_drawn_from_the_seed():
     at = open_page("tokens", src="Hello Mars")
     assert_clean(at)
-    assert [i.value for i in at.info] == [EN_T("msg.new_words", words="mars", seed=0, n=11)]
+    assert [i.value for i in at.info] == [EN_T("msg.new_words", words="` mars `", seed=0, n=11)]
     assert at.dataframe[0].value[EN["tokens.token"]].tolist() == ["hello", "mars"]
     mars = engine.with_words(engine.preset("hello-world"), "Mars")
     assert mars.vocab.tokens[-1] == "mars"
     assert shown(at, mars.run("Hello Mars", "Hola Mundo")["src.embed"])
+
+
+def test_new_words_are_named_as_typed_not_read_as_markdown():
+    """A typed word is written as code: "__bold__" was bold, and a lone "$" could open math with the next one."""
+    at = open_page("tokens", src="__bold__ $ x $")
+    assert_clean(at)
+    (note,) = at.info
+    assert "` __bold__ `" in note.value and "` $ `" in note.value
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

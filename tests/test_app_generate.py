@@ -116,7 +116,7 @@ def test_the_trained_model_gives_a_new_word_weights_of_its_own():
     assert_clean(at)
     model = engine.with_words(engine.trained(), "Hello Mars")
     assert sentence_line(at) == expected_sentence(generate(model, "Hello Mars", max_len=10).tokens)
-    assert [i.value for i in at.info] == [T("msg.new_words", words="mars", seed=0, n=len(engine.trained().vocab))]
+    assert [i.value for i in at.info] == [T("msg.new_words", words="` mars `", seed=0, n=len(engine.trained().vocab))]
     known = open_page("generate", src="The cat sat on the mat")  # new to the pages' model, not to the trained one
     assert not known.info and sentence_line(known) == expected_sentence(
         ("el", "gato", "se", "sentó", "en", "la", "alfombra", "EOS"))
@@ -138,8 +138,8 @@ def test_beam_search_shows_the_engines_best_sentence_and_ranking():
     assert_clean(at)
     expected = beam_search(small_model(), SMALL["src"], width=4, max_len=5, alpha=1.0)
     best = expected.best
-    assert any(m.value == T("gen.beam_best", text=best.text or "∅", logp=f"{best.logprob:.4f}",
-                            score=f"{best.score:.4f}") for m in at.markdown)
+    assert any(m.value == T("gen.beam_best", text=best.text or "∅", logp=f"{best.logprob:.4f}".replace("-", "−"),
+                            score=f"{best.score:.4f}".replace("-", "−")) for m in at.markdown)
     ranking = at.dataframe[0].value
     assert ranking[EN["gen.col.text"]].tolist() == [" ".join(h.tokens) for h in expected.hypotheses]
     assert ranking[EN["gen.score"]].tolist() == [round(h.score, 4) for h in expected.hypotheses]

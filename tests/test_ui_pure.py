@@ -1110,11 +1110,12 @@ def test_beam_tree_marks_kept_pruned_finished_and_best():
     best_path = search.path(search.best.node)
     assert edges["#d62728"] == len(best_path) - 1 and sum(edges.values()) == len(search.nodes) - 1
     assert sum(box["bordercolor"] == "#d62728" for box in boxes) == len(best_path)
-    assert any(f"score {search.best.score:.2f}" in box["text"] for box in boxes)
+    assert any(f"score {search.best.score:.2f}".replace("-", "−") in box["text"] for box in boxes)
+    assert not any(re.search(r"-\d", box["text"] + box.get("hovertext", "")) for box in boxes)  # a minus is −
     for step in {n.step for n in pruned}:
         box = next(b for b in boxes if b["y"] == step and b["bgcolor"] == "#f2f2f2")
         here = sorted((n for n in pruned if n.step == step), key=lambda n: -n.cum_logprob)
-        assert box["text"] == f"{len(here)} pruned<br>best: {here[0].token} {here[0].cum_logprob:.2f}"
+        assert box["text"] == f"{len(here)} pruned<br>best: {here[0].token} {here[0].cum_logprob:.2f}".replace("-", "−")
         assert box["hovertext"].count("<br>") == len(here) - 1
     assert beam_tree.path_probs(search) == pytest.approx([np.exp(n.logprob) for n in best_path[1:]])
 

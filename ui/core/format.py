@@ -20,6 +20,11 @@ def _elide(n: int) -> list:
     return list(range(LATEX_MAX - 2)) + [None] + [n - 2, n - 1]
 
 
+def decimals(value: float, places: int) -> str:
+    """A number with `places` decimals (a log-probability's -9.559), its minus the one fmt writes (−)."""
+    return f"{value:.{places}f}".replace("-", "−")
+
+
 def bmatrix(matrix, digits: int = 6) -> str:
     """A 1-D or 2-D array as a LaTeX bmatrix, eliding the middle beyond LATEX_MAX rows or columns."""
     matrix = np.atleast_2d(matrix)

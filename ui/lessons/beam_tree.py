@@ -6,6 +6,7 @@ import math
 from html import escape
 
 from ui.core.figures import Chart, MARGIN
+from ui.core.format import decimals
 
 TREE_FONT_PX = 13  # the beam tree's text: plotly draws it at this size whatever the figure's width
 TREE_ROW_PX = 84  # a step's row: three lines of text and the edges between rows
@@ -63,18 +64,18 @@ def _pruned_steps(search) -> list[int]:
 def _kept_box(node, x, labels, on_best_path, ends) -> dict:
     token = escape(node.token)  # plotly reads tags in text: "<unk>" must stay text
     text = token if node.parent is None else (
-        f"<b>{token}</b> · p {math.exp(node.logprob):.2f}<br>{labels['logp']} {node.cum_logprob:.2f}")
+        f"<b>{token}</b> · p {math.exp(node.logprob):.2f}<br>{labels['logp']} {decimals(node.cum_logprob, 2)}")
     if ends:
-        text += f"<br>{labels['score']} {node.score:.2f}"
+        text += f"<br>{labels['score']} {decimals(node.score, 2)}"
     return _box(x, node.step, text, "#fde2e1" if on_best_path else "#eef4fb",
                 "#d62728" if on_best_path else "#4a6fa5", 3 if node.finished else 1)
 
 
 def _pruned_box(search, step, x, labels) -> dict:
     pruned = sorted((n for n in search.at_step(step) if not n.kept), key=lambda n: -n.cum_logprob)
-    first = labels["best"].format(token=escape(pruned[0].token), logp=f"{pruned[0].cum_logprob:.2f}")
+    first = labels["best"].format(token=escape(pruned[0].token), logp=decimals(pruned[0].cum_logprob, 2))
     box = _box(x, step, f"{labels['pruned'].format(n=len(pruned))}<br>{first}", "#f2f2f2", "#aaaaaa", 1, "#555555")
-    return {**box, "hovertext": "<br>".join(f"{escape(n.token)}  {labels['logp']} {n.cum_logprob:.2f}" for n in pruned)}
+    return {**box, "hovertext": "<br>".join(f"{escape(n.token)}  {labels['logp']} {decimals(n.cum_logprob, 2)}" for n in pruned)}
 
 
 def _box(x, y, text, fill, border, border_width, colour=TEXT_COLOUR) -> dict:

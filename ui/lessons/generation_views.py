@@ -12,7 +12,7 @@ from engine.tokens import SOS
 
 from ui.core import generation, runs, session, sidebar
 from ui.core.figures import bars, heatmap
-from ui.core.format import arrow, fmt
+from ui.core.format import arrow, decimals, fmt
 from ui.core.labels import top_heading, top_tokens
 from ui.core.model_card import model_sizes
 from ui.core.state import CACHE_HASH
@@ -220,7 +220,7 @@ def _open_prefix(prefix_tokens):
 def beam(search):
     ctx = session.get()
     best = search.best
-    st.markdown(ctx.t("gen.beam_best", text=best.text or "∅", logp=f"{best.logprob:.4f}", score=f"{best.score:.4f}"))
+    st.markdown(ctx.t("gen.beam_best", text=best.text or "∅", logp=decimals(best.logprob, 4), score=decimals(best.score, 4)))
     _tree(ctx, search, "gen.tree")
     st.caption(ctx.t("gen.beam_legend"))
     hypotheses = search.hypotheses
@@ -247,10 +247,10 @@ def disagreement():
     st.markdown(ctx.t("gen.compare_setup", src=example["src"], width=example["width"]) + _shared_vocabulary(ctx, model))
     answers = (("gen.s.greedy", greedy.tokens, greedy.logprob), ("gen.s.beam", search.best.tokens, search.best.logprob))
     for column, (label, tokens, logprob) in zip(st.columns(2), answers):
-        column.metric(ctx.t(label), " ".join(tokens), f"log P {logprob:.3f}", delta_color="off", delta_arrow="off")
+        column.metric(ctx.t(label), " ".join(tokens), f"log P {decimals(logprob, 3)}", delta_color="off", delta_arrow="off")
     st.markdown(ctx.t("gen.compare_why", greedy=_with_probs(greedy.tokens, [s.prob for s in greedy.steps]),
                       beam=_with_probs(search.best.tokens, beam_tree.path_probs(search)),
-                      lg=f"{greedy.logprob:.3f}", lb=f"{search.best.logprob:.3f}"))
+                      lg=decimals(greedy.logprob, 3), lb=decimals(search.best.logprob, 3)))
     _tree(ctx, search, "gen.compare_tree")
     st.button(ctx.t("gen.compare_open"), key="gen.compare_open", on_click=_open_example)
 

@@ -8,6 +8,7 @@ import streamlit as st
 
 from ui.classroom import follow, presenter, scroll
 from ui.core import session, sidebar, streamlit_internals
+from ui.core.i18n import literal
 from ui.core.labels import SEED_NOTES, intro_keys
 from ui.core.navigation import ENCODER_DECODER_ONLY, HOME, neighbours
 from ui.core.session import Context
@@ -114,7 +115,7 @@ def intro(page: str, model_notes: bool = True):
 def new_words_note(model):
     """Which typed words the model's vocabulary lacked, and where their weights come from (engine.with_words)."""
     if model.new_words:
-        st.info(session.get().t("msg.new_words", words=", ".join(model.new_words), seed=model.seed,
+        st.info(session.get().t("msg.new_words", words=", ".join(map(literal, model.new_words)), seed=model.seed,
                                 n=len(model.vocab) - len(model.new_words)))
 
 
