@@ -15,7 +15,7 @@ from .backward import loss_and_grads
 from .checkpoint import save
 from .config import parse_field
 from .corpus import CORPORA, pairs
-from .export import WRITERS, jsonable
+from .export import BINARY, WRITERS, jsonable
 from .generate import STRATEGIES, beam_search, generate
 from .optim import OPTIMIZERS
 from .presets import DESCRIPTIONS, PRESETS, preset
@@ -42,7 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
                                               "grads": "the training loss and every parameter's gradient"}[name])
         add_model_arguments(sub)
     trace = commands.choices["trace"]
-    trace.add_argument("--format", choices=sorted(WRITERS), default="json")
+    trace.add_argument("--format", choices=sorted(WRITERS), default="json",
+                       help="pytorch: a zip of the NPZ and a script that checks it in PyTorch")
     trace.add_argument("--out", default=None, help="file to write (default: standard output)")
     explain = commands.choices["explain"]
     explain.add_argument("--step", required=True, help="a step name, e.g. enc.0.attn.scores")
@@ -135,7 +136,7 @@ def _presets() -> int:
 
 def _trace(trace, args) -> int:
     writer = WRITERS[args.format]
-    if args.format == "npz":
+    if args.format in BINARY:
         with (open(args.out, "wb") if args.out else io.BytesIO()) as out:
             writer(trace, out)
             if not args.out:

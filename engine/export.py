@@ -1,18 +1,28 @@
-"""Writing a trace out: RFC 8259 JSON (non-finite numbers as strings), NPZ (no pickles) or long-form CSV."""
+"""Writing a trace out: RFC 8259 JSON (non-finite numbers as strings), NPZ (no pickles) or long-form CSV, each with
+its header (the settings, the vocabulary, the sentence's tokens and ids), so that a file is self-contained; and the
+PyTorch check: the NPZ with a script that rebuilds the model from torch.nn layers and compares every step
+(`data/check_in_pytorch.py`, which the engine hands out and never imports)."""
 from __future__ import annotations
 
 import csv
 import io
 import json
+import zipfile
+from pathlib import Path
 
 import numpy as np
+
+CHECK_SCRIPT = Path(__file__).with_name("data") / "check_in_pytorch.py"
 
 NONFINITE = {float("inf"): "inf", float("-inf"): "-inf"}
 
 
 def header(trace) -> dict:
+    """What makes a file self-contained: the settings, the vocabulary (a token's id is its place), the tokens and ids
+    the pass read (a decoder-only model's tgt_* are its one sequence) and the words read as <unk>."""
     model = trace.model
     return {"config": {"preset": model.name, "seed": model.seed, **model.config.as_dict()},
+            "vocabulary": list(model.vocab.tokens),
             "src_tokens": list(trace.src_tokens), "tgt_tokens": list(trace.tgt_tokens),
             "src_ids": list(trace.src_ids), "tgt_ids": list(trace.tgt_ids),
             "unknown": [{"side": side, "word": word} for side, word in trace.unknown]}
@@ -34,11 +44,12 @@ def _replace_nonfinite(value):
     return NONFINITE.get(value, value)
 
 
-def write_json(trace, out):
-    """Streams the JSON one array at a time, so the paper's 44 million parameters fit in memory."""
+def write_json(trace, out, params: bool = True):
+    """Streams the JSON one array at a time, so the paper's 44 million parameters fit in memory; params=False leaves
+    the weights out (the NPZ holds them)."""
     head = json.dumps(header(trace), ensure_ascii=False, allow_nan=False)
     out.write(head[:-1] + ', "params": {')
-    for i, (name, value) in enumerate(trace.model.params.items()):
+    for i, (name, value) in enumerate(trace.model.params.items() if params else ()):
         out.write(("," if i else "") + f"{json.dumps(name)}: {json.dumps(jsonable(value), allow_nan=False)}")
     out.write('}, "steps": [')
     for i, step in enumerate(trace.steps()):
@@ -55,20 +66,47 @@ def write_npz(trace, out):
     np.savez_compressed(out, **arrays)
 
 
-def write_csv(trace, out):
-    """One row per number: source ("step" or "param"), name, index (i,j,...), value."""
+def write_csv(trace, out, params: bool = True):
+    """One row per number: source ("step" or "param"), name, index (i,j,...), value; first the header's rows (source
+    "header": config.FIELD, or a list's name and position, e.g. vocabulary,3,hello). params=False: no weights."""
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["source", "name", "index", "value"])
-    for source, items in (("step", ((s.name, s.value) for s in trace.steps())), ("param", trace.model.params.items())):
+    writer.writerows(("header", *row) for row in _header_rows(header(trace)))
+    arrays = (("step", ((s.name, s.value) for s in trace.steps())),) + ((("param", trace.model.params.items()),)
+                                                                       if params else ())
+    for source, items in arrays:
         for name, value in items:
             for index, x in np.ndenumerate(value):
                 writer.writerow([source, name, ",".join(map(str, index)), repr(float(x))])
 
 
-WRITERS = {"json": write_json, "npz": write_npz, "csv": write_csv}
+def _header_rows(head: dict):
+    """(name, index, value) of every setting (config.FIELD) and every item of the header's lists."""
+    for key, value in head.items():
+        if isinstance(value, dict):
+            yield from ((f"{key}.{field}", "", _text(item)) for field, item in value.items())
+        else:
+            yield from ((key, str(i), _text(item)) for i, item in enumerate(value))
 
 
-def to_json_text(trace) -> str:
+def _text(value) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def write_torch_check(trace, out):
+    """A zip of check_in_pytorch.py and trace.npz (write_npz): `python check_in_pytorch.py` where it is unpacked
+    rebuilds the model in PyTorch and prints each step's largest difference from this trace."""
+    with zipfile.ZipFile(out, "w") as archive:  # stored: the NPZ is compressed already
+        archive.writestr("check_in_pytorch.py", CHECK_SCRIPT.read_text(encoding="utf-8"), zipfile.ZIP_DEFLATED)
+        with archive.open("trace.npz", "w") as entry:  # written into the zip as made: the paper's is 340 MB
+            write_npz(trace, entry)
+
+
+WRITERS = {"json": write_json, "npz": write_npz, "csv": write_csv, "pytorch": write_torch_check}
+BINARY = ("npz", "pytorch")  # written to bytes, not text
+
+
+def to_json_text(trace, params: bool = True) -> str:
     buffer = io.StringIO()
-    write_json(trace, buffer)
+    write_json(trace, buffer, params)
     return buffer.getvalue()

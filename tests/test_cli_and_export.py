@@ -4,12 +4,14 @@ import io
 import json
 import subprocess
 import sys
+import zipfile
 
 import numpy as np
 import pytest
 
 import engine
 from engine.__main__ import main
+import engine.blog
 from engine.export import to_json_text, write_csv, write_npz
 
 
@@ -95,8 +97,50 @@ def test_csv_has_one_row_per_number():
     trace = engine.preset("hello-world").run("Hello World")
     buffer = io.StringIO()
     write_csv(trace, buffer)
-    rows = list(csv.DictReader(io.StringIO(buffer.getvalue())))
+    rows = [r for r in csv.DictReader(io.StringIO(buffer.getvalue())) if r["source"] != "header"]
     total = sum(v.size for v in trace.values()) + sum(v.size for v in trace.model.params.values())
     assert len(rows) == total
     score = next(r for r in rows if r["name"] == "enc.0.attn.scores" and r["index"] == "0,1,1")
     assert float(score["value"]) == pytest.approx(135.5517)
+
+
+def test_every_format_carries_the_vocabulary_and_settings(tmp_path):
+    """A file is self-contained: its ids read as its tokens through its own vocabulary, and it holds the settings."""
+    trace = engine.preset("hello-world").run("Hello World", "hola zebra")
+    data = json.loads(to_json_text(trace))
+    write_npz(trace, str(tmp_path / "t.npz"))
+    with np.load(tmp_path / "t.npz", allow_pickle=False) as npz:
+        assert json.loads(str(npz["header"])) == {key: data[key] for key in json.loads(str(npz["header"]))}
+    assert data["vocabulary"] == list(engine.blog.VOCABULARY) and data["config"]["layer_norm"] == "blog"
+    assert [data["vocabulary"][i] for i in data["tgt_ids"]] == data["tgt_tokens"] == ["SOS", "hola", "<unk>"]
+    assert data["unknown"] == [{"side": "tgt", "word": "zebra"}]
+    buffer = io.StringIO()
+    write_csv(trace, buffer)
+    header = [r for r in csv.DictReader(io.StringIO(buffer.getvalue())) if r["source"] == "header"]
+    rows = {(r["name"], r["index"]): r["value"] for r in header}
+    assert rows["config.attn_divisor", ""] == "30.0" and rows["config.pos_encoding", ""] == "blog_table"
+    assert rows["config.n_enc_layers", ""] == "null" and rows["config.embed_scale", ""] == "false"
+    assert [rows["vocabulary", str(i)] for i in range(len(data["vocabulary"]))] == data["vocabulary"]
+    assert rows["tgt_tokens", "2"] == "<unk>" and rows["unknown", "0"] == '{"side": "tgt", "word": "zebra"}'
+
+
+def test_json_and_csv_leave_the_weights_out_when_asked():
+    trace = engine.preset("hello-world").run("Hello World")
+    data = json.loads(to_json_text(trace, params=False))
+    assert data["params"] == {} and len(data["steps"]) == len(trace)
+    buffer = io.StringIO()
+    write_csv(trace, buffer, params=False)
+    sources = {r["source"] for r in csv.DictReader(io.StringIO(buffer.getvalue()))}
+    assert sources == {"header", "step"}
+
+
+def test_the_pytorch_format_is_a_zip_of_the_script_and_the_npz(tmp_path):
+    out = tmp_path / "check.zip"
+    assert run_cli("trace", "--preset", "hello-world", "--format", "pytorch", "--out", str(out)).returncode == 0
+    with zipfile.ZipFile(out) as archive:
+        assert sorted(archive.namelist()) == ["check_in_pytorch.py", "trace.npz"]
+        script = archive.read("check_in_pytorch.py").decode()
+        with archive.open("trace.npz") as npz, np.load(io.BytesIO(npz.read()), allow_pickle=False) as data:
+            assert data["step/enc.0.ln1"].shape == (2, 4)
+    imports = {line.split()[1] for line in script.splitlines() if line.startswith(("import ", "from "))}
+    assert imports == {"json", "math", "sys", "pathlib", "numpy", "torch", "torch.nn"}  # nothing of this project

@@ -15,6 +15,8 @@ LATEX_CELLS = 8  # matrices up to 8 rows are also written out as a bmatrix ...
 LATEX_COLS = 6  # ... up to 6 columns: 8 six-digit numbers with signs are wider than the page (a table holds them)
 TABLE_COLS = 16  # wider matrices are shown as heatmaps only
 ROOM = (r"\begin{gathered}\\[-1em]", r"\\[-1em]{}\end{gathered}")  # empty lines around a formula (latex())
+CHART_FORMATS = ("png", "svg")  # what a chart's download button saves (the Export section's choice, ui/views/exports)
+CHART_FORMAT = "chart_format"  # the session's choice
 
 
 def latex(tex: str):
@@ -75,10 +77,22 @@ def type_scale(ctx) -> float:
 
 
 def plot(chart, key: str | None = None, where=st, **options):
-    """A chart in `where` (the page, a column, a placeholder), its type presenter mode's size when presenting, without
-    plotly's mode bar."""
-    return where.plotly_chart(at_scale(chart, type_scale(session.get())), key=key, config={"displayModeBar": False},
-                              **options)
+    """A chart in `where` (the page, a column, a placeholder), its type presenter mode's size when presenting, with
+    plotly's mode bar on hover reduced to its download button."""
+    ctx = session.get()
+    config = chart_config(ctx.t, ctx.state.lang, key)
+    return where.plotly_chart(at_scale(chart, type_scale(ctx)), key=key, config=config, **options)
+
+
+def chart_config(t, lang: str, key: str | None) -> dict:
+    """Plotly's options: the mode bar holds only "download" (no zoom or selection tools beside the heatmaps' click),
+    saving the session's CHART_FORMAT at twice the screen's resolution, its tip in the reader's language (plotly's
+    own words are English: its locale takes them from the catalog)."""
+    fmt = st.session_state.get(CHART_FORMAT, CHART_FORMATS[0])
+    tip = t("export.chart_tip", format=fmt.upper())
+    return {"displayModeBar": "hover", "modeBarButtons": [["toImage"]], "displaylogo": False,
+            "toImageButtonOptions": {"format": fmt, "scale": 2, "filename": key or "chart"},
+            "locale": lang, "locales": {lang: {"dictionary": {"Download plot as a PNG": tip, "Download plot": tip}}}}
 
 
 def chart_width(n_cols):
