@@ -934,7 +934,9 @@ def test_a_stack_page_draws_no_tensor_twice(page, placement):
 @pytest.mark.parametrize("page, cfg, keys", [
     ("add_norm", "", ("intro.add_norm.post", "intro.add_norm.blog")),
     ("add_norm", "norm_placement:pre,layer_norm:paper", ("intro.add_norm.pre", "intro.add_norm.paper")),
-    ("ffn", "activation:gelu", ("intro.ffn.gelu",)),
+    ("ffn", "activation:gelu", ("intro.ffn.gelu", "intro.ffn.post")),
+    ("ffn", "norm_placement:pre", ("intro.ffn.relu", "intro.ffn.pre")),  # x is LayerNorm(X): its FFN(x) said x
+    ("dec_ffn", "norm_placement:pre", ("intro.dec_ffn.pre",)),
     ("encoder_stack", "norm_placement:pre", ("intro.encoder_stack.pre",)),
     ("attention", "attn_divisor:sqrt_dk", ("intro.attention.sqrt_dk", "intro.attention.stable")),
     ("positional", "pos_encoding:sinusoidal", ("intro.positional.sinusoidal",)),

@@ -576,8 +576,9 @@ def _every_value(field):
 def test_an_intro_goes_on_with_the_current_settings():
     hello = engine.preset("hello-world").config
     assert intro_keys("overview", hello) == ["intro.overview"]
-    assert intro_keys("ffn", hello) == ["intro.ffn", "intro.ffn.relu"]
-    assert intro_keys("ffn", hello.replace(activation="gelu")) == ["intro.ffn", "intro.ffn.gelu"]
+    assert intro_keys("ffn", hello) == ["intro.ffn", "intro.ffn.relu", "intro.ffn.post"]
+    assert intro_keys("ffn", hello.replace(activation="gelu")) == ["intro.ffn", "intro.ffn.gelu", "intro.ffn.post"]
+    assert intro_keys("dec_ffn", hello.replace(norm_placement="pre")) == ["intro.dec_ffn", "intro.dec_ffn.pre"]
     assert intro_keys("add_norm", hello.replace(norm_placement="pre")) == ["intro.add_norm", "intro.add_norm.pre",
                                                                           "intro.add_norm.blog"]
     assert intro_keys("attention", hello) == ["intro.attention", "intro.attention.number", "intro.attention.stable"]

@@ -73,7 +73,8 @@ INTRO_SETTINGS = {
     "positional": ("pos_encoding",),
     "attention": ("attn_divisor", "softmax"),
     "add_norm": ("norm_placement", "layer_norm"),
-    "ffn": ("activation",),
+    "ffn": ("activation", "norm_placement"),
+    "dec_ffn": ("norm_placement",),
     "encoder_stack": ("norm_placement",),
 }
 
