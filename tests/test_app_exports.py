@@ -17,7 +17,8 @@ LABELS = ("export.json", "export.csv", "export.npz", "export.torch")
 
 
 def download_labels(at):
-    return [button.proto.label for button in at.get("download_button")]
+    """The sidebar's download buttons (the overview's handout has its own, ui/handout)."""
+    return [button.proto.label for button in at.sidebar.get("download_button")]
 
 
 def chart_config(at):

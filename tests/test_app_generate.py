@@ -9,7 +9,7 @@ from engine.generate import DISAGREEMENT, beam_search, generate
 from conftest import page_title
 from test_app_train import english_words
 from test_app import assert_clean, goto, notes, open_page, paragraphs, query, server_navigation  # noqa: F401 (fixture)
-from ui.core.format import DIGITS, fmt
+from ui.core.format import DIGITS, decimals, fmt
 from ui.core.i18n import EN, ZH, translator
 from ui.core.labels import top_heading
 
@@ -138,8 +138,8 @@ def test_beam_search_shows_the_engines_best_sentence_and_ranking():
     assert_clean(at)
     expected = beam_search(small_model(), SMALL["src"], width=4, max_len=5, alpha=1.0)
     best = expected.best
-    assert any(m.value == T("gen.beam_best", text=best.text or "∅", logp=f"{best.logprob:.4f}".replace("-", "−"),
-                            score=f"{best.score:.4f}".replace("-", "−")) for m in at.markdown)
+    assert any(m.value == T("gen.beam_best", text=best.text or "∅", logp=decimals(best.logprob, 4),
+                            score=decimals(best.score, 4)) for m in at.markdown)
     ranking = at.dataframe[0].value
     assert ranking[EN["gen.col.text"]].tolist() == [" ".join(h.tokens) for h in expected.hypotheses]
     assert ranking[EN["gen.score"]].tolist() == [round(h.score, 4) for h in expected.hypotheses]

@@ -53,7 +53,7 @@ from test_app_train import open_tab
 from test_ui_pure import LINK_KEYS, LINK_VALUES
 from ui.classroom import presenter, scroll, share
 from ui.core import generation, session, sidebar, state as app_state
-from ui.core.format import fmt
+from ui.core.format import decimals, fmt
 from ui.core.i18n import EN, ZH, literal, translator
 from ui.core.state import AppState
 from ui.lessons import animation_views
@@ -199,8 +199,8 @@ def assert_numbers_are_the_engines(at, page, state):
             return
         if generation.settings(state.gen)["strategy"] == "beam":
             best = generated.best
-            assert t("gen.beam_best", text=best.text or "∅", logp=f"{best.logprob:.4f}",
-                     score=f"{best.score:.4f}") in markdown
+            assert t("gen.beam_best", text=best.text or "∅", logp=decimals(best.logprob, 4),
+                     score=decimals(best.score, 4)) in markdown
         else:
             assert f"**{t('gen.sentence')}** `SOS` " + " ".join(f"`{w}`" for w in generated.tokens) in markdown
     elif page == "train" and at.metric:  # the loss tab is open
