@@ -13,7 +13,7 @@ STREAMLIT_UI = {"core.runs", "core.session", "core.sidebar", "core.streamlit_int
                 "classroom.follow", "classroom.presenter", "classroom.scroll", "classroom.share",
                 "views.draw", "views.drawn", "views.drill", "views.editors", "views.frame", "views.pickers", "views.steps",
                 "lessons.animation_views", "lessons.batch_views", "lessons.blocks", "lessons.derivation_views",
-                "lessons.embedding_views", "lessons.generation_views", "lessons.positional_views",
+                "lessons.embedding_views", "lessons.exercise_views", "lessons.generation_views", "lessons.positional_views",
                 "lessons.training_views"}
 MAX_MODULES = 15  # a ui/ package's modules (its __init__ aside): past that, a part hides in a long list
 UI_LAYERS = ("stores", "core", "classroom", "views", "lessons")  # a ui/ package imports only those before it

@@ -1,0 +1,266 @@
+"""The exercises page: the post's eight exercises, each an experiment with a link to its prepared state, a control,
+an answer checked against the engine's and an explanation from its numbers; cells of the current pass to compute by
+hand; the session's answers, kept in the link (engine.exercises: the questions, the answers and their reading)."""
+from urllib.parse import urlencode
+
+import numpy as np
+import streamlit as st
+
+import engine
+from engine import exercises as ex
+from ui.core import runs, session, sidebar
+from ui.core.format import fmt
+from ui.core.i18n import literal
+from ui.core.labels import FIRST, step_name_key
+from ui.core.state import APP_LIMITS, CACHE_HASH, encode
+from ui.views import frame, pickers
+from ui.views.draw import latex, numbers
+from ui.views.drawn import from_link, show_in_link
+from ui.views.drill import cell_explanation
+
+PROGRESS = "ex.progress"  # {question id: answered right}, the session's
+
+
+def body():
+    frame.intro("exercises")
+    ctx = session.get()
+    progress = _progress(ctx.t)
+    pickers.section_tabs({"ex.tab.post": _post_exercises, "ex.tab.hand": _by_hand}, "ex.tab", link="section")
+    show_in_link("done", ex.encode_progress(progress), "")
+
+
+def _progress(t) -> dict:
+    """The session's answers: the link's on the page's first run (each refused part said), else those kept."""
+    linked = from_link("done", lambda text: True)
+    if linked is not None:
+        progress, refused = ex.decode_progress(linked)
+        st.session_state[PROGRESS] = progress
+        if refused:
+            st.warning(t("ex.progress_refused", parts=", ".join(literal(part) for part in refused)))
+    progress = st.session_state.setdefault(PROGRESS, {})
+    right = sum(progress.values())
+    st.markdown(t("ex.progress", answered=len(progress), right=right))
+    if progress:
+        st.button(t("ex.start_over"), key="ex.start_over", on_click=progress.clear)
+    return progress
+
+
+def _record(qid: str, verdict: ex.Verdict, key: str) -> None:
+    st.session_state[f"{key}.verdict"] = verdict
+    if verdict.answered:
+        st.session_state[PROGRESS][qid] = verdict.right
+
+
+def _verdict_line(t, verdict: ex.Verdict | None, right_answer: str) -> bool:
+    """The last check's result; True once the learner has answered (the explanation may then be shown)."""
+    if verdict is None:
+        return False
+    if verdict.right:
+        st.success(t("ex.right"))
+    elif verdict.answered:
+        st.error(t("ex.wrong", answer=right_answer))
+    else:
+        st.warning(t(f"ex.refused.{verdict.code}", n=ex.MAX_ANSWER_CHARS))
+    return verdict.answered
+
+
+# ---- the post's exercises -----------------------------------------------------------------------------------------
+
+# Each exercise: the page its link opens, the settings of its prepared state and the control it offers.
+PREPARED = {
+    "positions": ("positional", {"pos_encoding": "none"}),
+    "attentions": ("cross_attention", {}),
+    "d_k": ("attention", {"d_k": 256, "d_v": 256, "attn_divisor": 1.0}),
+    "ffn": ("ffn", {}),
+    "decoder_passes": ("generate", {}),
+    "residual": ("add_norm", {"residual": False}),
+    "probabilities": ("output", {}),
+    "greedy": ("generate", {}),
+}
+
+
+def _post_exercises():
+    ctx = session.get()
+    for number, key in enumerate(ex.POST_EXERCISES, start=FIRST):
+        title = ctx.t("ex.title", n=number, question=ctx.t(f"ex.{key}.question"))
+        box = st.expander(title, key=f"ex.open.{key}", on_change="rerun")
+        if box.open:  # an exercise runs its experiment only while open
+            with box:
+                _post_exercise(ctx, key)
+
+
+def _post_exercise(ctx, key: str):
+    t = ctx.t
+    page, settings = PREPARED[key]
+    prepared = ctx.state.with_settings(**settings) if settings else ctx.state
+    url = f"{page}?{urlencode(encode(prepared))}"
+    st.markdown(t(f"ex.{key}.task") + "\n\n" + t("ex.link", url=url, page=t(f"page.{page}")))
+    CONTROLS.get(key, lambda c: None)(ctx)
+    answer = _answer(ctx, key)
+    if answer is None:
+        st.info(t(f"ex.{key}.none"))
+        return
+    qid, widget = ex.post_exercise_id(key), f"ex.answer.{key}"
+    with st.form(f"ex.form.{key}", border=False):
+        if answer.form == "choice":
+            st.radio(t("ex.your_answer"), ex.CHOICES[key], index=None, key=widget,
+                     format_func=lambda code: t(f"ex.{key}.choice.{code}"))
+        else:
+            st.text_input(t(f"ex.answer.{answer.form}"), key=widget, max_chars=ex.MAX_ANSWER_CHARS)
+        st.form_submit_button(t("ex.check"), on_click=lambda: _record(
+            qid, ex.check_answer(answer, st.session_state.get(widget)), widget))
+    shown = t(f"ex.{key}.choice.{answer.value}") if answer.form == "choice" else literal(str(answer.value))
+    if _verdict_line(t, st.session_state.get(f"{widget}.verdict"), shown):
+        st.markdown(t(f"ex.{key}.why", **_evidence(ctx, key, answer.evidence)))
+
+
+def _answer(ctx, key: str) -> ex.Answer | None:
+    """The engine's answer to an exercise in the current state (the costly ones cached per model key)."""
+    if key == "attentions":
+        return ex.cross_attention_keys(ctx.trace)
+    if key == "probabilities":
+        return ex.next_token(ctx.trace)
+    if key == "ffn":
+        return ex.ffn_weights(ctx.model)
+    return _experiment(key, ctx.state.model_key)
+
+
+@st.cache_resource(max_entries=32, show_spinner=False, hash_funcs=CACHE_HASH)
+def _experiment(key: str, model_key) -> ex.Answer:
+    model = runs.run_model(model_key)
+    src, tgt = model_key.src, model_key.tgt
+    return {"positions": lambda: ex.order_blindness(model, src), "d_k": lambda: ex.saturation(model, src, tgt),
+            "decoder_passes": lambda: ex.decoder_passes(model, src),
+            "residual": lambda: ex.residual_effect(model, src, tgt),
+            "greedy": lambda: ex.greedy_optimal(model, src)}[key]()
+
+
+def _evidence(ctx, key: str, evidence: dict) -> dict:
+    """An answer's numbers as its explanation names them."""
+    digits, words = ctx.state.digits, lambda tokens: literal(" ".join(tokens))
+    if key == "positions":
+        return {"without": fmt(evidence["without_pe"], 2), "with_pe": fmt(evidence["with_pe"], digits),
+                "reversed": literal(evidence["reversed"])}
+    if key == "attentions":
+        return {"cross": " × ".join(map(str, evidence["cross"])), "own": " × ".join(map(str, evidence["self"])),
+                "n_src": evidence["n_src"], "n_tgt": evidence["n_tgt"]}
+    if key == "d_k":
+        table = evidence["table"]
+        rows = [f"| {d_k} | {fmt(table[(d_k, 'sqrt_dk')], digits)} | {fmt(table[(d_k, 1.0)], digits)} |"
+                for d_k in ex.SATURATION_D_K]
+        head = f"| d_k | {ctx.t('ex.d_k.columns')} |\n|---|---|---|"
+        return {"table": "\n\n" + "\n".join([head, *rows]) + "\n\n", "uniform": fmt(evidence["uniform"], digits)}
+    if key == "ffn":
+        shapes = ", ".join(f"{name}: {' × '.join(map(str, shape))}" for name, shape in evidence["shapes"].items())
+        return {"shapes": shapes, "d_model": evidence["d_model"], "d_ff": evidence["d_ff"]}
+    if key == "decoder_passes":
+        return {"tokens": words(evidence["tokens"]), "n": len(evidence["tokens"]), "encoder": evidence["encoder"]}
+    if key == "residual":
+        return {"on": fmt(evidence["gaps"]["on"], digits), "off": fmt(evidence["gaps"]["off"], 2),
+                "mean_on": fmt(evidence["norm_means"]["on"], 2), "mean_off": fmt(evidence["norm_means"]["off"], 2)}
+    if key == "probabilities":
+        top = ", ".join(f"{literal(token)} {fmt(p, digits)}" for token, p in evidence["top"])
+        return {"top": top, "logit": fmt(evidence["logit"], digits)}
+    (greedy, greedy_lp), (beam, beam_lp) = evidence["greedy"], evidence["beam"]
+    return {"greedy": words(greedy), "greedy_lp": fmt(greedy_lp, digits), "beam": words(beam),
+            "beam_lp": fmt(beam_lp, digits), "width": ex.BEAM_WIDTH}
+
+
+def _positions_control(ctx):
+    """Positional encoding on or off, and the source's words reversed."""
+    t, off = ctx.t, ctx.config.pos_encoding == "none"
+    row = pickers.row_of_widgets()
+    row.toggle(t("ex.positions.pe_off"), value=off, key="ex.positions.pe_off",
+               on_change=lambda: sidebar.use_settings({"pos_encoding": "none" if st.session_state[
+                   "ex.positions.pe_off"] else _preset_value(ctx, "pos_encoding")}))
+    row.button(t("ex.positions.reverse"), key="ex.positions.reverse", on_click=lambda: sidebar.adopt(
+        st.session_state.state.replace(src=" ".join(reversed(ctx.state.src.split())))))
+    trace = ctx.trace
+    out = "dec.out" if ctx.config.decoder_only else "enc.out"
+    tokens = trace.tgt_tokens if ctx.config.decoder_only else trace.src_tokens
+    st.caption(t("ex.positions.now", pe=t(f"choice.{ctx.config.pos_encoding}")))
+    numbers(trace[out][:len(tokens)], list(tokens), [str(i) for i in range(FIRST, trace[out].shape[1] + FIRST)])
+
+
+def _d_k_control(ctx):
+    """d_k (and d_v with it) and whether the scores are divided by √d_k; the largest weight per row now."""
+    t, c = ctx.t, ctx.config
+    row = pickers.row_of_widgets()
+    st.session_state.setdefault("ex.d_k.value", c.d_k)
+    row.number_input("d_k", 1, APP_LIMITS["d_k"], key="ex.d_k.value", on_change=lambda: sidebar.use_settings(
+        {"d_k": int(st.session_state["ex.d_k.value"]), "d_v": int(st.session_state["ex.d_k.value"])}))
+    row.toggle(t("ex.d_k.scaled"), value=c.attn_divisor == "sqrt_dk", key="ex.d_k.scaled",
+               on_change=lambda: sidebar.use_settings({"attn_divisor": "sqrt_dk" if st.session_state[
+                   "ex.d_k.scaled"] else 1.0}))
+    att = "dec.0.self_attn" if c.decoder_only else "enc.0.attn"
+    st.markdown(t("ex.d_k.now", d_k=c.d_k, divisor=fmt(c.divisor, 4),
+                  peak=fmt(ex.mean_row_max(ctx.trace, att), ctx.state.digits)))
+
+
+def _residual_control(ctx):
+    st.toggle(ctx.t("ctl.residual"), value=ctx.config.residual, key="ex.residual.on",
+              on_change=lambda: sidebar.use_settings({"residual": st.session_state["ex.residual.on"] is True}))
+
+
+def _preset_value(ctx, field: str):
+    return getattr(engine.PRESETS[ctx.state.preset], field)
+
+
+CONTROLS = {"positions": _positions_control, "d_k": _d_k_control, "residual": _residual_control}
+
+
+# ---- compute it by hand -------------------------------------------------------------------------------------------
+
+def _by_hand():
+    ctx = session.get()
+    t = ctx.t
+    linked = from_link("qset", lambda position: position < ex.MAX_SET)
+    if linked is not None:
+        st.session_state["hand.set"] = linked + 1
+    number = int(st.number_input(t("hand.set"), 1, ex.MAX_SET, key="hand.set", value=1))
+    show_in_link("qset", number - 1, 0)
+    st.caption(t("hand.tolerance", abs=fmt(ex.ABS_TOL, 2), rel=fmt(100 * ex.REL_TOL, 2)))
+    for q in ex.question_set(ctx.trace, number):
+        with st.container(border=True):
+            _hand_question(ctx, q)
+
+
+def _hand_question(ctx, q: ex.Question):
+    t, given, digits = ctx.t, q.given, ctx.state.digits
+    cell = {name: value + FIRST for name, value in zip(("h", "i", "j"), q.index[-3:] if len(q.index) == 3 else
+                                                       (None, *q.index)) if value is not None}
+    st.markdown(f"**{t(f'hand.{q.kind}.title')}** · {t(f'hand.{q.kind}.prompt', **_prompt_values(ctx, q, cell))}")
+    latex(t.words(ctx.trace.step(q.step).formula))
+    for name in ("q", "k", "row", "x", "logits"):
+        if name in given:
+            _given_vector(ctx, q, name)
+    widget = f"hand.answer.{q.id}"
+    with st.form(f"hand.form.{q.id}", border=False):
+        st.text_input(t("ex.answer.number"), key=widget, max_chars=ex.MAX_ANSWER_CHARS)
+        st.form_submit_button(t("ex.check"), on_click=lambda: _record(
+            q.id, ex.check(q, st.session_state.get(widget)), widget))
+    _verdict_line(t, st.session_state.get(f"{widget}.verdict"), fmt(q.answer, max(digits, 6)))
+    hint = st.expander(t("hand.hint"), key=f"hand.hint.{q.id}", on_change="rerun")
+    if hint.open:  # the cell's arithmetic, as the drill-down writes it
+        with hint:
+            title = t(step_name_key(q.step))
+            latex(t.words(cell_explanation(ctx.trace, q.step, q.index, title, digits).latex))
+
+
+def _prompt_values(ctx, q: ex.Question, cell: dict) -> dict:
+    given, digits = q.given, ctx.state.digits
+    values = {**cell, "column": given.get("column", 0) + FIRST}
+    for name in ("score", "divisor", "gamma", "beta", "eps"):
+        if name in given:
+            values[name] = fmt(given[name], digits if name != "eps" else 2)
+    if "token" in given:
+        values["token"] = literal(given["token"])
+    if "pos" in given:
+        values |= {"pos": given["pos"], "d_model": given["d_model"]}
+    return values
+
+
+def _given_vector(ctx, q: ex.Question, name: str):
+    values = np.array(q.given[name])  # (width,)
+    cols = list(ctx.model.vocab.tokens) if name == "logits" else [str(i) for i in range(FIRST, len(values) + FIRST)]
+    numbers(values, [ctx.t(f"hand.given.{name}")], cols)
