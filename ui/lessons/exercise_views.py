@@ -8,13 +8,15 @@ import streamlit as st
 
 import engine
 from engine import exercises as ex
+from ui.classroom import quiz
 from ui.core import runs, session, sidebar
+from ui.core.figures import bars
 from ui.core.format import fmt
 from ui.core.i18n import literal
 from ui.core.labels import FIRST, step_name_key
 from ui.core.state import APP_LIMITS, CACHE_HASH, encode
 from ui.views import frame, pickers
-from ui.views.draw import latex, numbers
+from ui.views.draw import latex, numbers, plot
 from ui.views.drawn import from_link, show_in_link
 from ui.views.drill import cell_explanation
 
@@ -226,25 +228,33 @@ def _by_hand():
 
 
 def _hand_question(ctx, q: ex.Question):
-    t, given, digits = ctx.t, q.given, ctx.state.digits
-    cell = {name: value + FIRST for name, value in zip(("h", "i", "j"), q.index[-3:] if len(q.index) == 3 else
-                                                       (None, *q.index)) if value is not None}
-    st.markdown(f"**{t(f'hand.{q.kind}.title')}** · {t(f'hand.{q.kind}.prompt', **_prompt_values(ctx, q, cell))}")
-    latex(t.words(ctx.trace.step(q.step).formula))
-    for name in ("q", "k", "row", "x", "logits"):
-        if name in given:
-            _given_vector(ctx, q, name)
+    t, digits = ctx.t, ctx.state.digits
+    question_prompt(ctx, q)
     widget = f"hand.answer.{q.id}"
     with st.form(f"hand.form.{q.id}", border=False):
-        st.text_input(t("ex.answer.number"), key=widget, max_chars=ex.MAX_ANSWER_CHARS)
+        st.text_input(t("ex.answer.number"), key=widget)
         st.form_submit_button(t("ex.check"), on_click=lambda: _record(
             q.id, ex.check(q, st.session_state.get(widget)), widget))
     _verdict_line(t, st.session_state.get(f"{widget}.verdict"), fmt(q.answer, max(digits, 6)))
+    if quiz.room().get("key"):  # a room's teacher
+        st.button(t("quiz.ask"), key=f"quiz.ask.{q.id}", on_click=quiz.ask, args=(q,), icon=":material/campaign:")
     hint = st.expander(t("hand.hint"), key=f"hand.hint.{q.id}", on_change="rerun")
     if hint.open:  # the cell's arithmetic, as the drill-down writes it
         with hint:
             title = t(step_name_key(q.step))
             latex(t.words(cell_explanation(ctx.trace, q.step, q.index, title, digits).latex))
+
+
+def question_prompt(ctx, q: ex.Question):
+    """A by-hand question: what to compute, the step's formula and the numbers given (also the class quiz's)."""
+    t = ctx.t
+    cell = {name: value + FIRST for name, value in zip(("h", "i", "j"), q.index[-3:] if len(q.index) == 3 else
+                                                       (None, *q.index)) if value is not None}
+    st.markdown(f"**{t(f'hand.{q.kind}.title')}** · {t(f'hand.{q.kind}.prompt', **_prompt_values(ctx, q, cell))}")
+    latex(t.words(ctx.trace.step(q.step).formula))
+    for name in ("q", "k", "row", "x", "logits"):
+        if name in q.given:
+            _given_vector(ctx, q, name)
 
 
 def _prompt_values(ctx, q: ex.Question, cell: dict) -> dict:
@@ -264,3 +274,82 @@ def _given_vector(ctx, q: ex.Question, name: str):
     values = np.array(q.given[name])  # (width,)
     cols = list(ctx.model.vocab.tokens) if name == "logits" else [str(i) for i in range(FIRST, len(values) + FIRST)]
     numbers(values, [ctx.t(f"hand.given.{name}")], cols)
+
+
+# ---- the class quiz (ui/classroom/quiz.py), above every page --------------------------------------------------------
+
+def quiz_panel() -> None:
+    """The room's question at the top of the page: the teacher's view (read again every second while the question
+    is open), or a student's; nothing outside a room or while the room has no question."""
+    asked = quiz.current()
+    if asked is None:
+        return
+    held, q = asked
+    if quiz.room().get("key"):
+        st.fragment(run_every=quiz.TALLY_SECONDS if held.state == "open" else None)(_teachers_quiz)(held.number)
+    else:
+        _students_quiz(held, q)
+
+
+def _quiz_title(t, number: int, q: ex.Question, state: str) -> str:
+    return t("quiz.title", n=number, question=t(f"hand.{q.kind}.title"), state=t(f"quiz.state.{state}"))
+
+
+def _teachers_quiz(number: int) -> None:
+    """How many answered and the spread of their answers; the buttons to close and reveal."""
+    ctx, asked = session.get(), quiz.current()
+    if asked is None or asked[0].number != number:
+        st.rerun(scope="app")
+    held, q = asked
+    t, answers = ctx.t, quiz.tally(number)
+    box = st.container(border=True)
+    box.markdown(_quiz_title(t, number, q, held.state))
+    _class_answers(box, ctx, answers, q, revealed=held.state == "revealed")
+    row = box.container(horizontal=True)
+    if held.state == "open":
+        row.button(t("quiz.close"), key="quiz.close", on_click=quiz.set_state, args=(number, "closed"))
+    if held.state != "revealed":
+        row.button(t("quiz.reveal"), key="quiz.reveal", type="primary", on_click=quiz.set_state,
+                   args=(number, "revealed"))
+
+
+def _students_quiz(held, q: ex.Question) -> None:
+    """The question and a field for the answer while it is open and unanswered; then the answer sent; once revealed,
+    the right answer, whether this student's was right, and the class's answers."""
+    ctx = session.get()
+    t, mine = ctx.t, quiz.mine(held.number)
+    box = st.container(border=True)
+    box.markdown(_quiz_title(t, held.number, q, held.state))
+    with box:
+        question_prompt(ctx, q)
+    if held.state == "open" and mine is None:
+        typed = f"quiz.typed.{held.number}"
+        with box.form(f"quiz.form.{held.number}", border=False):
+            st.text_input(t("ex.answer.number"), key=typed)
+            st.form_submit_button(t("quiz.send"), key="quiz.send",
+                                  on_click=lambda: quiz.send(held.number, q, st.session_state.get(typed)))
+        refused = st.session_state.pop(quiz.REFUSED, None)
+        if refused:
+            box.warning(t(refused[0], **refused[1]))
+    if mine is not None:
+        verdict = "" if held.state != "revealed" else " · " + t("ex.right" if mine.right else "quiz.wrong")
+        box.markdown(t("quiz.yours", answer=fmt(mine.value, 6)) + verdict)
+    if held.state == "revealed":
+        _class_answers(box, ctx, quiz.tally(held.number), q, revealed=True)
+
+
+def _class_answers(box, ctx, answers, q: ex.Question, revealed: bool) -> None:
+    """How many answered (and, once revealed, how many were right and the answer); the spread of the answers."""
+    t = ctx.t
+    right = sum(answer.right for answer in answers)
+    line = t("quiz.count", n=len(answers))
+    if revealed and answers:
+        line += " · " + t("quiz.right", right=right, share=fmt(100 * right / len(answers), 3))
+    box.markdown(line)
+    if revealed:
+        box.markdown(t("quiz.answer", answer=fmt(q.answer, 6), tolerance=fmt(q.tolerance, 2)))
+    shown = quiz.spread(answers, ctx.state.digits)
+    if shown:
+        labels = [f"{label} ✓" if right else label for label, _, right in shown]
+        plot(bars(labels, [n for _, n, _ in shown], digits=3), where=box)
+
