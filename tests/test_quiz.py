@@ -7,6 +7,7 @@ import asyncio
 import json
 import math
 import sys
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,9 @@ for path in (ROOT, ROOT / "bench"):
 
 from conftest import app_server, in_own_thread  # noqa: E402
 from protocol import ForwardMsg, Session  # noqa: E402
+from test_browser import LOCALES, settle  # noqa: E402
 from test_follow import TIMEOUT, done, query, shown, woken  # noqa: E402
+from test_follow_browser import BUTTON, FOLLOWED_WITHIN, SCREEN, wait_until  # noqa: E402
 
 import engine  # noqa: E402
 from engine import exercises as ex  # noqa: E402
@@ -168,3 +171,43 @@ def test_a_students_forged_clicks_on_the_teachers_buttons_change_nothing(server)
             await asyncio.gather(teacher.close(), student.close())
 
     in_own_thread(scenario)
+
+
+def test_a_class_quiz_in_chromium(chromium, tmp_path):
+    """A teacher (English) and two students (English, Chinese) at 1280 x 720 on one server: the teacher opens a room
+    and asks the first by-hand question; each student types an answer on their own screen; the teacher's count reaches
+    2 with no click; the reveal shows every student the answer."""
+    shots = ROOT / "build" / "screenshots"
+    shots.mkdir(parents=True, exist_ok=True)
+    env = {"TRANSFORMER_ROOMS_DB": str(tmp_path / "rooms.sqlite3")}
+    q = hello_world_questions()[0]
+    with app_server(tmp_path / "streamlit.log", env) as url:
+        contexts = [chromium.new_context(viewport=SCREEN, locale=LOCALES[lang]) for lang in ("en", "en", "zh")]
+        try:
+            teacher, *students = (context.new_page() for context in contexts)
+            teacher.goto(f"{url}/exercises")
+            teacher.get_by_role("button", name=EN("room.open")).first.click()
+            wait_until(teacher, lambda: "key=" in teacher.url, "the teacher's room")
+            code = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(teacher.url).query))["room"]
+            teacher.locator(f".st-key-ex-tab {BUTTON}").nth(1).click()  # compute it by hand
+            teacher.locator(f".st-key-quiz-ask-{q.id}").get_by_role("button").click()
+            teacher.get_by_text(EN("quiz.count", n=0)).wait_for(timeout=FOLLOWED_WITHIN * 1000)
+            for student, t, typed in zip(students, (EN, ZH), (f"{q.answer:.6g}", "1")):
+                student.goto(f"{url}/?room={code}")
+                student.get_by_label(t("ex.answer.number")).first.fill(typed)
+                student.get_by_role("button", name=t("quiz.send")).click()
+                student.get_by_text(t("quiz.yours", answer=fmt(float(typed), 6))).wait_for(
+                    timeout=FOLLOWED_WITHIN * 1000)
+            teacher.get_by_text(EN("quiz.count", n=2)).wait_for(timeout=FOLLOWED_WITHIN * 1000)  # no click: live
+            teacher.locator('[data-testid="stMain"]').evaluate("main => main.scrollTo(0, 0)")
+            teacher.screenshot(path=shots / "quiz-teacher.png")
+            teacher.get_by_role("button", name=EN("quiz.reveal")).click()
+            for student, t, verdict in zip(students, (EN, ZH), ("ex.right", "quiz.wrong")):
+                student.get_by_text(t("quiz.answer", answer=fmt(q.answer, 6), tolerance=fmt(q.tolerance, 2)).replace(
+                    "**", "")).wait_for(timeout=FOLLOWED_WITHIN * 1000)
+                assert t(verdict) in student.locator('[data-testid="stMain"]').inner_text()
+            settle(students[1])
+            students[1].screenshot(path=shots / "quiz-student-zh.png")
+        finally:
+            for context in contexts:
+                context.close()
