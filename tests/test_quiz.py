@@ -2,7 +2,8 @@
 and back unchanged, a malformed one is none, the spread of answers; and at the protocol level (bench/protocol.py):
 a teacher asks a by-hand question from the exercises page, students in English and Chinese answer on their own
 screens (a typed expression refused, one answer per session), the teacher's screen counts them every second, and the
-reveal wakes every student with the answer; a student's forged click on the teacher's buttons changes nothing."""
+reveal wakes every student with the answer; a student's forged click on the teacher's buttons changes nothing, with
+the rooms in SQLite and in Redis; and the whole class in Chromium."""
 import asyncio
 import json
 import math
@@ -66,12 +67,18 @@ def test_the_spread_counts_each_answer_as_written_most_frequent_first():
     assert quiz.spread([], 4) == []
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("redis", marks=pytest.mark.server)])
+def server(request, tmp_path_factory):
+    """The app with its rooms in SQLite, or in a real Redis; the store as the test reads it."""
     directory = tmp_path_factory.mktemp("quiz")
-    database = directory / "rooms.sqlite3"
-    with app_server(directory / "streamlit.log", {"TRANSFORMER_ROOMS_DB": str(database)}) as url:
-        yield url, rooms.SqliteRooms(database)
+    if request.param == "sqlite":
+        env = {"TRANSFORMER_ROOMS_DB": str(directory / "rooms.sqlite3")}
+        store = rooms.SqliteRooms(directory / "rooms.sqlite3")
+    else:
+        env = {"TRANSFORMER_REDIS_URL": request.getfixturevalue("redis_url")}
+        store = rooms.RedisRooms(rooms.redis_client(env))
+    with app_server(directory / "streamlit.log", env) as url:
+        yield url, store
 
 
 async def click(session: Session, key: str):
