@@ -144,6 +144,11 @@ def test_a_class_answers_a_question_and_sees_the_answer_revealed(server):
                 assert t("quiz.answer", answer=fmt(q.answer, 6), tolerance=fmt(q.tolerance, 2)) in shown(student)
                 assert t("quiz.right", right=1, share=fmt(50.0, 3)) in " ".join(shown(student).split(" · "))
                 assert (t("ex.right") if right else t("quiz.wrong")) in shown(student)
+            await click(teacher, r"quiz\.put_away")  # the class moves on: the question leaves every screen
+            assert store.quiz(code).state == "put_away" and teacher.last.widget(r"quiz\.put_away") is None
+            for student in (english, chinese):
+                await woken(student)
+                assert EN("quiz.count", n=2) not in shown(student) and ZH("quiz.count", n=2) not in shown(student)
         finally:
             await asyncio.gather(teacher.close(), english.close(), chinese.close())
 

@@ -282,11 +282,12 @@ def quiz_panel() -> None:
     """The room's question at the top of the page: the teacher's view (read again every second while the question
     is open), or a student's; nothing outside a room or while the room has no question."""
     asked = quiz.current()
-    if asked is None:
+    if asked is None or asked[0].state == "put_away":
         return
     held, q = asked
     if quiz.room().get("key"):
-        st.fragment(run_every=quiz.TALLY_SECONDS if held.state == "open" else None)(_teachers_quiz)(held.number)
+        live = quiz.TALLY_SECONDS if held.state == "open" else None
+        st.fragment(run_every=live)(_teachers_quiz)(held.number, held.state)
     else:
         _students_quiz(held, q)
 
@@ -295,10 +296,11 @@ def _quiz_title(t, number: int, q: ex.Question, state: str) -> str:
     return t("quiz.title", n=number, question=t(f"hand.{q.kind}.title"), state=t(f"quiz.state.{state}"))
 
 
-def _teachers_quiz(number: int) -> None:
-    """How many answered and the spread of their answers; the buttons to close and reveal."""
+def _teachers_quiz(number: int, drawn: str) -> None:
+    """How many answered and the spread of their answers; the buttons to close, reveal and put the question away.
+    Drawn (with its timer, while open) in state `drawn`: another state runs the whole app again."""
     ctx, asked = session.get(), quiz.current()
-    if asked is None or asked[0].number != number:
+    if asked is None or asked[0].number != number or asked[0].state != drawn:
         st.rerun(scope="app")
     held, q = asked
     t, answers = ctx.t, quiz.tally(number)
@@ -311,6 +313,8 @@ def _teachers_quiz(number: int) -> None:
     if held.state != "revealed":
         row.button(t("quiz.reveal"), key="quiz.reveal", type="primary", on_click=quiz.set_state,
                    args=(number, "revealed"))
+    else:
+        row.button(t("quiz.put_away"), key="quiz.put_away", on_click=quiz.set_state, args=(number, "put_away"))
 
 
 def _students_quiz(held, q: ex.Question) -> None:
