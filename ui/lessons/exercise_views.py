@@ -19,14 +19,19 @@ from ui.views.drawn import from_link, show_in_link
 from ui.views.drill import cell_explanation
 
 PROGRESS = "ex.progress"  # {question id: answered right}, the session's
+QUESTION_SET = "ex.qset"  # the by-hand questions' set, from 1: kept while its section is not drawn
 
 
 def body():
     frame.intro("exercises")
     ctx = session.get()
     progress = _progress(ctx.t)
+    linked = from_link("qset", lambda position: position < ex.MAX_SET)
+    if linked is not None:
+        st.session_state[QUESTION_SET] = linked + 1
     pickers.section_tabs({"ex.tab.post": _post_exercises, "ex.tab.hand": _by_hand}, "ex.tab", link="section")
     show_in_link("done", ex.encode_progress(progress), "")
+    show_in_link("qset", st.session_state.get(QUESTION_SET, 1) - 1, 0)
 
 
 def _progress(t) -> dict:
@@ -106,7 +111,7 @@ def _post_exercise(ctx, key: str):
             st.radio(t("ex.your_answer"), ex.CHOICES[key], index=None, key=widget,
                      format_func=lambda code: t(f"ex.{key}.choice.{code}"))
         else:
-            st.text_input(t(f"ex.answer.{answer.form}"), key=widget, max_chars=ex.MAX_ANSWER_CHARS)
+            st.text_input(t(f"ex.answer.{answer.form}"), key=widget)
         st.form_submit_button(t("ex.check"), on_click=lambda: _record(
             qid, ex.check_answer(answer, st.session_state.get(widget)), widget))
     shown = t(f"ex.{key}.choice.{answer.value}") if answer.form == "choice" else literal(str(answer.value))
@@ -170,7 +175,8 @@ def _positions_control(ctx):
     """Positional encoding on or off, and the source's words reversed."""
     t, off = ctx.t, ctx.config.pos_encoding == "none"
     row = pickers.row_of_widgets()
-    row.toggle(t("ex.positions.pe_off"), value=off, key="ex.positions.pe_off",
+    st.session_state["ex.positions.pe_off"] = off  # the state's, which the sidebar may have changed
+    row.toggle(t("ex.positions.pe_off"), key="ex.positions.pe_off",
                on_change=lambda: sidebar.use_settings({"pos_encoding": "none" if st.session_state[
                    "ex.positions.pe_off"] else _preset_value(ctx, "pos_encoding")}))
     row.button(t("ex.positions.reverse"), key="ex.positions.reverse", on_click=lambda: sidebar.adopt(
@@ -186,10 +192,10 @@ def _d_k_control(ctx):
     """d_k (and d_v with it) and whether the scores are divided by √d_k; the largest weight per row now."""
     t, c = ctx.t, ctx.config
     row = pickers.row_of_widgets()
-    st.session_state.setdefault("ex.d_k.value", c.d_k)
+    st.session_state["ex.d_k.value"], st.session_state["ex.d_k.scaled"] = c.d_k, c.attn_divisor == "sqrt_dk"
     row.number_input("d_k", 1, APP_LIMITS["d_k"], key="ex.d_k.value", on_change=lambda: sidebar.use_settings(
         {"d_k": int(st.session_state["ex.d_k.value"]), "d_v": int(st.session_state["ex.d_k.value"])}))
-    row.toggle(t("ex.d_k.scaled"), value=c.attn_divisor == "sqrt_dk", key="ex.d_k.scaled",
+    row.toggle(t("ex.d_k.scaled"), key="ex.d_k.scaled",
                on_change=lambda: sidebar.use_settings({"attn_divisor": "sqrt_dk" if st.session_state[
                    "ex.d_k.scaled"] else 1.0}))
     att = "dec.0.self_attn" if c.decoder_only else "enc.0.attn"
@@ -198,7 +204,8 @@ def _d_k_control(ctx):
 
 
 def _residual_control(ctx):
-    st.toggle(ctx.t("ctl.residual"), value=ctx.config.residual, key="ex.residual.on",
+    st.session_state["ex.residual.on"] = ctx.config.residual
+    st.toggle(ctx.t("ctl.residual"), key="ex.residual.on",
               on_change=lambda: sidebar.use_settings({"residual": st.session_state["ex.residual.on"] is True}))
 
 
@@ -214,11 +221,9 @@ CONTROLS = {"positions": _positions_control, "d_k": _d_k_control, "residual": _r
 def _by_hand():
     ctx = session.get()
     t = ctx.t
-    linked = from_link("qset", lambda position: position < ex.MAX_SET)
-    if linked is not None:
-        st.session_state["hand.set"] = linked + 1
-    number = int(st.number_input(t("hand.set"), 1, ex.MAX_SET, key="hand.set", value=1))
-    show_in_link("qset", number - 1, 0)
+    st.session_state["hand.set"] = st.session_state.get(QUESTION_SET, 1)
+    number = int(st.number_input(t("hand.set"), 1, ex.MAX_SET, key="hand.set", width=200, on_change=lambda: (
+        st.session_state.update({QUESTION_SET: int(st.session_state["hand.set"])}))))
     st.caption(t("hand.tolerance", abs=fmt(ex.ABS_TOL, 2), rel=fmt(100 * ex.REL_TOL, 2)))
     for q in ex.question_set(ctx.trace, number):
         with st.container(border=True):
@@ -236,7 +241,7 @@ def _hand_question(ctx, q: ex.Question):
             _given_vector(ctx, q, name)
     widget = f"hand.answer.{q.id}"
     with st.form(f"hand.form.{q.id}", border=False):
-        st.text_input(t("ex.answer.number"), key=widget, max_chars=ex.MAX_ANSWER_CHARS)
+        st.text_input(t("ex.answer.number"), key=widget)
         st.form_submit_button(t("ex.check"), on_click=lambda: _record(
             q.id, ex.check(q, st.session_state.get(widget)), widget))
     _verdict_line(t, st.session_state.get(f"{widget}.verdict"), fmt(q.answer, max(digits, 6)))
@@ -263,4 +268,5 @@ def _prompt_values(ctx, q: ex.Question, cell: dict) -> dict:
 def _given_vector(ctx, q: ex.Question, name: str):
     values = np.array(q.given[name])  # (width,)
     cols = list(ctx.model.vocab.tokens) if name == "logits" else [str(i) for i in range(FIRST, len(values) + FIRST)]
-    numbers(values, [ctx.t(f"hand.given.{name}")], cols)
+    label = ctx.t(f"hand.given.{name}")
+    numbers(values, [label], cols, label=label if name in ("q", "k", "x") else f"\\text{{{label}}}")
