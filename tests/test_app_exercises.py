@@ -4,6 +4,8 @@ the answers given stay in the link, and a forged part of it is refused."""
 import sys
 from pathlib import Path
 
+from urllib.parse import parse_qsl
+
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -14,6 +16,8 @@ import engine  # noqa: E402
 from engine import exercises as ex  # noqa: E402
 from test_app import CJK, assert_clean, open_link, query, server_navigation  # noqa: E402, F401
 from ui.core.i18n import literal, translator  # noqa: E402
+from ui.core.state import AppState  # noqa: E402
+from ui.lessons.exercise_views import PREPARED, prepared_link  # noqa: E402
 
 SRC, TGT = "Hello World", "Hola Mundo"
 MODEL = engine.preset("hello-world")
@@ -158,3 +162,24 @@ def test_the_question_set_stays_in_the_link_on_the_other_section():
     at.session_state["ex.tab"] = translator("en")("ex.tab.post")
     at.run()
     assert query(at)["qset"] == "6" and "section" not in query(at)
+
+
+@pytest.mark.parametrize("key", ex.POST_EXERCISES)
+def test_each_exercises_link_opens_its_prepared_state(key):
+    """The link an exercise gives (its page, the settings it prepares, the step shown) opens in a new tab with nothing
+    refused; the residual's shows the switch as a departure from the paper."""
+    page_name, settings, view = PREPARED[key]
+    link = prepared_link(AppState(), key)
+    assert link.startswith(f"{page_name}?")
+    at = open_link(page_name, **dict(parse_qsl(link.split("?", 1)[1])))
+    assert_clean(at)
+    assert not at.warning and at.session_state["context"].config == AppState().with_settings(**settings).config()
+    if key == "residual":
+        assert translator("en")("depart.residual") in " ".join(m.value for m in at.markdown)
+
+
+@pytest.mark.hostile
+def test_a_forged_residual_setting_is_refused_like_any_option():
+    at = open_link("add_norm", cfg="residual:maybe")
+    assert any("residual:maybe" in w.value for w in at.warning)
+    assert at.session_state["context"].config.residual and "cfg" not in query(at)

@@ -12,7 +12,7 @@ from ui.core import runs, session, sidebar
 from ui.core.format import fmt
 from ui.core.i18n import literal
 from ui.core.labels import FIRST, step_name_key
-from ui.core.state import APP_LIMITS, CACHE_HASH, encode
+from ui.core.state import APP_LIMITS, CACHE_HASH, encode, encode_view
 from ui.views import frame, pickers
 from ui.views.draw import latex, numbers
 from ui.views.drawn import from_link, show_in_link
@@ -71,16 +71,16 @@ def _verdict_line(t, verdict: ex.Verdict | None, right_answer: str) -> bool:
 
 # ---- the post's exercises -----------------------------------------------------------------------------------------
 
-# Each exercise: the page its link opens, the settings of its prepared state and the control it offers.
+# Each exercise's link: the page it opens, the settings of its prepared state and the page's view (the step shown).
 PREPARED = {
-    "positions": ("positional", {"pos_encoding": "none"}),
-    "attentions": ("cross_attention", {}),
-    "d_k": ("attention", {"d_k": 256, "d_v": 256, "attn_divisor": 1.0}),
-    "ffn": ("ffn", {}),
-    "decoder_passes": ("generate", {}),
-    "residual": ("add_norm", {"residual": False}),
-    "probabilities": ("output", {}),
-    "greedy": ("generate", {}),
+    "positions": ("positional", {"pos_encoding": "none"}, {}),
+    "attentions": ("cross_attention", {}, {"step": "weights"}),
+    "d_k": ("attention", {"d_k": 256, "d_v": 256, "attn_divisor": 1.0}, {"step": "weights"}),
+    "ffn": ("ffn", {}, {}),
+    "decoder_passes": ("generate", {}, {}),
+    "residual": ("add_norm", {"residual": False}, {"step": "add1"}),
+    "probabilities": ("output", {}, {"step": "probs"}),
+    "greedy": ("generate", {}, {}),
 }
 
 
@@ -96,9 +96,8 @@ def _post_exercises():
 
 def _post_exercise(ctx, key: str):
     t = ctx.t
-    page, settings = PREPARED[key]
-    prepared = ctx.state.with_settings(**settings) if settings else ctx.state
-    url = f"{page}?{urlencode(encode(prepared))}"
+    url = prepared_link(ctx.state, key)
+    page = PREPARED[key][0]
     st.markdown(t(f"ex.{key}.task") + "\n\n" + t("ex.link", url=url, page=t(f"page.{page}")))
     CONTROLS.get(key, lambda c: None)(ctx)
     answer = _answer(ctx, key)
@@ -117,6 +116,13 @@ def _post_exercise(ctx, key: str):
     shown = t(f"ex.{key}.choice.{answer.value}") if answer.form == "choice" else literal(str(answer.value))
     if _verdict_line(t, st.session_state.get(f"{widget}.verdict"), shown):
         st.markdown(t(f"ex.{key}.why", **_evidence(ctx, key, answer.evidence)))
+
+
+def prepared_link(state, key: str) -> str:
+    """The address (relative to the app's) of the exercise's prepared state: a new tab opens it as any link."""
+    page, settings, view = PREPARED[key]
+    prepared = state.with_settings(**settings) if settings else state
+    return f"{page}?{urlencode(encode(prepared) | encode_view(view))}"
 
 
 def _answer(ctx, key: str) -> ex.Answer | None:
