@@ -75,9 +75,13 @@ def tolerance(answer: float) -> float:
     return max(ABS_TOL, REL_TOL * abs(answer))
 
 
-def _attention(trace) -> str:
+def first_attention(config) -> str:
     """The first attention block: the encoder's, or a decoder-only model's self-attention."""
-    return "dec.0.self_attn" if trace.model.config.decoder_only else "enc.0.attn"
+    return "dec.0.self_attn" if config.decoder_only else "enc.0.attn"
+
+
+def _attention(trace) -> str:
+    return first_attention(trace.model.config)
 
 
 def _head_cell(trace, rng, name):
@@ -247,8 +251,7 @@ def saturation(model, src: str, tgt: str) -> Answer:
         for divisor in ("sqrt_dk", 1.0):
             m = preset(model.name, seed=model.seed, **{**config.as_dict(), "d_k": d_k, "d_v": d_k,
                                                        "attn_divisor": divisor, **ONE_LAYER})
-            table[(d_k, divisor)] = mean_row_max(m.run(src, tgt), "dec.0.self_attn" if config.decoder_only
-                                                  else "enc.0.attn")
+            table[(d_k, divisor)] = mean_row_max(m.run(src, tgt), first_attention(config))
     n_keys = len(split(src))
     peak = table[(SATURATION_D_K[-1], 1.0)]
     return Answer("choice", "one_hot" if peak > (1 + 1 / n_keys) / 2 else "uniform",
@@ -278,7 +281,8 @@ def decoder_passes(model, src: str) -> Answer:
 def residual_effect(model, src: str, tgt: str) -> Answer:
     """With the residual off, is the first sub-layer's sum the sub-layer's output alone (no X added back)? Its
     distance from the sub-layer's output with the residual on and off, and the LayerNorm's row mean and spread."""
-    att, stack = ("dec.0.self_attn", "dec") if model.config.decoder_only else ("enc.0.attn", "enc")
+    att = first_attention(model.config)
+    stack = att.split(".")[0]
     gaps, norms = {}, {}
     for label, m in (("on", model), ("off", model.with_residual(False))):
         trace = m.run(src, tgt)

@@ -160,3 +160,14 @@ def test_a_choice_or_token_answer_is_compared_never_evaluated():
     blind = ex.order_blindness(MODELS["hello-world"], "Hello World")
     assert ex.check_answer(blind, "same").right and ex.check_answer(blind, "different").code == "wrong"
     assert ex.check_answer(blind, "forged").code == "wrong" and ex.check_answer(blind, None).code == "empty"
+
+
+def test_a_decoder_only_model_has_its_exercises_but_cross_attention():
+    model = MODELS["decoder-only"]
+    trace = model.run("Hello World", "Hola Mundo")
+    assert ex.cross_attention_keys(trace) is None
+    assert ex.residual_effect(model, "Hello World", "Hola Mundo").value == "alone"
+    assert ex.decoder_passes(model, "Hello World").evidence["encoder"] == 0
+    assert ex.ffn_weights(model).value == 2 * 12 * 20 + 20 + 12
+    table = ex.saturation(model, "Hello World", "Hola Mundo").evidence["table"]
+    assert set(table) == {(d_k, divisor) for d_k in ex.SATURATION_D_K for divisor in ("sqrt_dk", 1.0)}

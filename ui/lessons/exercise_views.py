@@ -199,14 +199,17 @@ def _d_k_control(ctx):
     t, c = ctx.t, ctx.config
     row = pickers.row_of_widgets()
     st.session_state["ex.d_k.value"], st.session_state["ex.d_k.scaled"] = c.d_k, c.attn_divisor == "sqrt_dk"
-    row.number_input("d_k", 1, APP_LIMITS["d_k"], key="ex.d_k.value", on_change=lambda: sidebar.use_settings(
-        {"d_k": int(st.session_state["ex.d_k.value"]), "d_v": int(st.session_state["ex.d_k.value"])}))
+    row.number_input("d_k", 1, APP_LIMITS["d_k"], key="ex.d_k.value", width=200, on_change=_use_d_k)
     row.toggle(t("ex.d_k.scaled"), key="ex.d_k.scaled",
                on_change=lambda: sidebar.use_settings({"attn_divisor": "sqrt_dk" if st.session_state[
                    "ex.d_k.scaled"] else 1.0}))
-    att = "dec.0.self_attn" if c.decoder_only else "enc.0.attn"
     st.markdown(t("ex.d_k.now", d_k=c.d_k, divisor=fmt(c.divisor, 4),
-                  peak=fmt(ex.mean_row_max(ctx.trace, att), ctx.state.digits)))
+                  peak=fmt(ex.mean_row_max(ctx.trace, ex.first_attention(c)), ctx.state.digits)))
+
+
+def _use_d_k():
+    width = int(st.session_state["ex.d_k.value"])
+    sidebar.use_settings({"d_k": width, "d_v": width})
 
 
 def _residual_control(ctx):
