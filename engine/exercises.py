@@ -14,7 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .generate import beam_search, generate
-from .presets import preset
+from .presets import PRESETS, preset
 from .tokens import split
 
 # ---- compute it by hand: one question per kind, its cell picked by the set's number ------------------------------
@@ -223,13 +223,21 @@ def order_blindness(model, src: str) -> Answer:
     another row)? The largest difference with and without PE."""
     backwards = " ".join(reversed(split(src)))
     gaps = {}
-    for label, m in (("without_pe", model.without_positions()), ("with_pe", model)):
+    for label, m in (("without_pe", model.without_positions()), ("with_pe", _with_positions(model))):
         out = "dec.out" if model.config.decoder_only else "enc.out"
         before, after = m.run(src)[out], m.run(backwards)[out]
         n = len(split(src))
         gaps[label] = float(np.abs(after[:n][::-1] - before[:n]).max())  # (n, d_model)
     same = gaps["without_pe"] <= ROUNDING
     return Answer("choice", "same" if same else "different", {**gaps, "reversed": backwards})
+
+
+def _with_positions(model):
+    """The model, or where it has no positional encoding (the exercise turned it off), its preset's from its seed."""
+    if model.config.pos_encoding != "none":
+        return model
+    return preset(model.name, seed=model.seed, **{**model.config.as_dict(),
+                                                  "pos_encoding": PRESETS[model.name].pos_encoding})
 
 
 def cross_attention_keys(trace) -> Answer | None:
@@ -284,8 +292,8 @@ def residual_effect(model, src: str, tgt: str) -> Answer:
     att = first_attention(model.config)
     stack = att.split(".")[0]
     gaps, norms = {}, {}
-    for label, m in (("on", model), ("off", model.with_residual(False))):
-        trace = m.run(src, tgt)
+    for label, on in (("on", True), ("off", False)):
+        trace = model.with_residual(on).run(src, tgt)  # whichever the current model has
         gaps[label] = float(np.abs(trace[f"{stack}.0.add1"] - trace[f"{att}.out"]).max())  # (n, d_model)
         norms[label] = float(np.abs(trace[f"{stack}.0.ln1"].mean(axis=-1)).max())
     return Answer("choice", "alone" if gaps["off"] <= ROUNDING else "with_x", {"gaps": gaps, "norm_means": norms})

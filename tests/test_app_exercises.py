@@ -144,13 +144,20 @@ def test_a_progress_link_too_long_or_a_forged_set_is_refused():
 
 
 def test_the_residual_control_turns_the_option_off_and_the_link_says_so():
+    """The switch changes the app's settings; the verdict given for the model before is not shown for the new one."""
+    t = translator("en")
     at = page("en")
     at.session_state["ex.open.residual"] = True
     at.run()
+    answer(at, "ex.answer.residual", "alone")
+    assert t("ex.right") in said(at)
     next(w for w in at.toggle if w.key == "ex.residual.on").set_value(False).run()
     assert_clean(at)
-    assert query(at)["cfg"] == "residual:false"
-    assert not at.session_state["context"].config.residual
+    assert query(at)["cfg"] == "residual:false" and query(at)["done"] == "post-6:1"
+    assert not at.session_state["context"].config.residual and t("ex.right") not in said(at)
+    answer(at, "ex.answer.residual", "alone")
+    why = [m.value for m in at.markdown if m.value.startswith("The largest difference")]
+    assert why and "is 6 with the residual" in why[0]  # both sides compared, though the model has it off
 
 
 def test_the_question_set_stays_in_the_link_on_the_other_section():

@@ -171,3 +171,14 @@ def test_a_decoder_only_model_has_its_exercises_but_cross_attention():
     assert ex.ffn_weights(model).value == 2 * 12 * 20 + 20 + 12
     table = ex.saturation(model, "Hello World", "Hola Mundo").evidence["table"]
     assert set(table) == {(d_k, divisor) for d_k in ex.SATURATION_D_K for divisor in ("sqrt_dk", 1.0)}
+
+
+def test_an_experiment_compares_both_sides_whatever_the_current_setting():
+    """The learner may have turned the residual or the positional encoding off already: the answers still compare
+    the switch on and off."""
+    model = MODELS["hello-world"]
+    off = engine.preset("hello-world", residual=False)
+    assert ex.residual_effect(off, "Hello World", "Hola Mundo") == ex.residual_effect(model, "Hello World", "Hola Mundo")
+    blind = ex.order_blindness(engine.preset("hello-world", pos_encoding="none"), "Hello World")
+    assert blind == ex.order_blindness(model, "Hello World")
+    assert blind.value == "same" and blind.evidence["with_pe"] > 0.001

@@ -51,14 +51,18 @@ def _progress(t) -> dict:
 
 
 def _record(qid: str, verdict: ex.Verdict, key: str) -> None:
-    st.session_state[f"{key}.verdict"] = verdict
+    """A checked answer: its verdict, shown while the model is the one it was checked against, and the progress."""
+    st.session_state[f"{key}.verdict"] = (st.session_state.state.model_key, verdict)
     if verdict.answered:
         st.session_state[PROGRESS][qid] = verdict.right
 
 
-def _verdict_line(t, verdict: ex.Verdict | None, right_answer: str) -> bool:
-    """The last check's result; True once the learner has answered (the explanation may then be shown)."""
-    if verdict is None:
+def _verdict_line(ctx, key: str, right_answer: str) -> bool:
+    """The last check's result against this model; True once the learner has answered it (the explanation may then
+    be shown)."""
+    t = ctx.t
+    model_key, verdict = st.session_state.get(f"{key}.verdict", (None, None))
+    if model_key != ctx.state.model_key:  # checked against other settings or sentences: its answer was another
         return False
     if verdict.right:
         st.success(t("ex.right"))
@@ -114,7 +118,7 @@ def _post_exercise(ctx, key: str):
         st.form_submit_button(t("ex.check"), on_click=lambda: _record(
             qid, ex.check_answer(answer, st.session_state.get(widget)), widget))
     shown = t(f"ex.{key}.choice.{answer.value}") if answer.form == "choice" else literal(str(answer.value))
-    if _verdict_line(t, st.session_state.get(f"{widget}.verdict"), shown):
+    if _verdict_line(ctx, widget, shown):
         st.markdown(t(f"ex.{key}.why", **_evidence(ctx, key, answer.evidence)))
 
 
@@ -253,7 +257,7 @@ def _hand_question(ctx, q: ex.Question):
         st.text_input(t("ex.answer.number"), key=widget)
         st.form_submit_button(t("ex.check"), on_click=lambda: _record(
             q.id, ex.check(q, st.session_state.get(widget)), widget))
-    _verdict_line(t, st.session_state.get(f"{widget}.verdict"), fmt(q.answer, max(digits, 6)))
+    _verdict_line(ctx, widget, fmt(q.answer, max(digits, 6)))
     hint = st.expander(t("hand.hint"), key=f"hand.hint.{q.id}", on_change="rerun")
     if hint.open:  # the cell's arithmetic, as the drill-down writes it
         with hint:
