@@ -14,7 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .generate import beam_search, generate
-from .presets import preset
+from .presets import PRESETS, preset
 from .tokens import split
 
 # ---- compute it by hand: one question per kind, its cell picked by the set's number ------------------------------
@@ -75,9 +75,13 @@ def tolerance(answer: float) -> float:
     return max(ABS_TOL, REL_TOL * abs(answer))
 
 
-def _attention(trace) -> str:
+def first_attention(config) -> str:
     """The first attention block: the encoder's, or a decoder-only model's self-attention."""
-    return "dec.0.self_attn" if trace.model.config.decoder_only else "enc.0.attn"
+    return "dec.0.self_attn" if config.decoder_only else "enc.0.attn"
+
+
+def _attention(trace) -> str:
+    return first_attention(trace.model.config)
 
 
 def _head_cell(trace, rng, name):
@@ -219,13 +223,21 @@ def order_blindness(model, src: str) -> Answer:
     another row)? The largest difference with and without PE."""
     backwards = " ".join(reversed(split(src)))
     gaps = {}
-    for label, m in (("without_pe", model.without_positions()), ("with_pe", model)):
+    for label, m in (("without_pe", model.without_positions()), ("with_pe", _with_positions(model))):
         out = "dec.out" if model.config.decoder_only else "enc.out"
         before, after = m.run(src)[out], m.run(backwards)[out]
         n = len(split(src))
         gaps[label] = float(np.abs(after[:n][::-1] - before[:n]).max())  # (n, d_model)
     same = gaps["without_pe"] <= ROUNDING
     return Answer("choice", "same" if same else "different", {**gaps, "reversed": backwards})
+
+
+def _with_positions(model):
+    """The model, or where it has no positional encoding (the exercise turned it off), its preset's from its seed."""
+    if model.config.pos_encoding != "none":
+        return model
+    return preset(model.name, seed=model.seed, **{**model.config.as_dict(),
+                                                  "pos_encoding": PRESETS[model.name].pos_encoding})
 
 
 def cross_attention_keys(trace) -> Answer | None:
@@ -247,8 +259,7 @@ def saturation(model, src: str, tgt: str) -> Answer:
         for divisor in ("sqrt_dk", 1.0):
             m = preset(model.name, seed=model.seed, **{**config.as_dict(), "d_k": d_k, "d_v": d_k,
                                                        "attn_divisor": divisor, **ONE_LAYER})
-            table[(d_k, divisor)] = mean_row_max(m.run(src, tgt), "dec.0.self_attn" if config.decoder_only
-                                                  else "enc.0.attn")
+            table[(d_k, divisor)] = mean_row_max(m.run(src, tgt), first_attention(config))
     n_keys = len(split(src))
     peak = table[(SATURATION_D_K[-1], 1.0)]
     return Answer("choice", "one_hot" if peak > (1 + 1 / n_keys) / 2 else "uniform",
@@ -278,10 +289,11 @@ def decoder_passes(model, src: str) -> Answer:
 def residual_effect(model, src: str, tgt: str) -> Answer:
     """With the residual off, is the first sub-layer's sum the sub-layer's output alone (no X added back)? Its
     distance from the sub-layer's output with the residual on and off, and the LayerNorm's row mean and spread."""
-    att, stack = ("dec.0.self_attn", "dec") if model.config.decoder_only else ("enc.0.attn", "enc")
+    att = first_attention(model.config)
+    stack = att.split(".")[0]
     gaps, norms = {}, {}
-    for label, m in (("on", model), ("off", model.with_residual(False))):
-        trace = m.run(src, tgt)
+    for label, on in (("on", True), ("off", False)):
+        trace = model.with_residual(on).run(src, tgt)  # whichever the current model has
         gaps[label] = float(np.abs(trace[f"{stack}.0.add1"] - trace[f"{att}.out"]).max())  # (n, d_model)
         norms[label] = float(np.abs(trace[f"{stack}.0.ln1"].mean(axis=-1)).max())
     return Answer("choice", "alone" if gaps["off"] <= ROUNDING else "with_x", {"gaps": gaps, "norm_means": norms})

@@ -223,3 +223,22 @@ def test_a_class_quiz_in_chromium(chromium, tmp_path):
         finally:
             for context in contexts:
                 context.close()
+
+
+def test_the_teachers_answered_exercises_stay_the_teachers(server):
+    """The exercises answered (done= in the link) are each participant's own: the room gets the teacher's page and
+    link without them, so a following student does not take the teacher's score."""
+    url, store = server
+
+    async def scenario():
+        teacher = await Session.open(url, "exercises", query_string="done=score-1:1", timeout=TIMEOUT)
+        try:
+            assert await teacher.open_expander(r"room\.panel", TIMEOUT)
+            await click(teacher, r"room\.open")
+            assert query(teacher)["done"] == "score-1:1"
+            latest = store.latest(query(teacher)["room"])
+            assert latest.page == "exercises" and "done" not in latest.query
+        finally:
+            await teacher.close()
+
+    in_own_thread(scenario)

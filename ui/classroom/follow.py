@@ -46,7 +46,8 @@ TOOK = "room.took"  # session_state: this session took the teacher's link; the p
 WANDERED = "room.wandered"  # session_state: a following student changed its own page: the toggle turns off, with a note
 QUIZ_SHOWN = "quiz.shown"  # session_state: (number, state) of the room's question the page shows (classroom/quiz.py)
 LINK_KEYS = ("room", "key", "follow")  # follow=0: a student who turned following off (a reload keeps it off)
-OWN_KEYS = ("lang", "present")  # each participant's own: the language, presenter mode (the teacher's projector)
+OWN_KEYS = ("lang", "present", "done")  # each participant's own: the language, presenter mode (the teacher's
+# projector), the exercises answered (ui/lessons/exercise_views.py)
 POLL_SECONDS = 1.0  # a student's page asks the room this often when the watcher cannot wake it
 RECONNECT_TIMER_SECONDS = 3600  # the timer of _copy_link_on_a_timer's fragment: one run an hour
 ALL_PAGES = {page for pages in PAGES.values() for page in pages}

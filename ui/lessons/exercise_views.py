@@ -14,21 +14,26 @@ from ui.core.figures import bars
 from ui.core.format import fmt
 from ui.core.i18n import literal
 from ui.core.labels import FIRST, step_name_key
-from ui.core.state import APP_LIMITS, CACHE_HASH, encode
+from ui.core.state import APP_LIMITS, CACHE_HASH, encode, encode_view
 from ui.views import frame, pickers
 from ui.views.draw import latex, numbers, plot
 from ui.views.drawn import from_link, show_in_link
 from ui.views.drill import cell_explanation
 
 PROGRESS = "ex.progress"  # {question id: answered right}, the session's
+QUESTION_SET = "ex.qset"  # the by-hand questions' set, from 1: kept while its section is not drawn
 
 
 def body():
     frame.intro("exercises")
     ctx = session.get()
     progress = _progress(ctx.t)
+    linked = from_link("qset", lambda position: position < ex.MAX_SET)
+    if linked is not None:
+        st.session_state[QUESTION_SET] = linked + 1
     pickers.section_tabs({"ex.tab.post": _post_exercises, "ex.tab.hand": _by_hand}, "ex.tab", link="section")
     show_in_link("done", ex.encode_progress(progress), "")
+    show_in_link("qset", st.session_state.get(QUESTION_SET, 1) - 1, 0)
 
 
 def _progress(t) -> dict:
@@ -48,14 +53,18 @@ def _progress(t) -> dict:
 
 
 def _record(qid: str, verdict: ex.Verdict, key: str) -> None:
-    st.session_state[f"{key}.verdict"] = verdict
+    """A checked answer: its verdict, shown while the model is the one it was checked against, and the progress."""
+    st.session_state[f"{key}.verdict"] = (st.session_state.state.model_key, verdict)
     if verdict.answered:
         st.session_state[PROGRESS][qid] = verdict.right
 
 
-def _verdict_line(t, verdict: ex.Verdict | None, right_answer: str) -> bool:
-    """The last check's result; True once the learner has answered (the explanation may then be shown)."""
-    if verdict is None:
+def _verdict_line(ctx, key: str, right_answer: str) -> bool:
+    """The last check's result against this model; True once the learner has answered it (the explanation may then
+    be shown)."""
+    t = ctx.t
+    model_key, verdict = st.session_state.get(f"{key}.verdict", (None, None))
+    if model_key != ctx.state.model_key:  # checked against other settings or sentences: its answer was another
         return False
     if verdict.right:
         st.success(t("ex.right"))
@@ -68,16 +77,16 @@ def _verdict_line(t, verdict: ex.Verdict | None, right_answer: str) -> bool:
 
 # ---- the post's exercises -----------------------------------------------------------------------------------------
 
-# Each exercise: the page its link opens, the settings of its prepared state and the control it offers.
+# Each exercise's link: the page it opens, the settings of its prepared state and the page's view (the step shown).
 PREPARED = {
-    "positions": ("positional", {"pos_encoding": "none"}),
-    "attentions": ("cross_attention", {}),
-    "d_k": ("attention", {"d_k": 256, "d_v": 256, "attn_divisor": 1.0}),
-    "ffn": ("ffn", {}),
-    "decoder_passes": ("generate", {}),
-    "residual": ("add_norm", {"residual": False}),
-    "probabilities": ("output", {}),
-    "greedy": ("generate", {}),
+    "positions": ("positional", {"pos_encoding": "none"}, {}),
+    "attentions": ("cross_attention", {}, {"step": "weights"}),
+    "d_k": ("attention", {"d_k": 256, "d_v": 256, "attn_divisor": 1.0}, {"step": "weights"}),
+    "ffn": ("ffn", {}, {}),
+    "decoder_passes": ("generate", {}, {}),
+    "residual": ("add_norm", {"residual": False}, {"step": "add1"}),
+    "probabilities": ("output", {}, {"step": "probs"}),
+    "greedy": ("generate", {}, {}),
 }
 
 
@@ -93,9 +102,8 @@ def _post_exercises():
 
 def _post_exercise(ctx, key: str):
     t = ctx.t
-    page, settings = PREPARED[key]
-    prepared = ctx.state.with_settings(**settings) if settings else ctx.state
-    url = f"{page}?{urlencode(encode(prepared))}"
+    url = prepared_link(ctx.state, key)
+    page = PREPARED[key][0]
     st.markdown(t(f"ex.{key}.task") + "\n\n" + t("ex.link", url=url, page=t(f"page.{page}")))
     CONTROLS.get(key, lambda c: None)(ctx)
     answer = _answer(ctx, key)
@@ -108,12 +116,19 @@ def _post_exercise(ctx, key: str):
             st.radio(t("ex.your_answer"), ex.CHOICES[key], index=None, key=widget,
                      format_func=lambda code: t(f"ex.{key}.choice.{code}"))
         else:
-            st.text_input(t(f"ex.answer.{answer.form}"), key=widget, max_chars=ex.MAX_ANSWER_CHARS)
+            st.text_input(t(f"ex.answer.{answer.form}"), key=widget)
         st.form_submit_button(t("ex.check"), on_click=lambda: _record(
             qid, ex.check_answer(answer, st.session_state.get(widget)), widget))
     shown = t(f"ex.{key}.choice.{answer.value}") if answer.form == "choice" else literal(str(answer.value))
-    if _verdict_line(t, st.session_state.get(f"{widget}.verdict"), shown):
+    if _verdict_line(ctx, widget, shown):
         st.markdown(t(f"ex.{key}.why", **_evidence(ctx, key, answer.evidence)))
+
+
+def prepared_link(state, key: str) -> str:
+    """The address (relative to the app's) of the exercise's prepared state: a new tab opens it as any link."""
+    page, settings, view = PREPARED[key]
+    prepared = state.with_settings(**settings) if settings else state
+    return f"{page}?{urlencode(encode(prepared) | encode_view(view))}"
 
 
 def _answer(ctx, key: str) -> ex.Answer | None:
@@ -172,7 +187,8 @@ def _positions_control(ctx):
     """Positional encoding on or off, and the source's words reversed."""
     t, off = ctx.t, ctx.config.pos_encoding == "none"
     row = pickers.row_of_widgets()
-    row.toggle(t("ex.positions.pe_off"), value=off, key="ex.positions.pe_off",
+    st.session_state["ex.positions.pe_off"] = off  # the state's, which the sidebar may have changed
+    row.toggle(t("ex.positions.pe_off"), key="ex.positions.pe_off",
                on_change=lambda: sidebar.use_settings({"pos_encoding": "none" if st.session_state[
                    "ex.positions.pe_off"] else _preset_value(ctx, "pos_encoding")}))
     row.button(t("ex.positions.reverse"), key="ex.positions.reverse", on_click=lambda: sidebar.adopt(
@@ -188,19 +204,23 @@ def _d_k_control(ctx):
     """d_k (and d_v with it) and whether the scores are divided by √d_k; the largest weight per row now."""
     t, c = ctx.t, ctx.config
     row = pickers.row_of_widgets()
-    st.session_state.setdefault("ex.d_k.value", c.d_k)
-    row.number_input("d_k", 1, APP_LIMITS["d_k"], key="ex.d_k.value", on_change=lambda: sidebar.use_settings(
-        {"d_k": int(st.session_state["ex.d_k.value"]), "d_v": int(st.session_state["ex.d_k.value"])}))
-    row.toggle(t("ex.d_k.scaled"), value=c.attn_divisor == "sqrt_dk", key="ex.d_k.scaled",
+    st.session_state["ex.d_k.value"], st.session_state["ex.d_k.scaled"] = c.d_k, c.attn_divisor == "sqrt_dk"
+    row.number_input("d_k", 1, APP_LIMITS["d_k"], key="ex.d_k.value", width=200, on_change=_use_d_k)
+    row.toggle(t("ex.d_k.scaled"), key="ex.d_k.scaled",
                on_change=lambda: sidebar.use_settings({"attn_divisor": "sqrt_dk" if st.session_state[
                    "ex.d_k.scaled"] else 1.0}))
-    att = "dec.0.self_attn" if c.decoder_only else "enc.0.attn"
     st.markdown(t("ex.d_k.now", d_k=c.d_k, divisor=fmt(c.divisor, 4),
-                  peak=fmt(ex.mean_row_max(ctx.trace, att), ctx.state.digits)))
+                  peak=fmt(ex.mean_row_max(ctx.trace, ex.first_attention(c)), ctx.state.digits)))
+
+
+def _use_d_k():
+    width = int(st.session_state["ex.d_k.value"])
+    sidebar.use_settings({"d_k": width, "d_v": width})
 
 
 def _residual_control(ctx):
-    st.toggle(ctx.t("ctl.residual"), value=ctx.config.residual, key="ex.residual.on",
+    st.session_state["ex.residual.on"] = ctx.config.residual
+    st.toggle(ctx.t("ctl.residual"), key="ex.residual.on",
               on_change=lambda: sidebar.use_settings({"residual": st.session_state["ex.residual.on"] is True}))
 
 
@@ -216,11 +236,9 @@ CONTROLS = {"positions": _positions_control, "d_k": _d_k_control, "residual": _r
 def _by_hand():
     ctx = session.get()
     t = ctx.t
-    linked = from_link("qset", lambda position: position < ex.MAX_SET)
-    if linked is not None:
-        st.session_state["hand.set"] = linked + 1
-    number = int(st.number_input(t("hand.set"), 1, ex.MAX_SET, key="hand.set", value=1))
-    show_in_link("qset", number - 1, 0)
+    st.session_state["hand.set"] = st.session_state.get(QUESTION_SET, 1)
+    number = int(st.number_input(t("hand.set"), 1, ex.MAX_SET, key="hand.set", width=200, on_change=lambda: (
+        st.session_state.update({QUESTION_SET: int(st.session_state["hand.set"])}))))
     st.caption(t("hand.tolerance", abs=fmt(ex.ABS_TOL, 2), rel=fmt(100 * ex.REL_TOL, 2)))
     for q in ex.question_set(ctx.trace, number):
         with st.container(border=True):
@@ -235,7 +253,7 @@ def _hand_question(ctx, q: ex.Question):
         st.text_input(t("ex.answer.number"), key=widget)
         st.form_submit_button(t("ex.check"), on_click=lambda: _record(
             q.id, ex.check(q, st.session_state.get(widget)), widget))
-    _verdict_line(t, st.session_state.get(f"{widget}.verdict"), fmt(q.answer, max(digits, 6)))
+    _verdict_line(ctx, widget, fmt(q.answer, max(digits, 6)))
     if quiz.room().get("key"):  # a room's teacher
         st.button(t("quiz.ask"), key=f"quiz.ask.{q.id}", on_click=quiz.ask, args=(q,), icon=":material/campaign:")
     hint = st.expander(t("hand.hint"), key=f"hand.hint.{q.id}", on_change="rerun")
@@ -273,7 +291,9 @@ def _prompt_values(ctx, q: ex.Question, cell: dict) -> dict:
 def _given_vector(ctx, q: ex.Question, name: str):
     values = np.array(q.given[name])  # (width,)
     cols = list(ctx.model.vocab.tokens) if name == "logits" else [str(i) for i in range(FIRST, len(values) + FIRST)]
-    numbers(values, [ctx.t(f"hand.given.{name}")], cols)
+    label = ctx.t(f"hand.given.{name}")
+    numbers(values, [label], cols, label=label if name in ("q", "k", "x") else f"\\text{{{label}}}")
+
 
 
 # ---- the class quiz (ui/classroom/quiz.py), above every page --------------------------------------------------------
