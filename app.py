@@ -3,6 +3,7 @@ import streamlit as st
 
 from ui.classroom import follow
 from ui.core import server, session, sidebar
+from ui.lessons import exercise_views
 from ui.views import exports, frame
 
 server.configure()  # the process's settings, on the first run only
@@ -18,5 +19,6 @@ if ctx.state.present:  # presenter mode: the page has the whole screen
 page = st.navigation(session.navigation(ctx.t), expanded=True)
 follow.sidebar(ctx.t, page, room_slot)  # a student following the teacher may go to the teacher's page here
 exports.sidebar(ctx)  # the trace's files and the PyTorch check, at the sidebar's foot
+exercise_views.quiz_panel()  # the class quiz's question, above the page, in a room that has one
 frame.run(ctx, page)  # a decoder-only model's page without an encoder says so; presenter mode's rail on every page
 follow.publish(ctx.t)  # a teacher's page and link, after the page wrote its view

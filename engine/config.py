@@ -22,7 +22,7 @@ LIMITS = {  # inclusive bounds for the integer sizes
     "max_len": (1, 4096),
 }
 DEPTHS = {"enc": "n_enc_layers", "dec": "n_dec_layers"}  # each stack's own depth, None: n_layers
-NEWER_FIELDS = (*DEPTHS.values(), "decoder_only")  # fields older files lack; their defaults keep those files' model
+NEWER_FIELDS = (*DEPTHS.values(), "decoder_only", "residual")  # fields older files lack; their defaults keep those files' model
 
 
 class ConfigError(ValueError):
@@ -58,6 +58,7 @@ class Config:
     tied_output: bool = True  # the output layer reuses the target embedding, transposed (paper section 3.4)
     softmax: str = "stable"  # "stable" subtracts the row max first; "naive" is the blog's exp(x)/sum(exp(x))
     decoder_only: bool = False  # GPT-style: no encoder, no cross-attention; the decoder reads source, SOS, target
+    residual: bool = True  # X + Sublayer(X) around every sub-layer (paper 3.1); False: Sublayer(X) alone, an experiment
 
     def __post_init__(self):
         for name, (low, high) in {**LIMITS, **dict.fromkeys(DEPTHS.values(), LIMITS["n_layers"])}.items():

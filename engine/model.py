@@ -25,6 +25,8 @@ from .trace import Recorder, Trace
 
 ADD_TEX = {"post": r"X + \operatorname{Sublayer}(X)",  # then LayerNorm of this sum
            "pre": r"X + \operatorname{Sublayer}(\operatorname{LayerNorm}(X))"}  # the sum is not normalised
+NO_RESIDUAL_TEX = {"post": r"\operatorname{Sublayer}(X)",  # Config.residual off: the sub-layer's output alone
+                   "pre": r"\operatorname{Sublayer}(\operatorname{LayerNorm}(X))"}
 LOGITS_TEX = r"\text{logits} = y\, W_{\text{out}} + b_{\text{out}}"
 TIED_LOGITS_TEX = r"\text{logits} = y\, E^\top + b_{\text{out}}"
 VOCAB_MASK_TEX = r"M_v = \begin{cases} -\infty & v = \texttt{<unk>} \\ 0 & \text{⟦otherwise⟧} \end{cases}"
@@ -197,7 +199,8 @@ def _sublayer_steps(c, p):
     for k in sorted({k for sublayers in c.sublayers.values() for k in sublayers}):
         if p:
             steps[f"drop{k}"] = _dropout_step()
-        steps[f"add{k}"] = Decl(ADD, ADD_TEX[c.norm_placement])
+        steps[f"add{k}"] = Decl(ADD, ADD_TEX[c.norm_placement]) if c.residual else Decl(
+            COPY, NO_RESIDUAL_TEX[c.norm_placement])
         steps[f"ln{k}"] = _layer_norm_step(c)
     return steps
 
@@ -207,7 +210,9 @@ def _sublayer(hook, k, x, sublayer):
     (paper sections 3.1 and 5.4)."""
     pre = hook.model.config.norm_placement == "pre"
     out = yield from sublayer(_layer_norm(hook, f"ln{k}", x) if pre else x)  # (n, d_model)
-    x = hook(f"add{k}", operator.add, x, _dropout(hook, f"drop{k}", out))  # x + Sublayer(...): (n, d_model)
+    out = _dropout(hook, f"drop{k}", out)  # (n, d_model)
+    residual = hook.model.config.residual  # off: an experiment, the sub-layer's output without X
+    x = hook(f"add{k}", operator.add, x, out) if residual else hook(f"add{k}", np.copy, out)  # (n, d_model)
     x = x if pre else _layer_norm(hook, f"ln{k}", x)  # (n, d_model)
     yield
     return x

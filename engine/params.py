@@ -110,6 +110,12 @@ class Parameters:
         model._multipliers = {name: m for name, m in self._multipliers.items() if name != "pos.learned"}
         return model
 
+    def with_residual(self, on: bool) -> "Parameters":
+        """A copy of this model with the residual connections on or off (Config.residual); the weights are shared."""
+        model = copy.copy(self)
+        model.config = dataclasses.replace(self.config, residual=on)
+        return model
+
     def with_cells(self, cells) -> "Parameters":
         """A copy of this model with some cells changed: {name: [(index, value), ...]}. A changed per-head weight is
         copied once, in the heads-side-by-side layout the forward pass reads, and the parameter is a view of it."""

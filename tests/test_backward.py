@@ -202,6 +202,7 @@ FD_CASES = {
         "paper", SMALL, dict(label_smoothing=0.1, ignore_id=GATO)),
     "blog LayerNorm with post-norm and eps 0.1, no PE": (
         "paper", dict(SMALL, layer_norm="blog", eps=0.1, pos_encoding="none", n_layers=1), {}),
+    "no residual connections, pre-norm": ("paper", dict(SMALL, residual=False, norm_placement="pre"), {}),
 }
 
 

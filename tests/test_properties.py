@@ -233,6 +233,21 @@ def test_learned_and_no_positional_encoding():
     assert not engine.preset("paper", pos_encoding="none", **SMALL).run("hello world")["src.pos"].any()
 
 
+@pytest.mark.parametrize("placement", ["post", "pre"])
+def test_residual_off_leaves_the_sublayers_output_alone(placement):
+    """Config.residual=False (the exercise on residual connections): add{k} is Sublayer(x) without x, in both
+    stacks, and the rest of the pass reads it as it reads the sum."""
+    on = engine.preset("paper", norm_placement=placement, **SMALL).run("hello world", "hola")
+    off = engine.preset("paper", norm_placement=placement, residual=False, **SMALL).run("hello world", "hola")
+    for add, out in (("enc.0.add1", "enc.0.attn.out"), ("enc.1.add2", "enc.1.ffn.out"),
+                     ("dec.0.add2", "dec.0.cross_attn.out"), ("dec.1.add3", "dec.1.ffn.out")):
+        np.testing.assert_array_equal(off[add], off[out])
+        assert off.step(add).kind == "copy" and off.step(add).inputs == (out,)
+        assert np.abs(on[add] - on[out]).max() > 0.1  # the sum: x is added
+    assert off.step("enc.0.add1").formula != on.step("enc.0.add1").formula
+    assert not np.allclose(off["probs"], on["probs"])
+
+
 def test_unknown_words_become_unk_and_are_reported():
     trace = engine.preset("hello-world").run("Hello dear World", "hola amigo")
     assert trace.src_tokens == ("hello", "<unk>", "world")

@@ -226,6 +226,8 @@ def test_a_question_is_asked_answered_once_per_session_closed_and_revealed(store
     store.set_quiz_state(code, key, 1, "revealed")
     assert store.quiz(code).state == "revealed" and store.version(code) == before + 3
     assert len(store.tally(code, 1)) == 2  # everyone's once revealed
+    store.set_quiz_state(code, key, 1, "put_away")
+    assert store.quiz(code).state == "put_away" and store.version(code) == before + 4
 
 
 def test_the_next_question_forgets_the_answers_and_refuses_answers_to_the_last(store):

@@ -44,8 +44,10 @@ NOTES = "room.notes"
 ATTACHED = "room.attached.{code}"  # the student's toggle, on (a new room's is new: on again)
 TOOK = "room.took"  # session_state: this session took the teacher's link; the page it shows next is the teacher's
 WANDERED = "room.wandered"  # session_state: a following student changed its own page: the toggle turns off, with a note
+QUIZ_SHOWN = "quiz.shown"  # session_state: (number, state) of the room's question the page shows (classroom/quiz.py)
 LINK_KEYS = ("room", "key", "follow")  # follow=0: a student who turned following off (a reload keeps it off)
-OWN_KEYS = ("lang", "present")  # each participant's own: the language, presenter mode (the teacher's projector)
+OWN_KEYS = ("lang", "present", "done")  # each participant's own: the language, presenter mode (the teacher's
+# projector), the exercises answered (ui/lessons/exercise_views.py)
 POLL_SECONDS = 1.0  # a student's page asks the room this often when the watcher cannot wake it
 RECONNECT_TIMER_SECONDS = 3600  # the timer of _copy_link_on_a_timer's fragment: one run an hour
 ALL_PAGES = {page for pages in PAGES.values() for page in pages}
@@ -88,7 +90,7 @@ def watcher() -> room_watch.Watcher:
     return room_watch.Watcher(version, wake)
 
 
-def _ask(call, notes: list):
+def from_store(call, notes: list):
     """The store's answer, or None with a note when it refuses (RoomError) or does not answer."""
     try:
         return call()
@@ -127,7 +129,7 @@ def _live_code(text: str, notes: list) -> str | None:
         notes.append(("room.bad_code", {"code": literal(str(text)[:12]), "alphabet": rooms.ALPHABET}))
         return None
     before = len(notes)
-    if _ask(lambda: store().version(code), notes) is not None:
+    if from_store(lambda: store().version(code), notes) is not None:
         return code
     if len(notes) == before:
         notes.append(("room.gone", {"code": code}))
@@ -219,7 +221,7 @@ def in_room() -> bool:
 
 def _open_room() -> None:
     notes = st.session_state.setdefault(NOTES, [])
-    made = _ask(store().create, notes)
+    made = from_store(store().create, notes)
     if made is not None:
         _enter({"code": made[0], "key": made[1], "seen": None})
 
@@ -250,7 +252,7 @@ def _teacher_panel(t, room, slot) -> None:
 def _close_room() -> None:
     """The teacher leaves: the room ends, and each student's next look at it says so (room.gone)."""
     room, notes = st.session_state[ROOM], st.session_state.setdefault(NOTES, [])
-    _ask(lambda: store().close(room["code"], room["key"]), notes)
+    from_store(lambda: store().close(room["code"], room["key"]), notes)
     watcher().nudge()
     _leave()
 
@@ -313,17 +315,24 @@ def catch_up_on_page() -> None:
     _page_fragments[session_id] = streamlit_internals.this_fragment()
     if not streamlit_internals.fragment_run():
         return
-    latest = _ask(lambda: store().latest(room["code"]), [])
+    latest = from_store(lambda: store().latest(room["code"]), [])
     if latest is None or latest.version != room["seen"]:
         query = None if latest is None else _teachers_query(latest, st.session_state["state"])
         taken = query and latest.page == st.session_state.get(PAGE) and session.same_sidebar(
             st.session_state["state"], _state_of(query))
-        if not taken:  # a room gone, a store that does not answer, another page or model: the whole app
-            st.rerun(scope="app")
+        if not taken or _quiz_moved(room["code"]):  # a room gone, a store that does not answer, another page or
+            st.rerun(scope="app")  # model, or the class quiz's question asked, closed or revealed: the whole app
         room["seen"] = latest.version
         _take_here(query)
         controls.start_from_link()
     watcher().follow(session_id, room["code"], room["seen"])
+
+
+def _quiz_moved(code: str) -> bool:
+    """Whether the room's question is another, or in another state, than the one the page shows (drawn above the
+    page, outside a step page's fragment)."""
+    quiz = from_store(lambda: store().quiz(code), [])
+    return (None if quiz is None else (quiz.number, quiz.state)) != st.session_state.get(QUIZ_SHOWN)
 
 
 def _state_of(query: dict) -> AppState:
@@ -349,12 +358,12 @@ def _follow() -> None:
 def _moved(room: dict, notes: list) -> rooms.Latest | None:
     """One small read of the room's version; if it moved from the one this page shows, the teacher's page and link
     (and the page now shows that version). A room gone or a store that does not answer: None, with a note."""
-    version = _ask(lambda: store().version(room["code"]), notes)
+    version = from_store(lambda: store().version(room["code"]), notes)
     if version is None and not notes:  # the room expired
         notes.append(("room.gone", {"code": room["code"]}))
     if version is None or version == room["seen"]:
         return None
-    latest = _ask(lambda: store().latest(room["code"]), notes)
+    latest = from_store(lambda: store().latest(room["code"]), notes)
     room["seen"] = version
     return latest if latest is not None and latest.page in ALL_PAGES else None
 
@@ -408,7 +417,7 @@ def publish(t) -> None:
         return
     query = _shown_query()
     notes = []
-    version = _ask(lambda: store().put(room["code"], room["key"], st.session_state[PAGE], query), notes)
+    version = from_store(lambda: store().put(room["code"], room["key"], st.session_state[PAGE], query), notes)
     if version is not None and version != room["seen"]:  # the students of this process see it now
         room["seen"] = version
         watcher().nudge()

@@ -34,6 +34,7 @@ DEPARTURES = (
     Departure("activation", "relu", ("activation",)),
     Departure("ffn_bias", True, ("hidden",)),
     Departure("tied_output", True, ("logits",)),
+    Departure("residual", True, ("add1", "add2", "add3")),  # off only for the exercise on residual connections
 )
 
 

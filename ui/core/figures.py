@@ -179,7 +179,8 @@ def bars(labels, values, highlight=None, digits=DIGITS) -> Chart:
     finite = np.asarray(values, dtype=float)[np.isfinite(values)]  # NaN where the naive softmax overflowed
     longest = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
     return Chart(data, {"height": max(160, 28 * len(labels) + 40), "margin": MARGIN, "showlegend": False,
-                        "xaxis": {"range": [0, longest * BAR_ROOM]}, "yaxis": {"autorange": "reversed"}})
+                        "xaxis": {"range": [0, longest * BAR_ROOM]},
+                        "yaxis": {"autorange": "reversed", "type": "category"}})  # a token or answer "1" is a name
 
 
 def curves(x, series: dict, x_title: str, y_title: str, log_y: bool = False) -> Chart:

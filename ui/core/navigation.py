@@ -9,6 +9,7 @@ PAGES = {
                 "output"],
     "generate": ["generate", "train", "dropout"],
     "compare": ["paper_vs_blog", "sizes"],
+    "practice": ["exercises"],
 }
 # The step pages, each ending with links to its neighbours here: from the overview's map through the encoder and
 # the decoder to generation, which runs the whole pass again per token. Training, dropout and the comparison

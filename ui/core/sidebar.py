@@ -19,7 +19,8 @@ from ui.core.streamlit_internals import forget_stale_widgets
 DEPTH_FIELDS = ("n_enc_layers", "n_dec_layers")  # Config.depth
 SIZE_FIELDS = ("d_model", "n_heads", "d_k", "d_v", "d_ff") + DEPTH_FIELDS
 CHOICE_FIELDS = ("layer_norm", "norm_placement", "pos_encoding", "activation", "softmax")
-BOOL_FIELDS = ("embed_scale", "attn_bias", "ffn_bias", "shared_embeddings", "tied_output", "decoder_only")
+BOOL_FIELDS = ("embed_scale", "attn_bias", "ffn_bias", "shared_embeddings", "tied_output", "decoder_only",
+               "residual")
 
 
 def build(reading: bool = False) -> Context:

@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 import engine
 from engine.config import DEPTHS, parse_field
+from engine.exercises import MAX_PROGRESS_CHARS
 from engine.presets import configure
 from engine.sizes import parameter_count
 from engine.tokens import split
@@ -322,9 +323,11 @@ def _decode_edits(text: str):
 
 
 VIEW_KEYS = ("section", "layer", "sublayer", "head", "step", "cell",  # what a page shows (ui/views/drawn.py); and
-             "place", "dropout", "measure", "position", "sentence", "frame")  # the dropout, stack, output, batch and
-# animation's own: a dropout's place and which one of a layer, a stack's measure, the output's position, the padded
-# batch's sentence, the animation's frame
+             "place", "dropout", "measure", "position", "sentence", "frame",  # the dropout, stack, output, batch and
+             "qset", "done")  # animation's own: a dropout's place and which one of a layer, a stack's measure, the
+# output's position, the padded batch's sentence, the animation's frame; the exercises' set of questions to compute by
+# hand and the answers given (engine.exercises.encode_progress, which the page reads part by part)
+TEXT_VIEW_KEYS = ("step", "done")
 STEP_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")  # a step's last name: "scaled", "ln2", "masked_logits"
 
 
@@ -336,7 +339,8 @@ def encode_view(view: dict) -> dict[str, str]:
     for key in VIEW_KEYS:
         if key in view:
             value = view[key]
-            query[key] = value if key == "step" else ".".join(map(str, value)) if key == "cell" else str(value + 1)
+            query[key] = value if key in TEXT_VIEW_KEYS else ".".join(map(str, value)) if key == "cell" \
+                else str(value + 1)
     return query
 
 
@@ -359,6 +363,8 @@ def decode_view(query) -> tuple[dict, list]:
 def _view_value(key: str, text: str):
     if key == "step":
         return text if STEP_NAME.fullmatch(text) else None
+    if key == "done":
+        return text if len(text) <= MAX_PROGRESS_CHARS else None
     parts = text.split(".")
     if len(parts) != (2 if key == "cell" else 1) or not all(_small_whole(p) for p in parts):
         return None

@@ -58,7 +58,7 @@ class Latest(NamedTuple):
     query: dict
 
 
-QUIZ_STATES = ("open", "closed", "revealed")
+QUIZ_STATES = ("open", "closed", "revealed", "put_away")  # put away: the class has moved on; shown to no one
 MAX_ANSWER_CHARS = 64  # a number as typed, a choice or a token
 SESSION = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
@@ -213,8 +213,8 @@ class Rooms(abc.ABC):
         return _granted(code, self._ask(code, _digest(key), text, self.clock()))
 
     def set_quiz_state(self, code: str, key: str, number: int, state: str) -> None:
-        """Close question `number` to answers, reveal it, or open it again. RoomError as put, or "quiz.gone" if the
-        room's question is another."""
+        """Close question `number` to answers, reveal it, put it away, or open it again. RoomError as put, or
+        "quiz.gone" if the room's question is another."""
         _check(code, key)
         if state not in QUIZ_STATES:
             raise RoomError("quiz.gone", {"code": code})

@@ -1,0 +1,244 @@
+"""The class quiz (ui/classroom/quiz.py, drawn by ui/lessons/exercise_views.quiz_panel): a question goes to the room
+and back unchanged, a malformed one is none, the spread of answers; and at the protocol level (bench/protocol.py):
+a teacher asks a by-hand question from the exercises page, students in English and Chinese answer on their own
+screens (a typed expression refused, one answer per session), the teacher's screen counts them every second, and the
+reveal wakes every student with the answer; a student's forged click on the teacher's buttons changes nothing, with
+the rooms in SQLite and in Redis; and the whole class in Chromium."""
+import asyncio
+import json
+import math
+import sys
+import urllib.parse
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+for path in (ROOT, ROOT / "bench"):
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+
+from conftest import app_server, in_own_thread  # noqa: E402
+from protocol import ForwardMsg, Session  # noqa: E402
+from test_browser import LOCALES, settle  # noqa: E402
+from test_follow import TIMEOUT, done, query, shown, woken  # noqa: E402
+from test_follow_browser import BUTTON, FOLLOWED_WITHIN, SCREEN, wait_until  # noqa: E402
+
+import engine  # noqa: E402
+from engine import exercises as ex  # noqa: E402
+from ui.classroom import quiz  # noqa: E402
+from ui.core.format import fmt  # noqa: E402
+from ui.core.i18n import translator  # noqa: E402
+from ui.stores import rooms  # noqa: E402
+from ui.stores.rooms import Answer  # noqa: E402
+
+EN, ZH = translator("en"), translator("zh")
+
+
+def hello_world_questions() -> list[ex.Question]:
+    return ex.question_set(engine.preset("hello-world").run("Hello World", "Hola Mundo"), 1)  # the app's default
+
+
+def test_a_question_goes_to_the_room_and_back_unchanged():
+    questions = hello_world_questions()
+    assert len(questions) >= 5
+    for q in questions:
+        back = quiz.question_of(json.loads(json.dumps(quiz.stored(q))))
+        assert back == q and back.answer == q.answer and back.tolerance == q.tolerance
+        assert back.given == json.loads(json.dumps(q.given))  # its vectors as lists
+
+
+@pytest.mark.parametrize("change", [
+    {"id": "nope-1"}, {"id": "score-1000"}, {"kind": "pe"}, {"answer": math.nan}, {"answer": "1.0"},
+    {"tolerance": math.inf}, {"index": [0, "1"]}, {"index": [True]}, {"given": []}, {"step": 3}, {"id": None}])
+def test_a_malformed_question_in_the_store_is_none(change):
+    held = quiz.stored(hello_world_questions()[0]) | change
+    assert quiz.question_of(held) is None
+    assert quiz.question_of({"id": "score-1"}) is None and quiz.question_of({}) is None
+
+
+def test_the_spread_counts_each_answer_as_written_most_frequent_first():
+    answers = [Answer(1.23456, True), Answer(1.23459, True), Answer(2.0, False), Answer(1.23456, False)]
+    assert quiz.spread(answers, 4) == [("1.235", 3, False), ("2", 1, False)]  # one wrong among the 1.235s
+    many = [Answer(float(i), i == 0) for i in range(12)] + [Answer(0.0, True)]
+    shown = quiz.spread(many, 4)
+    assert shown[0] == ("0", 2, True) and len(shown) == quiz.SPREAD_BARS + 1
+    assert shown[-1] == ("…", 12 - quiz.SPREAD_BARS, False)
+    assert quiz.spread([], 4) == []
+
+
+@pytest.fixture(scope="module", params=["sqlite", pytest.param("redis", marks=pytest.mark.server)])
+def server(request, tmp_path_factory):
+    """The app with its rooms in SQLite, or in a real Redis; the store as the test reads it."""
+    directory = tmp_path_factory.mktemp("quiz")
+    if request.param == "sqlite":
+        env = {"TRANSFORMER_ROOMS_DB": str(directory / "rooms.sqlite3")}
+        store = rooms.SqliteRooms(directory / "rooms.sqlite3")
+    else:
+        env = {"TRANSFORMER_REDIS_URL": request.getfixturevalue("redis_url")}
+        store = rooms.RedisRooms(rooms.redis_client(env))
+    with app_server(directory / "streamlit.log", env) as url:
+        yield url, store
+
+
+async def click(session: Session, key: str):
+    """A click, sent once: as in the browser, the next rerun does not send it again."""
+    widget = session.last.widget(key)[1].id
+    session.set_widget(widget, trigger_value=True)
+    run = await session.rerun(TIMEOUT)
+    session.widgets.pop(widget, None)
+    return run
+
+
+async def teachers_room(url: str) -> tuple[Session, str, str]:
+    """A teacher on the exercises page's by-hand questions, with a room open."""
+    teacher = await Session.open(url, "exercises", timeout=TIMEOUT)
+    assert await teacher.open_expander(r"room\.panel", TIMEOUT)
+    await click(teacher, r"room\.open")
+    assert await teacher.open_tab(r"ex\.tab", EN("ex.tab.hand"), TIMEOUT)
+    link = query(teacher)
+    return teacher, link["room"], link["key"]
+
+
+async def answer(student: Session, number: int, text: str):
+    student.set_widget(student.last.widget(rf"quiz\.typed\.{number}")[1].id, string_value=text)
+    return await click(student, r"quiz\.send")
+
+
+def test_a_class_answers_a_question_and_sees_the_answer_revealed(server):
+    url, store = server
+    q = next(q for q in hello_world_questions() if q.kind == "weight")
+
+    async def scenario():
+        teacher, code, key = await teachers_room(url)
+        english = await Session.open(url, "", query_string=f"room={code}", timeout=TIMEOUT)
+        chinese = await Session.open(url, "", query_string=f"room={code}", locale="zh-CN", timeout=TIMEOUT)
+        try:
+            assert english.last.widget(r"quiz\.typed\.1") is None  # no question yet
+            await click(teacher, rf"quiz\.ask\.{q.id}")
+            assert store.quiz(code) == rooms.Quiz(1, json.loads(json.dumps(quiz.stored(q))), "open")
+            assert teacher.auto_reruns  # the teacher's count, read again every second
+            for student in (english, chinese):
+                run = await woken(student)
+                assert done(run) and student.last.widget(r"quiz\.typed\.1") is not None
+
+            run = await answer(english, 1, "0.4 + 0.1")  # an expression: refused, with the reason, nothing kept
+            assert EN("ex.refused.expression", n=ex.MAX_ANSWER_CHARS) in shown(english)
+            assert store.tally(code, 1, key) == []
+            typed = f"{q.answer:.6g}"
+            await answer(english, 1, typed)
+            assert EN("quiz.yours", answer=fmt(float(typed), 6)) in shown(english)
+            assert english.last.widget(r"quiz\.typed\.1") is None  # one answer: the field is gone
+            await answer(chinese, 1, "12345")
+            assert ZH("quiz.yours", answer=fmt(12345.0, 6)) in shown(chinese)
+            assert sorted(store.tally(code, 1, key)) == [Answer(float(typed), True), Answer(12345.0, False)]
+
+            fragment = next(f for f, seconds in teacher.auto_reruns.items() if seconds == quiz.TALLY_SECONDS)
+            await teacher.auto_rerun(fragment, TIMEOUT)
+            assert EN("quiz.count", n=2) in shown(teacher)
+            await click(teacher, r"quiz\.reveal")
+            assert store.quiz(code).state == "revealed"
+            for student, t, right in ((english, EN, True), (chinese, ZH, False)):
+                run = await woken(student)
+                assert done(run)
+                assert t("quiz.answer", answer=fmt(q.answer, 6), tolerance=fmt(q.tolerance, 2)) in shown(student)
+                assert t("quiz.right", right=1, share=fmt(50.0, 3)) in " ".join(shown(student).split(" · "))
+                assert (t("ex.right") if right else t("quiz.wrong")) in shown(student)
+            await click(teacher, r"quiz\.put_away")  # the class moves on: the question leaves every screen
+            assert store.quiz(code).state == "put_away" and teacher.last.widget(r"quiz\.put_away") is None
+            for student in (english, chinese):
+                await woken(student)
+                assert EN("quiz.count", n=2) not in shown(student) and ZH("quiz.count", n=2) not in shown(student)
+        finally:
+            await asyncio.gather(teacher.close(), english.close(), chinese.close())
+
+    in_own_thread(scenario)
+
+
+def test_a_students_forged_clicks_on_the_teachers_buttons_change_nothing(server):
+    url, store = server
+
+    async def scenario():
+        teacher, code, key = await teachers_room(url)
+        student = await Session.open(url, "", query_string=f"room={code}", timeout=TIMEOUT)
+        try:
+            q = next(q for q in hello_world_questions() if q.kind == "score")
+            await click(teacher, rf"quiz\.ask\.{q.id}")
+            await woken(student)
+            reveal = teacher.last.widget(r"quiz\.reveal")[1].id
+            ask = teacher.last.widget(r"quiz\.ask\.scaled-1")[1].id
+            version = store.version(code)
+            for forged in (reveal, ask):
+                student.set_widget(forged, trigger_value=True)
+                run = await student.rerun(TIMEOUT)
+                assert not run.exceptions
+            assert store.quiz(code) == rooms.Quiz(1, json.loads(json.dumps(quiz.stored(q))), "open") and store.version(code) == version
+            typed, send = (student.last.widget(pattern)[1].id for pattern in (r"quiz\.typed\.1", r"quiz\.send"))
+            await answer(student, 1, "1")
+            student.set_widget(typed, string_value="2")  # the form again, though the page no longer shows it
+            student.set_widget(send, trigger_value=True)
+            assert not (await student.rerun(TIMEOUT)).exceptions
+            assert store.tally(code, 1, key) == [Answer(1.0, abs(1.0 - q.answer) <= q.tolerance)]  # the first only
+        finally:
+            await asyncio.gather(teacher.close(), student.close())
+
+    in_own_thread(scenario)
+
+
+def test_a_class_quiz_in_chromium(chromium, tmp_path):
+    """A teacher (English) and two students (English, Chinese) at 1280 x 720 on one server: the teacher opens a room
+    and asks the first by-hand question; each student types an answer on their own screen; the teacher's count reaches
+    2 with no click; the reveal shows every student the answer."""
+    shots = ROOT / "build" / "screenshots"
+    shots.mkdir(parents=True, exist_ok=True)
+    env = {"TRANSFORMER_ROOMS_DB": str(tmp_path / "rooms.sqlite3")}
+    q = hello_world_questions()[0]
+    with app_server(tmp_path / "streamlit.log", env) as url:
+        contexts = [chromium.new_context(viewport=SCREEN, locale=LOCALES[lang]) for lang in ("en", "en", "zh")]
+        try:
+            teacher, *students = (context.new_page() for context in contexts)
+            teacher.goto(f"{url}/exercises")
+            teacher.get_by_role("button", name=EN("room.open")).first.click()
+            wait_until(teacher, lambda: "key=" in teacher.url, "the teacher's room")
+            code = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(teacher.url).query))["room"]
+            teacher.locator(f".st-key-ex-tab {BUTTON}").nth(1).click()  # compute it by hand
+            teacher.locator(f".st-key-quiz-ask-{q.id}").get_by_role("button").click()
+            teacher.get_by_text(EN("quiz.count", n=0)).wait_for(timeout=FOLLOWED_WITHIN * 1000)
+            for student, t, typed in zip(students, (EN, ZH), (f"{q.answer:.6g}", "1")):
+                student.goto(f"{url}/?room={code}")
+                student.get_by_label(t("ex.answer.number")).first.fill(typed)
+                student.get_by_role("button", name=t("quiz.send")).click()
+                student.get_by_text(t("quiz.yours", answer=fmt(float(typed), 6))).wait_for(
+                    timeout=FOLLOWED_WITHIN * 1000)
+            teacher.get_by_text(EN("quiz.count", n=2)).wait_for(timeout=FOLLOWED_WITHIN * 1000)  # no click: live
+            teacher.locator('[data-testid="stMain"]').evaluate("main => main.scrollTo(0, 0)")
+            teacher.screenshot(path=shots / "quiz-teacher.png")
+            teacher.get_by_role("button", name=EN("quiz.reveal")).click()
+            for student, t, verdict in zip(students, (EN, ZH), ("ex.right", "quiz.wrong")):
+                student.get_by_text(t("quiz.answer", answer=fmt(q.answer, 6), tolerance=fmt(q.tolerance, 2)).replace(
+                    "**", "")).wait_for(timeout=FOLLOWED_WITHIN * 1000)
+                assert t(verdict) in student.locator('[data-testid="stMain"]').inner_text()
+            settle(students[1])
+            students[1].screenshot(path=shots / "quiz-student-zh.png")
+        finally:
+            for context in contexts:
+                context.close()
+
+
+def test_the_teachers_answered_exercises_stay_the_teachers(server):
+    """The exercises answered (done= in the link) are each participant's own: the room gets the teacher's page and
+    link without them, so a following student does not take the teacher's score."""
+    url, store = server
+
+    async def scenario():
+        teacher = await Session.open(url, "exercises", query_string="done=score-1:1", timeout=TIMEOUT)
+        try:
+            assert await teacher.open_expander(r"room\.panel", TIMEOUT)
+            await click(teacher, r"room\.open")
+            assert query(teacher)["done"] == "score-1:1"
+            latest = store.latest(query(teacher)["room"])
+            assert latest.page == "exercises" and "done" not in latest.query
+        finally:
+            await teacher.close()
+
+    in_own_thread(scenario)
