@@ -377,6 +377,31 @@ def dropout(trace, step, index):
     return f"0 \\quad (\\text{{{word('dropped')}}} {num_tex(x)})", f"0 {word('dropped-text', x=num(x))}"
 
 
+def patches(trace, step, index):
+    """The image's pixel this cell of a flattened patch is: patch i's row p1, column p2 and channel ch."""
+    i, j = index
+    size, channels, across = step.meta["patch"], step.meta["channels"], step.meta["across"]
+    (grid_row, grid_col), (p1, rest) = divmod(i, across), divmod(j, size * channels)
+    p2, channel = divmod(rest, channels)
+    pixel = _at((grid_row * size + p1, grid_col * size + p2, channel))
+    return f"x[{pixel}]", f"x[{pixel}]"
+
+
+def prepend(trace, step, index):
+    """Row 0 is the class token; row i the (i-1)-th row of what follows it."""
+    i, j = index
+    if i == 0:
+        return f"x_{{\\text{{class}}}}[{_at(j)}]", f"x_class[{_at(j)}]"
+    ref, cell = step.inputs[-1], _at((i - 1, j))
+    return f"\\text{{{_tex_escape(ref)}}}[{cell}]", f"{ref}[{cell}]"
+
+
+def row(trace, step, index):
+    """One row of the input, kept as a row."""
+    ref, cell = step.inputs[0], _at((step.meta["row"], index[1]))
+    return f"\\text{{{_tex_escape(ref)}}}[{cell}]", f"{ref}[{cell}]"
+
+
 def _tex_escape(text: str) -> str:
     return "".join("\\" + c if c in "#$%&_{}" else c for c in text).replace("<", r"\textless{}").replace(
         ">", r"\textgreater{}")
