@@ -164,6 +164,8 @@ class VisionTransformer(Parameters):
 def check_images(images, s: ViTConfig) -> np.ndarray:
     """The images as float64 (..., H, W, C), refused with a ConfigError naming what is wrong."""
     try:
+        if np.iscomplexobj(images):  # NumPy would drop the imaginary parts, with only a warning
+            raise TypeError
         array = np.asarray(images, dtype=float)
     except (TypeError, ValueError):
         raise ConfigError("the image must be an array of numbers", "vit_pixels_not_numbers") from None

@@ -6,12 +6,14 @@ position embeddings added by hand, nn.TransformerEncoderLayer(norm_first=True, a
 batch_first=True) per layer, nn.LayerNorm and nn.Linear for the head; float64, dropout 0. Every bias, gamma and beta
 is random first (the initialisation's zeros and ones would hide a swapped or missing one)."""
 import hashlib
+import json
 
 import numpy as np
 import pytest
 import torch
 
 from engine import digits
+from engine.__main__ import main
 from engine.config import ConfigError
 from engine.kinds import IMAGE_KINDS
 from engine.vit import SEED_SLIPS, VisionTransformer, ViTConfig, position_similarity, vit_param_shapes
@@ -224,7 +226,8 @@ def test_settings_refused_with_codes():
     (np.full((8, 8, 1), 1e300), "vit_pixels_range"), (np.full((8, 8, 1), -1e5), "vit_pixels_range"),
     (np.zeros((8, 8)), "vit_image_shape"), (np.zeros((8, 7, 1)), "vit_image_shape"),
     (np.zeros((0, 8, 8, 1)), "vit_image_shape"), (np.zeros((1, 1, 8, 8, 1)), "vit_image_shape"),
-    ([["a"]], "vit_pixels_not_numbers"), (None, "vit_image_shape"), ({"x": 1}, "vit_pixels_not_numbers")])
+    ([["a"]], "vit_pixels_not_numbers"), (None, "vit_image_shape"), ({"x": 1}, "vit_pixels_not_numbers"),
+    (np.zeros((8, 8, 1), dtype=complex), "vit_pixels_not_numbers"), ([[[1]] * 8] * 7 + [[[1, 2]] * 8], "vit_pixels_not_numbers")])
 def test_hostile_pixels_are_refused_with_codes(image, code):
     model = VisionTransformer.initial(ViTConfig(), seed=0)
     with pytest.raises(ConfigError) as error:
@@ -299,3 +302,17 @@ def test_parameter_shapes_follow_the_settings():
     assert shapes["img.E"] == (12, 8) and shapes["img.E_pos"] == (7, 8) and shapes["img.x_class"] == (1, 8)
     assert shapes["head.W_F"] == (8, 3) and shapes["enc.0.attn.W_Q"] == (2, 8, 4) and shapes["enc.0.ffn.W_1"] == (8, 5)
     assert not any(name.startswith(("dec.", "embed.", "unembed.", "enc.ln_final")) for name in shapes)
+
+
+def test_the_command_line_trains_and_saves(tmp_path, capsys):
+    out = tmp_path / "vit.npz"
+    assert main(["vit-train", "--steps", "3", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    model, facts = load(out)
+    assert facts["steps"] == 3 and f"test accuracy {facts['test_accuracy']:.4f}" in printed
+    assert model.settings == ViTConfig() and json.dumps(facts)
+    with pytest.raises(SystemExit) as exit_:
+        main(["vit-train", "--steps", "3", "--out", str(tmp_path / "no" / "such.npz")])
+    assert exit_.value.code == 2 and "its folder does not exist" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["vit-train", "--steps", "0"])
