@@ -211,8 +211,9 @@ def pos(trace, step, index):
     form, d = step.meta["form"], step.meta["d_model"]
     if form == "none":
         return "0", f"0 {word('no-encoding')}"
-    if form == "learned":
-        return f"P[{_at(index)}]", f"P[{_at(index)}] {word('learned')}"
+    if form == "learned":  # the table's name: P, or the Vision Transformer's E_pos
+        tex, text = step.meta.get("table", ("P", "P"))
+        return f"{tex}[{_at(index)}]", f"{text}[{_at(index)}] {word('learned')}"
     exponent = int((blog_exponent if form.startswith("blog") else paper_exponent)(j))
     angle = sinusoid_angle(pos, d, exponent)
     fn = "sin" if j % 2 == 0 else "cos"

@@ -362,6 +362,12 @@ def step_table(config: Config, p: float, padded: bool = False) -> StepTable:
     return _step_table(config, type(config.eps), p, padded)  # eps=0 equals eps=0.0, and each is recorded as given
 
 
+def encoder_blocks(c: Config) -> dict:
+    """The declarations of an encoder layer's blocks in an inference pass of one input (the Vision Transformer's)."""
+    return {"sublayer": _sublayer_steps(c, 0.0), "attn": _attention_steps(c, 0.0, cross=False, causal=False,
+                                                                          padded=False), "ffn": _ffn_steps(c)}
+
+
 @lru_cache(maxsize=64)
 def _step_table(c: Config, eps_type, p: float, padded: bool) -> StepTable:
     return StepTable({"embedding": _embedding_steps(c, p, padded), "sublayer": _sublayer_steps(c, p),

@@ -28,7 +28,7 @@ from . import dropout as dr
 from . import positional as pe
 from .config import Config, ConfigError
 from .kinds import ADD, LINEAR, PATCHES, POS, PREPEND, ROW, SOFTMAX
-from .model import _attention_steps, _ffn_steps, _layer_norm, _layer_norm_step, _sublayer_steps, layers
+from .model import _layer_norm, _layer_norm_step, encoder_blocks, layers
 from .params import Parameters, layer_norm_shapes, layer_shapes
 from .presets import initial_weight
 from .steps import Decl, Hook, StepTable
@@ -195,7 +195,7 @@ def _image_steps(c: Config):
     return {"patches": Decl(PATCHES, PATCHES_TEX, ("N", "P²C"), "x_p"),
             "embed": Decl(LINEAR, PATCH_EMBED_TEX, ("N", "d_model"), "x_p E"),
             "cls": Decl(PREPEND, CLASS_TOKEN_TEX),
-            "pos": Decl(POS, POSITIONS_TEX, symbol=r"E_{\text{pos}}", meta={"form": "learned", "d_model": c.d_model}),
+            "pos": Decl(POS, POSITIONS_TEX, symbol=r"E_{\text{pos}}", meta={"form": "learned", "d_model": c.d_model, "table": (r"E_{\text{pos}}", "E_pos")}),
             "input": Decl(ADD, INPUT_TEX, symbol="z_0")}
 
 
@@ -231,9 +231,7 @@ def _head(hook, z):
 @lru_cache(maxsize=16)
 def step_table(c: Config) -> StepTable:
     """Every step's declaration, by block: the image's, the encoder's pre-norm layers' and the head's."""
-    return StepTable({"image": _image_steps(c), "sublayer": _sublayer_steps(c, 0.0),
-                      "attn": _attention_steps(c, 0.0, cross=False, causal=False, padded=False),
-                      "ffn": _ffn_steps(c), "head": _head_steps(c)})
+    return StepTable({"image": _image_steps(c), **encoder_blocks(c), "head": _head_steps(c)})
 
 
 # ---- one function per equation ------------------------------------------------------------------------------------

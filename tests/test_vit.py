@@ -180,6 +180,7 @@ def test_explanations_of_the_new_steps():
     embed = trace.explain("img.embed", (1, 2))
     assert embed.value == pytest.approx(trace["img.patches"][1] @ model.params["img.E"][:, 2]
                                         + model.params["img.b_E"][2], abs=1e-12)
+    assert trace.explain("img.pos", (2, 1)).text.startswith("img.pos[2, 1] = E_pos[2, 1] ⟦learned⟧ = ")
     for name in ("img.pos", "img.input", "head.ln", "head.logits", "head.probs", "enc.0.ffn.act"):
         index = (0,) * trace[name].ndim
         assert trace.explain(name, index).value == trace[name][index]
