@@ -1,4 +1,4 @@
-"""Command line: `python -m engine presets | trace | explain | grads | generate | train` (see README)."""
+"""Command line: `python -m engine presets | trace | explain | grads | generate | train | vit-train` (see README)."""
 from __future__ import annotations
 
 import argparse
@@ -8,9 +8,11 @@ import io
 import json
 import os
 import sys
+import time
 import tomllib
 from pathlib import Path
 
+from . import digits
 from .backward import loss_and_grads
 from .checkpoint import save
 from .config import parse_field
@@ -20,6 +22,10 @@ from .generate import STRATEGIES, beam_search, generate
 from .optim import OPTIMIZERS
 from .presets import DESCRIPTIONS, PRESETS, preset
 from .train import TRAINING_SETUP, TrainSettings, corpus_loss, start_model, training, translations
+from .vit import ViTConfig, VisionTransformer
+from .vit_train import ViTTrainSettings, accuracy
+from .vit_train import save as vit_save
+from .vit_train import training as vit_training
 from .words import fill
 
 DEFAULT_SOURCE = "Hello World"
@@ -51,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands.choices["grads"].add_argument("--format", choices=["json"], default="json")
     _add_generate(commands)
     _add_train(commands)
+    _add_vit_train(commands)
     return parser
 
 
@@ -97,6 +104,14 @@ def _add_train(commands):
     sub.add_argument("--out", default=None, help="write the trained weights to this .npz file")
 
 
+def _add_vit_train(commands):
+    sub = commands.add_parser("vit-train", help="train the Vision Transformer on the 8x8 digits, then test it")
+    defaults = ViTTrainSettings()
+    sub.add_argument("--steps", type=int, default=defaults.steps, help=f"optimisation steps (default {defaults.steps})")
+    sub.add_argument("--seed", type=int, default=defaults.seed, help="the weights' seed and the images' order")
+    sub.add_argument("--out", default=None, help="write the trained weights and their test accuracy to this .npz")
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -109,6 +124,8 @@ def main(argv=None) -> int:
             return _generate(model_from_args(args), args)
         if args.command == "train":
             return _train(args)
+        if args.command == "vit-train":
+            return _vit_train(args)
         trace = model_from_args(args).run(args.src, args.tgt)
         if args.command == "trace":
             return _trace(trace, args)
@@ -215,8 +232,7 @@ def _train(args) -> int:
     """A progress line every tenth of the run, the final loss, each greedy translation; the weights to --out."""
     given = {name: getattr(args, name) for name in _TRAIN_OPTIONS if getattr(args, name) is not None}
     settings = TrainSettings(corpus=args.corpus, seed=args.seed, **given)
-    if args.out and not os.path.isdir(os.path.dirname(os.path.abspath(args.out))):
-        raise ValueError(f"cannot write {args.out!r}: its folder does not exist")  # before training, not after
+    _check_out(args.out)
     model, sentences = start_model(args.seed), pairs(args.corpus)
     updates = training(model, settings)
     sizes = ", ".join(f"{k} {v}" for k, v in TRAINING_SETUP["overrides"].items())
@@ -242,6 +258,30 @@ def _train(args) -> int:
             raise ValueError(f"cannot write {args.out!r}: {error.strerror}") from None
         print(f"saved to {args.out}")
     return 0
+
+
+def _vit_train(args) -> int:
+    """A progress line every tenth of the run, then the test accuracy; the weights (and that accuracy) to --out."""
+    settings = ViTTrainSettings(steps=args.steps, seed=args.seed)
+    _check_out(args.out)
+    model, data = VisionTransformer.initial(ViTConfig(), seed=args.seed), digits.split("train")
+    print(f"training the Vision Transformer ({ViTConfig()}) on {len(data.labels)} digits: {settings}")
+    every, start = max(1, settings.steps // 10), time.perf_counter()
+    for update in vit_training(model, data, settings):
+        if update.step % every == 0:
+            print(f"step {update.step}/{settings.steps}  epoch {update.epoch}  loss {update.loss:.4f}  lr {update.lr:.5f}")
+    seconds, test = time.perf_counter() - start, digits.split("test")
+    score = accuracy(update.model, *test)
+    print(f"test accuracy {score:.4f} ({round(score * len(test.labels))}/{len(test.labels)}) after {seconds:.1f} s")
+    if args.out:
+        vit_save(update.model, args.out, test_accuracy=score, steps=settings.steps)
+        print(f"saved to {args.out}")
+    return 0
+
+
+def _check_out(out):
+    if out and not os.path.isdir(os.path.dirname(os.path.abspath(out))):
+        raise ValueError(f"cannot write {out!r}: its folder does not exist")  # before training, not after
 
 
 def _explain(trace, args) -> int:

@@ -77,9 +77,9 @@ def _loss_and_grads(model, trace, src_ids, dec_ids, targets, options) -> LossAnd
     return LossAndGrads(loss, token_losses, params, trace, MappingProxyType(steps), src_ids, dec_ids, targets)
 
 
-def backward(trace, grad_logits) -> dict:
-    """dL/d(name) for every step and parameter the logits depend on, from dL/dlogits."""
-    grads = {"logits": np.asarray(grad_logits, dtype=float)}
+def backward(trace, grad_logits, start: str = "logits") -> dict:
+    """dL/d(name) for every step and parameter the logits depend on, from dL/dlogits; `start`: the logits' step."""
+    grads = {start: np.asarray(grad_logits, dtype=float)}
     for step in reversed(trace.steps()):
         if step.name in grads:
             for ref, grad in step.decl.kind.backward(trace, step, grads[step.name]):
@@ -198,6 +198,19 @@ def copy(trace, step, g):
 
 def dropout(trace, step, g):
     return [(step.inputs[0], np.where(step.meta["keep"], g / (1.0 - step.meta["p"]), 0.0))]
+
+
+def prepend(trace, step, g):
+    first_ref, rest_ref = step.inputs
+    first = _sum_to_shape(g[..., :1, :], trace.resolve(first_ref).shape)  # (1, d_model), summed over a batch
+    return [(first_ref, first), (rest_ref, g[..., 1:, :])]  # (..., N, d_model)
+
+
+def row(trace, step, g):
+    x_ref, at = step.inputs[0], step.meta["row"]
+    grad = np.zeros(trace.resolve(x_ref).shape)  # (..., n, d_model): 0 on every other row
+    grad[..., at:at + 1, :] = g
+    return [(x_ref, grad)]
 
 
 def constant(trace, step, g):

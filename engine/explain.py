@@ -211,8 +211,9 @@ def pos(trace, step, index):
     form, d = step.meta["form"], step.meta["d_model"]
     if form == "none":
         return "0", f"0 {word('no-encoding')}"
-    if form == "learned":
-        return f"P[{_at(index)}]", f"P[{_at(index)}] {word('learned')}"
+    if form == "learned":  # the table's name: P, or the Vision Transformer's E_pos
+        tex, text = step.meta.get("table", ("P", "P"))
+        return f"{tex}[{_at(index)}]", f"{text}[{_at(index)}] {word('learned')}"
     exponent = int((blog_exponent if form.startswith("blog") else paper_exponent)(j))
     angle = sinusoid_angle(pos, d, exponent)
     fn = "sin" if j % 2 == 0 else "cos"
@@ -375,6 +376,31 @@ def dropout(trace, step, index):
         return (f"\\frac{{{num_tex(x)}}}{{1 - {num_tex(p)}}} \\quad (\\text{{{word('kept')}}})",
                 f"{num(x)} / (1 − {num(p)}) {word('kept-text')}")
     return f"0 \\quad (\\text{{{word('dropped')}}} {num_tex(x)})", f"0 {word('dropped-text', x=num(x))}"
+
+
+def patches(trace, step, index):
+    """The image's pixel this cell of a flattened patch is: patch i's row p1, column p2 and channel ch."""
+    i, j = index
+    size, channels, across = step.meta["patch"], step.meta["channels"], step.meta["across"]
+    (grid_row, grid_col), (p1, rest) = divmod(i, across), divmod(j, size * channels)
+    p2, channel = divmod(rest, channels)
+    pixel = _at((grid_row * size + p1, grid_col * size + p2, channel))
+    return f"x[{pixel}]", f"x[{pixel}]"
+
+
+def prepend(trace, step, index):
+    """Row 0 is the class token; row i the (i-1)-th row of what follows it."""
+    i, j = index
+    if i == 0:
+        return f"x_{{\\text{{class}}}}[{_at(j)}]", f"x_class[{_at(j)}]"
+    ref, cell = step.inputs[-1], _at((i - 1, j))
+    return f"\\text{{{_tex_escape(ref)}}}[{cell}]", f"{ref}[{cell}]"
+
+
+def row(trace, step, index):
+    """One row of the input, kept as a row."""
+    ref, cell = step.inputs[0], _at((step.meta["row"], index[1]))
+    return f"\\text{{{_tex_escape(ref)}}}[{cell}]", f"{ref}[{cell}]"
 
 
 def _tex_escape(text: str) -> str:

@@ -75,5 +75,12 @@ ACTIVATION = Kind("activation", ex.activation, bw.activation, lambda step: _ACTI
 COPY = Kind("copy", ex.copy, bw.copy, r"\bar{x} = \bar{y}")
 DROPOUT = Kind("dropout", ex.dropout, bw.dropout, r"\bar{x} = \frac{m \odot \bar{y}}{1 - p}")
 
+# The Vision Transformer's (engine/vit.py): an image cut into patches, the class token put first, one row taken
+PATCHES = Kind("patches", ex.patches, bw.constant, r"x\ \text{⟦not-passed-on⟧}")
+PREPEND = Kind("prepend", ex.prepend, bw.prepend,
+               r"\bar{x}_{\text{class}} = \bar{z}_{0},\quad \overline{x_p E}_{i} = \bar{z}_{i}\ (i \ge 1)")
+ROW = Kind("row", ex.row, bw.row, r"\bar{z}^{0} = \bar{y},\quad \bar{z}^{i} = 0\ (i \ge 1)")
+
 KINDS = {kind.name: kind for kind in (EMBED, POS, ADD, PROJ, SCORES, SCALE, MASK, SOFTMAX, WEIGHTED, CONCAT, LINEAR,
-                                      LAYER_NORM, ACTIVATION, COPY, DROPOUT)}
+                                      LAYER_NORM, ACTIVATION, COPY, DROPOUT)}  # the text model's
+IMAGE_KINDS = {kind.name: kind for kind in (PATCHES, PREPEND, ROW)}  # the Vision Transformer's own

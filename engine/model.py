@@ -149,12 +149,18 @@ def _forward_pass(hook, src, dec, lengths):
 def _stack(hook, stack, x, pads, memory=None):
     """N layers, each its sub-layers in turn (paper section 3.1), then the stack's output. pads: each attention
     block's keys' padding mask, in a batch; memory: the encoder's output, which the decoder attends to."""
+    x = yield from layers(hook, stack, x, pads, memory)  # (n, d_model)
+    return (yield from _stack_output(hook.block("stack", stack), x))  # (n, d_model)
+
+
+def layers(hook, stack, x, pads, memory=None):
+    """The stack's N layers without its output (the Vision Transformer normalises only its class token's row)."""
     c = hook.model.config
     for l in range(c.depth(stack)):
         for k, block in c.sublayers[stack].items():  # sub-layer k and its block
             sublayer = _block(hook.block(block, f"{stack}.{l}.{block}"), block, pads, memory)
             x = yield from _sublayer(hook.block("sublayer", f"{stack}.{l}"), k, x, sublayer)  # (n, d_model)
-    return (yield from _stack_output(hook.block("stack", stack), x))  # (n, d_model)
+    return x  # (n, d_model)
 
 
 def _block(hook, block, pads, memory):
@@ -359,6 +365,12 @@ def step_table(config: Config, p: float, padded: bool = False) -> StepTable:
     """Every step's declaration, by block and short name, in a pass with dropout probability p (0: inference), of a
     padded batch or of one sentence."""
     return _step_table(config, type(config.eps), p, padded)  # eps=0 equals eps=0.0, and each is recorded as given
+
+
+def encoder_blocks(c: Config) -> dict:
+    """The declarations of an encoder layer's blocks in an inference pass of one input (the Vision Transformer's)."""
+    return {"sublayer": _sublayer_steps(c, 0.0), "attn": _attention_steps(c, 0.0, cross=False, causal=False,
+                                                                          padded=False), "ffn": _ffn_steps(c)}
 
 
 @lru_cache(maxsize=64)

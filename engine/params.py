@@ -29,16 +29,27 @@ def param_shapes(config: Config, vocab_size: int) -> dict[str, tuple]:
     for stack, sublayers in c.sublayers.items():
         if not c.depth(stack):
             continue
-        for l in range(c.depth(stack)):
-            for k, sub in sublayers.items():
-                shapes.update(_ffn_shapes(c, f"{stack}.{l}.ffn") if sub == "ffn" else _attn_shapes(c, f"{stack}.{l}.{sub}"))
-                shapes.update({f"{stack}.{l}.ln{k}.gamma": (c.d_model,), f"{stack}.{l}.ln{k}.beta": (c.d_model,)})
+        shapes.update(layer_shapes(c, stack))
         if c.norm_placement == "pre":
-            shapes.update({f"{stack}.ln_final.gamma": (c.d_model,), f"{stack}.ln_final.beta": (c.d_model,)})
+            shapes.update(layer_norm_shapes(c, f"{stack}.ln_final"))
     if not c.tied_output:
         shapes["unembed.W"] = (c.d_model, vocab_size)
     shapes["unembed.b"] = (vocab_size,)
     return shapes
+
+
+def layer_shapes(c: Config, stack: str) -> dict:
+    """The parameters of the stack's layers: each sub-layer's block and LayerNorm."""
+    shapes = {}
+    for l in range(c.depth(stack)):
+        for k, sub in c.sublayers[stack].items():
+            shapes.update(_ffn_shapes(c, f"{stack}.{l}.ffn") if sub == "ffn" else _attn_shapes(c, f"{stack}.{l}.{sub}"))
+            shapes.update(layer_norm_shapes(c, f"{stack}.{l}.ln{k}"))
+    return shapes
+
+
+def layer_norm_shapes(c: Config, prefix: str) -> dict:
+    return {f"{prefix}.gamma": (c.d_model,), f"{prefix}.beta": (c.d_model,)}
 
 
 def _attn_shapes(c: Config, p: str) -> dict:
@@ -63,7 +74,10 @@ class Parameters:
     def __init__(self, name: str, config: Config, vocab: Vocabulary, params, seed: int = 0):
         self.name, self.config, self.vocab, self.seed = name, config, vocab, seed
         self.new_words = ()  # tokens added to the vocabulary after the model was made (presets.with_words)
-        shapes = param_shapes(config, len(vocab))
+        self._hold(params, param_shapes(config, len(vocab)))
+
+    def _hold(self, params, shapes):
+        """Keep `params` read-only, refusing any that do not have the names and `shapes` the model needs."""
         if set(params) != set(shapes):
             missing, extra = sorted(set(shapes) - set(params)), sorted(set(params) - set(shapes))
             raise ValueError(f"parameters do not fit the config: missing {missing}, unexpected {extra}")

@@ -144,18 +144,23 @@ def _paper_params(config: Config, vocab: Vocabulary, seed: int) -> dict:
     """Xavier-uniform matrices (as PyTorch's nn.Transformer), N(0, d_model^-1/2) embeddings, zero biases."""
     params = {}
     for name, shape in param_shapes(config, len(vocab)).items():
-        norm = _identity_norm(name, shape)
-        if norm is not None:
-            params[name] = norm
-        elif name.startswith(("embed.", "pos.")):
+        if name.startswith(("embed.", "pos.")):
             params[name] = _rng(seed, name).normal(0.0, config.d_model ** -0.5, shape)
-        elif len(shape) == 1 or name.split(".")[-1].startswith("b_"):
-            params[name] = np.zeros(shape)
         else:
-            fan_in, fan_out = shape[-2], shape[-1]
-            limit = np.sqrt(6.0 / (fan_in + fan_out))
-            params[name] = _rng(seed, name).uniform(-limit, limit, shape)
+            params[name] = initial_weight(name, shape, seed)
     return params
+
+
+def initial_weight(name: str, shape: tuple, seed: int) -> np.ndarray:
+    """A weight as nn.Transformer starts it: LayerNorm the identity, zero biases, Xavier-uniform matrices."""
+    norm = _identity_norm(name, shape)
+    if norm is not None:
+        return norm
+    if len(shape) == 1 or name.split(".")[-1].startswith("b_"):
+        return np.zeros(shape)
+    fan_in, fan_out = shape[-2], shape[-1]
+    limit = np.sqrt(6.0 / (fan_in + fan_out))
+    return _rng(seed, name).uniform(-limit, limit, shape)
 
 
 def _identity_norm(name: str, shape: tuple):

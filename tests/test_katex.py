@@ -15,7 +15,7 @@ import streamlit
 from streamlit.string_util import clean_text
 
 import engine
-from engine import attention, backward, feed_forward, generate, kinds, loss, model, optim, positional, steps
+from engine import attention, backward, feed_forward, generate, kinds, loss, model, optim, positional, steps, vit
 from ui.core.format import DIGITS
 from ui.core.i18n import CATALOGS, translator
 from ui.core.labels import step_name_key
@@ -56,7 +56,7 @@ def _cells(step):
 
 def _engine_constants():
     """The engine's formulas that pages render as they are (a %s template with a stand-in)."""
-    for module in (attention, backward, feed_forward, generate, kinds, loss, model, optim, positional, steps):
+    for module in (attention, backward, feed_forward, generate, kinds, loss, model, optim, positional, steps, vit):
         for name, value in vars(module).items():
             if name.endswith("_TEX"):
                 for key, tex in (value.items() if isinstance(value, dict) else [("", value)]):
@@ -81,10 +81,23 @@ def _engine_latex():
                            cell_explanation(trace, step.name, cell, title, DIGITS).latex, lang)
 
 
+def _vit_latex():
+    """(where, LaTeX, None) for every step of a small Vision Transformer's pass, and the seed's slips."""
+    settings = vit.ViTConfig(height=4, width=4, patch=2, d_model=4, n_heads=2, n_layers=1, d_ff=4, n_classes=3)
+    trace = vit.VisionTransformer.initial(settings).run(np.random.default_rng(0).random((4, 4, 1)))
+    for step in trace.steps():
+        yield f"vit: {step.name} formula", step.formula, None
+        yield f"vit: {step.name} backward formula", backward.backward_formula(step), None
+        for cell in _cells(step):
+            yield f"vit: {step.name}{list(cell)}", trace.explain(step.name, cell).latex, None
+    for slip in vit.SEED_SLIPS:
+        yield from ((f"vit: slip {slip.code}", tex, None) for tex in (slip.written, slip.meant))
+
+
 def _in_every_language():
     """{LaTeX as st.latex sends it: where it was first written}."""
     first = {}
-    for where, tex, written_in in _engine_latex():
+    for where, tex, written_in in itertools.chain(_engine_latex(), _vit_latex()):
         for lang in [written_in] if written_in else CATALOGS:
             first.setdefault(clean_text(translator(lang).words(tex)), f"{where} ({lang})")
     return first

@@ -1355,8 +1355,8 @@ def test_the_engine_writes_word_slots_not_words_inside_its_formulas():
     sources = "".join(path.read_text(encoding="utf-8") for path in (ROOT / "engine").glob("*.py")
                       if path.name != "words.py")  # its docstring's examples
     written = {w.replace("{{", "{").replace("}}", "}") for w in re.findall(r"\\text\{\{?([^}$]*?)\}", sources)}
-    identifiers = {"EOS", "NaN", "SOS", "dec", "emb", "enc", "head", "logits", "model", "out", "score",
-                   "token", "top-", "warmup"}  # names, the same in both languages
+    identifiers = {"EOS", "NaN", "SOS", "class", "dec", "emb", "enc", "head", "logits", "model", "out", "pos",
+                   "score", "token", "top-", "warmup"}  # names, the same in both languages (x_class, E_pos: the ViT's)
     words = {w for w in written - identifiers if not w.startswith("{")}  # "{...": a token, label or slot put in
     assert words and all(re.fullmatch(r"⟦[a-z-]+⟧", w) for w in words), words
     codes = set(re.findall(r"⟦([a-z-]+)[|⟧]", sources)) | set(re.findall(r"""\bword\(["']([a-z-]+)["']""", sources))
