@@ -190,3 +190,17 @@ def test_a_forged_residual_setting_is_refused_like_any_option():
     at = open_link("add_norm", cfg="residual:maybe")
     assert any("residual:maybe" in w.value for w in at.warning)
     assert at.session_state["context"].config.residual and "cfg" not in query(at)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_generation_exercise_on_numbers_that_overflow_says_why_it_has_no_answer(lang):
+    """The naive softmax on a weight of 10⁶ makes NaN: the exercises that decode (the decoder's passes, greedy vs
+    beam) stopped the page with an exception; they say, as the generation page does, that no token can be chosen."""
+    at = page(lang, cfg="softmax:naive", edit="enc.0.attn.W_Q:0.0.0=1e6")
+    t = translator(lang)
+    for key in ("decoder_passes", "greedy"):
+        at.session_state[f"ex.open.{key}"] = True
+        at.run()
+        assert not at.exception, [e.message for e in at.exception]
+        assert any(text.startswith(t("gen.failed", error="")[:8]) for text in said(at)), said(at)
+        at.session_state[f"ex.open.{key}"] = False

@@ -106,7 +106,11 @@ def _post_exercise(ctx, key: str):
     page = PREPARED[key][0]
     st.markdown(t(f"ex.{key}.task") + "\n\n" + t("ex.link", url=url, page=t(f"page.{page}")))
     CONTROLS.get(key, lambda c: None)(ctx)
-    answer = _answer(ctx, key)
+    try:
+        answer = _answer(ctx, key)
+    except ValueError as error:  # a generation from numbers that are not finite: no token can be chosen
+        st.error(t("gen.failed", error=session.refusal(t, error)))
+        return
     if answer is None:
         st.info(t(f"ex.{key}.none"))
         return
