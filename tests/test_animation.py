@@ -312,23 +312,29 @@ def test_in_presenter_mode_the_player_is_large_and_takes_the_clickers_keys(serve
     assert errors == []
 
 
-# The diagram's smallest type as the screen shows it: each text's font size (SVG units) times the picture's scale.
-SMALLEST_DRAWN_TYPE = """svg => {
-    const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
-    const sizes = [...svg.querySelectorAll('text')].map(t => [parseFloat(t.getAttribute('font-size')) * scale,
-                                                              t.textContent]);
-    return sizes.reduce((least, size) => size[0] < least[0] ? size : least, [Infinity, '']);
-}"""
+# The diagram's smallest type as the screen shows it: each text's font size (SVG units) times the picture's scale, read
+# from one picture once it is laid out. A rerun's new data (a frame's stop writes the link) draws the player anew, and
+# under load its picture can be 0 px wide for a frame or two: read then, every word would be 0 px.
+SMALLEST_DRAWN_TYPE = """anim => new Promise((resolve, reject) => {
+    const started = performance.now();
+    const measure = () => {
+        const svg = anim.querySelector('svg');
+        const width = svg ? svg.getBoundingClientRect().width : 0;
+        if (width === 0) {
+            return performance.now() - started > 30000 ? reject(new Error('never laid out')) : requestAnimationFrame(measure);
+        }
+        const scale = width / svg.viewBox.baseVal.width;
+        const sizes = [...svg.querySelectorAll('text')].map(t => [parseFloat(t.getAttribute('font-size')) * scale,
+                                                                  t.textContent]);
+        resolve(sizes.reduce((least, size) => size[0] < least[0] ? size : least, [Infinity, '']));
+    };
+    measure();
+})"""
 
 
-def drawn_type(page, timeout: float = 30) -> list:
-    """The smallest word the player's picture draws, once it is laid out (a frame's stop writes the link: the rerun
-    may lay the player out anew, 0 px wide for a moment)."""
-    deadline = time.monotonic() + timeout
-    while page.locator(".anim svg").evaluate("svg => svg.getBoundingClientRect().width") == 0:
-        assert time.monotonic() < deadline, "the player's picture is never laid out"
-        page.wait_for_timeout(50)
-    return page.locator(".anim svg").evaluate(SMALLEST_DRAWN_TYPE)
+def drawn_type(page) -> list:
+    """The smallest word the player's picture draws, once it is laid out."""
+    return page.locator(".anim").evaluate(SMALLEST_DRAWN_TYPE)
 
 
 def test_on_a_phone_the_diagrams_words_are_10_px_or_more(server, new_page):  # noqa: F811 (server)
