@@ -1,7 +1,7 @@
 """Writing a trace out: RFC 8259 JSON (non-finite numbers as strings), NPZ (no pickles) or long-form CSV, each with
 its header (the settings, the vocabulary, the sentence's tokens and ids), so that a file is self-contained; and the
 PyTorch check: the NPZ with a script that rebuilds the model from torch.nn layers and compares every step
-(`data/check_in_pytorch.py`, which the engine hands out and never imports)."""
+(`scripts/check_in_pytorch.py` of the checkout, which the engine hands out and never imports: it imports torch)."""
 from __future__ import annotations
 
 import csv
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-CHECK_SCRIPT = Path(__file__).with_name("data") / "check_in_pytorch.py"
+CHECK_SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "check_in_pytorch.py"
 
 NONFINITE = {float("inf"): "inf", float("-inf"): "-inf"}
 

@@ -1,4 +1,4 @@
-"""The exported PyTorch check (engine/data/check_in_pytorch.py, handed out by engine.export.write_torch_check): the
+"""The exported PyTorch check (scripts/check_in_pytorch.py, handed out by engine.export.write_torch_check): the
 script, run on its own in a fresh folder with only NumPy and PyTorch, rebuilds the app's model from torch.nn layers
 and finds every step of both presets, in many settings, within 1e-9 of the app's numbers; and it fails, naming the
 step, when a weight or a number of the file is moved by 1e-7."""
