@@ -108,6 +108,15 @@ class Session:
         fragment = self.last.fragments.get(paths[0], "") if paths else ""
         self.fragment = fragment if self.fragment in (None, fragment) else ""
 
+    async def click(self, key_pattern: str, timeout: float = 60.0) -> Run:
+        """A click on the button whose user key matches, sent once: as in the browser, the next rerun does not send
+        it again."""
+        widget = self.last.widget(key_pattern)[1].id
+        self.set_widget(widget, trigger_value=True)
+        run = await self.rerun(timeout)
+        self.widgets.pop(widget, None)
+        return run
+
     async def auto_rerun(self, fragment_id: str, timeout: float = 60.0) -> Run:
         """Rerun a fragment that asked for it (st.fragment(run_every)), as the browser's timer does."""
         self.fragment = fragment_id

@@ -41,15 +41,6 @@ COUNT = re.compile(r"^(\d+) answered")
 QUIET_RERUNS = 5
 
 
-async def click(session: Session, key: str, timeout: float):
-    """A click sent once (the browser does not send it again with the next rerun)."""
-    widget = session.last.widget(key)[1].id
-    session.set_widget(widget, trigger_value=True)
-    run = await session.rerun(timeout)
-    session.widgets.pop(widget, None)
-    return run
-
-
 def count(session: Session) -> int:
     return max((int(m[1]) for m in map(COUNT.match, session.last.texts()) if m), default=-1)
 
@@ -57,7 +48,7 @@ def count(session: Session) -> int:
 async def teacher_room(url: str, args) -> tuple[Session, str]:
     teacher = await open_session(url, "exercises", "", args)
     assert await teacher.open_expander(r"room\.panel", args.timeout), "no room panel in the sidebar"
-    await click(teacher, r"room\.open", args.timeout)
+    await teacher.click(r"room\.open", args.timeout)
     assert await teacher.open_tab(r"ex\.tab", T("ex.tab.hand"), args.timeout)
     return teacher, dict(kv.split("=", 1) for kv in teacher.query_string.split("&"))["room"]
 
@@ -76,9 +67,10 @@ async def student_answers(student: Session, number: int, asked: dict, args, rng:
             await asyncio.wait_for(student.server_run(), args.timeout)
         result["shown"].append(time.monotonic() - asked["at"])
         await asyncio.sleep(rng.uniform(0, args.burst))
-        student.set_widget(student.last.widget(rf"quiz\.typed\.{number}")[1].id, string_value=f"{rng.uniform(0, 2):.3f}")
+        typed = student.last.widget(rf"quiz\.typed\.{number}")[1].id
+        student.set_widget(typed, string_value=f"{rng.uniform(0, 2):.3f}")
         sent = time.monotonic()
-        run = await click(student, r"quiz\.send", args.timeout)
+        run = await student.click(r"quiz\.send", args.timeout)
         result["answer"].append(time.monotonic() - sent)
         if run.exceptions or student.last.widget(rf"quiz\.typed\.{number}") is not None:
             result["errors"].append(f"answer not taken: {run.exceptions[:1]}")
@@ -92,7 +84,7 @@ async def student_answers(student: Session, number: int, asked: dict, args, rng:
 async def question(teacher: Session, students: list, number: int, args, rng, pid, result: dict) -> None:
     asked = {"at": time.monotonic(), "revealed_at": float("inf")}
     start = Reading.of(pid)
-    await click(teacher, rf"quiz\.ask\.{KINDS[(number - 1) % len(KINDS)]}-1", args.timeout)
+    await teacher.click(rf"quiz\.ask\.{KINDS[(number - 1) % len(KINDS)]}-1", args.timeout)
     answering = [asyncio.create_task(student_answers(s, number, asked, args, rng, result)) for s in students]
     while count(teacher) < len(students) and time.monotonic() - asked["at"] < args.timeout:
         await asyncio.sleep(TALLY_SECONDS)
@@ -104,7 +96,7 @@ async def question(teacher: Session, students: list, number: int, args, rng, pid
         await asyncio.sleep(TALLY_SECONDS)
         result["quiet"].append(await tally_rerun(teacher, args))
     asked["revealed_at"] = time.monotonic()
-    await click(teacher, r"quiz\.reveal", args.timeout)
+    await teacher.click(r"quiz\.reveal", args.timeout)
     await asyncio.gather(*answering)
 
 
@@ -124,8 +116,8 @@ async def run_quiz(url: str, pid, args) -> dict:
 
 
 def spread(values) -> str:
-    return (f"p50 {percentile(values, 50):.2f}, p95 {percentile(values, 95):.2f}, max {max(values, default=float('nan')):.2f}"
-            " s")
+    largest = max(values, default=float("nan"))
+    return f"p50 {percentile(values, 50):.2f}, p95 {percentile(values, 95):.2f}, max {largest:.2f} s"
 
 
 def describe(result: dict, args) -> list[str]:

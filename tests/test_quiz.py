@@ -19,7 +19,7 @@ for path in (ROOT, ROOT / "bench"):
         sys.path.insert(0, str(path))
 
 from conftest import app_server, in_own_thread  # noqa: E402
-from protocol import ForwardMsg, Session  # noqa: E402
+from protocol import Session  # noqa: E402
 from test_browser import LOCALES, settle  # noqa: E402
 from test_follow import TIMEOUT, done, query, shown, woken  # noqa: E402
 from test_follow_browser import BUTTON, FOLLOWED_WITHIN, SCREEN, wait_until  # noqa: E402
@@ -81,20 +81,11 @@ def server(request, tmp_path_factory):
         yield url, store
 
 
-async def click(session: Session, key: str):
-    """A click, sent once: as in the browser, the next rerun does not send it again."""
-    widget = session.last.widget(key)[1].id
-    session.set_widget(widget, trigger_value=True)
-    run = await session.rerun(TIMEOUT)
-    session.widgets.pop(widget, None)
-    return run
-
-
 async def teachers_room(url: str) -> tuple[Session, str, str]:
     """A teacher on the exercises page's by-hand questions, with a room open."""
     teacher = await Session.open(url, "exercises", timeout=TIMEOUT)
     assert await teacher.open_expander(r"room\.panel", TIMEOUT)
-    await click(teacher, r"room\.open")
+    await teacher.click(r"room\.open", TIMEOUT)
     assert await teacher.open_tab(r"ex\.tab", EN("ex.tab.hand"), TIMEOUT)
     link = query(teacher)
     return teacher, link["room"], link["key"]
@@ -102,7 +93,7 @@ async def teachers_room(url: str) -> tuple[Session, str, str]:
 
 async def answer(student: Session, number: int, text: str):
     student.set_widget(student.last.widget(rf"quiz\.typed\.{number}")[1].id, string_value=text)
-    return await click(student, r"quiz\.send")
+    return await student.click(r"quiz\.send", TIMEOUT)
 
 
 def test_a_class_answers_a_question_and_sees_the_answer_revealed(server):
@@ -115,7 +106,7 @@ def test_a_class_answers_a_question_and_sees_the_answer_revealed(server):
         chinese = await Session.open(url, "", query_string=f"room={code}", locale="zh-CN", timeout=TIMEOUT)
         try:
             assert english.last.widget(r"quiz\.typed\.1") is None  # no question yet
-            await click(teacher, rf"quiz\.ask\.{q.id}")
+            await teacher.click(rf"quiz\.ask\.{q.id}", TIMEOUT)
             assert store.quiz(code) == rooms.Quiz(1, json.loads(json.dumps(quiz.stored(q))), "open")
             assert teacher.auto_reruns  # the teacher's count, read again every second
             for student in (english, chinese):
@@ -136,7 +127,7 @@ def test_a_class_answers_a_question_and_sees_the_answer_revealed(server):
             fragment = next(f for f, seconds in teacher.auto_reruns.items() if seconds == quiz.TALLY_SECONDS)
             await teacher.auto_rerun(fragment, TIMEOUT)
             assert EN("quiz.count", n=2) in shown(teacher)
-            await click(teacher, r"quiz\.reveal")
+            await teacher.click(r"quiz\.reveal", TIMEOUT)
             assert store.quiz(code).state == "revealed"
             for student, t, right in ((english, EN, True), (chinese, ZH, False)):
                 run = await woken(student)
@@ -144,7 +135,7 @@ def test_a_class_answers_a_question_and_sees_the_answer_revealed(server):
                 assert t("quiz.answer", answer=fmt(q.answer, 6), tolerance=fmt(q.tolerance, 2)) in shown(student)
                 assert t("quiz.right", right=1, share=fmt(50.0, 3)) in " ".join(shown(student).split(" · "))
                 assert (t("ex.right") if right else t("quiz.wrong")) in shown(student)
-            await click(teacher, r"quiz\.put_away")  # the class moves on: the question leaves every screen
+            await teacher.click(r"quiz\.put_away", TIMEOUT)  # the class moves on: the question leaves every screen
             assert store.quiz(code).state == "put_away" and teacher.last.widget(r"quiz\.put_away") is None
             for student in (english, chinese):
                 await woken(student)
@@ -163,7 +154,7 @@ def test_a_students_forged_clicks_on_the_teachers_buttons_change_nothing(server)
         student = await Session.open(url, "", query_string=f"room={code}", timeout=TIMEOUT)
         try:
             q = next(q for q in hello_world_questions() if q.kind == "score")
-            await click(teacher, rf"quiz\.ask\.{q.id}")
+            await teacher.click(rf"quiz\.ask\.{q.id}", TIMEOUT)
             await woken(student)
             reveal = teacher.last.widget(r"quiz\.reveal")[1].id
             ask = teacher.last.widget(r"quiz\.ask\.scaled-1")[1].id
@@ -172,7 +163,8 @@ def test_a_students_forged_clicks_on_the_teachers_buttons_change_nothing(server)
                 student.set_widget(forged, trigger_value=True)
                 run = await student.rerun(TIMEOUT)
                 assert not run.exceptions
-            assert store.quiz(code) == rooms.Quiz(1, json.loads(json.dumps(quiz.stored(q))), "open") and store.version(code) == version
+            assert store.quiz(code) == rooms.Quiz(1, json.loads(json.dumps(quiz.stored(q))), "open")
+            assert store.version(code) == version
             typed, send = (student.last.widget(pattern)[1].id for pattern in (r"quiz\.typed\.1", r"quiz\.send"))
             await answer(student, 1, "1")
             student.set_widget(typed, string_value="2")  # the form again, though the page no longer shows it
@@ -234,7 +226,7 @@ def test_the_teachers_answered_exercises_stay_the_teachers(server):
         teacher = await Session.open(url, "exercises", query_string="done=score-1:1", timeout=TIMEOUT)
         try:
             assert await teacher.open_expander(r"room\.panel", TIMEOUT)
-            await click(teacher, r"room\.open")
+            await teacher.click(r"room\.open", TIMEOUT)
             assert query(teacher)["done"] == "score-1:1"
             latest = store.latest(query(teacher)["room"])
             assert latest.page == "exercises" and "done" not in latest.query

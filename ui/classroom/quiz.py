@@ -8,6 +8,7 @@ only (engine.exercises.read_number) and checked by the student's process against
 it."""
 from __future__ import annotations
 
+import dataclasses
 import math
 import secrets
 from collections import Counter
@@ -28,8 +29,7 @@ SPREAD_BARS = 8  # the most frequent answers drawn as bars; the rest are one bar
 
 def stored(q: ex.Question) -> dict:
     """A question as the room keeps it."""
-    return {"id": q.id, "kind": q.kind, "step": q.step, "index": list(q.index), "given": q.given,
-            "answer": q.answer, "tolerance": q.tolerance}
+    return dataclasses.asdict(q)
 
 
 def question_of(held: dict) -> ex.Question | None:
