@@ -290,7 +290,7 @@ def test_in_presenter_mode_the_player_is_large_and_takes_the_clickers_keys(serve
     assert page.locator(".anim.large").count() == 1
     assert page.locator(".anim button.large").get_attribute("aria-pressed") == "true"
     intro = page.locator('[data-testid="stMain"] [data-testid="stMarkdownContainer"] p').first
-    assert intro.evaluate("p => getComputedStyle(p).fontSize") == "24px"  # the page's intro in presenter type too
+    expect(intro).to_have_css("font-size", "24px")  # the page's intro in presenter type too (the rail's style sheet)
     page.locator(".anim svg").scroll_into_view_if_needed()
 
     def seen(name):  # what the room sees: the screen, once the frame's fade-in (0.6 s) is over

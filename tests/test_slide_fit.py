@@ -60,6 +60,7 @@ def test_every_page_off_the_pass_has_presenter_type_and_the_rail(server, new_pag
         page.goto(url(server, name, present="1"))
         settle(page)
         no_exception(page)
+        page.wait_for_selector(".present-rail", timeout=30_000)  # its style sheet sets the type: both come with it
         assert page.evaluate(INTRO_TYPE) == 24 and page.locator(".present-rail").count() == 1, name
     page.keyboard.press("ArrowRight")  # on the sizes page, the last: off the pass, → opens the first step
     page.wait_for_url("**/tokens?**", timeout=30_000)
