@@ -153,12 +153,23 @@ class VisionTransformer(Parameters):
         settings = settings or ViTConfig()
         return cls(settings, initial_params(settings, seed), seed)
 
+    @property
+    def tokens(self) -> tuple[str, ...]:
+        """The names of the encoder's positions: the class token, then the patches row by row from 1."""
+        return ("CLS", *(f"P{i}" for i in range(1, self.settings.n_patches + 1)))
+
+    @property
+    def classes(self) -> tuple[str, ...]:
+        """The names of the head's classes: the digits' own, 0 to N_c - 1."""
+        return tuple(map(str, range(self.settings.n_classes)))
+
     def run(self, images) -> Trace:
-        """Record the pass of one image (H, W, C) or a batch (b, H, W, C); every step of a batch has b in front."""
+        """Record the pass of one image (H, W, C) or a batch (b, H, W, C); every step of a batch has b in front. The
+        trace's source tokens are the positions' names (`tokens`)."""
         images = check_images(images, self.settings)
         rec = Recorder()
         hook = Hook(rec, step_table(self.config), self, dr.Dropout(), "head", "head")
-        return Trace(self, _vit_pass(hook, images), rec.steps, (), (), (), (), ())
+        return Trace(self, _vit_pass(hook, images), rec.steps, self.tokens, (), (), (), ())
 
 
 def check_images(images, s: ViTConfig) -> np.ndarray:

@@ -12,6 +12,7 @@ import json
 import zipfile
 from dataclasses import dataclass
 from types import MappingProxyType
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -26,6 +27,7 @@ from .vit import ViTConfig, VisionTransformer, check_images, vit_param_shapes
 META = "meta"
 FORMAT = 1
 EVAL_BATCH = 256  # images per pass when measuring accuracy
+SHIPPED = Path(__file__).parent / "data" / "vit-digits.npz"  # the trained model the app opens on (README: vit-train)
 
 
 @dataclass(frozen=True)

@@ -801,7 +801,7 @@ def test_index_labels_are_a_new_list_each_time():
 def test_param_axes_match_every_parameter(preset, overrides, src, tgt):
     model = engine.preset(preset, **overrides)
     for name, value in model.params.items():
-        axes = param_axes(model.vocab.tokens, name, value.shape)
+        axes = param_axes(model, name, value.shape)
         assert [len(a) for a in axes] == list(value.shape), name
         if value.ndim == 3:  # per-head weights: their heads numbered, in no language
             assert axes[0] == indices(value.shape[0]), name

@@ -17,9 +17,8 @@ from engine.__main__ import main
 from engine.config import ConfigError
 from engine.kinds import IMAGE_KINDS
 from engine.vit import SEED_SLIPS, VisionTransformer, ViTConfig, position_similarity, vit_param_shapes
-from engine.vit_train import (ViTTrainSettings, accuracy, confusion, load, loss_and_grads, save, train)
+from engine.vit_train import (SHIPPED, ViTTrainSettings, accuracy, confusion, load, loss_and_grads, save, train)
 
-SHIPPED = digits.FILE.parent / "vit-digits.npz"
 # (H, W, C, P, D, h, L, d_ff): square and not, grey and colour, one patch per pixel up to one patch per image
 SIZES = [(8, 8, 1, 4, 16, 4, 2, 32), (8, 8, 1, 2, 12, 3, 1, 20), (6, 4, 3, 2, 8, 2, 3, 16),
          (4, 4, 2, 1, 6, 1, 1, 8), (8, 8, 1, 8, 10, 5, 2, 12), (9, 6, 1, 3, 4, 2, 2, 7)]

@@ -38,7 +38,7 @@ def unique(labels) -> list[str]:
 def _positions(name, trace):
     """Which token sequence the rows (queries) and the columns (keys) of a step run over."""
     src, tgt = unique(trace.src_tokens), unique(trace.tgt_tokens)
-    if name.startswith(("src.", "enc.")):
+    if name.startswith(("src.", "enc.", "img.", "head.")):  # the ViT's positions are its source tokens
         return src, src
     if ".cross_attn." in name:
         return tgt, src
@@ -51,16 +51,26 @@ def step_axes(trace, name) -> list[list[str]]:
     a picker's "head", are the catalog's)."""
     step = trace.step(name)
     rows, cols = _positions(name, trace)
-    labels = {"n": rows, "n_q": rows, "n_k": cols, "vocab": list(trace.model.vocab.tokens)}
-    return [labels.get(symbol) or indices(size) for symbol, size in zip(step.axes, step.shape)]
+    labels = {"n": rows, "n_q": rows, "n_k": cols, "N": rows[1:],  # the patches: the positions but the class token
+              "vocab": lambda: list(trace.model.vocab.tokens), "n_classes": lambda: list(trace.model.classes)}
+    return [_labels(labels.get(symbol)) or indices(size) for symbol, size in zip(step.axes, step.shape)]
 
 
-def param_axes(vocab_tokens, name, shape) -> list[list[str]]:
+def _labels(labels):
+    """A list of labels, or the function that makes it (a model has a vocabulary or classes, not both)."""
+    return labels() if callable(labels) else labels
+
+
+def param_axes(model, name, shape) -> list[list[str]]:
     if name.startswith(("embed.", "pos.")):
-        first = list(vocab_tokens) if name.startswith("embed.") else indices(shape[0])
+        first = list(model.vocab.tokens) if name.startswith("embed.") else indices(shape[0])
         return [first, indices(shape[1])]
     if name == "unembed.W":
-        return [indices(shape[0]), list(vocab_tokens)]
+        return [indices(shape[0]), list(model.vocab.tokens)]
+    if name == "img.E_pos":
+        return [list(model.tokens), indices(shape[1])]
+    if name in ("head.W_F", "head.b_F"):
+        return [indices(n) for n in shape[:-1]] + [list(model.classes)]
     return [indices(n) for n in shape]  # a per-head weight's heads too, numbered as step_axes numbers them
 
 
@@ -111,8 +121,8 @@ def _setting_value(config, field: str) -> str:
 def description_key(name: str) -> str:
     """The catalog key of a step's one-line description, e.g. "desc.attn.scores" or "desc.ffn.out"."""
     parts = name.split(".")
-    if name in ("logits", "vocab_mask", "masked_logits", "probs"):
-        return f"desc.{name}"
+    if name in ("logits", "vocab_mask", "masked_logits", "probs") or parts[0] in ("img", "head"):
+        return f"desc.{name}"  # the Vision Transformer's image and head steps: "desc.img.patches", "desc.head.probs"
     if parts[-1] in ("embed", "pos", "input"):
         return f"desc.{parts[-1]}"
     if parts[-1] == "out" and len(parts) == 2:

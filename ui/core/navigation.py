@@ -10,6 +10,7 @@ PAGES = {
     "generate": ["generate", "train", "dropout"],
     "compare": ["paper_vs_blog", "sizes"],
     "practice": ["exercises"],
+    "vision": ["vit_patches"],
 }
 # The step pages, each ending with links to its neighbours here: from the overview's map through the encoder and
 # the decoder to generation, which runs the whole pass again per token. Training, dropout and the comparison

@@ -6,8 +6,10 @@ from __future__ import annotations
 import streamlit as st
 
 import engine
-from ui.core import state as app_state
+from engine import vit, vit_train
+from ui.core import state as app_state, vision_state
 from ui.core.state import AppState, LimitError
+from ui.core.vision_state import VisionState
 from ui.stores.weights import WeightsStore
 
 RUNS_KEPT = 64  # engine runs kept for all sessions, one per distinct state (model_key)
@@ -52,9 +54,12 @@ def run(model_key):
     return base, model, model.run(src, tgt or None), dropped
 
 
-def unedited_trace(state: AppState) -> engine.Trace:
+def unedited_trace(state: AppState, vision: bool = False) -> engine.Trace:
     """The run of a state without the user's edits (the model it started from: the preset's, trained or uploaded
-    weights), from the same cache as the page's trace: the comparison of a step with the unedited model."""
+    weights), from the same cache as the page's trace: the comparison of a step with the unedited model. vision: the
+    Vision Transformer's run (state.vit)."""
+    if vision:
+        return run_vit(state.vit.without_edits())[2]
     return run(state.without_edits().model_key)[2]
 
 
@@ -72,3 +77,36 @@ def check_model_limits(model: engine.Model) -> None:
 def blog_variant(overrides: tuple) -> engine.Trace:
     """The post's own example ("Hello World", hello-world preset) with some options changed."""
     return engine.preset("hello-world", **dict(overrides)).run("Hello World")
+
+
+# ---- the Vision Transformer -----------------------------------------------------------------------------------------
+
+@st.cache_resource(show_spinner=False)
+def shipped_vit() -> tuple[vit.VisionTransformer, dict]:
+    """The trained Vision Transformer the repository ships, and its facts (test accuracy, steps)."""
+    return vit_train.load(vit_train.SHIPPED)
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _random_vit(sizes: tuple, seed: int) -> vit.VisionTransformer:
+    return vit.VisionTransformer.initial(vit.ViTConfig(**dict(sizes)), seed)
+
+
+def _base_vit(state: VisionState) -> vit.VisionTransformer:
+    if state.shipped:
+        return shipped_vit()[0]
+    if state.weights == vision_state.RANDOM:
+        return _random_vit(state.sizes, state.seed)
+    model = weights_store().get(state.weights)
+    if not isinstance(model, vit.VisionTransformer):
+        raise LimitError("msg.weights_gone", {"id": state.weights})
+    return model
+
+
+@st.cache_resource(max_entries=RUNS_KEPT, show_spinner=False, hash_funcs={VisionState: repr})
+def run_vit(state: VisionState):
+    """(base model, model with edits, trace of the state's image, edits that did not fit): one run per distinct
+    state, shared by every session."""
+    base = _base_vit(state)
+    model, dropped = app_state.apply_edits(base, state.edits)
+    return base, model, model.run(vision_state.image(state)), dropped

@@ -15,6 +15,7 @@ from ui.core import model_card, runs, state as app_state, streamlit_internals
 from ui.core.i18n import plain_math
 from ui.core.navigation import HOME, PAGES, page_file
 from ui.core.state import AppState, LimitError
+from ui.core.vision_state import VisionState
 
 ROOM_LINK = "room.link"  # session_state: the room's part of this session's link (ui/classroom/follow.py)
 WHOLE_VIEW = "link_view.whole"  # session_state: the link's view (ui/views/drawn.py) is the whole view (a followed
@@ -29,10 +30,28 @@ class Context:
     trace: engine.Trace
     t: object  # the translator: t(key, **values) -> str
     reading: bool = False  # a following student's page: drawn read-only and lean (nothing to edit, pick or open)
+    vision: bool = False  # a Vision Transformer's page: model, base and trace are the ViT's (state.vit)
 
     @property
     def config(self) -> engine.Config:
         return self.model.config
+
+    @property
+    def edits(self) -> tuple:
+        """The weights the learner typed into the model this page draws."""
+        return self.state.vit.edits if self.vision else self.state.edits
+
+    def with_edit(self, state: AppState, param: str, index: tuple, value: float) -> AppState:
+        """`state` with a weight of this page's model typed."""
+        if self.vision:
+            return state.replace(vit=state.vit.with_edit(param, index, value))
+        return state.with_edit(param, index, value)
+
+    def without_edits(self, state: AppState, param: str | None = None) -> AppState:
+        """`state` without the typed weights of this page's model (of one parameter, or all)."""
+        if self.vision:
+            return state.replace(vit=state.vit.without_edits(param))
+        return state.without_edits(param)
 
 
 def make_context(candidate: AppState, good: AppState, t, notes, reading: bool = False) -> Context:
@@ -51,6 +70,34 @@ def make_context(candidate: AppState, good: AppState, t, notes, reading: bool = 
         notes.warning(t("msg.edits_dropped", n=dropped))
     context = Context(candidate, base, model, trace, t, reading)
     st.session_state["context"] = context
+    return context
+
+
+def make_vision_context(candidate: AppState, good: AppState, t, notes, reading: bool = False) -> Context:
+    """A Vision Transformer page's context (runs.run_vit of state.vit), or the last good state's with a message in
+    `notes` if the candidate is refused."""
+    try:
+        base, model, trace, dropped = runs.run_vit(candidate.vit)
+    except ValueError as error:  # the engine's (a pixel, a size) or weights the store no longer holds
+        notes.error(t("msg.kept", error=refusal(t, error)))
+        candidate = candidate.replace(vit=good.vit if good.vit != candidate.vit else VisionState())
+        base, model, trace, dropped = runs.run_vit(candidate.vit)
+    st.session_state.state = candidate
+    write_link(candidate)
+    if dropped:
+        notes.warning(t("msg.edits_dropped", n=dropped))
+    context = Context(candidate, base, model, trace, t, reading, vision=True)
+    st.session_state["context"] = context
+    return context
+
+
+def use_vision(vision: bool) -> Context:
+    """The page's context for the model its page draws: the Vision Transformer's on its pages (vision=True), which
+    they call first; the text model's, which app.py's sidebar made, elsewhere."""
+    context = get()
+    if context.vision != vision:
+        make = make_vision_context if vision else make_context
+        context = make(context.state, context.state, context.t, st, context.reading)
     return context
 
 
@@ -126,7 +173,8 @@ def get() -> Context:
     if state is not context.state:
         if not same_sidebar(context.state, state):
             st.rerun(scope="app")
-        context = make_context(state, context.state, context.t, st, context.reading)
+        make = make_vision_context if context.vision else make_context
+        context = make(state, context.state, context.t, st, context.reading)
     return context
 
 

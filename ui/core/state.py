@@ -20,9 +20,10 @@ from engine.sizes import parameter_count
 from engine.tokens import split
 from engine.values import MAX_SEED
 
-from ui.core import generation
+from ui.core import generation, vision_state
 from ui.core.format import DIGITS, DIGITS_RANGE
 from ui.core.i18n import LANGUAGES
+from ui.core.vision_state import VisionState
 from ui.stores.weights import ID as WEIGHTS_ID
 
 APP_LIMITS = {"d_model": 512, "n_heads": 16, "d_k": 512, "d_v": 512, "d_ff": 2048, "n_layers": 12,
@@ -68,6 +69,7 @@ class AppState:
     weights: str = ""  # the id of trained or uploaded weights the server holds (ui.stores.weights), or "": the preset's
     digits: int = DIGITS  # significant digits of every printed number (ui.core.format); the numbers themselves keep all
     present: bool = False  # presenter mode (ui/classroom/presenter.py): larger type, no sidebar, keys move the steps
+    vit: VisionState = VisionState()  # the Vision Transformer's pages: its image, weights, sizes and edits
 
     def replace(self, **changes) -> "AppState":
         return dataclasses.replace(self, **changes)
@@ -232,7 +234,7 @@ def encode(state: AppState) -> dict[str, str]:
     if state.overrides:
         query["cfg"] = ",".join(f"{k}:{_value_text(v)}" for k, v in state.overrides)
     if state.edits:
-        query["edit"] = ";".join(f"{p}:{'.'.join(map(str, i))}={v!r}" for p, i, v in state.edits)
+        query["edit"] = _encode_edits(state.edits)
     if state.gen:
         query["gen"] = generation.encode(state.gen)
     if state.weights:
@@ -241,7 +243,14 @@ def encode(state: AppState) -> dict[str, str]:
         query["digits"] = str(state.digits)
     if state.present:
         query["present"] = "1"
+    query |= vision_state.encode(state.vit)
+    if state.vit.edits:
+        query["vedit"] = _encode_edits(state.vit.edits)
     return query
+
+
+def _encode_edits(edits: tuple) -> str:
+    return ";".join(f"{p}:{'.'.join(map(str, i))}={v!r}" for p, i, v in edits)
 
 
 def decode(query, default_lang: str = "en") -> tuple[AppState, list]:
@@ -281,8 +290,11 @@ def decode(query, default_lang: str = "en") -> tuple[AppState, list]:
     present = query.get("present", "0")
     if present not in ("0", "1"):
         notes.append(f"present={present[:40]!r}")
+    vit, bad_vit = vision_state.decode(query)
+    vit_edits, bad_vit_edits = _decode_edits(query.get("vedit", ""))
+    notes += bad_vit + bad_vit_edits
     return state.replace(overrides=overrides, edits=edits, gen=gen, weights=weights, digits=int(digits),
-                         present=present == "1"), notes
+                         present=present == "1", vit=vit.replace(edits=vit_edits)), notes
 
 
 def _decode_overrides(text: str, preset: str):

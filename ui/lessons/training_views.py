@@ -90,7 +90,7 @@ def backward_section(result):
         with box:
             param = st.selectbox(ctx.t("train.grad_param"), list(result.grads), key="train.grad_param")
             value = result.grads[param]
-            _gradient(ctx, value, param_axes(ctx.model.vocab.tokens, param, value.shape), "train.grad_param_head")
+            _gradient(ctx, value, param_axes(ctx.model, param, value.shape), "train.grad_param_head")
 
 
 def _gradient(ctx, value, axes, key):

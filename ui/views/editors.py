@@ -26,7 +26,7 @@ def edit_param(name: str, head: int | None = None, rows: list[int] | None = None
     grid). Either shows the matrix with its chosen cell boxed."""
     ctx = session.get()
     value = ctx.model.params[name]
-    axes = param_axes(ctx.model.vocab.tokens, name, value.shape)
+    axes = param_axes(ctx.model, name, value.shape)
     matrix = value[head] if head is not None else value  # per-head weights and biases: one head's slice
     matrix = matrix if matrix.ndim == 2 else matrix[None, :]
     row_ids = rows if rows is not None else list(range(matrix.shape[0]))
@@ -53,9 +53,9 @@ def edit_param(name: str, head: int | None = None, rows: list[int] | None = None
             st.caption(ctx.t("view.edit_boxed"))
         else:
             _single_cell_editor(ctx, editor, matrix[row_ids], row_labels, axes[-1])
-        if any(p == name for p, _, _ in ctx.state.edits):
+        if any(p == name for p, _, _ in ctx.edits):
             st.button(ctx.t("view.reset", name=f"${param_tex(name)}$"), key=f"reset.{key}",
-                      on_click=lambda: session.set_state(st.session_state.state.without_edits(name)))
+                      on_click=lambda: session.set_state(ctx.without_edits(st.session_state.state, name)))
 
 
 class _Editor(NamedTuple):
@@ -82,7 +82,7 @@ def _editor_frame(key, make):
 
 
 def _on_edit(key, name, head, row_ids, columns, ndim):
-    state, refused = st.session_state.state, False
+    ctx, state, refused = session.get(), st.session_state.state, False
     for row, cells in st.session_state[key]["edited_rows"].items():
         for column, typed in cells.items():
             position = as_position(row, len(row_ids))
@@ -92,7 +92,7 @@ def _on_edit(key, name, head, row_ids, columns, ndim):
             index = full_index(head, row_ids[position], columns.index(column), ndim)
             st.session_state[_chosen_key(key)] = (position, columns.index(column))
             try:
-                state = state.with_edit(name, index, check_weight(typed))
+                state = ctx.with_edit(state, name, index, check_weight(typed))
             except ValueError:
                 _report_bad_edit(name, index, typed)
                 refused = True
@@ -108,7 +108,8 @@ def _report_bad_edit(name, index, typed):
 def _take_edit(name, index, typed):
     """One typed or slid weight into the state, or a message and the editors redrawn from the model."""
     try:
-        session.set_state(st.session_state.state.with_edit(name, index, check_weight(typed)), reset_editors=False)
+        state = session.get().with_edit(st.session_state.state, name, index, check_weight(typed))
+        session.set_state(state, reset_editors=False)
     except ValueError:
         _report_bad_edit(name, index, typed)
         session.set_state(st.session_state.state)

@@ -118,7 +118,7 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     if below:
         paper_form((s.kind, name.rsplit(".", 1)[-1]), name)
         _editors(ctx, s, head, edits)
-    comparable = ctx.state.edits and trace is ctx.trace and not ctx.reading  # comparing: the reader's own choice
+    comparable = ctx.edits and trace is ctx.trace and not ctx.reading  # comparing: the reader's own choice
     unedited = _compared(ctx, name, head, values, rows, cols, key) if comparable else None
     if drill:
         drill_down(ctx, trace, name, head, key, rows, cols, unedited)
@@ -201,7 +201,7 @@ def _compared(ctx, name, head, values, rows, cols, key):
     they fit and a heatmap with the changed cells outlined. Returns the unedited matrix, or None."""
     if not _comparing(ctx):
         return None
-    before = head_matrix(runs.unedited_trace(ctx.state)[name], head)
+    before = head_matrix(runs.unedited_trace(ctx.state, ctx.vision)[name], head)
     change = difference(values, before)
     changed = np.argwhere(change != 0)
     if not len(changed):

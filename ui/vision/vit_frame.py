@@ -1,0 +1,66 @@
+"""A Vision Transformer page's frame: a step page (ui/views/frame.page) whose context is the ViT's, and the controls
+every ViT page opens with: which test image it reads (and its digit) and which weights it runs."""
+from __future__ import annotations
+
+import functools
+
+import streamlit as st
+
+from ui.core import session
+from ui.core.vision_state import RANDOM, SHIPPED, TEST_IMAGES, label
+from ui.views import frame
+from ui.views.drawn import restore_from_link
+
+
+def page(body):
+    """A ViT page's body as a step page (frame.page), drawn with the Vision Transformer's context."""
+    @functools.wraps(body)
+    def run():
+        session.use_vision(True)
+        body()
+    return frame.page(run)
+
+
+def intro(page_name: str):
+    """The page's title and intro (frame.intro), then the image and weights controls."""
+    frame.intro(page_name, model_notes=False)
+    controls()
+
+
+def controls():
+    """The test image (by its number, 1 to 360, with its digit) and the weights: the trained ones the repository
+    ships or random ones; a following student's page shows them as text."""
+    ctx = session.get()
+    t, vit = ctx.t, ctx.state.vit
+    digit = label(vit)
+    said = t("vit.image_is", n=vit.image + 1, digit=digit) if digit is not None else t("vit.image_drawn",
+                                                                                       n=vit.image + 1)
+    weights = t("vit.weights.shipped") if vit.shipped else t("vit.weights.random", seed=vit.seed) \
+        if vit.weights == RANDOM else t("vit.weights.trained")
+    if ctx.reading:
+        st.caption(f"{said} · {weights}")
+        return
+    row = st.container(horizontal=True, vertical_alignment="bottom")
+    row.number_input(t("vit.image"), 1, TEST_IMAGES, vit.image + 1, key=f"vit.image.{vit.image}",
+                     on_change=_take_image, args=(f"vit.image.{vit.image}",), width=160)
+    choice = row.segmented_control(t("vit.weights"), [SHIPPED, RANDOM], key="vit.weights.choice",
+                                   default=SHIPPED if vit.weights == SHIPPED else RANDOM,
+                                   format_func=lambda w: t("vit.weights.shipped" if w == SHIPPED else "vit.weights.random_choice"),
+                                   on_change=_take_weights)
+    st.caption(f"{said} · {weights}")
+    return choice
+
+
+def _take_image(key):
+    number = st.session_state.get(key)
+    state = st.session_state.state
+    if isinstance(number, int) and 1 <= number <= TEST_IMAGES:
+        session.set_state(state.replace(vit=state.vit.replace(image=number - 1, pixels=())))
+
+
+def _take_weights():
+    chosen = st.session_state.get("vit.weights.choice")
+    state = st.session_state.state
+    if chosen in (SHIPPED, RANDOM):
+        session.set_state(state.replace(vit=state.vit.replace(weights=chosen, sizes=() if chosen == SHIPPED
+                                                              else state.vit.sizes, edits=())))
