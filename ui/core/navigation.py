@@ -10,7 +10,7 @@ PAGES = {
     "generate": ["generate", "train", "dropout"],
     "compare": ["paper_vs_blog", "sizes"],
     "practice": ["exercises"],
-    "vision": ["vit_patches"],
+    "vision": ["vit_patches", "vit_embed", "vit_encoder", "vit_head", "vit_train"],
 }
 # The step pages, each ending with links to its neighbours here: from the overview's map through the encoder and
 # the decoder to generation, which runs the whole pass again per token. Training, dropout and the comparison
