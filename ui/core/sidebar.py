@@ -86,6 +86,8 @@ def start_from_link():
     if state.weights and runs.weights_store().get(state.weights) is None:
         notes.append(LimitError("msg.weights_gone", {"id": state.weights}))
         state = state.replace(weights="", edits=())
+    vit, gone = runs.vit_from_link(state.vit)
+    state, notes = state.replace(vit=vit), notes + gone
     state, refused = app_state.fitted(state)  # a link's settings may be fine one by one and not fit together
     notes += refused
     try:  # the engine's own checks (a sentence longer than the model's max_len)
