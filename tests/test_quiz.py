@@ -35,6 +35,7 @@ from ui.stores import rooms  # noqa: E402
 from ui.stores.rooms import Answer  # noqa: E402
 
 EN, ZH = translator("en"), translator("zh")
+BLUE, RED = "rgb(31, 119, 180)", "rgb(214, 39, 40)"  # figures.bars' bars and its highlighted one
 
 
 def hello_world_questions() -> list[ex.Question]:
@@ -237,6 +238,19 @@ def test_a_class_quiz_in_chromium(chromium, tmp_path):
             teacher.locator('[data-testid="stMain"]').evaluate("main => main.scrollTo(0, 0)")
             teacher.screenshot(path=shots / "quiz-teacher.png")
             teacher.get_by_role("button", name=EN("quiz.reveal")).click()
+            teacher.get_by_role("button", name=EN("quiz.put_away")).wait_for(timeout=FOLLOWED_WITHIN * 1000)
+            class_answers = [Answer(float(f"{q.answer:.6g}"), True), Answer(1.0, False)]
+            bins = quiz.spread(class_answers, q, 4, EN("quiz.not_a_number"))  # 0 to 250 by 25: 1 in the first, last
+            assert [b.count for b in bins] == [1] + [0] * 8 + [1] and bins[-1].contains_answer
+            drawn = teacher.locator(".js-plotly-plot").first
+            drawn.locator(".bars path").nth(len(bins) - 1).wait_for(timeout=FOLLOWED_WITHIN * 1000)
+            ticks = drawn.locator(".ytick text").all_text_contents()  # drawn from the reversed axis' far end
+            assert ticks[::-1] == [b.label for b in bins]
+            assert drawn.locator(".xtick text").count() == 0  # counts: each bar's number, no axis of 0.2 answers
+            fills = [path.evaluate("bar => getComputedStyle(bar).fill") for path in drawn.locator(".bars path").all()]
+            assert fills == [BLUE] * (len(bins) - 1) + [RED]  # the answer's bin, once revealed
+            teacher.locator('[data-testid="stMain"]').evaluate("main => main.scrollTo(0, 0)")
+            teacher.screenshot(path=shots / "quiz-teacher-revealed.png")
             for student, t, verdict in zip(students, (EN, ZH), ("ex.right", "quiz.wrong")):
                 student.get_by_text(t("quiz.answer", answer=fmt(q.answer, 6), tolerance=fmt(q.tolerance, 2)).replace(
                     "**", "")).wait_for(timeout=FOLLOWED_WITHIN * 1000)

@@ -380,5 +380,6 @@ def _class_answers(box, ctx, answers, q: ex.Question, revealed: bool) -> None:
     if shown:
         home = next((label for label, _, contains in shown if contains), None) if revealed else None
         box.caption(t("quiz.spread.revealed" if revealed else "quiz.spread"))
-        plot(bars([label for label, _, _ in shown], [n for _, n, _ in shown], highlight=home, digits=3), where=box)
+        plot(bars([label for label, _, _ in shown], [n for _, n, _ in shown], highlight=home, digits=3,
+                  counts=True), where=box)
 
