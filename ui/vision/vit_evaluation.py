@@ -78,7 +78,7 @@ def _misclassified(ctx, result: Evaluation):
 def _open_on(ctx):
     """Links to the pages that read the chosen image, with the page's state."""
     row = st.container(horizontal=True, vertical_alignment="center")
-    row.caption(ctx.t("vit_train.open_on", n=ctx.state.vit.image + 1))
+    row.caption(ctx.t("vit_train.open_on", n=ctx.state.vit.image + 1), width="content")
     for page in OPENS_ON:
         row.page_link(session.page_entry(ctx.t, page), label=ctx.t(f"page.{page}"), query_params=encode(ctx.state),
                       width="content")
