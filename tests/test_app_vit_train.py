@@ -135,3 +135,14 @@ def test_a_vision_transformers_id_is_not_a_text_models_weights():
     assert not at.exception
     assert at.session_state["state"].weights == "" and "weights" not in query(at)
     assert any(key in n for n in notes(at))
+
+
+def test_a_following_student_sees_the_evaluation_and_no_controls():
+    teacher = open_page("vit_train")
+    teacher.button(key="room.open").click().run()
+    student = open_link("vit_train", room=teacher.session_state["room"]["code"])
+    assert_clean(student)
+    assert student.session_state["context"].reading
+    assert [b.key for b in student.button if b.key and b.key.startswith("vit_train.")] == []
+    assert metric(student) == "96.39 % (347 of 360)"
+    assert T("vit_train.miss", n=22, true=9, predicted=1) in [c.value for c in student.caption]
