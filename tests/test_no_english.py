@@ -184,7 +184,9 @@ EXAMPLE_TOKENS = {*PAPER_VOCABULARY, *blog.VOCABULARY,
 def tokens_of(at) -> set[str]:
     """The tokens a page may show: every vocabulary and corpus of the app, the model's and the sentences' words."""
     context = at.session_state["context"]
-    return {*EXAMPLE_TOKENS, *context.model.vocab.tokens, *split(context.state.src), *split(context.state.tgt)}
+    model = context.model  # a ViT page's: its positions' and classes' names
+    words = (*model.tokens, *model.classes) if context.vision else model.vocab.tokens
+    return {*EXAMPLE_TOKENS, *words, *split(context.state.src), *split(context.state.tgt)}
 
 
 def english_on(at, where: str) -> dict:

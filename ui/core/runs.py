@@ -29,7 +29,7 @@ def weights_store() -> WeightsStore:
 
 def _weights(weights_id: str) -> engine.Model:
     model = weights_store().get(weights_id)
-    if model is None:
+    if not isinstance(model, engine.Model):  # gone, or a Vision Transformer's id (vw=) given as weights=
         raise LimitError("msg.weights_gone", {"id": weights_id})
     return model
 
