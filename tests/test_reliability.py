@@ -44,7 +44,9 @@ from engine.backward import loss_and_grads
 from engine.config import CHOICES, DEPTHS
 from engine.model import Model
 from engine.tokens import Vocabulary
+from engine import vit_train
 from engine.train import start_model
+from engine.vit import VisionTransformer
 from test_app import (APP, ALL_PAGES, STEP_HEADER, drilled, editor_key, engine_trace, goto, notes,  # noqa: F401
                       open_editors, open_link, open_options, open_page, paragraphs, query, server_navigation, shown,
                       slider_key, type_cells)  # server_navigation: a fixture
@@ -56,6 +58,8 @@ from ui.core import generation, session, sidebar, state as app_state
 from ui.core.format import decimals, fmt
 from ui.core.i18n import EN, ZH, literal, translator
 from ui.core.state import AppState
+from ui.core import vision_state
+from ui.core.navigation import PAGES
 from ui.core.vision_state import VisionState
 from ui.lessons import animation_views
 from ui.stores import rooms
@@ -170,8 +174,22 @@ def engine_run(at, state):
     return model, model.run(state.src, state.tgt or None)
 
 
+def vit_run(at, state):
+    """The engine's own Vision Transformer and its trace for a state's ViT part (trained weights: the model the app
+    holds for that id)."""
+    vit = state.vit
+    if vit.shipped:
+        base = vit_train.load(vit_train.SHIPPED)[0]
+    elif vit.weights == vision_state.RANDOM:
+        base = VisionTransformer.initial(vit.settings(), vit.seed)
+    else:
+        base = at.session_state["context"].base
+    model, _ = app_state.apply_edits(base, vit.edits)
+    return model, model.run(vision_state.image(vit))
+
+
 def assert_numbers_are_the_engines(at, page, state):
-    model, trace = engine_run(at, state)
+    model, trace = (vit_run if page in PAGES["vision"] else engine_run)(at, state)
     shown_trace = at.session_state["context"].trace
     assert list(shown_trace) == list(trace)
     for name in trace:
