@@ -3,6 +3,7 @@ import streamlit as st
 
 from ui.classroom import follow
 from ui.core import server, session, sidebar
+from ui.core.navigation import PAGES
 from ui.lessons import exercise_views
 from ui.views import exports, frame
 
@@ -13,10 +14,11 @@ if "state" not in st.session_state:  # the browser keeps it: sent on a session's
 follow.join_from_link()  # before the state writes the link, which keeps its room
 follow.catch_up()  # a following student's page behind the teacher's takes the teacher's link
 room_slot = st.sidebar.container()  # the room's panel, above the controls (follow.sidebar draws it)
-ctx = sidebar.build(reading=follow.following())  # a following student's page is read-only and lean
-if ctx.state.present:  # presenter mode: the page has the whole screen
+t = sidebar.start()
+page = st.navigation(session.navigation(t), expanded=True)  # its menu tops the sidebar whenever it is made
+ctx = sidebar.build(t, reading=follow.following(), vision=page.url_path in PAGES["vision"])  # a following student's
+if ctx.state.present:  # page is read-only and lean; presenter mode: the page has the whole screen
     st.set_page_config(initial_sidebar_state="collapsed")
-page = st.navigation(session.navigation(ctx.t), expanded=True)
 follow.sidebar(ctx.t, page, room_slot)  # a student following the teacher may go to the teacher's page here
 exports.sidebar(ctx)  # the trace's files and the PyTorch check, at the sidebar's foot
 exercise_views.quiz_panel()  # the class quiz's question, above the page, in a room that has one

@@ -241,7 +241,11 @@ def test_every_page_runs_cleanly(page, lang):
                for m in at.markdown)  # with the settings' sentences
     if lang == "zh":
         assert CJK.search(page_title(at))
-        assert at.text_input(key="ctl.src").label == ZH["ctl.src"]
+    sidebar = [w.label for w in at.sidebar.text_input] + [c.value for c in at.sidebar.caption]
+    if page in PAGES["vision"]:  # the text model's controls are on its pages, as the sidebar says
+        assert catalog["ctl.text_model_elsewhere"] in sidebar and catalog["ctl.src"] not in sidebar
+    else:
+        assert catalog["ctl.src"] in sidebar and catalog["ctl.text_model_elsewhere"] not in sidebar
     assert query(at) == {**DEFAULT_QUERY, "lang": lang}
 
 

@@ -23,9 +23,9 @@ BOOL_FIELDS = ("embed_scale", "attn_bias", "ffn_bias", "shared_embeddings", "tie
                "residual")
 
 
-def build(reading: bool = False) -> Context:
-    """Read the controls, build (or keep) the state, and remember the context for the page. reading: a following
-    student's run (Context.reading), whose sidebar draws only the student's own controls."""
+def start():
+    """The state of this run before the controls are read: a session's first from its link, a pending model; and
+    the translator of the language the controls ask for."""
     if "state" not in st.session_state:
         start_from_link()
     else:  # a link's view is for the page it opened, on its first run (ui/views/drawn.py), as is a presenter's move
@@ -36,11 +36,21 @@ def build(reading: bool = False) -> Context:
     pending = st.session_state.pop("adopt_pending", None)
     if pending is not None:
         adopt_model(pending["model"], pending["origin"], **pending["changes"])
+    return translator(st.session_state.get("ctl.lang", st.session_state.state.lang))
+
+
+def build(t, reading: bool = False, vision: bool = False) -> Context:
+    """Read the controls (after `start`), build (or keep) the state, and remember the context for the page. reading:
+    a following student's run (Context.reading), whose sidebar draws only the student's own controls; vision: a
+    Vision Transformer's page, which draws its own model's controls: the sidebar has the reader's own and a line
+    saying where the text model's are."""
     good: AppState = st.session_state.state
-    t = translator(st.session_state.get("ctl.lang", good.lang))
     forget_stale_widgets()
-    controls = _read_only_controls(good, t) if reading else _controls(good, t)
+    controls = _read_only_controls(good, t) if reading or vision else _controls(good, t)
     context = session.make_context(controls, good, t, st.sidebar, reading)
+    if vision:
+        st.sidebar.caption(t("ctl.text_model_elsewhere"))
+        return context
     _describe_model(st.sidebar, context)
     if context.state.edits:
         st.sidebar.caption(t("ctl.edits"))
@@ -182,9 +192,10 @@ def _controls(good: AppState, t) -> AppState:
 
 
 def _read_only_controls(good: AppState, t) -> AppState:
-    """A following student's sidebar: its own controls only (the language, presenter mode). The state is the
-    teacher's, not the student's to edit, and the widgets that edit it cost every run its time: they are not drawn,
-    and are given the state's values for when they are again (after Follow off)."""
+    """A following student's sidebar, and a ViT page's: the reader's own controls only (the language, presenter
+    mode). The state is the teacher's, not the student's to edit (or the text model's, which the ViT's pages do not
+    draw), and the widgets that edit it cost every run its time: they are not drawn, and are given the state's values
+    for when they are again (after Follow off, on a text model's page)."""
     _own_controls(t)
     st.session_state.update({"ctl.preset": good.preset, "ctl.src": good.src, "ctl.tgt": good.tgt,
                              "ctl.options_drawn": False})  # the options' widgets take the state's when next drawn
