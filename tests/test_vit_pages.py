@@ -1,0 +1,216 @@
+"""The ViT encoder and head pages: the class token's attention drawn over the image, the sub-layers' flows, the sizes
+(random weights, refusals), the head's steps, its probabilities as bars and the seed's slips; their numbers are the
+engine's. Pure helpers, AppTest in both languages, and Chromium at 1280 and 1920 px."""
+import base64
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from engine import digits, vit_train  # noqa: E402
+from engine.vit import SEED_SLIPS, ViTConfig, VisionTransformer  # noqa: E402
+from test_app import assert_clean, goto, open_page, query, server_navigation  # noqa: E402, F401 (a fixture)
+from ui.core.format import decimals, fmt  # noqa: E402
+from ui.core.i18n import EN, ZH  # noqa: E402
+from ui.core.vision_state import RANDOM, VisionState, image  # noqa: E402
+from ui.vision.vit_charts import (PLACES, attention_over_image, class_attention, prediction,  # noqa: E402
+                                  self_attention, sublayers)
+
+SHIPPED_MODEL = vit_train.load(vit_train.SHIPPED)[0]
+PATCH_2 = ViTConfig(patch=2, n_layers=3)
+
+
+def shipped_trace(index=0):
+    return SHIPPED_MODEL.run(image(VisionState(image=index)))
+
+
+def random_trace(settings):
+    return VisionTransformer.initial(settings, seed=0).run(image(VisionState()))
+
+
+# ---- pure ------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("settings", [ViTConfig(), PATCH_2])
+def test_a_layer_is_cut_into_its_pre_norm_sublayers(settings):
+    trace = random_trace(settings)
+    for layer in range(settings.n_layers):
+        attn, mlp = sublayers(list(trace), layer)
+        p = f"enc.{layer}"
+        assert attn == [f"{p}.ln1", *(f"{p}.attn.{leaf}" for leaf in
+                                      ("q", "k", "v", "scores", "scaled", "weights", "heads", "concat", "out")), f"{p}.add1"]
+        assert mlp == [f"{p}.ln2", f"{p}.ffn.hidden", f"{p}.ffn.act", f"{p}.ffn.out", f"{p}.add2"]
+    assert sum(len(group) for layer in range(settings.n_layers) for group in sublayers(list(trace), layer)) == len(
+        [name for name in trace if name.startswith("enc.")])
+
+
+@pytest.mark.parametrize("settings", [ViTConfig(), PATCH_2])
+def test_the_class_tokens_attention_is_laid_out_as_the_patches(settings):
+    trace = random_trace(settings)
+    weights = trace["enc.0.attn.weights"]  # (h, n, n)
+    grid = (settings.height // settings.patch, settings.width // settings.patch)
+    maps = class_attention(weights, grid)
+    assert maps.shape == (settings.n_heads + 1, *grid)
+    for h in range(settings.n_heads):
+        np.testing.assert_array_equal(maps[h].ravel(), weights[h, 0, 1:])
+        # patch P_k (from 1) is row (k-1) // cols, column (k-1) % cols, as patchify cuts the image
+        k = settings.n_patches
+        assert maps[h][(k - 1) // grid[1], (k - 1) % grid[1]] == weights[h, 0, k]
+    np.testing.assert_allclose(maps[-1], weights[:, 0, 1:].mean(axis=0).reshape(grid))
+    own = self_attention(weights)
+    np.testing.assert_allclose(own[:-1] + maps[:-1].sum(axis=(1, 2)), 1.0)  # one softmax row each
+    np.testing.assert_allclose(own[-1] + maps[-1].sum(), 1.0)
+
+
+def test_the_overlay_draws_each_heads_weights_over_the_image():
+    trace = shipped_trace()
+    weights = trace["enc.1.attn.weights"]
+    maps = class_attention(weights, (2, 2))
+    picture = image(VisionState())
+    chart = attention_over_image(picture, maps, [f"t{k}" for k in range(len(maps))], SHIPPED_MODEL.tokens[1:])
+    wire = chart.to_dict()
+    go.Figure(wire)  # plotly accepts it
+    images, heats = wire["data"][0::2], wire["data"][1::2]
+    assert len(heats) == len(maps) == 5
+    for h, heat in enumerate(heats):
+        np.testing.assert_array_equal(np.array(heat["z"]).ravel(),
+                                      weights[h, 0, 1:] if h < 4 else weights[:, 0, 1:].mean(axis=0))
+        assert (heat["x0"], heat["dx"]) == (1.5, 4)  # each value covers its 4 x 4 patch of pixels
+        assert heat["customdata"][1][0] == f"P3 · {fmt(maps[h][1, 0], 4)}"
+    np.testing.assert_array_equal(images[0]["z"], picture[..., 0])
+    written = [a["text"] for a in wire["layout"]["annotations"] if not a["text"].startswith("t")]
+    assert written == [decimals(w, PLACES) for m in maps for w in m.ravel()]
+    assert [a["text"] for a in wire["layout"]["annotations"] if a["text"].startswith("t")] == [f"t{k}" for k in range(5)]
+
+
+def test_many_patches_are_coloured_not_numbered():
+    maps = class_attention(random_trace(ViTConfig(patch=1, d_model=8, n_heads=8))["enc.0.attn.weights"], (8, 8))
+    wire = attention_over_image(image(VisionState()), maps, ["t"] * 9, [f"P{i}" for i in range(1, 65)]).to_dict()
+    assert len(wire["data"]) == 18 and [a["text"] for a in wire["layout"]["annotations"]] == ["t"] * 9
+    bottoms = [wire["layout"][f"yaxis{k}"]["domain"][0] for k in ("", 4, 7)]  # three rows of three
+    np.testing.assert_allclose(bottoms, [2 / 3, 1 / 3, 0.0], atol=1e-12)
+
+
+def test_the_shipped_model_reads_the_first_test_images():
+    labels = digits.split("test").labels
+    for index in range(5):
+        answer = prediction(shipped_trace(index)["head.probs"], SHIPPED_MODEL.classes)
+        assert answer.digit == str(labels[index]) and answer.probability > 0.5
+
+
+# ---- AppTest ---------------------------------------------------------------------------------------------------
+
+def chart_spec(at, key):
+    chart = next(e for e in at.get("plotly_chart") if e.proto.id.endswith(f"-{key}"))
+    return json.loads(chart.proto.spec)
+
+
+def typed(array) -> np.ndarray:
+    """A plotly typed array (figures._typed) as NumPy."""
+    return np.frombuffer(base64.b64decode(array["bdata"]), dtype=array["dtype"])
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_encoder_page_draws_the_class_tokens_attention_of_each_layer(lang):
+    catalog = ZH if lang == "zh" else EN
+    at = goto(open_page(lang=lang), "vit_encoder")
+    assert_clean(at)
+    for layer in (0, 1):
+        if layer:
+            at.button_group(key="layer.enc").set_value(1).run()
+            assert_clean(at)
+        weights = shipped_trace()[f"enc.{layer}.attn.weights"]
+        heats = chart_spec(at, f"vit_encoder.looks.{layer}")["data"][1::2]
+        for h in range(4):
+            np.testing.assert_array_equal(np.array(heats[h]["z"]).ravel(), weights[h, 0, 1:])
+        titles = [a["text"] for a in chart_spec(at, f"vit_encoder.looks.{layer}")["layout"]["annotations"]
+                  if "<br>" in a["text"]]
+        assert titles[0] == f"{catalog['view.head']} 1<br>" + catalog["vit_encoder.itself"].format(
+            own=decimals(weights[0, 0, 0], PLACES))
+        assert titles[-1].startswith(catalog["vit_encoder.mean"])
+        assert any(f"enc.{layer}.attn.weights" in m.value for m in at.markdown)
+    assert query(at).get("layer") == "2"
+
+
+def test_the_encoder_pages_sublayers_are_flows_of_their_steps():
+    at = goto(open_page(lang="en"), "vit_encoder")
+    sections = at.button_group(key="vit_encoder.section")
+    at.session_state["vit_encoder.section"] = EN["vit_encoder.section.attn"]
+    at.run()
+    assert_clean(at)
+    steps = next(g for g in at.main.button_group if g.label == EN["view.step"])
+    assert steps.options[0] == "1. LayerNorm" and steps.options[-1] == "11. Residual add"
+    assert len(sections.options) == 3 and query(at)["section"] == "2"
+    assert any(m.value.startswith("##### LayerNorm") and "`enc.0.ln1`" in m.value for m in at.markdown)
+    at.session_state["vit_encoder.section"] = EN["vit_encoder.section.ffn"]
+    at.run()
+    steps = next(g for g in at.main.button_group if g.label == EN["view.step"])
+    assert [o.split(". ", 1)[1] for o in steps.options] == [EN["step.ln"], EN["step.ffn.hidden"], EN["step.ffn.act"],
+                                                            EN["step.ffn.out"], EN["step.add"]]
+    assert any("GELU" in m.value for m in at.markdown)
+
+
+def test_other_sizes_run_random_weights_and_sizes_that_do_not_fit_are_refused():
+    at = goto(open_page(lang="en"), "vit_encoder")
+    at.number_input(key="vit.size.patch.4").set_value(3).run()
+    assert_clean_but_refusal(at, EN["vit_encoder.refused.patch"].format(patch=3, size=8))
+    assert at.session_state["state"].vit.sizes == ()
+    at.number_input(key="vit.size.patch.4").set_value(2).run()
+    assert not at.exception and not at.error
+    vit = at.session_state["state"].vit
+    assert (vit.sizes, vit.weights) == ((("patch", 2),), RANDOM)
+    assert query(at)["vcfg"] == "patch:2" and query(at)["vw"] == "random"
+    assert any(c.value.startswith(EN["vit_encoder.sizes.random"][:40]) for c in at.caption)
+    assert len(chart_spec(at, "vit_encoder.looks.0")["data"][1]["z"]) == 4  # a 4 x 4 grid of 2 x 2 patches
+    at.number_input(key="vit.size.d_model.32").set_value(30).run()
+    assert_clean_but_refusal(at, EN["vit_encoder.refused.heads"].format(d_model=30, n_heads=4))
+    assert at.session_state["state"].vit.sizes == (("patch", 2),)
+
+
+def assert_clean_but_refusal(at, message):
+    assert not at.exception, [e.message for e in at.exception]
+    assert [e.value for e in at.error] == [message]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_head_page_names_the_answer_and_draws_the_probabilities(lang):
+    catalog = ZH if lang == "zh" else EN
+    at = goto(open_page(lang=lang), "vit_head")
+    assert_clean(at)
+    probs = shipped_trace()["head.probs"]
+    bars = chart_spec(at, "vit_head.bars")["data"][0]
+    np.testing.assert_array_equal(typed(bars["x"]), probs[0])
+    assert bars["y"] == [str(d) for d in range(10)]
+    assert bars["marker"]["color"][6] != bars["marker"]["color"][0]  # the answer, 6, in its own colour
+    said = catalog["vit_head.answer"].format(digit="6", p=fmt(probs[0, 6], 4)) + " " + catalog["vit_head.right"].format(
+        n=1, digit=6)
+    assert said in [m.value for m in at.markdown]
+    steps = next(g for g in at.main.button_group if g.label == catalog["view.step"])
+    assert len(steps.options) == 4
+    notes = next(m.value for m in at.markdown if SEED_SLIPS[0].written in m.value)
+    for slip in SEED_SLIPS:
+        assert f"${slip.written}$" in notes and f"${slip.meant}$" in notes
+    assert notes.count(":gray[:small[") == len(SEED_SLIPS)
+
+
+def test_the_head_page_of_changed_pixels_names_no_right_digit():
+    at = open_page(lang="en", vpx="0.0=1")
+    goto(at, "vit_head")
+    assert_clean(at)
+    assert any(m.value.endswith(EN["vit_head.drawn"]) for m in at.markdown)
+    assert not any(EN["vit_head.right"][:10] in m.value for m in at.markdown)
+
+
+def test_a_wrong_answer_is_said_to_be_wrong():
+    labels = digits.split("test").labels
+    wrong = next(i for i in range(len(labels)) if prediction(shipped_trace(i)["head.probs"], SHIPPED_MODEL.classes).digit
+                 != str(labels[i]))
+    at = open_page(lang="en", vimg=str(wrong + 1))
+    goto(at, "vit_head")
+    assert any(EN["vit_head.wrong"].format(n=wrong + 1, digit=labels[wrong]) in m.value for m in at.markdown)
