@@ -148,6 +148,7 @@ def test_the_encoder_pages_sublayers_are_flows_of_their_steps():
     assert steps.options[0] == "1. LayerNorm" and steps.options[-1] == "11. Residual add"
     assert len(sections.options) == 3 and query(at)["section"] == "2"
     assert any(m.value.startswith("##### LayerNorm") and "`enc.0.ln1`" in m.value for m in at.markdown)
+    assert not [b.key for b in at.button if b.key.startswith("paper.")]  # the text model's options are not the ViT's
     at.session_state["vit_encoder.section"] = EN["vit_encoder.section.ffn"]
     at.run()
     steps = next(g for g in at.main.button_group if g.label == EN["view.step"])
