@@ -14,9 +14,11 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+import streamlit_privates  # noqa: E402
 from engine import digits, vit_train  # noqa: E402
 from engine.vit import SEED_SLIPS, ViTConfig, VisionTransformer  # noqa: E402
-from test_app import assert_clean, goto, open_page, query, server_navigation  # noqa: E402, F401 (a fixture)
+from test_app import assert_clean, goto, notes, open_link, open_page, query, server_navigation  # noqa: E402, F401 (a fixture)
+from test_browser import no_exception, no_horizontal_overflow, server, settle, url  # noqa: E402, F401 (a fixture)
 from ui.core.format import decimals, fmt  # noqa: E402
 from ui.core.i18n import EN, ZH  # noqa: E402
 from ui.core.vision_state import RANDOM, VisionState, image  # noqa: E402
@@ -215,3 +217,57 @@ def test_a_wrong_answer_is_said_to_be_wrong():
     at = open_page(lang="en", vimg=str(wrong + 1))
     goto(at, "vit_head")
     assert any(EN["vit_head.wrong"].format(n=wrong + 1, digit=labels[wrong]) in m.value for m in at.markdown)
+
+
+def test_a_link_reopens_the_encoder_pages_view():
+    at = open_link("vit_encoder", vcfg="n_layers:3", layer="3", section="2", head="3", step="scores")
+    assert not notes(at) and at.session_state["layer.enc"] == 2 and at.session_state["heads.vit_encoder.2"] == 2
+    assert at.session_state["vit_encoder.section"] == EN["vit_encoder.section.attn"]
+    assert any(m.value.startswith(f"##### {EN['step.attn.scores']}") and "`enc.2.attn.scores`" in m.value
+               for m in at.markdown)
+    assert {k: query(at).get(k) for k in ("layer", "section", "head", "step", "vcfg")} == {
+        "layer": "3", "section": "2", "head": "3", "step": "scores", "vcfg": "n_layers:3"}
+
+
+@pytest.mark.parametrize("forged", [0, 9, 4096, -1])
+def test_a_forged_size_is_ignored(forged):
+    at = goto(open_page(lang="en"), "vit_encoder")
+    widget = at.number_input(key="vit.size.patch.4")
+    streamlit_privates.send_value(at, widget.id, int_value=forged)
+    assert not at.exception and at.session_state["state"].vit.sizes == ()
+    assert "vcfg" not in query(at)
+
+
+# ---- Chromium --------------------------------------------------------------------------------------------------
+
+PATCH_LABELS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"] .annotation-text')]
+    .map(a => [a.textContent, parseFloat(getComputedStyle(a).fontSize), a.getBoundingClientRect().width])"""
+PANEL_WIDTHS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"] .heatmaplayer image')]
+    .map(i => i.getBoundingClientRect().width)"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_vit_pages_in_chromium(server, new_page, lang):
+    """Both pages at 1280 x 720 and 1920 wide: no exception, nothing wider than its column; the overlay's five
+    panels at least 150 px wide with their twenty weights written at 12 px or more; the head's bars drawn."""
+    page = new_page(lang)
+    weights = shipped_trace()["enc.0.attn.weights"]
+    for width, height in ((1280, 720), (1920, 1080)):
+        page.set_viewport_size({"width": width, "height": height})
+        page.goto(url(server, "vit_encoder"))
+        settle(page)
+        no_exception(page)
+        no_horizontal_overflow(page)
+        labels = page.evaluate(PATCH_LABELS)
+        numbers = [text for text, _, _ in labels if "." in text and len(text) == 4]
+        assert numbers == [decimals(w, PLACES) for m in class_attention(weights, (2, 2)) for w in m.ravel()]
+        assert min(size for _, size, _ in labels) >= 12
+        panels = page.evaluate(PANEL_WIDTHS)
+        assert len(panels) == 10 and min(panels) >= 150, panels  # an image and a heat layer per panel
+        page.goto(url(server, "vit_head"))
+        settle(page)
+        no_exception(page)
+        no_horizontal_overflow(page)
+        assert page.locator('[data-testid="stPlotlyChart"] .bars .point').count() == 10
+        catalog = ZH if lang == "zh" else EN
+        assert page.get_by_text(catalog["vit_head.right"].format(n=1, digit=6), exact=False).count() == 1
