@@ -182,9 +182,12 @@ EXAMPLE_TOKENS = {*PAPER_VOCABULARY, *blog.VOCABULARY,
 
 
 def tokens_of(at) -> set[str]:
-    """The tokens a page may show: every vocabulary and corpus of the app, the model's and the sentences' words."""
+    """The tokens a page may show: every vocabulary and corpus of the app, the model's and the sentences' words; a
+    Vision Transformer's positions (CLS, P1, ...) and classes."""
     context = at.session_state["context"]
-    return {*EXAMPLE_TOKENS, *context.model.vocab.tokens, *split(context.state.src), *split(context.state.tgt)}
+    model = context.model
+    names = (*model.tokens, *model.classes) if context.vision else model.vocab.tokens
+    return {*EXAMPLE_TOKENS, *names, *split(context.state.src), *split(context.state.tgt)}
 
 
 def english_on(at, where: str) -> dict:

@@ -17,7 +17,8 @@ if str(ROOT) not in sys.path:
 import streamlit_privates  # noqa: E402
 from engine import digits, vit_train  # noqa: E402
 from engine.vit import SEED_SLIPS, ViTConfig, VisionTransformer  # noqa: E402
-from test_app import assert_clean, goto, notes, open_link, open_page, query, server_navigation  # noqa: E402, F401 (a fixture)
+from test_app import (assert_clean, editor_key, goto, notes, open_link, open_page, query,  # noqa: E402, F401
+                      server_navigation, type_cells)  # server_navigation: a fixture
 from test_browser import no_exception, no_horizontal_overflow, server, settle, url  # noqa: E402, F401 (a fixture)
 from ui.core.format import decimals, fmt  # noqa: E402
 from ui.core.i18n import EN, ZH  # noqa: E402
@@ -202,6 +203,22 @@ def test_the_head_page_names_the_answer_and_draws_the_probabilities(lang):
     assert notes.count(":gray[:small[") == len(SEED_SLIPS)
 
 
+def test_a_bias_of_the_head_typed_on_the_scores_step_changes_the_answer():
+    at = goto(open_page(lang="en"), "vit_head")
+    at.session_state["vit_head.None"] = 2  # the flow's third step: the class scores, which read W^F and b^F
+    at.run()
+    assert_clean(at)
+    type_cells(at, editor_key(at, "head.b_F"), {"0": {"3": 100.0}})  # the column of digit 3
+    assert_clean(at)
+    assert at.session_state["state"].vit.edits == (("head.b_F", (3,), 100.0),)
+    edited = SHIPPED_MODEL.with_params({"head.b_F": np.where(np.arange(10) == 3, 100.0, SHIPPED_MODEL.params["head.b_F"])})
+    probs = edited.run(image(VisionState()))["head.probs"]
+    assert prediction(probs, SHIPPED_MODEL.classes).digit == "3"
+    np.testing.assert_allclose(typed(chart_spec(at, "vit_head.bars")["data"][0]["x"]), probs[0], rtol=1e-12)
+    assert EN["vit_head.answer"].format(digit="3", p=fmt(probs[0, 3], 4)) + " " + EN["vit_head.wrong"].format(
+        n=1, digit=6) in [m.value for m in at.markdown]
+
+
 def test_the_head_page_of_changed_pixels_names_no_right_digit():
     at = open_page(lang="en", vpx="0.0=1")
     goto(at, "vit_head")
@@ -236,6 +253,23 @@ def test_a_forged_size_is_ignored(forged):
     streamlit_privates.send_value(at, widget.id, int_value=forged)
     assert not at.exception and at.session_state["state"].vit.sizes == ()
     assert "vcfg" not in query(at)
+
+
+@pytest.mark.parametrize("vcfg", ["", "patch:2,n_heads:2"])
+def test_no_english_on_the_chinese_pages_of_a_teacher_nor_of_a_following_student(vcfg):
+    from test_no_english import english_in_choices, english_on
+
+    at = open_page("overview", lang="zh", **({"vcfg": vcfg} if vcfg else {}))
+    at.button(key="room.open").click().run()
+    found = {}
+    for page in ("vit_encoder", "vit_head"):
+        goto(at, page)
+        found |= english_in_choices(at, page)
+        student = open_link(page, lang="zh", room=at.session_state["room"]["code"])
+        assert_clean(student)
+        assert not student.number_input and not student.expander  # read-only: the sizes as a line
+        found |= english_on(student, f"{page} student")
+    assert found == {}
 
 
 # ---- Chromium --------------------------------------------------------------------------------------------------
