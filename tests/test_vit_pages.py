@@ -162,13 +162,18 @@ def test_the_encoder_pages_sublayers_are_flows_of_their_steps():
 
 def test_other_sizes_run_random_weights_and_sizes_that_do_not_fit_are_refused():
     at = goto(open_page(lang="en"), "vit_encoder")
+    assert not [w for w in at.number_input if w.key.startswith("vit.size.")]  # the sizes' box is closed
+    at.session_state["vit.sizes"] = True
+    at.run()
     at.number_input(key="vit.size.patch.4").set_value(3).run()
     assert_clean_but_refusal(at, EN["vit_encoder.refused.patch"].format(patch=3, size=8))
-    assert at.session_state["state"].vit.sizes == ()
+    assert at.session_state["state"].vit.sizes == () and at.number_input(key="vit.size.patch.4").value == 4
+    assert at.button_group(key="vit.weights.choice").value == ""  # the shipped model
     at.number_input(key="vit.size.patch.4").set_value(2).run()
     assert not at.exception and not at.error
     vit = at.session_state["state"].vit
     assert (vit.sizes, vit.weights) == ((("patch", 2),), RANDOM)
+    assert at.button_group(key="vit.weights.choice").value == RANDOM
     assert query(at)["vcfg"] == "patch:2" and query(at)["vw"] == "random"
     assert any(c.value.startswith(EN["vit_encoder.sizes.random"][:40]) for c in at.caption)
     assert len(chart_spec(at, "vit_encoder.looks.0")["data"][1]["z"]) == 4  # a 4 x 4 grid of 2 x 2 patches
@@ -200,7 +205,7 @@ def test_the_head_page_names_the_answer_and_draws_the_probabilities(lang):
     notes = next(m.value for m in at.markdown if SEED_SLIPS[0].written in m.value)
     for slip in SEED_SLIPS:
         assert f"${slip.written}$" in notes and f"${slip.meant}$" in notes
-    assert notes.count(":gray[:small[") == len(SEED_SLIPS)
+    assert notes.count(":gray[:small[") == len(SEED_SLIPS) + 1 and catalog["vit_head.bias_note"] in notes
 
 
 def test_a_bias_of_the_head_typed_on_the_scores_step_changes_the_answer():
@@ -249,6 +254,8 @@ def test_a_link_reopens_the_encoder_pages_view():
 @pytest.mark.parametrize("forged", [0, 9, 4096, -1])
 def test_a_forged_size_is_ignored(forged):
     at = goto(open_page(lang="en"), "vit_encoder")
+    at.session_state["vit.sizes"] = True
+    at.run()
     widget = at.number_input(key="vit.size.patch.4")
     streamlit_privates.send_value(at, widget.id, int_value=forged)
     assert not at.exception and at.session_state["state"].vit.sizes == ()

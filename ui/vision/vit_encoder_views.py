@@ -30,14 +30,18 @@ def sizes():
     if ctx.reading:
         st.caption(said)
         return
-    box = st.expander(t("vit_encoder.sizes", sizes=said), icon=":material/tune:")
+    box = st.expander(t("vit_encoder.sizes", sizes=said), icon=":material/tune:", key="vit.sizes",
+                      expanded=bool(st.session_state.get("vit.sizes")), on_change="rerun")  # a label naming
+    # other sizes is another expander to Streamlit, which opens as `expanded` says: as the last one was
+    if not box.open:
+        return
     row = box.container(horizontal=True)
     for field in SIZES:
         value = getattr(chosen, field)
         low, high = APP_LIMITS[field]
         key = f"vit.size.{field}.{value}"  # keyed by the size: a refused number goes back to the state's
         row.number_input(t(f"vit_encoder.size_label.{field}"), low, high, value, key=key, on_change=_take_size,
-                         args=(field, key), width=150)
+                         args=(field, key), width=130)
     refused = st.session_state.pop("vit.size.refused", None)
     if refused:
         box.error(refused)
@@ -55,6 +59,7 @@ def _take_size(field, key):
     try:
         session.set_state(state.replace(vit=state.vit.with_sizes(**{field: number})))
     except ConfigError as error:
+        st.session_state[key] = getattr(state.vit.settings(), field)  # the field shows the size in use again
         t = session.get().t
         key = REFUSED.get(error.code)
         st.session_state["vit.size.refused"] = t(key, **error.values) if key else session.refusal(t, error)

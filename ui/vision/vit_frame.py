@@ -43,8 +43,9 @@ def controls():
     row = st.container(horizontal=True, vertical_alignment="bottom")
     row.number_input(t("vit.image"), 1, TEST_IMAGES, vit.image + 1, key=f"vit.image.{vit.image}",
                      on_change=_take_image, args=(f"vit.image.{vit.image}",), width=160)
+    st.session_state["vit.weights.choice"] = SHIPPED if vit.weights == SHIPPED else RANDOM  # the state's, as other
+    # pages' controls (the encoder page's sizes) may have changed it
     choice = row.segmented_control(t("vit.weights"), [SHIPPED, RANDOM], key="vit.weights.choice",
-                                   default=SHIPPED if vit.weights == SHIPPED else RANDOM,
                                    format_func=lambda w: t("vit.weights.shipped" if w == SHIPPED else "vit.weights.random_choice"),
                                    on_change=_take_weights)
     st.caption(f"{said} · {weights}")

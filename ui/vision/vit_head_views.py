@@ -16,10 +16,11 @@ from ui.vision.vit_charts import prediction
 
 def seed_slips():
     """The slips of the Shanghai Jiao Tong notes' section 9 (engine.vit.SEED_SLIPS), as the text pages' seed notes:
-    small grey lines under the intro, each naming the equation, what it writes and what it means."""
+    small grey lines under the intro, each naming the equation, what it writes and what it means; and where this head
+    departs from their eq. 46 by choice (a bias, as the ViT paper's)."""
     t = session.get().t
     notes = [t(f"seednote.{slip.code}", equation=slip.equation, written=f"${slip.written}$",
-               meant=f"${slip.meant}$") for slip in SEED_SLIPS]
+               meant=f"${slip.meant}$") for slip in SEED_SLIPS] + [t("vit_head.bias_note")]
     st.markdown("\n\n".join(f":gray[:small[{note}]]" for note in notes))
 
 
