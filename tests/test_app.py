@@ -384,7 +384,8 @@ def test_overview_states_the_example():
 # ---- the engine's formulas and numbers ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("page", [p for p in ALL_PAGES if p not in ("overview", "animation", "paper_vs_blog", "sizes", "generate",
-                                                                    "train", "dropout", "exercises")])  # test_step_coverage: dropout's
+                                                                    "train", "dropout", "exercises", *PAGES["vision"])])
+# test_step_coverage: dropout's; the Vision Transformer's pages draw its trace (tests/test_vit_pages.py)
 def test_each_step_shows_the_engines_formula_description_and_numbers(page):
     at = open_page(page)
     if page in STACK_PAGES:

@@ -17,11 +17,13 @@ if str(ROOT) not in sys.path:
 import streamlit_privates  # noqa: E402
 from engine import digits, vit_train  # noqa: E402
 from engine.vit import SEED_SLIPS, ViTConfig, VisionTransformer  # noqa: E402
-from test_app import (assert_clean, editor_key, goto, notes, open_link, open_page, query,  # noqa: E402, F401
-                      server_navigation, type_cells)  # server_navigation: a fixture
+from test_app import (STEP_HEADER, assert_clean, editor_key, goto, latex, notes, open_link, open_page,  # noqa: E402
+                      query, server_navigation, type_cells)  # noqa: F401 (server_navigation: a fixture)
 from test_browser import no_exception, no_horizontal_overflow, server, settle, url  # noqa: E402, F401 (a fixture)
 from ui.core.format import decimals, fmt  # noqa: E402
-from ui.core.i18n import EN, ZH  # noqa: E402
+from ui.core.i18n import EN, ZH, translator  # noqa: E402
+from ui.core.labels import description_key, step_name_key  # noqa: E402
+from ui.views.draw import head_matrix  # noqa: E402
 from ui.core.vision_state import RANDOM, VisionState, image  # noqa: E402
 from ui.vision.vit_charts import (PLACES, attention_over_image, class_attention, prediction,  # noqa: E402
                                   self_attention, sublayers)
@@ -158,6 +160,29 @@ def test_the_encoder_pages_sublayers_are_flows_of_their_steps():
     assert [o.split(". ", 1)[1] for o in steps.options] == [EN["step.ln"], EN["step.ffn.hidden"], EN["step.ffn.act"],
                                                             EN["step.ffn.out"], EN["step.add"]]
     assert any("GELU" in m.value for m in at.markdown)
+
+
+@pytest.mark.parametrize("page, section", [("vit_encoder", "attn"), ("vit_encoder", "ffn"), ("vit_head", None)])
+def test_each_step_shows_the_engines_formula_description_and_numbers(page, section):
+    at = goto(open_page(lang="en"), page)
+    if section:
+        at.session_state["vit_encoder.section"] = EN[f"vit_encoder.section.{section}"]
+        at.run()
+    trace, words = shipped_trace(), translator("en").words
+    row = next(g for g in at.main.button_group if g.label == EN["view.step"])
+    head = 0 if section == "attn" else None
+    for position in range(len(row.options)):
+        at.session_state[row.key] = position
+        at.run()
+        assert_clean(at)
+        (header,) = [match for m in at.markdown if (match := STEP_HEADER.match(m.value))]
+        name = header["name"]
+        step = trace.step(name)
+        assert (header["human"], header["description"]) == (EN[step_name_key(name)], EN[description_key(name)])
+        assert header["shape"] == ", ".join(map(str, step.value.shape)) and words(step.formula) in latex(at)
+        z = chart_spec(at, f"chart.{name}.{head}")["data"][0]["z"]
+        np.testing.assert_array_equal(typed(z).reshape(-1, step.value.shape[-1]), head_matrix(step.value, head))
+    assert name == ("head.probs" if page == "vit_head" else f"enc.0.add{1 if section == 'attn' else 2}")
 
 
 def test_other_sizes_run_random_weights_and_sizes_that_do_not_fit_are_refused():
