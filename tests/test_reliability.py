@@ -39,11 +39,12 @@ from streamlit.testing.v1 import AppTest
 
 import engine
 import streamlit_privates
-from engine import checkpoint
+from engine import checkpoint, vit_train
 from engine.backward import loss_and_grads
 from engine.config import CHOICES, DEPTHS
 from engine.model import Model
 from engine.tokens import Vocabulary
+from engine.vit import VisionTransformer
 from engine.train import start_model
 from test_app import (APP, ALL_PAGES, STEP_HEADER, drilled, editor_key, engine_trace, goto, notes,  # noqa: F401
                       open_editors, open_link, open_options, open_page, paragraphs, query, server_navigation, shown,
@@ -52,7 +53,7 @@ from test_app import latex as page_latex
 from test_app_train import open_tab
 from test_ui_pure import LINK_KEYS, LINK_VALUES
 from ui.classroom import presenter, scroll, share
-from ui.core import generation, session, sidebar, state as app_state
+from ui.core import generation, session, sidebar, state as app_state, vision_state
 from ui.core.format import decimals, fmt
 from ui.core.i18n import EN, ZH, literal, translator
 from ui.core.state import AppState
@@ -162,11 +163,25 @@ def assert_no_html(at):
 
 def engine_run(at, state):
     """The engine's own model and trace for a state, outside the app's caches (uploaded or trained weights: the
-    model the app holds for that id, which the upload test compares with the file separately)."""
+    model the app holds for that id, which the upload test compares with the file separately); on a Vision
+    Transformer's page, the ViT's of state.vit."""
+    if at.session_state["context"].vision:
+        return vit_run(at, state.vit)
     base = at.session_state["context"].base if state.weights else engine.with_words(
         app_state.base_model(state.preset, state.seed, state.overrides), state.src, state.tgt)
     model, _ = app_state.apply_edits(base, state.edits)
     return model, model.run(state.src, state.tgt or None)
+
+
+def vit_run(at, vit):
+    if vit.shipped:
+        base = vit_train.load(vit_train.SHIPPED)[0]
+    elif vit.weights == vision_state.RANDOM:
+        base = VisionTransformer.initial(vit.settings(), vit.seed)
+    else:
+        base = at.session_state["context"].base
+    model, _ = app_state.apply_edits(base, vit.edits)
+    return model, model.run(vision_state.image(vit))
 
 
 def assert_numbers_are_the_engines(at, page, state):
