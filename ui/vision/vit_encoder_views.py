@@ -72,7 +72,7 @@ def layer():
     names = sublayers(ctx.trace, chosen)
     blocks = ctx.config.sublayers["enc"]  # {1: "attn", 2: "ffn"}
     sections = {"vit_encoder.section.image": lambda: class_token_looks(chosen)}
-    for (k, block), flow in zip(blocks.items(), names):
+    for block, flow in zip(blocks.values(), names):
         sections[f"vit_encoder.section.{block}"] = lambda block=block, flow=flow: sublayer(block, flow, chosen)
     pickers.section_tabs(sections, "vit_encoder.section", link="section")
 
