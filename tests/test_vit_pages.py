@@ -140,6 +140,10 @@ def test_the_encoder_page_draws_the_class_tokens_attention_of_each_layer(lang):
             own=decimals(weights[0, 0, 0], PLACES))
         assert titles[-1].startswith(catalog["vit_encoder.mean"])
         assert any(f"enc.{layer}.attn.weights" in m.value for m in at.markdown)
+        maps = class_attention(weights, (2, 2)).reshape(5, 4)
+        heads = [f"{catalog['view.head']} {h + 1}" for h in range(4)] + [catalog["vit_encoder.mean"]]
+        most = " · ".join(f"{head} → P{row.argmax() + 1} ({decimals(row.max(), PLACES)})" for head, row in zip(heads, maps))
+        assert any(c.value.startswith(catalog["vit_encoder.most"].format(most=most)) for c in at.caption)
     assert query(at).get("layer") == "2"
 
 

@@ -49,6 +49,14 @@ def self_attention(weights) -> np.ndarray:
     return np.append(own, own.mean())
 
 
+def strongest(maps) -> list[tuple[int, float]]:
+    """Per map (rows, cols) of `maps`: the patch (its position among the patches, row by row, from 0) with the largest
+    weight, and that weight."""
+    flat = np.asarray(maps).reshape(len(maps), -1)  # (panels, N)
+    best = flat.argmax(axis=1)  # (panels,)
+    return [(int(k), float(row[k])) for k, row in zip(best, flat)]
+
+
 def attention_over_image(image, maps, titles, patch_names, digits=DIGITS, scale=1.0) -> Chart:
     """One panel per map (rows, cols) of `maps`: the image (H, W, C: its first channel, in grey) with the map's
     weight over each P x P patch as a colour that lets the ink show where the weight is small, and, when there are

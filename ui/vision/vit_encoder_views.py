@@ -11,7 +11,8 @@ from ui.core import session
 from ui.core.format import decimals
 from ui.core.vision_state import APP_LIMITS, SIZES, image
 from ui.views import draw, pickers, steps
-from ui.vision.vit_charts import PLACES, attention_over_image, class_attention, self_attention, sublayers
+from ui.vision.vit_charts import (PLACES, attention_over_image, class_attention, self_attention, strongest,
+                                  sublayers)
 
 SUBLAYER_TEX = {  # eqs. 43–44: pre-norm, LayerNorm inside the residual branch
     "attn": r"z'_\ell = \operatorname{MSA}(\operatorname{LN}(z_{\ell-1})) + z_{\ell-1}",
@@ -101,4 +102,6 @@ def class_token_looks(chosen: int):
                          lambda: attention_over_image(image(ctx.state.vit), maps, titles, ctx.model.tokens[1:],
                                                       ctx.state.digits, draw.type_scale(ctx)))
     draw.plot(chart, f"vit_encoder.looks.{chosen}")
-    st.caption(t("vit_encoder.looks.note"))
+    most = " · ".join(f"{head} → {ctx.model.tokens[1 + k]} ({decimals(w, PLACES)})"
+                      for head, (k, w) in zip(heads, strongest(maps)))
+    st.caption(t("vit_encoder.most", most=most) + "\n\n" + t("vit_encoder.looks.note"))
