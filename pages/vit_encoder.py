@@ -1,9 +1,11 @@
-from ui.vision import vit_frame
+from ui.vision import vit_encoder_views, vit_frame
 
 
 @vit_frame.page
 def page():
     vit_frame.intro("vit_encoder")
+    vit_encoder_views.sizes()
+    vit_encoder_views.layer()
 
 
 page()

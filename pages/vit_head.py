@@ -1,9 +1,12 @@
-from ui.vision import vit_frame
+from ui.vision import vit_frame, vit_head_views
 
 
 @vit_frame.page
 def page():
     vit_frame.intro("vit_head")
+    vit_head_views.seed_slips()
+    vit_head_views.head()
+    vit_head_views.probabilities()
 
 
 page()

@@ -182,7 +182,8 @@ EXAMPLE_TOKENS = {*PAPER_VOCABULARY, *blog.VOCABULARY,
 
 
 def tokens_of(at) -> set[str]:
-    """The tokens a page may show: every vocabulary and corpus of the app, the model's and the sentences' words."""
+    """The tokens a page may show: every vocabulary and corpus of the app, the model's and the sentences' words; a
+    Vision Transformer's positions (CLS, P1, ...) and classes."""
     context = at.session_state["context"]
     model = context.model  # a ViT page's: its positions' and classes' names
     words = (*model.tokens, *model.classes) if context.vision else model.vocab.tokens

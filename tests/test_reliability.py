@@ -39,12 +39,11 @@ from streamlit.testing.v1 import AppTest
 
 import engine
 import streamlit_privates
-from engine import checkpoint
+from engine import checkpoint, vit_train
 from engine.backward import loss_and_grads
 from engine.config import CHOICES, DEPTHS
 from engine.model import Model
 from engine.tokens import Vocabulary
-from engine import vit_train
 from engine.train import start_model
 from engine.vit import VisionTransformer
 from test_app import (APP, ALL_PAGES, STEP_HEADER, drilled, editor_key, engine_trace, goto, notes,  # noqa: F401
@@ -54,12 +53,10 @@ from test_app import latex as page_latex
 from test_app_train import open_tab
 from test_ui_pure import LINK_KEYS, LINK_VALUES, SETTING_PARTS
 from ui.classroom import presenter, scroll, share
-from ui.core import generation, session, sidebar, state as app_state
+from ui.core import generation, session, sidebar, state as app_state, vision_state
 from ui.core.format import decimals, fmt
 from ui.core.i18n import EN, ZH, literal, translator
 from ui.core.state import AppState
-from ui.core import vision_state
-from ui.core.navigation import PAGES
 from ui.core.vision_state import VisionState
 from ui.lessons import animation_views
 from ui.stores import rooms
@@ -167,17 +164,17 @@ def assert_no_html(at):
 
 def engine_run(at, state):
     """The engine's own model and trace for a state, outside the app's caches (uploaded or trained weights: the
-    model the app holds for that id, which the upload test compares with the file separately)."""
+    model the app holds for that id, which the upload test compares with the file separately); on a Vision
+    Transformer's page, the ViT's of state.vit."""
+    if at.session_state["context"].vision:
+        return vit_run(at, state.vit)
     base = at.session_state["context"].base if state.weights else engine.with_words(
         app_state.base_model(state.preset, state.seed, state.overrides), state.src, state.tgt)
     model, _ = app_state.apply_edits(base, state.edits)
     return model, model.run(state.src, state.tgt or None)
 
 
-def vit_run(at, state):
-    """The engine's own Vision Transformer and its trace for a state's ViT part (trained weights: the model the app
-    holds for that id)."""
-    vit = state.vit
+def vit_run(at, vit):
     if vit.shipped:
         base = vit_train.load(vit_train.SHIPPED)[0]
     elif vit.weights == vision_state.RANDOM:
@@ -189,7 +186,7 @@ def vit_run(at, state):
 
 
 def assert_numbers_are_the_engines(at, page, state):
-    model, trace = (vit_run if page in PAGES["vision"] else engine_run)(at, state)
+    model, trace = engine_run(at, state)
     shown_trace = at.session_state["context"].trace
     assert list(shown_trace) == list(trace)
     for name in trace:

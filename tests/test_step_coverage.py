@@ -21,32 +21,47 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import engine  # noqa: E402
+from engine.vit import VisionTransformer  # noqa: E402
 import streamlit_privates  # noqa: E402
 from conftest import page_title  # noqa: E402
 from test_app import APP, TEXT_PAGES, server_navigation  # noqa: E402, F401 (server_navigation: a fixture)
 from ui.core.i18n import EN  # noqa: E402
 from ui.core.labels import step_name_key  # noqa: E402
-from ui.core.navigation import neighbours  # noqa: E402
+from ui.core.navigation import PAGES, neighbours  # noqa: E402
+from ui.core.runs import run_vit  # noqa: E402
 from ui.core.state import AppState  # noqa: E402
+from ui.core.vision_state import decode as decode_vision  # noqa: E402
 from ui.views import steps as views_steps  # noqa: E402
 
 SAME_STEPS = {EN["view.step"], EN["view.head"]}  # a flow's rows of buttons, one per step and one per head: the flow
 # records all its steps as drawn, whichever is chosen
+WEIGHTS_ROW = "vit.weights.choice"  # a ViT page's weights (ui/vision/vit_frame.py)
 TRAINING_DROPOUT = 0.1  # the paper's P_drop; any p > 0 records the same dropout steps
 
 
-@pytest.fixture
-def drawn(monkeypatch):
-    """The names of the steps the pages draw, as ui.views.steps records them, once per time drawn."""
+def spy_on_drawn(monkeypatch, vision: bool) -> list[str]:
+    """The names of the steps the pages draw of the text model's traces (or, vision, of the Vision Transformer's), as
+    ui.views.steps records them, once per time drawn."""
     names = []
     record = views_steps._record_drawn
 
     def spy(trace, steps):
-        names.extend(steps)
+        if isinstance(trace.model, VisionTransformer) == vision:
+            names.extend(steps)
         record(trace, steps)
 
     monkeypatch.setattr(views_steps, "_record_drawn", spy)
     return names
+
+
+@pytest.fixture
+def drawn(monkeypatch):
+    return spy_on_drawn(monkeypatch, vision=False)
+
+
+@pytest.fixture
+def drawn_vit(monkeypatch):
+    return spy_on_drawn(monkeypatch, vision=True)
 
 
 def press(at, group, label):
@@ -125,6 +140,27 @@ def test_every_recorded_step_is_drawn_on_a_page(preset, placement, decoder_only,
     expected = recorded(preset, placement, decoder_only)
     assert not sorted(expected - set(drawn)), f"no page draws {sorted(expected - set(drawn))}"
     assert set(drawn) <= expected, sorted(set(drawn) - expected)
+
+
+@pytest.mark.parametrize("vcfg", ["", "patch:2,n_layers:3"])
+def test_every_vit_step_is_drawn_on_a_vit_page(vcfg, drawn_vit):
+    """The Vision Transformer's pass, at the shipped sizes and at others, is drawn on its pages (explored as the text
+    model's are, but for the weights' row, which would go back to the shipped sizes)."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update({"lang": "en", **({"vcfg": vcfg} if vcfg else {})})
+    at.run()
+    vision = decode_vision(dict(at.query_params))[0]
+    assert at.session_state["state"].vit == vision
+    for page in PAGES["vision"]:
+        at.switch_page(f"pages/{page}.py")
+        at.run()
+        assert not at.exception, (page, [e.message for e in at.exception])
+        assert page_title(at) == EN[f"page.{page}"]
+        explore(at, frozenset({WEIGHTS_ROW}))
+    expected = set(run_vit(vision)[2])
+    assert not sorted(expected - set(drawn_vit)), f"no page draws {sorted(expected - set(drawn_vit))}"
+    assert set(drawn_vit) <= expected, sorted(set(drawn_vit) - expected)
+    assert len(expected) == 5 + 16 * (3 if vcfg else 2) + 4  # the image's steps, each layer's, the head's
 
 
 def test_each_button_of_a_flow_draws_its_step(monkeypatch):

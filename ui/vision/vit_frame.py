@@ -9,7 +9,6 @@ import streamlit as st
 from ui.core import session
 from ui.core.vision_state import RANDOM, SHIPPED, TEST_IMAGES, label
 from ui.views import frame
-from ui.views.drawn import restore_from_link
 
 CHOICE_KEYS = {SHIPPED: "vit.weights.shipped", RANDOM: "vit.weights.random_choice"}  # else weights trained here
 
