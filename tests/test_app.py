@@ -30,7 +30,6 @@ if str(ROOT) not in sys.path:
 import engine  # noqa: E402
 import streamlit_privates  # noqa: E402
 from conftest import page_title  # noqa: E402
-from engine import digits, vit_train  # noqa: E402
 from engine.tokens import split  # noqa: E402
 from ui.core import streamlit_internals  # noqa: E402
 from ui.core.format import DIGITS, bmatrix, bmatrix_around, fmt, fmt_tex, table  # noqa: E402
@@ -193,11 +192,6 @@ def open_step(at, page, leaf):
     at.run()
     assert not at.exception, [e.message for e in at.exception]
     return at
-
-
-def vit_trace():
-    """The shipped Vision Transformer's run on the first test image: what the ViT pages open on."""
-    return vit_train.load(vit_train.SHIPPED)[0].run(digits.split("test").images[0])
 
 
 def engine_trace(edits=(), src="Hello World", tgt=DEFAULT_TARGET, seed=0, **overrides):
@@ -395,13 +389,13 @@ def test_overview_states_the_example():
 # ---- the engine's formulas and numbers ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("page", [p for p in ALL_PAGES if p not in ("overview", "animation", "paper_vs_blog", "sizes", "generate",
-                                                                    "train", "dropout", "exercises",  # dropout's: test_step_coverage
-                                                                    "vit_train")])  # no steps: its own tests
+                                                                    "train", "dropout", "exercises", *PAGES["vision"])])
+# test_step_coverage: dropout's; the Vision Transformer's pages draw its trace (tests/test_vit_pages.py)
 def test_each_step_shows_the_engines_formula_description_and_numbers(page):
     at = open_page(page)
     if page in STACK_PAGES:
         one_layer(at, page)
-    trace = vit_trace() if page in PAGES["vision"] else engine_trace()
+    trace = engine_trace()
     bodies = latex(at)
     steps = [STEP_HEADER.match(m.value) for m in at.markdown]
     steps = [m for m in steps if m]

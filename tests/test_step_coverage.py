@@ -35,7 +35,7 @@ from ui.views import steps as views_steps  # noqa: E402
 
 SAME_STEPS = {EN["view.step"], EN["view.head"]}  # a flow's rows of buttons, one per step and one per head: the flow
 # records all its steps as drawn, whichever is chosen
-WEIGHTS_ROW = "vit.weights.choice"  # a ViT page's weights (ui/vision/vit_frame.py)
+WEIGHTS_ROW = "vit.weights.{}"  # a ViT page's weights, keyed by the weights in use (ui/vision/vit_frame.py)
 TRAINING_DROPOUT = 0.1  # the paper's P_drop; any p > 0 records the same dropout steps
 
 
@@ -156,7 +156,7 @@ def test_every_vit_step_is_drawn_on_a_vit_page(vcfg, drawn_vit):
         at.run()
         assert not at.exception, (page, [e.message for e in at.exception])
         assert page_title(at) == EN[f"page.{page}"]
-        explore(at, frozenset({WEIGHTS_ROW}))
+        explore(at, frozenset({WEIGHTS_ROW.format(vision.weights)}))
     expected = set(run_vit(vision)[2])
     assert not sorted(expected - set(drawn_vit)), f"no page draws {sorted(expected - set(drawn_vit))}"
     assert set(drawn_vit) <= expected, sorted(set(drawn_vit) - expected)

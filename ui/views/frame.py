@@ -69,8 +69,8 @@ def run(ctx: Context, page) -> None:
         st.session_state.pop(presenter.DRAWN, None)
     if not refuse_page(ctx, page):
         page.run()
-    if present and not st.session_state.get(presenter.DRAWN):
-        presenter.rail(ctx, page.url_path or HOME, {})
+    if present and not st.session_state.get(presenter.DRAWN):  # the page's model's rail (a ViT page's context is
+        presenter.rail(session.get(), page.url_path or HOME, {})  # the ViT's)
 
 
 def neighbour_links(state, page: str):
