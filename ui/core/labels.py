@@ -168,6 +168,7 @@ PARAM_TEX = {  # a parameter's symbol, by param_key
     "W_Q": "W^Q", "W_K": "W^K", "W_V": "W^V", "W_O": "W^O", "b_Q": "b^Q", "b_K": "b^K", "b_V": "b^V", "b_O": "b^O",
     "W_1": "W_1", "W_2": "W_2", "b_1": "b_1", "b_2": "b_2", "gamma": r"\gamma", "beta": r"\beta",
     "unembed.W": r"W_{\text{out}}", "unembed.b": r"b_{\text{out}}",
+    "E": "E", "b_E": "b_E", "x_class": r"x_{\text{class}}", "E_pos": r"E_{\text{pos}}",  # the ViT's image block
 }
 
 

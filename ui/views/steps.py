@@ -145,8 +145,10 @@ def _edited(ctx, s, edits) -> list[str]:
 def paper_form(steps: tuple, key: str):
     """Next to a formula: where the current settings make its steps (kinds or last names, ui.core.departures) depart
     from the paper, what the paper does, and a button per option that sets the paper's value. Each option once per
-    page, the options of one place in one box."""
+    page, the options of one place in one box. None on a Vision Transformer's page."""
     ctx, drawn = session.get(), current()
+    if ctx.vision:  # the departures are from the text model's paper, their buttons set the text model's options
+        return
     shown = [d for d in departures.for_steps(steps, ctx.config) if drawn is None or d.field not in drawn.departures]
     if drawn is not None:
         drawn.departures.update(d.field for d in shown)
