@@ -182,9 +182,11 @@ EXAMPLE_TOKENS = {*PAPER_VOCABULARY, *blog.VOCABULARY,
 
 
 def tokens_of(at) -> set[str]:
-    """The tokens a page may show: every vocabulary and corpus of the app, the model's and the sentences' words."""
-    context = at.session_state["context"]
-    return {*EXAMPLE_TOKENS, *context.model.vocab.tokens, *split(context.state.src), *split(context.state.tgt)}
+    """The tokens a page may show: every vocabulary and corpus of the app, the model's (a ViT's positions and classes)
+    and the sentences' words."""
+    context, model = at.session_state["context"], at.session_state["context"].model
+    words = (*model.tokens, *model.classes) if context.vision else model.vocab.tokens  # a ViT's: CLS, P1, ..., 0-9
+    return {*EXAMPLE_TOKENS, *words, *split(context.state.src), *split(context.state.tgt)}
 
 
 def english_on(at, where: str) -> dict:

@@ -31,7 +31,7 @@ def position_maps():
     sentence on what they show: the shipped model's structure, random weights' none."""
     ctx = session.get()
     model, vision = ctx.model, ctx.state.vit
-    draw.text_and_formula(ctx.t("vit.maps.intro"), vit.POSITION_SIMILARITY_TEX)
+    draw.text_and_formula(ctx.t("vit.maps.intro", table=r"E_{\text{pos}}"), vit.POSITION_SIMILARITY_TEX)
     if model.settings.n_patches < 2:
         st.caption(ctx.t("vit.maps.one_patch"))
         return

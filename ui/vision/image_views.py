@@ -55,7 +55,7 @@ def patch_row(chosen: int):
     ctx = session.get()
     names = ctx.model.tokens[1:]
     columns = vit.patch_pixels(ctx.model.settings, chosen)
-    st.markdown(ctx.t("vit.row_caption", name=names[chosen], i=chosen + 1, p=ctx.model.settings.patch,
-                      size=len(columns)))
+    st.markdown(ctx.t("vit.row_caption", name=names[chosen], row=f"x_p^{{{chosen + 1}}}",
+                      p=ctx.model.settings.patch, size=len(columns)))
     chart = pictures.patch_row_chart(ctx.trace["img.patches"][chosen], columns, f"x_p^{chosen + 1}", names[chosen])
     draw.plot(chart, "vit.patch_row")

@@ -18,9 +18,9 @@ NAMED_CELL = 22  # px: a map's cell at least this large names its patch
 
 
 def image_chart(image, patch: int, names, chosen: int | None = None, columns=None) -> Chart:
-    """The grey image (H, W) with its patch grid over it, each patch named (names: P1 ... PN, row by row); the
-    chosen patch outlined, each of its pixels numbered with its column in the flattened row (columns: the image's
-    (row, column) of each column, engine.vit.patch_pixels)."""
+    """The grey image (H, W) with its patch grid over it, each patch named in its top left corner (names: P1 ... PN,
+    row by row); the chosen patch outlined, each of its pixels numbered in its bottom right corner with its column
+    in the flattened row (columns: the image's (row, column) of each column, engine.vit.patch_pixels)."""
     pixels = np.asarray(image, dtype=float)
     height, width = pixels.shape
     across = width // patch
@@ -36,8 +36,8 @@ def image_chart(image, patch: int, names, chosen: int | None = None, columns=Non
         row, col = divmod(chosen, across)
         lines.append({"type": "rect", "x0": col * patch - 0.5, "x1": (col + 1) * patch - 0.5, "y0": row * patch - 0.5,
                       "y1": (row + 1) * patch - 0.5, "line": {"color": GRID, "width": 5}})
-        notes += [{"x": c, "y": r, "text": str(j + 1), "showarrow": False,
-                   "font": {"size": 13, "color": "#ffffff" if pixels[r, c] > 0.5 else "#333333"}}
+        notes += [{"x": c + 0.45, "y": r + 0.45, "text": str(j + 1), "showarrow": False, "xanchor": "right",
+                   "yanchor": "bottom", "font": {"size": 12, "color": "#ffffff" if pixels[r, c] > 0.5 else "#333333"}}
                   for j, (r, c, _) in enumerate(columns if columns is not None and patch > 1 else ())]
     axis = {"showgrid": False, "zeroline": False, "tickvals": list(range(width))}
     layout = {"height": IMAGE_PX, "width": IMAGE_PX, "margin": MARGIN, "dragmode": False, "hovermode": "closest",
@@ -45,7 +45,7 @@ def image_chart(image, patch: int, names, chosen: int | None = None, columns=Non
               "xaxis": {**axis, "side": "top", "ticktext": [str(c + 1) for c in range(width)],
                         "range": [-0.5, width - 0.5], "constrain": "domain"},
               "yaxis": {**axis, "tickvals": list(range(height)), "ticktext": [str(r + 1) for r in range(height)],
-                        "autorange": "reversed", "scaleanchor": "x"},
+                        "range": [height - 0.5, -0.5], "scaleanchor": "x", "constrain": "domain"},
               "shapes": lines, "annotations": notes}
     return Chart(data, layout)
 

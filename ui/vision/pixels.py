@@ -8,7 +8,8 @@ from ui.core.vision_state import MAX_PIXEL_EDITS, VisionState, check_pixel
 def read_strokes(payload, height: int, width: int) -> list[tuple[int, int, float]]:
     """The pad's [[row, col, value], ...] (from 0; value 0 blank to 1 inked) as (row, col, value), or ValueError:
     a list of at most every pixel once, each place a whole number inside the image, each value a finite number
-    within ±engine.vit.MAX_PIXEL (check_pixel). Booleans are not numbers here."""
+    within ±engine.vit.MAX_PIXEL (check_pixel). Booleans and text are not numbers here: the pad
+    sends JSON numbers."""
     if not isinstance(payload, list) or not 0 < len(payload) <= max(MAX_PIXEL_EDITS, height * width):
         raise ValueError("not a list of pixels")
     read = []
@@ -16,7 +17,8 @@ def read_strokes(payload, height: int, width: int) -> list[tuple[int, int, float
         if not isinstance(stroke, list) or len(stroke) != 3:
             raise ValueError(stroke)
         row, col, value = stroke
-        if not all(isinstance(n, int) and not isinstance(n, bool) for n in (row, col)) or isinstance(value, bool) \
+        if not all(isinstance(n, int) and not isinstance(n, bool) for n in (row, col)) \
+                or not isinstance(value, (int, float)) or isinstance(value, bool) \
                 or not (0 <= row < height and 0 <= col < width):
             raise ValueError(stroke)
         read.append((row, col, check_pixel(value)))
