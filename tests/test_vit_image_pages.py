@@ -1,7 +1,7 @@
 """The Vision Transformer's image pages (pages/vit_patches.py, pages/vit_embed.py): where each pixel goes in x_p, the
 position embeddings' similarity by the patches' places, the pixel pad's strokes (forged ones refused whole), and
 both pages through AppTest in English and Chinese with the trace's numbers, a pixel link and a weight edit; in
-Chromium, a digit drawn and erased on the pad."""
+Chromium, a digit drawn, greyed and erased on the pad."""
 import json
 import urllib.parse
 
@@ -205,11 +205,12 @@ def test_a_digit_drawn_on_the_pad_reaches_the_link_and_the_patches(server, new_p
     settle(page)
     no_exception(page)
     assert pixels_in(page) == "0.0=1.0;0.1=1.0;0.2=1.0"
-    page.locator(".tools button").nth(1).click()  # Erase
-    drag(page, pad, [(0, 1)])
-    page.wait_for_function("() => decodeURIComponent(location.search).includes('0.1=0')", timeout=30_000)
-    settle(page)
-    no_exception(page)
-    assert pixels_in(page) == "0.0=1.0;0.1=0.0;0.2=1.0"
+    for tool, cell, said in ((1, (0, 2), "0.2=0.5"), (2, (0, 1), "0.1=0.0")):  # Grey, then Erase
+        page.locator(".tools button").nth(tool).click()
+        drag(page, pad, [cell])
+        page.wait_for_function(f"() => decodeURIComponent(location.search).includes('{said}')", timeout=30_000)
+        settle(page)
+        no_exception(page)
+    assert pixels_in(page) == "0.0=1.0;0.1=0.0;0.2=0.5"
     page.get_by_role("button", name={"en": "Back to the test image", "zh": "回到测试图像"}[lang]).click()
     page.wait_for_function("() => !location.search.includes('vpx')", timeout=30_000)

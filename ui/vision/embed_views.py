@@ -37,7 +37,7 @@ def position_maps():
         return
     similarity = vit.position_similarity(model)  # (N, N)
     maps = vit.similarity_maps(similarity, model.settings)
-    draw.plot(pictures.similarity_maps_chart(maps, model.tokens[1:]), "vit.maps")
+    draw.plot(pictures.similarity_maps_chart(maps, model.tokens[1:]), "vit.maps", width="content")
     relation = vit.similarity_by_relation(similarity, model.settings)
     words = {name: "–" if value is None else fmt(value, 2) for name, value in relation.items()}
     edited = any(param == "img.E_pos" for param, _, _ in vision.edits)

@@ -24,7 +24,7 @@ def image_and_pad() -> int:
     shown, drawing = st.columns([3, 2]) if not ctx.reading else (st.container(), None)
     chart = pictures.image_chart(picture, settings.patch, names, chosen, vit.patch_pixels(settings, chosen))
     shown.markdown(t("vit.image_caption", patch=settings.patch, n=settings.n_patches, name=names[chosen]))
-    draw.plot(chart, "vit.image", where=shown)
+    draw.plot(chart, "vit.image", where=shown, width="content")
     if drawing is not None:
         with drawing:
             _drawing_side(t, picture, vision, settings)

@@ -1,4 +1,4 @@
-"""The pixel pad: the image's 8 x 8 pixels as squares to ink or erase by clicking or dragging, a st.components.v2
+"""The pixel pad: the image's 8 x 8 pixels as squares to ink, grey or erase by clicking or dragging, a st.components.v2
 element in the app's own page (no iframe). Its markup is fixed; its script builds the squares one by one, writes
 the catalog's words as text and sends back only a stroke, [[row, col, value], ...], when the pointer is lifted. The
 server reads it with ui.vision.pixels.read_strokes, which refuses a forged one whole."""
@@ -52,7 +52,7 @@ export default function({parentElement, data, setTriggerValue}) {
         if (strokes.size) setTriggerValue("drawn", [...strokes.values()]);
         strokes.clear();
     };
-    const buttons = [[1, data.ink], [0, data.erase]].map(([value, label]) => {
+    const buttons = [[1, data.ink], [0.5, data.grey], [0, data.erase]].map(([value, label]) => {
         const button = document.createElement("button");
         button.type = "button";
         button.textContent = label;
@@ -85,10 +85,10 @@ _pad = st.components.v2.component("pixel_pad", html=HTML, css=CSS, js=JS)
 
 
 def pad(image) -> None:
-    """The pad showing the image (H, W) the pages read, with its Ink and Erase tools."""
+    """The pad showing the image (H, W) the pages read, with its tools: ink (1), grey (0.5) and erase (0)."""
     t = session.get().t
-    _pad(key=KEY, data={"pixels": [[float(v) for v in row] for row in image], "ink": t("vit.pad.ink"),
-                        "erase": t("vit.pad.erase"), "help": t("vit.pad.help")}, on_drawn_change=_drawn)
+    words = {tool: t(f"vit.pad.{tool}") for tool in ("ink", "grey", "erase", "help")}
+    _pad(key=KEY, data={"pixels": [[float(v) for v in row] for row in image], **words}, on_drawn_change=_drawn)
 
 
 def _drawn() -> None:
