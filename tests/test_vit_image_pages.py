@@ -152,6 +152,25 @@ def test_a_forged_stroke_is_said_and_changes_nothing(payload):
     assert any("refused" in note for note in notes(at)), notes(at)
 
 
+def test_one_pixel_set_exactly_and_a_forged_grey_refused():
+    at = open_vit("vit_patches")
+    at.session_state["open.vit.pixel"] = True
+    at.run()
+    at.selectbox(key="vit.pixel.row").set_value(2).run()
+    at.selectbox(key="vit.pixel.col").set_value(3).run()
+    slider = next(s for s in at.slider if s.key.startswith("vit.pixel.value.2.3."))
+    assert slider.value == FIRST_TEST_IMAGE[2, 3, 0]
+    slider.set_value(0.75).run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert at.session_state.state.vit.pixels == (((2, 3), 0.75),)
+    assert trace_of(at)["img.patches"][0][2 * 4 + 3] == 0.75  # P1's row 3, column 4: x_p^1's column 12
+    slider = next(s for s in at.slider if s.key.startswith("vit.pixel.value.2.3."))
+    for forged in (float("nan"), 1e300):
+        streamlit_privates.send_value(at, slider.id, double_array_value={"data": [forged]})
+        assert not at.exception, [e.message for e in at.exception]
+        assert at.session_state.state.vit.pixels == (((2, 3), 0.75),)
+
+
 @pytest.mark.hostile
 @pytest.mark.parametrize("part, value", [("vpx", "0.0=nan"), ("vpx", "0.0=1e300"), ("vpx", "9.9=1"),
                                          ("vpx", "0.0=x;;=;0.0.0=1"), ("vimg", "0"), ("vimg", "361"),

@@ -11,6 +11,8 @@ from ui.core.vision_state import image
 from ui.views import draw, pickers
 from ui.vision import pictures, pixel_pad, pixels
 
+GREY_STEP = 1 / 16  # the digits' grey levels: 0, 1/16, ..., 1
+
 
 def image_and_pad() -> int:
     """The image with its patches (the chosen one outlined, its pixels numbered by their column in x_p^i) beside the
@@ -38,6 +40,37 @@ def _drawing_side(t, picture, vision, settings):
     row = st.container(horizontal=True)
     row.button(t("vit.pad.clear"), key="vit.pad.clear", on_click=_clear, args=(settings.height, settings.width))
     row.button(t("vit.pad.reset"), key="vit.pad.reset", on_click=_reset, disabled=not vision.pixels)
+    _one_pixel(t, picture)
+
+
+def _one_pixel(t, picture):
+    """One pixel's exact grey (0 to 1 in the digits' 16 steps), picked by its row and column: in an expander, drawn
+    only while open."""
+    box = st.expander(t("vit.pixel.title"), key="open.vit.pixel", on_change="rerun")
+    if not box.open:
+        return
+    height, width = picture.shape
+    with box:
+        place = st.container(horizontal=True)
+        row = place.selectbox(t("vit.pixel.row"), range(height), format_func=lambda r: str(r + 1), key="vit.pixel.row")
+        col = place.selectbox(t("vit.pixel.col"), range(width), format_func=lambda c: str(c + 1), key="vit.pixel.col")
+        shown = min(max(float(picture[row, col]), 0.0), 1.0)  # a linked pixel may lie beyond the slider's 0 to 1
+        key = f"vit.pixel.value.{row}.{col}.{shown!r}"
+        st.slider(t("vit.pixel.value"), 0.0, 1.0, shown, step=GREY_STEP, key=key, on_change=_slid,
+                  args=(key, row, col))
+
+
+def _slid(key, row, col):
+    """The slider's grey into the pixel; a forged value (not a finite number within ±engine.vit.MAX_PIXEL) is
+    refused and said, the image as it was."""
+    state = st.session_state.state
+    value = st.session_state.get(key)
+    try:
+        if not isinstance(value, (int, float)) or isinstance(value, bool):
+            raise ValueError(value)
+        session.set_state(state.replace(vit=state.vit.with_pixel(row, col, value)))
+    except ValueError:
+        pixel_pad.refuse()
 
 
 def _clear(height, width):

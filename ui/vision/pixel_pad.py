@@ -8,7 +8,7 @@ from ui.core import session
 from ui.vision import pixels
 
 KEY = "vit.pad"
-REFUSED = "vit.pad.refused"  # a refused stroke, said on the page's next run
+REFUSED = "vit.pad.refused"  # a refused stroke or pixel, said on the page's next run
 JS = """
 const memory = new WeakMap();  // per mounted pad: the tool chosen, across reruns
 
@@ -99,9 +99,14 @@ def _drawn() -> None:
     try:
         strokes = pixels.read_strokes((st.session_state.get(KEY) or {}).get("drawn"), settings.height, settings.width)
     except ValueError:
-        st.session_state[REFUSED] = True
+        refuse()
         return
     session.set_state(state.replace(vit=pixels.drawn(state.vit, strokes)))
+
+
+def refuse() -> None:
+    """A drawn or typed pixel refused: the page says so on its next run."""
+    st.session_state[REFUSED] = True
 
 
 def refused_note(t) -> None:
