@@ -1,9 +1,18 @@
-from ui.vision import vit_frame
+from ui.core import session
+from ui.views import frame
+from ui.vision import vit_evaluation, vit_frame, vit_training
 
 
-@vit_frame.page
 def page():
+    """Not a step page's fragment: Stop must end a run in progress, and a fragment's own button does not (its
+    rerun waits for the run to finish), so the page's widgets rerun the whole app, as the text model's training."""
+    vit_training.keep_interrupted_run()  # a run that was stopped, or left for another page, before it finished
     vit_frame.intro("vit_train")
+    vit_training.shipped_facts()
+    if not session.get().reading:  # a following student's page: the teacher trains
+        vit_training.trainer()
+    vit_evaluation.evaluation()
 
 
-page()
+session.use_vision(True)
+frame.linked(page)

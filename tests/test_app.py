@@ -30,6 +30,7 @@ if str(ROOT) not in sys.path:
 import engine  # noqa: E402
 import streamlit_privates  # noqa: E402
 from conftest import page_title  # noqa: E402
+from engine import digits, vit_train  # noqa: E402
 from engine.tokens import split  # noqa: E402
 from ui.core import streamlit_internals  # noqa: E402
 from ui.core.format import DIGITS, bmatrix, bmatrix_around, fmt, fmt_tex, table  # noqa: E402
@@ -42,6 +43,7 @@ from ui.views.drill import cell_explanation  # noqa: E402
 
 APP = str(ROOT / "app.py")
 ALL_PAGES = [page for pages in PAGES.values() for page in pages]
+TEXT_PAGES = [page for page in ALL_PAGES if page not in PAGES["vision"]]  # the pages of the text model
 EN_T, ZH_T = translator("en"), translator("zh")
 CJK = re.compile(r"[\u3400-\u9fff]")
 STEP_HEADER = re.compile(r"^##### (?P<human>[^\n]*?) · (?P<description>[^\n]*)\n\n"
@@ -191,6 +193,11 @@ def open_step(at, page, leaf):
     at.run()
     assert not at.exception, [e.message for e in at.exception]
     return at
+
+
+def vit_trace():
+    """The shipped Vision Transformer's run on the first test image: what the ViT pages open on."""
+    return vit_train.load(vit_train.SHIPPED)[0].run(digits.split("test").images[0])
 
 
 def engine_trace(edits=(), src="Hello World", tgt=DEFAULT_TARGET, seed=0, **overrides):
@@ -384,12 +391,13 @@ def test_overview_states_the_example():
 # ---- the engine's formulas and numbers ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("page", [p for p in ALL_PAGES if p not in ("overview", "animation", "paper_vs_blog", "sizes", "generate",
-                                                                    "train", "dropout", "exercises")])  # test_step_coverage: dropout's
+                                                                    "train", "dropout", "exercises",  # dropout's: test_step_coverage
+                                                                    "vit_train")])  # no steps: its own tests
 def test_each_step_shows_the_engines_formula_description_and_numbers(page):
     at = open_page(page)
     if page in STACK_PAGES:
         one_layer(at, page)
-    trace = engine_trace()
+    trace = vit_trace() if page in PAGES["vision"] else engine_trace()
     bodies = latex(at)
     steps = [STEP_HEADER.match(m.value) for m in at.markdown]
     steps = [m for m in steps if m]

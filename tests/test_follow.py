@@ -19,6 +19,7 @@ for path in (ROOT, ROOT / "bench"):
         sys.path.insert(0, str(path))
 
 from conftest import app_server, in_own_thread  # noqa: E402
+from engine import digits  # noqa: E402
 from load import Editor, Target, open_editor  # noqa: E402
 from protocol import ForwardMsg, Session  # noqa: E402
 from streamlit.proto.Common_pb2 import StringArray  # noqa: E402
@@ -28,6 +29,7 @@ from ui.stores import rooms  # noqa: E402
 
 TIMEOUT = 60
 T = translator("en")
+DIGITS = digits.split("test")
 
 
 @pytest.fixture(scope="module")
@@ -220,6 +222,30 @@ def test_every_student_of_a_room_takes_the_teachers_weight_edit(server):
             assert all(state(student) == state(teacher) for student in students)
         finally:
             await asyncio.gather(teacher.close(), *(student.close() for student in students))
+
+    in_own_thread(scenario)
+
+
+def test_students_follow_the_teacher_onto_the_vision_transformers_pages(server):
+    """The teacher goes to a ViT page and picks another test image: a following student's page takes both, and its
+    address holds the teacher's ViT part (vimg)."""
+    url, store = server
+
+    async def scenario():
+        teacher, code, key = await open_room(url)
+        student = await Session.open(url, "", query_string=f"room={code}", timeout=TIMEOUT)
+        try:
+            teacher.page, teacher.page_script_hash = "vit_patches", ""
+            await teacher.rerun(TIMEOUT)
+            assert done(await woken(student)) and student.page_script_hash == teacher.page_script_hash
+            teacher.set_widget(teacher.last.widget(r"vit\.image\.0")[1].id, int_value=12)
+            await teacher.rerun(TIMEOUT)
+            assert query(teacher)["vimg"] == "12" and store.latest(code).query["vimg"] == "12"
+            assert done(await woken(student))
+            assert query(student)["vimg"] == "12" and state(student) == state(teacher)
+            assert T("vit.image_is", n=12, digit=DIGITS.labels[11]) in shown(student)
+        finally:
+            await asyncio.gather(teacher.close(), student.close())
 
     in_own_thread(scenario)
 

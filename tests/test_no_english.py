@@ -182,10 +182,10 @@ EXAMPLE_TOKENS = {*PAPER_VOCABULARY, *blog.VOCABULARY,
 
 
 def tokens_of(at) -> set[str]:
-    """The tokens a page may show: every vocabulary and corpus of the app, the model's (a ViT's positions and classes)
-    and the sentences' words."""
-    context, model = at.session_state["context"], at.session_state["context"].model
-    words = (*model.tokens, *model.classes) if context.vision else model.vocab.tokens  # a ViT's: CLS, P1, ..., 0-9
+    """The tokens a page may show: every vocabulary and corpus of the app, the model's and the sentences' words."""
+    context = at.session_state["context"]
+    model = context.model  # a ViT page's: its positions' and classes' names
+    words = (*model.tokens, *model.classes) if context.vision else model.vocab.tokens
     return {*EXAMPLE_TOKENS, *words, *split(context.state.src), *split(context.state.tgt)}
 
 

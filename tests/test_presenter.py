@@ -451,6 +451,25 @@ def test_the_overviews_right_arrow_and_start_open_the_first_step():
     assert not [button for button in open_link("overview").button if button.key == "present.start"]
 
 
+def test_the_vision_transformers_pages_have_their_own_rail_and_keys_walk_them():
+    """On a ViT page the rail is the Vision Transformer's (its pages in the order data flows), not the text model's
+    pass; → and ← walk them with the link's ViT part kept; a move past the last is no move."""
+    vision = PAGES["vision"]
+    at = open_link(vision[0], present="1", vimg="5", vpx="0.0=1.0")
+    data = rail(at)
+    assert (data["here"], data["count"]) == (0, len(vision))
+    assert [part["label"] for part in data["parts"]] == [EN_T("present.part.vision")]
+    assert data["where"] == EN_T("present.where", n=1, count=len(vision), title=EN_T(f"page.{vision[0]}"))
+    for position in range(1, len(vision)):
+        press(at, "go", position)
+        assert (page_of(at), rail(at)["here"]) == (vision[position], position)
+        assert {k: query(at)[k] for k in ("vimg", "vpx", "present")} == {"vimg": "5", "vpx": "0.0=1.0", "present": "1"}
+    press(at, "go", len(vision))  # forged: one past the last
+    assert (page_of(at), rail(at)["here"]) == (vision[-1], len(vision) - 1)
+    press(at, "go", 0)
+    assert (page_of(at), rail(at)["here"]) == (vision[0], 0)
+
+
 def test_back_from_a_page_after_the_pass_opens_its_last_slide():
     """The rail's script sends the last position for ← off the pass; the server opens it like any move."""
     assert "by > 0 ? 0 : last" in presenter.JS

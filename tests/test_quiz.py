@@ -12,13 +12,15 @@ import urllib.parse
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hst
 
 ROOT = Path(__file__).resolve().parents[1]
 for path in (ROOT, ROOT / "bench"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from conftest import app_server, in_own_thread  # noqa: E402
+from conftest import app_server, examples, in_own_thread  # noqa: E402
 from protocol import Session  # noqa: E402
 from test_browser import LOCALES, settle  # noqa: E402
 from test_follow import TIMEOUT, done, query, shown, woken  # noqa: E402
@@ -27,12 +29,13 @@ from test_follow_browser import BUTTON, FOLLOWED_WITHIN, SCREEN, wait_until  # n
 import engine  # noqa: E402
 from engine import exercises as ex  # noqa: E402
 from ui.classroom import quiz  # noqa: E402
-from ui.core.format import fmt  # noqa: E402
+from ui.core.format import DIGITS_RANGE, fmt  # noqa: E402
 from ui.core.i18n import translator  # noqa: E402
 from ui.stores import rooms  # noqa: E402
 from ui.stores.rooms import Answer  # noqa: E402
 
 EN, ZH = translator("en"), translator("zh")
+BLUE, RED = "rgb(31, 119, 180)", "rgb(214, 39, 40)"  # figures.bars' bars and its highlighted one
 
 
 def hello_world_questions() -> list[ex.Question]:
@@ -57,14 +60,43 @@ def test_a_malformed_question_in_the_store_is_none(change):
     assert quiz.question_of({"id": "score-1"}) is None and quiz.question_of({}) is None
 
 
-def test_the_spread_counts_each_answer_as_written_most_frequent_first():
-    answers = [Answer(1.23456, True), Answer(1.23459, True), Answer(2.0, False), Answer(1.23456, False)]
-    assert quiz.spread(answers, 4) == [("1.235", 3, False), ("2", 1, False)]  # one wrong among the 1.235s
-    many = [Answer(float(i), i == 0) for i in range(12)] + [Answer(0.0, True)]
-    shown = quiz.spread(many, 4)
-    assert shown[0] == ("0", 2, True) and len(shown) == quiz.SPREAD_BARS + 1
-    assert shown[-1] == ("…", 12 - quiz.SPREAD_BARS, False)
-    assert quiz.spread([], 4) == []
+def a_question(answer: float) -> ex.Question:
+    return ex.Question("score-1", "score", "enc.0.attn.scores", (0, 0, 1), {}, answer, ex.tolerance(answer))
+
+
+def test_the_spread_is_a_histogram_whose_outliers_do_not_crush_its_bins():
+    """58 answers 0.21, 0.22, …, 0.78 and two of 10⁹: bins 0.05 wide from 0.2 to 0.8, the 10⁹s past them; the answer
+    0.5 (right within 0.005, so only the 0.5 is right) in [0.5, 0.55)."""
+    q = a_question(0.5)
+    near = [round(0.21 + 0.01 * i, 2) for i in range(58)]
+    answers = [Answer(v, abs(v - q.answer) <= q.tolerance) for v in near] + [Answer(1e9, False)] * 2
+    middle = [quiz.Bin(f"[{fmt(0.25 + 0.05 * i, 4)}, {fmt(0.3 + 0.05 * i, 4)})", 5, i == 5) for i in range(10)]
+    assert quiz.spread(answers, q, 4, "NaN") == [
+        quiz.Bin("[0.2, 0.25)", 4, False), *middle, quiz.Bin("[0.75, 0.8]", 4, False), quiz.Bin("> 0.8", 2, False)]
+    assert middle[5].label == "[0.5, 0.55)" and sum(answer.right for answer in answers) == 1
+
+
+def test_the_spread_of_one_number_a_text_and_outliers_below():
+    q = a_question(-0.125)
+    assert quiz.spread([Answer(-0.125, True)] * 3, q, 4, "NaN") == [quiz.Bin("−0.125", 3, True)]
+    assert quiz.spread([Answer(2, False)], q, 4, "NaN") == [quiz.Bin("2", 1, False)]
+    assert quiz.spread([Answer("7", False), Answer(1.0, False)], q, 4, "not a number") == [
+        quiz.Bin("1", 1, False), quiz.Bin("not a number", 1, False)]  # a store may hold a text
+    answers = [Answer(-0.125, True)] * 10 + [Answer(-0.1, False)] * 10 + [Answer(-1e300, False)]
+    assert quiz.spread(answers, q, 4, "NaN") == [  # −0.13 to −0.1 (−0.125 ± 0.005 and the −0.1s) in 6 bins
+        quiz.Bin("< −0.13", 1, False), quiz.Bin("[−0.13, −0.125)", 0, False), quiz.Bin("[−0.125, −0.12)", 10, True),
+        quiz.Bin("[−0.12, −0.115)", 0, False), quiz.Bin("[−0.115, −0.11)", 0, False),
+        quiz.Bin("[−0.11, −0.105)", 0, False), quiz.Bin("[−0.105, −0.1]", 10, False)]
+    assert quiz.spread([], q, 4, "NaN") == []
+
+
+@settings(max_examples=examples(200))
+@given(values=hst.lists(hst.floats(allow_nan=False, allow_infinity=False) | hst.just(0.5), min_size=1),
+       answer=hst.floats(-1e6, 1e6), digits=hst.integers(*DIGITS_RANGE))
+def test_the_spread_counts_every_answer_once_in_bins_told_apart(values, answer, digits):
+    bins = quiz.spread([Answer(v, False) for v in values], a_question(answer), digits, "NaN")
+    assert sum(b.count for b in bins) == len(values) and len({b.label for b in bins}) == len(bins)
+    assert len(bins) <= quiz.SPREAD_BINS + 3 and sum(b.contains_answer for b in bins) <= 1
 
 
 @pytest.fixture(scope="module", params=["sqlite", pytest.param("redis", marks=pytest.mark.server)])
@@ -206,6 +238,19 @@ def test_a_class_quiz_in_chromium(chromium, tmp_path):
             teacher.locator('[data-testid="stMain"]').evaluate("main => main.scrollTo(0, 0)")
             teacher.screenshot(path=shots / "quiz-teacher.png")
             teacher.get_by_role("button", name=EN("quiz.reveal")).click()
+            teacher.get_by_role("button", name=EN("quiz.put_away")).wait_for(timeout=FOLLOWED_WITHIN * 1000)
+            class_answers = [Answer(float(f"{q.answer:.6g}"), True), Answer(1.0, False)]
+            bins = quiz.spread(class_answers, q, 4, EN("quiz.not_a_number"))  # 0 to 250 by 25: 1 in the first, last
+            assert [b.count for b in bins] == [1] + [0] * 8 + [1] and bins[-1].contains_answer
+            drawn = teacher.locator(".js-plotly-plot").first
+            drawn.locator(".bars path").nth(len(bins) - 1).wait_for(timeout=FOLLOWED_WITHIN * 1000)
+            ticks = drawn.locator(".ytick text").all_text_contents()  # drawn from the reversed axis' far end
+            assert ticks[::-1] == [b.label for b in bins]
+            assert drawn.locator(".xtick text").count() == 0  # counts: each bar's number, no axis of 0.2 answers
+            fills = [path.evaluate("bar => getComputedStyle(bar).fill") for path in drawn.locator(".bars path").all()]
+            assert fills == [BLUE] * (len(bins) - 1) + [RED]  # the answer's bin, once revealed
+            teacher.locator('[data-testid="stMain"]').evaluate("main => main.scrollTo(0, 0)")
+            teacher.screenshot(path=shots / "quiz-teacher-revealed.png")
             for student, t, verdict in zip(students, (EN, ZH), ("ex.right", "quiz.wrong")):
                 student.get_by_text(t("quiz.answer", answer=fmt(q.answer, 6), tolerance=fmt(q.tolerance, 2)).replace(
                     "**", "")).wait_for(timeout=FOLLOWED_WITHIN * 1000)

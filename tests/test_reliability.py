@@ -44,18 +44,23 @@ from engine.backward import loss_and_grads
 from engine.config import CHOICES, DEPTHS
 from engine.model import Model
 from engine.tokens import Vocabulary
+from engine import vit_train
 from engine.train import start_model
+from engine.vit import VisionTransformer
 from test_app import (APP, ALL_PAGES, STEP_HEADER, drilled, editor_key, engine_trace, goto, notes,  # noqa: F401
                       open_editors, open_link, open_options, open_page, paragraphs, query, server_navigation, shown,
                       slider_key, type_cells)  # server_navigation: a fixture
 from test_app import latex as page_latex
 from test_app_train import open_tab
-from test_ui_pure import LINK_KEYS, LINK_VALUES
+from test_ui_pure import LINK_KEYS, LINK_VALUES, SETTING_PARTS
 from ui.classroom import presenter, scroll, share
 from ui.core import generation, session, sidebar, state as app_state
 from ui.core.format import decimals, fmt
 from ui.core.i18n import EN, ZH, literal, translator
 from ui.core.state import AppState
+from ui.core import vision_state
+from ui.core.navigation import PAGES
+from ui.core.vision_state import VisionState
 from ui.lessons import animation_views
 from ui.stores import rooms
 
@@ -169,8 +174,22 @@ def engine_run(at, state):
     return model, model.run(state.src, state.tgt or None)
 
 
+def vit_run(at, state):
+    """The engine's own Vision Transformer and its trace for a state's ViT part (trained weights: the model the app
+    holds for that id)."""
+    vit = state.vit
+    if vit.shipped:
+        base = vit_train.load(vit_train.SHIPPED)[0]
+    elif vit.weights == vision_state.RANDOM:
+        base = VisionTransformer.initial(vit.settings(), vit.seed)
+    else:
+        base = at.session_state["context"].base
+    model, _ = app_state.apply_edits(base, vit.edits)
+    return model, model.run(vision_state.image(vit))
+
+
 def assert_numbers_are_the_engines(at, page, state):
-    model, trace = engine_run(at, state)
+    model, trace = (vit_run if page in PAGES["vision"] else engine_run)(at, state)
     shown_trace = at.session_state["context"].trace
     assert list(shown_trace) == list(trace)
     for name in trace:
@@ -703,15 +722,36 @@ def valid_links(draw):
                      edits=tuple(sorted((p, i, v) for (p, i), v in edits.items())),
                      gen=generation.changed({**generation.DEFAULTS, **gen}),
                      weights=draw(st.sampled_from(["", "", "", "0123456789ab"])),  # an id this server does not hold
-                     digits=draw(st.integers(2, 8)), present=draw(st.booleans()))
+                     digits=draw(st.integers(2, 8)), present=draw(st.booleans()), vit=draw(vit_states()))
     return app_state.encode(state)
+
+
+@st.composite
+def vit_states(draw):
+    """The Vision Transformer's part of a link: an image, pixels, weights (an id this server does not hold too),
+    sizes, and edits that fit its parameters or not."""
+    vit = VisionState(image=draw(st.integers(0, 359)), seed=draw(st.integers(0, 9)),
+                      weights=draw(st.sampled_from(["", "", "random", "0123456789ab"])))
+    for row, col, value in draw(st.lists(st.tuples(st.integers(0, 7), st.integers(0, 7), st.floats(-1e4, 1e4)),
+                                         max_size=3)):
+        vit = vit.with_pixel(row, col, value)
+    sizes = dict(draw(st.lists(st.sampled_from([("patch", 2), ("patch", 8), ("d_model", 16), ("n_heads", 2),
+                                                ("n_layers", 1), ("d_ff", 8)]), max_size=2)))
+    edits = draw(st.lists(st.tuples(st.sampled_from(["img.E", "head.W_F", "enc.0.attn.W_Q", "nope"]),
+                                    st.lists(st.integers(0, 3), min_size=1, max_size=3).map(tuple),
+                                    st.floats(-1e6, 1e6)), max_size=2))
+    vit = vit.replace(sizes=tuple(sorted(sizes.items())))
+    for param, index, value in edits:
+        vit = vit.with_edit(param, index, value)
+    return vit
 
 
 @st.composite
 def tampered_links(draw):
     link = dict(draw(valid_links()))
     for key in draw(st.lists(st.sampled_from(["preset", "seed", "src", "tgt", "lang", "cfg", "edit", "gen",
-                                              "weights", "digits", "present"]), max_size=4)):
+                                              "weights", "digits", "present", "vimg", "vpx", "vw", "vseed", "vcfg",
+                                              "vedit"]), max_size=4)):
         value = link.get(key, "")
         value = value[-1] if isinstance(value, list) else value  # tampered twice: the last of a repeated key
         how = draw(st.sampled_from(["truncated", "bytes", "text", "huge", "separators", "repeated", "number",
@@ -748,6 +788,9 @@ def expected_start(link):
     if state.weights:  # this test server holds no trained weights
         notes.append(t("msg.url", detail=t("msg.weights_gone", id=state.weights)))
         state = state.replace(weights="", edits=())
+    if state.vit.weights not in ("", "random"):  # nor a trained Vision Transformer
+        notes.append(t("msg.url", detail=t("msg.weights_gone", id=state.vit.weights)))
+        state = state.replace(vit=state.vit.replace(weights="random" if state.vit.sizes else "", edits=()))
     state, refused = app_state.fitted(state)  # each part beyond the app's limits left out on its own
     notes += [t("msg.url", detail=session.refusal(t, note)) for note in refused]
     reason = why_not(state)
@@ -1091,14 +1134,14 @@ def ignored_note(key, value):
     """The note a link's ignored part gets: the part of a setting as it is (80 characters), a view's key and value
     as Python writes them (40 characters), a room code's first 12 characters; always in a code span."""
     t = translator("en")
-    if key in ("cfg", "gen", "edit"):
+    if key in SETTING_PARTS:
         return t("msg.url", detail=literal(value[:80]))
     if key == "room":
         return t("room.bad_code", code=literal(value[:12]), alphabet=rooms.ALPHABET)
     return t("msg.url", detail=literal(f"{key}={value[:40]!r}"))
 
 
-@pytest.mark.parametrize("key, value", list(zip(LINK_KEYS, LINK_VALUES + [LINK_VALUES[8]])),
+@pytest.mark.parametrize("key, value", list(zip(LINK_KEYS, LINK_VALUES + [LINK_VALUES[8]] + LINK_VALUES)),
                          ids=lambda part: repr(part[:12]))
 def test_a_hostile_link_part_is_named_in_a_note_as_text(key, value):
     """Negative, huge, non-ASCII digits, Markdown, HTML and LaTeX, a NUL, empty lines, 10,000 characters: the page

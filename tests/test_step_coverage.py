@@ -23,7 +23,7 @@ if str(ROOT) not in sys.path:
 import engine  # noqa: E402
 import streamlit_privates  # noqa: E402
 from conftest import page_title  # noqa: E402
-from test_app import APP, ALL_PAGES, server_navigation  # noqa: E402, F401 (server_navigation: a fixture)
+from test_app import APP, TEXT_PAGES, server_navigation  # noqa: E402, F401 (server_navigation: a fixture)
 from ui.core.i18n import EN  # noqa: E402
 from ui.core.labels import step_name_key  # noqa: E402
 from ui.core.navigation import neighbours  # noqa: E402
@@ -113,7 +113,7 @@ def test_every_recorded_step_is_drawn_on_a_page(preset, placement, decoder_only,
     at.run()
     config = at.session_state["state"].config()
     assert (config.norm_placement, config.decoder_only) == (placement, decoder_only)
-    for page in ALL_PAGES:
+    for page in TEXT_PAGES:
         before = len(drawn)
         at.switch_page(f"pages/{page}.py")
         at.run()

@@ -247,7 +247,9 @@ def test_decode_view_of_hostile_links_never_raises(query):
     assert (language_of("zh-CN"), language_of("zh-TW"), language_of("en-US"), language_of(None)) == ("zh", "zh", "en", "en")
 
 
-LINK_KEYS = ["section", "sublayer", "layer", "head", "step", "cell", "present", "weights", "cfg", "gen", "edit", "room"]
+LINK_KEYS = ["section", "sublayer", "layer", "head", "step", "cell", "present", "weights", "cfg", "gen", "edit", "room",
+             "vimg", "vpx", "vw", "vcfg", "vedit"]  # the Vision Transformer's part (ui/core/vision_state.py) last
+SETTING_PARTS = ("cfg", "gen", "edit", "vpx", "vcfg", "vedit")  # noted as they are (80 characters), not as key=value
 LINK_VALUES = ["-1", "999999", "9" * 400, "١٢", "[x](//ev.il)", "<b>x</b>", "$\\href{//ev.il}{x}$", "\x00",
                "x\n\n[x](//ev.il)", "x\r\n\r\n<b>x</b>", "x" * 10_000]
 
@@ -270,7 +272,7 @@ def test_every_hostile_link_part_is_refused_where_it_is_parsed():
                 notes, expected = ([] if rooms.normal_code(value) is None else [value]), []
             else:
                 state, notes = decode({key: value})
-                expected = [value[:80]] if key in ("cfg", "gen", "edit") else [f"{key}={value[:40]!r}"]
+                expected = [value[:80]] if key in SETTING_PARTS else [f"{key}={value[:40]!r}"]
                 assert state == AppState(), (key, value)
             if notes != expected:
                 wrong.append((key, value[:12], notes, expected))

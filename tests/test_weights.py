@@ -17,7 +17,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import engine  # noqa: E402
-from engine import checkpoint  # noqa: E402
+from engine import checkpoint, vit_train  # noqa: E402
+from engine.vit import ViTConfig, VisionTransformer  # noqa: E402
 from conftest import free_port  # noqa: E402
 from ui.stores.rooms import REDIS_PREFIX, redis_client  # noqa: E402
 from ui.stores.weights import DEFAULT_DIR, RedisWeightsStore, WeightsStore, weights_id  # noqa: E402
@@ -25,6 +26,18 @@ from ui.stores.weights import DEFAULT_DIR, RedisWeightsStore, WeightsStore, weig
 
 def small_model(seed=0):
     return engine.preset("paper", seed=seed, d_model=16, n_heads=2, d_ff=32, n_layers=1)
+
+
+def small_vit(seed=0, **sizes):
+    return VisionTransformer.initial(ViTConfig(**{"d_model": 8, "n_heads": 2, "n_layers": 1, "d_ff": 16, **sizes}), seed)
+
+
+def assert_same_vit(loaded, model):
+    """The same Vision Transformer, bit for bit: its sizes, seed, and every parameter's dtype and bytes."""
+    assert isinstance(loaded, VisionTransformer) and loaded is not model
+    assert loaded.settings == model.settings and loaded.seed == model.seed and list(loaded.params) == list(model.params)
+    for name, value in model.params.items():
+        assert loaded.params[name].dtype == value.dtype and loaded.params[name].tobytes() == value.tobytes(), name
 
 
 def files(directory: Path) -> list[str]:
@@ -47,6 +60,25 @@ def test_a_second_store_on_the_same_directory_loads_what_the_first_put(tmp_path)
     assert loaded.config == model.config and loaded.vocab.tokens == model.vocab.tokens
     for name, value in model.params.items():
         np.testing.assert_array_equal(loaded.params[name], value)
+
+
+def test_a_vision_transformer_goes_to_disk_and_back_bit_for_bit(tmp_path):
+    model, origin = small_vit(3), {"kind": "vit_trained", "steps": 20}
+    key = WeightsStore(tmp_path).put(model, origin)
+    assert key == weights_id(model) and files(tmp_path) == [f"{key}.json", f"{key}.npz"]
+    other = WeightsStore(tmp_path)  # another process: nothing in its memory
+    assert_same_vit(other.get(key), model)
+    assert other.origin(key) == origin
+    _, facts = vit_train.load(tmp_path / f"{key}.npz")  # the engine's own weights file
+    assert facts == {}
+
+
+def test_a_vision_transformers_id_covers_its_image_sizes():
+    """8 x 8 and 16 x 4 images in patches of 4 both make 4 patches of 16 pixels: the same parameters' shapes (the
+    same numbers, from one seed), told apart by the sizes alone."""
+    square, tall = small_vit(0), small_vit(0, height=16, width=4)
+    assert {n: v.shape for n, v in square.params.items()} == {n: v.shape for n, v in tall.params.items()}
+    assert weights_id(square) != weights_id(tall) != weights_id(small_vit(1))
 
 
 def test_a_loaded_model_stays_in_memory(tmp_path):
@@ -95,7 +127,7 @@ def test_a_model_bigger_than_the_cap_stays_in_this_process_only(tmp_path):
     assert store.get(key) is not None and WeightsStore(tmp_path).get(key) is None
 
 
-@pytest.mark.parametrize("damage", ["truncated", "garbage", "another model", "a pickle"])
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "another model", "a pickle", "a vision transformer"])
 def test_a_damaged_file_is_missing_and_removed(tmp_path, damage):
     model = small_model()
     key = weights_id(model)
@@ -107,6 +139,8 @@ def test_a_damaged_file_is_missing_and_removed(tmp_path, damage):
         path.write_bytes(b"\0" * 100)
     elif damage == "another model":  # a well-formed checkpoint whose weights are not the ones its name says
         path.write_bytes(checkpoint.to_bytes(small_model(seed=1)))
+    elif damage == "a vision transformer":  # a well-formed ViT weights file under a text model's id
+        vit_train.save(small_vit(), path)
     else:
         np.savez(path, meta=np.array([{"format": 1}], dtype=object))
     assert WeightsStore(tmp_path).get(key) is None
@@ -227,6 +261,16 @@ def test_a_second_redis_store_loads_what_the_first_put_with_its_origin(redis):
     assert other.on_disk(key) and weights_id(loaded) == key and other.origin(key) == trained
     for name, value in model.params.items():
         np.testing.assert_array_equal(loaded.params[name], value)
+
+
+def test_a_vision_transformer_goes_to_redis_and_back_bit_for_bit(redis):
+    model, origin = small_vit(5), {"kind": "vit_trained", "steps": 20}
+    key = RedisWeightsStore(redis).put(model, origin)
+    other = RedisWeightsStore(redis)  # another process, on another machine
+    assert other.on_disk(key) and other.origin(key) == origin
+    assert_same_vit(other.get(key), model)
+    redis.set(f"{REDIS_PREFIX}weights:{key}", redis.get(f"{REDIS_PREFIX}weights:{other.put(small_vit(6))}"))
+    assert RedisWeightsStore(redis).get(key) is None, "a ViT that is not what its id says is refused"
 
 
 def test_the_least_recently_used_weights_leave_redis_first(redis):

@@ -17,7 +17,7 @@ from ui.core import session, sidebar
 from ui.core.figures import PROJECTOR
 from ui.core.i18n import plain_math
 from ui.core.labels import SUBLAYER_WORDS, step_name_key
-from ui.core.navigation import PAGES, RAIL, slide_at, slides
+from ui.core.navigation import PAGES, RAIL, VISION_RAIL, slide_at, slides, vision_slides
 from ui.core.state import encode, encode_view
 
 KEY = "present.rail"
@@ -165,23 +165,28 @@ _rail = st.components.v2.component("presenter", html=HTML, css=CSS, js=JS, isola
 def rail(ctx, page: str, shown: dict) -> None:
     """The rail under a step page: every slide of the pass, the one shown (found from what the page's widgets show)
     marked."""
-    t, deck = ctx.t, slides(ctx.config)
+    t, deck = ctx.t, _deck(ctx)
     st.session_state["present.on"] = page
     st.session_state[DRAWN] = True
     here = slide_at(deck, page, shown)
     titles = [_title(t, slide, ctx.config) for slide in deck]
     where = t("present.where", n=here + 1, count=len(deck), title=titles[here]) if here is not None else \
         t("present.elsewhere", count=len(deck))
-    _rail(key=KEY, data={"parts": _parts(t, deck, titles), "here": here, "count": len(deck), "where": where, "back": t("present.back"),
+    _rail(key=KEY, data={"parts": _parts(t, deck, titles, VISION_RAIL if ctx.vision else RAIL), "here": here, "count": len(deck), "where": where, "back": t("present.back"),
                          "next": t("present.next"), "leave": t("present.leave")},
           on_go_change=_go, on_leave_change=_leave)
 
 
-def _parts(t, deck, titles) -> list[dict]:
+def _deck(ctx) -> list[tuple[str, str, dict]]:
+    """The slides of the model the page draws: the text model's forward pass, or the Vision Transformer's pages."""
+    return vision_slides() if ctx.vision else slides(ctx.config)
+
+
+def _parts(t, deck, titles, rail_parts) -> list[dict]:
     """The rail's parts in the order data flows (a decoder-only model has no encoder), each as runs of slides: those
     outside any layer, or one layer's (its number, and its name for the button's tip)."""
     parts = []
-    for part in RAIL:
+    for part in rail_parts:
         shown = [(view.get("layer"), title) for (at, _, view), title in zip(deck, titles) if at == part]
         runs = [{"layer": None if layer is None else str(layer + 1),
                  "name": None if layer is None else t("present.layer", n=layer + 1),
@@ -226,15 +231,15 @@ def _go():
     """A key or a click on the rail: open its slide, on this page or (follow) on another; a forged position (not a
     whole number within the pass) is ignored."""
     position = _sent("go")
-    if isinstance(position, bool) or not isinstance(position, int) or not 0 <= position < len(
-            slides(session.get().config)):
+    if isinstance(position, bool) or not isinstance(position, int) or not 0 <= position < len(_deck(session.get())):
         return
     open_slide(position)
 
 
 def open_slide(position: int) -> None:
-    """From a callback: open the pass's slide at this position (the rail's keys, the overview's Start)."""
-    slide = slides(session.get().config)[position]
+    """From a callback: open the slide at this position of the deck of the page's model (the rail's keys, the
+    overview's Start)."""
+    slide = _deck(session.get())[position]
     st.session_state["present.move"] = slide[1:]  # (page, view): follow() opens it
     if slide[1] != st.session_state.get("present.on"):
         sidebar.adopt(st.session_state.state)  # st.switch_page's run starts the sidebar's inputs empty: refill them

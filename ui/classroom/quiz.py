@@ -11,7 +11,9 @@ from __future__ import annotations
 import dataclasses
 import math
 import secrets
-from collections import Counter
+from typing import NamedTuple
+
+import numpy as np
 
 import streamlit as st
 
@@ -24,7 +26,9 @@ ANSWERER = "quiz.answerer"  # session_state: this session's id for its answers (
 MINE = "quiz.mine.{code}.{number}"  # session_state: this session's answer to a question of a room (a Verdict)
 REFUSED = "quiz.refused"  # session_state: why the last answer typed was not sent (a catalog key and its values)
 TALLY_SECONDS = 1.0  # the teacher's view reads the tally this often while the question is open
-SPREAD_BARS = 8  # the most frequent answers drawn as bars; the rest are one bar, "other"
+SPREAD_BINS = 12  # the spread's equal bins: at most this many, at least half as many (round widths 1, 2, 2.5, 5)
+FLOAT_MAX = float(np.finfo(float).max)
+SPREAD_FENCE = 3.0  # an answer past the quartiles by more than this many interquartile ranges is an outlier
 
 
 def stored(q: ex.Question) -> dict:
@@ -48,20 +52,72 @@ def question_of(held: dict) -> ex.Question | None:
                        float(held["tolerance"]))
 
 
-def spread(answers: list[Answer], digits: int) -> list[tuple[str, int, bool]]:
-    """The answers as bars: (an answer as written with `digits` significant digits, how many gave it, whether it is
-    right), the most frequent first; past SPREAD_BARS, one bar for the rest ("…", right if all of them are)."""
-    counts, right = Counter(), {}
-    for answer in answers:
-        label = fmt(answer.value, digits) if isinstance(answer.value, (int, float)) else str(answer.value)
-        counts[label] += 1
-        right[label] = right.get(label, True) and answer.right
-    ranked = counts.most_common()
-    shown = [(label, n, right[label]) for label, n in ranked[:SPREAD_BARS]]
-    rest = ranked[SPREAD_BARS:]
-    if rest:
-        shown.append(("…", sum(n for _, n in rest), all(right[label] for label, _ in rest)))
-    return shown
+class Bin(NamedTuple):
+    """A bar of the spread: its interval as written ("[0.45, 0.5)", "< 0.2", a single answer "0.5", or the label
+    given for answers that are not numbers), how many answers fell in it, whether the question's answer lies in it."""
+    label: str
+    count: int
+    contains_answer: bool
+
+
+def spread(answers: list[Answer], q: ex.Question, digits: int, not_a_number: str) -> list[Bin]:
+    """The answers as a histogram: equal bins with round edges over the answers' range without their outliers (the
+    quartiles ± SPREAD_FENCE interquartile ranges), widened to hold the answer ± its tolerance; an outlier's bin on
+    each side if any fell there; one bin if every answer is the same number; a bin `not_a_number` for a text a
+    store holds. Two answers of 10⁹ among 58 from 0.21 to 0.78 land in "> 0.8"; the bins stay 0.05 wide."""
+    values = np.array([a.value for a in answers if _is_number(a.value)], dtype=float)  # (answers,)
+    texts = len(answers) - values.size
+    if values.size == 0:
+        bins = []
+    elif values.min() == values.max():
+        one = float(values[0])
+        bins = [Bin(fmt(one, digits), values.size, abs(one - q.answer) <= q.tolerance)]
+    else:
+        bins = _histogram(values, q, digits)
+    return bins + ([Bin(not_a_number, texts, False)] if texts else [])
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _histogram(values: np.ndarray, q: ex.Question, digits: int) -> list[Bin]:
+    q1, q3 = np.percentile(values, 25, method="lower"), np.percentile(values, 75, method="higher")  # answers given
+    with np.errstate(over="ignore"):  # answers of ±10³⁰⁸: an infinite fence keeps them all
+        fence = SPREAD_FENCE * (q3 - q1)
+    inliers = values[(values >= q1 - fence) & (values <= q3 + fence)]  # (some answers,) q1 and q3 among them
+    low, high = np.clip([min(inliers.min(), q.answer - q.tolerance), max(inliers.max(), q.answer + q.tolerance)],
+                        -FLOAT_MAX, FLOAT_MAX)  # an answer of 10³⁰⁸ ± its tolerance is no wider than the doubles
+    edges = _round_edges(low, high)  # (bins + 1,)
+    labels = _distinct(edges, digits)
+    counts, _ = np.histogram(values, edges)  # (bins,) each [a, b) but the last [a, b]; those outside left out
+    home = min(int(np.searchsorted(edges, q.answer, side="right")) - 1, len(counts) - 1)
+    bins = [Bin(f"[{labels[i]}, {labels[i + 1]}{']' if i == len(counts) - 1 else ')'}", int(n), i == home)
+            for i, n in enumerate(counts)]
+    below, above = int(np.sum(values < edges[0])), int(np.sum(values > edges[-1]))
+    return [Bin(f"< {labels[0]}", below, False)] * (below > 0) + bins + [Bin(f"> {labels[-1]}", above, False)] * (
+        above > 0)
+
+
+def _round_edges(low: float, high: float) -> np.ndarray:
+    """Edges k·w from below `low` to above `high`, w a round width (1, 2, 2.5 or 5 × 10ⁿ) giving at most
+    SPREAD_BINS bins, each edge the double nearest its decimal (0.3, not 0.30000000000000004)."""
+    step = high / SPREAD_BINS - low / SPREAD_BINS  # the narrowest width; as two quotients, ±10³⁰⁸ do not overflow
+    step = step or max(abs(low), 1.0) / SPREAD_BINS  # a range of one number (a question of tolerance 0): one bin
+    exponent = math.floor(math.log10(step)) - 1
+    tenths = next(m for m in (10, 20, 25, 50, 100) if float(f"{m}e{exponent}") >= step)  # w = tenths × 10^exponent
+    width = float(f"{tenths}e{exponent}")
+    first, last = math.floor(low / width), math.ceil(high / width)
+    return np.array([float(f"{k * tenths}e{exponent}") for k in range(first, max(last, first + 1) + 1)])
+
+
+def _distinct(edges: np.ndarray, digits: int) -> list[str]:
+    """The edges as fmt writes them with `digits` significant digits, or as many more as tell them apart."""
+    for more in range(digits, 18):
+        labels = [fmt(edge, more) for edge in edges]
+        if len(set(labels)) == len(labels):
+            return labels
+    return labels
 
 
 def room() -> dict:

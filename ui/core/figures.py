@@ -165,11 +165,12 @@ def _ticks(labels) -> dict:
             "zeroline": False}
 
 
-def bars(labels, values, highlight=None, digits=DIGITS) -> Chart:
+def bars(labels, values, highlight=None, digits=DIGITS, counts=False) -> Chart:
     """Horizontal bars, largest on top, e.g. the next-token probabilities, each with its number (`digits`
     significant digits, as fmt writes it: 6.3×10⁻⁵) after its end. The numbers are a text trace, not the
     bars' own text, which plotly drops for a bar under a pixel long (a probability of 10⁻⁶); the axis runs
-    BAR_ROOM past the longest bar to leave room for its number."""
+    BAR_ROOM past the longest bar to leave room for its number. Counts (the class quiz's answers per interval)
+    hide the axis, whose ticks would read 0.2 of an answer: each bar's number says it."""
     colours = ["#1f77b4" if label != highlight else "#d62728" for label in labels]
     x = _numbers(values)
     data = [{"type": "bar", "x": x, "y": list(labels), "orientation": "h", "marker": {"color": colours}},
@@ -179,7 +180,7 @@ def bars(labels, values, highlight=None, digits=DIGITS) -> Chart:
     finite = np.asarray(values, dtype=float)[np.isfinite(values)]  # NaN where the naive softmax overflowed
     longest = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
     return Chart(data, {"height": max(160, 28 * len(labels) + 40), "margin": MARGIN, "showlegend": False,
-                        "xaxis": {"range": [0, longest * BAR_ROOM]},
+                        "xaxis": {"range": [0, longest * BAR_ROOM], "visible": not counts},
                         "yaxis": {"autorange": "reversed", "type": "category"}})  # a token or answer "1" is a name
 
 

@@ -103,6 +103,14 @@ def slides(config) -> list[tuple[str, str, dict]]:
             if not (decoder_only and part == "encoder")]
 
 
+VISION_RAIL = ("vision",)  # the Vision Transformer's rail: one part, its pages
+
+
+def vision_slides() -> list[tuple[str, str, dict]]:
+    """The Vision Transformer's slides: its pages in the order data flows, one slide each, as they open."""
+    return [("vision", page, {}) for page in PAGES["vision"]]
+
+
 def slide_at(slides: list, page: str, shown: dict) -> int | None:
     """The position of the slide a page shows (shown: what its widgets show, defaults too), or None."""
     return next((i for i, (_, at, view) in enumerate(slides)

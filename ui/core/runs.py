@@ -29,7 +29,7 @@ def weights_store() -> WeightsStore:
 
 def _weights(weights_id: str) -> engine.Model:
     model = weights_store().get(weights_id)
-    if model is None:
+    if not isinstance(model, engine.Model):  # gone, or a Vision Transformer's id (vw=) given as weights=
         raise LimitError("msg.weights_gone", {"id": weights_id})
     return model
 
@@ -97,10 +97,24 @@ def _base_vit(state: VisionState) -> vit.VisionTransformer:
         return shipped_vit()[0]
     if state.weights == vision_state.RANDOM:
         return _random_vit(state.sizes, state.seed)
-    model = weights_store().get(state.weights)
-    if not isinstance(model, vit.VisionTransformer):
+    model = _stored_vit(state.weights)
+    if model is None:
         raise LimitError("msg.weights_gone", {"id": state.weights})
     return model
+
+
+def _stored_vit(weights_id: str) -> vit.VisionTransformer | None:
+    model = weights_store().get(weights_id)
+    return model if isinstance(model, vit.VisionTransformer) else None
+
+
+def vit_from_link(state: VisionState) -> tuple[VisionState, list]:
+    """A link's Vision Transformer part as the pages can run it, and a note if its trained weights are gone (this
+    server never held them, or dropped them): then the weights of its sizes, shipped or random, without edits."""
+    if state.weights in (vision_state.SHIPPED, vision_state.RANDOM) or _stored_vit(state.weights) is not None:
+        return state, []
+    gone = LimitError("msg.weights_gone", {"id": state.weights})
+    return state.replace(weights=vision_state.RANDOM if state.sizes else vision_state.SHIPPED, edits=()), [gone]
 
 
 @st.cache_resource(max_entries=RUNS_KEPT, show_spinner=False, hash_funcs={VisionState: repr})

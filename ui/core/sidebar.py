@@ -83,9 +83,11 @@ def start_from_link():
     state, notes = app_state.decode(query, default_lang=language_of(st.context.locale))
     st.session_state.link_view, view_notes = app_state.decode_view(query)
     notes += view_notes
-    if state.weights and runs.weights_store().get(state.weights) is None:
+    if state.weights and not isinstance(runs.weights_store().get(state.weights), engine.Model):  # or a ViT's
         notes.append(LimitError("msg.weights_gone", {"id": state.weights}))
         state = state.replace(weights="", edits=())
+    vit, gone = runs.vit_from_link(state.vit)
+    state, notes = state.replace(vit=vit), notes + gone
     state, refused = app_state.fitted(state)  # a link's settings may be fine one by one and not fit together
     notes += refused
     try:  # the engine's own checks (a sentence longer than the model's max_len)

@@ -23,7 +23,7 @@ from engine.values import MAX_SEED
 from ui.core import generation, vision_state
 from ui.core.format import DIGITS, DIGITS_RANGE
 from ui.core.i18n import LANGUAGES
-from ui.core.vision_state import VisionState
+from ui.core.vision_state import Edited, VisionState, finite_within
 from ui.stores.weights import ID as WEIGHTS_ID
 
 APP_LIMITS = {"d_model": 512, "n_heads": 16, "d_k": 512, "d_v": 512, "d_ff": 2048, "n_layers": 12,
@@ -56,7 +56,7 @@ CACHE_HASH = {ModelKey: repr}
 
 
 @dataclass(frozen=True)
-class AppState:
+class AppState(Edited):
     preset: str = "hello-world"
     seed: int = 0
     src: str = DEFAULT_SOURCE
@@ -87,13 +87,6 @@ class AppState:
         chosen = {**dict(self.overrides), **changes}
         return self.replace(overrides=tuple(sorted((f, v) for f, v in chosen.items() if getattr(base, f) != v)))
 
-    def with_edit(self, param: str, index: tuple, value: float) -> "AppState":
-        edits = {(p, i): v for p, i, v in self.edits}
-        edits[(param, tuple(index))] = float(value)
-        return self.replace(edits=tuple(sorted((p, i, v) for (p, i), v in edits.items())))
-
-    def without_edits(self, param: str | None = None) -> "AppState":
-        return self.replace(edits=tuple(e for e in self.edits if param is not None and e[0] != param))
 
 
 class LimitError(ValueError):
@@ -166,13 +159,7 @@ def _weight_count(config: engine.Config) -> int:
 
 def check_weight(value) -> float:
     """A typed weight, or ValueError: finite and within ±MAX_WEIGHT."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(value) from None
-    if not math.isfinite(number) or abs(number) > MAX_WEIGHT:
-        raise ValueError(value)
-    return number
+    return finite_within(value, MAX_WEIGHT)
 
 
 class SliderRange(NamedTuple):

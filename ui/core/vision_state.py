@@ -28,8 +28,21 @@ MAX_EDITS = 200
 TEST_IMAGES = 360  # the test split's images (engine/digits.py)
 
 
+class Edited:
+    """A state with typed weights: `edits`, ((param, (i, j, ...), value), ...) sorted, and `replace`."""
+
+    def with_edit(self, param: str, index: tuple, value: float):
+        edits = {(p, i): v for p, i, v in self.edits}
+        edits[(param, tuple(index))] = float(value)
+        return self.replace(edits=tuple(sorted((p, i, v) for (p, i), v in edits.items())))
+
+    def without_edits(self, param: str | None = None):
+        """Without the edits of one parameter, or (None) of every one."""
+        return self.replace(edits=tuple(e for e in self.edits if param is not None and e[0] != param))
+
+
 @dataclass(frozen=True)
-class VisionState:
+class VisionState(Edited):
     image: int = 0  # the test split's image, from 0
     pixels: tuple = ()  # (((row, col), value), ...), sorted: pixels set by the learner, 0 (blank) to 1 (inked)
     weights: str = SHIPPED  # SHIPPED, RANDOM, or the id of weights trained in this server (ui.stores.weights)
@@ -53,14 +66,6 @@ class VisionState:
         pixels[(row, col)] = check_pixel(value)
         return self.replace(pixels=tuple(sorted(pixels.items())))
 
-    def with_edit(self, param: str, index: tuple, value: float) -> "VisionState":
-        edits = {(p, i): v for p, i, v in self.edits}
-        edits[(param, tuple(index))] = float(value)
-        return self.replace(edits=tuple(sorted((p, i, v) for (p, i), v in edits.items())))
-
-    def without_edits(self, param: str | None = None) -> "VisionState":
-        return self.replace(edits=tuple(e for e in self.edits if param is not None and e[0] != param))
-
     def with_sizes(self, **changes) -> "VisionState":
         """Other sizes: the shipped model does not have them, so the weights become the seed's random ones."""
         default = ViTConfig()
@@ -72,11 +77,16 @@ class VisionState:
 
 def check_pixel(value) -> float:
     """A typed or drawn pixel, or ValueError: finite and within ±MAX_PIXEL (engine.vit.check_images)."""
+    return finite_within(value, MAX_PIXEL)
+
+
+def finite_within(value, bound: float) -> float:
+    """A typed number (a weight, a pixel) as a float, or ValueError: finite and within ±bound."""
     try:
         number = float(value)
     except (TypeError, ValueError):
         raise ValueError(value) from None
-    if not math.isfinite(number) or abs(number) > MAX_PIXEL:
+    if not math.isfinite(number) or abs(number) > bound:
         raise ValueError(value)
     return number
 

@@ -376,8 +376,10 @@ def _class_answers(box, ctx, answers, q: ex.Question, revealed: bool) -> None:
     box.markdown(line)
     if revealed:
         box.markdown(t("quiz.answer", answer=fmt(q.answer, 6), tolerance=fmt(q.tolerance, 2)))
-    shown = quiz.spread(answers, ctx.state.digits)
+    shown = quiz.spread(answers, q, ctx.state.digits, t("quiz.not_a_number"))
     if shown:
-        labels = [f"{label} ✓" if right else label for label, _, right in shown]
-        plot(bars(labels, [n for _, n, _ in shown], digits=3), where=box)
+        home = next((label for label, _, contains in shown if contains), None) if revealed else None
+        box.caption(t("quiz.spread.revealed" if revealed else "quiz.spread"))
+        plot(bars([label for label, _, _ in shown], [n for _, n, _ in shown], highlight=home, digits=3,
+                  counts=True), where=box)
 

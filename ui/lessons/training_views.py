@@ -53,7 +53,8 @@ def _before(corpus):
 
 @st.cache_resource(show_spinner=False)
 def _finished_runs() -> dict:
-    """Finished trainings by settings, shared by the class: the same settings are trained once per server."""
+    """Finished trainings by settings (the Vision Transformer's: its sizes and settings), shared by the class: the
+    same settings are trained once per server."""
     return {"runs": {}, "lock": threading.Lock()}
 
 
@@ -116,16 +117,8 @@ def trainer():
     settings = _settings(ctx, corpus)
     if settings is None:
         return
-    left, right = st.columns(2)
-    left.latex(optim.ADAM_TEX if settings.optimizer == "adam" else optim.MOMENTUM_TEX)
-    left.latex(optim.SCHEDULE_TEX)
-    steps, rates = optim.schedule(settings.steps, d_model=setup["d_model"], warmup=settings.warmup,
-                                  scale=settings.lr_scale)
-    draw.plot(curves(steps, {"η": rates}, ctx.t("train.step"), ctx.t("train.lr")), "train.schedule", where=right)
-    start, stop, _ = st.columns([1, 1, 4])
-    clicked = start.button(ctx.t("train.start"), type="primary", key="train.start")
-    stop.button(ctx.t("train.stop"), key="train.stop", help=ctx.t("train.stop_help"))
-    if clicked:
+    schedule(ctx, settings, setup["d_model"], "train.schedule", settings.optimizer)
+    if start_and_stop(ctx, "train"):
         _train(ctx, settings)
     error = st.session_state.pop("train.error", None)
     if error:
@@ -136,15 +129,7 @@ def trainer():
 def _settings(ctx, corpus):
     optimizer = st.segmented_control(ctx.t("train.optimizer"), list(optim.OPTIMIZERS), default="adam",
                                      required=True, key="train.optimizer")
-    defaults, values = TrainSettings(), {}
-    for column, (name, (widget, low, high, step)) in zip(st.columns(4) + st.columns(4), NUMBERS.items()):
-        value = getattr(defaults, name)
-        with column:
-            if widget == "slider":
-                values[name] = st.slider(ctx.t(f"train.{name}"), low, high, float(value), step=step, key=f"train.{name}")
-            else:
-                values[name] = st.number_input(ctx.t(f"train.{name}"), low, high, int(value), step=step,
-                                               key=f"train.{name}")
+    values = number_widgets(ctx, NUMBERS, TrainSettings(), "train")
     try:
         return TrainSettings(corpus=corpus, optimizer=optimizer, **values)
     except ValueError as error:
@@ -152,37 +137,91 @@ def _settings(ctx, corpus):
         return None
 
 
+def number_widgets(ctx, numbers: dict, defaults, prefix: str) -> dict:
+    """A training's settings as widgets, four to a row: {name: value} for numbers {name: (widget, low, high, step)}
+    starting at the defaults' values; each labelled and keyed f"{prefix}.{name}"."""
+    values, rows = {}, -(-len(numbers) // 4)
+    for column, (name, (widget, low, high, step)) in zip([c for _ in range(rows) for c in st.columns(4)],
+                                                          numbers.items()):
+        value, label, key = getattr(defaults, name), ctx.t(f"{prefix}.{name}"), f"{prefix}.{name}"
+        with column:
+            if widget == "slider":
+                values[name] = st.slider(label, low, high, float(value), step=step, key=key)
+            else:
+                values[name] = st.number_input(label, low, high, int(value), step=step, key=key)
+    return values
+
+
+def schedule(ctx, settings, d_model: int, key: str, optimizer: str = "adam"):
+    """The optimiser's update and the learning-rate schedule's formula beside the schedule of these settings."""
+    left, right = st.columns(2)
+    left.latex(optim.ADAM_TEX if optimizer == "adam" else optim.MOMENTUM_TEX)
+    left.latex(optim.SCHEDULE_TEX)
+    steps, rates = optim.schedule(settings.steps, d_model=d_model, warmup=settings.warmup, scale=settings.lr_scale)
+    draw.plot(curves(steps, {"η": rates}, ctx.t("train.step"), ctx.t("train.lr")), key, where=right)
+
+
+def start_and_stop(ctx, prefix: str) -> bool:
+    """The Train and Stop buttons (keyed f"{prefix}.start", f"{prefix}.stop"): whether Train was clicked. Stop
+    needs no action: its click ends the run in progress, whose weights so far the next run keeps."""
+    start, stop, _ = st.columns([1, 1, 4])
+    clicked = start.button(ctx.t("train.start"), type="primary", key=f"{prefix}.start")
+    stop.button(ctx.t("train.stop"), key=f"{prefix}.stop", help=ctx.t("train.stop_help"))
+    return clicked
+
+
 def _train(ctx, settings):
-    runs = _finished_runs()
-    with runs["lock"]:
-        done = runs["runs"].get(settings)
-    if done is not None:
-        st.session_state["train.partial"] = {**done, "replayed": True}
-    else:
-        progress, chart, losses = st.progress(0.0), st.empty(), []
-        try:
-            _steps(ctx, settings, progress, chart, losses)
-        except ValueError as error:  # the weights diverged: keep the last finite ones
-            st.session_state["train.error"] = ctx.t("train.diverged", error=session.refusal(ctx.t, error))
-            keep_interrupted_run()
-            return
-        with runs["lock"]:
-            runs["runs"][settings] = st.session_state["train.partial"]
+    try:
+        train_once(ctx, settings, lambda: training(start_model(), settings), settings, "train.partial")
+    except ValueError as error:  # the weights diverged: keep the last finite ones
+        st.session_state["train.error"] = ctx.t("train.diverged", error=session.refusal(ctx.t, error))
     keep_interrupted_run()
 
 
-def _steps(ctx, settings, progress, chart, losses):
-    """Train, keeping every step's weights where the next run finds them if this one is interrupted."""
-    for update in training(start_model(), settings):
+def train_once(ctx, key, updates, settings, partial: str) -> None:
+    """Train (`updates()`: an engine training's iterator) with progress and the loss curve, into
+    session_state[partial]; or, if the same `key` was trained on this server before, take that run at once."""
+    runs = _finished_runs()
+    with runs["lock"]:
+        done = runs["runs"].get(key)
+    if done is not None:
+        st.session_state[partial] = {**done, "replayed": True}
+        return
+    train_live(ctx, updates(), settings, partial)
+    with runs["lock"]:
+        runs["runs"][key] = st.session_state[partial]
+
+
+def train_live(ctx, updates, settings, partial: str) -> None:
+    """Train, keeping every step's weights in session_state[partial], where the next run finds them if this one is
+    interrupted (Stop, or leaving the page): a progress bar and the loss curve as it goes. `updates` yields an
+    engine training's updates (.step, .loss, .model)."""
+    progress, chart, losses = st.progress(0.0), st.empty(), []
+    for update in updates:
         losses.append(update.loss)
-        st.session_state["train.partial"] = {"settings": settings, "model": update.model, "losses": list(losses)}
+        st.session_state[partial] = {"settings": settings, "model": update.model, "losses": list(losses)}
         if update.step % 5 == 0 or update.step == settings.steps:  # each of these is where Stop can interrupt
             progress.progress(update.step / settings.steps,
                               text=ctx.t("train.progress", step=update.step, steps=settings.steps,
                                          loss=f"{update.loss:.4f}"))
         if update.step % CHART_EVERY == 0:
-            draw.plot(curves(range(1, len(losses) + 1), {"loss": losses}, ctx.t("train.step"),
-                             ctx.t("train.loss_axis"), log_y=True), where=chart)
+            loss_curve(ctx, losses, where=chart)
+
+
+def loss_curve(ctx, losses, key: str | None = None, where=st):
+    """The training's loss by step, on a log scale."""
+    draw.plot(curves(range(1, len(losses) + 1), {"loss": losses}, ctx.t("train.step"), ctx.t("train.loss_axis"),
+                     log_y=True), key, where=where)
+
+
+def finished(ctx, result: dict, prefix: str):
+    """What a kept run did (f"{prefix}.done", or f"{prefix}.done_stopped" if stopped early), and its loss curve."""
+    losses = result["losses"]
+    st.success(ctx.t(f"{prefix}.done_stopped" if result["stopped"] else f"{prefix}.done", steps=len(losses),
+                     loss=f"{losses[-1]:.4f}"))
+    if result.get("replayed"):
+        st.caption(ctx.t("train.replayed"))
+    loss_curve(ctx, losses, f"{prefix}.curve")
 
 
 def keep_interrupted_run():
@@ -204,13 +243,8 @@ def _results(ctx):
     result = st.session_state.get("train.result")
     if result is None:
         return
-    settings, losses = result["settings"], result["losses"]
-    st.success(ctx.t("train.done_stopped" if result["stopped"] else "train.done", steps=len(losses),
-                     loss=f"{losses[-1]:.4f}"))
-    if result.get("replayed"):
-        st.caption(ctx.t("train.replayed"))
-    draw.plot(curves(range(1, len(losses) + 1), {"loss": losses}, ctx.t("train.step"), ctx.t("train.loss_axis"),
-                     log_y=True), "train.curve")
+    settings = result["settings"]
+    finished(ctx, result, "train")
     start, before = _before(settings.corpus)
     after = result["after"]
     exact = sum(t.exact for t in after)

@@ -1,7 +1,8 @@
 """Trained or uploaded weights, kept on the server under a short id that the URL carries (pure).
 
-A link such as `?weights=3f2a9c0d81b7` opens the same weights in another browser. Each model is saved as
-`<id>.npz` (engine.checkpoint, no pickles) in a directory that every process of the machine shares, so a link
+A link such as `?weights=3f2a9c0d81b7` (a Vision Transformer's: `?vw=...`) opens the same weights in another
+browser. Each model is saved as `<id>.npz` (a text model by engine.checkpoint, a Vision Transformer by
+engine.vit_train; no pickles) in a directory that every process of the machine shares, so a link
 works whichever process of a classroom server a student lands on; a few models also stay in memory so a rerun
 does not read the disk. The directory is bounded: the least recently used files go when it holds too many
 bytes or files, and a link to forgotten weights gets a note. Beside each file, `<id>.json` records where the
@@ -27,8 +28,9 @@ import time
 from collections import OrderedDict
 from pathlib import Path
 
-from engine import checkpoint
+from engine import checkpoint, vit_train
 from engine.corpus import CORPORA
+from engine.vit import VisionTransformer
 
 from ui.stores.rooms import REDIS_PREFIX, redis_client
 
@@ -38,13 +40,14 @@ MAX_ORIGINS = 1000  # origins a process remembers of the weights it put (for tho
 STALE_TEMP_SECONDS = 3600  # a temporary file this old was left by a process that died while writing
 ORIGIN_FIELDS = {  # where weights came from: trained on this server, uploaded, or the app's shipped trained model
     "trained": {"kind": str, "corpus": str, "steps": int}, "uploaded": {"kind": str, "file": str},
-    "shipped": {"kind": str, "corpus": str},
+    "shipped": {"kind": str, "corpus": str}, "vit_trained": {"kind": str, "steps": int},
 }
 
 
 def weights_id(model) -> str:
-    """The same weights always get the same id: a hash of the names, shapes and numbers."""
-    digest = hashlib.sha256(f"{model.name}|{model.seed}|{model.config.as_dict()}".encode())
+    """The same weights always get the same id: a hash of the settings, names, shapes and numbers."""
+    settings = model.settings if isinstance(model, VisionTransformer) else model.config  # a ViT's image sizes too
+    digest = hashlib.sha256(f"{model.name}|{model.seed}|{settings.as_dict()}".encode())
     for name, value in model.params.items():
         digest.update(name.encode())
         digest.update(str(value.shape).encode())
@@ -149,7 +152,7 @@ class WeightsStore:
             return None
         try:
             with open(path, "rb") as file:
-                model = checkpoint.load(file)
+                model = load(file)
         except FileNotFoundError:  # evicted by another process since the touch
             return None
         except (OSError, ValueError):
@@ -179,7 +182,7 @@ class WeightsStore:
         fd, temp = tempfile.mkstemp(dir=self.directory, prefix=".", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as file:
-                checkpoint.save(model, file)
+                save(model, file)
             os.replace(temp, path)
         except BaseException:
             os.unlink(temp)
@@ -224,10 +227,10 @@ class RedisWeightsStore(WeightsStore):
 
     def _save(self, key: str, model, origin: dict | None) -> None:
         file = io.BytesIO()
-        checkpoint.save(model, file)
+        save(model, file)
         data = file.getvalue()
 
-        def save():
+        def send():
             pipe = self.client.pipeline()
             pipe.set(self._blob(key), data)
             pipe.hset(self._sizes, key, len(data))
@@ -235,7 +238,7 @@ class RedisWeightsStore(WeightsStore):
             if origin is not None:
                 pipe.set(self._blob(key, "weights-origin"), json.dumps(origin), nx=True)
             pipe.execute()
-        if self._ask(save, failed=False) is False:
+        if self._ask(send, failed=False) is False:
             raise OSError("Redis did not take the weights")
         self._ask(self._evict)
 
@@ -251,7 +254,7 @@ class RedisWeightsStore(WeightsStore):
             return None
         self._used(key)
         try:
-            model = checkpoint.load(io.BytesIO(data))
+            model = load(io.BytesIO(data))
         except (OSError, ValueError):
             model = None
         if model is None or weights_id(model) != key:  # damaged, or not what its name says
@@ -287,6 +290,24 @@ class RedisWeightsStore(WeightsStore):
             return call()
         except RedisError:
             return failed
+
+
+def save(model, file) -> None:
+    """Write a text model's checkpoint or a Vision Transformer's weights file to a binary file."""
+    if isinstance(model, VisionTransformer):
+        vit_train.save(model, file)
+    else:
+        checkpoint.save(model, file)
+
+
+def load(file):
+    """The model a file `save` wrote: a text model, else a Vision Transformer (each format refuses the other's
+    file with a ConfigError, a ValueError); a file of neither is refused with the Vision Transformer's."""
+    try:
+        return checkpoint.load(file)
+    except ValueError:
+        file.seek(0)
+        return vit_train.load(file)[0]
 
 
 def _touch(path: Path) -> bool:

@@ -11,6 +11,8 @@ from ui.core.vision_state import RANDOM, SHIPPED, TEST_IMAGES, label
 from ui.views import frame
 from ui.views.drawn import restore_from_link
 
+CHOICE_KEYS = {SHIPPED: "vit.weights.shipped", RANDOM: "vit.weights.random_choice"}  # else weights trained here
+
 
 def page(body):
     """A ViT page's body as a step page (frame.page), drawn with the Vision Transformer's context."""
@@ -35,20 +37,27 @@ def controls():
     digit = label(vit)
     said = t("vit.image_is", n=vit.image + 1, digit=digit) if digit is not None else t("vit.image_drawn",
                                                                                        n=vit.image + 1)
-    weights = t("vit.weights.shipped") if vit.shipped else t("vit.weights.random", seed=vit.seed) \
-        if vit.weights == RANDOM else t("vit.weights.trained")
+    weights = weights_name(t, vit)
     if ctx.reading:
         st.caption(f"{said} · {weights}")
         return
     row = st.container(horizontal=True, vertical_alignment="bottom")
     row.number_input(t("vit.image"), 1, TEST_IMAGES, vit.image + 1, key=f"vit.image.{vit.image}",
                      on_change=_take_image, args=(f"vit.image.{vit.image}",), width=160)
-    choice = row.segmented_control(t("vit.weights"), [SHIPPED, RANDOM], key="vit.weights.choice",
-                                   default=SHIPPED if vit.weights == SHIPPED else RANDOM,
-                                   format_func=lambda w: t("vit.weights.shipped" if w == SHIPPED else "vit.weights.random_choice"),
-                                   on_change=_take_weights)
+    trained = [vit.weights] if vit.weights not in (SHIPPED, RANDOM) else []  # weights trained here, in use
+    key = f"vit.weights.{vit.weights}"  # a new widget for other weights: it shows them, chosen anywhere
+    choice = row.segmented_control(t("vit.weights"), [SHIPPED, RANDOM, *trained], key=key, default=vit.weights,
+                                   format_func=lambda w: t(CHOICE_KEYS.get(w, "vit.weights.trained")),
+                                   on_change=_take_weights, args=(key,))
     st.caption(f"{said} · {weights}")
     return choice
+
+
+def weights_name(t, vit) -> str:
+    """The weights the ViT pages run, in words."""
+    if vit.shipped:
+        return t("vit.weights.shipped")
+    return t("vit.weights.random", seed=vit.seed) if vit.weights == RANDOM else t("vit.weights.trained")
 
 
 def _take_image(key):
@@ -58,8 +67,8 @@ def _take_image(key):
         session.set_state(state.replace(vit=state.vit.replace(image=number - 1, pixels=())))
 
 
-def _take_weights():
-    chosen = st.session_state.get("vit.weights.choice")
+def _take_weights(key):
+    chosen = st.session_state.get(key)
     state = st.session_state.state
     if chosen in (SHIPPED, RANDOM):
         session.set_state(state.replace(vit=state.vit.replace(weights=chosen, sizes=() if chosen == SHIPPED

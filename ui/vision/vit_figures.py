@@ -1,0 +1,37 @@
+"""The ViT training page's pictures, from arrays and labels only (pure: no Streamlit): a test digit as a small
+picture, and the confusion matrix as a heatmap with its counts."""
+from __future__ import annotations
+
+import numpy as np
+
+from ui.core.figures import MARGIN, SEQUENTIAL, TEXT_SIZE, Chart
+
+PIXEL = 7  # screen pixels per image pixel: an 8 × 8 digit is 56 px wide, each pixel a sharp square
+CONFUSION_CELL = 40  # px, a cell of the confusion matrix: room for a count of three digits
+CONFUSION_FRAME = (70, 100)  # px the matrix's axes take beside and above its cells (labels, titles, colour bar)
+
+
+def picture(image) -> np.ndarray:
+    """An image (H, W, 1) of 0 (blank) to 1 (ink) as grey bytes (H·PIXEL, W·PIXEL): ink dark on white, each pixel a
+    block of PIXEL × PIXEL (a browser enlarging 8 × 8 pixels would blur them)."""
+    grey = 1 - np.clip(np.asarray(image, dtype=float)[..., 0], 0, 1)  # (H, W): 1 white, 0 black
+    return np.round(255 * np.kron(grey, np.ones((PIXEL, PIXEL)))).astype(np.uint8)  # (H·PIXEL, W·PIXEL)
+
+
+def confusion_chart(counts, classes, true_title: str, predicted_title: str, scale: float = 1.0) -> Chart:
+    """counts[true, predicted] (N_c, N_c): the true class down the side, the predicted one across the top, each cell
+    its count (an empty cell for none, so the mistakes stand out off the diagonal)."""
+    counts = np.asarray(counts)
+    n = len(classes)
+    text = [[str(c) if c else "" for c in row] for row in counts.tolist()]
+    data = [{"type": "heatmap", "z": counts.tolist(), "x": list(classes), "y": list(classes), "text": text,
+             "texttemplate": "%{text}", "textfont": {"size": TEXT_SIZE * scale}, "colorscale": SEQUENTIAL,
+             "zmin": 0, "xgap": 1, "ygap": 1, "colorbar": {"thickness": 12},
+             "hovertemplate": f"{true_title} %{{y}}<br>{predicted_title} %{{x}}<br>%{{z}}<extra></extra>"}]
+    side = round(CONFUSION_CELL * scale) * n
+    layout = {"width": side + CONFUSION_FRAME[0] + 80, "height": side + CONFUSION_FRAME[1], "margin": MARGIN,
+              "dragmode": False,
+              "xaxis": {"title": {"text": predicted_title}, "side": "top", "type": "category", "fixedrange": True},
+              "yaxis": {"title": {"text": true_title}, "autorange": "reversed", "type": "category",
+                        "fixedrange": True}}
+    return Chart(data, layout)
