@@ -379,13 +379,18 @@ def dropout(trace, step, index):
 
 
 def patches(trace, step, index):
-    """The image's pixel this cell of a flattened patch is: patch i's row p1, column p2 and channel ch."""
+    """The image's pixel this cell of a flattened patch is."""
+    pixel = _at(patch_pixel(index, step.meta["patch"], step.meta["channels"], step.meta["across"]))
+    return f"x[{pixel}]", f"x[{pixel}]"
+
+
+def patch_pixel(index, size, channels, across) -> tuple[int, int, int]:
+    """The image's (row, column, channel) that cell (i, j) of the flattened patches is (engine.vit.patchify): patch
+    i's row p1, column p2 and channel ch, patches `across` to a row of the grid."""
     i, j = index
-    size, channels, across = step.meta["patch"], step.meta["channels"], step.meta["across"]
     (grid_row, grid_col), (p1, rest) = divmod(i, across), divmod(j, size * channels)
     p2, channel = divmod(rest, channels)
-    pixel = _at((grid_row * size + p1, grid_col * size + p2, channel))
-    return f"x[{pixel}]", f"x[{pixel}]"
+    return grid_row * size + p1, grid_col * size + p2, channel
 
 
 def prepend(trace, step, index):

@@ -25,6 +25,7 @@ import numpy as np
 
 from . import attention as att
 from . import dropout as dr
+from . import explain
 from . import positional as pe
 from .config import Config, ConfigError
 from .kinds import ADD, LINEAR, PATCHES, POS, PREPEND, ROW, SOFTMAX
@@ -44,6 +45,8 @@ TOKEN_TEX = r"z_L^0"
 HEAD_LN_TEX = r"y = \operatorname{LN}(z_L^0)"  # eq. 45
 HEAD_LOGITS_TEX = r"\text{logits} = y\, W^F + b^F"
 HEAD_PROBS_TEX = r"y^s = \operatorname{softmax}(y\, W^F + b^F)"  # eq. 46 with the head's bias
+POSITION_SIMILARITY_TEX = (r"\cos(E_{\text{pos}}^i, E_{\text{pos}}^j) = \frac{E_{\text{pos}}^i \cdot "
+                           r"E_{\text{pos}}^j}{\lVert E_{\text{pos}}^i \rVert\, \lVert E_{\text{pos}}^j \rVert}")
 MAX_PIXEL = 1e4  # the largest |pixel| the model takes: the digits' are 0 to 1; far larger only overflows
 LIMITS = {"height": (1, 64), "width": (1, 64), "channels": (1, 4), "patch": (1, 64), "d_model": (1, 256),
           "n_heads": (1, 16), "n_layers": (1, 12), "d_ff": (1, 1024), "n_classes": (2, 100)}
@@ -270,3 +273,31 @@ def class_row(z):
 def position_similarity(model: VisionTransformer) -> np.ndarray:
     """The cosine of every pair of the patches' learned position embeddings (the ViT paper's figure 7): (N, N)."""
     return pe.cosine_similarity(np.asarray(model.params["img.E_pos"])[1:])  # (N, N)
+
+
+def patch_pixels(s: ViTConfig, i: int) -> np.ndarray:
+    """Where each number of patch i's flattened row x_p^i comes from: the image's (row, column, channel) of its
+    columns 0 .. P²C - 1, as patchify cuts it: (P²C, 3)."""
+    if not whole(i) or not 0 <= i < s.n_patches:
+        raise ConfigError(f"patch {i!r} is not one of the image's {s.n_patches}", "vit_patch_number", n=s.n_patches)
+    return np.array([explain.patch_pixel((i, j), s.patch, s.channels, s.width // s.patch)
+                     for j in range(s.patch_size)])  # (P²C, 3)
+
+
+def similarity_maps(similarity: np.ndarray, s: ViTConfig) -> np.ndarray:
+    """position_similarity laid out as the patch grid twice (the ViT paper's figure 7): [r, c] is the map of the
+    patch at grid row r, column c: its cosine with every patch, at that patch's place. (N, N) -> (R, C, R, C)."""
+    grid = (s.height // s.patch, s.width // s.patch)
+    return similarity.reshape(*grid, *grid)  # (R, C, R, C)
+
+
+def similarity_by_relation(similarity: np.ndarray, s: ViTConfig) -> dict[str, float | None]:
+    """The mean cosine of the pairs of patches side by side in a row ("row"), one above the other ("column") and
+    every other pair ("farther"); None where the grid has no such pair."""
+    across = s.width // s.patch
+    rows, cols = np.divmod(np.arange(s.n_patches), across)  # each patch's place in the grid
+    i, j = np.triu_indices(s.n_patches, k=1)  # every pair once
+    d_row, d_col = np.abs(rows[i] - rows[j]), np.abs(cols[i] - cols[j])
+    groups = {"row": (d_row == 0) & (d_col == 1), "column": (d_row == 1) & (d_col == 0)}
+    groups["farther"] = ~(groups["row"] | groups["column"])
+    return {name: float(similarity[i[kept], j[kept]].mean()) if kept.any() else None for name, kept in groups.items()}

@@ -1,11 +1,13 @@
 from ui.views import steps
-from ui.vision import vit_frame
+from ui.vision import image_views, vit_frame
 
 
 @vit_frame.page
 def page():
     vit_frame.intro("vit_patches")
-    steps.flow(["img.patches", "img.embed", "img.cls", "img.pos", "img.input"], key="vit_patches")
+    chosen = image_views.image_and_pad()
+    image_views.patch_row(chosen)
+    steps.step("img.patches")
 
 
 page()

@@ -60,6 +60,7 @@ from ui.core.state import AppState
 from ui.core.vision_state import VisionState
 from ui.lessons import animation_views
 from ui.stores import rooms
+from ui.vision import pixel_pad
 
 ROOT = Path(__file__).resolve().parents[1]
 REPORT = ROOT / "build" / "reliability.json"
@@ -153,6 +154,9 @@ def assert_no_html(at):
             continue
         if getattr(node, "type", None) == "bidi_component" and node.key == scroll.KEY:  # the step in view: a script
             assert (node.proto.html_content, node.proto.js_content) == ("", scroll.JS), node
+            continue
+        if getattr(node, "type", None) == "bidi_component" and node.key == pixel_pad.KEY:  # the ViT's pixel pad
+            assert (node.proto.html_content, node.proto.js_content) == (pixel_pad.HTML, pixel_pad.JS), node
             continue
         if getattr(node, "type", None) == "bidi_component" and node.key == "anim.player":  # the animation
             player_js = (animation_views.HERE / "animation_player.js").read_text()
@@ -479,7 +483,7 @@ def page_input(at, draw):
     for widget in at.main.slider:
         widgets.setdefault("slider", []).append((widget.key, FLOATS))
     for widget in at.main.button:
-        if widget.key not in SKIPPED_BUTTONS:
+        if widget.key not in SKIPPED_BUTTONS and not widget.disabled:  # a browser cannot press a disabled one
             widgets.setdefault("button", []).append((widget.key, st.just(True)))
     assume(widgets)
     kind = draw(st.sampled_from(sorted(widgets)))

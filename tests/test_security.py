@@ -160,13 +160,14 @@ PLAYER = Path("ui") / "lessons" / "animation_views.py"  # the same, its script i
 NOT_AS_TEXT = r"innerHTML|outerHTML|insertAdjacent|document\.write|eval|Function\(|href\s*=|setAttribute\(\s*[\"']on"
 PRESENTER = Path("ui") / "classroom" / "presenter.py"
 STEP_SCROLL = Path("ui") / "classroom" / "scroll.py"  # st.components.v2.component(..., js=JS): no markup, no style
+PIXEL_PAD = Path("ui") / "vision" / "pixel_pad.py"  # the same as the copy-link button's: html, css, js
 
 
 def test_no_raw_html_in_the_app():
     sources = _sources(UI)
     assert sum(source.count("st.markdown") for _, source in sources) > 5, "the scan is not reading the pages"
     assert sorted(f for path, source in sources for f in html_findings(source, path)) == sorted(
-        f"{path}:{_component_line(path)} calls st.components.v2.component" for path in (PLAYER, PRESENTER, COPY_LINK, STEP_SCROLL))
+        f"{path}:{_component_line(path)} calls st.components.v2.component" for path in (PLAYER, PRESENTER, COPY_LINK, STEP_SCROLL, PIXEL_PAD))
 
 
 def _component_line(path):
@@ -206,6 +207,17 @@ def test_the_presenters_rail_writes_no_html():
     assert re.findall(r"\.(textContent|title|value) =", presenter.JS) == ["textContent", "title", "textContent",
                                                                            "textContent", "title", "textContent"]
     assert re.findall(r"setTriggerValue\(\"(\w+)\"", presenter.JS) == ["go", "leave"]
+
+
+def test_the_pixel_pad_writes_no_html_and_sends_only_strokes():
+    """Its markup is fixed; its code builds the squares as elements, writes the catalog's words as text and colours
+    from numbers it clamps, and sends back only a stroke, which the server reads with ui.vision.pixels.read_strokes."""
+    from ui.vision import pixel_pad
+    assert pixel_pad.HTML == "<div class='pad'></div><div class='tools'></div>"
+    assert not re.search(NOT_AS_TEXT + r"|location", pixel_pad.JS)
+    assert re.findall(r"\.(textContent|title|value) =", pixel_pad.JS) == ["title", "textContent"]
+    assert re.findall(r"setTriggerValue\(\"(\w+)\"", pixel_pad.JS) == ["drawn"]
+    assert "Math.max(0, Math.min(1, Number(value) || 0))" in pixel_pad.JS  # a colour from a number, never from text
 
 
 def test_the_step_scroll_writes_nothing_and_sends_nothing():

@@ -169,6 +169,7 @@ PARAM_TEX = {  # a parameter's symbol, by param_key
     "W_1": "W_1", "W_2": "W_2", "b_1": "b_1", "b_2": "b_2", "gamma": r"\gamma", "beta": r"\beta",
     "unembed.W": r"W_{\text{out}}", "unembed.b": r"b_{\text{out}}",
     "W_F": "W^F", "b_F": "b^F",  # the Vision Transformer's head (head.W_F, head.b_F)
+    "E": "E", "b_E": "b_E", "x_class": r"x_{\text{class}}", "E_pos": r"E_{\text{pos}}",  # the ViT's image block
 }
 
 
