@@ -117,7 +117,7 @@ def chart_spec(at, key):
 
 
 def typed(array) -> np.ndarray:
-    """A plotly typed array (figures._typed) as NumPy."""
+    """A plotly typed array (figures.typed_array) as NumPy."""
     return np.frombuffer(base64.b64decode(array["bdata"]), dtype=array["dtype"])
 
 

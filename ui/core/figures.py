@@ -62,7 +62,7 @@ def heatmap(matrix, row_labels, col_labels, selected=None, marked=(), digits=DIG
     finite = np.where(np.isfinite(values), values, np.nan)  # −∞ cells are drawn empty and labelled
     signed = bool(np.nanmin(finite) < 0) if np.isfinite(finite).any() else False
     limit = float(np.nanmax(np.abs(finite))) if np.isfinite(finite).any() else 1.0
-    data = [{"type": "heatmap", "z": _typed(finite), "x": _typed(np.arange(cols)), "y": _typed(np.arange(rows)),
+    data = [{"type": "heatmap", "z": typed_array(finite), "x": typed_array(np.arange(cols)), "y": typed_array(np.arange(rows)),
              "colorscale": DIVERGING if signed else SEQUENTIAL, "zmin": -limit if signed else 0, "zmax": limit or 1,
              "hoverinfo": "skip", "colorbar": {"thickness": 12}}]
     if signed:
@@ -139,10 +139,10 @@ def _click_layer(values, row_labels, col_labels, digits, cells) -> list[dict]:
     cells: the values as text, given up to LABELLED_COLS columns."""
     if values.shape[1] <= LABELLED_COLS:
         r, c = np.meshgrid(range(values.shape[0]), range(values.shape[1]), indexing="ij")
-        return [{**MARKERS, "x": _typed(c.ravel()), "y": _typed(r.ravel()), "hovertemplate": "%{text}<extra></extra>",
+        return [{**MARKERS, "x": typed_array(c.ravel()), "y": typed_array(r.ravel()), "hovertemplate": "%{text}<extra></extra>",
                  "text": [f"{row_labels[i]} · {col_labels[j]}: {cells[i][j]}" for i, j in zip(r.ravel(), c.ravel())]}]
     columns, head = list(col_labels), "%{meta} · %{text}: "
-    return [{**MARKERS, "x0": 0, "dx": 1, "y": _typed(np.full(len(row), i)), "meta": str(label), "text": columns,
+    return [{**MARKERS, "x0": 0, "dx": 1, "y": typed_array(np.full(len(row), i)), "meta": str(label), "text": columns,
              **_browser_row(row, head, digits)} for i, (label, row) in enumerate(zip(row_labels, values))]
 
 
@@ -155,7 +155,7 @@ def _browser_row(row, head, digits) -> dict:
     the row costs ~10 µs."""
     size = np.abs(row)
     if np.all(size < 10.0 ** min(digits, 5) - 0.5) and np.all((size >= 1e-6) | (size == 0)):  # False for NaN, ±∞
-        return {"customdata": _typed(row), "hovertemplate": f"{head}%{{customdata:.{digits}~g}}<extra></extra>"}
+        return {"customdata": typed_array(row), "hovertemplate": f"{head}%{{customdata:.{digits}~g}}<extra></extra>"}
     return {"customdata": table(row, digits)[0], "hovertemplate": f"{head}%{{customdata}}<extra></extra>"}
 
 
@@ -196,10 +196,10 @@ def curves(x, series: dict, x_title: str, y_title: str, log_y: bool = False) -> 
 
 def _numbers(values) -> dict:
     """Numbers as one float64 typed array (a list of NumPy scalars would cost a call per number)."""
-    return _typed(np.asarray(values, dtype=float))
+    return typed_array(np.asarray(values, dtype=float))
 
 
-def _typed(array: np.ndarray) -> dict | list:
+def typed_array(array: np.ndarray) -> dict | list:
     """An array as plotly.js reads it: {"dtype", "bdata" (base64 of its bytes), "shape" if 2-D}, as plotly writes
     one. Whole numbers here are positions (never negative): they take the smallest unsigned type that holds them."""
     if array.size == 0:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ui.core.figures import DIVERGING, MARGIN, MARKERS, Chart, _typed
+from ui.core.figures import DIVERGING, MARGIN, MARKERS, Chart, typed_array
 from ui.core.format import fmt
 
 GREYS = [[0.0, "#ffffff"], [1.0, "#000000"]]  # 0 blank (white) to 1 inked (black), as the digits are drawn
@@ -24,7 +24,7 @@ def image_chart(image, patch: int, names, chosen: int | None = None, columns=Non
     pixels = np.asarray(image, dtype=float)
     height, width = pixels.shape
     across = width // patch
-    data = [{"type": "heatmap", "z": _typed(pixels), "colorscale": GREYS, "zmin": 0, "zmax": 1, "showscale": False,
+    data = [{"type": "heatmap", "z": typed_array(pixels), "colorscale": GREYS, "zmin": 0, "zmax": 1, "showscale": False,
              "hoverinfo": "skip", "xgap": 1, "ygap": 1},
             _hover_layer(pixels, lambda r, c: f"({r + 1}, {c + 1}): {fmt(pixels[r, c])}")]
     lines = [_line(k * patch - 0.5, -0.5, k * patch - 0.5, height - 0.5) for k in range(1, across)]
@@ -55,7 +55,7 @@ def patch_row_chart(values, columns, name: str, row_label: str) -> Chart:
     the pixel it is: "5" over "(1, 4)"."""
     row = np.asarray(values, dtype=float)[None, :]
     ticks = [f"{j + 1}<br>({r + 1}, {c + 1})" for j, (r, c, _) in enumerate(columns)]
-    data = [{"type": "heatmap", "z": _typed(row), "colorscale": GREYS, "zmin": 0, "zmax": 1, "showscale": False,
+    data = [{"type": "heatmap", "z": typed_array(row), "colorscale": GREYS, "zmin": 0, "zmax": 1, "showscale": False,
              "hoverinfo": "skip", "xgap": 1, "ygap": 1},
             _hover_layer(row, lambda _, j: f"{name}[{j + 1}] = x{ticks[j].split('<br>')[1]}: {fmt(row[0, j])}")]
     step = max(1, len(ticks) // 24)
@@ -88,7 +88,7 @@ def product_chart(x, weight, bias, result, names, chosen: int | None = None) -> 
             zip(panels, names, where), start=1):
         axis = "" if p == 1 else str(p)
         limit = float(np.max(np.abs(matrix))) or 1.0
-        data.append({"type": "heatmap", "z": _typed(matrix), "colorscale": DIVERGING, "zmin": -limit, "zmax": limit,
+        data.append({"type": "heatmap", "z": typed_array(matrix), "colorscale": DIVERGING, "zmin": -limit, "zmax": limit,
                      "showscale": False, "hoverinfo": "skip", "xaxis": f"x{axis}", "yaxis": f"y{axis}"})
         data.append({**_hover_layer(matrix, lambda r, c, m=matrix, nm=name, lb=labels:
                                     f"{nm}[{lb[r] if lb else r + 1}, {c + 1}] = {fmt(m[r, c])}"),
@@ -128,9 +128,9 @@ def similarity_maps_chart(maps, names) -> Chart:
                     texts[top + i, left + j] = (f"{names[r * grid_cols + c]} · {names[i * grid_cols + j]}: "
                                                 f"{fmt(maps[r, c, i, j])}")
     cell = min(MAP_PX / size[0], MAP_PX / size[1])
-    data = [{"type": "heatmap", "z": _typed(picture), "colorscale": DIVERGING, "zmin": -1, "zmax": 1, "zmid": 0,
+    data = [{"type": "heatmap", "z": typed_array(picture), "colorscale": DIVERGING, "zmin": -1, "zmax": 1, "zmid": 0,
              "hoverinfo": "skip", "colorbar": {"thickness": 12}},
-            {**MARKERS, "x": _typed(np.nonzero(texts != "")[1]), "y": _typed(np.nonzero(texts != "")[0]),
+            {**MARKERS, "x": typed_array(np.nonzero(texts != "")[1]), "y": typed_array(np.nonzero(texts != "")[0]),
              "text": list(texts[texts != ""]), "hovertemplate": "%{text}<extra></extra>"}]
     notes = [{"x": c * (grid_cols + 1) + c, "y": r * (grid_rows + 1) + r, "text": names[r * grid_cols + c],
               "showarrow": False, "font": {"color": "#ffffff", "size": 12}}
@@ -146,7 +146,7 @@ def similarity_maps_chart(maps, names) -> Chart:
 def _hover_layer(values, text) -> dict:
     """Invisible markers on the cells' centres carrying each cell's hover text, text(row, column)."""
     r, c = np.meshgrid(range(values.shape[0]), range(values.shape[1]), indexing="ij")
-    return {**MARKERS, "x": _typed(c.ravel()), "y": _typed(r.ravel()), "hovertemplate": "%{text}<extra></extra>",
+    return {**MARKERS, "x": typed_array(c.ravel()), "y": typed_array(r.ravel()), "hovertemplate": "%{text}<extra></extra>",
             "text": [text(i, j) for i, j in zip(r.ravel(), c.ravel())]}
 
 
