@@ -197,12 +197,12 @@ def test_other_sizes_run_random_weights_and_sizes_that_do_not_fit_are_refused():
     at.number_input(key="vit.size.patch.4").set_value(3).run()
     assert_clean_but_refusal(at, EN["vit_encoder.refused.patch"].format(patch=3, size=8))
     assert at.session_state["state"].vit.sizes == () and at.number_input(key="vit.size.patch.4").value == 4
-    assert at.button_group(key="vit.weights.choice").value == ""  # the shipped model
+    assert at.button_group(key="vit.weights.").value == ""  # the shipped model (the row is keyed by the weights)
     at.number_input(key="vit.size.patch.4").set_value(2).run()
     assert not at.exception and not at.error
     vit = at.session_state["state"].vit
     assert (vit.sizes, vit.weights) == ((("patch", 2),), RANDOM)
-    assert at.button_group(key="vit.weights.choice").value == RANDOM
+    assert at.button_group(key=f"vit.weights.{RANDOM}").value == RANDOM
     assert query(at)["vcfg"] == "patch:2" and query(at)["vw"] == "random"
     assert any(c.value.startswith(EN["vit_encoder.sizes.random"][:40]) for c in at.caption)
     assert len(chart_spec(at, "vit_encoder.looks.0")["data"][1]["z"]) == 4  # a 4 x 4 grid of 2 x 2 patches
