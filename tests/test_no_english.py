@@ -84,6 +84,8 @@ def shown_texts(at) -> list[tuple[str, str]]:
         if proto is None:
             continue
         where = getattr(node, "type", type(node).__name__)
+        if where == "code":  # st.code: a command or a program, as typed in any language
+            continue
         found += [(where, text) for text in _proto_strings(proto)]
         if where == "plotly_chart":
             found += [(where, text) for text in _chart_strings(json.loads(proto.spec))]
