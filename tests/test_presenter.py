@@ -16,11 +16,14 @@ import streamlit_privates
 from conftest import page_title
 from test_app import EN_T, notes, open_link, query, server_navigation  # noqa: F401
 from test_browser import SHOTS, no_exception, server, settle, url  # noqa: F401 (server: a fixture)
+from test_vit_pages import shipped_trace
 from ui.classroom import presenter
 from ui.classroom.presenter import KEY
 from ui.core.figures import PROJECTOR, at_scale, bars, curves, heatmap
-from ui.core.i18n import literal, translator
-from ui.core.navigation import CHAIN, PAGES, RAIL, slide_at, slides
+from ui.core.i18n import literal, plain_math, translator
+from ui.core.labels import step_name_key
+from ui.core.navigation import CHAIN, PAGES, RAIL, VISION_RAIL, slide_at, slides, vision_slides, vision_step
+from ui.core.state import encode_view
 
 
 def rail(at):
@@ -452,22 +455,37 @@ def test_the_overviews_right_arrow_and_start_open_the_first_step():
 
 
 def test_the_vision_transformers_pages_have_their_own_rail_and_keys_walk_them():
-    """On a ViT page the rail is the Vision Transformer's (its pages in the order data flows), not the text model's
-    pass; → and ← walk them with the link's ViT part kept; a move past the last is no move."""
-    vision = PAGES["vision"]
-    at = open_link(vision[0], present="1", vimg="5", vpx="0.0=1.0")
+    """On a ViT page the rail is the Vision Transformer's pass, not the text model's: the patches, the embeddings'
+    steps, each layer's class-token attention map and sub-layers' steps, the head's steps (43 slides at the shipped
+    sizes). → walks them across its pages with the link's ViT part kept, each slide opening its step, and the link
+    reopens it; its training page is off the pass; a move past the last is no move."""
+    deck = vision_slides(list(shipped_trace()), 2)
+    assert len(deck) == 1 + 4 + 2 * (1 + 11 + 5) + 4
+    for lang in ("en", "zh"):  # each slide's name is its own
+        assert len({presenter._vision_title(translator(lang), slide) for slide in deck}) == len(deck), lang
+    at = open_link("vit_patches", present="1", vimg="5", vpx="0.0=1.0")
     data = rail(at)
-    assert (data["here"], data["count"]) == (0, len(vision))
-    assert [part["label"] for part in data["parts"]] == [EN_T("present.part.vision")]
-    assert data["where"] == EN_T("present.where", n=1, count=len(vision), title=EN_T(f"page.{vision[0]}"))
-    for position in range(1, len(vision)):
+    assert (data["here"], data["count"]) == (0, len(deck))
+    assert [part["label"] for part in data["parts"]] == [EN_T(f"present.part.{part}") for part in VISION_RAIL]
+    assert data["where"] == EN_T("present.where", n=1, count=len(deck), title=EN_T("page.vit_patches"))
+    for position in range(1, len(deck)):
         press(at, "go", position)
-        assert (page_of(at), rail(at)["here"]) == (vision[position], position)
-        assert {k: query(at)[k] for k in ("vimg", "vpx", "present")} == {"vimg": "5", "vpx": "0.0=1.0", "present": "1"}
-    press(at, "go", len(vision))  # forged: one past the last
-    assert (page_of(at), rail(at)["here"]) == (vision[-1], len(vision) - 1)
-    press(at, "go", 0)
-    assert (page_of(at), rail(at)["here"]) == (vision[0], 0)
+        _, page, view = deck[position]
+        assert (page_of(at), rail(at)["here"]) == (page, position)
+        link = query(at)
+        assert {k: link[k] for k in ("vimg", "vpx", "present")} == {"vimg": "5", "vpx": "0.0=1.0", "present": "1"}
+        step = vision_step(page, view)
+        if step is not None:  # the slide's step is the one drawn, and named on the rail
+            assert any(m.value.startswith(f"##### {EN_T(step_name_key(step))} · ") for m in at.markdown), position
+            assert plain_math(EN_T(step_name_key(step))) in rail(at)["where"]
+    again = open_link(deck[20][1], **{**query(at), **encode_view(deck[20][2])})
+    assert rail(again)["here"] == 20  # the link reopens a slide
+    press(at, "go", len(deck))  # forged: one past the last
+    assert (page_of(at), rail(at)["here"]) == ("vit_head", len(deck) - 1)
+    training = open_link("vit_train", present="1")
+    assert rail(training)["here"] is None and rail(training)["where"] == EN_T("present.elsewhere", count=len(deck))
+    press(training, "go", 0)  # → off the pass: its first slide
+    assert (page_of(training), rail(training)["here"]) == ("vit_patches", 0)
 
 
 def test_back_from_a_page_after_the_pass_opens_its_last_slide():

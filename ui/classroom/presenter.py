@@ -17,7 +17,8 @@ from ui.core import session, sidebar
 from ui.core.figures import PROJECTOR
 from ui.core.i18n import plain_math
 from ui.core.labels import SUBLAYER_WORDS, step_name_key
-from ui.core.navigation import PAGES, RAIL, VISION_RAIL, slide_at, slides, vision_slides
+from ui.core.navigation import (ENCODER_SECTIONS, PAGES, RAIL, VISION_RAIL, slide_at, slides, vision_slides,
+                                 vision_step)
 from ui.core.state import encode, encode_view
 
 KEY = "present.rail"
@@ -169,7 +170,7 @@ def rail(ctx, page: str, shown: dict) -> None:
     st.session_state["present.on"] = page
     st.session_state[DRAWN] = True
     here = slide_at(deck, page, shown)
-    titles = [_title(t, slide, ctx.config) for slide in deck]
+    titles = [_vision_title(t, slide) if ctx.vision else _title(t, slide, ctx.config) for slide in deck]
     where = t("present.where", n=here + 1, count=len(deck), title=titles[here]) if here is not None else \
         t("present.elsewhere", count=len(deck))
     _rail(key=KEY, data={"parts": _parts(t, deck, titles, VISION_RAIL if ctx.vision else RAIL), "here": here, "count": len(deck), "where": where, "back": t("present.back"),
@@ -178,8 +179,8 @@ def rail(ctx, page: str, shown: dict) -> None:
 
 
 def _deck(ctx) -> list[tuple[str, str, dict]]:
-    """The slides of the model the page draws: the text model's forward pass, or the Vision Transformer's pages."""
-    return vision_slides() if ctx.vision else slides(ctx.config)
+    """The slides of the model the page draws: the text model's forward pass, or the Vision Transformer's."""
+    return vision_slides(list(ctx.trace), ctx.model.settings.n_layers) if ctx.vision else slides(ctx.config)
 
 
 def _parts(t, deck, titles, rail_parts) -> list[dict]:
@@ -213,6 +214,22 @@ def _title(t, slide, config) -> str:
         words.append(t(step_name_key(f"{block}.{view['step']}" if block else view["step"])))
     elif "section" in view:
         words.append(t(("stack.changes", "stack.one_layer")[view["section"]]))
+    return plain_math(" · ".join(words))
+
+
+def _vision_title(t, slide) -> str:
+    """A Vision Transformer slide's words: its page, its layer in a stack of several, and the step it shows (or the
+    encoder page's first section, the class token's attention over the image)."""
+    _, page, view = slide
+    words = [t(f"page.{page}")]
+    if "layer" in view:
+        words.append(t("present.layer", n=view["layer"] + 1))
+    section = {number: block for block, number in ENCODER_SECTIONS.items()}.get(view.get("section"), "image")
+    if "section" in view:  # the sub-layer: its LayerNorm and residual add are named alike in both
+        words.append(t(f"vit_encoder.section.{section}"))
+    step = vision_step(page, view)
+    if step is not None:
+        words.append(t(step_name_key(step)))
     return plain_math(" · ".join(words))
 
 

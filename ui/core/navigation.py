@@ -103,12 +103,39 @@ def slides(config) -> list[tuple[str, str, dict]]:
             if not (decoder_only and part == "encoder")]
 
 
-VISION_RAIL = ("vision",)  # the Vision Transformer's rail: one part, its pages
+VISION_RAIL = ("image", "encoder", "head")  # the Vision Transformer's rail's parts, catalog keys present.part.*
+ENCODER_SECTIONS = {"attn": 1, "ffn": 2}  # the ViT encoder page's sections: 0, the class token's attention map
 
 
-def vision_slides() -> list[tuple[str, str, dict]]:
-    """The Vision Transformer's slides: its pages in the order data flows, one slide each, as they open."""
-    return [("vision", page, {}) for page in PAGES["vision"]]
+def vision_slides(names: list[str], n_layers: int) -> list[tuple[str, str, dict]]:
+    """The Vision Transformer's slides, as `slides` gives the text model's, from its trace's step names in the order of
+    the pass: the patches; the embeddings' steps; each layer's class-token attention over the image, then its
+    sub-layers' steps (the encoder page's sections); the head's steps. Its training page is off the pass."""
+    def steps_of(prefix, **view):
+        return [{**view, "step": name.rsplit(".", 1)[-1]} for name in names if name.startswith(prefix)]
+
+    def layer(l):
+        at = {"layer": l} if n_layers > 1 else {}
+        ends = [names.index(f"enc.{l}.add{i}") for i in (1, 2)]
+        start = names.index(f"enc.{l}.ln1")
+        groups = {"attn": names[start:ends[0] + 1], "ffn": names[ends[0] + 1:ends[1] + 1]}
+        return [{**at, "section": 0}] + [{**at, "section": ENCODER_SECTIONS[block], "step": name.rsplit(".", 1)[-1]}
+                                         for block, group in groups.items() for name in group]
+
+    image = [("image", "vit_patches", {})] + [("image", "vit_embed", view) for view in steps_of("img.")[1:]]
+    encoder = [("encoder", "vit_encoder", view) for l in range(n_layers) for view in layer(l)]
+    return image + encoder + [("head", "vit_head", view) for view in steps_of("head.")]
+
+
+def vision_step(page: str, view: dict) -> str | None:
+    """The full name of the step a ViT slide shows (`vision_slides`), or None for one that shows none."""
+    leaf = view.get("step")
+    if leaf is None:
+        return None
+    if page == "vit_encoder":
+        block = "" if leaf[:-1] in ("ln", "add") else ("attn." if view["section"] == 1 else "ffn.")
+        return f"enc.{view.get('layer', 0)}.{block}{leaf}"
+    return f"{'img' if page == 'vit_embed' else 'head'}.{leaf}"
 
 
 def slide_at(slides: list, page: str, shown: dict) -> int | None:

@@ -57,17 +57,19 @@ def strongest(maps) -> list[tuple[int, float]]:
     return [(int(k), float(row[k])) for k, row in zip(best, flat)]
 
 
-def attention_over_image(image, maps, titles, patch_names, digits=DIGITS, scale=1.0) -> Chart:
+def attention_over_image(image, maps, titles, patch_names, digits=DIGITS, scale=1.0,
+                         per_row=PANELS_PER_ROW) -> Chart:
     """One panel per map (rows, cols) of `maps`: the image (H, W, C: its first channel, in grey) with the map's
     weight over each P x P patch as a colour that lets the ink show where the weight is small, and, when there are
     few patches, the weight written in the patch to PLACES decimals on a pale label. One colour scale for every
     panel, from 0 to the largest weight, so the panels compare; `titles` above them (a line break: <br>); hovering a
-    patch names it (`patch_names`, row by row) and its weight to `digits` significant digits."""
+    patch names it (`patch_names`, row by row) and its weight to `digits` significant digits. `per_row` panels side
+    by side (a projector's slide: all of them)."""
     pixels = np.asarray(image, dtype=float)[..., 0]  # (H, W)
     maps = np.asarray(maps, dtype=float)  # (panels, rows, cols)
     panels, rows, cols = maps.shape
     patch = pixels.shape[0] // rows
-    per_row = min(panels, PANELS_PER_ROW)
+    per_row = min(panels, per_row)
     lines = -(-panels // per_row)
     top = float(maps.max()) or 1.0
     data, layout = [], {"height": lines * (PANEL_HEIGHT + TITLE_ROOM) * scale, "margin": MARGIN, "showlegend": False,

@@ -11,7 +11,7 @@ from ui.core import session
 from ui.core.format import decimals
 from ui.core.vision_state import APP_LIMITS, SIZES, image
 from ui.views import draw, pickers, steps
-from ui.vision.vit_charts import (PLACES, attention_over_image, class_attention, self_attention, strongest,
+from ui.vision.vit_charts import (PANELS_PER_ROW, PLACES, attention_over_image, class_attention, self_attention, strongest,
                                   sublayers)
 
 SUBLAYER_TEX = {  # eqs. 43–44: pre-norm, LayerNorm inside the residual branch
@@ -97,10 +97,12 @@ def class_token_looks(chosen: int):
     own = self_attention(weights)
     heads = [f"{t('view.head')} {h + 1}" for h in range(len(own) - 1)] + [t("vit_encoder.mean")]
     titles = [f"{head}<br>{t('vit_encoder.itself', own=decimals(w, PLACES))}" for head, w in zip(heads, own)]
-    st.markdown(t("vit_encoder.looks", l=chosen + 1, name=name, n=s.n_patches))
+    st.markdown(f"##### {t('vit_encoder.section.image')} · {t('present.layer', n=chosen + 1)}\n\n"  # a slide's
+                + t("vit_encoder.looks", l=chosen + 1, name=name, n=s.n_patches))  # heading (ui/classroom/scroll.py)
+    per_row = len(maps) if ctx.state.present else PANELS_PER_ROW  # a projector's slide: one row of panels
     chart = draw.drawing(ctx.trace, ("class_attention", chosen, ctx.state.digits, draw.type_scale(ctx), t.lang),
                          lambda: attention_over_image(image(ctx.state.vit), maps, titles, ctx.model.tokens[1:],
-                                                      ctx.state.digits, draw.type_scale(ctx)))
+                                                      ctx.state.digits, draw.type_scale(ctx), per_row))
     draw.plot(chart, f"vit_encoder.looks.{chosen}")
     most = " · ".join(f"{head} → {ctx.model.tokens[1 + k]} ({decimals(w, PLACES)})"
                       for head, (k, w) in zip(heads, strongest(maps)))
