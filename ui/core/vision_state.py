@@ -126,7 +126,8 @@ def decode(query) -> tuple[VisionState, list[str]]:
     note for every part that had to be ignored."""
     notes, state = [], VisionState()
     number = _whole(query.get("vimg", "1"), 1, TEST_IMAGES)
-    state = state.replace(image=number - 1) if number is not None else _noted(state, notes, "vimg", query)
+    if number is None:
+        notes.append(f"vimg={str(query['vimg'])[:40]!r}")
     pixels, bad = _pixels(query.get("vpx", ""))
     notes += bad
     weights = query.get("vw", SHIPPED)
@@ -138,13 +139,8 @@ def decode(query) -> tuple[VisionState, list[str]]:
         notes.append(f"vseed={query['vseed'][:40]!r}")
     sizes, bad = _sizes(query.get("vcfg", ""))
     notes += bad
-    return state.replace(pixels=pixels, weights=RANDOM if sizes and weights == SHIPPED else weights, seed=seed or 0,
-                         sizes=sizes), notes
-
-
-def _noted(state, notes, key, query):
-    notes.append(f"{key}={str(query[key])[:40]!r}")
-    return state
+    return state.replace(image=(number or 1) - 1, pixels=pixels, weights=RANDOM if sizes and weights == SHIPPED
+                         else weights, seed=seed or 0, sizes=sizes), notes
 
 
 def _whole(text, low: int, high: int) -> int | None:
@@ -179,8 +175,8 @@ def _sizes(text: str):
             sizes[field] = number
     try:
         ViTConfig(**sizes)
-    except ConfigError:
-        return (), bad + [text[:80]] if sizes else bad
+    except ConfigError:  # each size in range, not all together (a patch that does not divide 8): the part noted whole
+        return (), bad + [text[:80]]
     default = ViTConfig()
     return tuple(sorted((f, v) for f, v in sizes.items() if getattr(default, f) != v)), bad
 

@@ -45,11 +45,10 @@ def controls():
                      on_change=_take_image, args=(f"vit.image.{vit.image}",), width=160)
     trained = [vit.weights] if vit.weights not in (SHIPPED, RANDOM) else []  # weights trained here, in use
     key = f"vit.weights.{vit.weights}"  # a new widget for other weights: it shows them, chosen anywhere
-    choice = row.segmented_control(t("vit.weights"), [SHIPPED, RANDOM, *trained], key=key, default=vit.weights,
-                                   format_func=lambda w: t(CHOICE_KEYS.get(w, "vit.weights.trained")),
-                                   on_change=_take_weights, args=(key,))
+    row.segmented_control(t("vit.weights"), [SHIPPED, RANDOM, *trained], key=key, default=vit.weights,
+                          format_func=lambda w: t(CHOICE_KEYS.get(w, "vit.weights.trained")),
+                          on_change=_take_weights, args=(key,))
     st.caption(f"{said} · {weights}")
-    return choice
 
 
 def weights_name(t, vit) -> str:
