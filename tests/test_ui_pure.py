@@ -1601,3 +1601,14 @@ def test_a_drill_downs_plain_text_writes_its_titles_math_in_unicode(lang):
     tex, plain = cell_label(None, None, title, (0, 0))
     assert plain == title.replace(r"$\times W^O$", "× Wᴼ") + "[1, 1]" and "\\" not in plain
     assert r"\times W^O" in tex
+
+
+def test_finished_trainings_keep_the_last_few_and_renew_a_key_put_again():
+    from ui.lessons.training_views import FinishedRuns
+    runs = FinishedRuns(most=3)
+    for key in "abcd":
+        runs.put(key, key.upper())
+    assert [runs.get(key) for key in "abcd"] == [None, "B", "C", "D"]  # "a", the oldest, gave way
+    runs.put("b", "B2")  # put again: now the newest
+    runs.put("e", "E")
+    assert [runs.get(key) for key in "bcde"] == ["B2", None, "D", "E"]

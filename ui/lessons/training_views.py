@@ -51,11 +51,29 @@ def _before(corpus):
     return model, translations(model, pairs(corpus))
 
 
-@st.cache_resource(show_spinner=False)
-def _finished_runs() -> dict:
+class FinishedRuns:
     """Finished trainings by settings (the Vision Transformer's: its sizes and settings), shared by the class: the
-    same settings are trained once per server."""
-    return {"runs": {}, "lock": threading.Lock()}
+    same settings are trained once per server. It keeps the `most` last put (a ViT's run is ~150 kB), so a server
+    that runs for weeks does not grow."""
+
+    def __init__(self, most: int = 16):
+        self.most, self._runs, self._lock = most, {}, threading.Lock()
+
+    def get(self, key):
+        with self._lock:
+            return self._runs.get(key)
+
+    def put(self, key, run) -> None:
+        with self._lock:
+            self._runs.pop(key, None)
+            self._runs[key] = run
+            while len(self._runs) > self.most:
+                self._runs.pop(next(iter(self._runs)))
+
+
+@st.cache_resource(show_spinner=False)
+def _finished_runs() -> FinishedRuns:
+    return FinishedRuns()
 
 
 # ---- one pair: teacher forcing, the loss, and backpropagation -----------------------------------------------
@@ -181,15 +199,12 @@ def _train(ctx, settings):
 def train_once(ctx, key, updates, settings, partial: str) -> None:
     """Train (`updates()`: an engine training's iterator) with progress and the loss curve, into
     session_state[partial]; or, if the same `key` was trained on this server before, take that run at once."""
-    runs = _finished_runs()
-    with runs["lock"]:
-        done = runs["runs"].get(key)
+    done = _finished_runs().get(key)
     if done is not None:
         st.session_state[partial] = {**done, "replayed": True}
         return
     train_live(ctx, updates(), settings, partial)
-    with runs["lock"]:
-        runs["runs"][key] = st.session_state[partial]
+    _finished_runs().put(key, st.session_state[partial])
 
 
 def train_live(ctx, updates, settings, partial: str) -> None:
