@@ -111,6 +111,9 @@ def test_the_rule_is_stated_where_a_learner_first_meets_an_index(lang):
     rule = {"en": "Everything you read counts from 1", "zh": "你读到的编号都从 1 开始"}[lang]
     at = open_page("tokens", lang=lang)
     assert any(rule in m.value for m in at.markdown)
+    ids = {"en": "id 0 is row 1 of the embedding table", "zh": "id 0 是嵌入矩阵的第 1 行"}[lang]
+    assert 0 in at.dataframe[0].value.iloc[:, 1].tolist()  # the token table's ids are nn.Embedding's, from 0:
+    assert any(rule in m.value and ids in m.value for m in at.markdown)  # the rule names them code
     config = engine.preset("hello-world").config
     assert [page for page in ALL_PAGES if "intro.counting" in intro_keys(page, config)] == ["tokens"]  # once
     assert sum(rule in text for text in CATALOGS[lang].values()) == 1
