@@ -64,7 +64,7 @@ def explain(trace, name: str, index: tuple, digits: int = LATEX_DIGITS, text_dig
             var.reset(token)
     value = float(step.value[index])
     code = f"{name}[{_at(index, first)}]"
-    label_tex, label = label or (f"\\text{{{_tex_escape(code)}}}", code)
+    label_tex, label = label or (f"\\text{{{tex_escape(code)}}}", code)
     lines = [f"{label_tex} &= {latex}", f"&= {num_tex(value, digits)}"]
     if where:  # definitions the expression uses (LayerNorm's mean and variance, softmax's sum) come first
         lines.insert(0, f"&{where[0]}")
@@ -198,7 +198,7 @@ def embed(trace, step, index):
     token, table = step.meta["tokens"][i], trace.resolve(step.inputs[0])
     entry = table[step.meta["ids"][i], j]
     column = _at(j)
-    tex, text = f"E[\\text{{{_tex_escape(token)}}}, {column}]", f"E[{token}, {column}]"
+    tex, text = f"E[\\text{{{tex_escape(token)}}}, {column}]", f"E[{token}, {column}]"
     if step.meta["scale"] == 1.0:
         return f"{tex}", f"{text}"
     scale = step.meta["scale"]
@@ -259,7 +259,7 @@ def scale(trace, step, index):
 def mask(trace, step, index):
     if len(index) == 1:  # the output's mask over the vocabulary
         token = trace.model.vocab.tokens[index[0]]
-        escaped = _tex_escape(token)
+        escaped = tex_escape(token)
         if token in step.meta["never"]:
             return (f"-\\infty \\quad (\\text{{{escaped}{word('never-next')}}})",
                     f"−∞ ({token}{word('never-next-text')})")
@@ -367,7 +367,7 @@ def activation(trace, step, index):
 
 def copy(trace, step, index):
     ref = step.inputs[0]
-    return f"\\text{{{_tex_escape(ref)}}}[{_at(index)}]", f"{ref}[{_at(index)}]"
+    return f"\\text{{{tex_escape(ref)}}}[{_at(index)}]", f"{ref}[{_at(index)}]"
 
 
 def dropout(trace, step, index):
@@ -399,16 +399,16 @@ def prepend(trace, step, index):
     if i == 0:
         return f"x_{{\\text{{class}}}}[{_at(j)}]", f"x_class[{_at(j)}]"
     ref, cell = step.inputs[-1], _at((i - 1, j))
-    return f"\\text{{{_tex_escape(ref)}}}[{cell}]", f"{ref}[{cell}]"
+    return f"\\text{{{tex_escape(ref)}}}[{cell}]", f"{ref}[{cell}]"
 
 
 def row(trace, step, index):
     """One row of the input, kept as a row."""
     ref, cell = step.inputs[0], _at((step.meta["row"], index[1]))
-    return f"\\text{{{_tex_escape(ref)}}}[{cell}]", f"{ref}[{cell}]"
+    return f"\\text{{{tex_escape(ref)}}}[{cell}]", f"{ref}[{cell}]"
 
 
-def _tex_escape(text: str) -> str:
+def tex_escape(text: str) -> str:
     return "".join("\\" + c if c in "#$%&_{}" else c for c in text).replace("<", r"\textless{}").replace(
         ">", r"\textgreater{}")
 

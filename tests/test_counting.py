@@ -28,6 +28,7 @@ from ui.views.drill import cell_explanation  # noqa: E402
 LANGS = ("en", "zh")
 COUNTED = re.compile(r"\(0\)$|^0:|\b(?:row|column|head|layer) 0\b|[行列头层] 0\b|第 0 ", re.IGNORECASE)  # "a (0)", "0: SOS"
 INDEX = re.compile(r"\[(\d+(?:, \d+)*)\]")  # a cell's index in a drill-down: [2, 3]
+INDEXED = re.compile(r"(?<=[A-Za-z}\]])\[(\d+(?:, ?\d+)*)\]")  # a row or cell of a named matrix: W_E[2], A_2[2,1]
 SUBSCRIPT = re.compile(r"_\{(\d+)\}")  # x̂_{2}, head_{1}
 ORDER = re.compile(r"\((\d+) (?:>|\\le) (\d+)")  # the causal mask's (j > i)
 WIDGET_KEY = re.compile(r"^\$\$ID-[0-9a-f]+-")  # before a widget's own key in its id
@@ -48,6 +49,11 @@ def drill_zeros(text: str) -> list[str]:
     found = [index for index in INDEX.findall(text) if "0" in index.split(", ")]
     found += [n for pattern in (SUBSCRIPT, SLOT_POSITION) for n in pattern.findall(text) if n == "0"]
     return found + [" ".join(pair) for pair in ORDER.findall(text) if "0" in pair]
+
+
+def indexed_zeros(text: str) -> list[str]:
+    """The rows and cells of a named matrix, in any formula or text, that count from 0: W_E[0]."""
+    return [index for index in INDEXED.findall(text) if "0" in re.split(r", ?", index)]
 
 
 def charts(at):
@@ -75,6 +81,8 @@ def shown_zeros(at) -> dict:
     for formula in at.latex:
         if "&=" in formula.value:  # a cell's arithmetic (the drill-down)
             found[formula.value] = drill_zeros(formula.value)
+    for text in [*(formula.value for formula in at.latex), *(m.value for m in at.markdown)]:
+        found[f"indexed {text}"] = indexed_zeros(text)
     return {where: zeros for where, zeros in found.items() if zeros}
 
 
@@ -103,6 +111,9 @@ def test_the_rule_is_stated_where_a_learner_first_meets_an_index(lang):
     rule = {"en": "Everything you read counts from 1", "zh": "你读到的编号都从 1 开始"}[lang]
     at = open_page("tokens", lang=lang)
     assert any(rule in m.value for m in at.markdown)
+    ids = {"en": "id 0 is row 1 of the embedding table", "zh": "id 0 是嵌入矩阵的第 1 行"}[lang]
+    assert 0 in at.dataframe[0].value.iloc[:, 1].tolist()  # the token table's ids are nn.Embedding's, from 0:
+    assert any(rule in m.value and ids in m.value for m in at.markdown)  # the rule names them code
     config = engine.preset("hello-world").config
     assert [page for page in ALL_PAGES if "intro.counting" in intro_keys(page, config)] == ["tokens"]  # once
     assert sum(rule in text for text in CATALOGS[lang].values()) == 1

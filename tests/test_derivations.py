@@ -143,14 +143,14 @@ def test_a_closed_derivation_is_its_label_only_and_an_open_one_shows_it(page):
     key = PAGES[page]
     at = open_page(page)
     box = _box(at, key)
-    assert box.label == EN[f"derive.{key}"] and len(box.children) == 0
+    assert box.label == EN[f"derive.{key}"].format(input="X") and len(box.children) == 0
     at.session_state[f"derive.{key}"] = True
     at.run()
     assert not at.exception, [e.message for e in at.exception]
     text = _box(at, key).children[0].value if key != "layer_norm" else None
     formulas = latex(at)
     if key == "qkv":  # the preset's d_model = 4: written out, with the numbers of head 1's Q
-        assert text.startswith(EN["derive.qkv.text"].format(x="src.input", head=1)[:40])
+        assert text.startswith(EN["derive.qkv.text"].format(x="src.input", head=1, input="X")[:40])
         assert any(r"x_{11} w_{11} + x_{12} w_{21}" in f for f in formulas)
     elif key == "softmax":
         assert any(r"s_{i} \left(\delta_{i j} - s_{j}\right)" in f for f in formulas)
@@ -161,6 +161,20 @@ def test_a_closed_derivation_is_its_label_only_and_an_open_one_shows_it(page):
     else:  # the preset's encoding is the post's printed table: the rotation is the paper's
         assert any(r"R(k)^\top R(k)" in f for f in formulas)
         assert EN["derive.pe_rotation.other"] in [c.value for c in at.caption]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_qkv_derivation_names_q_s_input_as_the_page_binds_it_in_pre_norm(lang):
+    """In pre-norm the page writes Q_i = LayerNorm(X) W_i^Q; its derivation's title and text said Q = X W^Q, X the
+    sub-layer's input, of the same numbers: they name LayerNorm(X), the step enc.0.ln1."""
+    catalog, bound = {"en": EN, "zh": ZH}[lang], r"\operatorname{LayerNorm}(X)"
+    at = open_page("qkv", cfg="norm_placement:pre", lang=lang)
+    assert _box(at, "qkv").label == catalog["derive.qkv"].format(input=bound)
+    assert f"$Q = {bound} W^Q$" in _box(at, "qkv").label
+    at.session_state["derive.qkv"] = True
+    at.run()
+    text = _box(at, "qkv").children[0].value
+    assert text.startswith(catalog["derive.qkv.text"].format(x="enc.0.ln1", head=1, input=bound)), text
 
 
 def test_the_rotation_in_numbers_and_a_wide_q_in_chinese():

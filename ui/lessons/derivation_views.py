@@ -4,6 +4,7 @@ has them, the current numbers."""
 import numpy as np
 import streamlit as st
 
+from engine.attention import bound_to
 from engine.positional import sinusoid_angle
 
 from ui.core import session
@@ -27,11 +28,13 @@ def _show(key: str, lines, **values):
 
 
 def qkv(block: str, head: int):
-    """Q = X W^Q (+ b^Q) of one head, written out for its first positions and columns, then with its numbers."""
-    draw.derivation("qkv", lambda: _qkv(block, head))
+    """Q = X W^Q (+ b^Q) of one head, written out for its first positions and columns, then with its numbers; X is
+    what the page binds Q to (LayerNorm(X) in pre-norm)."""
+    bound = bound_to(cross=False, pre_norm=session.get().config.norm_placement == "pre")[0]
+    draw.derivation("qkv", lambda: _qkv(block, head, bound), input=bound)
 
 
-def _qkv(block, head):
+def _qkv(block, head, bound):
     ctx, derivations = session.get(), _sympy()
     step = ctx.trace.step(f"{block}.q")
     source, W, *bias = step.inputs
@@ -43,7 +46,8 @@ def _qkv(block, head):
     product = derivations.qkv_product(X, ctx.model.params[W][head], b, digits=ctx.state.digits)
     name = rf"Q_{{{head + 1}}}[1{{:}}{product.result.rows},\ 1{{:}}{product.result.cols}]"
     numbers = bmatrix(np.array(product.result, dtype=float), ctx.state.digits)
-    _show("qkv", [f"{name} = {product.lines[0]}", f"= {product.lines[1]}", f"= {numbers}"], x=source, head=head + 1)
+    _show("qkv", [f"{name} = {product.lines[0]}", f"= {product.lines[1]}", f"= {numbers}"], x=source, head=head + 1,
+          input=bound)
 
 
 def softmax():

@@ -5,6 +5,7 @@ import numpy as np
 import streamlit as st
 
 from engine import blog, positional as pe
+from engine.explain import tex_escape
 
 from ui.core import runs, session
 from ui.core.figures import heatmap
@@ -46,7 +47,7 @@ def product():
                       scale=draw.type_scale(ctx)), "tokens.onehot.chart")
     result = pe.embed_as_product(table, ids, scale)  # (n, d_model)
     scale_tex = SCALE_TEX if scaled else ""
-    rows = r" \\ ".join(rf"W_E[{i}]" for i in ids)
+    rows = r" \\ ".join(rf"W_E[\text{{{tex_escape(token)}}}]" for token in tokens)  # the drill-down's E[hello, 1]
     draw.latex(rf"\chi\, W_E{scale_tex} = \begin{{bmatrix}} {rows} \end{{bmatrix}}{scale_tex} \\ = "
                + bmatrix(result, ctx.state.digits))  # two lines: d_model = 512's numbers need the whole width
     st.caption(ctx.t("tokens.product.equal" if np.array_equal(result, trace[name]) else "tokens.product.unequal",

@@ -112,13 +112,13 @@ def full_index(head, row, col, ndim):
     return ((head,) if head is not None else ()) + ((row, col) if slice_ndim > 1 else (col,))
 
 
-def derivation(key: str, draw):
-    """A derivation (ui.lessons.derivation_views) in an expander: `draw` runs only while it is open, so a closed one is
-    one element and costs no sympy; none on a following student's page (Context.reading), which shows the teacher's
-    view."""
+def derivation(key: str, draw, **values):
+    """A derivation (ui.lessons.derivation_views) in an expander titled by the catalog's f"derive.{key}" (with `values`):
+    `draw` runs only while it is open, so a closed one is one element and costs no sympy; none on a following student's
+    page (Context.reading), which shows the teacher's view."""
     if session.get().reading:
         return
-    box = st.expander(session.get().t(f"derive.{key}"), key=f"derive.{key}", icon=":material/function:",
+    box = st.expander(session.get().t(f"derive.{key}", **values), key=f"derive.{key}", icon=":material/function:",
                       on_change="rerun")
     if box.open:
         with box:
