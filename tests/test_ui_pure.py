@@ -35,6 +35,7 @@ from ui.core.labels import (INTRO_SETTINGS, SEED_NOTES, cell_label, indices, int
 from ui.core.navigation import PAGES, page_file  # noqa: E402
 from ui.core.state import (APP_LIMITS, MAX_CHARS, MAX_EDITS, MAX_TOKENS, MAX_WEIGHT, AppState, LimitError, apply_edits,  # noqa: E402
                            check_limits, check_weight, decode, decode_view, encode, encode_view)
+from ui.core.session import refusal  # noqa: E402
 from ui.lessons import beam_tree  # noqa: E402
 from ui.stores import rooms  # noqa: E402
 
@@ -129,7 +130,7 @@ QUERY_KEYS = st.sampled_from(["preset", "seed", "src", "tgt", "cfg", "edit", "la
 
 def _check_invariants(state, notes):
     assert isinstance(state, AppState)
-    assert all(isinstance(n, str) for n in notes)
+    assert all(isinstance(n, (str, LimitError)) for n in notes)  # a part quoted, or why it was refused
     assert state.preset in engine.PRESETS and state.lang in LANGUAGES
     assert isinstance(state.seed, int) and 0 <= state.seed < 2**32
     assert isinstance(state.digits, int) and DIGITS_RANGE[0] <= state.digits <= DIGITS_RANGE[1]
@@ -183,6 +184,19 @@ def test_decode_keeps_good_parts_next_to_bad_ones():
     assert state.overrides == (("d_model", 64), ("n_heads", 4))
     assert state.edits == (("enc.0.attn.W_K", (1, 2, 3), -0.5), ("enc.0.attn.W_Q", (0, 0, 0), 2.0))
     assert notes == ["bogus:1", "junk"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_links_refused_weight_is_named_with_the_reason_and_the_rest_kept(lang):
+    state, notes = decode({"edit": "enc.0.attn.W_Q:0.0.0=nan;enc.0.attn.W_Q:0.0.1=2;dec.0.W`x:1=inf;"
+                                   "enc.0.attn.W_K:1.2=1e308"})
+    assert state.edits == (("enc.0.attn.W_Q", (0, 0, 1), 2.0),)
+    t = translator(lang)
+    said = [refusal(t, note) if isinstance(note, ValueError) else note for note in notes]
+    assert said == [t("msg.edit_bad", param="enc.0.attn.W_Q", index="0,0,0", value="` nan `"),
+                    "dec.0.W`x:1=inf",  # not a weight's name: quoted whole, as any unreadable part
+                    t("msg.edit_bad", param="enc.0.attn.W_K", index="1,2", value="` 1e308 `")]
+    assert "1,000,000" in said[0]
 
 
 def test_decode_caps_the_number_of_edits_and_the_text():

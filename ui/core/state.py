@@ -22,7 +22,7 @@ from engine.values import MAX_SEED
 
 from ui.core import generation, vision_state
 from ui.core.format import DIGITS, DIGITS_RANGE
-from ui.core.i18n import LANGUAGES
+from ui.core.i18n import LANGUAGES, literal
 from ui.core.vision_state import Edited, VisionState, finite_within
 from ui.stores.weights import ID as WEIGHTS_ID
 
@@ -309,15 +309,28 @@ def _check_range(field, value):
         raise ValueError(field)
 
 
+PARAM_NAME = re.compile(r"[A-Za-z0-9_.]{1,60}")  # a weight's name as the engine writes it: enc.0.attn.W_Q
+
+
 def _decode_edits(text: str):
+    """The link's weight edits, and a note for each part left out: unreadable (quoted), or a weight refused by
+    check_weight (said why, as the editor says it)."""
     edits, bad = {}, []
     for part in [p for p in text.split(";") if p][:MAX_EDITS]:
         try:
             target, value = part.rsplit("=", 1)
             param, index = target.rsplit(":", 1)
-            edits[(param, tuple(int(i) for i in index.split(".")))] = check_weight(value)
+            index = tuple(int(i) for i in index.split("."))
+            if not PARAM_NAME.fullmatch(param):
+                raise ValueError(param)
         except ValueError:
             bad.append(part[:80])
+            continue
+        try:
+            edits[(param, index)] = check_weight(value)
+        except ValueError:
+            bad.append(LimitError("msg.edit_bad", {"param": param, "index": ",".join(map(str, index))[:40],
+                                                   "value": literal(value[:80])}))
     return tuple(sorted((p, i, v) for (p, i), v in edits.items())), bad
 
 
