@@ -2,6 +2,7 @@
 position embeddings' similarity by the patches' places, the pixel pad's strokes (forged ones refused whole), and
 both pages through AppTest in English and Chinese with the trace's numbers, a pixel link and a weight edit; in
 Chromium, a digit drawn, greyed and erased on the pad."""
+import base64
 import json
 import urllib.parse
 
@@ -15,8 +16,9 @@ from engine.config import ConfigError
 from test_app import notes, open_editors, open_link, query, server_navigation  # noqa: F401
 from test_browser import no_exception, server, settle, url  # noqa: F401 (server: a fixture)
 from ui.core import runs
+from ui.core.format import fmt
 from ui.core.vision_state import VisionState
-from ui.vision import pictures, pixel_pad, pixels
+from ui.vision import pictures, pixel_pad, pixels, vit_charts, vit_figures
 
 FIRST_TEST_IMAGE = digits.split("test").images[0]  # (8, 8, 1): a 6
 
@@ -73,6 +75,32 @@ def test_the_pictures_are_valid_plotly_figures():
     numbered = [a["text"] for a in image["layout"]["annotations"] if a["text"].isdigit()]
     assert numbered == [str(j) for j in range(1, 17)]  # P3's 16 pixels, by their column in x_p^3
     assert "(5, 1)" in charts[1].to_dict()["layout"]["xaxis"]["ticktext"][0]  # x_p^3's column 1 is pixel (5, 1)
+
+
+def test_every_picture_draws_a_digit_alike():
+    """The image page's picture, the encoder's attention panels and the training page's thumbnails draw a digit one
+    way (pictures.digit_heatmap, digit_axes, digit_bitmap): 0 white to 1 black, square pixels, row 1 at the top; the
+    image page counts rows and columns from 1, on its axes and in each pixel's hover."""
+    model = runs.shipped_vit()[0]
+    image = FIRST_TEST_IMAGE[..., 0]
+    patches = (model.settings.height // model.settings.patch, model.settings.width // model.settings.patch)
+    maps = vit_charts.class_attention(model.run(FIRST_TEST_IMAGE)["enc.0.attn.weights"], patches)
+    drawn = [pictures.image_chart(image, 4, model.tokens[1:]).to_dict(),
+             vit_charts.attention_over_image(FIRST_TEST_IMAGE, maps, ["t"] * len(maps), model.tokens[1:]).to_dict()]
+    digits_drawn = [chart["data"][0] for chart in drawn]
+    for digit in digits_drawn:
+        assert (digit["colorscale"], digit["zmin"], digit["zmax"]) == ([[0.0, "#ffffff"], [1.0, "#000000"]], 0, 1)
+        assert np.array_equal(np.frombuffer(base64.b64decode(digit["z"]["bdata"]), digit["z"]["dtype"]).reshape(8, 8),
+                              image)
+    for chart in drawn:
+        x, y = chart["layout"]["xaxis"], chart["layout"]["yaxis"]
+        assert (x["range"], y["range"], y["scaleanchor"]) == ([-0.5, 7.5], [7.5, -0.5], "x")
+    assert drawn[0]["layout"]["xaxis"]["ticktext"] == [str(c) for c in range(1, 9)]
+    assert drawn[0]["data"][1]["text"][8 * 2 + 3] == f"(3, 4): {fmt(image[2, 3])}"
+    assert drawn[1]["layout"]["xaxis"]["showticklabels"] is False
+    thumbnail = vit_figures.picture(np.array([[[0.0], [1.0], [0.5], [2.0]]]))
+    assert thumbnail.shape == (vit_figures.PIXEL, 4 * vit_figures.PIXEL)
+    assert thumbnail[0, ::vit_figures.PIXEL].tolist() == [255, 0, 128, 0]  # white, black, between, black beyond 1
 
 
 @pytest.mark.parametrize("payload", [
