@@ -13,10 +13,11 @@ import pytest
 import streamlit_privates
 from engine import digits, vit
 from engine.config import ConfigError
-from test_app import notes, open_editors, open_link, query, server_navigation  # noqa: F401
+from test_app import goto, notes, open_editors, open_link, query, server_navigation  # noqa: F401
 from test_browser import no_exception, server, settle, url  # noqa: F401 (server: a fixture)
 from ui.core import runs
 from ui.core.format import fmt
+from ui.core.i18n import translator
 from ui.core.vision_state import VisionState
 from ui.vision import pictures, pixel_pad, pixels, vit_charts, vit_figures
 
@@ -208,6 +209,33 @@ def test_a_forged_pixel_or_image_link_is_noted_and_the_test_image_shown(part, va
     assert at.session_state.state.vit.pixels == () and at.session_state.state.vit.image == 0
     assert np.array_equal(trace_of(at)["img.patches"][0], FIRST_TEST_IMAGE[:4, :4, 0].ravel())
     assert notes(at) and all("ignored" in note for note in notes(at)), notes(at)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("patch, n", [(4, 4), (2, 16), (1, 64)])
+def test_the_patch_picker_is_one_list_of_every_patch_and_in_the_link(patch, n, lang):
+    """4, 16 or 64 patches (patch size 4, 2 or 1 in the sizes box): one list of P1 ... PN (a row of 64 buttons took
+    three rows), the patch picked outlined and its row drawn, the link naming it from 1 and reopening it; on a
+    following student's page one line names the teacher's patch."""
+    sizes = {} if patch == 4 else {"vcfg": f"patch:{patch}"}
+    at = open_vit("vit_patches", lang, **sizes)
+    picker = at.selectbox(key="vit.patch")
+    assert picker.label == translator(lang)("vit.patch") and picker.options == [f"P{i}" for i in range(1, n + 1)]
+    assert not [control for control in at.get("button_group") if control.proto.id.endswith("-vit.patch")]
+    picker.set_value(n - 1).run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert query(at)["position"] == str(n)
+    assert any(f"P{n}" in m.value for m in at.markdown if "x_p^{" in m.value)  # its flattened row's caption
+    again = open_vit("vit_patches", lang, position=str(n), **sizes)
+    assert again.selectbox(key="vit.patch").value == n - 1
+    forged = open_vit("vit_patches", lang, position=str(n + 1), **sizes)
+    assert forged.selectbox(key="vit.patch").value == 0 and notes(forged)
+    teacher = goto(open_link("overview", lang=lang, **sizes), "vit_patches")
+    teacher.button(key="room.open").click().run()
+    teacher.selectbox(key="vit.patch").set_value(n - 1).run()
+    student = open_link("vit_patches", lang=lang, room=teacher.session_state["room"]["code"])
+    assert not [box for box in student.selectbox if box.key == "vit.patch"]
+    assert f"{translator(lang)('vit.patch')}: **P{n}**" in [m.value for m in student.markdown]
 
 
 def test_an_edit_of_e_on_the_embed_page_goes_to_the_vit_state_and_its_numbers():
