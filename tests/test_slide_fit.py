@@ -4,6 +4,8 @@
 test_readable's 1280 x 720 pass of each language, walked with the clicker's keys; the paper preset's here, one pass
 per language, each slide opened by its link: its six layers show the same views, so its slides are those of the first
 layer and those outside the layers. The same pass checks that the rail's dots stay put whatever the slide's title.
+The Vision Transformer's rail (ui/core/navigation.vision_slides) is measured the same way, one pass per language, its
+two layers' slides by those of the first.
 """
 import engine
 import pytest
@@ -11,7 +13,8 @@ import pytest
 from slide_fit import FIRST_DOT, misfit
 from test_browser import no_exception, server, settle, url  # noqa: F401 (server: a fixture)
 from test_presenter import OFF_THE_PASS, PROJECTOR_SCREEN
-from ui.core.navigation import slides
+from test_vit_pages import shipped_trace
+from ui.core.navigation import slides, vision_slides
 from ui.core.state import encode_view
 
 
@@ -28,14 +31,40 @@ def test_the_slides_measured_are_every_view_of_the_pass():
     assert len(shown_slides("paper")) == len(paper) == 60
 
 
+def shown_vision_slides() -> list[tuple[int, str, dict]]:
+    """(position, page, view) of the shipped Vision Transformer's slides; of its layers, the first's."""
+    deck = vision_slides(list(shipped_trace()), 2)
+    return [(i, page, view) for i, (_, page, view) in enumerate(deck) if view.get("layer", 0) == 0]
+
+
+def test_the_vision_slides_measured_are_every_view_of_its_pass():
+    deck = vision_slides(list(shipped_trace()), 2)
+    views = {(page, tuple(sorted((k, v) for k, v in view.items() if k != "layer"))) for _, page, view in deck}
+    assert len(shown_vision_slides()) == len(views) == 1 + 4 + 17 + 4 < len(deck) == 43
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("preset", ["paper"])  # the opening example's: test_readable's 1280 x 720 passes
 def test_every_slide_fits_a_projector(server, new_page, preset, lang):  # noqa: F811 (server)
-    page = new_page(lang)
+    misfits, first_dot = measure(server, new_page(lang), shown_slides(preset), preset=preset)
+    assert not misfits, misfits
+    assert len(first_dot) == 1, first_dot
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_vision_slide_fits_a_projector(server, new_page, lang):  # noqa: F811 (server)
+    misfits, first_dot = measure(server, new_page(lang), shown_vision_slides())
+    assert not misfits, misfits
+    assert len(first_dot) == 1, first_dot
+
+
+def measure(base, page, shown, **query) -> tuple[list, set]:
+    """Each slide opened by its link at 1280 x 720: those that do not fit (position, page, view, boxes) and the x of
+    the rail's first dot on each."""
     page.set_viewport_size(PROJECTOR_SCREEN)
     misfits, first_dot = [], set()
-    for position, name, view in shown_slides(preset):
-        page.goto(url(server, name, preset=preset, present="1", **encode_view(view)))
+    for position, name, view in shown:
+        page.goto(url(base, name, present="1", **query, **encode_view(view)))
         settle(page)
         no_exception(page)
         page.wait_for_timeout(600)  # the scroll to the step, once the run is over (ui/classroom/scroll.py)
@@ -43,8 +72,7 @@ def test_every_slide_fits_a_projector(server, new_page, preset, lang):  # noqa: 
         if boxes is not None:
             misfits.append((position, name, view, boxes))
         first_dot.add(page.evaluate(FIRST_DOT))
-    assert not misfits, misfits
-    assert len(first_dot) == 1, first_dot
+    return misfits, first_dot
 
 
 INTRO_TYPE = """() => parseFloat(getComputedStyle(

@@ -2,6 +2,7 @@
 position embeddings' similarity by the patches' places, the pixel pad's strokes (forged ones refused whole), and
 both pages through AppTest in English and Chinese with the trace's numbers, a pixel link and a weight edit; in
 Chromium, a digit drawn, greyed and erased on the pad."""
+import base64
 import json
 import urllib.parse
 
@@ -12,11 +13,13 @@ import pytest
 import streamlit_privates
 from engine import digits, vit
 from engine.config import ConfigError
-from test_app import notes, open_editors, open_link, query, server_navigation  # noqa: F401
+from test_app import goto, notes, open_editors, open_link, query, server_navigation  # noqa: F401
 from test_browser import no_exception, server, settle, url  # noqa: F401 (server: a fixture)
 from ui.core import runs
+from ui.core.format import fmt
+from ui.core.i18n import translator
 from ui.core.vision_state import VisionState
-from ui.vision import pictures, pixel_pad, pixels
+from ui.vision import pictures, pixel_pad, pixels, vit_charts, vit_figures
 
 FIRST_TEST_IMAGE = digits.split("test").images[0]  # (8, 8, 1): a 6
 
@@ -73,6 +76,32 @@ def test_the_pictures_are_valid_plotly_figures():
     numbered = [a["text"] for a in image["layout"]["annotations"] if a["text"].isdigit()]
     assert numbered == [str(j) for j in range(1, 17)]  # P3's 16 pixels, by their column in x_p^3
     assert "(5, 1)" in charts[1].to_dict()["layout"]["xaxis"]["ticktext"][0]  # x_p^3's column 1 is pixel (5, 1)
+
+
+def test_every_picture_draws_a_digit_alike():
+    """The image page's picture, the encoder's attention panels and the training page's thumbnails draw a digit one
+    way (pictures.digit_heatmap, digit_axes, digit_bitmap): 0 white to 1 black, square pixels, row 1 at the top; the
+    image page counts rows and columns from 1, on its axes and in each pixel's hover."""
+    model = runs.shipped_vit()[0]
+    image = FIRST_TEST_IMAGE[..., 0]
+    patches = (model.settings.height // model.settings.patch, model.settings.width // model.settings.patch)
+    maps = vit_charts.class_attention(model.run(FIRST_TEST_IMAGE)["enc.0.attn.weights"], patches)
+    drawn = [pictures.image_chart(image, 4, model.tokens[1:]).to_dict(),
+             vit_charts.attention_over_image(FIRST_TEST_IMAGE, maps, ["t"] * len(maps), model.tokens[1:]).to_dict()]
+    digits_drawn = [chart["data"][0] for chart in drawn]
+    for digit in digits_drawn:
+        assert (digit["colorscale"], digit["zmin"], digit["zmax"]) == ([[0.0, "#ffffff"], [1.0, "#000000"]], 0, 1)
+        assert np.array_equal(np.frombuffer(base64.b64decode(digit["z"]["bdata"]), digit["z"]["dtype"]).reshape(8, 8),
+                              image)
+    for chart in drawn:
+        x, y = chart["layout"]["xaxis"], chart["layout"]["yaxis"]
+        assert (x["range"], y["range"], y["scaleanchor"]) == ([-0.5, 7.5], [7.5, -0.5], "x")
+    assert drawn[0]["layout"]["xaxis"]["ticktext"] == [str(c) for c in range(1, 9)]
+    assert drawn[0]["data"][1]["text"][8 * 2 + 3] == f"(3, 4): {fmt(image[2, 3])}"
+    assert drawn[1]["layout"]["xaxis"]["showticklabels"] is False
+    thumbnail = vit_figures.picture(np.array([[[0.0], [1.0], [0.5], [2.0]]]))
+    assert thumbnail.shape == (vit_figures.PIXEL, 4 * vit_figures.PIXEL)
+    assert thumbnail[0, ::vit_figures.PIXEL].tolist() == [255, 0, 128, 0]  # white, black, between, black beyond 1
 
 
 @pytest.mark.parametrize("payload", [
@@ -180,6 +209,33 @@ def test_a_forged_pixel_or_image_link_is_noted_and_the_test_image_shown(part, va
     assert at.session_state.state.vit.pixels == () and at.session_state.state.vit.image == 0
     assert np.array_equal(trace_of(at)["img.patches"][0], FIRST_TEST_IMAGE[:4, :4, 0].ravel())
     assert notes(at) and all("ignored" in note for note in notes(at)), notes(at)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("patch, n", [(4, 4), (2, 16), (1, 64)])
+def test_the_patch_picker_is_one_list_of_every_patch_and_in_the_link(patch, n, lang):
+    """4, 16 or 64 patches (patch size 4, 2 or 1 in the sizes box): one list of P1 ... PN (a row of 64 buttons took
+    three rows), the patch picked outlined and its row drawn, the link naming it from 1 and reopening it; on a
+    following student's page one line names the teacher's patch."""
+    sizes = {} if patch == 4 else {"vcfg": f"patch:{patch}"}
+    at = open_vit("vit_patches", lang, **sizes)
+    picker = at.selectbox(key="vit.patch")
+    assert picker.label == translator(lang)("vit.patch") and picker.options == [f"P{i}" for i in range(1, n + 1)]
+    assert not [control for control in at.get("button_group") if control.proto.id.endswith("-vit.patch")]
+    picker.set_value(n - 1).run()
+    assert not at.exception, [e.message for e in at.exception]
+    assert query(at)["position"] == str(n)
+    assert any(f"P{n}" in m.value for m in at.markdown if "x_p^{" in m.value)  # its flattened row's caption
+    again = open_vit("vit_patches", lang, position=str(n), **sizes)
+    assert again.selectbox(key="vit.patch").value == n - 1
+    forged = open_vit("vit_patches", lang, position=str(n + 1), **sizes)
+    assert forged.selectbox(key="vit.patch").value == 0 and notes(forged)
+    teacher = goto(open_link("overview", lang=lang, **sizes), "vit_patches")
+    teacher.button(key="room.open").click().run()
+    teacher.selectbox(key="vit.patch").set_value(n - 1).run()
+    student = open_link("vit_patches", lang=lang, room=teacher.session_state["room"]["code"])
+    assert not [box for box in student.selectbox if box.key == "vit.patch"]
+    assert f"{translator(lang)('vit.patch')}: **P{n}**" in [m.value for m in student.markdown]
 
 
 def test_an_edit_of_e_on_the_embed_page_goes_to_the_vit_state_and_its_numbers():

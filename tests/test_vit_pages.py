@@ -88,7 +88,7 @@ def test_the_overlay_draws_each_heads_weights_over_the_image():
                                       weights[h, 0, 1:] if h < 4 else weights[:, 0, 1:].mean(axis=0))
         assert (heat["x0"], heat["dx"]) == (1.5, 4)  # each value covers its 4 x 4 patch of pixels
         assert heat["customdata"][1][0] == f"P3 · {fmt(maps[h][1, 0], 4)}"
-    np.testing.assert_array_equal(images[0]["z"], picture[..., 0])
+    np.testing.assert_array_equal(typed(images[0]["z"]).reshape(8, 8), picture[..., 0])
     written = [a["text"] for a in wire["layout"]["annotations"] if not a["text"].startswith("t")]
     assert written == [decimals(w, PLACES) for m in maps for w in m.ravel()]
     assert [a["text"] for a in wire["layout"]["annotations"] if a["text"].startswith("t")] == [f"t{k}" for k in range(5)]

@@ -14,33 +14,35 @@ KEY = "step.scroll"
 JS = """
 const MAIN = "[data-testid='stMain']", HEADING = MAIN + " h5";
 const SETTLED = "[data-testid='stApp'][data-test-script-state='notRunning']";
-const AGAIN = [300, 800, 1500];  // ms: charts mount after the run and make the page long enough to scroll that far
+const WAIT = 100, GIVE_UP = 30000;  // ms: look for the run's end this often, and no longer (a cold server's first run)
+const AGAIN = 250, KEEP = 8000;  // ms: charts mount after the run, above the heading too, and move it down: put it
+// back this often, for this long after it was first placed
 
 export default function({data}) {
     if (window.stepInView === data.view) {  // the same step again (an edit, a rerun): the reader's scroll stays
         return;
     }
     window.stepInView = data.view;
-    let tries = 0, placed = null;
-    const again = [...AGAIN];
+    const start = Date.now();
+    let placed = null, first = null;
     const show = () => {  // once the run is over and its heading drawn (a new page's first runs are the old page's)
         const heading = document.querySelector(HEADING), main = document.querySelector(MAIN);
-        if (window.stepInView !== data.view || tries++ > 50 || !main ||
+        if (window.stepInView !== data.view || Date.now() - start > GIVE_UP || !main ||
             (placed !== null && Math.abs(main.scrollTop - placed) > 2)) {  // a newer step, or the reader scrolled
             return;
         }
         if (!document.querySelector(SETTLED) || !heading) {
-            setTimeout(show, 100);
+            setTimeout(show, WAIT);
             return;
         }
         heading.scrollIntoView({block: "start"});
         placed = main.scrollTop;
-        const next = again.shift();
-        if (next !== undefined) {
-            setTimeout(show, next);
+        first = first === null ? Date.now() : first;
+        if (Date.now() - first < KEEP) {
+            setTimeout(show, AGAIN);
         }
     };
-    setTimeout(show, 100);
+    setTimeout(show, WAIT);
 }
 """
 _scroll = st.components.v2.component("step_scroll", js=JS)

@@ -14,6 +14,7 @@ from ui.views.drawn import restore_from_link, show_in_link
 
 POSITION_LIST = 32  # a weight's row or column is picked from a list up to this many positions, else by its number
 CELL_LIST = 64  # a matrix's cell is picked from one list ("row, column") up to this many cells, else row and column
+LIST_WIDTH = 200  # px, a list of short names (choice's listed): a name and the list's arrow
 
 
 def layer_picker(key: str, default: int = 0) -> int:
@@ -61,19 +62,23 @@ def section_tabs(sections: dict, key: str, link: str | None = None):
     sections[keys[position]]()
 
 
-def choice(key, label, options, format_func, link=None):
-    """A row of buttons; the first option if a forged message empties it (required is the browser's rule). link: the
-    part of the page's link that names the chosen option (by its position)."""
+def choice(key, label, options, format_func, link=None, listed=False):
+    """A row of buttons, or a list (listed: options too many for a row, one line of the page whatever their number);
+    the first option if a forged message empties it or names no option. link: the part of the page's link that names
+    the chosen option (by its position). On a following student's page a row names every option, a list the chosen."""
     if link:
         restore_from_link(key, link, options)
     if session.get().reading:
         kept = st.session_state.get(key)
-        chosen = _read_only(key, label, [format_func(o) for o in options], kept if kept in options else options[0],
-                            options)
+        kept = kept if kept in options else options[0]
+        shown = [kept] if listed else options
+        chosen = _read_only(key, label, [format_func(o) for o in shown], kept, shown)
+    elif listed:
+        chosen = st.selectbox(label, options, key=key, format_func=format_func, width=LIST_WIDTH)
     else:
         chosen = st.segmented_control(label, options, default=options[0], required=True, key=key,
                                       format_func=format_func)
-    chosen = options[0] if chosen is None else chosen
+    chosen = chosen if chosen in options else options[0]
     if link:
         show_in_link(link, options.index(chosen), 0)
     return chosen

@@ -97,8 +97,8 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     read_only = f"\n\n:gray[:small[{ctx.t('view.read_only')}]]" if ctx.reading and _edited(ctx, s, edits) else ""
     text_and_formula(f"##### {ctx.t(step_name_key(name))} · {ctx.t(description_key(name))}\n\n"
                      f":gray[:small[`{name}` · {shape}]]{read_only}", ctx.t.words(s.formula))  # the code's name: API
-    below = ctx.state.present  # a presenter's screen: the formula, then its numbers (projector type is tall); the
-    if not below:  # departure's note and the editors under them
+    below = ctx.state.present  # a presenter's screen: the formula, then its heatmap (projector type is tall); a
+    if not below:  # table of its numbers, the departure's note and the editors under them
         paper_form((s.kind, name.rsplit(".", 1)[-1]), name)
         _editors(ctx, s, head, edits)
     axes = step_axes(trace, name)
@@ -110,12 +110,15 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     chart = drawing(trace, ("heatmap", name, head, selected, ctx.state.digits, scale),
                     lambda: heatmap(values, rows, cols, selected, digits=ctx.state.digits, scale=scale))
     repeated = writes_numbers(chart) and (as_table(values) or ctx.state.present)  # a table would repeat the cells'
-    if show_numbers and not repeated:  # text; a presenter's screen holds the heatmap with its numbers, not both
+    written = show_numbers and not repeated  # text; a presenter's screen holds the heatmap with its numbers, not both
+    if written and not below:
         numbers(values, rows, cols, label=_tex_name(s, head))
     clicks = drill and not ctx.reading
     plot(chart, f"chart.{key}", on_select=on_click(key, len(rows), len(cols)) if clicks else "ignore",
          selection_mode="points", width=chart_width(len(cols)))
     if below:
+        if written:
+            numbers(values, rows, cols, label=_tex_name(s, head))
         paper_form((s.kind, name.rsplit(".", 1)[-1]), name)
         _editors(ctx, s, head, edits)
     comparable = ctx.edits and trace is ctx.trace and not ctx.reading  # comparing: the reader's own choice

@@ -21,7 +21,7 @@ def image_and_pad() -> int:
     t, model, vision = ctx.t, ctx.model, ctx.state.vit
     settings, names = model.settings, model.tokens[1:]
     chosen = pickers.choice("vit.patch", t("vit.patch"), list(range(settings.n_patches)), names.__getitem__,
-                            link="position")
+                            link="position", listed=True)  # 4, 16 or 64 patches: one line
     picture = image(vision)[..., 0]  # (H, W): one channel
     shown, drawing = st.columns([3, 2]) if not ctx.reading else (st.container(), None)
     chart = pictures.image_chart(picture, settings.patch, names, chosen, vit.patch_pixels(settings, chosen))

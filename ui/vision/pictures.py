@@ -1,6 +1,8 @@
-"""The Vision Transformer pages' pictures, built from arrays and labels only (pure: no Streamlit): the image with its
-patch grid, one patch's flattened row, the patch embedding's product laid out as it is computed, and the position
-embeddings' similarity maps (the ViT paper's figure 7)."""
+"""The Vision Transformer pages' pictures, built from arrays and labels only (pure: no Streamlit): how a digit is
+drawn (ink, square pixels, rows and columns counted from 1, each pixel's hover), the image with its patch grid, one
+patch's flattened row, the patch embedding's product laid out as it is computed, and the position embeddings'
+similarity maps (the ViT paper's figure 7). The other ViT pictures draw their digits with digit_heatmap and
+digit_axes (ui/vision/vit_charts.py) or digit_bitmap (ui/vision/vit_figures.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,9 +10,9 @@ import numpy as np
 from ui.core.figures import DIVERGING, MARGIN, MARKERS, Chart, typed_array
 from ui.core.format import fmt
 
-GREYS = [[0.0, "#ffffff"], [1.0, "#000000"]]  # 0 blank (white) to 1 inked (black), as the digits are drawn
-GRID = "#e4572e"
-PIXEL_GAPS = "#c8c8c8"  # the thin lines between pixels: a blank pixel is white, as the page is  # the patch grid's lines and names
+INK = ("#ffffff", "#000000")  # a pixel's colour from 0 (blank: white) to 1 (inked: black), as the digits are drawn
+GRID = "#e4572e"  # the patch grid's lines and names
+PIXEL_GAPS = "#c8c8c8"  # the thin lines between pixels: a blank pixel is white, as the page is
 IMAGE_PX = 420  # the image's side: 8 pixels of ~50 px, crisp
 PRODUCT_CELL = 20  # px, a cell of the product's picture (its height; plotly stretches the width to the page)
 MAP_PX = 360  # the similarity maps' side
@@ -24,9 +26,7 @@ def image_chart(image, patch: int, names, chosen: int | None = None, columns=Non
     pixels = np.asarray(image, dtype=float)
     height, width = pixels.shape
     across = width // patch
-    data = [{"type": "heatmap", "z": typed_array(pixels), "colorscale": GREYS, "zmin": 0, "zmax": 1, "showscale": False,
-             "hoverinfo": "skip", "xgap": 1, "ygap": 1},
-            _hover_layer(pixels, lambda r, c: f"({r + 1}, {c + 1}): {fmt(pixels[r, c])}")]
+    data = [digit_heatmap(pixels, gaps=True), _hover_layer(pixels, pixel_hover(pixels))]
     lines = [_line(k * patch - 0.5, -0.5, k * patch - 0.5, height - 0.5) for k in range(1, across)]
     lines += [_line(-0.5, k * patch - 0.5, width - 0.5, k * patch - 0.5) for k in range(1, height // patch)]
     notes = [{"x": (i % across) * patch - 0.45, "y": (i // across) * patch - 0.45, "text": f"<b>{name}</b>",
@@ -39,14 +39,10 @@ def image_chart(image, patch: int, names, chosen: int | None = None, columns=Non
         notes += [{"x": c + 0.45, "y": r + 0.45, "text": str(j + 1), "showarrow": False, "xanchor": "right",
                    "yanchor": "bottom", "font": {"size": 12, "color": "#ffffff" if pixels[r, c] > 0.5 else "#333333"}}
                   for j, (r, c, _) in enumerate(columns if columns is not None and patch > 1 else ())]
-    axis = {"showgrid": False, "zeroline": False, "tickvals": list(range(width))}
+    across_axis, down_axis = digit_axes(pixels.shape)
     layout = {"height": IMAGE_PX, "width": IMAGE_PX, "margin": MARGIN, "dragmode": False, "hovermode": "closest",
-              "plot_bgcolor": PIXEL_GAPS,
-              "xaxis": {**axis, "side": "top", "ticktext": [str(c + 1) for c in range(width)],
-                        "range": [-0.5, width - 0.5], "constrain": "domain"},
-              "yaxis": {**axis, "tickvals": list(range(height)), "ticktext": [str(r + 1) for r in range(height)],
-                        "range": [height - 0.5, -0.5], "scaleanchor": "x", "constrain": "domain"},
-              "shapes": lines, "annotations": notes}
+              "plot_bgcolor": PIXEL_GAPS, "xaxis": across_axis, "yaxis": down_axis, "shapes": lines,
+              "annotations": notes}
     return Chart(data, layout)
 
 
@@ -55,8 +51,7 @@ def patch_row_chart(values, columns, name: str, row_label: str) -> Chart:
     the pixel it is: "5" over "(1, 4)"."""
     row = np.asarray(values, dtype=float)[None, :]
     ticks = [f"{j + 1}<br>({r + 1}, {c + 1})" for j, (r, c, _) in enumerate(columns)]
-    data = [{"type": "heatmap", "z": typed_array(row), "colorscale": GREYS, "zmin": 0, "zmax": 1, "showscale": False,
-             "hoverinfo": "skip", "xgap": 1, "ygap": 1},
+    data = [digit_heatmap(row, gaps=True),
             _hover_layer(row, lambda _, j: f"{name}[{j + 1}] = x{ticks[j].split('<br>')[1]}: {fmt(row[0, j])}")]
     step = max(1, len(ticks) // 24)
     layout = {"height": 130, "margin": {**MARGIN, "t": 50}, "dragmode": False, "hovermode": "closest",
@@ -108,6 +103,43 @@ def product_chart(x, weight, bias, result, names, chosen: int | None = None) -> 
                                      "x1": matrix.shape[1] - 0.5, "y0": chosen - 0.5, "y1": chosen + 0.5,
                                      "line": {"color": GRID, "width": 3}})
     return Chart(data, layout)
+
+
+def digit_heatmap(pixels, gaps: bool = False, **axes) -> dict:
+    """An image's pixels (H, W), 0 blank to 1 inked, as a plotly heatmap in INK, pixel (row, col) at (col, row) from 0;
+    gaps: a pixel's width apart, the plot's background between them. It takes no hover: pixel_hover's layer names the
+    pixels, or a layer drawn over it. axes: its xaxis and yaxis on a chart of several panels."""
+    return {"type": "heatmap", "z": typed_array(np.asarray(pixels, dtype=float)),
+            "colorscale": [[0.0, INK[0]], [1.0, INK[1]]], "zmin": 0, "zmax": 1, "showscale": False,
+            "hoverinfo": "skip", **({"xgap": 1, "ygap": 1} if gaps else {}), **axes}
+
+
+def digit_axes(shape: tuple[int, int], numbered: bool = True, anchor: str = "x") -> tuple[dict, dict]:
+    """The x and y axes of a digit (H, W) drawn by digit_heatmap: square pixels (y scaled to `anchor`, the x axis's
+    name), row 1 at the top, and the rows and columns numbered from 1 (the columns above) or not numbered."""
+    height, width = shape
+    plain = {"showgrid": False, "zeroline": False, "constrain": "domain"}
+    if numbered:
+        across = {"side": "top", "tickvals": list(range(width)), "ticktext": [str(c + 1) for c in range(width)]}
+        down = {"tickvals": list(range(height)), "ticktext": [str(r + 1) for r in range(height)]}
+    else:
+        across = down = {"showticklabels": False, "ticks": ""}
+    return ({**plain, **across, "range": [-0.5, width - 0.5]},
+            {**plain, **down, "range": [height - 0.5, -0.5], "scaleanchor": anchor})
+
+
+def pixel_hover(pixels):
+    """A pixel's hover text, (row, column) counted from 1 and its value: text(row, col) for _hover_layer."""
+    return lambda r, c: f"({r + 1}, {c + 1}): {fmt(pixels[r, c])}"
+
+
+def digit_bitmap(image, pixel: int) -> np.ndarray:
+    """An image (H, W, 1) of 0 (blank) to 1 (ink) as grey bytes (H·pixel, W·pixel) in INK's greys, each pixel a block
+    of pixel × pixel (a browser enlarging 8 × 8 pixels would blur them): a picture small enough for an <img>."""
+    blank, ink = (int(colour[1:3], 16) for colour in INK)  # the greys' one channel
+    inked = np.clip(np.asarray(image, dtype=float)[..., 0], 0, 1)  # (H, W)
+    grey = blank + (ink - blank) * inked
+    return np.round(np.kron(grey, np.ones((pixel, pixel)))).astype(np.uint8)  # (H·pixel, W·pixel)
 
 
 def similarity_maps_chart(maps, names) -> Chart:

@@ -9,6 +9,7 @@ import numpy as np
 
 from ui.core.figures import LABEL_SIZE, MARGIN, TEXT_SIZE, Chart
 from ui.core.format import DIGITS, decimals, table
+from ui.vision.pictures import digit_axes, digit_heatmap
 
 PANELS_PER_ROW = 3  # the overlay's panels (the heads and their mean) side by side, up to this many to a row: ~230 px
 # each in the main column of a 1280 px screen
@@ -16,10 +17,8 @@ PANEL_HEIGHT = 220  # px: an 8 x 8 image with its patches' numbers readable
 PLACES = 2  # decimals of the weights written in the patches (the hover gives the digits setting's)
 TITLE_ROOM = 34  # px above each row of panels: its titles
 NUMBERED_PATCHES = 16  # the weights are written in the patches up to this many (patch size 2 and more on 8 x 8)
-INK = [[0.0, "#ffffff"], [1.0, "#111111"]]  # a digit's pixels: 0 blank (white) to 1 inked (black)
 HEAT = [[0.0, "rgba(255,237,160,0)"], [0.25, "rgba(254,178,76,0.5)"], [1.0, "rgba(189,0,38,0.65)"]]  # the
 # weights over the ink: nothing at 0, so the digit shows through where the class token does not look
-HIDDEN = {"showticklabels": False, "showgrid": False, "zeroline": False, "ticks": ""}  # a panel's axes: pixels
 SUBLAYER_END = re.compile(r"add\d+")  # the residual add that ends a sub-layer: add1, add2
 
 
@@ -78,8 +77,7 @@ def attention_over_image(image, maps, titles, patch_names, digits=DIGITS, scale=
         axis = "" if k == 0 else str(k + 1)
         refs = {"xaxis": f"x{axis}", "yaxis": f"y{axis}"}
         cells = table(values, digits)
-        data.append({"type": "heatmap", "z": pixels.tolist(), "colorscale": INK, "zmin": 0, "zmax": 1,
-                     "showscale": False, "hoverinfo": "skip", **refs})
+        data.append(digit_heatmap(pixels, **refs))
         data.append({"type": "heatmap", "z": values.tolist(), "x0": (patch - 1) / 2, "dx": patch,
                      "y0": (patch - 1) / 2, "dy": patch, "colorscale": HEAT, "zmin": 0, "zmax": top,
                      "showscale": k == 0, "colorbar": {"thickness": 12}, **refs,
@@ -88,12 +86,10 @@ def attention_over_image(image, maps, titles, patch_names, digits=DIGITS, scale=
                                     for i in range(rows)]})
         column, line = k % per_row, k // per_row
         height = 1 / lines
-        layout[f"xaxis{axis}"] = {**HIDDEN, "domain": [column / per_row + 0.02, (column + 1) / per_row - 0.02],
-                                  "range": [-0.5, pixels.shape[1] - 0.5], "constrain": "domain"}
-        layout[f"yaxis{axis}"] = {**HIDDEN, "domain": [1 - (line + 1) * height,
-                                                       1 - (line + TITLE_ROOM / (PANEL_HEIGHT + TITLE_ROOM)) * height],
-                                  "range": [pixels.shape[0] - 0.5, -0.5], "scaleanchor": f"x{axis}",
-                                  "constrain": "domain"}
+        across, down = digit_axes(pixels.shape, numbered=False, anchor=f"x{axis}")
+        layout[f"xaxis{axis}"] = {**across, "domain": [column / per_row + 0.02, (column + 1) / per_row - 0.02]}
+        layout[f"yaxis{axis}"] = {**down, "domain": [1 - (line + 1) * height,
+                                                     1 - (line + TITLE_ROOM / (PANEL_HEIGHT + TITLE_ROOM)) * height]}
         font = {"size": LABEL_SIZE * scale}
         layout["annotations"].append({"text": title, "showarrow": False, "xref": f"x{axis} domain",
                                       "yref": f"y{axis} domain", "x": 0.5, "y": 1.0, "yanchor": "bottom",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ui.core.figures import MARGIN, SEQUENTIAL, TEXT_SIZE, Chart
+from ui.vision.pictures import digit_bitmap
 
 PIXEL = 7  # screen pixels per image pixel: an 8 × 8 digit is 56 px wide, each pixel a sharp square
 CONFUSION_CELL = 40  # px, a cell of the confusion matrix: room for a count of three digits
@@ -12,10 +13,8 @@ CONFUSION_FRAME = (70, 100)  # px the matrix's axes take beside and above its ce
 
 
 def picture(image) -> np.ndarray:
-    """An image (H, W, 1) of 0 (blank) to 1 (ink) as grey bytes (H·PIXEL, W·PIXEL): ink dark on white, each pixel a
-    block of PIXEL × PIXEL (a browser enlarging 8 × 8 pixels would blur them)."""
-    grey = 1 - np.clip(np.asarray(image, dtype=float)[..., 0], 0, 1)  # (H, W): 1 white, 0 black
-    return np.round(255 * np.kron(grey, np.ones((PIXEL, PIXEL)))).astype(np.uint8)  # (H·PIXEL, W·PIXEL)
+    """A test digit (H, W, 1) as grey bytes (H·PIXEL, W·PIXEL), drawn as every ViT picture draws a digit."""
+    return digit_bitmap(image, PIXEL)
 
 
 def confusion_chart(counts, classes, true_title: str, predicted_title: str, scale: float = 1.0) -> Chart:
