@@ -522,3 +522,17 @@ def test_a_presenters_step_and_a_following_students_are_scrolled_into_view():
     assert component(teacher, scroll.KEY) is None  # a teacher not presenting scrolls their own page
     student = open_link("attention", room=code)
     assert json.loads(component(student, scroll.KEY)["view"])[1]["step"] == "weights"
+
+
+@pytest.mark.parametrize("stack", ["encoder_stack", "decoder_stack"])
+def test_a_following_students_stack_page_has_the_section_heading_its_step_scroll_brings_into_view(stack):
+    """The stack pages' first section ("What each layer changes") drew its heading in presenter mode only: a following
+    student's page had no step heading, so it stayed at the page's top (the heatmap cut by the screen's foot) or was
+    scrolled to the last page's heading as it went."""
+    from ui.classroom import follow
+    code, key = follow.store().create()
+    open_link(stack, room=code, key=key)  # the teacher's page, in the room
+    student = open_link(stack, room=code)
+    heading = f"##### {EN_T('stack.changes')}"
+    assert [m.value for m in student.markdown if m.value.startswith("#####")] == [heading]
+    assert component(student, "step.scroll") is not None
