@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 import engine
 import streamlit_privates
 from conftest import page_title
-from test_app import EN_T, notes, open_link, query, server_navigation  # noqa: F401
+from test_app import EN_T, goto, notes, open_link, query, server_navigation  # noqa: F401
 from test_browser import SHOTS, no_exception, server, settle, url  # noqa: F401 (server: a fixture)
 from test_vit_pages import shipped_trace
 from ui.classroom import presenter
@@ -536,3 +536,17 @@ def test_a_following_students_stack_page_has_the_section_heading_its_step_scroll
     heading = f"##### {EN_T('stack.changes')}"
     assert [m.value for m in student.markdown if m.value.startswith("#####")] == [heading]
     assert component(student, "step.scroll") is not None
+
+
+def test_a_student_who_leaves_the_teachers_page_sees_the_note_at_the_top():
+    """A following student's page scrolls to the teacher's step; one that opened another page on its own kept that
+    scroll now and then (1 of 3 walks at 1280 x 720 on a busy machine: the new page 887 px down), and the line that
+    says following is off, above the page, was out of sight. The page's top is brought into view with it."""
+    from ui.classroom import follow, scroll
+    code, key = follow.store().create()
+    open_link("attention", room=code, key=key)
+    student = open_link("attention", room=code)
+    assert component(student, scroll.KEY) is not None and component(student, scroll.TOP_KEY) is None
+    goto(student, "ffn")
+    assert any(w.value == EN_T("room.wandered") for w in student.warning)
+    assert component(student, "step.scroll.top") == {"view": json.dumps(["top", "ffn"]), "top": True}
