@@ -550,3 +550,32 @@ def test_a_student_who_leaves_the_teachers_page_sees_the_note_at_the_top():
     goto(student, "ffn")
     assert any(w.value == EN_T("room.wandered") for w in student.warning)
     assert component(student, "step.scroll.top") == {"view": json.dumps(["top", "ffn"]), "top": True}
+
+
+# A page in a blank tab as the step scroll's script sees one: the main area (600 px high, scrolling) with a step heading
+# 2,000 px down, and the app's script state.
+SCROLL_PAGE = """<div data-testid="stApp" data-test-script-state="running">
+<div data-testid="stMain" style="height: 600px; overflow: auto"><div style="height: 2000px"></div><h5>Step</h5>
+<div style="height: 2000px"></div></div></div>"""
+
+
+def test_the_step_scroll_waits_for_a_long_run_to_end(chromium):
+    """The step scroll's script gave up waiting for the page's run to end after 5 s (a try every 100 ms, 50 tries), so
+    on a busy server (a class) a slow run's step never came into view: a paper-preset slide opened with its heading
+    2,138 px down (tests/test_slide_fit.py, 1 run of 3 at a load of 15). It waits as long as the run lasts; the clock is
+    Playwright's, run forward."""
+    from ui.classroom import scroll
+    page = chromium.new_page()
+    try:
+        page.clock.install()
+        page.set_content(SCROLL_PAGE)
+        page.add_script_tag(content=scroll.JS.replace("export default function", "window.stepScroll = function"))
+        page.evaluate("window.stepScroll({data: {view: 'slide'}})")
+        page.clock.run_for(20_000)  # a run of 20 s
+        assert page.evaluate("document.querySelector('[data-testid=stMain]').scrollTop") == 0
+        page.evaluate("document.querySelector('[data-testid=stApp]').dataset.testScriptState = 'notRunning'")
+        page.clock.run_for(3_000)
+        assert page.evaluate("""() => Math.round(document.querySelector('h5').getBoundingClientRect().top -
+                                      document.querySelector('[data-testid=stMain]').getBoundingClientRect().top)""") == 0
+    finally:
+        page.close()

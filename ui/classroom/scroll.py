@@ -27,12 +27,15 @@ export default function({data}) {
     const again = [...AGAIN];
     const show = () => {  // once the run is over and its heading drawn (a new page's first runs are the old page's)
         const main = document.querySelector(MAIN), heading = data.top ? main : document.querySelector(HEADING);
-        if (window.stepInView !== data.view || tries++ > 50 || !main ||
+        if (window.stepInView !== data.view || !main ||
             (placed !== null && Math.abs(main.scrollTop - placed) > 2)) {  // a newer step, or the reader scrolled
             return;
         }
-        if (!document.querySelector(SETTLED) || !heading) {
-            setTimeout(show, 100);
+        const settled = document.querySelector(SETTLED);  // a run lasts as long as it lasts (a busy server's: seconds)
+        if (!settled || !heading) {
+            if (!settled || tries++ < 50) {  // a page that has ended its run with no heading: 5 s more, then no more
+                setTimeout(show, 100);
+            }
             return;
         }
         if (data.top) {
