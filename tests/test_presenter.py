@@ -378,6 +378,25 @@ def test_two_quick_keys_across_a_page_boundary_open_the_next_page(server, new_pa
     assert "/multihead?" in page.url, page.url
 
 
+def test_the_keys_move_the_slides_once_the_sidebars_toggle_turned_presenter_mode_on(server, new_page):  # noqa
+    """A teacher turns presenter mode on with the sidebar's toggle and presses the clicker's Page Down (or →): the
+    toggle keeps the focus, and the rail took no key whose target was an input, a checkbox included, so the keys were
+    dead until the teacher clicked the page."""
+    page = new_page()
+    page.set_viewport_size(PROJECTOR_SCREEN)
+    page.goto(url(server, "attention"))
+    settle(page)
+    page.get_by_text(EN_T("ctl.present"), exact=True).click()
+    expect(_where(page)).to_have_text(re.compile(r"^8 / .* · Scores$"), timeout=30_000)
+    settle(page)
+    assert page.evaluate("document.activeElement.type") == "checkbox"  # the toggle, in the closed sidebar
+    page.keyboard.press("PageDown")
+    expect(_where(page)).to_have_text(re.compile(r"^9 / .* · Scaled scores$"), timeout=30_000)
+    settle(page)
+    page.keyboard.press("ArrowLeft")
+    expect(_where(page)).to_have_text(re.compile(r"^8 / .* · Scores$"), timeout=30_000)
+
+
 # The attention formula on a phone: wider than the phone (so not vacuous), it scrolls sideways in its own box, which
 # stays inside the column, and the page itself is not wider than the screen.
 WIDE_FORMULA_IN_ITS_BOX = """() => {
