@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 import engine
 import streamlit_privates
 from conftest import page_title
-from test_app import EN_T, notes, open_link, query, server_navigation  # noqa: F401
+from test_app import EN_T, goto, notes, open_link, query, server_navigation  # noqa: F401
 from test_browser import SHOTS, no_exception, server, settle, url  # noqa: F401 (server: a fixture)
 from test_vit_pages import shipped_trace
 from ui.classroom import presenter
@@ -378,6 +378,25 @@ def test_two_quick_keys_across_a_page_boundary_open_the_next_page(server, new_pa
     assert "/multihead?" in page.url, page.url
 
 
+def test_the_keys_move_the_slides_once_the_sidebars_toggle_turned_presenter_mode_on(server, new_page):  # noqa
+    """A teacher turns presenter mode on with the sidebar's toggle and presses the clicker's Page Down (or →): the
+    toggle keeps the focus, and the rail took no key whose target was an input, a checkbox included, so the keys were
+    dead until the teacher clicked the page."""
+    page = new_page()
+    page.set_viewport_size(PROJECTOR_SCREEN)
+    page.goto(url(server, "attention"))
+    settle(page)
+    page.get_by_text(EN_T("ctl.present"), exact=True).click()
+    expect(_where(page)).to_have_text(re.compile(r"^8 / .* · Scores$"), timeout=30_000)
+    settle(page)
+    assert page.evaluate("document.activeElement.type") == "checkbox"  # the toggle, in the closed sidebar
+    page.keyboard.press("PageDown")
+    expect(_where(page)).to_have_text(re.compile(r"^9 / .* · Scaled scores$"), timeout=30_000)
+    settle(page)
+    page.keyboard.press("ArrowLeft")
+    expect(_where(page)).to_have_text(re.compile(r"^8 / .* · Scores$"), timeout=30_000)
+
+
 # The attention formula on a phone: wider than the phone (so not vacuous), it scrolls sideways in its own box, which
 # stays inside the column, and the page itself is not wider than the screen.
 WIDE_FORMULA_IN_ITS_BOX = """() => {
@@ -522,3 +541,60 @@ def test_a_presenters_step_and_a_following_students_are_scrolled_into_view():
     assert component(teacher, scroll.KEY) is None  # a teacher not presenting scrolls their own page
     student = open_link("attention", room=code)
     assert json.loads(component(student, scroll.KEY)["view"])[1]["step"] == "weights"
+
+
+@pytest.mark.parametrize("stack", ["encoder_stack", "decoder_stack"])
+def test_a_following_students_stack_page_has_the_section_heading_its_step_scroll_brings_into_view(stack):
+    """The stack pages' first section ("What each layer changes") drew its heading in presenter mode only: a following
+    student's page had no step heading, so it stayed at the page's top (the heatmap cut by the screen's foot) or was
+    scrolled to the last page's heading as it went."""
+    from ui.classroom import follow
+    code, key = follow.store().create()
+    open_link(stack, room=code, key=key)  # the teacher's page, in the room
+    student = open_link(stack, room=code)
+    heading = f"##### {EN_T('stack.changes')}"
+    assert [m.value for m in student.markdown if m.value.startswith("#####")] == [heading]
+    assert component(student, "step.scroll") is not None
+
+
+def test_a_student_who_leaves_the_teachers_page_sees_the_note_at_the_top():
+    """A following student's page scrolls to the teacher's step; one that opened another page on its own kept that
+    scroll now and then (1 of 3 walks at 1280 x 720 on a busy machine: the new page 887 px down), and the line that
+    says following is off, above the page, was out of sight. The page's top is brought into view with it."""
+    from ui.classroom import follow, scroll
+    code, key = follow.store().create()
+    open_link("attention", room=code, key=key)
+    student = open_link("attention", room=code)
+    assert component(student, scroll.KEY) is not None and component(student, scroll.TOP_KEY) is None
+    goto(student, "ffn")
+    assert any(w.value == EN_T("room.wandered") for w in student.warning)
+    assert component(student, "step.scroll.top") == {"view": json.dumps(["top", "ffn"]), "top": True}
+
+
+# A page in a blank tab as the step scroll's script sees one: the main area (600 px high, scrolling) with a step heading
+# 2,000 px down, and the app's script state.
+SCROLL_PAGE = """<div data-testid="stApp" data-test-script-state="running">
+<div data-testid="stMain" style="height: 600px; overflow: auto"><div style="height: 2000px"></div><h5>Step</h5>
+<div style="height: 2000px"></div></div></div>"""
+
+
+def test_the_step_scroll_waits_for_a_long_run_to_end(chromium):
+    """The step scroll's script gave up waiting for the page's run to end after 5 s (a try every 100 ms, 50 tries), so
+    on a busy server (a class) a slow run's step never came into view: a paper-preset slide opened with its heading
+    2,138 px down (tests/test_slide_fit.py, 1 run of 3 at a load of 15). It waits as long as the run lasts; the clock is
+    Playwright's, run forward."""
+    from ui.classroom import scroll
+    page = chromium.new_page()
+    try:
+        page.clock.install()
+        page.set_content(SCROLL_PAGE)
+        page.add_script_tag(content=scroll.JS.replace("export default function", "window.stepScroll = function"))
+        page.evaluate("window.stepScroll({data: {view: 'slide'}})")
+        page.clock.run_for(20_000)  # a run of 20 s
+        assert page.evaluate("document.querySelector('[data-testid=stMain]').scrollTop") == 0
+        page.evaluate("document.querySelector('[data-testid=stApp]').dataset.testScriptState = 'notRunning'")
+        page.clock.run_for(3_000)
+        assert page.evaluate("""() => Math.round(document.querySelector('h5').getBoundingClientRect().top -
+                                      document.querySelector('[data-testid=stMain]').getBoundingClientRect().top)""") == 0
+    finally:
+        page.close()

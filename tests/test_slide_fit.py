@@ -67,7 +67,8 @@ def measure(base, page, shown, **query) -> tuple[list, set]:
         page.goto(url(base, name, present="1", **query, **encode_view(view)))
         settle(page)
         no_exception(page)
-        page.wait_for_timeout(600)  # the scroll to the step, once the run is over (ui/classroom/scroll.py)
+        page.wait_for_selector(".present-dots button", timeout=30_000)  # the rail, whose top the slide must stay
+        page.wait_for_timeout(600)  # above; the scroll to the step, once the run is over (ui/classroom/scroll.py)
         boxes = misfit(page)
         if boxes is not None:
             misfits.append((position, name, view, boxes))

@@ -26,7 +26,7 @@ import sqlite3
 import segno
 import streamlit as st
 
-from ui.classroom import room_watch
+from ui.classroom import room_watch, scroll
 from ui.classroom.share import copy_link_button
 from ui.core import session, sidebar as controls, streamlit_internals
 from ui.core.i18n import language_of, literal
@@ -265,6 +265,7 @@ def _student_panel(t, room, slot) -> bool:
     if st.session_state.pop(WANDERED, False):  # the student's own change (publish): following is off, and it says so
         st.session_state[key] = False
         st.warning(t("room.wandered"), icon=":material/link_off:")  # above the page, where the student looks
+        scroll.to_top(st.session_state[PAGE])
     attached = panel.toggle(t("room.follow", code=room["code"]), value=True, key=key, on_change=_reattach, args=(key,))
     panel.caption(t("room.following") if attached else t("room.detached", code=room["code"]))
     if room["refused"]:

@@ -142,8 +142,11 @@ export default function({parentElement, data, setTriggerValue}) {
     rail.replaceChildren(back, next, where, parts, leave);
     const onKey = (event) => {
         const target = event.target;
+        // Not while text is typed or a value slid; a checkbox takes the keys as a button does (the sidebar's
+        // presenter toggle keeps the focus once it has turned presenter mode on)
+        const typing = "input:not([type=checkbox]), textarea, select, [role=slider]";
         if (event.defaultPrevented || event.ctrlKey || event.altKey || event.metaKey ||
-            (target && (target.isContentEditable || target.closest("input, textarea, select, [role=slider]")))) {
+            (target && (target.isContentEditable || target.closest(typing)))) {
             return;
         }
         const space = event.key === " ";

@@ -5,12 +5,14 @@ One st.components.v2 element with no markup, no style and no text: its data is t
 its widgets show), and its script scrolls the main area's first step heading (h5) under the header when that name
 changes. It waits for the page's run to end, so a page change's new heading is the one scrolled to. Drawn on a step
 page in presenter mode (ui/views/frame.py) and on a student's page that follows the teacher; a reader's own page
-never moves under them."""
+never moves under them. The same script brings a page's top into view (`to_top`: a student who left the teacher's
+page reads the note above it)."""
 import json
 
 import streamlit as st
 
 KEY = "step.scroll"
+TOP_KEY = "step.scroll.top"
 JS = """
 const MAIN = "[data-testid='stMain']", HEADING = MAIN + " h5";
 const SETTLED = "[data-testid='stApp'][data-test-script-state='notRunning']";
@@ -26,16 +28,20 @@ export default function({data}) {
     const start = Date.now();
     let placed = null, first = null;
     const show = () => {  // once the run is over and its heading drawn (a new page's first runs are the old page's)
-        const heading = document.querySelector(HEADING), main = document.querySelector(MAIN);
+        const main = document.querySelector(MAIN), heading = data.top ? main : document.querySelector(HEADING);
         if (window.stepInView !== data.view || Date.now() - start > GIVE_UP || !main ||
             (placed !== null && Math.abs(main.scrollTop - placed) > 2)) {  // a newer step, or the reader scrolled
             return;
         }
-        if (!document.querySelector(SETTLED) || !heading) {
+        if (!document.querySelector(SETTLED) || !heading) {  // a busy server's run lasts seconds
             setTimeout(show, WAIT);
             return;
         }
-        heading.scrollIntoView({block: "start"});
+        if (data.top) {
+            main.scrollTop = 0;
+        } else {
+            heading.scrollIntoView({block: "start"});
+        }
         placed = main.scrollTop;
         first = first === null ? Date.now() : first;
         if (Date.now() - first < KEEP) {
@@ -58,3 +64,10 @@ def to_step(page: str, shown: dict) -> None:
     if st.session_state.get(KEY + ".view") != view:
         st.session_state[KEY + ".view"] = view
         _scroll(key=KEY, data={"view": view})
+
+
+def to_top(page: str) -> None:
+    """Bring the page's top into view, once the run is over: the page a following student opened on its own kept the
+    step scroll of the teacher's page now and then, with the note that says following is off out of sight."""
+    st.session_state.pop(KEY + ".view", None)  # following again scrolls to the teacher's step
+    _scroll(key=TOP_KEY, data={"view": json.dumps(["top", page]), "top": True})

@@ -37,6 +37,12 @@ class Context:
         return self.model.config
 
     @property
+    def step_in_view(self) -> bool:
+        """Whether the page scrolls to the step it shows (ui/classroom/scroll.py): a presenter's slide, a following
+        student's page; its step headings are drawn then."""
+        return self.state.present or self.reading
+
+    @property
     def edits(self) -> tuple:
         """The weights the learner typed into the model this page draws."""
         return self.state.vit.edits if self.vision else self.state.edits

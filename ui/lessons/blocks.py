@@ -117,7 +117,7 @@ def stack_output(stack: str):
 def _layer_changes(ctx, stack, names):
     """One measure (engine.layers) per position and layer, as a heatmap with its numbers: positions down, layers
     across."""
-    if ctx.state.present:  # a slide's heading, which the rail scrolls to the top of the screen
+    if ctx.step_in_view:  # the heading the step scroll brings to the top of the screen
         st.markdown(f"##### {ctx.t('stack.changes')}")
     measure = pickers.choice(f"{stack}.measure", ctx.t("stack.measure"), list(MEASURES), lambda m: ctx.t(f"stack.{m}"),
                              link="measure")
@@ -126,14 +126,14 @@ def _layer_changes(ctx, stack, names):
     one_layer = len(names) == 2  # the stack's input and one layer
     note = ctx.t(f"stack.{measure}_note") + (
         "\n\n" + ctx.t("stack.one_layer_note", field=f"n_{stack}_layers") if one_layer else "")
-    if not ctx.state.present:  # a slide's note is under its numbers
+    if not ctx.step_in_view:  # a slide's note (and a following student's) is under its numbers
         st.caption(note)
     first = 0 if measure == "norm" else 1  # x^(0), the input, has a length but no change
     columns = [ctx.t("view.input") if l == 0 else ctx.t("stack.layer", l=l) for l in range(first, len(names))]
     chart = heatmap(values.T, step_axes(ctx.trace, names[0])[0], columns, digits=ctx.state.digits,
                     scale=draw.type_scale(ctx))
     draw.plot(chart, f"{stack}.{measure}", width=draw.chart_width(len(columns)))
-    if ctx.state.present:
+    if ctx.step_in_view:
         st.caption(note)
 
 

@@ -36,7 +36,7 @@ def page(body):
         if ctx.state.present:
             presenter.rail(ctx, drawn.page, drawn.shown)
         neighbour_links(ctx.state, drawn.page)  # none in presenter mode or for a following student
-        if ctx.state.present or ctx.reading:  # the step the class is on, in view
+        if ctx.step_in_view:  # the step the class is on
             scroll.to_step(drawn.page, drawn.shown)
     return run
 
