@@ -8,6 +8,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from ui.classroom.room_watch import AGAIN_SECONDS, AT_ONCE, Watcher  # noqa: E402
+from ui.stores import rooms  # noqa: E402
 
 
 class Room:
@@ -88,3 +89,31 @@ def test_a_forgotten_page_or_a_room_that_moves_back_wakes_no_one():
     room.versions["ABCD"] = None  # the room is gone (or its store does not answer): the page is told
     watcher.tick()
     assert room.woken == ["student"]
+
+
+class _StoreThatFailsOnRead:
+    """A room at version 7 whose whole read fails once (a store busy past its timeout), then answers."""
+
+    def __init__(self):
+        self.failures = 1
+
+    def version(self, code):
+        return 7
+
+    def latest(self, code):
+        if self.failures:
+            self.failures -= 1
+            raise OSError("timed out")
+        return rooms.Latest(7, "qkv", {"src": "hi"})
+
+
+def test_a_rooms_version_that_could_not_be_read_is_taken_on_a_later_run(monkeypatch):
+    """The version a student's page shows moves only with what it took: a read of the teacher's page that fails
+    leaves the page behind (the watcher wakes it again), not marked as showing the version it never got."""
+    from ui.classroom import follow
+    fake = _StoreThatFailsOnRead()
+    monkeypatch.setattr(follow, "store", lambda: fake)
+    room, notes = {"code": "ABCD", "seen": 6}, []
+    assert follow._moved(room, notes) is None and notes == [("room.unreachable", {})] and room["seen"] == 6
+    latest = follow._moved(room, [])
+    assert latest.page == "qkv" and room["seen"] == 7
