@@ -76,7 +76,7 @@ def test_product_tab_writes_chi_w_e_as_the_lookup(cfg):
     at = open_tab(open_page("tokens", cfg=cfg), "tokens.tab", "tokens.tab.product")
     trace = engine_trace(embed_scale=cfg.endswith("true"))
     product = latex(at)[0]
-    assert product.startswith(r"\chi\, W_E") and r"W_E[0] \\ W_E[2]" in product
+    assert product.startswith(r"\chi\, W_E") and r"W_E[\text{hello}] \\ W_E[\text{world}]" in product  # rows named by token
     assert product.endswith(bmatrix(trace["src.embed"], 4)) and (r"\sqrt{d_{\text{model}}}" in product) == (
         cfg.endswith("true"))
     assert EN["tokens.product.equal"].format(name="src.embed") in [c.value for c in at.caption]

@@ -321,8 +321,8 @@ def _decode_edits(text: str):
             target, value = part.rsplit("=", 1)
             param, index = target.rsplit(":", 1)
             index = tuple(int(i) for i in index.split("."))
-            if not PARAM_NAME.fullmatch(param):
-                raise ValueError(param)
+            if not PARAM_NAME.fullmatch(param) or not value:
+                raise ValueError(part)
         except ValueError:
             bad.append(part[:80])
             continue
