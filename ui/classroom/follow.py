@@ -324,7 +324,7 @@ def catch_up_on_page() -> None:
         if not taken or _quiz_moved(room["code"]):  # a room gone, a store that does not answer, another page or
             st.rerun(scope="app")  # model, or the class quiz's question asked, closed or revealed: the whole app
         room["seen"] = latest.version
-        _take_here(query, latest.page)
+        _take_here(query, latest)
         controls.start_from_link()
     watcher().follow(session_id, room["code"], room["seen"])
 
@@ -376,9 +376,9 @@ def _take(latest: rooms.Latest, switch: bool) -> None:
     is built) or, on another page, by st.switch_page."""
     query = _teachers_query(latest, st.session_state["state"])
     if not switch:
-        _take_here(query, latest.page)
+        _take_here(query, latest)
         return
-    _took(latest.page)
+    _took(latest)
     st.switch_page(page_entry(st.session_state["context"].t, latest.page), query_params=query)
 
 
@@ -392,14 +392,14 @@ def _teachers_query(latest: rooms.Latest, state: AppState) -> dict:
     return query
 
 
-def _take_here(query: dict, page: str) -> None:
+def _take_here(query: dict, latest: rooms.Latest) -> None:
     """The teacher's link into this run's address, for the state to be read from it."""
-    _took(page)
+    _took(latest)
     st.query_params.from_dict(query)
 
 
-def _took(page: str) -> None:
-    st.session_state[ROOM]["took"] = page  # the teacher's page, which the run that took it must show
+def _took(latest: rooms.Latest) -> None:
+    st.session_state[ROOM]["took"] = (latest.page, latest.query)  # what the run that took it must show
     st.session_state.pop("state")  # read again from the link
     st.session_state[WHOLE_VIEW] = True  # a part of the view the teacher's link leaves out is at its default
     st.session_state[TOOK] = True
@@ -443,7 +443,7 @@ def _notice_own_change(room: dict) -> None:
     teacher's (then the run's own); a change since is the student's own, which turns following off with a note (the
     app runs again for the sidebar's toggle to say so)."""
     shown, took = (st.session_state.get(PAGE), _shown_query()), st.session_state.pop(TOOK, False)
-    if took and room["took"] != shown[0] and room.get("retook") != room["seen"]:
+    if took and room["took"] != shown and room.get("retook") != room["seen"]:
         _take_again(room)
     if took or "shows" not in room:
         room["shows"] = shown
@@ -454,8 +454,9 @@ def _notice_own_change(room: dict) -> None:
 
 
 def _take_again(room: dict) -> None:
-    """A run that took the teacher's page shows another: the page the browser showed, whose rerun (asked before it
-    heard of the switch) came first and replaced the switch's run. The room's version is taken again, once."""
+    """A run that took the teacher's page and link shows another: the browser's, whose rerun (asked before it heard
+    of the switch, or of the new link) came first and replaced the run that took them. The room's version is taken
+    again, once."""
     room["retook"], room["seen"] = room["seen"], None
     st.rerun(scope="app")
 
