@@ -228,12 +228,16 @@ def test_a_class_quiz_in_chromium(chromium, tmp_path):
             teacher.locator(f".st-key-ex-tab {BUTTON}").nth(1).click()  # compute it by hand
             teacher.locator(f".st-key-quiz-ask-{q.id}").get_by_role("button").click()
             teacher.get_by_text(EN("quiz.count", n=0)).wait_for(timeout=FOLLOWED_WITHIN * 1000)
-            for student, t, typed in zip(students, (EN, ZH), (f"{q.answer:.6g}", "1")):
+            for n, (student, t, typed) in enumerate(zip(students, (EN, ZH), (f"{q.answer:.6g}", "1"))):
                 student.goto(f"{url}/?room={code}")
                 student.get_by_label(t("ex.answer.number")).first.fill(typed)
                 student.get_by_role("button", name=t("quiz.send")).click()
-                student.get_by_text(t("quiz.yours", answer=fmt(float(typed), 6))).wait_for(
-                    timeout=FOLLOWED_WITHIN * 1000)
+                try:
+                    student.get_by_text(t("quiz.yours", answer=fmt(float(typed), 6))).wait_for(
+                        timeout=FOLLOWED_WITHIN * 1000)
+                except Exception:  # the answer not shown: keep the student's screen for the failure's report
+                    student.screenshot(path=shots / f"quiz-student-{n}-missed.png", full_page=True)
+                    raise
             teacher.get_by_text(EN("quiz.count", n=2)).wait_for(timeout=FOLLOWED_WITHIN * 1000)  # no click: live
             teacher.locator('[data-testid="stMain"]').evaluate("main => main.scrollTo(0, 0)")
             teacher.screenshot(path=shots / "quiz-teacher.png")
