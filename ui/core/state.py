@@ -242,7 +242,7 @@ def _encode_edits(edits: tuple) -> str:
 
 def decode(query, default_lang: str = "en") -> tuple[AppState, list]:
     """The state a link describes, and a note for every part that had to be ignored: the part itself, or a
-    LimitError when a sentence is longer than MAX_CHARS (its start is kept)."""
+    LimitError when a sentence is longer than MAX_CHARS (its start is kept) or a weight is refused (msg.edit_bad)."""
     notes, state = [], AppState(lang=default_lang)
     preset = query.get("preset", state.preset)
     if preset in engine.PRESETS:
