@@ -108,7 +108,9 @@ def fresh_server(chromium, tmp_path):
 # ---- helpers ------------------------------------------------------------------------------------------------
 
 # The page's shape, in the page itself: elements, charts, charts drawn, formulas, height, the script's state, the
-# numbers drawn in heatmaps. Settled when it has held for `quiet` ms with every chart drawn and no script running;
+# numbers drawn in heatmaps, elements still loading their code (Streamlit draws a chart's code, fetched on first use,
+# as an "stSkeleton" until it arrives: a page of none but those is quiet, not drawn). Settled when it has held for
+# `quiet` ms with every chart drawn, nothing loading and no script running;
 # looked at every 50 ms, in the browser (no round trip per look). Returns null when settled, else the last shape seen
 # when `timeout` ms ran out.
 SETTLED = """([quiet, timeout]) => new Promise(resolve => {
@@ -119,13 +121,14 @@ SETTLED = """([quiet, timeout]) => new Promise(resolve => {
                 charts.filter(c => c.querySelector('.main-svg')).length,
                 document.querySelectorAll('.katex').length, main ? main.scrollHeight : 0,
                 document.querySelector('[data-testid="stApp"]').getAttribute('data-test-script-state'),
-                document.querySelectorAll('.heatmaplayer text').length];
+                document.querySelectorAll('.heatmaplayer text').length,
+                document.querySelectorAll('[data-testid="stSkeleton"]').length];
     };
     const start = performance.now();
     let last = null, since = start;
     const look = () => {
         const now = shape(), at = performance.now(), text = JSON.stringify(now);
-        if (text !== last || now[1] !== now[2] || now[5] !== 'notRunning') {
+        if (text !== last || now[1] !== now[2] || now[5] !== 'notRunning' || now[7]) {
             last = text;
             since = at;
         } else if (at - since >= quiet) {
@@ -203,6 +206,23 @@ def no_exception(page):
 
 
 # ---- tests ---------------------------------------------------------------------------------------------------
+
+def test_settle_waits_for_a_chart_whose_code_arrives_late(server, new_page):
+    """A chart's code is fetched on its first use; until it arrives the page is quiet with a skeleton in the chart's
+    place. On a loaded machine that outlasted settle's quiet time once: the ViT overlay's test read a page with no
+    chart on it. Here the code is held back until settle has been seen to wait for it."""
+    page = new_page()
+    held = []
+    page.route("**/PlotlyChart.*.js", lambda route: held.append(route))
+    page.goto(url(server, "vit_encoder"))
+    page.wait_for_selector(READY)
+    while not held:
+        page.wait_for_timeout(50)
+    assert page.evaluate(SETTLED, [700, 3_000]) is not None  # quiet for 3 s, and not settled
+    held[0].continue_()
+    settle(page)
+    assert page.locator('[data-testid="stPlotlyChart"] .annotation-text').count() == 25  # 20 weights, 5 titles
+
 
 def test_deep_link_first_on_a_fresh_server(fresh_server, new_page):
     """Before any session has run app.py, Streamlit is in folder mode; /tokens must still work."""
