@@ -346,7 +346,7 @@ def _students_quiz(held, q: ex.Question) -> None:
     the right answer, whether this student's was right, and the class's answers."""
     ctx = session.get()
     t, mine = ctx.t, quiz.mine(held.number)
-    box = st.container(border=True)
+    box = st.container(border=True, key="quiz.students_box")  # its field's label is the exercises' fields' too
     box.markdown(_quiz_title(t, held.number, q, held.state))
     with box:
         question_prompt(ctx, q)
