@@ -492,26 +492,37 @@ def test_next_and_previous_switch_pages_in_the_same_session_and_keep_the_link(se
 
 
 def test_a_wide_heatmap_names_the_cell_under_the_mouse_and_a_click_explains_it(server, new_page):
-    """A matrix wider than 128 columns has one click trace per row, whose hover text the browser writes."""
+    """A matrix wider than 128 columns has one click trace per row, whose hover text the browser writes as fmt
+    does: its minus (−, not plotly's -) and its power of ten (5.496×10⁻⁴, not 0.0005496). Plotly names the cell
+    whose marker is nearest, a neighbour of the one under the mouse when cells are narrower than a marker: the
+    mouse moves a pixel at a time near each cell until the hover names it."""
     cfg = "d_model:16,n_heads:2,d_ff:256,n_layers:1"
-    trace = engine.preset("paper", d_model=16, n_heads=2, d_ff=256, n_layers=1).run("Hello World")
+    hidden = engine.preset("paper", d_model=16, n_heads=2, d_ff=256, n_layers=1).run("Hello World")["enc.0.ffn.hidden"]
+    written = {122: "−0.03995", 123: "−9.209×10⁻⁴", 124: "5.496×10⁻⁴"}  # columns of "world", from 1
+    assert {column: fmt(hidden[1, column - 1], DIGITS) for column in written} == written
     page = new_page()
     page.goto(url(server, "ffn", preset="paper", cfg=cfg))
     settle(page)
     chart = page.locator('[data-testid="stPlotlyChart"]').first  # enc.0.ffn.hidden, (2, 256)
     chart.scroll_into_view_if_needed()
-    box = chart.bounding_box()
-    page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.75)  # the second row, "world"
-    hover = page.locator(".hoverlayer .hovertext")
-    expect(hover).to_have_count(1, timeout=10_000)
-    column, shown = re.fullmatch(r"world · (\d+): (\S+)", hover.text_content().strip()).groups()  # from 1
-    assert shown.replace("-", "−") == fmt(trace["enc.0.ffn.hidden"][1, int(column) - 1], DIGITS)  # plotly's minus
-    page.mouse.click(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.75)
-    explained = re.compile(rf"H[\s\u200b]*\[\s*2\s*,\s*{column}\s*\]")
+    plot = chart.locator(".nsewdrag").first.bounding_box()  # the plot area: 256 columns (x from −0.5), 2 rows
+    hover, y = page.locator(".hoverlayer .hovertext"), plot["y"] + plot["height"] * 0.75
+    for column, shown in written.items():
+        centre = plot["x"] + plot["width"] * (column - 0.5) / 256
+        for x in range(int(centre) - 16, int(centre) + 16):
+            page.mouse.move(x, y)
+            try:
+                expect(hover).to_have_text(re.compile(rf"world · {column}: "), timeout=1_000)
+                break
+            except AssertionError:
+                continue
+        assert hover.text_content().strip() == f"world · {column}: {shown}"
+    page.mouse.click(x, y)
+    explained = re.compile(r"H[\s\u200b]*\[\s*2\s*,\s*124\s*\]")
     expect(page.locator(".katex-display").filter(has_text=explained)).to_have_count(1, timeout=30_000)
     settle(page)
     no_exception(page)
-    expect(page.get_by_role("spinbutton", name=f"{EN['view.col']} (1–256)")).to_have_value(column)  # typed, not listed
+    expect(page.get_by_role("spinbutton", name=f"{EN['view.col']} (1–256)")).to_have_value("124")  # typed, not listed
 
 
 def explained_latex_tail(latex):

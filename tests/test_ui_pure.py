@@ -1223,19 +1223,18 @@ def test_a_wide_heatmap_has_one_click_trace_per_row_whose_hover_the_browser_writ
 
     from ui.core.figures import heatmap
 
-    matrix = np.arange(600.0).reshape(2, 300) / 7
+    matrix = np.arange(600.0).reshape(2, 300) / 7 - 20  # signed: −20 … 65.57
     validated = go.Figure(heatmap(matrix, ["Hello", "World"], col_labels, digits=5).to_dict())
     cells, rows = validated.data[0], validated.data[1:]
     assert cells.text is None and cells.texttemplate is None  # no numbers drawn in 600 cells, none sent
     assert [row.meta for row in rows] == ["Hello", "World"]
     for i, row in enumerate(rows):
-        np.testing.assert_array_equal(typed_array(row.customdata), matrix[i])
+        np.testing.assert_array_equal(typed_array(row.customdata), np.abs(matrix[i]))  # the size; the sign in text
+        assert list(row.text) == [f"{label}: {'−' if v < 0 else ''}" for label, v in zip(col_labels, matrix[i])]
         assert (row.x, row.x0, row.dx) == (None, 0, 1)  # cell (i, j) at x=j, y=i
         np.testing.assert_array_equal(typed_array(row.y), np.full(300, i))
-    by_index = col_labels[5] == "5"
-    assert rows[0].hovertemplate == ("%{meta} · %{x}" if by_index else "%{meta} · %{text}") + \
-        ": %{customdata:.5~g}<extra></extra>"  # the reader's digits
-    assert (rows[1].text is None) is by_index and (by_index or list(rows[1].text) == col_labels)
+        assert row.hovertemplate == "%{meta} · %{text}%{customdata:.5~g}<extra></extra>"  # the reader's digits
+    assert rows[0].text[0] == f"{col_labels[0]}: −" and rows[1].text[-1] == f"{col_labels[-1]}: "
 
 
 @pytest.mark.parametrize("digits", [4, 5])
@@ -1249,19 +1248,21 @@ def test_a_wide_rows_hover_number_is_fmts_where_d3_would_write_it_otherwise(digi
     bound = 10.0 ** min(digits, 5)
     matrix = np.array([[bound - 0.6, -2.5] * 100, [bound - 0.4, 1.0] * 100, [1.0, -np.inf] * 100])
     rows = go.Figure(heatmap(matrix, ["a", "b", "c"], indices(200), digits=digits).to_dict()).data[1:]
-    np.testing.assert_array_equal(typed_array(rows[0].customdata), matrix[0])
-    assert rows[0].hovertemplate == f"%{{meta}} · %{{text}}: %{{customdata:.{digits}~g}}<extra></extra>"
-    assert list(rows[0].text) == [str(j) for j in range(1, 201)]  # the columns from 1 (a marker's x is from 0)
+    np.testing.assert_array_equal(typed_array(rows[0].customdata), np.abs(matrix[0]))
+    assert rows[0].hovertemplate == f"%{{meta}} · %{{text}}%{{customdata:.{digits}~g}}<extra></extra>"
+    assert list(rows[0].text[:3]) == ["1: ", "2: −", "3: "]  # the columns from 1 (a marker's x is from 0)
     for row, values in zip(rows[1:], matrix[1:]):
         assert list(row.customdata) == [fmt(v, digits) for v in values]
-        assert row.hovertemplate == "%{meta} · %{text}: %{customdata}<extra></extra>"
+        assert list(row.text[:3]) == ["1: ", "2: ", "3: "]  # the sign is fmt's, in customdata
+        assert row.hovertemplate == "%{meta} · %{text}%{customdata}<extra></extra>"
     assert list(rows[1].customdata[:2]) == ["1" + "0" * digits, "1"]  # d3: 1e+4, 1e+5
     assert list(rows[2].customdata[:2]) == ["1", "−∞"]
 
 
 def test_a_small_number_is_written_one_way_in_heatmaps_bars_text_and_formulas():
     """A heatmap's cells and hover wrote 6.385e−4, a bar and a formula 6.385×10⁻⁴ (issue 30): every place writes
-    the formula's power of ten, and a wide row's hover, which d3 writes, never its e-notation (1.234e-7)."""
+    the formula's power of ten and minus, a wide row's hover too, whose digits d3 writes (its own would be
+    -0.0006385 and 1.234e-7): the sign goes before them, the power of ten after."""
     from ui.core.figures import bars, heatmap
 
     small = 6.385e-4
@@ -1270,10 +1271,14 @@ def test_a_small_number_is_written_one_way_in_heatmaps_bars_text_and_formulas():
     assert chart["data"][1]["text"][0] == "a · 1: 6.385×10⁻⁴"
     assert bars(["x"], [small], digits=4).to_dict()["data"][1]["text"] == ["6.385×10⁻⁴"]
     assert table([[small]], 4) == [["6.385×10⁻⁴"]] and fmt_tex(small, 4) == r"6.385 \times 10^{-4}"
-    wide = heatmap(np.array([[1.234e-7] + [0.5] * 199, [1.234e-4] + [0.5] * 199]), ["a", "b"], indices(200),
-                   digits=4).to_dict()["data"][1:]
-    assert wide[0]["customdata"][0] == "1.234×10⁻⁷"  # fmt's text, not d3's 1.234e-7
-    assert wide[1]["hovertemplate"].endswith("%{customdata:.4~g}<extra></extra>")  # d3: 0.0001234, no e
+    row = np.array([1.234e-7, -small, -9.99996e-4, 0.5, -0.5] + [0.25] * 195)
+    wide = heatmap(np.array([row, [0.5] * 200]), ["a", "b"], indices(200), digits=4).to_dict()["data"][1:]
+    d3 = list(typed_array(wide[0]["customdata"])[:5])  # written by d3's .4~g: 1.234, 6.385, 1, 0.5, 0.5
+    written = [f"{text}{number:.4g}{after}" for text, number, after in zip(wide[0]["text"], d3, wide[0]["hovertext"])]
+    assert written == ["1: 1.234×10⁻⁷", "2: −6.385×10⁻⁴", "3: −1×10⁻³", "4: 0.5", "5: −0.5"]
+    assert written == [f"{j}: {fmt(v, 4)}" for j, v in zip(range(1, 6), row)]
+    assert wide[0]["hovertemplate"] == "%{meta} · %{text}%{customdata:.4~g}%{hovertext}<extra></extra>"
+    assert "hovertext" not in wide[1] and "%{hovertext}" not in wide[1]["hovertemplate"]  # a row without any
 
 
 def test_unvalidated_bars_and_curves_are_valid_plotly_figures():

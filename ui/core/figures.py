@@ -131,32 +131,42 @@ def _frame(i, j, width) -> dict:
 
 def _click_layer(values, row_labels, col_labels, digits, cells) -> list[dict]:
     """Invisible markers on the cell centres, which carry the hover text and the click. Up to LABELLED_COLS
-    columns each marker has its text; in wider matrices one trace per row names the row and its columns (their
-    labels, the same list in each row: a column's position counts from 1, a marker's x from 0), and the browser
-    writes the number (a text per cell of a (2, 2048) step cost ~10 ms of every rerun and 120 kB sent;
-    a trace per row costs ~0.2 ms, too much for matrices of many short rows). A row's columns are placed by x0/dx (its
-    y, the row, sets the number of markers: one byte each). The browser writes the number (see _browser_row).
-    cells: the values as text, given up to LABELLED_COLS columns."""
+    columns each marker has its text; in wider matrices one trace per row names the row and its columns, and the
+    browser writes the number (a text per cell of a (2, 2048) step cost ~10 ms of every rerun and 120 kB sent;
+    a trace per row costs ~0.2 ms, too much for matrices of many short rows). A row's columns are placed by x0/dx
+    (its y, the row, sets the number of markers: one byte each). cells: the values as text, up to LABELLED_COLS
+    columns."""
     if values.shape[1] <= LABELLED_COLS:
         r, c = np.meshgrid(range(values.shape[0]), range(values.shape[1]), indexing="ij")
         return [{**MARKERS, "x": typed_array(c.ravel()), "y": typed_array(r.ravel()), "hovertemplate": "%{text}<extra></extra>",
                  "text": [f"{row_labels[i]} · {col_labels[j]}: {cells[i][j]}" for i, j in zip(r.ravel(), c.ravel())]}]
-    columns, head = list(col_labels), "%{meta} · %{text}: "
-    return [{**MARKERS, "x0": 0, "dx": 1, "y": typed_array(np.full(len(row), i)), "meta": str(label), "text": columns,
-             **_browser_row(row, head, digits)} for i, (label, row) in enumerate(zip(row_labels, values))]
+    heads = np.array([[f"{label}: ", f"{label}: −"] for label in col_labels], dtype=object)  # a column's, by sign
+    return [{**MARKERS, "x0": 0, "dx": 1, "y": typed_array(np.full(len(row), i)), "meta": str(label),
+             **_browser_row(row, heads, digits)} for i, (label, row) in enumerate(zip(row_labels, values))]
 
 
-def _browser_row(row, head, digits) -> dict:
-    """A wide row's hover number: d3's .{digits}~g of customdata, as fmt writes it below 10^digits (and 10⁵) but
-    for its minus sign, '-' not '−' (plotly's d3 locale), and from 10⁻⁶ to 10⁻³ (0.0001234 for 1.234×10⁻⁴, the
-    same digits, where a row of 2048 random numbers often has one). A row with a number d3 would write in its
-    e-notation (12345 as 1.235e+4 at 4 digits, 1.234e-7) or as Infinity has fmt's text in `customdata`
-    instead, per cell, which costs what d3 saves (~1.5 ms a row of 2048): such numbers are rare, and a check of
-    the row costs ~10 µs."""
+def _browser_row(row, heads, digits) -> dict:
+    """A wide row's hover text as fmt writes it, the browser writing the digits: each marker's text is its column
+    and sign ("17: −"), its customdata the size, written by d3's .{digits}~g (plotly's d3 writes '-' for a minus
+    and 0.0001234 for 1.234×10⁻⁴), and its hovertext what follows the digits: fmt's power of ten below 10⁻³
+    ("×10⁻⁴", the size then fmt's mantissa), else nothing. The digits fmt and d3 write agree from 10⁻³ up to
+    10^digits (and 10⁵); a row with a number beyond (d3: 1.235e+4) or not finite has fmt's text per cell instead,
+    which costs what d3 saves (~1.5 ms a row of 2048): such numbers are rare, and a check of the row is cheap."""
     size = np.abs(row)
-    if np.all(size < 10.0 ** min(digits, 5) - 0.5) and np.all((size >= 1e-6) | (size == 0)):  # False for NaN, ±∞
-        return {"customdata": typed_array(row), "hovertemplate": f"{head}%{{customdata:.{digits}~g}}<extra></extra>"}
-    return {"customdata": table(row, digits)[0], "hovertemplate": f"{head}%{{customdata}}<extra></extra>"}
+    shown = heads[np.arange(len(row)), (row < 0).astype(int)].tolist()
+    if not np.all(size < 10.0 ** min(digits, 5) - 0.5):  # False for NaN, ±∞
+        return {"customdata": table(row, digits)[0], "text": [head[0] for head in heads],
+                "hovertemplate": "%{meta} · %{text}%{customdata}<extra></extra>"}
+    digits_of = f"%{{meta}} · %{{text}}%{{customdata:.{digits}~g}}"
+    powers = np.flatnonzero((size < 1e-3) & (size > 0))
+    if not len(powers):
+        return {"customdata": typed_array(size), "text": shown, "hovertemplate": digits_of + "<extra></extra>"}
+    after = np.full(len(row), "", dtype=object)
+    for j in powers:  # few: a row of 2048 random numbers has a handful
+        mantissa, power = fmt(size[j], digits).split("×")
+        size[j], after[j] = float(mantissa), "×" + power
+    return {"customdata": typed_array(size), "text": shown, "hovertext": after.tolist(),
+            "hovertemplate": digits_of + "%{hovertext}<extra></extra>"}
 
 
 def _ticks(labels) -> dict:
