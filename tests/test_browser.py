@@ -493,9 +493,9 @@ def test_next_and_previous_switch_pages_in_the_same_session_and_keep_the_link(se
 
 def test_a_wide_heatmap_names_the_cell_under_the_mouse_and_a_click_explains_it(server, new_page):
     """A matrix wider than 128 columns has one click trace per row, whose hover text the browser writes as fmt
-    does: its minus (−, not plotly's -) and its power of ten (5.496×10⁻⁴, not 0.0005496). Plotly names the cell
-    whose marker is nearest, a neighbour of the one under the mouse when cells are narrower than a marker: the
-    mouse moves a pixel at a time near each cell until the hover names it."""
+    does: its minus (−, not plotly's -) and its power of ten (5.496×10⁻⁴, not 0.0005496). Plotly names a cell
+    whose marker is within 3 px of the mouse, a neighbour of the one under it when cells are narrower (2.7 px
+    here): the mouse moves a pixel at a time near each cell until the hover names it."""
     cfg = "d_model:16,n_heads:2,d_ff:256,n_layers:1"
     hidden = engine.preset("paper", d_model=16, n_heads=2, d_ff=256, n_layers=1).run("Hello World")["enc.0.ffn.hidden"]
     written = {122: "−0.03995", 123: "−9.209×10⁻⁴", 124: "5.496×10⁻⁴"}  # columns of "world", from 1
@@ -523,6 +523,23 @@ def test_a_wide_heatmap_names_the_cell_under_the_mouse_and_a_click_explains_it(s
     settle(page)
     no_exception(page)
     expect(page.get_by_role("spinbutton", name=f"{EN['view.col']} (1–256)")).to_have_value("124")  # typed, not listed
+
+
+def test_the_hover_names_the_cell_under_the_mouse_in_a_matrix_of_narrow_cells(server, new_page):
+    """Q of head 1 at d_k = 64 (2 × 64, cells ~10 px wide at 1280 px): the mouse at each cell's centre, the hover
+    names that cell (with 24-px markers it named the next one: plotly takes the last marker within half a marker
+    of the mouse)."""
+    q = engine.preset("paper", d_model=128, n_heads=2, d_ff=256, n_layers=1).run("Hello World")["enc.0.attn.q"][0]
+    page = new_page()
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(url(server, "qkv", preset="paper", cfg="d_model:128,n_heads:2,d_ff:256,n_layers:1"))
+    settle(page)
+    chart = page.locator('[data-testid="stPlotlyChart"]').nth(1)  # Q_1, (2, 64)
+    chart.scroll_into_view_if_needed()
+    plot, hover = chart.locator(".nsewdrag").first.bounding_box(), page.locator(".hoverlayer .hovertext")
+    for j in range(64):
+        page.mouse.move(plot["x"] + plot["width"] * (j + 0.5) / 64, plot["y"] + plot["height"] * 0.75)
+        expect(hover).to_have_text(f"world · {j + 1}: {fmt(q[1, j], DIGITS)}", timeout=10_000)
 
 
 def explained_latex_tail(latex):

@@ -30,6 +30,7 @@ BAR_ROOM = 1.35  # a bar chart's axis runs this many times its longest bar: room
 MARGIN = {"l": 10, "r": 10, "t": 10, "b": 10}
 MARKERS = {"type": "scatter", "mode": "markers", "marker": {"symbol": "square", "size": 24, "opacity": 0},
            "showlegend": False}  # the click layer's invisible markers
+PLOT_WIDTH = 687  # px, a step heatmap's plot at 1280 px with the sidebar open (measured): a cell is this / columns
 
 
 class Chart(go.Figure):
@@ -129,6 +130,13 @@ def _frame(i, j, width) -> dict:
             "line": {"color": "#111", "width": width}}
 
 
+def cell_markers(cell_px: float) -> dict:
+    """Invisible square markers as wide as a cell of `cell_px` (24 px at most, 6 at least). Plotly's hover, and so
+    the click, takes the last of the markers within half a marker (3 px at least) of the mouse: 24-px markers on
+    narrower cells named a cell up to 12 px right of the mouse (the next one in a 64-column matrix)."""
+    return {**MARKERS, "marker": {**MARKERS["marker"], "size": round(min(24.0, max(6.0, 0.9 * cell_px)), 1)}}
+
+
 def _click_layer(values, row_labels, col_labels, digits, cells) -> list[dict]:
     """Invisible markers on the cell centres, which carry the hover text and the click. Up to LABELLED_COLS
     columns each marker has its text; in wider matrices one trace per row names the row and its columns, and the
@@ -136,12 +144,13 @@ def _click_layer(values, row_labels, col_labels, digits, cells) -> list[dict]:
     a trace per row costs ~0.2 ms, too much for matrices of many short rows). A row's columns are placed by x0/dx
     (its y, the row, sets the number of markers: one byte each). cells: the values as text, up to LABELLED_COLS
     columns."""
+    markers = cell_markers(PLOT_WIDTH / values.shape[1])
     if values.shape[1] <= LABELLED_COLS:
         r, c = np.meshgrid(range(values.shape[0]), range(values.shape[1]), indexing="ij")
-        return [{**MARKERS, "x": typed_array(c.ravel()), "y": typed_array(r.ravel()), "hovertemplate": "%{text}<extra></extra>",
+        return [{**markers, "x": typed_array(c.ravel()), "y": typed_array(r.ravel()), "hovertemplate": "%{text}<extra></extra>",
                  "text": [f"{row_labels[i]} · {col_labels[j]}: {cells[i][j]}" for i, j in zip(r.ravel(), c.ravel())]}]
     heads = np.array([[f"{label}: ", f"{label}: −"] for label in col_labels], dtype=object)  # a column's, by sign
-    return [{**MARKERS, "x0": 0, "dx": 1, "y": typed_array(np.full(len(row), i)), "meta": str(label),
+    return [{**markers, "x0": 0, "dx": 1, "y": typed_array(np.full(len(row), i)), "meta": str(label),
              **_browser_row(row, heads, digits)} for i, (label, row) in enumerate(zip(row_labels, values))]
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ui.core.figures import DIVERGING, MARGIN, MARKERS, Chart, typed_array
+from ui.core.figures import DIVERGING, MARGIN, PLOT_WIDTH, Chart, cell_markers, typed_array
 from ui.core.format import fmt
 
 INK = ("#ffffff", "#000000")  # a pixel's colour from 0 (blank: white) to 1 (inked: black), as the digits are drawn
@@ -26,7 +26,7 @@ def image_chart(image, patch: int, names, chosen: int | None = None, columns=Non
     pixels = np.asarray(image, dtype=float)
     height, width = pixels.shape
     across = width // patch
-    data = [digit_heatmap(pixels, gaps=True), _hover_layer(pixels, pixel_hover(pixels))]
+    data = [digit_heatmap(pixels, gaps=True), _hover_layer(pixels, pixel_hover(pixels), IMAGE_PX / width)]
     lines = [_line(k * patch - 0.5, -0.5, k * patch - 0.5, height - 0.5) for k in range(1, across)]
     lines += [_line(-0.5, k * patch - 0.5, width - 0.5, k * patch - 0.5) for k in range(1, height // patch)]
     notes = [{"x": (i % across) * patch - 0.45, "y": (i // across) * patch - 0.45, "text": f"<b>{name}</b>",
@@ -86,7 +86,8 @@ def product_chart(x, weight, bias, result, names, chosen: int | None = None) -> 
         data.append({"type": "heatmap", "z": typed_array(matrix), "colorscale": DIVERGING, "zmin": -limit, "zmax": limit,
                      "showscale": False, "hoverinfo": "skip", "xaxis": f"x{axis}", "yaxis": f"y{axis}"})
         data.append({**_hover_layer(matrix, lambda r, c, m=matrix, nm=name, lb=labels:
-                                    f"{nm}[{lb[r] if lb else r + 1}, {c + 1}] = {fmt(m[r, c])}"),
+                                    f"{nm}[{lb[r] if lb else r + 1}, {c + 1}] = {fmt(m[r, c])}",
+                                    min(PLOT_WIDTH / columns, PRODUCT_CELL)),
                      "xaxis": f"x{axis}", "yaxis": f"y{axis}"})
         layout[f"xaxis{axis}"] = {"domain": across, "showticklabels": False, "ticks": "", "showgrid": False,
                                   "zeroline": False,
@@ -162,7 +163,7 @@ def similarity_maps_chart(maps, names) -> Chart:
     cell = min(MAP_PX / size[0], MAP_PX / size[1])
     data = [{"type": "heatmap", "z": typed_array(picture), "colorscale": DIVERGING, "zmin": -1, "zmax": 1, "zmid": 0,
              "hoverinfo": "skip", "colorbar": {"thickness": 12}},
-            {**MARKERS, "x": typed_array(np.nonzero(texts != "")[1]), "y": typed_array(np.nonzero(texts != "")[0]),
+            {**cell_markers(cell), "x": typed_array(np.nonzero(texts != "")[1]), "y": typed_array(np.nonzero(texts != "")[0]),
              "text": list(texts[texts != ""]), "hovertemplate": "%{text}<extra></extra>"}]
     notes = [{"x": c * (grid_cols + 1) + c, "y": r * (grid_rows + 1) + r, "text": names[r * grid_cols + c],
               "showarrow": False, "font": {"color": "#ffffff", "size": 12}}
@@ -175,10 +176,11 @@ def similarity_maps_chart(maps, names) -> Chart:
     return Chart(data, layout)
 
 
-def _hover_layer(values, text) -> dict:
-    """Invisible markers on the cells' centres carrying each cell's hover text, text(row, column)."""
+def _hover_layer(values, text, cell_px=None) -> dict:
+    """Invisible markers on the cells' centres carrying each cell's hover text, text(row, column); cell_px: a cell's
+    width, if not a step heatmap's."""
     r, c = np.meshgrid(range(values.shape[0]), range(values.shape[1]), indexing="ij")
-    return {**MARKERS, "x": typed_array(c.ravel()), "y": typed_array(r.ravel()), "hovertemplate": "%{text}<extra></extra>",
+    return {**cell_markers(cell_px or PLOT_WIDTH / values.shape[1]), "x": typed_array(c.ravel()), "y": typed_array(r.ravel()), "hovertemplate": "%{text}<extra></extra>",
             "text": [text(i, j) for i, j in zip(r.ravel(), c.ravel())]}
 
 
