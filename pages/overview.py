@@ -25,8 +25,9 @@ frame.intro("overview")
 if ctx.state.present:  # where a class starts: the first slide, as the rail's → opens it
     st.button(ctx.t("present.start"), key="present.start", type="primary", icon=":material/play_arrow:",
               on_click=presenter.open_slide, args=(0,))
-elif not follow.in_room():  # a teacher about to start a class: the room in one click, the QR code in the sidebar
+elif not follow.in_room():  # a teacher about to start a class: the room in one click
     follow.open_room_button(ctx.t, st, "overview.room.open", width="content")
+follow.join_card(ctx.t, st)  # then, for the room's teacher, how students join
 c, trace = ctx.config, ctx.trace
 st.subheader(ctx.t("overview.flow"))
 st.markdown(ctx.t("overview.shapes.decoder_only" if c.decoder_only else "overview.shapes", n_src=len(trace.src_tokens), n_tgt=len(trace.tgt_tokens), d_model=c.d_model,

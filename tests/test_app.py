@@ -535,7 +535,8 @@ def test_a_teacher_opens_a_room_from_the_top_of_the_sidebar_and_its_code_is_larg
 
 def test_a_teacher_opens_a_room_from_the_overview_where_a_class_starts():
     """At 1280 x 720 the sidebar's navigation fills the first screen, its room panel under it: the overview, where a
-    class starts, has "Open a room" at its top too, gone once the session is in a room (the sidebar's QR code then)."""
+    class starts, has "Open a room" at its top too; once the session is in a room, in its place, how students join
+    (the QR code, the code, big, and the link) for the teacher, in presenter mode too; nothing for a student."""
     at = open_link("overview")
     button = at.button(key="overview.room.open")
     assert button.label == EN_T("room.open")
@@ -543,8 +544,14 @@ def test_a_teacher_opens_a_room_from_the_overview_where_a_class_starts():
     code = at.session_state["room"]["code"]
     assert code and at.session_state["room"]["key"] and query(at)["room"] == code
     assert not [b for b in at.button if b.key == "overview.room.open"]
+    card = [latex.value for latex in at.main.latex]
+    assert card == ["$$\n\\Huge\\texttt{" + code + "}\n$$"]
+    assert [c.value for c in at.main.code] == [f"/?room={code}"]  # AppTest has no host
+    teacher = open_link("overview", room=code, key=at.session_state["room"]["key"], present="1")
+    assert [latex.value for latex in teacher.main.latex] == card
     student = open_link("overview", room=code)
     assert not [b for b in student.button if b.key == "overview.room.open"]
+    assert not student.main.latex and not student.main.code
 
 
 def test_the_link_follows_the_view_and_stays_on_its_page():

@@ -542,6 +542,25 @@ def test_the_hover_names_the_cell_under_the_mouse_in_a_matrix_of_narrow_cells(se
         expect(hover).to_have_text(f"world · {j + 1}: {fmt(q[1, j], DIGITS)}", timeout=10_000)
 
 
+def test_a_room_opened_on_the_overview_shows_its_code_on_the_first_screen(server, new_page):
+    """A teacher at 1280 x 720 opens a room from the overview: the room's code, big, and its QR code are on the
+    screen the projector shows, without scrolling (the sidebar's panel sits under its navigation, below 720 px)."""
+    page = new_page()
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(url(server, "overview"))
+    settle(page)
+    page.locator('[data-testid="stMain"] .st-key-overview-room-open button').first.click()
+    card = page.locator(".st-key-room-card")
+    expect(card.locator(".katex")).to_be_visible(timeout=30_000)
+    settle(page)
+    code = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(page.url).query))["room"]
+    assert card.locator(".katex-html").inner_text().replace("\n", "") == code
+    for part in (card.locator(".katex"), card.locator("img")):
+        box = part.bounding_box()
+        assert box["y"] >= 0 and box["y"] + box["height"] <= 720, box
+    assert card.locator(".katex").bounding_box()["height"] >= 40  # \Huge: read from the back of the room
+
+
 def explained_latex_tail(latex):
     """The engine's explanation in LaTeX, without the aligned environment around it."""
     return re.sub(r"\\end\{aligned\}\s*$", "", latex).strip()

@@ -51,6 +51,7 @@ OWN_KEYS = ("lang", "present", "done")  # each participant's own: the language, 
 POLL_SECONDS = 1.0  # a student's page asks the room this often when the watcher cannot wake it
 RECONNECT_TIMER_SECONDS = 3600  # the timer of _copy_link_on_a_timer's fragment: one run an hour
 ALL_PAGES = {page for pages in PAGES.values() for page in pages}
+JOIN_QR_PX = 240  # the overview's QR code of a room: scanned from a projected 720-px screen
 STORE_ERRORS = (sqlite3.Error, OSError)  # and redis.RedisError, added by _store_errors()
 _page_fragments: dict[str, str] = {}  # session id -> the fragment of the step page a following student shows
 
@@ -239,14 +240,35 @@ def _leave() -> None:
 def _teacher_panel(t, room, slot) -> None:
     """The QR code of the students' link and the room's code, big, for the projector; the code under the QR code,
     which its fullscreen button (over the image's top right corner, shown on hover) would otherwise cover."""
-    link = students_link(st.context.url or "", st.session_state[PAGE], room["code"])
+    link = _students_link(room)
     panel = slot.container(border=True)
     panel.image(qr_png_uri(link), caption=t("room.scan"), width="stretch")
-    panel.caption(t("room.code"))
-    panel.latex(code_tex(room["code"]))
-    panel.code(link, language=None, wrap_lines=True)  # text, never markup: the host is what the browser sent
+    _code_and_link(t, panel, room, link)
     panel.caption(t("room.teacher_note"))
     panel.button(t("room.leave"), key="room.leave", on_click=_close_room)
+
+
+def join_card(t, where) -> None:
+    """How students join, in the main area (where a class starts: the overview), for the room's teacher: the
+    sidebar's panel sits under its navigation, below a 720-px projector's first screen. The QR code beside the
+    code, big, and the link; nothing for a student or outside a room."""
+    room = st.session_state.get(ROOM) or {}
+    if not room.get("key"):
+        return
+    link = _students_link(room)
+    card = where.container(border=True, horizontal=True, vertical_alignment="center", gap="large", key="room.card")
+    card.image(qr_png_uri(link), caption=t("room.scan_beside"), width=JOIN_QR_PX)
+    _code_and_link(t, card.container(), room, link)
+
+
+def _students_link(room: dict) -> str:
+    return students_link(st.context.url or "", st.session_state[PAGE], room["code"])
+
+
+def _code_and_link(t, where, room: dict, link: str) -> None:
+    where.caption(t("room.code"))
+    where.latex(code_tex(room["code"]))
+    where.code(link, language=None, wrap_lines=True)  # text, never markup: the host is what the browser sent
 
 
 def _close_room() -> None:
