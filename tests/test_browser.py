@@ -549,7 +549,7 @@ def test_a_room_opened_on_the_overview_shows_its_code_on_the_first_screen(server
     page.set_viewport_size({"width": 1280, "height": 720})
     page.goto(url(server, "overview"))
     settle(page)
-    page.locator('[data-testid="stMain"] .st-key-overview-room-open button').first.click()
+    page.locator('[data-testid="stMain"] .st-key-overview-room-open button').filter(visible=True).click()
     card = page.locator(".st-key-room-card")
     expect(card.locator(".katex")).to_be_visible(timeout=30_000)
     settle(page)

@@ -257,7 +257,7 @@ def join_card(t, where) -> None:
         return
     link = _students_link(room)
     card = where.container(border=True, horizontal=True, vertical_alignment="center", gap="large", key="room.card")
-    card.image(qr_png_uri(link), caption=t("room.scan_beside"), width=JOIN_QR_PX)
+    card.image(qr_png_uri(link), caption=t("room.scan_or_link"), width=JOIN_QR_PX)
     _code_and_link(t, card.container(), room, link)
 
 
