@@ -568,7 +568,8 @@ def explained_latex_tail(latex):
 
 def test_a_shared_sampled_generation_plays_the_same_in_another_browser(server, new_page):
     """A link holds the sampling settings and seed: a second browser sees the same sentence; Play walks the
-    steps and stops at the last one."""
+    steps and stops at the last one, which the link then holds, as it holds a step the slider moves to (a run of the
+    player's fragment alone)."""
     query = {"preset": "paper", "cfg": "d_model:16,n_heads:2,d_ff:32,n_layers:1", "src": "good+morning",
              "gen": "max_len:4,model:current,p:0.9,seed:5,strategy:top_p"}
     model = engine.preset("paper", d_model=16, n_heads=2, d_ff=32, n_layers=1)
@@ -589,9 +590,13 @@ def test_a_shared_sampled_generation_plays_the_same_in_another_browser(server, n
     expect(page.get_by_role("button", name=EN["gen.play"])).to_be_visible(timeout=30_000)  # back to Play at the end
     settle(page)
     n = len(expected.steps)
-    assert n > 1  # Play was offered
+    assert n > 2  # Play was offered, and a step back is not the first
     expect(page.get_by_text(f"Decoder input at this step ({n} tokens, SOS first):")).to_be_visible()
     expect(page.get_by_text(f"Chosen next token: {expected.steps[-1].token}").first).to_be_visible()
+    expect(page).to_have_url(re.compile(rf"[?&]position={n}(&|$)"))
+    page.locator('[data-testid="stSlider"]').last.locator("input[type=range]").focus()
+    page.keyboard.press("ArrowLeft")
+    expect(page).to_have_url(re.compile(rf"[?&]position={n - 1}(&|$)"))  # n is 4: not the first step, the default
     no_exception(page)
 
 

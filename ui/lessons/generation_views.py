@@ -10,7 +10,7 @@ from engine.generate import (DISAGREEMENT, GREEDY_TEX, SCORE_TEX, TEMPERATURE_TE
                              disagreement_example)
 from engine.tokens import SOS
 
-from ui.core import generation, runs, session, sidebar
+from ui.core import generation, runs, session, sidebar, streamlit_internals
 from ui.core.figures import bars, heatmap
 from ui.core.format import arrow, decimals, fmt
 from ui.core.labels import top_heading, top_tokens
@@ -18,6 +18,7 @@ from ui.core.model_card import model_sizes
 from ui.core.state import CACHE_HASH
 from ui.lessons import beam_tree
 from ui.views import draw, frame
+from ui.views.drawn import from_link, show_in_link
 
 TRAINED_CORPUS = "en-es"  # the shipped model the page opens on ("Hello World" -> "hola mundo")
 CHOICES = {"model": generation.MODELS, "strategy": generation.STRATEGIES}
@@ -136,6 +137,9 @@ def sentence(ctx, tokens, note=""):
 def player(generated):
     """Previous / next / play, and the chosen step drawn by a fragment that advances itself while playing."""
     ctx, n = session.get(), len(generated.steps)
+    asked = from_link("position", lambda position: position < n, 0)  # the step, counted from 0
+    if asked is not None:
+        st.session_state["gen.step"] = asked + 1
     st.session_state["gen.step"] = min(max(st.session_state.get("gen.step", 1), 1), n)
     sentence(ctx, generated.tokens, ctx.t("gen.finished" if generated.finished else "gen.stopped", n=n))
     buttons = st.container(horizontal=True)  # one block; st.columns would send one per column
@@ -171,8 +175,14 @@ def _step_view(generated):
     ctx = session.get()
     if n > 1:
         st.slider(ctx.t("gen.step_label"), 1, n, key="gen.step")
-    step = generated.steps[st.session_state["gen.step"] - 1]
-    _one_step(ctx, generated, step)
+    position = st.session_state["gen.step"] - 1
+    if not streamlit_internals.fragment_run():
+        show_in_link("position", position, 0)
+    elif not st.session_state.get("gen.playing"):
+        # the slider moved this fragment alone: the page's end, which writes the link, does not run. A step played
+        # is not written: the followers' pages would run every PLAY_SECONDS; the end of the play is written
+        frame.fragment_link({"position": position} if position else {})
+    _one_step(ctx, generated, generated.steps[position])
 
 
 def _one_step(ctx, generated, step):

@@ -50,6 +50,14 @@ def linked(body) -> None:
     _write_view(session.get(), drawn)
 
 
+def fragment_link(view: dict) -> None:
+    """In a run of a linked page's fragment alone (its own widget moved; the page's end, which writes the link, does
+    not run): the page's whole `view`, as that fragment shows it, into the link and to the room."""
+    ctx = session.get()
+    session.write_link(ctx.state, view)
+    follow.publish(ctx.t)
+
+
 def _write_view(ctx, drawn) -> None:
     """What the page's widgets showed into its link, once the link's own view has been given to them."""
     for part, value in st.session_state.pop("link_view", {}).items():  # parts of the link no widget here took
