@@ -50,9 +50,8 @@ async def type_text(session: Session, key: str, text: str):
     return await session.rerun(TIMEOUT)
 
 
-async def click(session: Session, key: str):
-    session.set_widget(session.last.widget(key)[1].id, trigger_value=True)
-    return await session.rerun(TIMEOUT)
+async def click(session: Session, key: str, _=None):
+    return await session.click(key, TIMEOUT)
 
 
 async def toggle(session: Session, key: str, on: bool):
@@ -350,9 +349,9 @@ async def goto(session: Session, page: str):
 
 def test_going_back_is_followed_to_every_default(server):
     """The teacher walks heads, steps, layers, sections, sub-layers and the other pages' views (a stack's measure, a
-    dropout, the training and generation pages' sections) forward and back to their defaults (which the teacher's
-    link leaves out); after each move the student's page shows the teacher's view (its address: what its widgets
-    show)."""
+    dropout, the training and generation pages' sections, the training page's gradients, the generation player's
+    step) forward and back to their defaults (which the teacher's link leaves out); after each move the student's
+    page shows the teacher's view (its address: what its widgets show)."""
     url, store = server
     moves = [("attention", r"layer\.enc", 1), ("attention", r"heads\.attention\.1", 1),
              ("attention", r"attention\.1", 2), ("attention", r"attention\.1", 0),
@@ -366,6 +365,12 @@ def test_going_back_is_followed_to_every_default(server):
              ("dropout", r"dropout\.place", 3), ("dropout", r"dropout\.which\.dec", 2), ("dropout", r"dropout\.place", 0),
              ("train", r"train\.tab", 3), ("train", r"train\.tab", 0),
              ("generate", r"gen\.tab", 1), ("generate", r"gen\.tab", 0)]
+    moves = [(page, press, key, position) for page, key, position in moves] + [
+        ("train", type_text, r"train\.grad_step", "grad.dec.0.ffn.hidden"),
+        ("train", toggle, r"train\.grad_param_open", True), ("train", type_text, r"train\.grad_param", "enc.0.attn.W_V"),
+        ("train", type_text, r"train\.grad_param_head", "2"), ("train", toggle, r"train\.grad_param_open", False),
+        ("train", type_text, r"train\.grad_step", "grad.logits"),
+        ("generate", click, r"gen\.next", None), ("generate", click, r"gen\.prev", None)]
 
     async def scenario():
         teacher = await Session.open(url, "attention", query_string="cfg=n_layers:2", timeout=TIMEOUT)
@@ -374,15 +379,15 @@ def test_going_back_is_followed_to_every_default(server):
         code = query(teacher)["room"]
         student = await Session.open(url, "", query_string=f"room={code}", timeout=TIMEOUT)
         try:
-            for page, key, position in moves:
+            for page, move, key, value in moves:
                 if teacher.page != page:
                     await goto(teacher, page)
                     await woken(student)
-                await press(teacher, key, position)
+                await move(teacher, key, value)
                 run = await woken(student)
                 assert done(run)
                 assert student.page_script_hash == teacher.page_script_hash
-                assert state(student) == state(teacher), (page, key, position)
+                assert state(student) == state(teacher), (page, key, value)
         finally:
             await asyncio.gather(teacher.close(), student.close())
 

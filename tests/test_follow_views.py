@@ -1,6 +1,7 @@
-"""Every page's view is in its link (AppTest): the sections of the training and generation pages, the dropout page's
-place and dropout, a stack's measure, the output's position, the padded batch's sentence and the frame the animation
-stopped on; a link reopens each, and following the teacher (tests/test_follow.py) takes what the link holds."""
+"""Every page's view is in its link (AppTest): the sections of the training and generation pages, the generation
+player's step, the dropout page's place and dropout, a stack's measure, the output's position, the padded batch's
+sentence and the frame the animation stopped on; a link reopens each, and following the teacher (tests/test_follow.py)
+takes what the link holds."""
 import json
 import sys
 from pathlib import Path
@@ -22,6 +23,10 @@ T = translator("en")
     ("train", {"section": "4"}, "train.tab", T("train.tab.batch")),  # not the first section
     ("train", {"section": "4", "sentence": "2"}, "batch.sentence", 1),
     ("generate", {"section": "2"}, "gen.tab", T("gen.tab.compare")),  # greedy vs beam search
+    ("generate", {"position": "3"}, "gen.step", 3),  # the player's third step
+    ("train", {"grad": "enc.0.ln1"}, "train.grad_step", "grad.enc.0.ln1"),  # the gradient of a step's output
+    ("train", {"grad": "enc.0.attn.scaled", "head": "2"}, "train.grad_step_head", 1),
+    ("train", {"param": "dec.0.cross_attn.W_K", "phead": "2"}, "train.grad_param_head", 1),  # a weight's, box open
     ("dropout", {"section": "2"}, "dropout.tab", T("dropout.tab.mask")),
     ("dropout", {"place": "4", "layer": "2", "dropout": "3", "head": "2"}, "dropout.which.dec", "cross_attn.dropout"),
     ("encoder_stack", {"measure": "2"}, "enc.measure", "cosine"),
@@ -46,6 +51,26 @@ def test_a_section_chosen_on_the_training_page_is_in_its_link_and_the_first_is_n
     at.session_state["gen.tab"] = T("gen.tab.compare")
     at.run()
     assert query(at)["section"] == "2"
+
+
+def test_the_generation_players_step_is_in_its_link_and_the_first_is_not():
+    at = open_page("generate")
+    at.button(key="gen.next").click().run()
+    assert query(at)["position"] == "2"
+    at.button(key="gen.prev").click().run()
+    assert "position" not in query(at)
+
+
+def test_the_training_pages_gradients_are_in_its_link():
+    at = open_page("train")
+    first = at.session_state["train.grad_step"]
+    at.selectbox(key="train.grad_step").set_value("grad.dec.0.ffn.hidden").run()
+    assert query(at)["grad"] == "dec.0.ffn.hidden" and "param" not in query(at)  # the weights' box is shut
+    at.session_state["train.grad_param_open"] = True
+    at.run()
+    assert query(at)["param"] == at.session_state["train.grad_param"]  # open: the weight shown, the first too
+    at.selectbox(key="train.grad_step").set_value(first).run()
+    assert "grad" not in query(at)  # the first step is the default
 
 
 def player(at) -> dict:

@@ -334,13 +334,16 @@ def _decode_edits(text: str):
     return tuple(sorted((p, i, v) for (p, i), v in edits.items())), bad
 
 
-VIEW_KEYS = ("section", "layer", "sublayer", "head", "step", "cell",  # what a page shows (ui/views/drawn.py); and
-             "place", "dropout", "measure", "position", "sentence", "frame",  # the dropout, stack, output, batch and
-             "qset", "done")  # animation's own: a dropout's place and which one of a layer, a stack's measure, the
-# output's position, the padded batch's sentence, the animation's frame; the exercises' set of questions to compute by
-# hand and the answers given (engine.exercises.encode_progress, which the page reads part by part)
-TEXT_VIEW_KEYS = ("step", "done")
+# What a page shows, in its link (ui/views/drawn.py): a step page's section, layer, sub-layer, head, step and cell; the
+# dropout page's place and which dropout of a layer; a stack's measure; the output's position (the generation player's
+# step); the padded batch's sentence; the animation's frame; the exercises' set of questions and the answers given
+# (engine.exercises.encode_progress, which the page reads part by part); the training page's gradients, of a step's
+# output and of a parameter (with its own head picker: phead)
+VIEW_KEYS = ("section", "layer", "sublayer", "head", "step", "cell", "place", "dropout", "measure", "position",
+             "sentence", "frame", "qset", "done", "grad", "param", "phead")
+TEXT_VIEW_KEYS = ("step", "done", "grad", "param")
 STEP_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")  # a step's last name: "scaled", "ln2", "masked_logits"
+FULL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,39}(?:\.[A-Za-z0-9_]{1,40}){0,5}")  # "dec.0.ln3", "enc.0.attn.W_Q"
 
 
 def encode_view(view: dict) -> dict[str, str]:
@@ -377,6 +380,8 @@ def _view_value(key: str, text: str):
         return text if STEP_NAME.fullmatch(text) else None
     if key == "done":
         return text if len(text) <= MAX_PROGRESS_CHARS else None
+    if key in ("grad", "param"):
+        return text if FULL_NAME.fullmatch(text) else None
     parts = text.split(".")
     if len(parts) != (2 if key == "cell" else 1) or not all(_small_whole(p) for p in parts):
         return None

@@ -28,6 +28,7 @@ from ui.core.runs import check_model_limits, run_model
 from ui.core.state import CACHE_HASH, LimitError
 from ui.lessons import derivation_views
 from ui.views import draw
+from ui.views.drawn import from_link, restore_from_link, show_in_link
 
 MAX_UPLOAD_MB = 50
 MAX_FILE_NAME = 80  # an uploaded file's name is recorded (and shown) up to this many characters
@@ -100,21 +101,34 @@ def backward_section(result):
     st.markdown(ctx.t("train.backward_intro"))
     draw.latex(GRAD_TEX + r",\qquad " + LOGITS_GRAD_TEX)
     derivation_views.cross_entropy()
-    name = st.selectbox(ctx.t("train.grad_step"), list(result.backward), key="train.grad_step")
+    names = list(result.backward)  # grad.<step>: the gradient of the step's output
+    asked = from_link("grad", lambda step: f"grad.{step}" in result.backward, names[0].removeprefix("grad."))
+    if asked is not None:
+        st.session_state["train.grad_step"] = f"grad.{asked}"
+    name = st.selectbox(ctx.t("train.grad_step"), names, key="train.grad_step")
+    show_in_link("grad", name.removeprefix("grad."), names[0].removeprefix("grad."))
     step = result.trace.step(name.removeprefix("grad."))
     draw.latex(ctx.t.words(backward_formula(step)))
-    _gradient(ctx, result.backward[name], step_axes(result.trace, step.name), "train.grad_step_head")
+    _gradient(ctx, result.backward[name], step_axes(result.trace, step.name), "train.grad_step_head", "head")
+    asked = from_link("param", result.grads.__contains__, "")  # a parameter's gradient shown, or "" for none
+    if asked is not None:
+        st.session_state["train.grad_param_open"] = bool(asked)
+    if asked:
+        st.session_state["train.grad_param"] = asked
     box = st.expander(ctx.t("train.grad_param"), key="train.grad_param_open", on_change="rerun")
     if box.open:  # a second heatmap only on demand: each one a page draws is redrawn by every sidebar edit
         with box:
             param = st.selectbox(ctx.t("train.grad_param"), list(result.grads), key="train.grad_param")
+            show_in_link("param", param, None)  # in the link whenever the box is open
             value = result.grads[param]
-            _gradient(ctx, value, param_axes(ctx.model, param, value.shape), "train.grad_param_head")
+            _gradient(ctx, value, param_axes(ctx.model, param, value.shape), "train.grad_param_head", "phead")
 
 
-def _gradient(ctx, value, axes, key):
+def _gradient(ctx, value, axes, key, part):
     if value.ndim == 3:
+        restore_from_link(key, part, range(value.shape[0]))
         head = st.selectbox(ctx.t("view.head"), range(value.shape[0]), format_func=lambda h: f"{h + FIRST}", key=key)
+        show_in_link(part, head, 0)
         value, axes = value[head], axes[1:]
     rows, cols = (axes[0], axes[1]) if value.ndim == 2 else ([""], axes[0])
     draw.plot(heatmap(value, rows, cols, digits=ctx.state.digits, scale=draw.type_scale(ctx)), f"{key}.chart")
