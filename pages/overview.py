@@ -22,12 +22,14 @@ if "overview.open" in st.session_state:
     st.switch_page(page_file(st.session_state.pop("overview.open")))
 ctx = session.get()
 frame.intro("overview")
-if ctx.state.present:  # where a class starts: the first slide, as the rail's → opens it
-    st.button(ctx.t("present.start"), key="present.start", type="primary", icon=":material/play_arrow:",
-              on_click=presenter.open_slide, args=(0,))
-elif not follow.in_room():  # a teacher about to start a class: the room in one click
-    follow.open_room_button(ctx.t, st, "overview.room.open", width="content")
-follow.join_card(ctx.t, st)  # then, for the room's teacher, how students join
+top = st.container(horizontal=True)  # where a class starts: the first slide and a room, one click each
+joining = follow.join_card(ctx.t, st)  # for the room's teacher: how students join, in a row
+if ctx.state.present:  # the first slide, as the rail's → opens it; in the room's row if there is one, so that a
+    start_at = joining or top  # projector's first screen holds the code and Start above the rail
+    start_at.button(ctx.t("present.start"), key="present.start", type="primary", icon=":material/play_arrow:",
+                    on_click=presenter.open_slide, args=(0,))
+if not follow.in_room():
+    follow.open_room_button(ctx.t, top, "overview.room.open", width="content")
 c, trace = ctx.config, ctx.trace
 st.subheader(ctx.t("overview.flow"))
 st.markdown(ctx.t("overview.shapes.decoder_only" if c.decoder_only else "overview.shapes", n_src=len(trace.src_tokens), n_tgt=len(trace.tgt_tokens), d_model=c.d_model,

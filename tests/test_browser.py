@@ -542,12 +542,14 @@ def test_the_hover_names_the_cell_under_the_mouse_in_a_matrix_of_narrow_cells(se
         expect(hover).to_have_text(f"world · {j + 1}: {fmt(q[1, j], DIGITS)}", timeout=10_000)
 
 
-def test_a_room_opened_on_the_overview_shows_its_code_on_the_first_screen(server, new_page):
+@pytest.mark.parametrize("lang, present", [("en", "0"), ("en", "1"), ("zh", "1")])
+def test_a_room_opened_on_the_overview_shows_its_code_on_the_first_screen(server, new_page, lang, present):
     """A teacher at 1280 x 720 opens a room from the overview: the room's code, big, and its QR code are on the
-    screen the projector shows, without scrolling (the sidebar's panel sits under its navigation, below 720 px)."""
-    page = new_page()
+    screen the projector shows, without scrolling (the sidebar's panel sits under its navigation, below 720 px);
+    in presenter mode above the rail, with the Start button."""
+    page = new_page(lang)
     page.set_viewport_size({"width": 1280, "height": 720})
-    page.goto(url(server, "overview"))
+    page.goto(url(server, "overview", present=present))
     settle(page)
     page.locator('[data-testid="stMain"] .st-key-overview-room-open button').filter(visible=True).click()
     card = page.locator(".st-key-room-card")
@@ -555,9 +557,11 @@ def test_a_room_opened_on_the_overview_shows_its_code_on_the_first_screen(server
     settle(page)
     code = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(page.url).query))["room"]
     assert card.locator(".katex-html").inner_text().replace("\n", "") == code
-    for part in (card.locator(".katex"), card.locator("img")):
+    bottom = page.locator(".present-rail").bounding_box()["y"] if present == "1" else 720
+    shown = (card.locator(".katex"), card.locator("img")) + ((card.locator(".st-key-present-start"),) if present == "1" else ())
+    for part in shown:
         box = part.bounding_box()
-        assert box["y"] >= 0 and box["y"] + box["height"] <= 720, box
+        assert box["y"] >= 0 and box["y"] + box["height"] <= bottom, box
     assert card.locator(".katex").bounding_box()["height"] >= 40  # \Huge: read from the back of the room
 
 

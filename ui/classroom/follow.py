@@ -51,7 +51,8 @@ OWN_KEYS = ("lang", "present", "done")  # each participant's own: the language, 
 POLL_SECONDS = 1.0  # a student's page asks the room this often when the watcher cannot wake it
 RECONNECT_TIMER_SECONDS = 3600  # the timer of _copy_link_on_a_timer's fragment: one run an hour
 ALL_PAGES = {page for pages in PAGES.values() for page in pages}
-JOIN_QR_PX = 240  # the overview's QR code of a room: scanned from a projected 720-px screen
+JOIN_QR_PX = 200  # the overview's QR code of a room: 16 % of a projected 1280-px screen, with the code, Start
+# and the caption above presenter mode's rail
 STORE_ERRORS = (sqlite3.Error, OSError)  # and redis.RedisError, added by _store_errors()
 _page_fragments: dict[str, str] = {}  # session id -> the fragment of the step page a following student shows
 
@@ -248,17 +249,18 @@ def _teacher_panel(t, room, slot) -> None:
     panel.button(t("room.leave"), key="room.leave", on_click=_close_room)
 
 
-def join_card(t, where) -> None:
+def join_card(t, where):
     """How students join, in the main area (where a class starts: the overview), for the room's teacher: the
     sidebar's panel sits under its navigation, below a 720-px projector's first screen. The QR code beside the
-    code, big, and the link; nothing for a student or outside a room."""
+    code, big, and the link, in a row that may take more (the card), or None for a student or outside a room."""
     room = st.session_state.get(ROOM) or {}
     if not room.get("key"):
-        return
+        return None
     link = _students_link(room)
     card = where.container(border=True, horizontal=True, vertical_alignment="center", gap="large", key="room.card")
     card.image(qr_png_uri(link), caption=t("room.scan_or_link"), width=JOIN_QR_PX)
     _code_and_link(t, card.container(), room, link)
+    return card
 
 
 def _students_link(room: dict) -> str:

@@ -30,7 +30,7 @@ BLOCK = {"positional": "src", "qkv": "enc.0.attn", "attention": "enc.0.attn", "m
 
 CSS = f"""
 html {{ font-size: {100 * PROJECTOR:g}% !important; }}
-[data-testid="stMainBlockContainer"] {{ padding-bottom: 9rem; }}
+[data-testid="stMainBlockContainer"] {{ padding-top: 2.5rem; padding-bottom: 9rem; }}  /* top: the header's */
 @media (max-width: 1400px) {{  /* a projector's 1280 or 1024 px: the width for the step, not for margins */
   [data-testid="stMainBlockContainer"] {{ padding-left: 2rem !important; padding-right: 2rem !important; }}
 }}
