@@ -519,10 +519,11 @@ def test_back_from_a_page_after_the_pass_opens_its_last_slide():
 @pytest.mark.parametrize("preset", list(engine.PRESETS))
 def test_no_two_slides_share_a_title(lang, preset):
     """The encoder's and the decoder's feed-forward and add & norm slides say their stack, each add & norm its
-    sub-layer, in both languages, one layer or six."""
+    sub-layer, in both languages, one layer or six; no title says a word twice (a step named as its page)."""
     t, config = translator(lang), engine.preset(preset).config
     titles = [presenter._title(t, slide, config) for slide in slides(config)]
     assert len(set(titles)) == len(titles)
+    assert [title for title in titles if len(set(title.split(" · "))) < len(title.split(" · "))] == []
     if (preset, lang) == ("hello-world", "en"):
         assert "Decoder · Add & LayerNorm · Cross-attention · Residual add" in titles
         assert "Encoder · Feed-forward · Activation" in titles and "Decoder · Feed-forward · Activation" in titles

@@ -217,7 +217,8 @@ def _title(t, slide, config) -> str:
         words.append(t(step_name_key(f"{block}.{view['step']}" if block else view["step"])))
     elif "section" in view:
         words.append(t(("stack.changes", "stack.one_layer")[view["section"]]))
-    return plain_math(" · ".join(words))
+    once = [word for i, word in enumerate(words) if word not in words[:i]]  # a step named as its page: once
+    return plain_math(" · ".join(once))
 
 
 def _vision_title(t, slide) -> str:
