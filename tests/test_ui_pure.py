@@ -262,7 +262,8 @@ def test_decode_view_of_hostile_links_never_raises(query):
 
 
 LINK_KEYS = ["section", "sublayer", "layer", "head", "step", "cell", "present", "weights", "cfg", "gen", "edit", "room",
-             "vimg", "vpx", "vw", "vcfg", "vedit"]  # the Vision Transformer's part (ui/core/vision_state.py) last
+             "vimg", "vpx", "vw", "vcfg", "vedit",  # the Vision Transformer's part (ui/core/vision_state.py)
+             "grad", "param", "phead"]  # the training page's gradients (test_reliability pairs each key with a value)
 SETTING_PARTS = ("cfg", "gen", "edit", "vpx", "vcfg", "vedit")  # noted as they are (80 characters), not as key=value
 LINK_VALUES = ["-1", "999999", "9" * 400, "١٢", "[x](//ev.il)", "<b>x</b>", "$\\href{//ev.il}{x}$", "\x00",
                "x\n\n[x](//ev.il)", "x\r\n\r\n<b>x</b>", "x" * 10_000]
@@ -278,7 +279,7 @@ def test_every_hostile_link_part_is_refused_where_it_is_parsed():
         for value in LINK_VALUES:
             if key in app_state.VIEW_KEYS:
                 view, notes = decode_view({key: value})
-                taken = value == "999999" and key in ("section", "sublayer", "layer", "head")
+                taken = value == "999999" and key in ("section", "sublayer", "layer", "head", "phead")
                 expected = [] if taken else [f"{key}={value[:40]!r}"]
                 if view != ({key: 999998} if taken else {}):
                     wrong.append((key, value[:12], view))
