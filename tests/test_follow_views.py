@@ -14,7 +14,7 @@ if str(ROOT) not in sys.path:
 
 import streamlit_privates  # noqa: E402
 from test_app import goto, notes, open_link, open_page, query, server_navigation  # noqa: E402,F401
-from ui.core.i18n import translator  # noqa: E402
+from ui.core.i18n import literal, translator  # noqa: E402
 
 T = translator("en")
 
@@ -59,6 +59,15 @@ def test_the_generation_players_step_is_in_its_link_and_the_first_is_not():
     assert query(at)["position"] == "2"
     at.button(key="gen.prev").click().run()
     assert "position" not in query(at)
+
+
+@pytest.mark.parametrize("part", [{"grad": "enc.9.ln1"}, {"param": "enc.0.attn.W_Z"}, {"grad": "enc.0.attn.scaled",
+                                                                                  "head": "9"}])
+def test_a_gradient_the_model_has_not_is_named_and_the_rest_shown(part):
+    at = open_link("train", **part)
+    key, value = list(part.items())[-1]
+    assert notes(at) == [T("msg.url", detail=literal(f"{key}={value!r}"))]
+    assert not at.exception and "param" not in query(at)
 
 
 def test_the_training_pages_gradients_are_in_its_link():
