@@ -542,6 +542,16 @@ def test_the_hover_names_the_cell_under_the_mouse_in_a_matrix_of_narrow_cells(se
         expect(hover).to_have_text(f"world · {j + 1}: {fmt(q[1, j], DIGITS)}", timeout=10_000)
 
 
+def test_a_colour_bar_writes_small_numbers_as_the_cells_do(server, new_page):
+    """Gradients of 10⁻⁴: the colour bar's ticks say 4×10⁻⁴, as fmt does in the cells, not plotly's SI 400μ."""
+    page = new_page()
+    page.goto(url(server, "train", grad="enc.0.attn.scaled", head="2"))
+    settle(page)
+    read = "texts => texts.map(t => t.textContent.replaceAll('\\u200b', ''))"  # plotly puts zero-width spaces around
+    ticks = page.locator(".colorbar text").evaluate_all(read)  # the exponent's superscript
+    assert ticks and any("×10−4" in tick for tick in ticks) and not any("μ" in tick for tick in ticks), ticks
+
+
 @pytest.mark.parametrize("lang, present", [("en", "0"), ("en", "1"), ("zh", "1")])
 def test_a_room_opened_on_the_overview_shows_its_code_on_the_first_screen(server, new_page, lang, present):
     """A teacher at 1280 x 720 opens a room from the overview: the room's code, big, and its QR code are on the
@@ -558,7 +568,8 @@ def test_a_room_opened_on_the_overview_shows_its_code_on_the_first_screen(server
     code = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(page.url).query))["room"]
     assert card.locator(".katex-html").inner_text().replace("\n", "") == code
     bottom = page.locator(".present-rail").bounding_box()["y"] if present == "1" else 720
-    shown = (card.locator(".katex"), card.locator("img")) + ((card.locator(".st-key-present-start"),) if present == "1" else ())
+    shown = (card.locator(".katex"), card.locator("img"))
+    shown += (card.locator(".st-key-present-start"),) if present == "1" else ()
     for part in shown:
         box = part.bounding_box()
         assert box["y"] >= 0 and box["y"] + box["height"] <= bottom, box

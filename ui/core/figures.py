@@ -14,6 +14,7 @@ TEXT_CELLS = 200  # write the numbers inside the cells up to this many cells
 TEXT_COLS = 8  # ... and when the cells are wide enough (at most this many columns)
 TEXT_SIZE = 14  # px, the numbers in the cells: readable on a projector (plotly's own size shrinks with the cells)
 LABEL_SIZE = 12  # px, the axis and colour-bar labels (plotly's default)
+COLORBAR = {"thickness": 12, "exponentformat": "power"}  # ticks 4×10⁻⁴ as the cells write them, not plotly's 400μ
 PROJECTOR = 1.5  # presenter mode's type, times the normal: numbers, labels and formulas read from the back of a room
 TEXT_WIDTH = 760  # px, estimated (CHAR_WIDTH): the numbers are written only when a row of each column's widest
 # fits it. At 1280 px with the sidebar open a step heatmap has ~690 px of plot, where 8 columns of −0.03525 fit
@@ -65,7 +66,7 @@ def heatmap(matrix, row_labels, col_labels, selected=None, marked=(), digits=DIG
     limit = float(np.nanmax(np.abs(finite))) if np.isfinite(finite).any() else 1.0
     data = [{"type": "heatmap", "z": typed_array(finite), "x": typed_array(np.arange(cols)), "y": typed_array(np.arange(rows)),
              "colorscale": DIVERGING if signed else SEQUENTIAL, "zmin": -limit if signed else 0, "zmax": limit or 1,
-             "hoverinfo": "skip", "colorbar": {"thickness": 12}}]
+             "hoverinfo": "skip", "colorbar": COLORBAR}]
     if signed:
         data[0]["zmid"] = 0
     labelled = cols <= LABELLED_COLS and rows * cols <= CLICK_CELLS

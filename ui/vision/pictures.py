@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ui.core.figures import DIVERGING, MARGIN, PLOT_WIDTH, Chart, cell_markers, typed_array
+from ui.core.figures import COLORBAR, DIVERGING, MARGIN, PLOT_WIDTH, Chart, cell_markers, typed_array
 from ui.core.format import fmt
 
 INK = ("#ffffff", "#000000")  # a pixel's colour from 0 (blank: white) to 1 (inked: black), as the digits are drawn
@@ -162,7 +162,7 @@ def similarity_maps_chart(maps, names) -> Chart:
                                                 f"{fmt(maps[r, c, i, j])}")
     cell = min(MAP_PX / size[0], MAP_PX / size[1])
     data = [{"type": "heatmap", "z": typed_array(picture), "colorscale": DIVERGING, "zmin": -1, "zmax": 1, "zmid": 0,
-             "hoverinfo": "skip", "colorbar": {"thickness": 12}},
+             "hoverinfo": "skip", "colorbar": COLORBAR},
             {**cell_markers(cell), "x": typed_array(np.nonzero(texts != "")[1]), "y": typed_array(np.nonzero(texts != "")[0]),
              "text": list(texts[texts != ""]), "hovertemplate": "%{text}<extra></extra>"}]
     notes = [{"x": c * (grid_cols + 1) + c, "y": r * (grid_rows + 1) + r, "text": names[r * grid_cols + c],

@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ui.core.figures import LABEL_SIZE, MARGIN, TEXT_SIZE, Chart
+from ui.core.figures import COLORBAR, LABEL_SIZE, MARGIN, TEXT_SIZE, Chart
 from ui.core.format import DIGITS, decimals, table
 from ui.vision.pictures import digit_axes, digit_heatmap
 
@@ -80,7 +80,7 @@ def attention_over_image(image, maps, titles, patch_names, digits=DIGITS, scale=
         data.append(digit_heatmap(pixels, **refs))
         data.append({"type": "heatmap", "z": values.tolist(), "x0": (patch - 1) / 2, "dx": patch,
                      "y0": (patch - 1) / 2, "dy": patch, "colorscale": HEAT, "zmin": 0, "zmax": top,
-                     "showscale": k == 0, "colorbar": {"thickness": 12}, **refs,
+                     "showscale": k == 0, "colorbar": COLORBAR, **refs,
                      "hovertemplate": "%{customdata}<extra></extra>",
                      "customdata": [[f"{patch_names[i * cols + j]} · {cells[i][j]}" for j in range(cols)]
                                     for i in range(rows)]})

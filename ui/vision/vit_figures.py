@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ui.core.figures import MARGIN, SEQUENTIAL, TEXT_SIZE, Chart
+from ui.core.figures import COLORBAR, MARGIN, SEQUENTIAL, TEXT_SIZE, Chart
 from ui.vision.pictures import digit_bitmap
 
 PIXEL = 7  # screen pixels per image pixel: an 8 × 8 digit is 56 px wide, each pixel a sharp square
@@ -25,7 +25,7 @@ def confusion_chart(counts, classes, true_title: str, predicted_title: str, scal
     text = [[str(c) if c else "" for c in row] for row in counts.tolist()]
     data = [{"type": "heatmap", "z": counts.tolist(), "x": list(classes), "y": list(classes), "text": text,
              "texttemplate": "%{text}", "textfont": {"size": TEXT_SIZE * scale}, "colorscale": SEQUENTIAL,
-             "zmin": 0, "xgap": 1, "ygap": 1, "colorbar": {"thickness": 12},
+             "zmin": 0, "xgap": 1, "ygap": 1, "colorbar": COLORBAR,
              "hovertemplate": f"{true_title} %{{y}}<br>{predicted_title} %{{x}}<br>%{{z}}<extra></extra>"}]
     side = round(CONFUSION_CELL * scale) * n
     layout = {"width": side + CONFUSION_FRAME[0] + 80, "height": side + CONFUSION_FRAME[1], "margin": MARGIN,
