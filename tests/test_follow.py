@@ -22,7 +22,7 @@ from conftest import app_server, in_own_thread  # noqa: E402
 from engine import digits  # noqa: E402
 from load import Editor, Target, open_editor  # noqa: E402
 from protocol import ForwardMsg, Session  # noqa: E402
-from streamlit.proto.Common_pb2 import StringArray  # noqa: E402
+from streamlit.proto.Common_pb2 import DoubleArray, StringArray  # noqa: E402
 from ui.classroom.follow import POLL_SECONDS  # noqa: E402
 from ui.core.i18n import literal, translator  # noqa: E402
 from ui.stores import rooms  # noqa: E402
@@ -56,6 +56,11 @@ async def click(session: Session, key: str, _=None):
 
 async def toggle(session: Session, key: str, on: bool):
     session.set_widget(session.last.widget(key)[1].id, bool_value=on)
+    return await session.rerun(TIMEOUT)
+
+
+async def slide(session: Session, key: str, value: float):
+    session.set_widget(session.last.widget(key)[1].id, double_array_value=DoubleArray(data=[value]))
     return await session.rerun(TIMEOUT)
 
 
@@ -349,9 +354,9 @@ async def goto(session: Session, page: str):
 
 def test_going_back_is_followed_to_every_default(server):
     """The teacher walks heads, steps, layers, sections, sub-layers and the other pages' views (a stack's measure, a
-    dropout, the training and generation pages' sections, the training page's gradients, the generation player's
-    step) forward and back to their defaults (which the teacher's link leaves out); after each move the student's
-    page shows the teacher's view (its address: what its widgets show)."""
+    dropout, the training and generation pages' sections, the training page's gradients and label smoothing, the
+    generation player's step) forward and back to their defaults (which the teacher's link leaves out); after each
+    move the student's page shows the teacher's view (its address: what its widgets show)."""
     url, store = server
     moves = [("attention", r"layer\.enc", 1), ("attention", r"heads\.attention\.1", 1),
              ("attention", r"attention\.1", 2), ("attention", r"attention\.1", 0),
@@ -369,7 +374,8 @@ def test_going_back_is_followed_to_every_default(server):
         ("train", type_text, r"train\.grad_step", "grad.dec.0.ffn.hidden"),
         ("train", toggle, r"train\.grad_param_open", True), ("train", type_text, r"train\.grad_param", "enc.0.attn.W_V"),
         ("train", type_text, r"train\.grad_param_head", "2"), ("train", toggle, r"train\.grad_param_open", False),
-        ("train", type_text, r"train\.grad_step", "grad.logits"),
+        ("train", type_text, r"train\.grad_step", "grad.logits"), ("train", slide, r"train\.view_smoothing", 0.1),
+        ("train", slide, r"train\.view_smoothing", 0.0),
         ("generate", click, r"gen\.next", None), ("generate", click, r"gen\.prev", None)]
 
     async def scenario():

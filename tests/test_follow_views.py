@@ -27,6 +27,7 @@ T = translator("en")
     ("train", {"grad": "enc.0.ln1"}, "train.grad_step", "grad.enc.0.ln1"),  # the gradient of a step's output
     ("train", {"grad": "enc.0.attn.scaled", "head": "2"}, "train.grad_step_head", 1),
     ("train", {"param": "dec.0.cross_attn.W_K", "phead": "2"}, "train.grad_param_head", 1),  # a weight's, box open
+    ("train", {"smoothing": "0.15"}, "train.view_smoothing", 0.15),  # the loss with label smoothing
     ("dropout", {"section": "2"}, "dropout.tab", T("dropout.tab.mask")),
     ("dropout", {"place": "4", "layer": "2", "dropout": "3", "head": "2"}, "dropout.which.dec", "cross_attn.dropout"),
     ("encoder_stack", {"measure": "2"}, "enc.measure", "cosine"),
@@ -61,8 +62,8 @@ def test_the_generation_players_step_is_in_its_link_and_the_first_is_not():
     assert "position" not in query(at)
 
 
-@pytest.mark.parametrize("part", [{"grad": "enc.9.ln1"}, {"param": "enc.0.attn.W_Z"}, {"grad": "enc.0.attn.scaled",
-                                                                                  "head": "9"}])
+@pytest.mark.parametrize("part", [{"grad": "enc.9.ln1"}, {"param": "enc.0.attn.W_Z"}, {"smoothing": "0.07"},
+                                  {"grad": "enc.0.attn.scaled", "head": "9"}])
 def test_a_gradient_the_model_has_not_is_named_and_the_rest_shown(part):
     at = open_link("train", **part)
     key, value = list(part.items())[-1]
@@ -80,6 +81,10 @@ def test_the_training_pages_gradients_are_in_its_link():
     assert query(at)["param"] == at.session_state["train.grad_param"]  # open: the weight shown, the first too
     at.selectbox(key="train.grad_step").set_value(first).run()
     assert "grad" not in query(at)  # the first step is the default
+    at.slider(key="train.view_smoothing").set_value(0.1).run()
+    assert query(at)["smoothing"] == "0.1"
+    at.slider(key="train.view_smoothing").set_value(0.0).run()
+    assert "smoothing" not in query(at)
 
 
 def player(at) -> dict:

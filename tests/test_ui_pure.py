@@ -263,7 +263,7 @@ def test_decode_view_of_hostile_links_never_raises(query):
 
 LINK_KEYS = ["section", "sublayer", "layer", "head", "step", "cell", "present", "weights", "cfg", "gen", "edit", "room",
              "vimg", "vpx", "vw", "vcfg", "vedit",  # the Vision Transformer's part (ui/core/vision_state.py)
-             "grad", "param", "phead"]  # the training page's gradients (test_reliability pairs each key with a value)
+             "grad", "param", "phead", "smoothing"]  # the training page's (test_reliability: one value a key)
 SETTING_PARTS = ("cfg", "gen", "edit", "vpx", "vcfg", "vedit")  # noted as they are (80 characters), not as key=value
 LINK_VALUES = ["-1", "999999", "9" * 400, "١٢", "[x](//ev.il)", "<b>x</b>", "$\\href{//ev.il}{x}$", "\x00",
                "x\n\n[x](//ev.il)", "x\r\n\r\n<b>x</b>", "x" * 10_000]

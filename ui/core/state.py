@@ -338,10 +338,11 @@ def _decode_edits(text: str):
 # dropout page's place and which dropout of a layer; a stack's measure; the output's position (the generation player's
 # step); the padded batch's sentence; the animation's frame; the exercises' set of questions and the answers given
 # (engine.exercises.encode_progress, which the page reads part by part); the training page's gradients, of a step's
-# output and of a parameter (with its own head picker: phead)
+# output and of a parameter (with its own head picker: phead), and the label smoothing the loss is shown with
 VIEW_KEYS = ("section", "layer", "sublayer", "head", "step", "cell", "place", "dropout", "measure", "position",
-             "sentence", "frame", "qset", "done", "grad", "param", "phead")
-TEXT_VIEW_KEYS = ("step", "done", "grad", "param")
+             "sentence", "frame", "qset", "done", "grad", "param", "phead", "smoothing")
+TEXT_VIEW_KEYS = ("step", "done", "grad", "param", "smoothing")
+SMOOTHING = re.compile(r"0(?:\.[0-9]{1,2})?")  # 0.05: the page checks it is one its slider offers
 STEP_NAME = re.compile(r"[a-z][a-z0-9_]{0,39}")  # a step's last name: "scaled", "ln2", "masked_logits"
 FULL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,39}(?:\.[A-Za-z0-9_]{1,40}){0,5}")  # "dec.0.ln3", "enc.0.attn.W_Q"
 
@@ -382,6 +383,8 @@ def _view_value(key: str, text: str):
         return text if len(text) <= MAX_PROGRESS_CHARS else None
     if key in ("grad", "param"):
         return text if FULL_NAME.fullmatch(text) else None
+    if key == "smoothing":
+        return text if SMOOTHING.fullmatch(text) else None
     parts = text.split(".")
     if len(parts) != (2 if key == "cell" else 1) or not all(_small_whole(p) for p in parts):
         return None

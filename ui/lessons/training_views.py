@@ -79,12 +79,19 @@ def _finished_runs() -> FinishedRuns:
 
 # ---- one pair: teacher forcing, the loss, and backpropagation -----------------------------------------------
 
+SMOOTHINGS = tuple(round(0.05 * i, 2) for i in range(7))  # the label smoothing the loss is shown with: 0 to 0.3
+
+
 def loss_section():
     ctx = session.get()
     st.subheader(ctx.t("train.loss"))
     st.markdown(ctx.t("train.loss_intro"))
     draw.latex(ctx.t.words(TEACHER_FORCING_TEX))
-    smoothing = st.slider(ctx.t("train.label_smoothing"), 0.0, 0.3, 0.0, step=0.05, key="train.view_smoothing")
+    asked = from_link("smoothing", lambda text: float(text) in SMOOTHINGS, "0")
+    if asked is not None:
+        st.session_state["train.view_smoothing"] = float(asked)
+    smoothing = st.slider(ctx.t("train.label_smoothing"), 0.0, SMOOTHINGS[-1], step=0.05, key="train.view_smoothing")
+    show_in_link("smoothing", f"{smoothing:g}", "0")
     draw.latex(SMOOTHED_TARGET_TEX + r",\quad " + SMOOTHED_LOSS_TEX if smoothing else CROSS_ENTROPY_TEX)
     draw.latex(ctx.t.words(MEAN_LOSS_TEX))
     result = _loss(ctx.state.model_key, smoothing)
