@@ -274,7 +274,12 @@ function caption(frame, data) {
     return fill(L[`f.${frame.kind}`], {...base, p: frame.prob === undefined ? "" : frame.prob.toFixed(4)});
 }
 
+// parentElement -> the last draw's stop. New data draws the player again without the stop it returned (that runs on
+// unmount only): a pending `say` of the old draw then wrote its stale frame over a key pressed since, and lost it.
+const stops = new WeakMap();
+
 export default function ({parentElement, data, setStateValue}) {
+    stops.get(parentElement)?.();
     const root = parentElement.querySelector(".anim");
     const L = data.labels;
     const frames = data.frames;
@@ -381,5 +386,7 @@ export default function ({parentElement, data, setStateValue}) {
     };
     if (data.large && !memory.has(parentElement)) root.focus({preventScroll: true}); // presenter mode: the clicker's keys
     show(index, false);
-    return () => { pause(); clearTimeout(saying); };
+    const stop = () => { pause(); clearTimeout(saying); };
+    stops.set(parentElement, stop);
+    return stop;
 }
