@@ -91,7 +91,8 @@ def loss_section():
     if asked is not None:
         st.session_state["train.view_smoothing"] = float(asked)
     smoothing = st.slider(ctx.t("train.label_smoothing"), 0.0, SMOOTHINGS[-1], step=0.05, key="train.view_smoothing")
-    show_in_link("smoothing", f"{smoothing:g}", "0")
+    shown = f"{smoothing:g}"  # a forged value between the slider's steps is shown, not linked
+    show_in_link("smoothing", shown if float(shown) in SMOOTHINGS else "0", "0")
     draw.latex(SMOOTHED_TARGET_TEX + r",\quad " + SMOOTHED_LOSS_TEX if smoothing else CROSS_ENTROPY_TEX)
     draw.latex(ctx.t.words(MEAN_LOSS_TEX))
     result = _loss(ctx.state.model_key, smoothing)
