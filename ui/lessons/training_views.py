@@ -91,8 +91,8 @@ def loss_section():
     if asked is not None:
         st.session_state["train.view_smoothing"] = float(asked)
     smoothing = st.slider(ctx.t("train.label_smoothing"), 0.0, SMOOTHINGS[-1], step=0.05, key="train.view_smoothing")
-    shown = f"{smoothing:g}"  # a forged value between the slider's steps is shown, not linked
-    show_in_link("smoothing", shown if float(shown) in SMOOTHINGS else "0", "0")
+    linked = next((step for step in SMOOTHINGS if step == round(smoothing, 2)), 0.0)  # a forged value between the
+    show_in_link("smoothing", f"{linked:g}", "0")  # slider's steps is shown, not linked
     draw.latex(SMOOTHED_TARGET_TEX + r",\quad " + SMOOTHED_LOSS_TEX if smoothing else CROSS_ENTROPY_TEX)
     draw.latex(ctx.t.words(MEAN_LOSS_TEX))
     result = _loss(ctx.state.model_key, smoothing)
@@ -109,13 +109,14 @@ def backward_section(result):
     st.markdown(ctx.t("train.backward_intro"))
     draw.latex(GRAD_TEX + r",\qquad " + LOGITS_GRAD_TEX)
     derivation_views.cross_entropy()
-    names = list(result.backward)  # grad.<step>: the gradient of the step's output
-    asked = from_link("grad", lambda step: f"grad.{step}" in result.backward, names[0].removeprefix("grad."))
+    names = list(result.backward)  # grad.<step>: the gradient of the step's output; the link names the step
+    first = names[0].removeprefix("grad.")
+    asked = from_link("grad", lambda step: f"grad.{step}" in result.backward, first)
     if asked is not None:
         st.session_state["train.grad_step"] = f"grad.{asked}"
     name = st.selectbox(ctx.t("train.grad_step"), names, key="train.grad_step")
-    show_in_link("grad", name.removeprefix("grad."), names[0].removeprefix("grad."))
     step = result.trace.step(name.removeprefix("grad."))
+    show_in_link("grad", step.name, first)
     draw.latex(ctx.t.words(backward_formula(step)))
     _gradient(ctx, result.backward[name], step_axes(result.trace, step.name), "train.grad_step_head", "head")
     asked = from_link("param", result.grads.__contains__, "")  # a parameter's gradient shown, or "" for none
