@@ -254,7 +254,8 @@ def test_only_the_teachers_key_asks_closes_and_reveals(store, forged):
 
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf"), "", "x" * 65, "x" * 10_000, None, True,
-                                   [1.0], {"a": 1}])
+                                   [1.0], {"a": 1}, pytest.param(10**400, id="10**400"),
+                                   pytest.param(-(10**309), id="-10**309")])
 def test_a_forged_answer_is_refused_and_kept_nowhere(store, value):
     code, key = store.create()
     store.ask(code, key, QUESTION)
@@ -286,3 +287,6 @@ def test_malformed_quizzes_and_answers_in_the_store_are_none():
     assert rooms._quiz((1, "open", "not json")) is None and rooms._quiz((1, "opened", "{}")) is None
     assert rooms._answers([("NaN", "1"), ("[1]", "1"), ("true", "0"), ("1.5", "x"), ('"a"', 1)]) == [
         rooms.Answer(1.5, False), rooms.Answer("a", True)]
+    # a store is shared: an integer too large for a float, or a number written with 10,000 digits, is no answer
+    assert rooms._answers([("1" * 400, "1"), ("-" + "9" * 5000, "1"), ("1e999", "1"), ("3", "1")]) == [
+        rooms.Answer(3.0, True)]

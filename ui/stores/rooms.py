@@ -132,24 +132,38 @@ def _quiz(found) -> Quiz | None:
 
 
 def _answer_text(value) -> str:
-    """An answer as stored: a finite number, or a short text; RoomError("quiz.bad_answer") for anything else."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)) or (
-            isinstance(value, float) and not math.isfinite(value)) or (
-            isinstance(value, str) and not 0 < len(value) <= MAX_ANSWER_CHARS):
+    """An answer as stored: a finite number (as a float), or a short text; RoomError("quiz.bad_answer") for anything
+    else, an integer beyond a float's range among them."""
+    if isinstance(value, str) and 0 < len(value) <= MAX_ANSWER_CHARS:
+        return json.dumps(value)
+    number = _finite(value)
+    if number is None:
         raise RoomError("quiz.bad_answer", {"n": MAX_ANSWER_CHARS})
-    return json.dumps(value)
+    return json.dumps(number)
+
+
+def _finite(value) -> float | None:
+    """value as a finite float, if it is a number (not a bool) within a float's range; else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _answers(rows) -> list[Answer]:
-    """The answers as the store holds them ((text, right) pairs), those of the expected form."""
+    """The answers as the store holds them ((text, right) pairs), those of the expected form: a store is shared, so
+    what it holds is read as untrusted (a number is one within a float's range, read as a float)."""
     kept = []
     for text, right in rows:
         try:
             value = json.loads(text)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError):  # a ValueError too for an integer of over 4,300 digits
             continue
-        if isinstance(value, str) or (isinstance(value, (int, float)) and not isinstance(value, bool)
-                                      and math.isfinite(value)):
+        value = value if isinstance(value, str) else _finite(value)
+        if value is not None:
             kept.append(Answer(value, right in (1, "1")))
     return kept
 
