@@ -63,6 +63,13 @@ def send(at, *states: WidgetState):
     return at
 
 
+def forged_state(element, value) -> WidgetState:
+    """What a forged message sends for a widget the page draws disabled, which AppTest's set_value refuses to set."""
+    _checked()
+    element._value = value
+    return element._widget_state
+
+
 def send_value(at, widget_id: str, **value):
     """Send one widget's value as a websocket message would, e.g. string_value=..., double_value=math.nan."""
     return send(at, WidgetState(id=widget_id, **value))

@@ -7,6 +7,7 @@ from pathlib import Path
 from urllib.parse import parse_qsl
 
 import pytest
+from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -14,18 +15,21 @@ if str(ROOT) not in sys.path:
 
 import engine  # noqa: E402
 from engine import exercises as ex  # noqa: E402
+from streamlit_privates import forged_state, send  # noqa: E402
 from test_app import CJK, assert_clean, open_link, query, server_navigation  # noqa: E402, F401
 from ui.core.i18n import literal, translator  # noqa: E402
 from ui.core.state import AppState  # noqa: E402
 from ui.lessons.exercise_views import PREPARED, prepared_link  # noqa: E402
+from ui.lessons.generation_views import TRAINED_CORPUS  # noqa: E402
 
 SRC, TGT = "Hello World", "Hola Mundo"
 MODEL = engine.preset("hello-world")
 TRACE = MODEL.run(SRC, TGT)
+TRAINED = engine.with_words(engine.trained(TRAINED_CORPUS), SRC)  # what the generation page runs by default
 ANSWERS = {"positions": ex.order_blindness(MODEL, SRC), "attentions": ex.cross_attention_keys(TRACE),
            "d_k": ex.saturation(MODEL, SRC, TGT), "ffn": ex.ffn_weights(MODEL),
-           "decoder_passes": ex.decoder_passes(MODEL, SRC), "residual": ex.residual_effect(MODEL, SRC, TGT),
-           "probabilities": ex.next_token(TRACE), "greedy": ex.greedy_optimal(MODEL, SRC)}
+           "decoder_passes": ex.decoder_passes(TRAINED, SRC), "residual": ex.residual_effect(MODEL, SRC, TGT),
+           "probabilities": ex.next_token(TRACE), "greedy": ex.greedy_optimal(TRAINED, SRC)}
 
 
 def page(lang, **link):
@@ -42,6 +46,14 @@ def answer(at, widget: str, value) -> None:
     assert not at.exception, [e.message for e in at.exception]  # a wrong answer is an st.error
 
 
+def forge_answer(at, widget: str, value) -> None:
+    """Send an answer and its form's Check as a forged message would, to a form the page draws disabled."""
+    element = next(w for w in [*at.text_input, *at.radio] if w.key == widget)
+    check = next(b for b in at.button if b.proto.form_id == widget.replace(".answer.", ".form."))
+    send(at, forged_state(element, value), WidgetState(id=check.id, trigger_value=True))
+    assert not at.exception, [e.message for e in at.exception]
+
+
 def wrong_post_answer(key):
     right = ANSWERS[key]
     if right.form == "choice":
@@ -55,23 +67,63 @@ def said(at) -> list[str]:
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_every_exercise_of_the_post_checks_a_right_and_a_wrong_answer(lang):
+    """Half the exercises answered right, half wrong first: the first answer counts, the engine's answer is shown
+    after a wrong one, and the right answer given after it is not taken (post-2:0 stays)."""
     t = translator(lang)
     at = page(lang)
     for key in ex.POST_EXERCISES:
         at.session_state[f"ex.open.{key}"] = True
     at.run()
     assert_clean(at)
+    expected = []
     for number, key in enumerate(ex.POST_EXERCISES, start=1):
-        right = ANSWERS[key]
-        widget = f"ex.answer.{key}"
-        answer(at, widget, wrong_post_answer(key))
+        right, widget, first_right = ANSWERS[key], f"ex.answer.{key}", number % 2 == 1
+        given = right.value if right.form == "choice" else str(right.value)
+        answer(at, widget, given if first_right else wrong_post_answer(key))
         shown = t(f"ex.{key}.choice.{right.value}") if right.form == "choice" else literal(str(right.value))
-        assert t("ex.wrong", answer=shown) in said(at), key
-        answer(at, widget, right.value if right.form == "choice" else str(right.value))
-        assert t("ex.right") in said(at), key
-        assert query(at)["done"].count(f"post-{number}:1") == 1
-    assert query(at)["done"] == ",".join(f"post-{n}:1" for n in range(1, 9))
-    assert t("ex.progress", answered=8, right=8) in [m.value for m in at.markdown]
+        assert (t("ex.right") if first_right else t("ex.wrong", answer=shown)) in said(at), key
+        assert t("ex.first_counts") in [c.value for c in at.caption], key
+        form = next(b for b in at.button if b.proto.form_id == f"ex.form.{key}")
+        assert form.disabled and next(w for w in [*at.text_input, *at.radio] if w.key == widget).disabled, key
+        forge_answer(at, widget, given)  # a second answer (the form is drawn disabled) is not taken
+        expected.append(f"post-{number}:{int(first_right)}")
+        assert query(at)["done"] == ",".join(expected), key
+    assert t("ex.progress", answered=8, right=4) in [m.value for m in at.markdown]
+
+
+def test_start_over_takes_a_first_answer_again():
+    t = translator("en")
+    at = page("en", done="post-2:0")
+    at.session_state["ex.open.attentions"] = True
+    at.run()
+    assert t("ex.wrong", answer=literal(str(ANSWERS["attentions"].value))) in said(at)
+    next(b for b in at.button if b.key == "ex.start_over").click().run()
+    assert "done" not in query(at) and not said(at)
+    answer(at, "ex.answer.attentions", str(ANSWERS["attentions"].value))
+    assert t("ex.right") in said(at) and query(at)["done"] == "post-2:1"
+
+
+@pytest.mark.parametrize("key", ["decoder_passes", "greedy"])
+def test_a_generation_exercise_is_graded_on_what_its_link_shows(key):
+    """Read the answer off the page the exercise's link opens (the generation page, the trained model it runs by
+    default) and give it: graded right. Before, the checker graded against the pages' random model."""
+    link = prepared_link(AppState(), key)
+    query_of_link = dict(parse_qsl(link.split("?", 1)[1]))
+    shown = open_link("generate", **query_of_link)
+    if key == "decoder_passes":
+        generated = next(m.value for m in shown.main.markdown if m.value.startswith("**Generated:**"))
+        read = str(generated.split("\n")[0].count("`") // 2 - 1)  # the tokens written after SOS, one per pass
+    else:
+        best = next(m.value for m in shown.main.markdown if m.value.startswith("**Best sentence:**"))
+        greedy = open_link("generate", **{**query_of_link, "gen": "max_len:6"})
+        written = next(m.value for m in greedy.main.markdown if m.value.startswith("**Generated:**"))
+        words = [w for w in written.split("\n")[0].split("`")[1::2] if w not in ("SOS", "EOS")]
+        read = "yes" if best.split("**")[2].split("—")[0].split() == words else "no"
+    at = page("en")
+    at.session_state[f"ex.open.{key}"] = True
+    at.run()
+    answer(at, f"ex.answer.{key}", read)
+    assert translator("en")("ex.right") in said(at), (key, read)
 
 
 def test_an_explanation_shows_the_engines_numbers():
@@ -89,14 +141,18 @@ def test_by_hand_questions_take_the_engines_number(lang):
     at = page(lang, section="2", qset="7")
     questions = ex.question_set(TRACE, 7)
     assert len(questions) == 6 and query(at)["qset"] == "7"
-    for q in questions:
-        widget = f"hand.answer.{q.id}"
-        answer(at, widget, repr(q.answer + 3 * q.tolerance))
-        assert any(text.startswith(t("ex.wrong", answer="")) for text in said(at)), q.id
-        answer(at, widget, repr(q.answer))
-        assert t("ex.right") in said(at), q.id
+    for number, q in enumerate(questions):
+        widget, first_right = f"hand.answer.{q.id}", number % 2 == 0
+        if first_right:
+            answer(at, widget, repr(q.answer))
+            assert t("ex.right") in said(at), q.id
+        else:
+            answer(at, widget, repr(q.answer + 3 * q.tolerance))
+            assert any(text.startswith(t("ex.wrong", answer="")) for text in said(at)), q.id
+            forge_answer(at, widget, repr(q.answer))  # after the engine's answer is shown: not taken
+        assert said(at).count(t("ex.right")) == number // 2 + 1, q.id  # the questions answered right first
     done = dict(part.split(":") for part in query(at)["done"].split(","))
-    assert done == {q.id: "1" for q in questions}
+    assert done == {q.id: str(int(number % 2 == 0)) for number, q in enumerate(questions)}
     if lang == "zh":
         assert not [m.value for m in at.markdown if "Right" in m.value or "answer" in m.value]
 
@@ -154,8 +210,7 @@ def test_the_residual_control_turns_the_option_off_and_the_link_says_so():
     next(w for w in at.toggle if w.key == "ex.residual.on").set_value(False).run()
     assert_clean(at)
     assert query(at)["cfg"] == "residual:false" and query(at)["done"] == "post-6:1"
-    assert not at.session_state["context"].config.residual and t("ex.right") not in said(at)
-    answer(at, "ex.answer.residual", "alone")
+    assert not at.session_state["context"].config.residual and t("ex.right") in said(at)  # the first answer counts
     why = [m.value for m in at.markdown if m.value.startswith("The largest difference")]
     assert why and "is 6 with the residual" in why[0]  # both sides compared, though the model has it off
 
@@ -195,8 +250,9 @@ def test_a_forged_residual_setting_is_refused_like_any_option():
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_generation_exercise_on_numbers_that_overflow_says_why_it_has_no_answer(lang):
     """The naive softmax on a weight of 10⁶ makes NaN: the exercises that decode (the decoder's passes, greedy vs
-    beam) stopped the page with an exception; they say, as the generation page does, that no token can be chosen."""
-    at = page(lang, cfg="softmax:naive", edit="enc.0.attn.W_Q:0.0.0=1e6")
+    beam) stopped the page with an exception; they say, as the generation page does, that no token can be chosen.
+    They decode with the model the generation page runs: here the pages' own (gen=model:current), not the trained."""
+    at = page(lang, cfg="softmax:naive", edit="enc.0.attn.W_Q:0.0.0=1e6", gen="model:current")
     t = translator(lang)
     for key in ("decoder_passes", "greedy"):
         at.session_state[f"ex.open.{key}"] = True

@@ -9,12 +9,13 @@ import streamlit as st
 import engine
 from engine import exercises as ex
 from ui.classroom import quiz
-from ui.core import runs, session, sidebar
+from ui.core import generation, runs, session, sidebar
 from ui.core.figures import bars
 from ui.core.format import fmt
 from ui.core.i18n import literal
 from ui.core.labels import FIRST, step_name_key
 from ui.core.state import APP_LIMITS, CACHE_HASH, encode, encode_view
+from ui.lessons.generation_views import generating_model
 from ui.views import frame, pickers
 from ui.views.draw import latex, numbers, plot
 from ui.views.drawn import from_link, show_in_link
@@ -48,31 +49,47 @@ def _progress(t) -> dict:
     right = sum(progress.values())
     st.markdown(t("ex.progress", answered=len(progress), right=right))
     if progress:
-        st.button(t("ex.start_over"), key="ex.start_over", on_click=progress.clear)
+        st.button(t("ex.start_over"), key="ex.start_over", on_click=_start_over)
     return progress
 
 
-def _record(qid: str, verdict: ex.Verdict, key: str) -> None:
-    """A checked answer: its verdict, shown while the model is the one it was checked against, and the progress."""
-    st.session_state[f"{key}.verdict"] = (st.session_state.state.model_key, verdict)
+def _record(qid: str, verdict: ex.Verdict, key: str, right_answer: str) -> None:
+    """A checked answer: its verdict (and the engine's answer it was checked against) and the progress. The first
+    answer counts: once a question has one (the engine's answer then shown), another is not taken."""
+    progress = st.session_state[PROGRESS]
+    if qid in progress:
+        return
+    st.session_state[f"{key}.verdict"] = (st.session_state.state.model_key, verdict, right_answer)
     if verdict.answered:
-        st.session_state[PROGRESS][qid] = verdict.right
+        progress[qid] = verdict.right
 
 
-def _verdict_line(ctx, key: str, right_answer: str) -> bool:
-    """The last check's result against this model; True once the learner has answered it (the explanation may then
-    be shown)."""
-    t = ctx.t
-    model_key, verdict = st.session_state.get(f"{key}.verdict", (None, None))
-    if model_key != ctx.state.model_key:  # checked against other settings or sentences: its answer was another
-        return False
-    if verdict.right:
-        st.success(t("ex.right"))
-    elif verdict.answered:
-        st.error(t("ex.wrong", answer=right_answer))
-    else:
+def _start_over() -> None:
+    """Every answer forgotten, and the verdicts shown: each question takes a first answer again."""
+    st.session_state[PROGRESS].clear()
+    for key in [key for key in st.session_state if str(key).endswith(".verdict")]:
+        del st.session_state[key]
+
+
+def _answered(qid: str) -> bool:
+    return qid in st.session_state[PROGRESS]
+
+
+def _verdict_line(ctx, qid: str, key: str, right_answer: str) -> bool:
+    """The result of the question's first answer (with the engine's answer if it was wrong), or why the last text
+    was not an answer; True once the learner has answered it (the explanation may then be shown)."""
+    t, progress = ctx.t, st.session_state[PROGRESS]
+    model_key, verdict, checked_against = st.session_state.get(f"{key}.verdict", (None, None, right_answer))
+    if verdict is not None and not verdict.answered and model_key == ctx.state.model_key:
         st.warning(t(f"ex.refused.{verdict.code}", n=ex.MAX_ANSWER_CHARS))
-    return verdict.answered
+    if qid not in progress:
+        return False
+    if progress[qid]:
+        st.success(t("ex.right"))
+    else:  # the answer the first one was checked against, whatever the settings are now
+        st.error(t("ex.wrong", answer=checked_against if verdict is not None and verdict.answered else right_answer))
+    st.caption(t("ex.first_counts"))
+    return True
 
 
 # ---- the post's exercises -----------------------------------------------------------------------------------------
@@ -87,6 +104,12 @@ PREPARED = {
     "residual": ("add_norm", {"residual": False}, {"step": "add1"}),
     "probabilities": ("output", {}, {"step": "probs"}),
     "greedy": ("generate", {}, {}),
+}
+# The generation settings of the generation exercises' links, which their checker reads too (at most GENERATED
+# tokens; the greedy exercise's beam as the checker's: its width, ranked by log P alone).
+PREPARED_GENERATION = {
+    "decoder_passes": {"max_len": ex.GENERATED},
+    "greedy": {"strategy": "beam", "width": ex.BEAM_WIDTH, "alpha": 0.0, "max_len": ex.GENERATED},
 }
 
 
@@ -115,24 +138,34 @@ def _post_exercise(ctx, key: str):
         st.info(t(f"ex.{key}.none"))
         return
     qid, widget = ex.post_exercise_id(key), f"ex.answer.{key}"
+    shown = t(f"ex.{key}.choice.{answer.value}") if answer.form == "choice" else literal(str(answer.value))
+    done = _answered(qid)
     with st.form(f"ex.form.{key}", border=False):
         if answer.form == "choice":
-            st.radio(t("ex.your_answer"), ex.CHOICES[key], index=None, key=widget,
+            st.radio(t("ex.your_answer"), ex.CHOICES[key], index=None, key=widget, disabled=done,
                      format_func=lambda code: t(f"ex.{key}.choice.{code}"))
         else:
-            st.text_input(t(f"ex.answer.{answer.form}"), key=widget)
-        st.form_submit_button(t("ex.check"), on_click=lambda: _record(
-            qid, ex.check_answer(answer, st.session_state.get(widget)), widget))
-    shown = t(f"ex.{key}.choice.{answer.value}") if answer.form == "choice" else literal(str(answer.value))
-    if _verdict_line(ctx, widget, shown):
+            st.text_input(t(f"ex.answer.{answer.form}"), key=widget, disabled=done)
+        st.form_submit_button(t("ex.check"), disabled=done, on_click=lambda: _record(
+            qid, ex.check_answer(answer, st.session_state.get(widget)), widget, shown))
+    if _verdict_line(ctx, qid, widget, shown):
         st.markdown(t(f"ex.{key}.why", **_evidence(ctx, key, answer.evidence)))
 
 
 def prepared_link(state, key: str) -> str:
     """The address (relative to the app's) of the exercise's prepared state: a new tab opens it as any link."""
-    page, settings, view = PREPARED[key]
+    page, _, view = PREPARED[key]
+    return f"{page}?{urlencode(encode(prepared_state(state, key)) | encode_view(view))}"
+
+
+def prepared_state(state, key: str):
+    """The state the exercise's link opens: the current one with the exercise's settings."""
+    settings = PREPARED[key][1]
     prepared = state.with_settings(**settings) if settings else state
-    return f"{page}?{urlencode(encode(prepared) | encode_view(view))}"
+    gen = PREPARED_GENERATION.get(key)
+    if gen is None:
+        return prepared
+    return prepared.replace(gen=generation.changed({**generation.settings(prepared.gen), **gen}))
 
 
 def _answer(ctx, key: str) -> ex.Answer | None:
@@ -143,6 +176,9 @@ def _answer(ctx, key: str) -> ex.Answer | None:
         return ex.next_token(ctx.trace)
     if key == "ffn":
         return ex.ffn_weights(ctx.model)
+    if key in PREPARED_GENERATION:  # graded on the model the generation page of the exercise's link runs
+        prepared = prepared_state(ctx.state, key)
+        return _generation_experiment(key, prepared.model_key, generation.settings(prepared.gen)["model"])
     return _experiment(key, ctx.state.model_key)
 
 
@@ -151,9 +187,14 @@ def _experiment(key: str, model_key) -> ex.Answer:
     model = runs.run_model(model_key)
     src, tgt = model_key.src, model_key.tgt
     return {"positions": lambda: ex.order_blindness(model, src), "d_k": lambda: ex.saturation(model, src, tgt),
-            "decoder_passes": lambda: ex.decoder_passes(model, src),
-            "residual": lambda: ex.residual_effect(model, src, tgt),
-            "greedy": lambda: ex.greedy_optimal(model, src)}[key]()
+            "residual": lambda: ex.residual_effect(model, src, tgt)}[key]()
+
+
+@st.cache_resource(max_entries=16, show_spinner=False, hash_funcs=CACHE_HASH)
+def _generation_experiment(key: str, model_key, choice: str) -> ex.Answer:
+    model = generating_model(model_key, choice)
+    answer = ex.decoder_passes if key == "decoder_passes" else ex.greedy_optimal
+    return answer(model, model_key.src)
 
 
 def _evidence(ctx, key: str, evidence: dict) -> dict:
@@ -252,12 +293,12 @@ def _by_hand():
 def _hand_question(ctx, q: ex.Question):
     t, digits = ctx.t, ctx.state.digits
     question_prompt(ctx, q)
-    widget = f"hand.answer.{q.id}"
+    widget, done, shown = f"hand.answer.{q.id}", _answered(q.id), fmt(q.answer, max(digits, 6))
     with st.form(f"hand.form.{q.id}", border=False):
-        st.text_input(t("ex.answer.number"), key=widget)
-        st.form_submit_button(t("ex.check"), on_click=lambda: _record(
-            q.id, ex.check(q, st.session_state.get(widget)), widget))
-    _verdict_line(ctx, widget, fmt(q.answer, max(digits, 6)))
+        st.text_input(t("ex.answer.number"), key=widget, disabled=done)
+        st.form_submit_button(t("ex.check"), disabled=done, on_click=lambda: _record(
+            q.id, ex.check(q, st.session_state.get(widget)), widget, shown))
+    _verdict_line(ctx, q.id, widget, shown)
     if quiz.room().get("key"):  # a room's teacher
         st.button(t("quiz.ask"), key=f"quiz.ask.{q.id}", on_click=quiz.ask, args=(q,), icon=":material/campaign:")
     hint = st.expander(t("hand.hint"), key=f"hand.hint.{q.id}", on_change="rerun")

@@ -32,10 +32,10 @@ SLIDERS = {"temperature": 0.05, "p": 0.01, "alpha": 0.05, "width": 1}  # the res
 @st.cache_resource(max_entries=32, show_spinner=False, hash_funcs=CACHE_HASH)
 def _generated(model_key, gen):
     """One generation per distinct state and settings, shared by every session."""
-    return generation.run(_generating_model(model_key, generation.settings(gen)["model"]), model_key.src, gen)
+    return generation.run(generating_model(model_key, generation.settings(gen)["model"]), model_key.src, gen)
 
 
-def _generating_model(model_key, choice):
+def generating_model(model_key, choice):
     """The pages' model, or the shipped trained one with the source's new words (see _trained_for)."""
     return _trained_for(model_key.src) if choice == "trained" else runs.run_model(model_key)
 
@@ -69,7 +69,7 @@ def controls() -> dict:
     st.segmented_control(ctx.t("gen.model"), generation.MODELS, format_func=lambda m: ctx.t(f"gen.m.{m}"),
                          key="gen.model", required=True, on_change=_on_change)
     st.caption(_model_note(ctx))
-    frame.new_words_note(_generating_model(ctx.state.model_key, st.session_state["gen.model"]))
+    frame.new_words_note(generating_model(ctx.state.model_key, st.session_state["gen.model"]))
     st.segmented_control(ctx.t("gen.strategy"), generation.STRATEGIES, format_func=lambda s: ctx.t(f"gen.s.{s}"),
                          key="gen.strategy", required=True, on_change=_on_change)
     used = generation.USES[st.session_state["gen.strategy"]]
