@@ -200,7 +200,7 @@ POST_EXERCISES = ("positions", "attentions", "d_k", "ffn", "decoder_passes", "re
 CHOICES = {"positions": ("same", "different"), "d_k": ("one_hot", "uniform"), "residual": ("with_x", "alone"),
            "greedy": ("yes", "no")}
 SATURATION_D_K = (1, 4, 64, 256)  # the widths the d_k exercise compares, scaled by √d_k and not
-ONE_LAYER = {"n_layers": 1, "n_enc_layers": None, "n_dec_layers": None}
+SATURATION_SAMPLES = 4000  # random rows of scores per width: the averages move by < 0.01 between seeds
 ROUNDING = 1e-9  # a difference below it is rounding: the same vector
 GENERATED = 6  # tokens the decoder may write in the generation exercises
 BEAM_WIDTH = 3
@@ -221,17 +221,22 @@ def post_exercise_id(key: str) -> str:
 def order_blindness(model, src: str) -> Answer:
     """Without positional encoding, is each word's encoder output the same when the words are reversed (moved to
     another row)? The largest difference with and without PE."""
-    backwards = " ".join(reversed(split(src)))
-    gaps = {}
-    for label, m in (("without_pe", model.without_positions()), ("with_pe", _with_positions(model))):
-        out = "dec.out" if model.config.decoder_only else "enc.out"
-        before, after = m.run(src)[out], m.run(backwards)[out]
-        n = len(split(src))
-        gaps[label] = float(np.abs(after[:n][::-1] - before[:n]).max())  # (n, d_model)
+    gaps = {label: float(np.abs(reordered(m, src)["difference"]).max())
+            for label, m in (("without_pe", model.without_positions()), ("with_pe", _with_positions(model)))}
     same = gaps["without_pe"] <= ROUNDING
-    return Answer("choice", "same" if same else "different", {**gaps, "reversed": backwards})
+    return Answer("choice", "same" if same else "different", {**gaps, "reversed": " ".join(reversed(split(src)))})
 
 
+def reordered(model, src: str) -> dict:
+    """The encoder's output (a decoder-only model's last stack's) for the source and for its words reversed, each row
+    labelled by its word, and each word's row in the reversed order less its row in the source's order."""
+    words = split(src)
+    backwards = list(reversed(words))
+    out = "dec.out" if model.config.decoder_only else "enc.out"
+    n = len(words)
+    before, after = model.run(src)[out][:n], model.run(" ".join(backwards))[out][:n]  # (n, d_model) each
+    return {"words": tuple(words), "before": before, "reversed_words": tuple(backwards), "after": after,
+            "difference": after[::-1] - before}  # (n, d_model): word i's row in both orders
 def _with_positions(model):
     """The model, or where it has no positional encoding (the exercise turned it off), its preset's from its seed."""
     if model.config.pos_encoding != "none":
@@ -250,20 +255,28 @@ def cross_attention_keys(trace) -> Answer | None:
                                         "n_tgt": len(trace.tgt_tokens)})
 
 
-def saturation(model, src: str, tgt: str) -> Answer:
-    """The first attention block's largest weight per row, averaged, for d_k in SATURATION_D_K with scores divided by
-    √d_k and by 1, in one-layer models of the preset's other sizes from its seed (the pass stops at that block); is a
-    row at d_k = 256 unscaled nearer one-hot (1) or uniform (1/n)?"""
-    config, table = model.config, {}
+def saturation(n_keys: int, samples: int = SATURATION_SAMPLES, seed: int = 0) -> Answer:
+    """Scores of random queries and keys whose entries have mean 0 and variance 1 (the spread a trained model's are
+    initialised near), for d_k in SATURATION_D_K: a score is a sum of d_k products, so its spread (standard
+    deviation) is about √d_k unscaled and about 1 divided by √d_k; and softmax's largest weight of a row of n_keys
+    such scores, averaged. Is a row at d_k = 256 unscaled nearer one-hot (1) or uniform (1/n_keys)?"""
+    rng = np.random.default_rng(seed)
+    table = {}
     for d_k in SATURATION_D_K:
-        for divisor in ("sqrt_dk", 1.0):
-            m = preset(model.name, seed=model.seed, **{**config.as_dict(), "d_k": d_k, "d_v": d_k,
-                                                       "attn_divisor": divisor, **ONE_LAYER})
-            table[(d_k, divisor)] = mean_row_max(m.run(src, tgt), first_attention(config))
-    n_keys = len(split(src))
-    peak = table[(SATURATION_D_K[-1], 1.0)]
+        q = rng.standard_normal((samples, 1, d_k))  # (samples, 1, d_k)
+        k = rng.standard_normal((samples, n_keys, d_k))  # (samples, n_keys, d_k)
+        scores = (q * k).sum(axis=-1)  # (samples, n_keys)
+        for divisor, scaled in ((1.0, scores), ("sqrt_dk", scores / math.sqrt(d_k))):
+            table[(d_k, divisor)] = {"spread": float(scaled.std()), "peak": _mean_largest_weight(scaled)}
+    peak = table[(SATURATION_D_K[-1], 1.0)]["peak"]
     return Answer("choice", "one_hot" if peak > (1 + 1 / n_keys) / 2 else "uniform",
-                  {"table": table, "uniform": 1 / n_keys})
+                  {"table": table, "uniform": 1 / n_keys, "samples": samples, "n_keys": n_keys})
+
+
+def _mean_largest_weight(scores) -> float:
+    """softmax's largest weight of each row, averaged."""
+    shifted = np.exp(scores - scores.max(axis=-1, keepdims=True))  # (samples, n_keys)
+    return float((1 / shifted.sum(axis=-1)).mean())  # the largest weight is e^0 / Σ
 
 
 def mean_row_max(trace, att: str) -> float:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from urllib.parse import parse_qsl
 
+import numpy as np
 import pytest
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
@@ -17,6 +18,7 @@ import engine  # noqa: E402
 from engine import exercises as ex  # noqa: E402
 from streamlit_privates import forged_state, send  # noqa: E402
 from test_app import CJK, assert_clean, open_link, query, server_navigation  # noqa: E402, F401
+from ui.core.format import DIGITS, fmt  # noqa: E402
 from ui.core.i18n import literal, translator  # noqa: E402
 from ui.core.state import AppState  # noqa: E402
 from ui.lessons.exercise_views import PREPARED, prepared_link  # noqa: E402
@@ -27,7 +29,7 @@ MODEL = engine.preset("hello-world")
 TRACE = MODEL.run(SRC, TGT)
 TRAINED = engine.with_words(engine.trained(TRAINED_CORPUS), SRC)  # what the generation page runs by default
 ANSWERS = {"positions": ex.order_blindness(MODEL, SRC), "attentions": ex.cross_attention_keys(TRACE),
-           "d_k": ex.saturation(MODEL, SRC, TGT), "ffn": ex.ffn_weights(MODEL),
+           "d_k": ex.saturation(2), "ffn": ex.ffn_weights(MODEL),
            "decoder_passes": ex.decoder_passes(TRAINED, SRC), "residual": ex.residual_effect(MODEL, SRC, TGT),
            "probabilities": ex.next_token(TRACE), "greedy": ex.greedy_optimal(TRAINED, SRC)}
 
@@ -260,3 +262,36 @@ def test_a_generation_exercise_on_numbers_that_overflow_says_why_it_has_no_answe
         assert not at.exception, [e.message for e in at.exception]
         assert any(text.startswith(t("gen.failed", error="")[:8]) for text in said(at)), said(at)
         at.session_state[f"ex.open.{key}"] = False
+
+
+def test_the_d_k_control_shows_the_divisor_in_use_and_sets_any_of_them():
+    """Hello World divides by the post's 30: the control shows 30 chosen (a toggle "by √d_k" showed off, and the
+    undivided scores only after on-then-off); choosing 1 divides by nothing, at once."""
+    at = page("en")
+    at.session_state["ex.open.d_k"] = True
+    at.run()
+    control = at.button_group(key="ex.d_k.divisor")
+    assert control.value == 30.0 and control.options[:2] == ["√d_k", "1 (not divided)"]
+    assert any("divisor 30;" in m.value for m in at.markdown)
+    control.set_value(1.0).run()
+    assert_clean(at)
+    assert query(at)["cfg"] == "attn_divisor:1.0" and any("divisor 1;" in m.value for m in at.markdown)
+    at.button_group(key="ex.d_k.divisor").set_value("sqrt_dk").run()
+    assert at.session_state["context"].config.attn_divisor == "sqrt_dk"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_order_exercise_shows_both_orders_with_rows_named_by_their_words(lang):
+    at = page(lang)
+    at.session_state["ex.open.positions"] = True
+    at.run()
+    assert_clean(at)
+    tables = [frame.value for frame in at.dataframe]
+    rows = [list(table.iloc[:, 0]) for table in tables[:3]]
+    assert rows == [["Hello", "World"], ["World", "Hello"], ["Hello", "World"]]
+    shown = ex.reordered(MODEL, SRC)
+    written = tables[2].iloc[:, 1:].to_numpy()
+    assert written.shape == shown["difference"].shape
+    assert [[fmt(x, DIGITS) for x in row] for row in shown["difference"]] == written.tolist()
+    largest = translator(lang)("ex.positions.largest", gap="")[:6]
+    assert any(m.value.startswith(largest) for m in at.markdown)

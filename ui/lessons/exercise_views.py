@@ -10,14 +10,14 @@ import engine
 from engine import exercises as ex
 from ui.classroom import quiz
 from ui.core import generation, runs, session, sidebar
-from ui.core.figures import bars
+from ui.core.figures import bars, heatmap
 from ui.core.format import fmt
 from ui.core.i18n import literal
 from ui.core.labels import FIRST, step_name_key
 from ui.core.state import APP_LIMITS, CACHE_HASH, encode, encode_view
 from ui.lessons.generation_views import generating_model
 from ui.views import frame, pickers
-from ui.views.draw import latex, numbers, plot
+from ui.views.draw import TABLE_COLS, as_table, latex, numbers, plot
 from ui.views.drawn import from_link, show_in_link
 from ui.views.drill import cell_explanation
 
@@ -179,14 +179,21 @@ def _answer(ctx, key: str) -> ex.Answer | None:
     if key in PREPARED_GENERATION:  # graded on the model the generation page of the exercise's link runs
         prepared = prepared_state(ctx.state, key)
         return _generation_experiment(key, prepared.model_key, generation.settings(prepared.gen)["model"])
+    if key == "d_k":
+        return _saturation(ctx.trace[f"{ex.first_attention(ctx.config)}.weights"].shape[-1])
     return _experiment(key, ctx.state.model_key)
+
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _saturation(n_keys: int) -> ex.Answer:
+    return ex.saturation(n_keys)
 
 
 @st.cache_resource(max_entries=32, show_spinner=False, hash_funcs=CACHE_HASH)
 def _experiment(key: str, model_key) -> ex.Answer:
     model = runs.run_model(model_key)
     src, tgt = model_key.src, model_key.tgt
-    return {"positions": lambda: ex.order_blindness(model, src), "d_k": lambda: ex.saturation(model, src, tgt),
+    return {"positions": lambda: ex.order_blindness(model, src),
             "residual": lambda: ex.residual_effect(model, src, tgt)}[key]()
 
 
@@ -208,10 +215,12 @@ def _evidence(ctx, key: str, evidence: dict) -> dict:
                 "n_src": evidence["n_src"], "n_tgt": evidence["n_tgt"]}
     if key == "d_k":
         table = evidence["table"]
-        rows = [f"| {d_k} | {fmt(table[(d_k, 'sqrt_dk')], digits)} | {fmt(table[(d_k, 1.0)], digits)} |"
-                for d_k in ex.SATURATION_D_K]
-        head = f"| d_k | {ctx.t('ex.d_k.columns')} |\n|---|---|---|"
-        return {"table": "\n\n" + "\n".join([head, *rows]) + "\n\n", "uniform": fmt(evidence["uniform"], digits)}
+        rows = [f"| {d_k} | " + " | ".join(fmt(table[(d_k, divisor)][measure], 2) for measure in ("spread", "peak")
+                                           for divisor in (1.0, "sqrt_dk")) + " |" for d_k in ex.SATURATION_D_K]
+        head = f"| d_k | {ctx.t('ex.d_k.columns')} |\n|---|---|---|---|---|"
+        return {"table": "\n\n" + "\n".join([head, *rows]) + "\n\n", "uniform": fmt(evidence["uniform"], digits),
+                "samples": evidence["samples"], "n": evidence["n_keys"],
+                "scaled_peak": fmt(table[(ex.SATURATION_D_K[-1], "sqrt_dk")]["peak"], 2)}
     if key == "ffn":
         shapes = ", ".join(f"{name}: {' × '.join(map(str, shape))}" for name, shape in evidence["shapes"].items())
         return {"shapes": shapes, "d_model": evidence["d_model"], "d_ff": evidence["d_ff"]}
@@ -238,24 +247,56 @@ def _positions_control(ctx):
                    "ex.positions.pe_off"] else _preset_value(ctx, "pos_encoding")}))
     row.button(t("ex.positions.reverse"), key="ex.positions.reverse", on_click=lambda: sidebar.adopt(
         st.session_state.state.replace(src=" ".join(reversed(ctx.state.src.split())))))
-    trace = ctx.trace
-    out = "dec.out" if ctx.config.decoder_only else "enc.out"
-    tokens = trace.tgt_tokens if ctx.config.decoder_only else trace.src_tokens
     st.caption(t("ex.positions.now", pe=t(f"choice.{ctx.config.pos_encoding}")))
-    numbers(trace[out][:len(tokens)], list(tokens), [str(i) for i in range(FIRST, trace[out].shape[1] + FIRST)])
+    shown = _reordered(ctx.state.model_key)
+    columns = [str(i) for i in range(FIRST, shown["before"].shape[1] + FIRST)]
+    for where, order in zip(st.columns(2), ("before", "after")):
+        words = shown["words" if order == "before" else "reversed_words"]
+        with where:
+            st.markdown(literal(" ".join(words)))
+            _labelled(ctx, shown[order], words, columns, f"ex.positions.{order}")
+    st.markdown(f"**{t('ex.positions.difference')}**")
+    _labelled(ctx, shown["difference"], shown["words"], columns, "ex.positions.difference")
+    st.markdown(t("ex.positions.largest", gap=fmt(float(np.abs(shown["difference"]).max()), ctx.state.digits)))
+
+
+def _labelled(ctx, matrix, words, columns, key):
+    """A matrix whose rows are words: a table with the words as row labels, or a heatmap where it is too wide."""
+    if as_table(matrix) and matrix.shape[1] > TABLE_COLS:
+        plot(heatmap(matrix, list(words), columns, digits=ctx.state.digits), key)
+    else:
+        numbers(matrix, list(words), columns, labelled=True)
+
+
+@st.cache_resource(max_entries=16, show_spinner=False, hash_funcs=CACHE_HASH)
+def _reordered(model_key) -> dict:
+    return ex.reordered(runs.run_model(model_key), model_key.src)
 
 
 def _d_k_control(ctx):
-    """d_k (and d_v with it) and whether the scores are divided by √d_k; the largest weight per row now."""
+    """d_k (and d_v with it) and what the scores are divided by; the largest weight per row now."""
     t, c = ctx.t, ctx.config
     row = pickers.row_of_widgets()
-    st.session_state["ex.d_k.value"], st.session_state["ex.d_k.scaled"] = c.d_k, c.attn_divisor == "sqrt_dk"
+    divisors = _divisors(ctx)
+    st.session_state["ex.d_k.value"], st.session_state["ex.d_k.divisor"] = c.d_k, c.attn_divisor
     row.number_input("d_k", 1, APP_LIMITS["d_k"], key="ex.d_k.value", width=200, on_change=_use_d_k)
-    row.toggle(t("ex.d_k.scaled"), key="ex.d_k.scaled",
-               on_change=lambda: sidebar.use_settings({"attn_divisor": "sqrt_dk" if st.session_state[
-                   "ex.d_k.scaled"] else 1.0}))
+    row.segmented_control(t("ex.d_k.divide_by"), divisors, key="ex.d_k.divisor", required=True,
+                          format_func=lambda divisor: _divisor_label(t, divisor),
+                          on_change=lambda: sidebar.use_settings({"attn_divisor": st.session_state["ex.d_k.divisor"]}))
     st.markdown(t("ex.d_k.now", d_k=c.d_k, divisor=fmt(c.divisor, 4),
                   peak=fmt(ex.mean_row_max(ctx.trace, ex.first_attention(c)), ctx.state.digits)))
+
+
+def _divisors(ctx) -> list:
+    """√d_k, 1 (not divided), and the preset's or the current divisor where it is another number (the post's 30)."""
+    chosen = [ctx.config.attn_divisor, _preset_value(ctx, "attn_divisor")]
+    return ["sqrt_dk", 1.0, *dict.fromkeys(d for d in chosen if d not in ("sqrt_dk", 1.0))]
+
+
+def _divisor_label(t, divisor) -> str:
+    if divisor == "sqrt_dk":
+        return "√d_k"
+    return t("ex.d_k.undivided") if divisor == 1.0 else fmt(divisor, 4)
 
 
 def _use_d_k():

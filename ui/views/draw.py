@@ -50,13 +50,13 @@ def drawing(trace, what: tuple, draw):
     return drawings[what]
 
 
-def numbers(matrix, rows, cols, label=None, digits=None):
-    """A matrix as a bmatrix when small, as a table when wider; the widest are left to the heatmap. digits: the
-    reader's setting unless given."""
+def numbers(matrix, rows, cols, label=None, digits=None, labelled=False):
+    """A matrix as a bmatrix when small (unless its rows must be labelled), as a table when wider; the widest are
+    left to the heatmap. digits: the reader's setting unless given."""
     ctx = session.get()
     digits = digits or ctx.state.digits
     matrix = matrix if matrix.ndim == 2 else matrix[None, :]
-    if not as_table(matrix):
+    if not (labelled or as_table(matrix)):
         latex((f"{label} = " if label else "") + bmatrix(matrix, digits))
     elif matrix.shape[1] <= TABLE_COLS:
         cells = dict(zip(unique(cols), zip(*table(matrix, digits))))
