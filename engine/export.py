@@ -119,7 +119,7 @@ def _text(value) -> str:
 
 def write_torch_check(trace, out):
     """A zip of check_in_pytorch.py and trace.npz (write_npz): `python check_in_pytorch.py` where it is unpacked
-    rebuilds the model in PyTorch and prints each step's largest difference from this trace."""
+    computes every step again in PyTorch, from its declaration, and prints its largest difference from this trace."""
     with zipfile.ZipFile(out, "w") as archive:  # stored: the NPZ is compressed already
         archive.writestr("check_in_pytorch.py", CHECK_SCRIPT.read_text(encoding="utf-8"), zipfile.ZIP_DEFLATED)
         with archive.open("trace.npz", "w") as entry:  # written into the zip as made: the paper's is 340 MB
