@@ -1,11 +1,11 @@
 """Writing a trace out: RFC 8259 JSON (non-finite numbers as strings), NPZ (no pickles) or long-form CSV, each with
 its header (the settings, the vocabulary, the sentence's tokens and ids), so that a file is self-contained; and the
-PyTorch check: the NPZ with a script that rebuilds the model from torch.nn layers and compares every step
-(`scripts/check_in_pytorch.py` of the checkout, which the engine hands out and never imports: it imports torch)."""
+PyTorch check: the NPZ, which also holds every step's declaration, with a script that computes each step again in
+PyTorch from its kind and inputs and compares it (`scripts/check_in_pytorch.py` of the checkout, which the engine
+hands out and never imports: it imports torch)."""
 from __future__ import annotations
 
 import csv
-import io
 import json
 import zipfile
 from pathlib import Path
@@ -59,11 +59,35 @@ def write_json(trace, out, params: bool = True):
 
 
 def write_npz(trace, out):
-    """Arrays under "step/NAME" and "param/NAME"; tokens as string arrays; the header as a JSON string."""
-    arrays = {f"step/{s.name}": s.value for s in trace.steps()}
+    """npz_arrays, compressed."""
+    np.savez_compressed(out, **npz_arrays(trace))
+
+
+def npz_arrays(trace) -> dict:
+    """Arrays under "step/NAME" and "param/NAME"; the header and the steps' declarations (`declarations`) as JSON
+    strings; the declarations' array constants (a dropout's keep mask) under "meta/NAME/KEY"."""
+    entries, arrays = declarations(trace)
+    arrays.update({f"step/{s.name}": s.value for s in trace.steps()})
     arrays.update({f"param/{name}": value for name, value in trace.model.params.items()})
     arrays["header"] = np.array(json.dumps(header(trace), ensure_ascii=False))
-    np.savez_compressed(out, **arrays)
+    arrays["declarations"] = np.array(json.dumps(entries, ensure_ascii=False))
+    return arrays
+
+
+def declarations(trace) -> tuple[list, dict]:
+    """What the PyTorch check computes each step from, in computation order: its name, kind (engine/kinds.py), inputs
+    (steps or parameters, by name), shape and constants; and the constants that are arrays, by "meta/NAME/KEY"."""
+    entries, arrays = [], {}
+    for step in trace.steps():
+        meta = {}
+        for key, value in step.meta.items():
+            if isinstance(value, np.ndarray):
+                arrays[f"meta/{step.name}/{key}"] = value
+            else:
+                meta[key] = value
+        entries.append({"name": step.name, "kind": step.kind, "inputs": list(step.inputs),
+                        "shape": list(step.shape), "meta": meta})
+    return entries, arrays
 
 
 def write_csv(trace, out, params: bool = True):
@@ -95,7 +119,7 @@ def _text(value) -> str:
 
 def write_torch_check(trace, out):
     """A zip of check_in_pytorch.py and trace.npz (write_npz): `python check_in_pytorch.py` where it is unpacked
-    rebuilds the model in PyTorch and prints each step's largest difference from this trace."""
+    computes every step again in PyTorch, from its declaration, and prints its largest difference from this trace."""
     with zipfile.ZipFile(out, "w") as archive:  # stored: the NPZ is compressed already
         archive.writestr("check_in_pytorch.py", CHECK_SCRIPT.read_text(encoding="utf-8"), zipfile.ZIP_DEFLATED)
         with archive.open("trace.npz", "w") as entry:  # written into the zip as made: the paper's is 340 MB
@@ -105,8 +129,3 @@ def write_torch_check(trace, out):
 WRITERS = {"json": write_json, "npz": write_npz, "csv": write_csv, "pytorch": write_torch_check}
 BINARY = ("npz", "pytorch")  # written to bytes, not text
 
-
-def to_json_text(trace, params: bool = True) -> str:
-    buffer = io.StringIO()
-    write_json(trace, buffer, params)
-    return buffer.getvalue()

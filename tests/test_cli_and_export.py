@@ -1,4 +1,5 @@
 """The command line and the export formats."""
+import ast
 import csv
 import io
 import json
@@ -12,7 +13,14 @@ import pytest
 import engine
 from engine.__main__ import main
 import engine.blog
-from engine.export import to_json_text, write_csv, write_npz
+from engine.export import CHECK_SCRIPT, npz_arrays, write_csv, write_json, write_npz
+from engine.kinds import IMAGE_KINDS, KINDS
+
+
+def to_json_text(trace, params: bool = True) -> str:
+    buffer = io.StringIO()
+    write_json(trace, buffer, params)
+    return buffer.getvalue()
 
 
 def run_cli(*args):
@@ -144,3 +152,21 @@ def test_the_pytorch_format_is_a_zip_of_the_script_and_the_npz(tmp_path):
             assert data["step/enc.0.ln1"].shape == (2, 4)
     imports = {line.split()[1] for line in script.splitlines() if line.startswith(("import ", "from "))}
     assert imports == {"json", "math", "sys", "pathlib", "numpy", "torch", "torch.nn"}  # nothing of this project
+
+
+def test_the_npz_declares_every_step_as_the_trace_records_it():
+    """The PyTorch check computes each step from its declaration: kind, inputs, shape and constants."""
+    trace = engine.preset("hello-world").run("Hello World", "hola")
+    declared = json.loads(str(npz_arrays(trace)["declarations"]))
+    assert [(d["name"], d["kind"], tuple(d["inputs"]), tuple(d["shape"])) for d in declared] == [
+        (s.name, s.kind, s.inputs, s.shape) for s in trace.steps()]
+    assert next(d for d in declared if d["name"] == "src.embed")["meta"]["ids"] == list(trace.src_ids)
+
+
+def test_the_pytorch_check_knows_every_kind_the_engine_declares():
+    """scripts/check_in_pytorch.py's KINDS (read from its source: this tier imports no torch) names every kind of
+    engine/kinds.py, with its torch computation or None for none: a new kind fails here, not in the slow tier."""
+    tree = ast.parse(CHECK_SCRIPT.read_text(encoding="utf-8"))
+    table = next(node.value for node in tree.body if isinstance(node, ast.Assign)
+                 and any(isinstance(target, ast.Name) and target.id == "KINDS" for target in node.targets))
+    assert {key.value for key in table.keys} == set(KINDS) | set(IMAGE_KINDS)
