@@ -23,6 +23,7 @@ KINDS = ("score", "scaled", "weight", "layer_norm", "prob", "pe")
 MAX_SET = 999  # the question sets a link may name, from 1
 ABS_TOL, REL_TOL = 0.005, 0.005  # a typed number is right within max(ABS_TOL, REL_TOL * |answer|)
 MAX_ANSWER_CHARS = 40  # "-0.123456789012345e-05" fits; 10,000 characters do not
+MAX_GIVEN = 16  # the numbers a question asks a learner to combine; beyond, it gives partial sums
 NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d{1,3})?")
 EXPRESSION = re.compile(r"[\d.)\s][\s]*[-+*/^×÷]|[()√]|\*\*")  # an operator after a number, brackets, a root
 NOT_FINITE = {"nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity", "∞", "-∞"}
@@ -55,20 +56,33 @@ def parse_question_id(text: str) -> tuple[str, int]:
 
 
 def question_set(trace, number: int) -> list[Question]:
-    """The set's questions the model has a cell for (a learned or absent positional encoding has no formula)."""
+    """The set's questions the model has a cell with a finite answer for (a learned or absent positional encoding
+    has no formula; numbers that overflow have no answer)."""
     return [q for q in (question(trace, question_id(kind, number)) for kind in KINDS) if q is not None]
+
+
+def overflowing(trace, number: int) -> list[str]:
+    """The kinds of the set whose cell has no finite answer in this pass (not asked)."""
+    return [kind for kind in KINDS if _made(trace, question_id(kind, number)) is not None
+            and question(trace, question_id(kind, number)) is None]
 
 
 def question(trace, qid: str) -> Question | None:
     """The question an id names in this pass, or None where the model has no such cell; ValueError: a forged id."""
-    kind, number = parse_question_id(qid)
-    rng = np.random.default_rng([KINDS.index(kind), number])
-    made = MAKERS[kind](trace, rng)
+    made = _made(trace, qid)
     if made is None:
         return None
     step, index, given = made
     answer = float(trace[step][index])
-    return Question(qid, kind, step, index, given, answer, tolerance(answer))
+    if not math.isfinite(answer):  # numbers that overflow: no answer to type (question_set says how many)
+        return None
+    return Question(qid, parse_question_id(qid)[0], step, index, given, answer, tolerance(answer))
+
+
+def _made(trace, qid: str):
+    """The cell an id names in this pass (step, index, the numbers given), or None where the model has none."""
+    kind, number = parse_question_id(qid)
+    return MAKERS[kind](trace, np.random.default_rng([KINDS.index(kind), number]))
 
 
 def tolerance(answer: float) -> float:
@@ -95,7 +109,12 @@ def _head_cell(trace, rng, name):
 def _score(trace, rng):
     att = _attention(trace)
     h, i, j = _head_cell(trace, rng, f"{att}.scores")
-    return f"{att}.scores", (h, i, j), {"q": _row(trace[f"{att}.q"][h, i]), "k": _row(trace[f"{att}.k"][h, j])}
+    q, k = trace[f"{att}.q"][h, i], trace[f"{att}.k"][h, j]  # (d_k,) each
+    cut = max(0, len(q) - MAX_GIVEN // 2)  # the products a learner adds: the rest come as their partial sum
+    given = {"q": _row(q[cut:]), "k": _row(k[cut:])}
+    if cut:
+        given |= {"from": cut, "partial": float(q[:cut] @ k[:cut])}
+    return f"{att}.scores", (h, i, j), given
 
 
 def _scaled(trace, rng):
@@ -109,7 +128,17 @@ def _weight(trace, rng):
     att = _attention(trace)
     h, i, j = _head_cell(trace, rng, f"{att}.weights")
     softmax_input = trace.step(f"{att}.weights").inputs[0]  # the scaled scores, masked where the block masks
-    return f"{att}.weights", (h, i, j), {"row": _row(trace[softmax_input][h, i]), "column": j}
+    return f"{att}.weights", (h, i, j), _softmax_given(trace[softmax_input][h, i], j, "row")
+
+
+def _softmax_given(row, column: int, name: str) -> dict:
+    """What a softmax cell needs: the row, or where it is longer than MAX_GIVEN the cell's input, the row's largest
+    and Σ exp(x − max) (a masked −∞ adds 0)."""
+    if len(row) <= MAX_GIVEN:
+        return {name: _row(row), "column": column}
+    largest = float(row.max())
+    return {"column": column, "value": float(row[column]), "max": largest,
+            "sum_exp": float(np.exp(row - largest).sum()), "width": len(row)}
 
 
 def _layer_norm(trace, rng):
@@ -118,7 +147,10 @@ def _layer_norm(trace, rng):
     n, d_model = step.shape
     i, j = int(rng.integers(n)), int(rng.integers(d_model))
     x_ref, gamma_ref, beta_ref = step.inputs
-    return name, (i, j), {"x": _row(trace[x_ref][i]), "column": j, "gamma": float(trace.resolve(gamma_ref)[j]),
+    x = trace[x_ref][i]  # (d_model,)
+    given = {"x": _row(x)} if d_model <= MAX_GIVEN else {"x_j": float(x[j]), "mean": float(x.mean()),
+                                                         "variance": float(x.var())}
+    return name, (i, j), {**given, "column": j, "gamma": float(trace.resolve(gamma_ref)[j]),
                           "beta": float(trace.resolve(beta_ref)[j]), "eps": step.meta["eps"],
                           "form": step.meta["form"]}
 
@@ -128,8 +160,8 @@ def _probability(trace, rng):
     probs = trace["probs"]  # (n, vocab)
     i = int(rng.integers(probs.shape[0]))
     v = int(np.argmax(probs[i]))
-    return "probs", (i, v), {"logits": _row(trace["masked_logits"][i]), "token": trace.model.vocab.tokens[v],
-                             "column": v}
+    return "probs", (i, v), {**_softmax_given(trace["masked_logits"][i], v, "logits"),
+                             "token": trace.model.vocab.tokens[v]}
 
 
 def _pe(trace, rng):

@@ -295,3 +295,28 @@ def test_the_order_exercise_shows_both_orders_with_rows_named_by_their_words(lan
     assert [[fmt(x, DIGITS) for x in row] for row in shown["difference"]] == written.tolist()
     largest = translator(lang)("ex.positions.largest", gap="")[:6]
     assert any(m.value.startswith(largest) for m in at.markdown)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_on_the_paper_preset_every_question_shows_the_numbers_it_needs(lang):
+    """Three of six kinds showed "This matrix is 1 × 64: shown as a heatmap only" and no numbers."""
+    t = translator(lang)
+    at = page(lang, preset="paper", section="2")
+    assert_clean(at)
+    big = t("view.big", rows=1, cols=0).split("0")[0]
+    assert not [c.value for c in at.caption if c.value.startswith(big)]
+    partial = [t(key, **dict.fromkeys(("last", "cut", "partial", "first", "width", "column", "value", "max",
+                                       "sum_exp", "d_model", "x_j", "mean", "variance"), "\0")).split("\0")[0]
+               for key in ("hand.score.partial", "hand.softmax.partial", "hand.layer_norm.partial")]
+    assert all(any(m.value.startswith(start) for m in at.markdown) for start in partial), partial
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_cell_without_a_finite_answer_is_not_asked_and_the_page_says_so(lang):
+    t = translator(lang)
+    at = page(lang, section="2", cfg="d_k:256,d_v:256,attn_divisor:1.0,softmax:naive")
+    assert_clean(at)
+    asked = {w.key.removeprefix("hand.answer.") for w in at.text_input if w.key.startswith("hand.answer.")}
+    assert asked == {"score-1", "scaled-1", "weight-1", "pe-1"}
+    kinds = t("sizes.list_separator").join(t(f"hand.{kind}.title") for kind in ("layer_norm", "prob"))
+    assert t("hand.overflow", kinds=kinds) in [i.value for i in at.info]

@@ -12,25 +12,27 @@ from engine.generate import generate
 
 SMALL = dict(d_model=12, n_heads=3, d_ff=20, n_layers=2)
 MODELS = {"hello-world": engine.preset("hello-world"), "paper-small": engine.preset("paper", **SMALL),
-          "decoder-only": engine.preset("paper", decoder_only=True, **SMALL)}
+          "decoder-only": engine.preset("paper", decoder_only=True, **SMALL), "paper": engine.preset("paper")}
 
 
 def by_hand(q: ex.Question) -> float:
     """The question's number worked out from what its prompt gives, as a learner would."""
     g = q.given
     if q.kind == "score":
-        return float(np.dot(g["q"], g["k"]))
+        return g.get("partial", 0.0) + float(np.dot(g["q"], g["k"]))
     if q.kind == "scaled":
         return g["score"] / g["divisor"]
+    if q.kind in ("weight", "prob") and "sum_exp" in g:
+        return math.exp(g["value"] - g["max"]) / g["sum_exp"]
     if q.kind in ("weight", "prob"):
         row = np.array(g["row"] if q.kind == "weight" else g["logits"])
         e = np.exp(row - row.max())
         return float(e[g["column"]] / e.sum())
     if q.kind == "layer_norm":
-        x = np.array(g["x"])
-        centred = x[g["column"]] - x.mean()
-        spread = math.sqrt(x.var() + g["eps"]) if g["form"] == "paper" else x.std() + g["eps"]
-        return g["gamma"] * centred / spread + g["beta"]
+        x_j, mean, var = (g["x_j"], g["mean"], g["variance"]) if "mean" in g else (
+            g["x"][g["column"]], np.mean(g["x"]), np.var(g["x"]))
+        spread = math.sqrt(var + g["eps"]) if g["form"] == "paper" else math.sqrt(var) + g["eps"]
+        return g["gamma"] * (x_j - mean) / spread + g["beta"]
     pos, j, d = g["pos"], g["column"], g["d_model"]
     angle = pos / 10000 ** ((j - j % 2) / d)
     return math.sin(angle) if j % 2 == 0 else math.cos(angle)
@@ -202,3 +204,24 @@ def test_the_order_exercise_shows_both_orders_labelled_and_their_difference():
     assert np.abs(shown["difference"]).max() > 1e-3  # the post's table of positions: the orders differ
     blind = ex.reordered(model.without_positions(), "Hello World")
     assert np.abs(blind["difference"]).max() <= ex.ROUNDING
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_every_question_gives_at_most_sixteen_numbers_to_combine(name):
+    """On the paper preset a score took 64 + 64 numbers, a LayerNorm 512 and a probability 169 logits, shown as
+    'a heatmap only': a question now gives at most MAX_GIVEN numbers to combine, the rest as partial sums (which
+    by_hand uses in the test above)."""
+    trace = MODELS[name].run("Hello World", "Hola Mundo")
+    for number in (1, 2, 3):
+        for q in ex.question_set(trace, number):
+            assert sum(len(v) for v in q.given.values() if isinstance(v, tuple)) <= ex.MAX_GIVEN, q.id
+
+
+def test_no_question_is_asked_without_a_finite_answer():
+    """Exercise 3's state with the blog's softmax overflows: such cells are not asked, and said."""
+    model = engine.preset("hello-world", d_k=256, d_v=256, attn_divisor=1.0, softmax="naive")
+    trace = model.run("Hello World", "Hola Mundo")
+    asked = [q for number in range(1, 6) for q in ex.question_set(trace, number)]
+    assert asked and all(math.isfinite(q.answer) for q in asked)
+    assert ex.overflowing(trace, 1) == ["layer_norm", "prob"]
+    assert ex.question(trace, "prob-1") is None and ex.overflowing(MODELS["hello-world"].run("Hello World"), 1) == []

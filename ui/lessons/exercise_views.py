@@ -329,6 +329,9 @@ def _by_hand():
     for q in ex.question_set(ctx.trace, number):
         with st.container(border=True):
             _hand_question(ctx, q)
+    overflowing = ex.overflowing(ctx.trace, number)
+    if overflowing:
+        st.info(t("hand.overflow", kinds=t("sizes.list_separator").join(t(f"hand.{k}.title") for k in overflowing)))
 
 
 def _hand_question(ctx, q: ex.Question):
@@ -350,12 +353,18 @@ def _hand_question(ctx, q: ex.Question):
 
 
 def question_prompt(ctx, q: ex.Question):
-    """A by-hand question: what to compute, the step's formula and the numbers given (also the class quiz's)."""
+    """A by-hand question: what to compute, the step's formula and the numbers given (also the class quiz's): at
+    most ex.MAX_GIVEN to combine, with the partial sums of the rest."""
     t = ctx.t
     cell = {name: value + FIRST for name, value in zip(("h", "i", "j"), q.index[-3:] if len(q.index) == 3 else
                                                        (None, *q.index)) if value is not None}
-    st.markdown(f"**{t(f'hand.{q.kind}.title')}** · {t(f'hand.{q.kind}.prompt', **_prompt_values(ctx, q, cell))}")
+    values = _prompt_values(ctx, q, cell)
+    st.markdown(f"**{t(f'hand.{q.kind}.title')}** · {t(f'hand.{q.kind}.prompt', **values)}")
     latex(t.words(ctx.trace.step(q.step).formula))
+    partial = {"partial": "hand.score.partial", "sum_exp": "hand.softmax.partial", "mean": "hand.layer_norm.partial"}
+    for name, key in partial.items():
+        if name in q.given:
+            st.markdown(t(key, **values))
     for name in ("q", "k", "row", "x", "logits"):
         if name in q.given:
             _given_vector(ctx, q, name)
@@ -364,22 +373,28 @@ def question_prompt(ctx, q: ex.Question):
 def _prompt_values(ctx, q: ex.Question, cell: dict) -> dict:
     given, digits = q.given, ctx.state.digits
     values = {**cell, "column": given.get("column", 0) + FIRST}
-    for name in ("score", "divisor", "gamma", "beta", "eps"):
+    for name in ("score", "divisor", "gamma", "beta", "eps", "partial", "value", "max", "sum_exp", "x_j", "mean",
+                 "variance"):
         if name in given:
             values[name] = fmt(given[name], digits if name != "eps" else 2)
     if "token" in given:
         values["token"] = literal(given["token"])
     if "pos" in given:
-        values |= {"pos": given["pos"], "d_model": given["d_model"]}
-    return values
+        values |= {"pos": given["pos"], "position": given["pos"] + FIRST, "d_model": given["d_model"]}
+    if "from" in given:  # the score's products left to add: columns from+1 to d_k
+        values |= {"cut": given["from"], "first": given["from"] + FIRST, "last": given["from"] + len(given["q"]),
+                   "n": len(given["q"])}
+    if "width" in given:
+        values["width"] = given["width"]
+    return {"d_model": ctx.config.d_model, **values}
 
 
 def _given_vector(ctx, q: ex.Question, name: str):
     values = np.array(q.given[name])  # (width,)
-    cols = list(ctx.model.vocab.tokens) if name == "logits" else [str(i) for i in range(FIRST, len(values) + FIRST)]
+    first = q.given.get("from", 0) + FIRST
+    cols = list(ctx.model.vocab.tokens) if name == "logits" else [str(i) for i in range(first, len(values) + first)]
     label = ctx.t(f"hand.given.{name}")
     numbers(values, [label], cols, label=label if name in ("q", "k", "x") else f"\\text{{{label}}}")
-
 
 
 # ---- the class quiz (ui/classroom/quiz.py), above every page --------------------------------------------------------
