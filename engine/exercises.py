@@ -26,6 +26,7 @@ MAX_ANSWER_CHARS = 40  # "-0.123456789012345e-05" fits; 10,000 characters do not
 MAX_GIVEN = 16  # the numbers a question asks a learner to combine; beyond, it gives partial sums
 NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d{1,3})?")
 EXPRESSION = re.compile(r"[\d.)\s][\s]*[-+*/^×÷]|[()√]|\*\*")  # an operator after a number, brackets, a root
+DECIMAL_COMMA = re.compile(r"[+-]?(\d+),(\d+)")  # "0,1353": a comma for a point, as much of Europe writes it
 NOT_FINITE = {"nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity", "∞", "-∞"}
 QUESTION_ID = re.compile(r"([a-z_]{1,12})-(\d{1,3})")
 
@@ -186,7 +187,7 @@ MAKERS = {"score": _score, "scaled": _scaled, "weight": _weight, "layer_norm": _
 
 class Verdict(NamedTuple):
     """What a typed answer is: `code` "right", "wrong", or why it is not an answer ("empty", "too_long",
-    "not_finite", "expression", "not_a_number"); `value` the number read, if any."""
+    "not_finite", "expression", "not_a_number", "ambiguous_comma"); `value` the number read, if any."""
     code: str
     value: float | None = None
 
@@ -201,12 +202,17 @@ class Verdict(NamedTuple):
 
 def read_number(text) -> Verdict:
     """A typed number as a Verdict with the value (code "wrong" until checked), or why it is not one. The text is
-    matched against a number's form and given to float(); nothing in it is evaluated."""
+    matched against a number's form and given to float(); nothing in it is evaluated. A decimal comma is read as a
+    point where it cannot be a thousands separator ("0,1353", "2,5"); "1,353" is refused as ambiguous."""
     if not isinstance(text, str) or not text.strip():
         return Verdict("empty")
     if len(text) > MAX_ANSWER_CHARS:
         return Verdict("too_long")
     cleaned = text.strip().replace("−", "-").replace(" ", "")
+    comma = DECIMAL_COMMA.fullmatch(cleaned)
+    if comma and comma[1] != "0" and len(comma[2]) == 3:  # "1,353": a thousands separator or a decimal comma
+        return Verdict("ambiguous_comma")
+    cleaned = cleaned.replace(",", ".") if comma else cleaned
     if cleaned.lower() in NOT_FINITE:
         return Verdict("not_finite")
     if not NUMBER.fullmatch(cleaned):

@@ -320,3 +320,23 @@ def test_a_cell_without_a_finite_answer_is_not_asked_and_the_page_says_so(lang):
     assert asked == {"score-1", "scaled-1", "weight-1", "pe-1"}
     kinds = t("sizes.list_separator").join(t(f"hand.{kind}.title") for kind in ("layer_norm", "prob"))
     assert t("hand.overflow", kinds=kinds) in [i.value for i in at.info]
+
+
+@pytest.mark.parametrize("key, link", [("d_k", {"cfg": "d_k:256,d_v:256,attn_divisor:1.0"}),
+                                       ("residual", {"cfg": "residual:false"}),
+                                       ("positions", {"cfg": "pos_encoding:none"})])
+def test_an_exercise_sets_its_settings_back_to_the_presets(key, link):
+    at = page("en", **link)
+    at.session_state[f"ex.open.{key}"] = True
+    at.run()
+    next(b for b in at.button if b.key == f"ex.back.{key}").click().run()
+    assert_clean(at)
+    assert "cfg" not in query(at) and at.session_state["context"].config == engine.preset("hello-world").config
+    assert not [b for b in at.button if b.key == f"ex.back.{key}"]  # nothing left to set back
+
+
+def test_a_decimal_comma_is_read_as_a_point():
+    at = page("en", section="2")
+    q = ex.question(TRACE, "scaled-1")
+    answer(at, "hand.answer.scaled-1", repr(q.answer).replace(".", ","))
+    assert query(at)["done"] == "scaled-1:1"

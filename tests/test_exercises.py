@@ -82,7 +82,8 @@ def test_a_forged_question_id_is_refused(forged):
     ("1e999", "not_finite"), ("∞", "not_finite"),
     ("1/4", "expression"), ("2*3", "expression"), ("2**3", "expression"), ("1+1", "expression"), ("(1)", "expression"),
     ("√2", "expression"), ("__import__('os').system('true')", "expression"), ("0.5 - 0.25", "expression"),
-    ("abc", "not_a_number"), ("one", "not_a_number"), ("0x10", "not_a_number"), ("1,5", "not_a_number"),
+    ("abc", "not_a_number"), ("one", "not_a_number"), ("0x10", "not_a_number"), ("1,2,3", "not_a_number"),
+    ("1,353", "ambiguous_comma"), ("-12,000", "ambiguous_comma"), ("1.5,2", "not_a_number"), ("1,5e3", "not_a_number"),
     ("1e", "not_a_number"), ("1_000", "not_a_number"), ("--1", "not_a_number"),
 ])
 def test_what_is_not_a_number_is_refused_and_never_evaluated(text, code):
@@ -90,7 +91,8 @@ def test_what_is_not_a_number_is_refused_and_never_evaluated(text, code):
 
 
 @pytest.mark.parametrize("text, value", [("0.25", 0.25), (" -1.5e-3 ", -0.0015), ("−0.5", -0.5), ("+3", 3.0),
-                                         (".5", 0.5), ("7.", 7.0), ("1E2", 100.0)])
+                                         (".5", 0.5), ("7.", 7.0), ("1E2", 100.0), ("0,1353", 0.1353), ("1,5", 1.5),
+                                         ("−2,25", -2.25), ("0,135", 0.135), ("12,5000", 12.5)])
 def test_a_number_is_read(text, value):
     assert ex.read_number(text) == ex.Verdict("wrong", value)  # "wrong" until checked against an answer
 

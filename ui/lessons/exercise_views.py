@@ -129,6 +129,7 @@ def _post_exercise(ctx, key: str):
     page = PREPARED[key][0]
     st.markdown(t(f"ex.{key}.task") + "\n\n" + t("ex.link", url=url, page=t(f"page.{page}")))
     CONTROLS.get(key, lambda c: None)(ctx)
+    _back_to_preset(ctx, key)
     try:
         answer = _answer(ctx, key)
     except ValueError as error:  # a generation from numbers that are not finite: no token can be chosen
@@ -150,6 +151,17 @@ def _post_exercise(ctx, key: str):
             qid, ex.check_answer(answer, st.session_state.get(widget)), widget, shown))
     if _verdict_line(ctx, qid, widget, shown):
         st.markdown(t(f"ex.{key}.why", **_evidence(ctx, key, answer.evidence)))
+
+
+def _back_to_preset(ctx, key: str) -> None:
+    """Where the exercise's settings are changed from the preset's (d_k = 256, the residual off, ...): a button that
+    sets them back, so that the other pages do not stay in the exercise's state."""
+    fields = PREPARED[key][1]
+    preset = engine.PRESETS[ctx.state.preset]
+    changed = {field: getattr(preset, field) for field in fields if getattr(ctx.config, field) != getattr(preset, field)}
+    if changed:
+        st.button(ctx.t("ex.back_to_preset"), key=f"ex.back.{key}", icon=":material/undo:",
+                  on_click=sidebar.use_settings, args=(changed,))
 
 
 def prepared_link(state, key: str) -> str:
