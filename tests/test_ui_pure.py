@@ -122,6 +122,23 @@ def test_the_digits_are_in_the_link_when_not_the_default():
     assert AppState(digits=6).model_key == AppState().model_key  # the printing only: the same engine run
 
 
+RECORDED_LINKS = ROOT / "tests" / "data" / "links.jsonl"  # links and what the app made of them, recorded at b807a44
+
+
+def test_recorded_links_read_and_write_as_they_did():
+    """The link's form is an interface: links shared before a change open as they did. Each recorded case is a query
+    (states the app writes, hostile ones, tampered ones: this module's and test_reliability's strategies), the browser's
+    language, the state decode read, its notes in order, and the link encode writes for that state, part by part."""
+    cases = [json.loads(line) for line in RECORDED_LINKS.read_text(encoding="utf-8").splitlines()]
+    assert len(cases) > 100 and sum(bool(case["notes"]) for case in cases) > 50
+    wrong = []
+    for case in cases:
+        state, notes = decode(case["query"], default_lang=case["lang"])
+        made = {"state": repr(state), "notes": list(map(repr, notes)), "link": list(map(list, encode(state).items()))}
+        wrong += [(case["query"], part) for part in made if made[part] != case[part]]
+    assert not wrong, wrong[:5]
+
+
 HOSTILE = st.one_of(st.text(max_size=60), st.text(alphabet=":;=,.-+e0123456789²٣_ \x00", max_size=60),
                     st.sampled_from(["nan", "inf", "-inf", "1e300", "²", "¹²", "-1", "", " ", "%00",
                                      "enc.0.attn.W_Q:0.0.0=nan", "enc.0.attn.W_Q:0.0", "d_model:", ":", "=", ";;"]))
