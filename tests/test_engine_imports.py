@@ -57,7 +57,7 @@ def test_pure_ui_modules_import_no_streamlit():
     modules = sorted(".".join(path.relative_to(ROOT / "ui").with_suffix("").parts)
                      for path in (ROOT / "ui").rglob("*.py") if path.stem != "__init__")
     pure = [m for m in modules if m not in STREAMLIT_UI]
-    assert STREAMLIT_UI <= set(modules) and {"core.format", "core.i18n", "core.labels", "core.state"} <= set(pure)
+    assert STREAMLIT_UI <= set(modules) and {"core.format", "core.i18n", "core.labels", "core.state.link"} <= set(pure)
     imported = imported_top_modules("import sys, importlib\nfor m in sys.argv[1:]: importlib.import_module(f'ui.{m}')",
                                     *pure)
     assert "streamlit" not in imported and "ui" in imported
