@@ -5,6 +5,7 @@ keeps the good ones and notes each bad one as it is (80 characters), or why a nu
 from __future__ import annotations
 
 import re
+from typing import Protocol
 
 import engine
 from engine.config import ConfigError, parse_field
@@ -18,6 +19,12 @@ from ui.stores.weights import ID as WEIGHTS_ID
 
 PARAM_NAME = re.compile(r"[A-Za-z0-9_.]{1,60}")  # a weight's name as the engine writes it: enc.0.attn.W_Q
 NOTED = 80  # the characters of a bad part a note quotes
+
+
+class Codec(Protocol):
+    def encode(self, value) -> str: ...
+
+    def decode(self, text: str, state) -> tuple[object, list]: ...
 
 
 def whole(text, low: int, high: int) -> int | None:

@@ -18,8 +18,8 @@ from engine.values import MAX_SEED
 from ui.core.format import DIGITS, DIGITS_RANGE
 from ui.core.i18n import LANGUAGES
 from ui.core.state.app import AppState
-from ui.core.state.codecs import (Choice, ConfigSettings, Edits, GenerationSettings, Pixels, Sentence, StoredWeights,
-                                  VisionSizes, Whole)
+from ui.core.state.codecs import (Choice, Codec, ConfigSettings, Edits, GenerationSettings, Pixels, Sentence,
+                                  StoredWeights, VisionSizes, Whole)
 from ui.core.state.vision import RANDOM, SHIPPED, TEST_IMAGES
 
 ALWAYS = object()  # a field's default that no value has: the part is always written
@@ -56,7 +56,7 @@ def _with_vision_sizes(state: AppState, sizes: tuple) -> AppState:
 
 class Field(NamedTuple):
     key: str  # the part's name in the link
-    codec: object  # codecs.py: encode(value) -> text, decode(text, state) -> (value, notes)
+    codec: Codec
     place: Place
     default: object = ALWAYS  # the value a link leaves out (and a state keeps when its part is refused or missing)
     quoted: int | None = 40  # the characters of a refused part a note quotes (None: all)
@@ -69,7 +69,6 @@ class Field(NamedTuple):
         return self.place.put(state, value), notes
 
 
-EDITS = Edits()
 LINK = (  # the settings part (cfg) is read after the preset it differs from; the ViT's sizes (vcfg) after its weights
     Field("preset", Choice({name: name for name in engine.PRESETS}), attribute("preset"), quoted=None),
     Field("src", Sentence("src"), attribute("src")),
@@ -77,7 +76,7 @@ LINK = (  # the settings part (cfg) is read after the preset it differs from; th
     Field("lang", Choice({lang: lang for lang in LANGUAGES}), CHOSEN_LANGUAGE, None, quoted=None),
     Field("seed", Whole(0, MAX_SEED), attribute("seed"), 0, quoted=None),
     Field("cfg", ConfigSettings(), attribute("overrides"), ()),
-    Field("edit", EDITS, attribute("edits"), ()),
+    Field("edit", Edits(), attribute("edits"), ()),
     Field("gen", GenerationSettings(), attribute("gen"), ()),
     Field("weights", StoredWeights(""), attribute("weights"), ""),
     Field("digits", Choice({str(n): n for n in range(DIGITS_RANGE[0], DIGITS_RANGE[1] + 1)}), attribute("digits"),
@@ -88,7 +87,7 @@ LINK = (  # the settings part (cfg) is read after the preset it differs from; th
     Field("vw", StoredWeights(SHIPPED, RANDOM), attribute("vit.weights"), SHIPPED),
     Field("vseed", Whole(0, MAX_SEED), attribute("vit.seed"), 0),
     Field("vcfg", VisionSizes(), Place(attrgetter("vit.sizes"), _with_vision_sizes), ()),
-    Field("vedit", EDITS, attribute("vit.edits"), ()),
+    Field("vedit", Edits(), attribute("vit.edits"), ()),
 )
 
 
