@@ -1,11 +1,12 @@
 """Entry point: `streamlit run app.py`. Builds the state and the trace, then runs the chosen page."""
 import streamlit as st
 
-from ui.classroom import follow
+from ui.classroom import follow, quiz_views
 from ui.core import server, session, sidebar
 from ui.core.navigation import PAGES
 from ui.lessons import exercise_views
 from ui.views import exports, frame
+from ui.views.draw import plot
 
 server.configure()  # the process's settings, on the first run only
 
@@ -21,6 +22,6 @@ if ctx.state.present:  # page is read-only and lean; presenter mode: the page ha
     st.set_page_config(initial_sidebar_state="collapsed")
 follow.sidebar(ctx.t, page, room_slot)  # a student following the teacher may go to the teacher's page here
 exports.sidebar(ctx)  # the trace's files and the PyTorch check, at the sidebar's foot
-exercise_views.quiz_panel()  # the class quiz's question, above the page, in a room that has one
+quiz_views.quiz_panel(exercise_views.question_prompt, plot)  # a room's quiz question, above the page
 frame.run(ctx, page)  # a decoder-only model's page without an encoder says so; presenter mode's rail on every page
 follow.publish(ctx.t)  # a teacher's page and link, after the page wrote its view

@@ -1,4 +1,4 @@
-"""The class quiz (ui/classroom/quiz.py, drawn by ui/lessons/exercise_views.quiz_panel): a question goes to the room
+"""The class quiz (ui/classroom/quiz.py, drawn by ui/classroom/quiz_views.quiz_panel): a question goes to the room
 and back unchanged, a malformed one is none, the spread of answers; and at the protocol level (bench/protocol.py):
 a teacher asks a by-hand question from the exercises page, students in English and Chinese answer on their own
 screens (a typed expression refused, one answer per session), the teacher's screen counts them every second, and the

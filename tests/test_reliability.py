@@ -53,11 +53,12 @@ from test_app import latex as page_latex
 from test_app_train import open_tab
 from test_ui_pure import LINK_KEYS, LINK_VALUES, SETTING_PARTS
 from ui.classroom import presenter, scroll, share
-from ui.core import generation, session, sidebar, state as app_state, vision_state
+from ui.core import generation, session, sidebar, state as app_state
+from ui.core.state import vision as vision_state
 from ui.core.format import decimals, fmt
 from ui.core.i18n import EN, ZH, literal, translator
 from ui.core.state import AppState
-from ui.core.vision_state import VisionState
+from ui.core.state.vision import VisionState
 from ui.lessons import animation_views
 from ui.stores import rooms
 from ui.vision import pixel_pad

@@ -29,8 +29,7 @@ from ui.core.i18n import EN  # noqa: E402
 from ui.core.labels import step_name_key  # noqa: E402
 from ui.core.navigation import PAGES, neighbours  # noqa: E402
 from ui.core.runs import run_vit  # noqa: E402
-from ui.core.state import AppState  # noqa: E402
-from ui.core.vision_state import decode as decode_vision  # noqa: E402
+from ui.core.state import AppState, decode  # noqa: E402
 from ui.views import steps as views_steps  # noqa: E402
 
 SAME_STEPS = {EN["view.step"], EN["view.head"]}  # a flow's rows of buttons, one per step and one per head: the flow
@@ -149,7 +148,7 @@ def test_every_vit_step_is_drawn_on_a_vit_page(vcfg, drawn_vit):
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params.update({"lang": "en", **({"vcfg": vcfg} if vcfg else {})})
     at.run()
-    vision = decode_vision(dict(at.query_params))[0]
+    vision = decode(dict(at.query_params))[0].vit
     assert at.session_state["state"].vit == vision
     for page in PAGES["vision"]:
         at.switch_page(f"pages/{page}.py")

@@ -1,4 +1,4 @@
-"""The app's pure helpers, without Streamlit: the URL state (ui/core/state.py), number formatting (ui/core/format.py),
+"""The app's pure helpers, without Streamlit: the URL state (ui/core/state/), number formatting (ui/core/format.py),
 the catalogs (ui/core/i18n.py, ui/catalogs/) and the axis labels (ui/core/labels.py)."""
 import dataclasses
 import json
@@ -36,6 +36,7 @@ from ui.core.navigation import PAGES, page_file  # noqa: E402
 from ui.core.state import (APP_LIMITS, MAX_CHARS, MAX_EDITS, MAX_TOKENS, MAX_WEIGHT, AppState, LimitError, apply_edits,  # noqa: E402
                            check_limits, check_weight, decode, decode_view, encode, encode_view)
 from ui.core.session import refusal  # noqa: E402
+from ui.core.state.codecs import GenerationSettings  # noqa: E402
 from ui.lessons import beam_tree  # noqa: E402
 from ui.stores import rooms  # noqa: E402
 
@@ -43,7 +44,7 @@ PRESET_NAMES = sorted(engine.PRESETS)
 HELLO = engine.preset("hello-world")
 
 
-# ---- ui/core/state.py: the URL ---------------------------------------------------------------------------------
+# ---- ui/core/state/link.py: the URL ----------------------------------------------------------------------------
 
 def _field_values(field):
     """Values of one Config field as decode() would produce them (valid on their own)."""
@@ -120,6 +121,23 @@ def test_the_digits_are_in_the_link_when_not_the_default():
     assert "digits" not in encode(AppState()) and decode({})[0].digits == DIGITS
     assert encode(AppState(digits=6))["digits"] == "6" and decode({"digits": "6"}) == (AppState(digits=6), [])
     assert AppState(digits=6).model_key == AppState().model_key  # the printing only: the same engine run
+
+
+RECORDED_LINKS = ROOT / "tests" / "data" / "links.jsonl"  # links and what the app made of them, recorded at b807a44
+
+
+def test_recorded_links_read_and_write_as_they_did():
+    """The link's form is an interface: links shared before a change open as they did. Each recorded case is a query
+    (states the app writes, hostile ones, tampered ones: this module's and test_reliability's strategies), the browser's
+    language, the state decode read, its notes in order, and the link encode writes for that state, part by part."""
+    cases = [json.loads(line) for line in RECORDED_LINKS.read_text(encoding="utf-8").splitlines()]
+    assert len(cases) > 100 and sum(bool(case["notes"]) for case in cases) > 50
+    wrong = []
+    for case in cases:
+        state, notes = decode(case["query"], default_lang=case["lang"])
+        made = {"state": repr(state), "notes": list(map(repr, notes)), "link": list(map(list, encode(state).items()))}
+        wrong += [(case["query"], part) for part in made if made[part] != case[part]]
+    assert not wrong, wrong[:5]
 
 
 HOSTILE = st.one_of(st.text(max_size=60), st.text(alphabet=":;=,.-+e0123456789²٣_ \x00", max_size=60),
@@ -262,7 +280,7 @@ def test_decode_view_of_hostile_links_never_raises(query):
 
 
 LINK_KEYS = ["section", "sublayer", "layer", "head", "step", "cell", "present", "weights", "cfg", "gen", "edit", "room",
-             "vimg", "vpx", "vw", "vcfg", "vedit",  # the Vision Transformer's part (ui/core/vision_state.py)
+             "vimg", "vpx", "vw", "vcfg", "vedit",  # the Vision Transformer's part (ui/core/state/vision.py)
              "grad", "param", "phead", "smoothing"]  # the training page's (test_reliability: one value a key)
 SETTING_PARTS = ("cfg", "gen", "edit", "vpx", "vcfg", "vedit")  # noted as they are (80 characters), not as key=value
 LINK_VALUES = ["-1", "999999", "9" * 400, "١٢", "[x](//ev.il)", "<b>x</b>", "$\\href{//ev.il}{x}$", "\x00",
@@ -296,7 +314,7 @@ def test_every_hostile_link_part_is_refused_where_it_is_parsed():
     assert not wrong, "\n".join(map(repr, wrong))
 
 
-# ---- ui/core/state.py: weights, edits and limits -------------------------------------------------------------
+# ---- ui/core/state/: weights, edits and limits ---------------------------------------------------------
 
 @pytest.mark.parametrize("typed, expected", [
     (1.5, 1.5), ("2.25", 2.25), (" -3 ", -3.0), (0, 0.0), (np.float32(0.5), 0.5), (MAX_WEIGHT, MAX_WEIGHT),
@@ -902,18 +920,21 @@ def test_no_steps_name_says_its_matrix_is_a_parameter(catalog):
 
 # ---- generation settings, their URL form, and the beam tree ----------------------------------------------
 
+GEN = GenerationSettings()  # the link's gen part
+
+
 def test_generation_settings_round_trip_through_the_url():
     pairs = generation.changed({**generation.DEFAULTS, "strategy": "top_p", "p": 0.75, "seed": 12})
     assert pairs == (("p", 0.75), ("seed", 12), ("strategy", "top_p"))
-    assert generation.encode(pairs) == "p:0.75,seed:12,strategy:top_p"
-    assert generation.decode(generation.encode(pairs)) == (pairs, [])
+    assert GEN.encode(pairs) == "p:0.75,seed:12,strategy:top_p"
+    assert GEN.decode(GEN.encode(pairs), AppState()) == (pairs, [])
     assert generation.settings(pairs)["width"] == generation.DEFAULTS["width"]
 
 
 @pytest.mark.parametrize("part", ["strategy:x", "k:0", "k:101", "k:2.5", "p:0", "p:inf", "temperature:nan",
                                   "alpha:-1", "seed:-3", "max_len:31", "nothing:1", "width"])
 def test_generation_link_parts_out_of_range_are_refused(part):
-    assert generation.decode(f"{part},seed:4") == ((("seed", 4),), [part])
+    assert GEN.decode(f"{part},seed:4", AppState()) == ((("seed", 4),), [part])
 
 
 def test_generation_run_follows_the_settings():

@@ -1,4 +1,4 @@
-"""The Vision Transformer's part of the state (ui/core/vision_state.py): the image the pages read, the learner's
+"""The Vision Transformer's part of the state (ui/core/state/vision.py): the image the pages read, the learner's
 pixels, weights and sizes, and its link form; hostile link parts are in test_ui_pure (LINK_KEYS) and the app's
 tampered links in test_reliability (vit_states)."""
 import numpy as np
@@ -6,9 +6,10 @@ import pytest
 
 from engine import digits
 from engine.config import ConfigError
-from ui.core import state as app_state, vision_state
+from ui.core import state as app_state
+from ui.core.state import vision as vision_state
 from ui.core.state import AppState
-from ui.core.vision_state import RANDOM, SHIPPED, VisionState, check_pixel
+from ui.core.state.vision import RANDOM, SHIPPED, VisionState, check_pixel
 
 
 def test_the_image_is_the_test_splits_with_the_learners_pixels():

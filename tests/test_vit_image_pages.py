@@ -18,7 +18,7 @@ from test_browser import no_exception, server, settle, url  # noqa: F401 (server
 from ui.core import runs
 from ui.core.format import fmt
 from ui.core.i18n import translator
-from ui.core.vision_state import VisionState
+from ui.core.state.vision import VisionState
 from ui.vision import pictures, pixel_pad, pixels, vit_charts, vit_figures
 
 FIRST_TEST_IMAGE = digits.split("test").images[0]  # (8, 8, 1): a 6

@@ -24,7 +24,7 @@ from ui.core.format import decimals, fmt  # noqa: E402
 from ui.core.i18n import EN, ZH, translator  # noqa: E402
 from ui.core.labels import description_key, step_name_key  # noqa: E402
 from ui.views.draw import head_matrix  # noqa: E402
-from ui.core.vision_state import RANDOM, VisionState, image  # noqa: E402
+from ui.core.state.vision import RANDOM, VisionState, image  # noqa: E402
 from ui.vision.vit_charts import (PLACES, attention_over_image, class_attention, prediction,  # noqa: E402
                                   self_attention, sublayers)
 

@@ -1,7 +1,7 @@
 """The class quiz's part of a session: a room's teacher asks the class one of the exercises page's by-hand questions
 (`ask`), closes it to answers and reveals it (`set_state`); each student in the room answers once on their own
 screen (`send`); the spread of the answers for the teacher's screen (`spread`). ui/stores/rooms.py keeps the quiz
-with its room; ui/lessons/exercise_views.py draws it (quiz_panel, at the top of every page). Asking, closing and
+with its room; ui/classroom/quiz_views.py draws it (at the top of every page). Asking, closing and
 revealing raise the room's version, so a student's page wakes as for a change of the teacher's page (follow.py
 reruns the whole app when the question moved); answers wake no one. A student's typed answer is read as a number
 only (engine.exercises.read_number) and checked by the student's process against the question as the room holds

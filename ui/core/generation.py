@@ -1,8 +1,6 @@
-"""Generation settings (a strategy and its numbers), their URL form and the engine call they make (the beam tree's
-figure is ui/lessons/beam_tree.py). Pure: no Streamlit here.
-
-In the URL the settings that differ from the defaults are one parameter, e.g. `gen=strategy:top_p,p:0.8,seed:7`.
-"""
+"""Generation settings (a strategy and its numbers) and the engine call they make (the beam tree's figure is
+ui/lessons/beam_tree.py). Pure: no Streamlit here. In the link the settings that differ from the defaults are one
+part, e.g. `gen=strategy:top_p,p:0.8,seed:7` (ui/core/state/codecs.GenerationSettings)."""
 from __future__ import annotations
 
 from engine.generate import beam_search, generate
@@ -32,37 +30,6 @@ def settings(pairs: tuple) -> dict:
 def changed(values: dict) -> tuple:
     """The settings that differ from the defaults, as sorted pairs (what the state and the URL keep)."""
     return tuple(sorted((k, v) for k, v in values.items() if DEFAULTS.get(k) != v))
-
-
-def encode(pairs: tuple) -> str:
-    return ",".join(f"{k}:{v}" for k, v in pairs)
-
-
-def decode(text: str) -> tuple[tuple, list[str]]:
-    """The settings a link holds, and the parts that had to be ignored."""
-    values, bad = {}, []
-    for part in filter(None, text.split(",")):
-        name, _, raw = part.partition(":")
-        value = _parse(name, raw)
-        if value is None:
-            bad.append(part[:80])
-        else:
-            values[name] = value
-    return changed(values), bad
-
-
-def _parse(name: str, raw: str):
-    if name in ("model", "strategy"):
-        return raw if raw in (MODELS if name == "model" else STRATEGIES) else None
-    if name not in RANGES:
-        return None
-    kind = type(DEFAULTS[name])
-    try:
-        value = kind(raw) if kind is float else int(raw) if raw.isascii() and raw.isdigit() else None
-    except ValueError:
-        return None
-    low, high = RANGES[name]
-    return value if value is not None and low <= value <= high else None  # NaN fails; isfinite(10**400) raises
 
 
 def run(model, src: str, pairs: tuple):

@@ -7,9 +7,10 @@ import streamlit as st
 
 import engine
 from engine import vit, vit_train
-from ui.core import state as app_state, vision_state
+from ui.core import state as app_state
+from ui.core.state import vision as vision_state
 from ui.core.state import AppState, LimitError
-from ui.core.vision_state import VisionState
+from ui.core.state.vision import VisionState
 from ui.stores.weights import WeightsStore
 
 RUNS_KEPT = 64  # engine runs kept for all sessions, one per distinct state (model_key)

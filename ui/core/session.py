@@ -15,7 +15,7 @@ from ui.core import model_card, runs, state as app_state, streamlit_internals
 from ui.core.i18n import plain_math
 from ui.core.navigation import HOME, PAGES, page_file
 from ui.core.state import AppState, LimitError
-from ui.core.vision_state import VisionState
+from ui.core.state.vision import VisionState
 
 ROOM_LINK = "room.link"  # session_state: the room's part of this session's link (ui/classroom/follow.py)
 WHOLE_VIEW = "link_view.whole"  # session_state: the link's view (ui/views/drawn.py) is the whole view (a followed

@@ -8,7 +8,7 @@ from engine import vit
 
 from ui.core import session
 from ui.core.format import fmt
-from ui.core.vision_state import RANDOM
+from ui.core.state.vision import RANDOM
 from ui.views import draw
 from ui.vision import pictures
 

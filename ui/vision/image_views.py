@@ -7,7 +7,7 @@ import streamlit as st
 from engine import vit
 
 from ui.core import session
-from ui.core.vision_state import image
+from ui.core.state.vision import image
 from ui.views import draw, pickers
 from ui.vision import pictures, pixel_pad, pixels
 

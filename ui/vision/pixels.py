@@ -2,7 +2,7 @@
 Streamlit, so every forged payload is tried without a browser."""
 from __future__ import annotations
 
-from ui.core.vision_state import MAX_PIXEL_EDITS, VisionState, check_pixel
+from ui.core.state.vision import MAX_PIXEL_EDITS, VisionState, check_pixel
 
 
 def read_strokes(payload, height: int, width: int) -> list[tuple[int, int, float]]:

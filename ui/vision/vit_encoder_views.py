@@ -9,7 +9,7 @@ from engine.vit import ViTConfig
 
 from ui.core import session
 from ui.core.format import decimals
-from ui.core.vision_state import APP_LIMITS, SIZES, image
+from ui.core.state.vision import APP_LIMITS, SIZES, image
 from ui.views import draw, pickers, steps
 from ui.vision.vit_charts import (PANELS_PER_ROW, PLACES, attention_over_image, class_attention, self_attention, strongest,
                                   sublayers)

@@ -11,7 +11,7 @@ from engine import digits, vit_train
 
 from ui.core import session
 from ui.core.state import encode
-from ui.core.vision_state import VisionState
+from ui.core.state.vision import VisionState
 from ui.views import draw
 from ui.vision.vit_figures import confusion_chart, picture
 from ui.vision.vit_frame import weights_name

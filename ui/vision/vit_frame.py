@@ -7,7 +7,7 @@ import functools
 import streamlit as st
 
 from ui.core import session
-from ui.core.vision_state import RANDOM, SHIPPED, TEST_IMAGES, label
+from ui.core.state.vision import RANDOM, SHIPPED, TEST_IMAGES, label
 from ui.views import frame
 
 CHOICE_KEYS = {SHIPPED: "vit.weights.shipped", RANDOM: "vit.weights.random_choice"}  # else weights trained here

@@ -9,7 +9,7 @@ from engine.vit import SEED_SLIPS
 from ui.core import session
 from ui.core.figures import bars
 from ui.core.format import fmt
-from ui.core.vision_state import label
+from ui.core.state.vision import label
 from ui.views import draw, steps
 from ui.vision.vit_charts import prediction
 

@@ -12,7 +12,7 @@ from engine.vit import VisionTransformer
 from engine.vit_train import ViTTrainSettings
 
 from ui.core import runs, session
-from ui.core.vision_state import SIZES
+from ui.core.state.vision import SIZES
 from ui.lessons import training_views
 
 NUMBERS = {  # setting: (widget, low, high, step)

@@ -1,0 +1,28 @@
+"""The models a state names: the preset's, the state's settings of a model (after training), and the typed weights
+written in. Pure Python, no Streamlit: ui/core/runs.py caches what these build."""
+from __future__ import annotations
+
+import engine
+
+
+def base_model(preset: str, seed: int, overrides: tuple) -> engine.Model:
+    return engine.preset(preset, seed=seed, **dict(overrides))
+
+
+def model_settings(model: engine.Model) -> dict:
+    """The preset, seed and overrides of a state whose base model has this model's shapes (e.g. after training)."""
+    base = engine.PRESETS[model.name]
+    overrides = {k: v for k, v in model.config.as_dict().items() if getattr(base, k) != v}
+    return {"preset": model.name, "seed": model.seed, "overrides": tuple(sorted(overrides.items()))}
+
+
+def apply_edits(model: engine.Model, edits: tuple) -> tuple[engine.Model, int]:
+    """The model with the edited cells written in, and how many edits did not fit its shapes."""
+    cells, dropped = {}, 0
+    for param, index, value in edits:
+        array = model.params.get(param)
+        if array is None or len(index) != array.ndim or any(not 0 <= i < n for i, n in zip(index, array.shape)):
+            dropped += 1
+            continue
+        cells.setdefault(param, []).append((index, value))
+    return (model.with_cells(cells) if cells else model), dropped
