@@ -258,7 +258,7 @@ def _hand_question(ctx, q: ex.Question):
         st.form_submit_button(t("ex.check"), on_click=lambda: _record(
             q.id, ex.check(q, st.session_state.get(widget)), widget))
     _verdict_line(ctx, widget, fmt(q.answer, max(digits, 6)))
-    if quiz.room().get("key"):  # a room's teacher
+    if quiz.teaching():  # a room's teacher
         st.button(t("quiz.ask"), key=f"quiz.ask.{q.id}", on_click=quiz.ask, args=(q,), icon=":material/campaign:")
     hint = st.expander(t("hand.hint"), key=f"hand.hint.{q.id}", on_change="rerun")
     if hint.open:  # the cell's arithmetic, as the drill-down writes it
@@ -309,7 +309,7 @@ def quiz_panel() -> None:
     if asked is None or asked[0].state == "put_away":
         return
     held, q = asked
-    if quiz.room().get("key"):
+    if quiz.teaching():
         live = quiz.TALLY_SECONDS if held.state == "open" else None
         st.fragment(run_every=live)(_teachers_quiz)(held.number, held.state)
     else:
