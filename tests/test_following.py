@@ -99,6 +99,7 @@ def test_a_detached_student_stays_detached_across_a_reload():
     reloaded = room.from_link(CODE, None, False, detached.link.get("follow"))
     assert not reloaded.attached and reloaded.link == detached.link and reloaded.seen is None
     assert room.from_link(CODE, None, False, None).attached  # a following student's reload follows
+    assert room.from_link(CODE, KEY, True, "0").link == {"room": CODE, "key": KEY}  # a teacher follows no one
 
 
 def test_a_session_rebuilt_on_another_process_takes_up_the_room():

@@ -90,8 +90,8 @@ def from_link(code: str | None, key: str | None, key_valid: bool, follow: str | 
     one's form (the store checks it at the first put), else a refused key; a student's follow=0 stays detached."""
     if code is None:
         return Following(notes=tuple(notes))
-    joined = Following(code=code, key=key if key is not None and key_valid else None,
-                       refused=key is not None and not key_valid, notes=tuple(notes))
+    joined = Following(code=code, key=key if key_valid else None, refused=key is not None and not key_valid,
+                       notes=tuple(notes))
     return replace(joined, detached=joined.key is None and follow == "0")
 
 
