@@ -527,7 +527,7 @@ def test_a_teacher_opens_a_room_from_the_top_of_the_sidebar_and_its_code_is_larg
     assert [child.type for child in top.children.values()][:2] == ["button", "expander"]
     assert at.button(key="room.open").label == EN_T("room.open")
     at.button(key="room.open").click().run()
-    code = at.session_state["room"]["code"]
+    code = at.session_state["room"].code
     panel = at.sidebar.children[0].children[0]
     assert [child.type for child in panel.children.values()][:4] == ["image", "caption", "latex", "code"]
     assert panel.children[2].value == "$$\n\\Huge\\texttt{" + code + "}\n$$"
@@ -541,13 +541,13 @@ def test_a_teacher_opens_a_room_from_the_overview_where_a_class_starts():
     button = at.button(key="overview.room.open")
     assert button.label == EN_T("room.open")
     button.click().run()
-    code = at.session_state["room"]["code"]
-    assert code and at.session_state["room"]["key"] and query(at)["room"] == code
+    code = at.session_state["room"].code
+    assert code and at.session_state["room"].key and query(at)["room"] == code
     assert not [b for b in at.button if b.key == "overview.room.open"]
     card = [latex.value for latex in at.main.latex]
     assert card == ["$$\n\\Huge\\texttt{" + code + "}\n$$"]
     assert [c.value for c in at.main.code] == [f"/?room={code}"]  # AppTest has no host
-    teacher = open_link("overview", room=code, key=at.session_state["room"]["key"], present="1")
+    teacher = open_link("overview", room=code, key=at.session_state["room"].key, present="1")
     assert [latex.value for latex in teacher.main.latex] == card
     student = open_link("overview", room=code)
     assert not [b for b in student.button if b.key == "overview.room.open"]

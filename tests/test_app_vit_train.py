@@ -140,7 +140,7 @@ def test_a_vision_transformers_id_is_not_a_text_models_weights():
 def test_a_following_student_sees_the_evaluation_and_no_controls():
     teacher = open_page("vit_train")
     teacher.button(key="room.open").click().run()
-    student = open_link("vit_train", room=teacher.session_state["room"]["code"])
+    student = open_link("vit_train", room=teacher.session_state["room"].code)
     assert_clean(student)
     assert student.session_state["context"].reading
     assert [b.key for b in student.button if b.key and b.key.startswith("vit_train.")] == []

@@ -9,7 +9,7 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 FORBIDDEN = ("streamlit", "plotly", "pandas", "sympy", "torch", "scipy", "matplotlib")
 # The ui modules that draw with Streamlit; every other one is pure (tested without it) and must stay so.
-STREAMLIT_UI = {"core.runs", "core.session", "core.sidebar", "core.streamlit_internals",
+STREAMLIT_UI = {"core.runs", "core.session", "core.session_store", "core.sidebar", "core.streamlit_internals",
                 "classroom.follow", "classroom.presenter", "classroom.quiz", "classroom.quiz_views", "classroom.scroll",
                 "classroom.share",
                 "views.draw", "views.drawn", "views.drill", "views.editors", "views.exports", "views.frame", "views.pickers",

@@ -248,7 +248,7 @@ def english_in_setting(query: dict, room: bool = False) -> dict:
         if page != "overview":
             goto(at, page)
         if room:
-            found |= english_on(open_link(page, lang="zh", room=at.session_state["room"]["code"]), f"{page} student")
+            found |= english_on(open_link(page, lang="zh", room=at.session_state["room"].code), f"{page} student")
         found |= english_in_choices(at, page)
     return found
 

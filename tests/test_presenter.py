@@ -18,7 +18,7 @@ from test_app import EN_T, goto, notes, open_link, query, server_navigation  # n
 from test_browser import SHOTS, no_exception, server, settle, url  # noqa: F401 (server: a fixture)
 from test_vit_pages import shipped_trace
 from ui.classroom import presenter
-from ui.classroom.presenter import KEY
+from ui.classroom.presenter import KEY, PRESENTING
 from ui.core.figures import PROJECTOR, at_scale, bars, curves, heatmap
 from ui.core.i18n import literal, plain_math, translator
 from ui.core.labels import step_name_key
@@ -42,7 +42,7 @@ def press(at, event, value):
 
 def page_of(at):
     """The page the session shows: the one whose rail it drew last (two pages share the title "Add & LayerNorm")."""
-    page = at.session_state["present.on"]
+    page = at.session_state[PRESENTING].on
     assert page_title(at) == translator(at.session_state["ctl.lang"])(f"page.{page}")
     return page
 
@@ -456,7 +456,7 @@ def test_every_page_in_presenter_mode_is_on_the_rail(page):
     data = rail(at)
     assert data is not None and data["here"] is None, page
     assert data["where"] == EN_T("present.elsewhere", count=60)
-    assert at.session_state["present.on"] == page
+    assert at.session_state[PRESENTING].on == page
 
 
 def test_the_overviews_right_arrow_and_start_open_the_first_step():

@@ -111,9 +111,12 @@ def test_a_rooms_version_that_could_not_be_read_is_taken_on_a_later_run(monkeypa
     """The version a student's page shows moves only with what it took: a read of the teacher's page that fails
     leaves the page behind (the watcher wakes it again), not marked as showing the version it never got."""
     from ui.classroom import follow
+    from ui.classroom.following import Following
+    from ui.core.state import AppState
     fake = _StoreThatFailsOnRead()
     monkeypatch.setattr(follow, "store", lambda: fake)
-    room, notes = {"code": "ABCD", "seen": 6}, []
-    assert follow._moved(room, notes) is None and notes == [("room.unreachable", {})] and room["seen"] == 6
-    latest = follow._moved(room, [])
-    assert latest.page == "qkv" and room["seen"] == 7
+    behind, notes = Following(code="ABCD", seen=6, page="attention"), []
+    assert follow._look(behind, AppState(), notes, here_allowed=True) == (behind, None)
+    assert notes == [("room.unreachable", {})]
+    took, taken = follow._look(behind, AppState(), [], here_allowed=True)
+    assert taken.page == "qkv" and not taken.here and took.seen == 7

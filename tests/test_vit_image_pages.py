@@ -233,7 +233,7 @@ def test_the_patch_picker_is_one_list_of_every_patch_and_in_the_link(patch, n, l
     teacher = goto(open_link("overview", lang=lang, **sizes), "vit_patches")
     teacher.button(key="room.open").click().run()
     teacher.selectbox(key="vit.patch").set_value(n - 1).run()
-    student = open_link("vit_patches", lang=lang, room=teacher.session_state["room"]["code"])
+    student = open_link("vit_patches", lang=lang, room=teacher.session_state["room"].code)
     assert not [box for box in student.selectbox if box.key == "vit.patch"]
     assert f"{translator(lang)('vit.patch')}: **P{n}**" in [m.value for m in student.markdown]
 

@@ -301,7 +301,7 @@ def test_no_english_on_the_chinese_pages_of_a_teacher_nor_of_a_following_student
     for page in ("vit_encoder", "vit_head"):
         goto(at, page)
         found |= english_in_choices(at, page)
-        student = open_link(page, lang="zh", room=at.session_state["room"]["code"])
+        student = open_link(page, lang="zh", room=at.session_state["room"].code)
         assert_clean(student)
         assert not student.number_input and not student.expander  # read-only: the sizes as a line
         found |= english_on(student, f"{page} student")

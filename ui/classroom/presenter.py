@@ -8,21 +8,30 @@ presented as its steps' dots and every other layer as one button that opens its 
 PageDown/PageUp); keys typed into a field are the field's. A move sends the slide's position; the server checks it.
 The rail lies over the sidebar when it is open. A screen 640 px wide or less (a student's phone that follows a
 presenting teacher) keeps the normal type, and its rail is one line: the moves and the slide's name.
+
+Which page's rail was drawn and the slide a key asked for are one value, ui/classroom/presenting.py's `Presenting`,
+whose pure functions the callbacks here (`_go`, `open_slide`, `_leave`) and `follow` (at the start of a page) call.
 """
 from itertools import groupby
 
 import streamlit as st
 
-from ui.core import session, sidebar
+from ui.classroom import presenting as moves
+from ui.classroom.presenting import RERUN, Presenting
+from ui.core import session, session_store, sidebar
 from ui.core.figures import PROJECTOR
 from ui.core.i18n import plain_math
 from ui.core.labels import SUBLAYER_WORDS, step_name_key
 from ui.core.navigation import (ENCODER_SECTIONS, PAGES, RAIL, VISION_RAIL, slide_at, slides, vision_slides,
                                  vision_step)
+from ui.core.session_store import LINK_VIEW, STATE
 from ui.core.state import encode, encode_view
 
-KEY = "present.rail"
+KEY = "present.rail"  # the rail's component: what it sent
+PRESENTING = "presenting"  # session_state: this session's Presenting
 DRAWN = "present.drawn"  # session_state: this run drew the rail (ui/views/frame.run draws it for a page that did not)
+VIEW = "present.view"  # session_state: the view a switch to a slide's page hands to that page's widgets
+# (ui/core/sidebar.py: start)
 STACKS = {"add_norm": "enc", "dec_add_norm": "dec"}  # an add & norm page's stack
 BLOCK = {"positional": "src", "qkv": "enc.0.attn", "attention": "enc.0.attn", "multihead": "enc.0.attn",
          "add_norm": "enc.0", "ffn": "enc.0.ffn", "decoder_input": "tgt", "masked_attention": "dec.0.self_attn",
@@ -170,8 +179,8 @@ def rail(ctx, page: str, shown: dict) -> None:
     """The rail under a step page: every slide of the pass, the one shown (found from what the page's widgets show)
     marked."""
     t, deck = ctx.t, _deck(ctx)
-    st.session_state["present.on"] = page
-    st.session_state[DRAWN] = True
+    session_store.put(PRESENTING, moves.drawn_on(_presenting(), page))
+    session_store.put(DRAWN, True)
     here = slide_at(deck, page, shown)
     titles = [_vision_title(t, slide) if ctx.vision else _title(t, slide, ctx.config) for slide in deck]
     where = t("present.where", n=here + 1, count=len(deck), title=titles[here]) if here is not None else \
@@ -242,10 +251,14 @@ def _names_shared(t, name: str) -> bool:
     return sum(t(f"page.{page}") == name for pages in PAGES.values() for page in pages) > 1
 
 
+def _presenting() -> Presenting:
+    return session_store.load(PRESENTING, Presenting)
+
+
 def _sent(event: str):
     """What the rail sent; None once its page is left: a second key pressed on the page being left arrives after
     the switch to the next page, whose run holds no state of that rail."""
-    return (st.session_state.get(KEY) or {}).get(event)
+    return (session_store.get(KEY) or {}).get(event)
 
 
 def _go():
@@ -260,32 +273,33 @@ def _go():
 def open_slide(position: int) -> None:
     """From a callback: open the slide at this position of the deck of the page's model (the rail's keys, the
     overview's Start)."""
-    slide = _deck(session.get())[position]
-    st.session_state["present.move"] = slide[1:]  # (page, view): follow() opens it
-    if slide[1] != st.session_state.get("present.on"):
-        sidebar.adopt(st.session_state.state)  # st.switch_page's run starts the sidebar's inputs empty: refill them
+    slide, presenting = _deck(session.get())[position], _presenting()
+    session_store.put(PRESENTING, moves.asked(presenting, slide))  # follow() opens it
+    if moves.leaves_page(presenting, slide):
+        sidebar.adopt(session_store.get(STATE))  # st.switch_page's run starts the sidebar's inputs empty: refill them
 
 
 def _leave():
     """The rail's exit, which sends true; anything else is a forged message, ignored."""
     if _sent("leave") is not True:
         return
-    sidebar.adopt(st.session_state.state.replace(present=False))
-    st.session_state["present.left"] = True
+    sidebar.adopt(session_store.get(STATE).replace(present=False))
+    session_store.put(PRESENTING, moves.exited(_presenting()))
 
 
 def follow() -> None:
     """At the start of a step page: after the rail's exit, the whole app again (the sidebar's toggle); after a move,
-    its view for this page's widgets, or a switch to its page, with the view (sidebar.build hands it to that page's
+    its view for this page's widgets, or a switch to its page, with the view (sidebar.start hands it to that page's
     widgets) and the link that page will show."""
-    if st.session_state.pop("present.left", False):
+    presenting, opening = moves.opened(_presenting())
+    session_store.put(PRESENTING, presenting)
+    if opening == RERUN:
         st.rerun(scope="app")
-    page, view = st.session_state.pop("present.move", (None, None))
-    if page is None:
+    if opening is None:
         return
-    if page == st.session_state.get("present.on"):
-        st.session_state["link_view"] = view  # this page's widgets take it (ui/views/drawn.py)
+    if not opening.switch:
+        session_store.put(LINK_VIEW, opening.view)  # this page's widgets take it (ui/views/drawn.py)
         return
-    st.session_state["present.view"] = view
-    st.switch_page(session.page_entry(session.get().t, page),
-                   query_params=encode(st.session_state.state) | encode_view(view))
+    session_store.put(VIEW, opening.view)
+    st.switch_page(session.page_entry(session.get().t, opening.page),
+                   query_params=encode(session_store.get(STATE)) | encode_view(opening.view))

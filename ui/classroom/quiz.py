@@ -15,10 +15,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-import streamlit as st
-
 from engine import exercises as ex
 from ui.classroom import follow
+from ui.core import session_store
 from ui.core.format import fmt
 from ui.stores.rooms import Answer, Quiz
 
@@ -120,47 +119,49 @@ def _distinct(edges: np.ndarray, digits: int) -> list[str]:
     return labels
 
 
-def room() -> dict:
-    """This session's room (follow.ROOM): {} outside one."""
-    return st.session_state.get(follow.ROOM) or {}
-
-
 def current() -> tuple[Quiz, ex.Question] | None:
     """The room's question as the room holds it, and as a question; None outside a room or without one. Noted as
     the one this session shows (follow.catch_up_on_page compares)."""
-    code = room().get("code")
+    code = follow.room().code
     quiz = follow.from_store(lambda: follow.store().quiz(code), []) if code else None
-    st.session_state[follow.QUIZ_SHOWN] = None if quiz is None else (quiz.number, quiz.state)
+    follow.show_quiz(None if quiz is None else (quiz.number, quiz.state))
     q = None if quiz is None else question_of(quiz.question)
     return None if q is None else (quiz, q)
 
 
+def teaching() -> bool:
+    """Whether this session is its room's teacher (who asks, closes and reveals)."""
+    return bool(follow.room().key)
+
+
 def tally(number: int) -> list[Answer]:
     """The answers to question `number`: the teacher's view, or everyone's once revealed ([] if refused)."""
-    here = room()
-    return follow.from_store(lambda: follow.store().tally(here["code"], number, here.get("key")), []) or []
+    here = follow.room()
+    return follow.from_store(lambda: follow.store().tally(here.code, number, here.key), []) or []
 
 
 def ask(q: ex.Question) -> None:
     """A teacher's button: the question to the class."""
-    here = room()
-    _teachers(lambda: follow.store().ask(here["code"], here["key"], stored(q)))
+    here = follow.room()
+    _teachers(lambda: follow.store().ask(here.code, here.key, stored(q)))
 
 
 def set_state(number: int, state: str) -> None:
     """A teacher's button: question `number` closed to answers, or revealed."""
-    here = room()
-    _teachers(lambda: follow.store().set_quiz_state(here["code"], here["key"], number, state))
+    here = follow.room()
+    _teachers(lambda: follow.store().set_quiz_state(here.code, here.key, number, state))
 
 
 def _teachers(call) -> None:
-    follow.from_store(call, st.session_state.setdefault(follow.NOTES, []))
+    notes = []
+    follow.from_store(call, notes)
+    follow.note(notes)
     follow.watcher().nudge()
 
 
 def mine(number: int) -> ex.Verdict | None:
     """This session's answer to question `number` of its room, if it sent one."""
-    return st.session_state.get(MINE.format(code=room().get("code"), number=number))
+    return session_store.get(MINE.format(code=follow.room().code, number=number))
 
 
 def send(number: int, q: ex.Question, typed) -> None:
@@ -168,12 +169,12 @@ def send(number: int, q: ex.Question, typed) -> None:
     why not in REFUSED."""
     verdict = ex.check(q, typed)
     if not verdict.answered:
-        st.session_state[REFUSED] = (f"ex.refused.{verdict.code}", {"n": ex.MAX_ANSWER_CHARS})
+        session_store.put(REFUSED, (f"ex.refused.{verdict.code}", {"n": ex.MAX_ANSWER_CHARS}))
         return
-    code, notes = room()["code"], []
-    answerer = st.session_state.setdefault(ANSWERER, secrets.token_urlsafe(12))
+    code, notes = follow.room().code, []
+    answerer = session_store.setdefault(ANSWERER, secrets.token_urlsafe(12))
     follow.from_store(lambda: follow.store().answer(code, number, answerer, verdict.value, verdict.right), notes)
     if notes:
-        st.session_state[REFUSED] = notes[0]
+        session_store.put(REFUSED, notes[0])
         return
-    st.session_state[MINE.format(code=code, number=number)] = verdict
+    session_store.put(MINE.format(code=code, number=number), verdict)

@@ -18,7 +18,7 @@ def quiz_panel(prompt, plot) -> None:
     if asked is None or asked[0].state == "put_away":
         return
     held, q = asked
-    if quiz.room().get("key"):
+    if quiz.teaching():
         live = quiz.TALLY_SECONDS if held.state == "open" else None
         st.fragment(run_every=live)(_teachers_quiz)(held.number, held.state, plot)
     else:

@@ -11,8 +11,11 @@ import json
 
 import streamlit as st
 
+from ui.core import session_store
+
 KEY = "step.scroll"
 TOP_KEY = "step.scroll.top"
+SCROLLED = "step.scroll.view"  # session_state: the view this session's page last scrolled to
 JS = """
 const MAIN = "[data-testid='stMain']", HEADING = MAIN + " h5";
 const SETTLED = "[data-testid='stApp'][data-test-script-state='notRunning']";
@@ -61,13 +64,13 @@ def to_step(page: str, shown: dict) -> None:
     again later finds the last view it scrolled to in the browser's window."""
     step = {part: value for part, value in shown.items() if part != "cell"}
     view = json.dumps([page, step], sort_keys=True, default=str)
-    if st.session_state.get(KEY + ".view") != view:
-        st.session_state[KEY + ".view"] = view
+    if session_store.get(SCROLLED) != view:
+        session_store.put(SCROLLED, view)
         _scroll(key=KEY, data={"view": view})
 
 
 def to_top(page: str) -> None:
     """Bring the page's top into view, once the run is over: the page a following student opened on its own kept the
     step scroll of the teacher's page now and then, with the note that says following is off out of sight."""
-    st.session_state.pop(KEY + ".view", None)  # following again scrolls to the teacher's step
+    session_store.pop(SCROLLED)  # following again scrolls to the teacher's step
     _scroll(key=TOP_KEY, data={"view": json.dumps(["top", page]), "top": True})

@@ -355,7 +355,7 @@ def _hand_question(ctx, q: ex.Question):
         st.form_submit_button(t("ex.check"), disabled=done, on_click=lambda: _record(
             q.id, ex.check(q, st.session_state.get(widget)), widget, shown))
     _verdict_line(ctx, q.id, widget, shown)
-    if quiz.room().get("key"):  # a room's teacher
+    if quiz.teaching():  # a room's teacher
         st.button(t("quiz.ask"), key=f"quiz.ask.{q.id}", on_click=quiz.ask, args=(q,), icon=":material/campaign:")
     hint = st.expander(t("hand.hint"), key=f"hand.hint.{q.id}", on_change="rerun")
     if hint.open:  # the cell's arithmetic, as the drill-down writes it
