@@ -14,7 +14,7 @@ if str(ROOT) not in sys.path:
 
 import engine  # noqa: E402
 from engine import exercises as ex  # noqa: E402
-from test_app import CJK, assert_clean, open_link, query, server_navigation  # noqa: E402, F401
+from test_app import CJK, assert_clean, open_link, query  # noqa: E402
 from ui.core.i18n import literal, translator  # noqa: E402
 from ui.core.state import AppState  # noqa: E402
 from ui.lessons.exercise_views import PREPARED, prepared_link  # noqa: E402

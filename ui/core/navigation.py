@@ -22,8 +22,13 @@ CHAIN = [HOME, *PAGES["encoder"], *PAGES["decoder"], "generate"]
 ENCODER_DECODER_ONLY = (*PAGES["encoder"][2:], "cross_attention", "train", "animation")
 
 
+# Not "pages/": Streamlit runs a folder of that name in its legacy mode (a page opened by a deep link, without app.py)
+# until the first st.navigation call of the process.
+PAGE_FOLDER = "app_pages"
+
+
 def page_file(page: str) -> str:
-    return f"pages/{page}.py"
+    return f"{PAGE_FOLDER}/{page}.py"
 
 
 def neighbours(page: str, decoder_only: bool = False) -> tuple[str, str | None] | None:
