@@ -1,12 +1,3 @@
 from ui.lessons import blocks
-from ui.views import frame, pickers
 
-
-@frame.page
-def page():
-    frame.intro("cross_attention")
-    layer = pickers.layer_picker("layer.dec")
-    blocks.attention(f"dec.{layer}.cross_attn", key="cross", focus="weights")
-
-
-page()
+blocks.decoder_attention_page("cross_attention")  # one page for both decoder attention blocks; this file is its address

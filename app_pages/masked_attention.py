@@ -1,12 +1,3 @@
 from ui.lessons import blocks
-from ui.views import frame, pickers
 
-
-@frame.page
-def page():
-    frame.intro("masked_attention")
-    layer = pickers.layer_picker("layer.dec")
-    blocks.attention(f"dec.{layer}.self_attn", key="masked", focus="masked")
-
-
-page()
+blocks.decoder_attention_page("masked_attention")  # one page for both decoder attention blocks; this file is its address
