@@ -12,8 +12,9 @@ Why each is needed (the public API has no way to do it):
   as a trigger value under Streamlit's internal key `$$STREAMLIT_INTERNAL_KEY_<id>__events`; AppTest has no
   element class for such components.
 * `nodes`: every element of the page, in the sidebar or the main area, components too (AppTest's `_tree`).
-* `session_state`: the session's own SessionState object (AppTest's `_session_state`), which
-  ui/core/streamlit_internals.kept_widgets counts.
+* `kept_widgets`: the entries a session keeps for its widgets (its SessionState's `_new_widget_state.widget_metadata`
+  and `_key_id_mapper.id_key_mapping`, AppTest's `_session_state`), which
+  ui/core/streamlit_internals.forget_stale_widgets prunes.
 * `number_input_warnings`: Streamlit logs a number input's type/format mismatch through the module's `_LOGGER`.
 * `cache_hash`: the hash st.cache_resource gives a key (`streamlit.runtime.caching.hashing.update_hash`), to show
   that two states that differ by one ulp of one weight are two cache entries.
@@ -100,10 +101,12 @@ def trigger(at, key: str, event: str, value, state: str = "{}"):
                             json_trigger_value=json.dumps([{"event": event, "value": value}])))
 
 
-def session_state(at):
-    """The session's SessionState (AppTest's own)."""
+def kept_widgets(at) -> int:
+    """The entries the session keeps for its widgets (metadata, and ids its keys named): the figure that grows by one
+    each rerun with the leak."""
     _checked()
-    return at._session_state
+    session = at._session_state._state
+    return len(session._new_widget_state.widget_metadata) + len(session._key_id_mapper.id_key_mapping)
 
 
 def number_input_warnings(monkeypatch) -> list:

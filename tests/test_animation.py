@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 import engine
 from engine.generate import generate
 from conftest import page_title
-from test_app import assert_clean, open_page, server_navigation  # noqa: F401 (server_navigation: a fixture)
+from test_app import assert_clean, open_page
 from test_browser import SHOTS, no_exception, server, settle, url  # noqa: F401 (server: a fixture)
 from ui.core.i18n import EN, ZH, translator
 from ui.lessons import animation

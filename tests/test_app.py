@@ -1,16 +1,9 @@
 """The Streamlit app run headless with streamlit.testing.v1.AppTest: every page in both languages, the engine's
 formulas and numbers on the pages, weight edits flowing to later pages, the URL state, and bad input.
 
-Two things AppTest does not do by itself, done here on purpose:
-
-* AppTest resets Streamlit's folder-mode flag before every run, and because this app keeps its pages in a folder
-  called `pages/`, Streamlit then runs a switched-to page in its legacy folder mode *without* app.py: the page
-  would read the context app.py stored on an earlier run, so no widget change would ever reach the numbers. The
-  `server_navigation` fixture keeps the flag as the real server has it once app.py has called st.navigation
-  (ui/core/streamlit_internals.py). (The deep-link tests switch it off to exercise the app's own way out of folder mode.)
-* The app records weight edits in the data editor's on_change callback. `data_editor.set_value` is refused by
-  AppTest and a session-state write does not call on_change, so `type_cells` sends what the browser sends: the
-  editor's JSON edit state as the widget's value.
+One thing AppTest does not do by itself, done here on purpose: the app records weight edits in the data editor's
+on_change callback. `data_editor.set_value` is refused by AppTest and a session-state write does not call on_change,
+so `type_cells` sends what the browser sends: the editor's JSON edit state as the widget's value.
 """
 import json
 import math
@@ -35,7 +28,7 @@ from ui.core import streamlit_internals  # noqa: E402
 from ui.core.format import DIGITS, bmatrix, bmatrix_around, fmt, fmt_tex, table  # noqa: E402
 from ui.core.i18n import CATALOGS, EN, LANGUAGES, ZH, literal, load_catalogs, translator  # noqa: E402
 from ui.core.labels import SEED_NOTES, description_key, step_name_key, step_tex  # noqa: E402
-from ui.core.navigation import PAGES  # noqa: E402
+from ui.core.navigation import PAGES, page_file  # noqa: E402
 from ui.core.state import APP_LIMITS, DEFAULT_TARGET, MAX_TOKENS  # noqa: E402
 from ui.views.draw import ROOM  # noqa: E402
 from ui.views.drill import cell_explanation  # noqa: E402
@@ -49,11 +42,6 @@ STEP_HEADER = re.compile(r"^##### (?P<human>[^\n]*?) · (?P<description>[^\n]*)\
                          r":gray\[:small\[`(?P<name>[^`]+)` · Shape: \([^)]*\) = \((?P<shape>[\d, ]+)\)\]\]"
                          r"\n\n(?P<formula>\$\$\n(?s:.*)\n\$\$)$")  # and the formula (draw.text_and_formula)
 DEFAULT_QUERY = {"preset": "hello-world", "src": "Hello World", "tgt": "Hola Mundo"}  # the browser's language
-
-
-@pytest.fixture(autouse=True)
-def server_navigation(monkeypatch):
-    streamlit_internals.navigation_mode_for_tests(monkeypatch)
 
 
 # ---- helpers ------------------------------------------------------------------------------------------------
@@ -73,7 +61,7 @@ def open_link(page, **query):
     at = AppTest.from_file(APP, default_timeout=60)
     for key, value in query.items():
         at.query_params[key] = value
-    at.switch_page(f"pages/{page}.py")
+    at.switch_page(page_file(page))
     at.run()
     assert not at.exception, [e.message for e in at.exception]
     return at
@@ -93,7 +81,7 @@ def open_options(at):
 
 
 def goto(at, page):
-    at.switch_page(f"pages/{page}.py")
+    at.switch_page(page_file(page))
     at.run()
     assert not at.exception, [e.message for e in at.exception]
     assert page_title(at) == translator(at.session_state["ctl.lang"])(f"page.{page}")
@@ -671,7 +659,7 @@ def test_a_session_does_not_keep_the_widgets_it_no_longer_shows(monkeypatch, wor
     for i in range(12):
         at.number_input(key=f"{key}.v.(0, 0, 0)").set_value(1.0 + i).run()
         at.selectbox(key="cell.enc.0.attn.scores.0").set_value(2 * (i % 2)).run()
-        sizes.append(streamlit_internals.kept_widgets(streamlit_privates.session_state(at)))
+        sizes.append(streamlit_privates.kept_widgets(at))
     assert_clean(at)
     if workaround:
         assert max(sizes[4:]) <= sizes[3], sizes
@@ -1164,18 +1152,14 @@ def test_a_link_beyond_the_app_limits_is_noted(link):
     assert d_model <= APP_LIMITS["d_model"] and heads <= APP_LIMITS["n_heads"] and max(layers) <= APP_LIMITS["n_layers"]
 
 
-@pytest.mark.parametrize("workaround", [True, False])
-def test_deep_link_before_any_app_run(monkeypatch, workaround):
-    """A fresh server opening /tokens first: Streamlit is still in folder mode, the app must leave it. With
-    ui/core/streamlit_internals.leave_folder_mode the link's page opens; without it (another Streamlit), the home page."""
-    monkeypatch.undo()  # no server_navigation: the real first-request situation
-    if not workaround:
-        monkeypatch.setattr(streamlit_internals, "in_use", lambda: False)
+def test_deep_link_before_any_app_run():
+    """A fresh server opening /tokens first runs app.py, whose st.navigation runs the link's page. (A folder called
+    pages/ would put Streamlit in its legacy folder mode, which runs the page without app.py: ui/core/navigation.py.)"""
     at = AppTest.from_file(APP, default_timeout=60)
-    at.switch_page("pages/tokens.py")
+    at.switch_page(page_file("tokens"))
     at.run()
     assert_clean(at)
-    assert page_title(at) == EN["page.tokens" if workaround else "page.overview"]
+    assert page_title(at) == EN["page.tokens"]
     assert at.text_input(key="ctl.src").value == "Hello World"
     assert query(at) == DEFAULT_QUERY
 

@@ -17,7 +17,7 @@ if str(ROOT) not in sys.path:
 import engine  # noqa: E402
 from engine import exercises as ex  # noqa: E402
 from streamlit_privates import forged_state, send  # noqa: E402
-from test_app import CJK, assert_clean, open_link, query, server_navigation  # noqa: E402, F401
+from test_app import CJK, assert_clean, open_link, query  # noqa: E402
 from ui.core.format import DIGITS, fmt  # noqa: E402
 from ui.core.i18n import literal, translator  # noqa: E402
 from ui.core.state import AppState  # noqa: E402

@@ -9,7 +9,7 @@ import pytest
 
 import engine
 
-from test_app import open_page, server_navigation  # noqa: F401 (server_navigation: a fixture)
+from test_app import open_page
 from test_browser import no_exception, server, settle, url  # noqa: F401 (server: a fixture)
 from ui.core.i18n import translator
 

@@ -8,7 +8,7 @@ import engine
 from engine.generate import DISAGREEMENT, beam_search, generate
 from conftest import page_title
 from test_app_train import english_words
-from test_app import assert_clean, goto, notes, open_page, paragraphs, query, server_navigation  # noqa: F401 (fixture)
+from test_app import assert_clean, goto, notes, open_page, paragraphs, query
 from ui.core.format import DIGITS, decimals, fmt
 from ui.core.i18n import EN, ZH, translator
 from ui.core.labels import top_heading

@@ -9,7 +9,7 @@ import engine
 from engine import layers
 from engine import positional as pe
 from engine.dropout import Dropout
-from test_app import assert_clean, engine_trace, latex, open_page, paragraphs, server_navigation  # noqa: F401
+from test_app import assert_clean, engine_trace, latex, open_page, paragraphs
 from ui.core.format import bmatrix, fmt, fmt_tex
 from ui.core.i18n import EN, ZH, translator
 from ui.core.labels import step_name_key

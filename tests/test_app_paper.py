@@ -12,7 +12,7 @@ import engine
 from engine import blog, checkpoint
 from engine.config import CHOICES
 from engine.train import TrainSettings, start_model, train
-from test_app import assert_clean, goto, latex, open_page, query, server_navigation  # noqa: F401 (a fixture)
+from test_app import assert_clean, goto, latex, open_page, query
 from test_app_train import open_tab
 from ui.core import departures
 from ui.core.format import DIGITS, bmatrix

@@ -15,8 +15,7 @@ from engine.generate import generate
 from engine.train import TrainSettings, start_model, train, training
 from test_train import MALFORMED, zip_bytes
 from conftest import page_title
-from test_app import (assert_clean, chart_numbers, goto, latex, notes, open_options, open_page, paragraphs, query,  # noqa: F401
-                      server_navigation)  # server_navigation: a fixture
+from test_app import assert_clean, chart_numbers, latex, notes, open_options, open_page, paragraphs, query
 from ui.core import session
 from ui.core.format import DIGITS, fmt
 from ui.core.i18n import EN, ZH, translator

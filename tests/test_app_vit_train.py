@@ -11,7 +11,7 @@ import pytest
 from engine import digits, vit_train
 from engine.vit import ViTConfig, VisionTransformer
 from engine.vit_train import ViTTrainSettings, training
-from test_app import assert_clean, goto, notes, open_link, open_page, query, server_navigation  # noqa: F401
+from test_app import assert_clean, goto, notes, open_link, open_page, query
 from test_weights import assert_same_vit, redis  # noqa: F401 (a fixture)
 from ui.core import runs
 from ui.core.i18n import translator

@@ -225,7 +225,7 @@ def test_settle_waits_for_a_chart_whose_code_arrives_late(server, new_page):
 
 
 def test_deep_link_first_on_a_fresh_server(fresh_server, new_page):
-    """Before any session has run app.py, Streamlit is in folder mode; /tokens must still work."""
+    """A fresh server whose first session opens /tokens: the link's page, run by app.py's navigation."""
     page = new_page()
     page.goto(url(fresh_server, "tokens"))
     settle(page)

@@ -20,7 +20,7 @@ if str(ROOT) not in sys.path:
 
 import engine  # noqa: E402
 from engine.kinds import KINDS  # noqa: E402
-from test_app import ALL_PAGES, assert_clean, open_page, server_navigation  # noqa: E402, F401 (a fixture)
+from test_app import ALL_PAGES, assert_clean, open_page  # noqa: E402
 from ui.core.i18n import CATALOGS, translator  # noqa: E402
 from ui.core.labels import intro_keys, step_name_key  # noqa: E402
 from ui.views.drill import cell_explanation  # noqa: E402

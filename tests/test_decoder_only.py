@@ -141,11 +141,9 @@ def test_the_diagram_draws_the_decoder_alone():
 
 
 @pytest.fixture
-def app(monkeypatch):
+def app():
     from test_app import open_page
-    from ui.core import streamlit_internals
 
-    streamlit_internals.navigation_mode_for_tests(monkeypatch)
     return open_page
 
 

@@ -11,7 +11,7 @@ from engine.attention import softmax
 from engine.kinds import KINDS
 from engine.loss import cross_entropy_grad, target_distribution
 from engine.positional import blog_exponent, sinusoid_angle, sinusoidal
-from test_app import latex, open_page, server_navigation  # noqa: F401 (autouse: the app navigates as served)
+from test_app import latex, open_page
 from test_engine_imports import imported_top_modules
 from test_katex import katex_errors
 from ui.core.i18n import EN, ZH

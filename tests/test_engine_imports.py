@@ -66,8 +66,8 @@ def test_pure_ui_modules_import_no_streamlit():
 
 
 def project_modules() -> dict[str, pathlib.Path]:
-    """Every module of engine/, ui/, pages/ and app.py, by dotted name (a package by its own name)."""
-    paths = [ROOT / "app.py", *(p for folder in ("engine", "ui", "pages") for p in (ROOT / folder).rglob("*.py"))]
+    """Every module of engine/, ui/, app_pages/ and app.py, by dotted name (a package by its own name)."""
+    paths = [ROOT / "app.py", *(p for folder in ("engine", "ui", "app_pages") for p in (ROOT / folder).rglob("*.py"))]
     modules = {}
     for path in paths:
         parts = path.relative_to(ROOT).with_suffix("").parts

@@ -13,7 +13,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import streamlit_privates  # noqa: E402
-from test_app import goto, notes, open_link, open_page, query, server_navigation  # noqa: E402,F401
+from test_app import goto, notes, open_link, open_page, query  # noqa: E402
 from ui.core.i18n import literal, translator  # noqa: E402
 
 T = translator("en")

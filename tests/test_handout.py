@@ -18,7 +18,7 @@ from ui.handout.document import Settings
 from ui.handout.heatmap import MASKED, MAX_HEIGHT, MAX_WIDTH, heatmap
 from ui.handout.render import FORMATS, handout_file, mathml
 
-from test_app import assert_clean, open_page, server_navigation  # noqa: F401 (a fixture)
+from test_app import assert_clean, open_page
 
 HANDOUT_BYTES = 8_000_000  # the HTML handout of the paper's base model on 64 source and 64 decoder tokens
 DIGITS = 8  # the tests' handouts print 8 significant digits, so a number read back is the trace's to 1e-7

@@ -30,7 +30,7 @@ from engine.corpus import CORPORA  # noqa: E402
 from engine.presets import PAPER_VOCABULARY  # noqa: E402
 from engine.tokens import split  # noqa: E402
 from engine.train import TrainSettings, start_model, train  # noqa: E402
-from test_app import ALL_PAGES, goto, open_link, open_page, server_navigation  # noqa: E402, F401 (a fixture)
+from test_app import ALL_PAGES, goto, open_link, open_page  # noqa: E402
 from ui.stores.weights import DEFAULT_DIR, WeightsStore  # noqa: E402
 
 

@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 import engine
 import streamlit_privates
 from conftest import page_title
-from test_app import EN_T, goto, notes, open_link, query, server_navigation  # noqa: F401
+from test_app import EN_T, goto, notes, open_link, query
 from test_browser import SHOTS, no_exception, server, settle, url  # noqa: F401 (server: a fixture)
 from test_vit_pages import shipped_trace
 from ui.classroom import presenter
@@ -22,7 +22,7 @@ from ui.classroom.presenter import KEY, PRESENTING
 from ui.core.figures import PROJECTOR, at_scale, bars, curves, heatmap
 from ui.core.i18n import literal, plain_math, translator
 from ui.core.labels import step_name_key
-from ui.core.navigation import CHAIN, PAGES, RAIL, VISION_RAIL, slide_at, slides, vision_slides, vision_step
+from ui.core.navigation import CHAIN, PAGES, RAIL, VISION_RAIL, page_file, slide_at, slides, vision_slides, vision_step
 from ui.core.state import encode_view
 
 
@@ -36,7 +36,7 @@ def press(at, event, value):
     """What the rail sends on a key or a click: a trigger of the component (with its state, as the browser sends)."""
     streamlit_privates.trigger(at, KEY, event, value)
     assert not at.exception, [e.message for e in at.exception]
-    at.switch_page(f"pages/{page_of(at)}.py")  # AppTest runs the page it was given, not the one the script switched to
+    at.switch_page(page_file(page_of(at)))  # AppTest runs the page it was given, not the one the script switched to
     return at
 
 
@@ -465,7 +465,7 @@ def test_the_overviews_right_arrow_and_start_open_the_first_step():
     start = at.button(key="present.start")
     assert start.label == EN_T("present.start") and start.proto.type == "primary" and not at.get("page_link")
     start.click().run()
-    at.switch_page(f"pages/{page_of(at)}.py").run()  # AppTest runs the page it was given, not the one switched to
+    at.switch_page(page_file(page_of(at))).run()  # AppTest runs the page it was given, not the one switched to
     assert page_of(at) == "tokens" and rail(at)["here"] == 0 and query(at)["present"] == "1"
     at = open_link("overview", present="1")
     press(at, "go", 0)  # → on a page off the pass: its first slide

@@ -46,9 +46,9 @@ from engine.model import Model
 from engine.tokens import Vocabulary
 from engine.train import start_model
 from engine.vit import VisionTransformer
-from test_app import (APP, ALL_PAGES, TEXT_PAGES, STEP_HEADER, drilled, editor_key, engine_trace, goto, notes,  # noqa: F401
-                      open_editors, open_link, open_options, open_page, paragraphs, query, server_navigation, shown,
-                      slider_key, type_cells)  # server_navigation: a fixture
+from test_app import (APP, ALL_PAGES, TEXT_PAGES, STEP_HEADER, drilled, editor_key, engine_trace, goto, notes,
+                      open_editors, open_link, open_options, open_page, paragraphs, query, shown,
+                      slider_key, type_cells)
 from test_app import latex as page_latex
 from test_app_train import open_tab
 from test_ui_pure import LINK_KEYS, LINK_VALUES, SETTING_PARTS

@@ -2,8 +2,8 @@
 
 * no project code evaluates, unpickles or parses as code anything (no eval/exec, sympify/parse_expr, pickle and
   friends, pandas' eval/query); every np.load passes allow_pickle=False. Read with `ast`, not grep, in engine/,
-  ui/, pages/ and app.py;
-* no raw HTML: no unsafe_allow_html, st.html, iframes or components in ui/, pages/ and app.py, but the sidebar's
+  ui/, app_pages/ and app.py;
+* no raw HTML: no unsafe_allow_html, st.html, iframes or components in ui/, app_pages/ and app.py, but the sidebar's
   copy-link button (ui/classroom/share.py), the animation's player (ui/lessons/animation_views.py) and presenter
   mode's rail (ui/classroom/presenter.py): fixed markup and code that write only the catalog's words and the
   trace's tokens and numbers, as text; and the step scroll (ui/classroom/scroll.py), which writes nothing;
@@ -26,14 +26,15 @@ from streamlit.testing.v1 import AppTest
 from streamlit.web.server.server_util import is_xsrf_enabled
 
 import streamlit_privates
-from test_app import open_page, server_navigation  # noqa: F401 (fixture)
+from test_app import open_page
 from test_app_train import open_tab
 from test_browser import click_tab, no_exception, server, settle, url  # noqa: F401 (server: a fixture)
 from ui.core.i18n import EN
+from ui.core.navigation import PAGE_FOLDER
 from ui.lessons import training_views
 
 ROOT = Path(__file__).resolve().parents[1]
-UI = [ROOT / "app.py", *sorted((ROOT / "ui").rglob("*.py")), *sorted((ROOT / "pages").glob("*.py"))]
+UI = [ROOT / "app.py", *sorted((ROOT / "ui").rglob("*.py")), *sorted((ROOT / PAGE_FOLDER).glob("*.py"))]
 PROJECT = UI + sorted((ROOT / "engine").glob("*.py"))
 CONFIG = ROOT / ".streamlit" / "config.toml"
 MAX_UPLOAD_MB = 50

@@ -128,7 +128,7 @@ cli.main()
 
 @pytest.mark.server
 def test_a_real_server_is_configured_by_its_first_session():
-    """The settings hold in a server whose first session opens a step page (a deep link, so folder mode first)."""
+    """The settings hold in a server whose first session opens a step page by its link."""
     port = free_port()
     server = subprocess.Popen([sys.executable, "-c", SERVER, str(port)], cwd=ROOT, stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)

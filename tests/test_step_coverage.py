@@ -24,10 +24,10 @@ import engine  # noqa: E402
 from engine.vit import VisionTransformer  # noqa: E402
 import streamlit_privates  # noqa: E402
 from conftest import page_title  # noqa: E402
-from test_app import APP, TEXT_PAGES, server_navigation  # noqa: E402, F401 (server_navigation: a fixture)
+from test_app import APP, TEXT_PAGES  # noqa: E402
 from ui.core.i18n import EN  # noqa: E402
 from ui.core.labels import step_name_key  # noqa: E402
-from ui.core.navigation import PAGES, neighbours  # noqa: E402
+from ui.core.navigation import PAGES, neighbours, page_file  # noqa: E402
 from ui.core.runs import run_vit  # noqa: E402
 from ui.core.state import AppState, decode  # noqa: E402
 from ui.views import steps as views_steps  # noqa: E402
@@ -129,7 +129,7 @@ def test_every_recorded_step_is_drawn_on_a_page(preset, placement, decoder_only,
     assert (config.norm_placement, config.decoder_only) == (placement, decoder_only)
     for page in TEXT_PAGES:
         before = len(drawn)
-        at.switch_page(f"pages/{page}.py")
+        at.switch_page(page_file(page))
         at.run()
         assert not at.exception, (page, [e.message for e in at.exception])
         assert page_title(at) == EN[f"page.{page}"]
@@ -151,7 +151,7 @@ def test_every_vit_step_is_drawn_on_a_vit_page(vcfg, drawn_vit):
     vision = decode(dict(at.query_params))[0].vit
     assert at.session_state["state"].vit == vision
     for page in PAGES["vision"]:
-        at.switch_page(f"pages/{page}.py")
+        at.switch_page(page_file(page))
         at.run()
         assert not at.exception, (page, [e.message for e in at.exception])
         assert page_title(at) == EN[f"page.{page}"]
@@ -170,7 +170,7 @@ def test_each_button_of_a_flow_draws_its_step(monkeypatch):
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params.update({"preset": "hello-world", "lang": "en"})
     at.run()
-    at.switch_page("pages/masked_attention.py")
+    at.switch_page(page_file("masked_attention"))
     at.run()
     row = next(g for g in at.main.button_group if g.label == EN["view.step"])  # the heads' flow, q to W^O's output
     flow = [f"dec.0.self_attn.{leaf}" for leaf in ("q", "k", "v", "scores", "scaled", "mask", "masked", "weights",
@@ -188,7 +188,7 @@ def test_the_dropout_page_shows_the_engines_training_pass():
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params.update({"preset": "hello-world", "lang": "en"})
     at.run()
-    at.switch_page("pages/dropout.py")
+    at.switch_page(page_file("dropout"))
     at.run()
     model, state = engine.preset("hello-world"), AppState()
     for seed in (0, 7):

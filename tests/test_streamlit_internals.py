@@ -1,15 +1,13 @@
 """The guard of ui/core/streamlit_internals.py: its workarounds run on the Streamlit they were written for only. Why each
-is needed: tests/test_app.py (test_a_session_does_not_keep_the_widgets_it_no_longer_shows,
-test_deep_link_before_any_app_run: each run with the workaround and without it) and tests/test_follow.py (students
-woken by the server). The tests' own uses of Streamlit's privates (tests/streamlit_privates.py) are under the same
-guard."""
+is needed: tests/test_app.py (test_a_session_does_not_keep_the_widgets_it_no_longer_shows, run with the workaround and
+without it) and tests/test_follow.py (students woken by the server). The tests' own uses of Streamlit's privates
+(tests/streamlit_privates.py) are under the same guard."""
 import logging
 import sys
 from pathlib import Path
 
 import pytest
 import streamlit
-from streamlit.runtime.pages_manager import PagesManager
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -24,17 +22,12 @@ def test_the_installed_streamlit_is_the_one_the_workarounds_were_written_for():
     assert streamlit_internals.in_use()
 
 
-def test_another_version_turns_the_workarounds_off_with_one_warning(caplog, monkeypatch):
+def test_another_version_turns_the_workarounds_off_with_one_warning(caplog):
     caplog.set_level(logging.WARNING, logger=streamlit_internals.__name__)
     streamlit_internals.in_use.cache_clear()  # the warning is logged once per process and version
     assert streamlit_internals.in_use("1.67.9")
     assert not streamlit_internals.in_use("1.68.0") and not streamlit_internals.in_use("1.68.0")
     assert [record.getMessage().split(" is not ")[0] for record in caplog.records] == ["Streamlit 1.68.0"]
-
-    monkeypatch.setattr(streamlit_internals, "in_use", lambda: False)
-    monkeypatch.setattr(PagesManager, "uses_pages_directory", True)
-    assert streamlit_internals.leave_folder_mode() is False
-    assert PagesManager.uses_pages_directory is True  # the process's flag left as Streamlit set it
 
 
 def test_waking_another_session_is_off_on_another_version_and_outside_a_server(monkeypatch):

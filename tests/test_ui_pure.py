@@ -32,7 +32,7 @@ from ui.core.i18n import literal  # noqa: E402
 from ui.lessons.size_tables import parameter_table  # noqa: E402
 from ui.core.labels import (INTRO_SETTINGS, SEED_NOTES, cell_label, indices, intro_keys, param_axes,  # noqa: E402
                             step_axes, top_tokens, unique)
-from ui.core.navigation import PAGES, page_file  # noqa: E402
+from ui.core.navigation import PAGE_FOLDER, PAGES, page_file  # noqa: E402
 from ui.core.state import (APP_LIMITS, MAX_CHARS, MAX_EDITS, MAX_TOKENS, MAX_WEIGHT, AppState, LimitError, apply_edits,  # noqa: E402
                            check_limits, check_weight, decode, decode_view, encode, encode_view)
 from ui.core.session import refusal  # noqa: E402
@@ -760,7 +760,7 @@ def test_the_qkv_note_names_the_one_result_the_posts_slip_would_change():
 def _keys_used_in_code():
     literal = re.compile(r"""\bt\(\s*["']([a-z_]+\.[a-z_.]+)["']""")
     keys = set()
-    for path in list((ROOT / "ui").rglob("*.py")) + list((ROOT / "pages").glob("*.py")) + [ROOT / "app.py"]:
+    for path in list((ROOT / "ui").rglob("*.py")) + list((ROOT / PAGE_FOLDER).glob("*.py")) + [ROOT / "app.py"]:
         keys |= set(literal.findall(path.read_text(encoding="utf-8")))
     return keys
 
@@ -1321,7 +1321,7 @@ def test_every_formula_is_drawn_by_views_latex_which_gives_it_room():
     """st.latex alone lets KaTeX clip a tall first or deep last line (draw.latex); training's and generation's
     formulas used it."""
     root = Path(__file__).resolve().parents[1]
-    callers = [path.relative_to(root).as_posix() for folder in ("ui", "pages") for path in (root / folder).rglob("*.py")
+    callers = [path.relative_to(root).as_posix() for folder in ("ui", PAGE_FOLDER) for path in (root / folder).rglob("*.py")
                if "st.latex(" in path.read_text(encoding="utf-8")]
     assert callers == ["ui/views/draw.py"]
     assert (root / "ui/views/draw.py").read_text(encoding="utf-8").count("st.latex(") == 1

@@ -1,4 +1,4 @@
-"""The Vision Transformer's image pages (pages/vit_patches.py, pages/vit_embed.py): where each pixel goes in x_p, the
+"""The Vision Transformer's image pages (app_pages/vit_patches.py, app_pages/vit_embed.py): where each pixel goes in x_p, the
 position embeddings' similarity by the patches' places, the pixel pad's strokes (forged ones refused whole), and
 both pages through AppTest in English and Chinese with the trace's numbers, a pixel link and a weight edit; in
 Chromium, a digit drawn, greyed and erased on the pad."""
@@ -13,7 +13,7 @@ import pytest
 import streamlit_privates
 from engine import digits, vit
 from engine.config import ConfigError
-from test_app import goto, notes, open_editors, open_link, query, server_navigation  # noqa: F401
+from test_app import goto, notes, open_editors, open_link, query
 from test_browser import no_exception, server, settle, url  # noqa: F401 (server: a fixture)
 from ui.core import runs
 from ui.core.format import fmt

@@ -18,7 +18,7 @@ import streamlit_privates  # noqa: E402
 from engine import digits, vit_train  # noqa: E402
 from engine.vit import SEED_SLIPS, ViTConfig, VisionTransformer  # noqa: E402
 from test_app import (STEP_HEADER, assert_clean, editor_key, goto, latex, notes, open_link, open_page,  # noqa: E402
-                      query, server_navigation, type_cells)  # noqa: F401 (server_navigation: a fixture)
+                      query, type_cells)
 from test_browser import no_exception, no_horizontal_overflow, server, settle, url  # noqa: E402, F401 (a fixture)
 from ui.core.format import decimals, fmt  # noqa: E402
 from ui.core.i18n import EN, ZH, translator  # noqa: E402

@@ -12,6 +12,11 @@ PAGES = {
     "practice": ["exercises"],
     "vision": ["vit_patches", "vit_embed", "vit_encoder", "vit_head", "vit_train"],
 }
+# The pages drawn in sections, each by its picker (pickers.section_tabs, whose key is given here): {page: picker key}.
+# A page's sections are the {label key: draw} its picker is given; tests/test_sections.py opens every one of them.
+SECTIONS = {"tokens": "tokens.tab", "positional": "pos.tab", "encoder_stack": "enc.section",
+            "decoder_stack": "dec.section", "dropout": "dropout.tab", "generate": "gen.tab", "train": "train.tab",
+            "exercises": "ex.tab", "vit_encoder": "vit_encoder.section"}
 # The step pages, each ending with links to its neighbours here: from the overview's map through the encoder and
 # the decoder to generation, which runs the whole pass again per token. Training, dropout and the comparison
 # are not steps of one forward pass.
@@ -22,8 +27,13 @@ CHAIN = [HOME, *PAGES["encoder"], *PAGES["decoder"], "generate"]
 ENCODER_DECODER_ONLY = (*PAGES["encoder"][2:], "cross_attention", "train", "animation")
 
 
+# Not "pages/": Streamlit runs a folder of that name in its legacy mode (a page opened by a deep link, without app.py)
+# until the first st.navigation call of the process.
+PAGE_FOLDER = "app_pages"
+
+
 def page_file(page: str) -> str:
-    return f"pages/{page}.py"
+    return f"{PAGE_FOLDER}/{page}.py"
 
 
 def neighbours(page: str, decoder_only: bool = False) -> tuple[str, str | None] | None:

@@ -172,8 +172,6 @@ def _entries(t, page) -> list:
 def get() -> Context:
     """The page's context. A step page is a fragment (st.fragment): its own widgets rerun the page alone, without
     app.py and the sidebar, so after an edit made there the new state's context is made here."""
-    if "context" not in st.session_state:
-        _leave_folder_mode()
     context = st.session_state["context"]
     state = st.session_state.state
     if state is not context.state:
@@ -192,15 +190,6 @@ def same_sidebar(old: AppState, new: AppState) -> bool:
 
 def _model_settings(state: AppState) -> tuple:
     return state.preset, state.seed, state.overrides, state.weights
-
-
-def _leave_folder_mode():
-    """A deep link opened before any session ran app.py finds Streamlit still in its legacy mode, where a
-    page of pages/ runs without the entry point. Switch to st.navigation's mode and run the entry point; with the
-    workaround off (ui/core/streamlit_internals.py), go to the entry point, whose st.navigation leaves folder mode."""
-    if streamlit_internals.leave_folder_mode():
-        st.rerun()
-    st.switch_page("app.py")
 
 
 def set_state(new: AppState, reset_editors: bool = True) -> None:

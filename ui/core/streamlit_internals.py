@@ -2,10 +2,9 @@
 
 On any other version each workaround is off, with one logged warning, until someone has checked it against that
 version's source: `forget_stale_widgets` reads and writes private attributes of a session's state,
-`leave_folder_mode` sets a class attribute for the whole process, and `rerun_session` reaches another session
-through the runtime's private session manager (off, the students' pages poll instead: ui/classroom/follow.py). Why
-each is needed, and the test that fails without it on 1.67: docs/streamlit-widget-leak.md, tests/test_app.py
-(test_a_session_does_not_keep_the_widgets_it_no_longer_shows, test_deep_link_before_any_app_run) and
+and `rerun_session` reaches another session through the runtime's private session manager (off, the students'
+pages poll instead: ui/classroom/follow.py). Why each is needed, and the test that fails without it on 1.67:
+docs/streamlit-widget-leak.md, tests/test_app.py (test_a_session_does_not_keep_the_widgets_it_no_longer_shows) and
 tests/test_follow.py (test_a_student_follows_the_teacher_and_can_detach).
 """
 from __future__ import annotations
@@ -17,7 +16,6 @@ import streamlit
 from streamlit.proto.ClientState_pb2 import ClientState
 from streamlit.runtime import Runtime
 from streamlit.runtime.app_session import AppSessionState
-from streamlit.runtime.pages_manager import PagesManager
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
 from streamlit.runtime.state import get_session_state
@@ -34,7 +32,7 @@ def in_use(version: str = streamlit.__version__) -> bool:
     if version.startswith(WRITTEN_FOR):
         return True
     log.warning("Streamlit %s is not %sx, for which ui/core/streamlit_internals.py was written: its workarounds are "
-                "off (the widget-metadata leak and the deep link into folder mode are not handled)", version, WRITTEN_FOR)
+                "off (the widget-metadata leak is not handled)", version, WRITTEN_FOR)
     return False
 
 
@@ -53,16 +51,6 @@ def forget_stale_widgets() -> None:
         del widgets.widget_metadata[stale]
     for stale in keys.id_key_mapping.keys() - live:  # the key's earlier ids
         del keys.id_key_mapping[stale]
-
-
-def leave_folder_mode() -> bool:
-    """Put the process in st.navigation's mode, as the first call of st.navigation would (it sets the same class
-    attribute). Until then, because this app keeps its pages in a folder called pages/, Streamlit runs a page opened
-    by a deep link in its legacy folder mode, without the entry point. False if the workaround is off."""
-    if not in_use():
-        return False
-    PagesManager.uses_pages_directory = False
-    return True
 
 
 def this_session() -> str | None:
@@ -110,21 +98,3 @@ def _rerun(session, fragment_id: str) -> None:
         state.context_info.CopyFrom(last.context_info)
     session.request_rerun(state)
 
-
-def navigation_mode_for_tests(monkeypatch) -> None:
-    """For AppTest, which resets the folder-mode flag before every run: keep it as the real server has it once
-    app.py has called st.navigation, so a switched-to page runs after app.py, not without it."""
-    original = PagesManager.__init__
-
-    def init(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(PagesManager, "__init__", init)
-
-
-def kept_widgets(session_state) -> int:
-    """For tests: the entries a session keeps for its widgets (metadata, and ids its keys named), the figure that
-    grows by one each rerun with the leak (st.session_state, or AppTest's session state)."""
-    session = session_state._state
-    return len(session._new_widget_state.widget_metadata) + len(session._key_id_mapper.id_key_mapping)

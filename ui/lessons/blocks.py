@@ -16,7 +16,7 @@ from ui.core.format import arrow, fmt, fmt_tex
 from ui.core.labels import SUBLAYER_WORDS, indices, step_axes, step_name_key
 from ui.core.state import CACHE_HASH
 from ui.lessons.formulas import DIGITS, attention_equations, mark_head, side_by_side_tex
-from ui.views import draw, pickers, steps
+from ui.views import draw, frame, pickers, steps
 
 WQ_ROWS = 16  # a W^Q too big to write out is drawn as a heatmap of its first rows (512 x 512 is 2 MB to send)
 EVEN = 0.01  # cross-attention whose weights are all this close to 1/n_keys is said to weigh the source alike
@@ -60,17 +60,32 @@ def weights_side_by_side(block: str, head: int):
     draw.plot(mark_head(chart, head, d_k, h), f"wq.{block}.{head}")
 
 
-def attention(block: str, key: str, focus: str):
-    """A decoder attention block on one page: per head, Q, K, V to the heads' outputs, Concat and W^O."""
-    equations(block)
-    ctx = session.get()
-    if block.endswith(".cross_attn"):
-        _evenly_spread_note(ctx, ctx.trace[f"{block}.weights"])
-    head = pickers.head_picker(f"heads.{key}.{block.split('.')[1]}")
-    weights_side_by_side(block, head)
-    page = "masked_attention" if block.endswith(".self_attn") else "cross_attention"
-    steps.flow(steps.page_steps(page, block), head, key=key,
-               focus=f"{block}.{focus}")  # concat and out (all heads): one flow draws one step, one heatmap
+# The decoder's two attention pages, one page for either block of a decoder layer: {page: (the block, the key of the
+# page's widgets, the step its flow opens on)}.
+DECODER_ATTENTION = {"masked_attention": ("self_attn", "masked", "masked"),
+                     "cross_attention": ("cross_attn", "cross", "weights")}
+
+
+def decoder_attention_page(page: str):
+    """The page of a decoder attention block (a page of DECODER_ATTENTION), per head: Q, K, V to the heads' outputs,
+    Concat and W^O."""
+    part, key, focus = DECODER_ATTENTION[page]
+
+    @frame.page
+    def body():
+        frame.intro(page)
+        layer = pickers.layer_picker("layer.dec")
+        block = f"dec.{layer}.{part}"
+        equations(block)
+        ctx = session.get()
+        if part == "cross_attn":
+            _evenly_spread_note(ctx, ctx.trace[f"{block}.weights"])
+        head = pickers.head_picker(f"heads.{key}.{layer}")
+        weights_side_by_side(block, head)
+        steps.flow(steps.page_steps(page, block), head, key=key,
+                   focus=f"{block}.{focus}")  # concat and out (all heads): one flow draws one step, one heatmap
+
+    body()
 
 
 def _evenly_spread_note(ctx, weights):

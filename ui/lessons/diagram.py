@@ -1,6 +1,6 @@
 """The architecture as a figure whose boxes are the pages, labelled with the current sizes (pure).
 
-A click on a box opens its page (pages/overview.py). Streamlit's Graphviz chart turns a node's link into a page
+A click on a box opens its page (app_pages/overview.py). Streamlit's Graphviz chart turns a node's link into a page
 load, which starts a new session from the link alone; a plotly click is a widget event instead, so the page
 opens in the same session (st.switch_page). The figure holds sizes and words of the app only, not the sentence
 (the overview shows the tokens above it)."""

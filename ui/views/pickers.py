@@ -10,6 +10,7 @@ import streamlit as st
 
 from ui.core import session
 from ui.core.labels import FIRST, indices
+from ui.core.navigation import SECTIONS
 from ui.views.drawn import restore_from_link, show_in_link
 
 POSITION_LIST = 32  # a weight's row or column is picked from a list up to this many positions, else by its number
@@ -43,7 +44,10 @@ def head_picker(key: str) -> int:
 def section_tabs(sections: dict, key: str, link: str | None = None):
     """A page's sections, {label key: function that draws the section}, picked from a row of buttons; only the chosen
     one is drawn. One widget, where st.tabs sent a block per tab on every rerun. link: the part of the page's link
-    that names the chosen section (by its position)."""
+    that names the chosen section (by its position). `key` is declared in ui/core/navigation.SECTIONS, whose pages'
+    sections tests/test_sections.py opens one by one."""
+    if key not in SECTIONS.values():
+        raise ValueError(f"the section picker {key!r} is not declared in ui/core/navigation.SECTIONS")
     ctx = session.get()
     keys = list(sections)
     labels = [ctx.t(label) for label in keys]
