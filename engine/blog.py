@@ -45,11 +45,15 @@ PRINTED = {
                    [1.71909039, -0.56050453, -0.40695381, -0.75163205]],
 }
 
-# "post" and "engine" are formulas only (LaTeX; a word in them is a word slot, engine/words.py). The words of each
-# difference, its topic and why, are the catalogs' "diff.<key>.topic" and "diff.<key>.why".
+# "post" and "engine" are formulas only (LaTeX; a word in them is a word slot, engine/words.py), rows and columns
+# counted from 1 as the app writes them. The words of each difference, its topic and why, are the catalogs'
+# "diff.<key>.topic" and "diff.<key>.why". A weight's row the post prints otherwise than its code defines it also
+# names it, "weight": (parameter, head, row from 0) of ENCODER_ATTENTION, and the row the post prints, "printed".
 DIFFERENCES = (
-    {"key": "wq1", "post": r"W^Q_1[3,:] = [1, 1, 0]", "engine": r"W^Q_1[3,:] = [1, 0, 0]"},
-    {"key": "wk2", "post": r"W^K_2[2,:] = [1, 0, 1]", "engine": r"W^K_2[2,:] = [1, 1, 0]"},
+    {"key": "wq1", "post": r"W^Q_1[4,:] = [1, 1, 0]", "engine": r"W^Q_1[4,:] = [1, 0, 0]", "weight": ("W_Q", 0, 3),
+     "printed": (1, 1, 0)},
+    {"key": "wk2", "post": r"W^K_2[3,:] = [1, 0, 1]", "engine": r"W^K_2[3,:] = [1, 1, 0]", "weight": ("W_K", 1, 2),
+     "printed": (1, 0, 1)},
     {"key": "pe_formula", "post": r"PE_{(pos,j)} = \sin / \cos\left(pos / 10000^{2j/d}\right)", 
      "engine": r"PE_{(pos,2i)}, PE_{(pos,2i+1)} = \sin / \cos\left(pos / 10000^{2i/d}\right)"},
     {"key": "pe_rounding", "post": r"\cos(0.01) \approx 0.99", "engine": r"\cos(0.01) = 0.99995"},

@@ -9,7 +9,7 @@ import engine
 from engine import layers
 from engine import positional as pe
 from engine.dropout import Dropout
-from test_app import assert_clean, engine_trace, latex, open_page, paragraphs
+from test_app import assert_clean, engine_trace, latex, open_link, open_page, paragraphs
 from ui.core.format import bmatrix, fmt, fmt_tex
 from ui.core.i18n import EN, ZH, translator
 from ui.core.labels import step_name_key
@@ -166,3 +166,20 @@ def test_order_tab_claims_the_reordering_only_where_the_weights_are_numbers(lang
     assert np.isnan(gap)
     assert t("pos.order.nonfinite", gap=fmt(gap, 2)) in texts
     assert not [p for p in texts if p == t("pos.order.same", gap=fmt(gap, 2), layers=1)]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_qkv_page_says_where_its_weights_differ_from_what_the_post_prints(lang):
+    """W₁^Q's row 4 is [1, 0, 0] (the post's code) where the post's LaTeX prints [1, 1, 0]; W₂^K's row 3 too. The note
+    sits under the matrix, on the Hello World preset; an edit of the row, or the paper preset, has none."""
+    t = translator(lang)
+    notes = [t("diff.weight_note", symbol=symbol, row=row, code=code, post=post)
+             for symbol, row, code, post in (("W^Q_{1}", 4, "[1, 0, 0]", "[1, 1, 0]"),
+                                             ("W^K_{2}", 3, "[1, 1, 0]", "[1, 0, 1]"))]
+    captions = lambda at: [c.value for c in at.caption]  # noqa: E731
+    at = open_link("qkv", lang=lang)
+    assert_clean(at)
+    assert all(note in captions(at) for note in notes), captions(at)
+    edited = open_link("qkv", lang=lang, edit="enc.0.attn.W_Q:0.3.1=1")
+    assert notes[0] not in captions(edited) and notes[1] in captions(edited)
+    assert not [c for c in captions(open_link("qkv", lang=lang, preset="paper")) if c.startswith(notes[0][:8])]

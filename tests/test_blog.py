@@ -126,6 +126,20 @@ def test_beyond_the_printed_table_the_formula_says_which_cells_are_computed():
     assert r"\begin{cases}" in wide.step("src.pos").formula  # columns 4 and 5 were never printed
 
 
+def test_a_weights_difference_counts_its_row_from_one_and_names_the_codes_numbers():
+    """The differences wrote W₁^Q[3,:] for the row the app calls row 4 (its [1, 0, 0]): rows count from 1."""
+    weights = [d for d in blog.DIFFERENCES if "weight" in d]
+    assert weights
+    for difference in weights:
+        param, head, row = difference["weight"]
+        symbol = {"W_Q": "W^Q", "W_K": "W^K", "W_V": "W^V"}[param] + f"_{head + 1}"
+        code = blog.ENCODER_ATTENTION[param][head][row]
+        written = f"{symbol}[{row + 1},:] = [{', '.join(str(int(x)) for x in code)}]"
+        assert difference["engine"] == written
+        assert difference["post"] == f"{symbol}[{row + 1},:] = [{', '.join(map(str, difference['printed']))}]"
+        assert tuple(code) != difference["printed"]
+
+
 def test_every_difference_is_explained():
     keys = [d["key"] for d in blog.DIFFERENCES]
     assert len(keys) == len(set(keys))

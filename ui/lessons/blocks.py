@@ -7,13 +7,14 @@ import streamlit as st
 import numpy as np
 
 from engine import attention as att
+from engine import blog
 from engine import dropout as dr
 from engine import layers
 
 from ui.core import runs, session
 from ui.core.figures import heatmap
 from ui.core.format import arrow, fmt, fmt_tex
-from ui.core.labels import SUBLAYER_WORDS, indices, step_axes, step_name_key
+from ui.core.labels import FIRST, SUBLAYER_WORDS, indices, param_tex, step_axes, step_name_key
 from ui.core.state import CACHE_HASH
 from ui.lessons.formulas import DIGITS, attention_equations, mark_head, side_by_side_tex
 from ui.views import draw, frame, pickers, steps
@@ -51,6 +52,7 @@ def weights_side_by_side(block: str, head: int):
         equals = r" \\ = " if ctx.state.present else " = "  # a presenter's matrix on a line of its own: wider type
         draw.text_and_formula(text, att.SIDE_BY_SIDE_TEX + equals + side_by_side_tex(W, head,
                                                                                     min(ctx.state.digits, DIGITS)))
+        _posts_printed_rows(ctx, block)
         return
     rows = min(d_model, WQ_ROWS)
     draw.text_and_formula(text, att.SIDE_BY_SIDE_TEX)
@@ -58,6 +60,27 @@ def weights_side_by_side(block: str, head: int):
     chart = heatmap(att.heads_side_by_side(W)[:rows], indices(rows), indices(h * d_k), digits=ctx.state.digits,
                     scale=draw.type_scale(ctx))
     draw.plot(mark_head(chart, head, d_k, h), f"wq.{block}.{head}")
+
+
+def _posts_printed_rows(ctx, block: str):
+    """Where the model's W^Q or W^K holds a row the post prints otherwise (its LaTeX against its code, whose numbers it
+    prints; engine.blog.DIFFERENCES): a note under the matrix, naming the row and both versions."""
+    for difference in blog.DIFFERENCES:
+        param, head, row = difference.get("weight", (None, 0, 0))
+        name = f"{block}.{param}"
+        if param is None or not _holds_the_codes_row(ctx.model.params.get(name), blog.ENCODER_ATTENTION[param], head,
+                                                     row):
+            continue
+        st.caption(ctx.t("diff.weight_note", symbol=param_tex(name, head), row=row + FIRST,
+                         code=_vector(blog.ENCODER_ATTENTION[param][head, row]), post=_vector(difference["printed"])))
+
+
+def _holds_the_codes_row(weight, code, head: int, row: int) -> bool:
+    return weight is not None and weight.shape == code.shape and np.array_equal(weight[head, row], code[head, row])
+
+
+def _vector(values) -> str:
+    return "[" + ", ".join(fmt(float(x), DIGITS) for x in values) + "]"
 
 
 # The decoder's two attention pages, one page for either block of a decoder layer: {page: (the block, the key of the
