@@ -65,22 +65,21 @@ def part_counts(config: Config, vocab_size: int) -> dict[str, Part]:
 
 
 def multiply_adds(kind: str, a_shape: tuple, b_shape: tuple) -> int:
-    """The multiply-adds of a step's matrix product, from its two operands' shapes; 0 for a step of another kind.
+    """The multiply-adds of a step's matrix product A B, from its two operands' shapes as they are multiplied (K^T,
+    not K; E^T where the output is tied to the embedding); 0 for a step of another kind.
 
-    proj, linear: x (..., d_in) times W (h, d_in, d_k) or (d_in, d_out), or E (V, d_model) transposed: each row of x
-    meets every weight once. scores: Q (..., n, d_k) K^T, K (..., m, d_k): every cell of Q meets m keys.
-    weighted: A (..., n, m) V, V (..., m, d_v): every weight meets a value row of d_v."""
+    proj, linear: x (..., d_in) times W (h, d_in, d_k) or (d_in, d_out): each row of x meets every weight once.
+    scores: Q (..., n, d_k) K^T (..., d_k, m): every cell of Q meets m keys. weighted: A (..., n, m) V, V (..., m,
+    d_v): every weight meets a value row of d_v."""
     if kind in ("proj", "linear"):
         return math.prod(a_shape[:-1]) * math.prod(b_shape)
-    if kind == "scores":
-        return math.prod(a_shape) * b_shape[-2]
-    if kind == "weighted":
+    if kind in ("scores", "weighted"):
         return math.prod(a_shape) * b_shape[-1]
     return 0
 
 
 class Product(NamedTuple):
-    """One step's matrix product: its operands' shapes and its multiply-adds."""
+    """One step's matrix product: its operands' shapes as multiplied (K^T for the scores) and its multiply-adds."""
     a_shape: tuple
     b_shape: tuple
     multiply_adds: int
@@ -92,6 +91,8 @@ def pass_products(trace) -> dict[str, Product]:
     for step in trace.steps():
         if step.kind in PRODUCT_KINDS:
             a, b = (trace.resolve(ref).shape for ref in step.inputs[:2])
+            if step.kind == "scores" or step.meta.get("transpose"):  # Q K^T; y E^T
+                b = (*b[:-2], b[-1], b[-2])
             products[step.name] = Product(a, b, multiply_adds(step.kind, a, b))
     return products
 
