@@ -183,3 +183,18 @@ def test_the_qkv_page_says_where_its_weights_differ_from_what_the_post_prints(la
     edited = open_link("qkv", lang=lang, edit="enc.0.attn.W_Q:0.3.1=1")
     assert notes[0] not in captions(edited) and notes[1] in captions(edited)
     assert not [c for c in captions(open_link("qkv", lang=lang, preset="paper")) if c.startswith(notes[0][:8])]
+
+
+@pytest.mark.parametrize("setting", ["sinusoidal", "blog", "blog_table", "learned", "none"])
+def test_the_waves_words_describe_the_encoding_the_chart_draws(setting):
+    """The waves' text described the paper's sine-cosine pairs sharing a frequency while the chart drew the post's
+    formula (column 2 far slower than column 1). Each setting has its words; the claim about the pairs is the
+    table's: a pair shares its angle (sin² + cos² = 1 in every row) in the paper's encoding only."""
+    t = translator("en")
+    at = open_link("positional", lang="en", cfg=f"pos_encoding:{setting}", section="2")
+    assert_clean(at)
+    shown = [m.value for m in at.markdown if m.value.startswith("Columns ")]
+    assert shown == [t(f"pos.waves.text.{setting}", columns="1, 2, 3, 4")]
+    table = pe.positional_encoding(setting, 50, 4, at.session_state["context"].model.params.get("pos.learned"))
+    pairs_share = np.allclose(table[:, 0] ** 2 + table[:, 1] ** 2, 1.0)
+    assert pairs_share == (setting == "sinusoidal") and ("a pair shares" in shown[0]) == pairs_share
