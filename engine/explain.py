@@ -371,10 +371,10 @@ def copy(trace, step, index):
 
 
 def dropout(trace, step, index):
-    x, p = float(trace.resolve(step.inputs[0])[index]), step.meta["p"]
+    x, rate = float(trace.resolve(step.inputs[0])[index]), step.meta["rate"]
     if step.meta["keep"][index]:
-        return (f"\\frac{{{num_tex(x)}}}{{1 - {num_tex(p)}}} \\quad (\\text{{{word('kept')}}})",
-                f"{num(x)} / (1 − {num(p)}) {word('kept-text')}")
+        return (f"\\frac{{{num_tex(x)}}}{{1 - {num_tex(rate)}}} \\quad (\\text{{{word('kept')}}})",
+                f"{num(x)} / (1 − {num(rate)}) {word('kept-text')}")
     return f"0 \\quad (\\text{{{word('dropped')}}} {num_tex(x)})", f"0 {word('dropped-text', x=num(x))}"
 
 

@@ -344,7 +344,7 @@ def test_dropout_steps_apply_their_keep_mask(placement):
     assert [s.name for s in steps] == dropout_names(2)
     for step in steps:
         x, keep = trace[step.inputs[0]], step.meta["keep"]
-        assert keep.shape == x.shape and keep.dtype == bool and step.meta["p"] == 0.25
+        assert keep.shape == x.shape and keep.dtype == bool and step.meta["rate"] == 0.25
         np.testing.assert_array_equal(step.value, np.where(keep, x / 0.75, 0.0))
     assert trace.step("enc.0.attn.heads").inputs == ("enc.0.attn.dropout", "enc.0.attn.v")
     assert trace.step("dec.1.add3").inputs[1] == "dec.1.drop3"
