@@ -21,7 +21,7 @@ from test_torch_reference import SUBLAYERS, cases, final_norm, layer_output, per
 import engine
 from engine.__main__ import DEFAULT_SOURCE, main
 from engine.backward import backward_formula, loss_and_grads
-from engine.explain import num
+from engine.explain import Writing
 from engine.kinds import KINDS
 from engine.loss import cross_entropy, teacher_forcing
 from engine.params import param_shapes
@@ -388,8 +388,8 @@ def test_dropout_cells_are_explained():
     keep = trace.step("enc.0.drop1").meta["keep"]
     kept, dropped = tuple(np.argwhere(keep)[0]), tuple(np.argwhere(~keep)[0])
     x = trace["enc.0.attn.out"]
-    assert trace.explain("enc.0.drop1", kept).text.endswith(f"⟦kept-text⟧ = {num(2 * x[kept])}")  # word slots
-    assert trace.explain("enc.0.drop1", dropped).text.endswith(f"0 ⟦dropped-text|x={num(x[dropped])}⟧ = 0")
+    assert trace.explain("enc.0.drop1", kept).text.endswith(f"⟦kept-text⟧ = {Writing().num(2 * x[kept])}")  # word slots
+    assert trace.explain("enc.0.drop1", dropped).text.endswith(f"0 ⟦dropped-text|x={Writing().num(x[dropped])}⟧ = 0")
 
 
 # ---- the tests: the command line ---------------------------------------------------------------------------------
