@@ -17,7 +17,7 @@ import numpy as np
 
 from .attention import SQRT_DK_TEX
 from .layer_norm import DENOMINATOR_TEX
-from .numbers import num_tex, significant
+from .notation import num_tex, significant
 from .positional import PE_BASE, blog_exponent, paper_exponent, sinusoid_angle
 from .words import word
 
@@ -38,7 +38,7 @@ class Writing:
     first: int = 0  # the number positions, rows and columns start at: 0 as code counts, 1 as a person reads
 
     def num(self, x) -> str:
-        """A number in the text (engine/numbers.py's rule)."""
+        """A number in the text (engine/notation.py's rule)."""
         return significant(x, self.text_digits)
 
     def num_tex(self, x) -> str:

@@ -7,7 +7,7 @@ import pytest
 
 import engine
 from engine.explain import Writing
-from engine.numbers import num_tex
+from engine.notation import num_tex
 
 num = Writing().num  # a number in explain()'s text, at its default digits
 
