@@ -16,28 +16,28 @@ RECORD = Path(__file__).with_name("data") / "step_inputs.json"
 SRC, TGT = "Hello World", "hola mundo"
 SMALL = dict(d_model=12, n_heads=3, d_ff=20, n_layers=2)
 PAIRS = [("Hello World", "hola mundo"), ("the cat sat", "el gato")]
-TEXT = {  # case -> (preset, overrides, how it runs: "one", "batch" or a dropout probability)
-    "hello-world": ("hello-world", {}, "one"),
-    "hello-world, dropout": ("hello-world", {}, 0.1),
-    "paper": ("paper", {}, "one"),
-    "paper, dropout": ("paper", SMALL, 0.1),
-    "paper, batch": ("paper", SMALL, "batch"),
-    "paper, batch, dropout": ("paper", SMALL, ("batch", 0.1)),
-    "pre-norm": ("paper", {**SMALL, "norm_placement": "pre"}, "one"),
-    "pre-norm, batch, dropout": ("paper", {**SMALL, "norm_placement": "pre"}, ("batch", 0.1)),
-    "decoder-only": ("paper", {**SMALL, "decoder_only": True}, "one"),
-    "decoder-only, pre-norm, batch": ("paper", {**SMALL, "decoder_only": True, "norm_placement": "pre"}, "batch"),
+TEXT = {  # case -> (preset, overrides, a padded batch or one sentence pair, dropout rate)
+    "hello-world": ("hello-world", {}, False, 0.0),
+    "hello-world, dropout": ("hello-world", {}, False, 0.1),
+    "paper": ("paper", {}, False, 0.0),
+    "paper, dropout": ("paper", SMALL, False, 0.1),
+    "paper, batch": ("paper", SMALL, True, 0.0),
+    "paper, batch, dropout": ("paper", SMALL, True, 0.1),
+    "pre-norm": ("paper", {**SMALL, "norm_placement": "pre"}, False, 0.0),
+    "pre-norm, batch, dropout": ("paper", {**SMALL, "norm_placement": "pre"}, True, 0.1),
+    "decoder-only": ("paper", {**SMALL, "decoder_only": True}, False, 0.0),
+    "decoder-only, pre-norm, batch": ("paper", {**SMALL, "decoder_only": True, "norm_placement": "pre"}, True, 0.0),
     "no biases, untied, learned positions": ("paper", {**SMALL, "attn_bias": False, "ffn_bias": False,
                                                         "tied_output": False, "shared_embeddings": False,
-                                                        "pos_encoding": "learned"}, "one"),
-    "no residual, gelu": ("paper", {**SMALL, "residual": False, "activation": "gelu"}, "one"),
+                                                        "pos_encoding": "learned"}, False, 0.0),
+    "no residual, gelu": ("paper", {**SMALL, "residual": False, "activation": "gelu"}, False, 0.0),
 }
 
 
-def text_inputs(preset, overrides, how) -> dict:
+def text_inputs(preset, overrides, batch, dropout) -> dict:
     model = engine.preset(preset, **overrides)
-    batch, p = (how if isinstance(how, tuple) else (how, 0.0)) if not isinstance(how, float) else ("one", how)
-    trace = model.run_batch(PAIRS, dropout=p, seed=3) if batch == "batch" else model.run(SRC, TGT, dropout=p, seed=3)
+    trace = (model.run_batch(PAIRS, dropout=dropout, seed=3) if batch
+             else model.run(SRC, TGT, dropout=dropout, seed=3))
     return {step.name: list(step.inputs) for step in trace.steps()}
 
 
