@@ -384,4 +384,3 @@ def _step_table(c: Config, eps_type, dropout: float, padded: bool) -> MappingPro
                           "self_attn": _attention_steps(c, dropout, cross=False, causal=True, padded=padded),
                           "cross_attn": _attention_steps(c, dropout, cross=True, causal=False, padded=padded),
                           "ffn": _ffn_steps(c), "stack": _stack_steps(c), "output": _output_steps(c)})
-

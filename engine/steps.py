@@ -85,6 +85,7 @@ class Hook:
         return None if value is None else _make_param(Param, (name, value))
 
     def matrix(self, short) -> Param:
-        """The weight as the pass multiplies by it: `x @ hook.matrix("W_Q")` is x W^Q, its product remembered."""
+        """The weight as the pass multiplies by it: the equation's `x @ W` with W from hook.matrix("W_Q") is x W^Q,
+        its product remembered."""
         name = self.aliases.get(short) or self.dot + short
         return _make_param(Param, (name, self.model.multiplier(name)))
