@@ -197,7 +197,7 @@ def copy(trace, step, g):
 
 
 def dropout(trace, step, g):
-    return [(step.inputs[0], np.where(step.meta["keep"], g / (1.0 - step.meta["p"]), 0.0))]
+    return [(step.inputs[0], np.where(step.meta["keep"], g / (1.0 - step.meta["rate"]), 0.0))]
 
 
 def prepend(trace, step, g):

@@ -2,11 +2,11 @@
 
 `explain(trace, name, index)` returns an Explanation whose `latex` and `text` end in the cell's value.
 Long sums are shortened with \\cdots in the LaTeX only; the text always lists every term. Their words are word
-slots (engine/words.py) that the reader's catalog fills.
+slots (engine/words.py) that the reader's catalog fills. How the numbers are written (digits, line width, where
+counting starts) is one Writing, which explain() hands to the step's explainer.
 """
 from __future__ import annotations
 
-import contextvars
 import math
 import re
 from collections.abc import Callable
@@ -17,6 +17,7 @@ import numpy as np
 
 from .attention import SQRT_DK_TEX
 from .layer_norm import DENOMINATOR_TEX
+from .notation import num_tex, significant
 from .positional import PE_BASE, blog_exponent, paper_exponent, sinusoid_angle
 from .words import word
 
@@ -26,12 +27,54 @@ BREAK = r" \\ &\quad "  # a line break inside the aligned environment explain() 
 ELIDED = object()  # where a long LaTeX sum shows \cdots
 LATEX_DIGITS = 6  # the LaTeX's significant digits unless explain() is given others
 TEXT_DIGITS = 8  # the text's, unless explain() is given others: a record of every term to check by hand
-# The digits while explain() runs (and while its text is written), as decimal.localcontext holds a precision: a
-# printing choice that passes through every explainer without being an argument of each.
-_LATEX_DIGITS = contextvars.ContextVar("latex_digits", default=LATEX_DIGITS)
-_TEXT_DIGITS = contextvars.ContextVar("text_digits", default=TEXT_DIGITS)
-_LINE_WIDTH = contextvars.ContextVar("line_width", default=LINE_WIDTH)  # the same, for the LaTeX's sums
-_FIRST = contextvars.ContextVar("first", default=0)  # the number the indices written start at: 0 as code counts
+
+
+@dataclass(frozen=True)
+class Writing:
+    """How an explanation writes its numbers and positions: every explainer receives one and writes through it."""
+    digits: int = LATEX_DIGITS  # significant digits in the LaTeX
+    text_digits: int = TEXT_DIGITS  # in the text
+    line_width: int = LINE_WIDTH  # a LaTeX sum wider than this many characters breaks into lines
+    first: int = 0  # the number positions, rows and columns start at: 0 as code counts, 1 as a person reads
+
+    def num(self, x) -> str:
+        """A number in the text (engine/notation.py's rule)."""
+        return significant(x, self.text_digits)
+
+    def num_tex(self, x) -> str:
+        """A number in the LaTeX."""
+        return num_tex(x, self.digits)
+
+    def paren(self, x) -> str:
+        s = self.num(x)
+        return f"({s})" if s.startswith("−") else s
+
+    def paren_tex(self, x) -> str:
+        s = self.num_tex(x)
+        return f"({s})" if s.startswith("-") else s
+
+    def at(self, index) -> str:
+        """An index (a position, or a tuple of them) as written: "0, 2", or "1, 3" counting from 1."""
+        return ", ".join(str(k + self.first) for k in (index if isinstance(index, tuple) else (index,)))
+
+    def sum(self, items, tex, text):
+        """Join the items' terms with +: tex(item) in the LaTeX, which elides the middle of long sums (writing
+        only the terms it shows) and breaks wide ones into lines; text(item) in the text, which lists every term
+        and is given as the function that writes it."""
+        shown = items if len(items) <= LATEX_TERMS else [*items[:6], ELIDED, *items[-2:]]
+        lines = [[]]
+        for term in (r"\cdots" if item is ELIDED else tex(item) for item in shown):
+            if lines[-1] and _width(" + ".join(lines[-1] + [term])) > self.line_width:
+                lines.append([])
+            lines[-1].append(term)
+        return ((BREAK + "+ ").join(" + ".join(line) for line in lines) or "0",
+                lambda: " + ".join(map(text, items)) or "0")
+
+    def dot(self, a, b, bias=None):
+        """a·b (+ bias) written term by term."""
+        terms = [*zip(a, b), *([(bias,)] if bias is not None else [])]  # (x, y) a product, (bias,) the bias
+        return self.sum(terms, lambda t: " \\cdot ".join(map(self.paren_tex, t)),
+                        lambda t: "×".join(map(self.paren, t)))
 
 
 @dataclass(frozen=True)
@@ -55,38 +98,22 @@ def explain(trace, name: str, index: tuple, digits: int = LATEX_DIGITS, text_dig
     step's name), 1 as a person reads (the app). label: the cell's name (LaTeX, text) in place of `name[index]`."""
     step = trace.step(name)
     index = _check_index(step, index)
-    tokens = _LATEX_DIGITS.set(digits), _TEXT_DIGITS.set(text_digits), _LINE_WIDTH.set(line_width), _FIRST.set(first)
-    try:
-        with np.errstate(all="ignore"):  # the naive softmax may overflow here as in the forward pass
-            latex, text, *where = step.decl.kind.explain(trace, step, index)
-    finally:
-        for var, token in zip((_LATEX_DIGITS, _TEXT_DIGITS, _LINE_WIDTH, _FIRST), tokens):
-            var.reset(token)
+    w = Writing(digits, text_digits, line_width, first)
+    with np.errstate(all="ignore"):  # the naive softmax may overflow here as in the forward pass
+        latex, text, *where = step.decl.kind.explain(trace, step, index, w)
     value = float(step.value[index])
-    code = f"{name}[{_at(index, first)}]"
+    code = f"{name}[{w.at(index)}]"
     label_tex, label = label or (f"\\text{{{tex_escape(code)}}}", code)
-    lines = [f"{label_tex} &= {latex}", f"&= {num_tex(value, digits)}"]
+    lines = [f"{label_tex} &= {latex}", f"&= {w.num_tex(value)}"]
     if where:  # definitions the expression uses (LayerNorm's mean and variance, softmax's sum) come first
         lines.insert(0, f"&{where[0]}")
-    spell = partial(_spelled, f"{label} = ", text, f" = {num(value, text_digits)}", where[1] if where else None,
-                    text_digits)
+    spell = partial(_spelled, f"{label} = ", text, f" = {w.num(value)}", where[1] if where else None)
     return Explanation(r"\begin{aligned}" + r" \\ ".join(lines) + r"\end{aligned}", value, spell)
 
 
-def _at(index, first=None) -> str:
-    """An index (a position, or a tuple of them) as written, counting from `first` (explain()'s unless given): "0, 2"
-    or "1, 3"."""
-    first = _FIRST.get() if first is None else first
-    return ", ".join(str(k + first) for k in (index if isinstance(index, tuple) else (index,)))
-
-
-def _spelled(before, text, after, where, digits) -> str:
-    token = _TEXT_DIGITS.set(digits)  # a text written lazily, after explain() returned
-    try:
-        text = before + _written(text) + after
-        return text if where is None else f"{word('with')}{_written(where)}{word('with-end')}{text}"
-    finally:
-        _TEXT_DIGITS.reset(token)
+def _spelled(before, text, after, where) -> str:
+    text = before + _written(text) + after
+    return text if where is None else f"{word('with')}{_written(where)}{word('with-end')}{text}"
 
 
 def _written(text) -> str:
@@ -102,89 +129,9 @@ def _check_index(step, index):
     return tuple(int(k) for k in index)
 
 
-def num(x: float, digits: int | None = None) -> str:
-    """A number in the plain text: significant()'s rule at `digits` (explain()'s text's unless given)."""
-    return significant(x, digits or _TEXT_DIGITS.get())
-
-
-SUPERSCRIPTS = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")  # an exponent as the plain text writes it: 10⁻⁴
-
-
-def significant(x, digits: int = 6) -> str:
-    """`digits` significant digits, as a power of ten below 0.001 and from 100000 on (6.385×10⁻⁴, as the LaTeX
-    writes it), minus as '−': the one rule for every number the app prints (matrices, heatmaps, tables, the text
-    and the LaTeX here). A whole part is written in full (105.21 at 2 digits is 105, not 1.1×10²)."""
-    x = float(x)
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "∞" if x > 0 else "−∞"
-    if x == 0:
-        return "0"
-    if not _scientific(x):
-        text = f"{x:.{digits}g}"
-        return (f"{x:.0f}" if "e" in text else text).replace("-", "−")
-    mantissa, exponent = _power_of_ten(x, digits)
-    return f"{mantissa}×10{str(exponent).translate(SUPERSCRIPTS)}".replace("-", "−")
-
-
-def _scientific(x: float) -> bool:
-    """Whether a finite number is written as a power of ten."""
-    return x != 0 and not 1e-3 <= abs(x) < 1e5
-
-
-def _power_of_ten(x: float, digits: int) -> tuple[str, int]:
-    """(mantissa with `digits` significant digits, trailing zeros dropped; exponent): 6.385e−4 -> ("6.385", −4)."""
-    mantissa, exponent = f"{x:.{digits - 1}e}".split("e")
-    return mantissa.rstrip("0").rstrip("."), int(exponent)
-
-
-def num_tex(x, digits: int | None = None) -> str:
-    """significant() in LaTeX; digits: explain()'s unless given."""
-    digits = digits or _LATEX_DIGITS.get()
-    if math.isfinite(x) and _scientific(float(x)):
-        mantissa, exponent = _power_of_ten(float(x), digits)
-        return rf"{mantissa} \times 10^{{{exponent}}}"
-    text = significant(x, digits).replace("−", "-")
-    if text in ("∞", "-∞"):
-        return text.replace("∞", r"\infty")
-    if text == "NaN":
-        return r"\text{NaN}"
-    return text
-
-
-def _paren_tex(x):
-    s = num_tex(x)
-    return f"({s})" if s.startswith("-") else s
-
-
-def _paren(x):
-    s = num(x)
-    return f"({s})" if s.startswith("−") else s
-
-
-def _sum(items, tex, text):
-    """Join the items' terms with +: tex(item) in the LaTeX, which elides the middle of long sums (writing only
-    the terms it shows) and breaks wide ones into lines; text(item) in the text, which lists every term and is
-    given as the function that writes it."""
-    shown = items if len(items) <= LATEX_TERMS else [*items[:6], ELIDED, *items[-2:]]
-    lines = [[]]
-    for term in (r"\cdots" if item is ELIDED else tex(item) for item in shown):
-        if lines[-1] and _width(" + ".join(lines[-1] + [term])) > _LINE_WIDTH.get():
-            lines.append([])
-        lines[-1].append(term)
-    return (BREAK + "+ ").join(" + ".join(line) for line in lines) or "0", lambda: " + ".join(map(text, items)) or "0"
-
-
 def _width(tex: str) -> int:
     """Roughly how many characters wide a piece of LaTeX shows."""
     return len(re.sub(r"\\[a-zA-Z]+|[{}^_ ]", lambda m: "x" if m.group().startswith("\\") else "", tex))
-
-
-def _dot(a, b, bias=None):
-    """a·b (+ bias) written term by term."""
-    terms = [*zip(a, b), *([(bias,)] if bias is not None else [])]  # (x, y) a product, (bias,) the bias
-    return _sum(terms, lambda t: " \\cdot ".join(map(_paren_tex, t)), lambda t: "×".join(map(_paren, t)))
 
 
 def _bias(trace, step, position, index):
@@ -193,70 +140,71 @@ def _bias(trace, step, position, index):
 
 # ---- one explainer per kind of step (engine/kinds.py): (trace, step, index) -> (latex, text[, where]) -----
 
-def embed(trace, step, index):
+def embed(trace, step, index, w):
     i, j = index
     token, table = step.meta["tokens"][i], trace.resolve(step.inputs[0])
     entry = table[step.meta["ids"][i], j]
-    column = _at(j)
+    column = w.at(j)
     tex, text = f"E[\\text{{{tex_escape(token)}}}, {column}]", f"E[{token}, {column}]"
     if step.meta["scale"] == 1.0:
         return f"{tex}", f"{text}"
     scale = step.meta["scale"]
-    return (f"{tex} \\cdot \\sqrt{{d_{{\\text{{model}}}}}} = {_paren_tex(entry)} \\cdot {num_tex(scale)}",
-            f"{text} × √d_model = {_paren(entry)} × {num(scale)}")
+    return (f"{tex} \\cdot \\sqrt{{d_{{\\text{{model}}}}}} = {w.paren_tex(entry)} \\cdot {w.num_tex(scale)}",
+            f"{text} × √d_model = {w.paren(entry)} × {w.num(scale)}")
 
 
-def pos(trace, step, index):
+def pos(trace, step, index, w):
     pos, j = index
     form, d = step.meta["form"], step.meta["d_model"]
     if form == "none":
         return "0", f"0 {word('no-encoding')}"
     if form == "learned":  # the table's name: P, or the Vision Transformer's E_pos
         tex, text = step.meta.get("table", ("P", "P"))
-        return f"{tex}[{_at(index)}]", f"{text}[{_at(index)}] {word('learned')}"
+        return f"{tex}[{w.at(index)}]", f"{text}[{w.at(index)}] {word('learned')}"
     exponent = int((blog_exponent if form.startswith("blog") else paper_exponent)(j))
     angle = sinusoid_angle(pos, d, exponent)
     fn = "sin" if j % 2 == 0 else "cos"
-    tex = f"\\{fn}\\left(\\frac{{{pos}}}{{{PE_BASE:g}^{{{exponent}/{d}}}}}\\right) = \\{fn}({num_tex(angle)})"
-    text = f"{fn}({pos} / {PE_BASE:g}^({exponent}/{d})) = {fn}({num(angle)})"
+    tex = f"\\{fn}\\left(\\frac{{{pos}}}{{{PE_BASE:g}^{{{exponent}/{d}}}}}\\right) = \\{fn}({w.num_tex(angle)})"
+    text = f"{fn}({pos} / {PE_BASE:g}^({exponent}/{d})) = {fn}({w.num(angle)})"
     exact = math.sin(angle) if fn == "sin" else math.cos(angle)
     if form == "blog_table" and pos < 2 and j < 4:
-        return (f"\\text{{{word('post-value')}}}{BREAK}\\left(\\text{{{word('its-formula')}}} {tex} = {num_tex(exact)}"
-                "\\right)", word("post-value-formula", formula=f"{text} = {num(exact)}"))
+        return (f"\\text{{{word('post-value')}}}{BREAK}\\left(\\text{{{word('its-formula')}}} {tex} = "
+                f"{w.num_tex(exact)}"
+                "\\right)", word("post-value-formula", formula=f"{text} = {w.num(exact)}"))
     if form == "blog_table":
-        return (f"\\operatorname{{round}}_2\\left({tex} = {num_tex(exact)}\\right)",
-                f"round({text} = {num(exact)}{word('decimals', n=2)})")
+        return (f"\\operatorname{{round}}_2\\left({tex} = {w.num_tex(exact)}\\right)",
+                f"round({text} = {w.num(exact)}{word('decimals', n=2)})")
     return tex, text
 
 
-def add(trace, step, index):
+def add(trace, step, index, w):
     a, b = (np.broadcast_to(trace.resolve(r), step.shape)[index] for r in step.inputs)
-    return f"{_paren_tex(a)} + {_paren_tex(b)}", f"{_paren(a)} + {_paren(b)}"
+    return f"{w.paren_tex(a)} + {w.paren_tex(b)}", f"{w.paren(a)} + {w.paren(b)}"
 
 
-def proj(trace, step, index):
+def proj(trace, step, index, w):
     h, i, k = index
     x, W = trace.resolve(step.inputs[0]), trace.resolve(step.inputs[1])
-    return _dot(x[i], W[h, :, k], _bias(trace, step, 2, (h, k)))
+    return w.dot(x[i], W[h, :, k], _bias(trace, step, 2, (h, k)))
 
 
-def scores(trace, step, index):
+def scores(trace, step, index, w):
     h, i, j = index
     q, k = (trace.resolve(r) for r in step.inputs)
-    return _dot(q[h, i], k[h, j])
+    return w.dot(q[h, i], k[h, j])
 
 
-def scale(trace, step, index):
+def scale(trace, step, index, w):
     """S / divisor; the paper's divisor √d_k is then written as its number too, a number set by hand only as it."""
     s = trace.resolve(step.inputs[0])[index]
     divisor, divisor_tex = step.meta["divisor"], step.meta["divisor_tex"]
     if divisor_tex != SQRT_DK_TEX:  # its digits may differ from the number shown (30.5 at 2 digits is 30)
-        return f"\\frac{{{num_tex(s)}}}{{{divisor_tex}}}", f"{num(s)} / {num(divisor)}"
-    return (f"\\frac{{{num_tex(s)}}}{{{divisor_tex}}} = \\frac{{{num_tex(s)}}}{{{num_tex(divisor)}}}",
-            f"{num(s)} / √d_k = {num(s)} / {num(divisor)}")
+        return f"\\frac{{{w.num_tex(s)}}}{{{divisor_tex}}}", f"{w.num(s)} / {w.num(divisor)}"
+    return (f"\\frac{{{w.num_tex(s)}}}{{{divisor_tex}}} = \\frac{{{w.num_tex(s)}}}{{{w.num_tex(divisor)}}}",
+            f"{w.num(s)} / √d_k = {w.num(s)} / {w.num(divisor)}")
 
 
-def mask(trace, step, index):
+def mask(trace, step, index, w):
     if len(index) == 1:  # the output's mask over the vocabulary
         token = trace.model.vocab.tokens[index[0]]
         escaped = tex_escape(token)
@@ -264,51 +212,51 @@ def mask(trace, step, index):
             return (f"-\\infty \\quad (\\text{{{escaped}{word('never-next')}}})",
                     f"−∞ ({token}{word('never-next-text')})")
         return f"0 \\quad (\\text{{{escaped}{word('a-word')}}})", f"0 ({token}{word('may-be-next')})"
-    i, j = map(_at, index)  # the query's and the key's positions, as written
+    i, j = map(w.at, index)  # the query's and the key's positions, as written
     if index[1] > index[0]:
         return f"-\\infty \\quad ({j} > {i}\\text{{{word('later')}}})", f"−∞ {word('comes-after', j=j, i=i)}"
     return f"0 \\quad ({j} \\le {i})", f"0 {word('not-after', j=j, i=i)}"
 
 
-def softmax(trace, step, index):
+def softmax(trace, step, index, w):
     row = trace.resolve(step.inputs[0])[index[:-1]]
     j = index[-1]
     shift = float(np.max(row)) if step.meta["form"] == "stable" else 0.0
     exps = np.exp(row - shift)
     total = float(np.sum(exps))
-    arg_tex = (lambda x: f"{_paren_tex(x)} - {_paren_tex(shift)}") if shift else _paren_tex
-    arg_txt = (lambda x: f"{_paren(x)} − {_paren(shift)}") if shift else _paren
+    arg_tex = (lambda x: f"{w.paren_tex(x)} - {w.paren_tex(shift)}") if shift else w.paren_tex
+    arg_txt = (lambda x: f"{w.paren(x)} − {w.paren(shift)}") if shift else w.paren
     sum_symbol = r"\sum_k e^{x_k - \max x}" if shift else r"\sum_k e^{x_k}"
-    sum_tex, sum_text = _sum(list(exps), num_tex, num)
-    terms_tex, terms_text = _sum(list(row), lambda x: f"e^{{{arg_tex(x)}}}", lambda x: f"e^({arg_txt(x)})")
+    sum_tex, sum_text = w.sum(list(exps), w.num_tex, w.num)
+    terms_tex, terms_text = w.sum(list(row), lambda x: f"e^{{{arg_tex(x)}}}", lambda x: f"e^({arg_txt(x)})")
     expanded = f"{terms_tex}{BREAK}= " if len(row) <= 4 else ""  # the exponents in full for short rows
-    return (f"\\frac{{e^{{{arg_tex(row[j])}}}}}{{{sum_symbol}}} = \\frac{{{num_tex(exps[j])}}}{{{num_tex(total)}}}",
-            f"e^({arg_txt(row[j])}) / Σ = {num(exps[j])} / {num(total)}",
-            f"{sum_symbol} = {expanded}{sum_tex} = {num_tex(total)}",
-            lambda: f"Σ = {terms_text()} = {sum_text()} = {num(total)}")
+    return (f"\\frac{{e^{{{arg_tex(row[j])}}}}}{{{sum_symbol}}} = \\frac{{{w.num_tex(exps[j])}}}{{{w.num_tex(total)}}}",
+            f"e^({arg_txt(row[j])}) / Σ = {w.num(exps[j])} / {w.num(total)}",
+            f"{sum_symbol} = {expanded}{sum_tex} = {w.num_tex(total)}",
+            lambda: f"Σ = {terms_text()} = {sum_text()} = {w.num(total)}")
 
 
-def weighted(trace, step, index):
+def weighted(trace, step, index, w):
     h, i, c = index
-    w, v = (trace.resolve(r) for r in step.inputs)
-    return _dot(w[h, i], v[h, :, c])
+    a, v = (trace.resolve(r) for r in step.inputs)  # A_i, V_i
+    return w.dot(a[h, i], v[h, :, c])
 
 
-def concat(trace, step, index):
+def concat(trace, step, index, w):
     i, col = index
     heads = trace.resolve(step.inputs[0])
     h, c = divmod(col, heads.shape[2])  # head_1 .. head_h as the paper numbers them; the cell's [row, col] as written
-    return f"\\text{{head}}_{{{h + 1}}}[{_at((i, c))}]", f"head_{h + 1}[{_at((i, c))}]"
+    return f"\\text{{head}}_{{{h + 1}}}[{w.at((i, c))}]", f"head_{h + 1}[{w.at((i, c))}]"
 
 
-def linear(trace, step, index):
+def linear(trace, step, index, w):
     i, k = index
     x, W = trace.resolve(step.inputs[0]), trace.resolve(step.inputs[1])
     column = W[k] if step.meta.get("transpose") else W[:, k]
-    return _dot(x[i], column, _bias(trace, step, 2, (k,)))
+    return w.dot(x[i], column, _bias(trace, step, 2, (k,)))
 
 
-def layer_norm(trace, step, index):
+def layer_norm(trace, step, index, w):
     """x̂·γ + β, after the lines that compute μ, σ², the denominator and x̂ from the row's numbers. The row's sums
     are in parentheses, not in a \\frac: KaTeX cannot break a line inside a \\frac's braces. σ²'s squares, and
     σ + ε, start lines of their own: after the definitions they reached the drill-down box's right edge at 1280 px
@@ -319,68 +267,71 @@ def layer_norm(trace, step, index):
     eps, d = step.meta["eps"], len(x)
     mu = float(np.mean(x))
     var = float(np.mean((x - mu) ** 2))
-    denom_tex, denom_text, denom = _ln_denominator(step.meta["form"], var, eps)
+    denom_tex, denom_text, denom = _ln_denominator(step.meta["form"], var, eps, w)
     normed = float((x[j] - mu) / np.float64(denom))  # NumPy's: a constant row with ε = 0 is NaN, as in the pass
-    mean_tex, mean_text = _sum(list(x), _paren_tex, _paren)
-    squares_tex, squares_text = _sum(list(x - mu), lambda v: f"{_paren_tex(v)}^2", lambda v: f"{_paren(v)}²")
-    symbol, k = DENOMINATOR_TEX[step.meta["form"]], _at(j)  # k: the column as written
+    mean_tex, mean_text = w.sum(list(x), w.paren_tex, w.paren)
+    squares_tex, squares_text = w.sum(list(x - mu), lambda v: f"{w.paren_tex(v)}^2", lambda v: f"{w.paren(v)}²")
+    symbol, k = DENOMINATOR_TEX[step.meta["form"]], w.at(j)  # k: the column as written
     where_tex = r" \\ &".join([
-        f"\\mu = \\tfrac{{1}}{{{d}}}({mean_tex}) = {num_tex(mu)}",
+        f"\\mu = \\tfrac{{1}}{{{d}}}({mean_tex}) = {w.num_tex(mu)}",
         f"\\sigma^2 = \\tfrac{{1}}{{{d}}}{{\\textstyle\\sum_k}} (x_k - \\mu)^2{BREAK}= "
-        f"\\tfrac{{1}}{{{d}}}({squares_tex}) = {num_tex(var)}",
+        f"\\tfrac{{1}}{{{d}}}({squares_tex}) = {w.num_tex(var)}",
         denom_tex,
         f"\\hat{{x}}_{{{k}}} = \\frac{{x_{{{k}}} - \\mu}}{{{symbol}}} = "
-        f"\\frac{{{_paren_tex(x[j])} - {_paren_tex(mu)}}}{{{num_tex(denom)}}} = {num_tex(normed)}"])
+        f"\\frac{{{w.paren_tex(x[j])} - {w.paren_tex(mu)}}}{{{w.num_tex(denom)}}} = {w.num_tex(normed)}"])
     latex = (f"\\hat{{x}}_{{{k}}} \\cdot \\gamma_{{{k}}} + \\beta_{{{k}}} = "
-             f"{_paren_tex(normed)} \\cdot {_paren_tex(gamma)} + {_paren_tex(beta)}")
-    text = f"x̂ × γ + β = {_paren(normed)} × {_paren(gamma)} + {_paren(beta)}"
+             f"{w.paren_tex(normed)} \\cdot {w.paren_tex(gamma)} + {w.paren_tex(beta)}")
+    text = f"x̂ × γ + β = {w.paren(normed)} × {w.paren(gamma)} + {w.paren(beta)}"
     return latex, text, where_tex, lambda: (
-        f"μ = ({mean_text()}) / {d} = {num(mu)}{word('comma')}σ² = ({squares_text()}) / {d} = {num(var)}"
-        f"{word('comma')}{denom_text}{word('and')}x̂ = ({_paren(x[j])} − {_paren(mu)}) / {num(denom)} = {num(normed)}")
+        f"μ = ({mean_text()}) / {d} = {w.num(mu)}{word('comma')}σ² = ({squares_text()}) / {d} = {w.num(var)}"
+        f"{word('comma')}{denom_text}{word('and')}x̂ = ({w.paren(x[j])} − {w.paren(mu)}) / {w.num(denom)} = "
+        f"{w.num(normed)}")
 
 
-def _ln_denominator(form, var, eps):
+def _ln_denominator(form, var, eps, w):
     """The LayerNorm denominator's line in LaTeX and text, and its value: √(σ² + ε), or σ = √σ² then σ + ε."""
     if form == "paper":
         denom = math.sqrt(var + eps)
-        return (f"{DENOMINATOR_TEX[form]} = \\sqrt{{{num_tex(var)} + {num_tex(eps)}}} = {num_tex(denom)}",
-                f"√(σ² + ε) = √({num(var)} + {num(eps)}) = {num(denom)}", denom)
+        return (f"{DENOMINATOR_TEX[form]} = \\sqrt{{{w.num_tex(var)} + {w.num_tex(eps)}}} = {w.num_tex(denom)}",
+                f"√(σ² + ε) = √({w.num(var)} + {w.num(eps)}) = {w.num(denom)}", denom)
     sigma = math.sqrt(var)
-    return (f"\\sigma = \\sqrt{{\\sigma^2}} = \\sqrt{{{num_tex(var)}}} = {num_tex(sigma)} \\\\ &"
-            f"{DENOMINATOR_TEX[form]} = {num_tex(sigma)} + {num_tex(eps)} = {num_tex(sigma + eps)}",
-            f"σ = √σ² = √{num(var)} = {num(sigma)}{word('comma')}σ + ε = {num(sigma)} + {num(eps)} = {num(sigma + eps)}",
+    return (f"\\sigma = \\sqrt{{\\sigma^2}} = \\sqrt{{{w.num_tex(var)}}} = {w.num_tex(sigma)} \\\\ &"
+            f"{DENOMINATOR_TEX[form]} = {w.num_tex(sigma)} + {w.num_tex(eps)} = {w.num_tex(sigma + eps)}",
+            f"σ = √σ² = √{w.num(var)} = {w.num(sigma)}{word('comma')}σ + ε = {w.num(sigma)} + {w.num(eps)} = "
+            f"{w.num(sigma + eps)}",
             sigma + eps)
 
 
-def activation(trace, step, index):
+def activation(trace, step, index, w):
     """ReLU, or GELU with the erf's argument and value written out."""
     h = float(trace.resolve(step.inputs[0])[index])
     if step.meta["fn"] == "relu":
-        return f"\\max(0, {num_tex(h)})", f"max(0, {num(h)})"
-    half, u = num_tex(h / 2), h / math.sqrt(2)
+        return f"\\max(0, {w.num_tex(h)})", f"max(0, {w.num(h)})"
+    half, u = w.num_tex(h / 2), h / math.sqrt(2)
     erf = r"\operatorname{erf}"
-    return (f"\\tfrac{{{num_tex(h)}}}{{2}}\\left(1 + {erf}\\left(\\tfrac{{{num_tex(h)}}}{{\\sqrt{{2}}}}\\right)\\right) = "
-            f"{half}\\left(1 + {erf}({num_tex(u)})\\right){BREAK}= {half}\\,(1 + {_paren_tex(math.erf(u))})",
-            f"{num(h)}/2 × (1 + erf({num(h)}/√2)) = {num(h / 2)} × (1 + erf({num(u)})) = "
-            f"{num(h / 2)} × (1 + {_paren(math.erf(u))})")
+    return (f"\\tfrac{{{w.num_tex(h)}}}{{2}}\\left(1 + {erf}\\left(\\tfrac{{{w.num_tex(h)}}}{{\\sqrt{{2}}}}\\right)"
+            f"\\right) = "
+            f"{half}\\left(1 + {erf}({w.num_tex(u)})\\right){BREAK}= {half}\\,(1 + {w.paren_tex(math.erf(u))})",
+            f"{w.num(h)}/2 × (1 + erf({w.num(h)}/√2)) = {w.num(h / 2)} × (1 + erf({w.num(u)})) = "
+            f"{w.num(h / 2)} × (1 + {w.paren(math.erf(u))})")
 
 
-def copy(trace, step, index):
+def copy(trace, step, index, w):
     ref = step.inputs[0]
-    return f"\\text{{{tex_escape(ref)}}}[{_at(index)}]", f"{ref}[{_at(index)}]"
+    return f"\\text{{{tex_escape(ref)}}}[{w.at(index)}]", f"{ref}[{w.at(index)}]"
 
 
-def dropout(trace, step, index):
-    x, p = float(trace.resolve(step.inputs[0])[index]), step.meta["p"]
+def dropout(trace, step, index, w):
+    x, rate = float(trace.resolve(step.inputs[0])[index]), step.meta["rate"]
     if step.meta["keep"][index]:
-        return (f"\\frac{{{num_tex(x)}}}{{1 - {num_tex(p)}}} \\quad (\\text{{{word('kept')}}})",
-                f"{num(x)} / (1 − {num(p)}) {word('kept-text')}")
-    return f"0 \\quad (\\text{{{word('dropped')}}} {num_tex(x)})", f"0 {word('dropped-text', x=num(x))}"
+        return (f"\\frac{{{w.num_tex(x)}}}{{1 - {w.num_tex(rate)}}} \\quad (\\text{{{word('kept')}}})",
+                f"{w.num(x)} / (1 − {w.num(rate)}) {word('kept-text')}")
+    return f"0 \\quad (\\text{{{word('dropped')}}} {w.num_tex(x)})", f"0 {word('dropped-text', x=w.num(x))}"
 
 
-def patches(trace, step, index):
+def patches(trace, step, index, w):
     """The image's pixel this cell of a flattened patch is."""
-    pixel = _at(patch_pixel(index, step.meta["patch"], step.meta["channels"], step.meta["across"]))
+    pixel = w.at(patch_pixel(index, step.meta["patch"], step.meta["channels"], step.meta["across"]))
     return f"x[{pixel}]", f"x[{pixel}]"
 
 
@@ -393,18 +344,18 @@ def patch_pixel(index, size, channels, across) -> tuple[int, int, int]:
     return grid_row * size + p1, grid_col * size + p2, channel
 
 
-def prepend(trace, step, index):
+def prepend(trace, step, index, w):
     """Row 0 is the class token; row i the (i-1)-th row of what follows it."""
     i, j = index
     if i == 0:
-        return f"x_{{\\text{{class}}}}[{_at(j)}]", f"x_class[{_at(j)}]"
-    ref, cell = step.inputs[-1], _at((i - 1, j))
+        return f"x_{{\\text{{class}}}}[{w.at(j)}]", f"x_class[{w.at(j)}]"
+    ref, cell = step.inputs[-1], w.at((i - 1, j))
     return f"\\text{{{tex_escape(ref)}}}[{cell}]", f"{ref}[{cell}]"
 
 
-def row(trace, step, index):
+def row(trace, step, index, w):
     """One row of the input, kept as a row."""
-    ref, cell = step.inputs[0], _at((step.meta["row"], index[1]))
+    ref, cell = step.inputs[0], w.at((step.meta["row"], index[1]))
     return f"\\text{{{tex_escape(ref)}}}[{cell}]", f"{ref}[{cell}]"
 
 

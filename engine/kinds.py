@@ -15,7 +15,7 @@ from . import explain as ex
 
 class Kind(NamedTuple):
     name: str  # what Step.kind says: "proj", "softmax", ...
-    explain: Callable  # (trace, step, index) -> (latex, text[, where]): one cell's arithmetic with its numbers
+    explain: Callable  # (trace, step, index, writing) -> (latex, text[, where]): one cell's arithmetic, its numbers
     backward: Callable  # (trace, step, ȳ) -> [(input name, x̄), ...]: the gradient to each input
     backward_tex: str | Callable  # the backward rule's LaTeX, or a function of the step choosing it
     masks: bool = False  # its −∞ are a mask's doing, not an overflow (Trace.nonfinite does not report them)

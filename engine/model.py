@@ -1,12 +1,14 @@
 """The encoder-decoder Transformer's forward pass, which records every step, and the steps' declarations.
 
 The pass reads as the paper draws it, from `_forward_pass` down. Each block's function computes its steps through a
-hook, `q = hook("q", att.project, x, W_Q, b_Q)`, which names each step's inputs from its arguments; the function
-declaring the block's steps (kind, formula, shape, symbol: engine/steps.py's Decl) stands above it."""
+hook, `q = hook("q", att.project, x, W_Q, b_Q)`, whose inputs are the arguments that carry their names: x a recorded
+step, W_Q and b_Q the parameters (engine/steps.py); the function declaring the block's steps (kind, formula, shape,
+symbol: engine/steps.py's Decl) stands above it."""
 from __future__ import annotations
 
 import operator
 from functools import lru_cache, partial
+from types import MappingProxyType
 
 import numpy as np
 
@@ -19,7 +21,7 @@ from .kinds import (ACTIVATION, ADD, CONCAT, COPY, DROPOUT, EMBED, LAYER_NORM, L
                     SCORES, SOFTMAX, WEIGHTED)
 from .layer_norm import LAYER_NORM_TEX, layer_norm
 from .params import Parameters
-from .steps import ROWS, Decl, Hook, StepTable
+from .steps import ROWS, Decl, Hook, step_table_of
 from .tokens import PAD, SOS
 from .trace import Recorder, Trace
 
@@ -117,7 +119,7 @@ class Model(Parameters):
     def _traced(self, src_ids, src_tokens, dec_ids, dec_tokens, unknown, drop, lengths=None) -> Trace:
         """The trace of one sentence pair, or (with each side's `lengths`) of a padded batch."""
         rec = Recorder()
-        hook = Hook(rec, step_table(self.config, drop.p, padded=lengths is not None), self, drop)
+        hook = Hook(rec, step_table(self.config, drop.rate, padded=lengths is not None), self, drop)
         forward = _forward_pass(hook, (src_ids, src_tokens), (dec_ids, dec_tokens), lengths)
         return Trace(self, forward, rec.steps, src_tokens, dec_tokens, src_ids, dec_ids, unknown)
 
@@ -174,12 +176,12 @@ def _block(hook, block, pads, memory):
 
 # ---- each block: its steps' declarations, then its computation --------------------------------------------------
 
-def _embedding_steps(c, p, padded):
+def _embedding_steps(c, dropout, padded):
     return {"embed": Decl(EMBED, pe.EMBED_SCALED_TEX if c.embed_scale else pe.EMBED_TEX, symbol=r"X_{\text{emb}}"),
             "pos": Decl(POS, lambda steps, inputs, value: pe.pe_tex(c.pos_encoding, len(value), c.d_model),
                         symbol="PE", meta={"form": c.pos_encoding, "d_model": c.d_model}),
             "input": Decl(ADD, pe.INPUT_TEX, symbol="X"),
-            **({"dropout": _dropout_step()} if p else {}),
+            **({"dropout": _dropout_step()} if dropout else {}),
             **({"pad_mask": Decl(MASK, att.PAD_MASK_TEX, ("1", "1", "n"))} if padded else {})}
 
 
@@ -199,15 +201,15 @@ def _embedding(hook, side, ids, tokens, lengths):
     return x, pad
 
 
-def _sublayer_steps(c, p):
+def _sublayer_steps(c, dropout):
     """Sub-layer k of a layer, for every k a stack's layer has (Config.sublayers)."""
     steps = {}
     for k in sorted({k for sublayers in c.sublayers.values() for k in sublayers}):
-        if p:
+        if dropout:
             steps[f"drop{k}"] = _dropout_step()
         steps[f"add{k}"] = Decl(ADD, ADD_TEX[c.norm_placement]) if c.residual else Decl(
             COPY, NO_RESIDUAL_TEX[c.norm_placement])
-        steps[f"ln{k}"] = _layer_norm_step(c)
+        steps[f"ln{k}"] = layer_norm_step(c)
     return steps
 
 
@@ -215,16 +217,16 @@ def _sublayer(hook, k, x, sublayer):
     """Sub-layer k: LayerNorm(x + Dropout(Sublayer(x))) post-norm, x + Dropout(Sublayer(LayerNorm(x))) pre-norm
     (paper sections 3.1 and 5.4)."""
     pre = hook.model.config.norm_placement == "pre"
-    out = yield from sublayer(_layer_norm(hook, f"ln{k}", x) if pre else x)  # (n, d_model)
+    out = yield from sublayer(normalised(hook, f"ln{k}", x) if pre else x)  # (n, d_model)
     out = _dropout(hook, f"drop{k}", out)  # (n, d_model)
     residual = hook.model.config.residual  # off: an experiment, the sub-layer's output without X
     x = hook(f"add{k}", operator.add, x, out) if residual else hook(f"add{k}", np.copy, out)  # (n, d_model)
-    x = x if pre else _layer_norm(hook, f"ln{k}", x)  # (n, d_model)
+    x = x if pre else normalised(hook, f"ln{k}", x)  # (n, d_model)
     yield
     return x
 
 
-def _attention_steps(c, p, cross, causal, padded):
+def _attention_steps(c, dropout, cross, causal, padded):
     """An attention block: queries from the block's input, keys and values from the encoder's output in
     cross-attention (n_q decoder positions, n_k encoder positions), else from the same input."""
     bias, (q_from, kv_from) = c.attn_bias, att.bound_to(cross, c.norm_placement == "pre")
@@ -244,7 +246,7 @@ def _attention_steps(c, p, cross, causal, padded):
         steps["masked"] = Decl(ADD, att.MASKED_TEX if causal else att.PAD_MASKED_TEX, scores, "S_{i}''")
     steps["weights"] = Decl(SOFTMAX, att.MASKED_WEIGHTS_TEX if causal or padded else att.WEIGHTS_TEX, scores,
                             "A_{i}", {"form": c.softmax})
-    steps.update({"dropout": _dropout_step(scores)} if p else {})
+    steps.update({"dropout": _dropout_step(scores)} if dropout else {})
     steps["heads"] = Decl(WEIGHTED, att.HEADS_TEX, ("h", n_q, "d_v"), r"\text{head}_{i}")
     steps["concat"] = Decl(CONCAT, att.CONCAT_TEX, (n_q, "h·d_v"))
     steps["out"] = Decl(LINEAR, att.OUT_TEX + (r" + b^O" if bias else ""), (n_q, "d_model"))
@@ -287,43 +289,45 @@ def _ffn(hook, x):
     return hook("out", att.linear, act, hook.matrix("W_2"), hook.param("b_2"))  # ... W_2 + b_2: (n, d_model)
 
 
-def _layer_norm_step(c):
+def layer_norm_step(c):
+    """A LayerNorm step of the config's form and eps (the Vision Transformer's head declares one too)."""
     return Decl(LAYER_NORM, LAYER_NORM_TEX[c.layer_norm], meta={"eps": c.eps, "form": c.layer_norm})
 
 
-def _layer_norm(hook, short, x, params=None):
-    """LayerNorm(x) of each row, with the parameters `params`.gamma and `params`.beta (`short`'s, if not given)."""
+def normalised(hook, short, x, params=None):
+    """LayerNorm(x) of each row, recorded as step `short`, with the parameters `params`.gamma and `params`.beta
+    (`short`'s, if not given)."""
     c, params = hook.model.config, params or short
     gamma, beta = hook.param(f"{params}.gamma"), hook.param(f"{params}.beta")  # (d_model,)
     return hook(short, layer_norm, x, gamma, beta, c.eps, c.layer_norm)  # (n, d_model)
 
 
 def _dropout_step(shape=ROWS):
-    """Dropout of a step, declared in training only (p > 0); the pass adds p, its seed and keep mask."""
+    """Dropout of a step, declared in training only (a rate > 0); the pass adds the rate, its seed and keep mask."""
     return Decl(DROPOUT, dr.DROPOUT_TEX, shape)
 
 
 def _dropout(hook, short, x):
-    """Training: x with each cell zeroed with probability p, the rest divided by 1 - p (paper section 5.4), a step
-    the table declares only then. Inference: x itself."""
+    """Training: x with each cell zeroed with probability p (the dropout rate), the rest divided by 1 - p (paper
+    section 5.4), a step the table declares only then. Inference: x itself."""
     if short not in hook.decls:
         return x
     drop = hook.drop
     keep = drop.keep_mask(hook.name(short), x.shape)  # shape of x
-    return hook(short, dr.dropout, x, keep, drop.p, p=drop.p, seed=drop.seed, keep=keep)  # shape of x
+    return hook(short, dr.dropout, x, keep, drop.rate, rate=drop.rate, seed=drop.seed, keep=keep)  # shape of x
 
 
 def _stack_steps(c):
     """A stack's output, from its last layer's output."""
     if c.norm_placement == "pre":
-        return {"out": _layer_norm_step(c)}
+        return {"out": layer_norm_step(c)}
     return {"out": Decl(COPY, lambda steps, inputs, value: steps[inputs[0]].formula)}
 
 
 def _stack_output(hook, x):
     """The last layer's output; pre-norm normalises it once more (its layers' sums are not normalised)."""
     if hook.model.config.norm_placement == "pre":
-        x = _layer_norm(hook, "out", x, "ln_final")  # (n, d_model)
+        x = normalised(hook, "out", x, "ln_final")  # (n, d_model)
     else:
         x = hook("out", np.copy, x)  # (n, d_model)
     yield
@@ -361,10 +365,10 @@ def _vocab_mask(size, never):
 
 # ---- the step table ----------------------------------------------------------------------------------------------
 
-def step_table(config: Config, p: float, padded: bool = False) -> StepTable:
-    """Every step's declaration, by block and short name, in a pass with dropout probability p (0: inference), of a
-    padded batch or of one sentence."""
-    return _step_table(config, type(config.eps), p, padded)  # eps=0 equals eps=0.0, and each is recorded as given
+def step_table(config: Config, dropout: float, padded: bool = False) -> MappingProxyType:
+    """Every step's declaration, by block and short name, in a pass with dropout rate `dropout` (0: inference), of a
+    padded batch or of one sentence. It follows from its arguments alone: made once for them, read-only."""
+    return _step_table(config, type(config.eps), dropout, padded)  # eps=0 equals eps=0.0; each is recorded as given
 
 
 def encoder_blocks(c: Config) -> dict:
@@ -374,9 +378,9 @@ def encoder_blocks(c: Config) -> dict:
 
 
 @lru_cache(maxsize=64)
-def _step_table(c: Config, eps_type, p: float, padded: bool) -> StepTable:
-    return StepTable({"embedding": _embedding_steps(c, p, padded), "sublayer": _sublayer_steps(c, p),
-                      "attn": _attention_steps(c, p, cross=False, causal=False, padded=padded),
-                      "self_attn": _attention_steps(c, p, cross=False, causal=True, padded=padded),
-                      "cross_attn": _attention_steps(c, p, cross=True, causal=False, padded=padded),
-                      "ffn": _ffn_steps(c), "stack": _stack_steps(c), "output": _output_steps(c)})
+def _step_table(c: Config, eps_type, dropout: float, padded: bool) -> MappingProxyType:
+    return step_table_of({"embedding": _embedding_steps(c, dropout, padded), "sublayer": _sublayer_steps(c, dropout),
+                          "attn": _attention_steps(c, dropout, cross=False, causal=False, padded=padded),
+                          "self_attn": _attention_steps(c, dropout, cross=False, causal=True, padded=padded),
+                          "cross_attn": _attention_steps(c, dropout, cross=True, causal=False, padded=padded),
+                          "ffn": _ffn_steps(c), "stack": _stack_steps(c), "output": _output_steps(c)})

@@ -52,19 +52,19 @@ def layer_norm_shapes(c: Config, prefix: str) -> dict:
     return {f"{prefix}.gamma": (c.d_model,), f"{prefix}.beta": (c.d_model,)}
 
 
-def _attn_shapes(c: Config, p: str) -> dict:
-    shapes = {f"{p}.W_Q": (c.n_heads, c.d_model, c.d_k), f"{p}.W_K": (c.n_heads, c.d_model, c.d_k),
-              f"{p}.W_V": (c.n_heads, c.d_model, c.d_v), f"{p}.W_O": (c.n_heads * c.d_v, c.d_model)}
+def _attn_shapes(c: Config, prefix: str) -> dict:
+    shapes = {f"{prefix}.W_Q": (c.n_heads, c.d_model, c.d_k), f"{prefix}.W_K": (c.n_heads, c.d_model, c.d_k),
+              f"{prefix}.W_V": (c.n_heads, c.d_model, c.d_v), f"{prefix}.W_O": (c.n_heads * c.d_v, c.d_model)}
     if c.attn_bias:
-        shapes.update({f"{p}.b_Q": (c.n_heads, c.d_k), f"{p}.b_K": (c.n_heads, c.d_k),
-                       f"{p}.b_V": (c.n_heads, c.d_v), f"{p}.b_O": (c.d_model,)})
+        shapes.update({f"{prefix}.b_Q": (c.n_heads, c.d_k), f"{prefix}.b_K": (c.n_heads, c.d_k),
+                       f"{prefix}.b_V": (c.n_heads, c.d_v), f"{prefix}.b_O": (c.d_model,)})
     return shapes
 
 
-def _ffn_shapes(c: Config, p: str) -> dict:
-    shapes = {f"{p}.W_1": (c.d_model, c.d_ff), f"{p}.W_2": (c.d_ff, c.d_model)}
+def _ffn_shapes(c: Config, prefix: str) -> dict:
+    shapes = {f"{prefix}.W_1": (c.d_model, c.d_ff), f"{prefix}.W_2": (c.d_ff, c.d_model)}
     if c.ffn_bias:
-        shapes.update({f"{p}.b_1": (c.d_ff,), f"{p}.b_2": (c.d_model,)})
+        shapes.update({f"{prefix}.b_1": (c.d_ff,), f"{prefix}.b_2": (c.d_model,)})
     return shapes
 
 
@@ -150,11 +150,6 @@ class Parameters:
         src = "embed.src"
         return {"src": src, "tgt": src if self.config.shared_embeddings else "embed.tgt"}
 
-    def parameter_names(self) -> dict:
-        """The name of each parameter, and of its multiplier, by the object's id: how a step names its inputs."""
-        return {**{id(value): name for name, value in self.params.items()},
-                **{id(m): name for name, m in self._multipliers.items()}}
-
     def multiplier(self, name) -> Multiplier:
         """The parameter `name` as the forward pass multiplies by it (see _multiplier): `x @ multiplier`."""
         return self._multipliers[name]
@@ -169,10 +164,8 @@ def _multiplier(name, weight) -> Multiplier:
 
 
 def _read_only(value, name, shape):
-    """A parameter as a read-only float64 array; one that already is (an unedited parameter) is shared, not copied,
-    through an array object of its own: the forward pass names a step's inputs by their objects (steps.Hook)."""
+    """A parameter as a read-only float64 array; one that already is (an unedited parameter) is shared, not copied."""
     array = read_only(value)
-    array = array.view() if array is value else array
     if array.shape != tuple(shape):
         raise ValueError(f"{name} must have shape {tuple(shape)}, got {array.shape}")
     return array

@@ -4,14 +4,16 @@ A step's name is its block's prefix and its short name: the attention block "enc
 sub-layer "enc.0" records "enc.0.add1", the output block (prefix "") records "logits". engine/model.py declares each
 block's steps, a Decl per short name: the step's kind (engine/kinds.py: its explainer, backward rule and formula, mask
 flag), formula, shape in the config's symbols, the symbol its formula calls it, and constants; what a step is in words
-is the UI catalogs' ("desc.*"). Its inputs are not declared: the hook names them from the arguments of the call that
-computes the step, `q = hook("q", att.project, x, W_Q, b_Q)`.
+is the UI catalogs' ("desc.*"). Its inputs are named where the pass hands them to the step's equation: a recorded
+Step and a Param carry their names, `q = hook("q", att.project, x, W_Q, b_Q)`.
 """
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Callable, NamedTuple
 
 from .kinds import Kind
+from .trace import Step
 
 ROWS = ("n", "d_model")  # the residual stream's shape: one row per position
 
@@ -30,57 +32,60 @@ class Decl(NamedTuple):
     meta: dict = {}  # the equation's constants; the forward pass adds the ones only it knows (token ids, keep masks)
 
 
-class StepTable(dict):
-    """Block -> short name -> Decl; and the inputs of each block's steps, named once by the first pass (see Hook)."""
+class Param(NamedTuple):
+    """A parameter as the pass hands it to an equation, with its name, as a recorded Step carries its own."""
+    name: str  # as stored, "enc.0.attn.W_Q"
+    value: object  # the array, or how the pass multiplies by it (engine/products.py)
 
-    def __init__(self, blocks):
-        super().__init__(blocks)
-        self.named = {}  # (block, prefix) -> {short name: (step name, Decl, input names)}
+
+def step_table_of(blocks: dict) -> MappingProxyType:
+    """A step table, block -> short name -> Decl, read-only: it follows from a config alone, so passes share it."""
+    return MappingProxyType({block: MappingProxyType(decls) for block, decls in blocks.items()})
+
+
+_make_param = tuple.__new__  # Param(...) without NamedTuple's __new__, a Python function: a pass reads ~200
 
 
 class Hook:
     """Computes and records the steps of one block as the table declares them: hook("q", f, *args) records
-    f(*args) as "<prefix>.q", whose inputs are the recorded steps and the model's parameters among args.
+    f(*args) as "<prefix>.q"; its inputs are the Steps and Params among args, in their order, and f receives
+    their values.
 
     The block's parameters are read through it, `matrix` as the pass multiplies by it (engine/products.py),
-    `param` as it is stored: "W_Q" is "<prefix>.W_Q", unless `aliases` names it. A step's inputs follow from the
-    config, p and padding alone, as its table does: they are named in a table's first pass, then read from it (a pass
-    records ~300 steps, and naming them would be a third of the hook's time)."""
+    `param` as it is stored: "W_Q" is "<prefix>.W_Q", unless `aliases` names it."""
 
-    __slots__ = ("rec", "params", "table", "model", "drop", "decls", "dot", "aliases", "named")  # a pass makes dozens
+    __slots__ = ("rec", "table", "model", "drop", "decls", "dot", "aliases")  # a pass makes dozens
 
-    def __init__(self, rec, table: StepTable, model, drop, block="output", prefix="", params=None, **aliases):
+    def __init__(self, rec, table, model, drop, block="output", prefix="", **aliases):
         self.rec, self.table, self.model, self.drop = rec, table, model, drop
-        self.params = {} if params is None else params  # the pass's: id of a parameter -> its name, once needed
         self.decls, self.dot, self.aliases = table[block], f"{prefix}." if prefix else "", aliases
-        key = (block, prefix)
-        self.named = table.named.get(key) or table.named.setdefault(key, {})
 
     def block(self, block, prefix, **aliases) -> "Hook":
         """The hook of another block of the same pass."""
-        return Hook(self.rec, self.table, self.model, self.drop, block, prefix, self.params, **aliases)
+        return Hook(self.rec, self.table, self.model, self.drop, block, prefix, **aliases)
 
-    def __call__(self, short, equation, *args, **meta):
-        value = equation(*args)
-        name, decl, inputs = self.named.get(short) or self._name(short, args)
+    def __call__(self, short, equation, *args, **meta) -> Step:
+        values, inputs = [], []
+        for arg in args:  # one loop, not two comprehensions: a pass records ~300 steps
+            if type(arg) is Step or type(arg) is Param:
+                inputs.append(arg.name)
+                arg = arg.value
+            values.append(arg)
+        value, inputs, decl = equation(*values), tuple(inputs), self.decls[short]
         formula = decl.formula if type(decl.formula) is str else decl.formula(self.rec.steps, inputs, value)
-        return self.rec(name, value, decl, formula, inputs, {**decl.meta, **meta})
-
-    def _name(self, short, args):
-        """The step's name, declaration and inputs: the recorded steps and parameters among `args`, in their order."""
-        steps, params = self.rec.names, self.params
-        if not params:
-            params.update(self.model.parameter_names())
-        inputs = tuple([steps.get(i) or params[i] for i in map(id, args) if i in steps or i in params])
-        return self.named.setdefault(short, (self.dot + short, self.decls[short], inputs))
+        return self.rec(self.dot + short, value, decl, formula, inputs, {**decl.meta, **meta})
 
     def name(self, short) -> str:
         return self.dot + short
 
-    def param(self, short):
+    def param(self, short) -> Param | None:
         """The parameter as stored; None if the config has none (a bias turned off)."""
-        return self.model.params.get(self.aliases.get(short) or self.dot + short)
+        name = self.aliases.get(short) or self.dot + short
+        value = self.model.params.get(name)
+        return None if value is None else _make_param(Param, (name, value))
 
-    def matrix(self, short):
-        """The weight as the pass multiplies by it: `x @ hook.matrix("W_Q")` is x W^Q, its product remembered."""
-        return self.model.multiplier(self.aliases.get(short) or self.dot + short)
+    def matrix(self, short) -> Param:
+        """The weight as the pass multiplies by it: the equation's `x @ W` with W from hook.matrix("W_Q") is x W^Q,
+        its product remembered."""
+        name = self.aliases.get(short) or self.dot + short
+        return _make_param(Param, (name, self.model.multiplier(name)))

@@ -46,15 +46,13 @@ class Recorder:
 
     def __init__(self):
         self.steps: dict[str, Step] = {}
-        self.names: dict[int, str] = {}  # id of a recorded value -> its step's name; the steps keep the values alive
 
-    def __call__(self, name, value, decl, formula, inputs: tuple, meta: dict):
+    def __call__(self, name, value, decl, formula, inputs: tuple, meta: dict) -> Step:
         if not _fresh(value):
             value = np.array(value, dtype=float)  # a copy, which no one else holds
         value.setflags(write=False)
-        self.steps[name] = _make_step(Step, (name, value, decl, formula, inputs, meta))
-        self.names[id(value)] = name
-        return value
+        step = self.steps[name] = _make_step(Step, (name, value, decl, formula, inputs, meta))
+        return step
 
 
 def _fresh(value) -> bool:

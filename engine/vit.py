@@ -19,6 +19,7 @@ import dataclasses
 import operator
 from dataclasses import dataclass
 from functools import lru_cache
+from types import MappingProxyType
 from typing import NamedTuple
 
 import numpy as np
@@ -29,10 +30,10 @@ from . import explain
 from . import positional as pe
 from .config import Config, ConfigError
 from .kinds import ADD, LINEAR, PATCHES, POS, PREPEND, ROW, SOFTMAX
-from .model import _layer_norm, _layer_norm_step, encoder_blocks, layers
+from .model import encoder_blocks, layer_norm_step, layers, normalised
 from .params import Parameters, layer_norm_shapes, layer_shapes
 from .presets import initial_weight
-from .steps import Decl, Hook, StepTable
+from .steps import Decl, Hook, step_table_of
 from .trace import Recorder, Trace
 from .values import check_seed, whole
 
@@ -229,7 +230,7 @@ def _image(hook, images):
 
 def _head_steps(c: Config):
     classes = ("1", "n_classes")
-    return {"token": Decl(ROW, TOKEN_TEX, ("1", "d_model"), "z_L^0", {"row": 0}), "ln": _layer_norm_step(c),
+    return {"token": Decl(ROW, TOKEN_TEX, ("1", "d_model"), "z_L^0", {"row": 0}), "ln": layer_norm_step(c),
             "logits": Decl(LINEAR, HEAD_LOGITS_TEX, classes, r"\text{logits}"),
             "probs": Decl(SOFTMAX, HEAD_PROBS_TEX, classes, "y^s", {"form": "stable"})}
 
@@ -237,15 +238,15 @@ def _head_steps(c: Config):
 def _head(hook, z):
     """y = LN(z_L^0) (eq. 45), y^s = softmax(y W^F + b^F) (eq. 46)."""
     token = hook("token", class_row, z)  # z_L^0: (1, D)
-    y = _layer_norm(hook, "ln", token)  # (1, D)
+    y = normalised(hook, "ln", token)  # (1, D)
     logits = hook("logits", att.linear, y, hook.matrix("W_F"), hook.param("b_F"))  # (1, N_c)
     hook("probs", att.softmax, logits)  # (1, N_c)
 
 
 @lru_cache(maxsize=16)
-def step_table(c: Config) -> StepTable:
-    """Every step's declaration, by block: the image's, the encoder's pre-norm layers' and the head's."""
-    return StepTable({"image": _image_steps(c), **encoder_blocks(c), "head": _head_steps(c)})
+def step_table(c: Config) -> MappingProxyType:
+    """Every step's declaration, by block: the image's, the encoder's pre-norm layers' and the head's; read-only."""
+    return step_table_of({"image": _image_steps(c), **encoder_blocks(c), "head": _head_steps(c)})
 
 
 # ---- one function per equation ------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from test_torch_reference import SUBLAYERS, cases, final_norm, layer_output, per
 import engine
 from engine.__main__ import DEFAULT_SOURCE, main
 from engine.backward import backward_formula, loss_and_grads
-from engine.explain import num
+from engine.explain import Writing
 from engine.kinds import KINDS
 from engine.loss import cross_entropy, teacher_forcing
 from engine.params import param_shapes
@@ -344,7 +344,7 @@ def test_dropout_steps_apply_their_keep_mask(placement):
     assert [s.name for s in steps] == dropout_names(2)
     for step in steps:
         x, keep = trace[step.inputs[0]], step.meta["keep"]
-        assert keep.shape == x.shape and keep.dtype == bool and step.meta["p"] == 0.25
+        assert keep.shape == x.shape and keep.dtype == bool and step.meta["rate"] == 0.25
         np.testing.assert_array_equal(step.value, np.where(keep, x / 0.75, 0.0))
     assert trace.step("enc.0.attn.heads").inputs == ("enc.0.attn.dropout", "enc.0.attn.v")
     assert trace.step("dec.1.add3").inputs[1] == "dec.1.drop3"
@@ -388,8 +388,8 @@ def test_dropout_cells_are_explained():
     keep = trace.step("enc.0.drop1").meta["keep"]
     kept, dropped = tuple(np.argwhere(keep)[0]), tuple(np.argwhere(~keep)[0])
     x = trace["enc.0.attn.out"]
-    assert trace.explain("enc.0.drop1", kept).text.endswith(f"⟦kept-text⟧ = {num(2 * x[kept])}")  # word slots
-    assert trace.explain("enc.0.drop1", dropped).text.endswith(f"0 ⟦dropped-text|x={num(x[dropped])}⟧ = 0")
+    assert trace.explain("enc.0.drop1", kept).text.endswith(f"⟦kept-text⟧ = {Writing().num(2 * x[kept])}")  # word slots
+    assert trace.explain("enc.0.drop1", dropped).text.endswith(f"0 ⟦dropped-text|x={Writing().num(x[dropped])}⟧ = 0")
 
 
 # ---- the tests: the command line ---------------------------------------------------------------------------------

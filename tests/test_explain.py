@@ -6,7 +6,10 @@ import numpy as np
 import pytest
 
 import engine
-from engine.explain import num, num_tex
+from engine.explain import Writing
+from engine.notation import num_tex
+
+num = Writing().num  # a number in explain()'s text, at its default digits
 
 
 def explain(name, index, **overrides):

@@ -1,4 +1,5 @@
 """Math properties of every step, and the trace contract: every documented name, with its shape."""
+import json
 import math
 from functools import partial
 
@@ -8,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import engine
+import step_inputs_cases
 from conftest import examples
 from engine import attention, layer_norm, layers, positional
 from engine.products import Multiplier
@@ -436,3 +438,15 @@ def test_the_encoders_rows_converge_where_the_trace_says_whatever_the_sentence_o
     w_o = model.params["enc.0.attn.W_O"]
     assert layers.convergence(model.with_params({"enc.0.attn.W_O": w_o * 0}).run("Hello World", "Hola Mundo")) is None
     assert layers.convergence(model.run("Hello World how are you", "Hola")) is None  # its output's rows stay apart
+
+
+@pytest.mark.parametrize("case", [*step_inputs_cases.TEXT, "vit", "vit, batch"])
+def test_each_steps_inputs_are_the_recorded_ones(case):
+    """Every step's inputs, in every kind of pass (tests/step_inputs_cases.py), are those recorded in
+    tests/data/step_inputs.json: the explainers, backward rules and pages read a step's operands by these names."""
+    recorded = json.loads(step_inputs_cases.RECORD.read_text())[case]
+    if case.startswith("vit"):
+        computed = step_inputs_cases.vit_inputs(case.endswith("batch"))
+    else:
+        computed = step_inputs_cases.text_inputs(*step_inputs_cases.TEXT[case])
+    assert computed == recorded

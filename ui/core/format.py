@@ -2,8 +2,8 @@
 import numpy as np
 import pyarrow as pa
 
-from engine.explain import num_tex as fmt_tex  # one rule for every printed number, the drill-down's LaTeX included
-from engine.explain import significant as fmt
+from engine.notation import num_tex as fmt_tex  # one rule for every printed number, the drill-down's LaTeX included
+from engine.notation import significant as fmt
 
 # The digits setting's default: 4 significant digits keep the two decimals the blog prints for every number below
 # 100 (11.46, −0.58, 105.2 of 105.21), where 3 would round 11.46 to 11.5; a 6-column matrix of signed 4-digit

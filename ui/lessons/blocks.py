@@ -246,7 +246,7 @@ def _dropout_mask(ctx, trace, names, head):
     """The keep mask m of the chosen dropout as 0/1 cells, its scale 1/(1 - p), and one kept cell in numbers."""
     before, drop = names
     s = trace.step(drop)
-    keep, p = s.meta["keep"], s.meta["p"]
+    keep, p = s.meta["keep"], s.meta["rate"]
     mask = keep if head is None else keep[head]  # (rows, cols)
     st.markdown(ctx.t("dropout.mask.text", kept=int(mask.sum()), cells=mask.size, seed=s.meta["seed"], name=drop))
     axes = step_axes(trace, drop)
