@@ -190,9 +190,9 @@ def activation(c, step, hidden):
 
 
 def dropout(c, step, x):
-    """The app's own keep mask, with the survivors divided by 1 - p (F.dropout draws its own mask)."""
-    keep, p = torch.tensor(step["meta"]["keep"]), step["meta"]["p"]
-    return torch.where(keep, x / (1.0 - p), torch.zeros((), dtype=F64))
+    """The app's own keep mask, with the survivors divided by 1 - rate (F.dropout draws its own mask)."""
+    keep, rate = torch.tensor(step["meta"]["keep"]), step["meta"]["rate"]
+    return torch.where(keep, x / (1.0 - rate), torch.zeros((), dtype=F64))
 
 
 KINDS = {"embed": embed, "pos": positions, "add": add, "copy": copy, "proj": project, "scores": scores,
