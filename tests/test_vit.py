@@ -7,6 +7,7 @@ batch_first=True) per layer, nn.LayerNorm and nn.Linear for the head; float64, d
 is random first (the initialisation's zeros and ones would hide a swapped or missing one)."""
 import hashlib
 import json
+import math
 
 import numpy as np
 import pytest
@@ -16,7 +17,8 @@ from engine import digits
 from engine.__main__ import main
 from engine.config import ConfigError
 from engine.kinds import IMAGE_KINDS
-from engine.vit import SEED_SLIPS, VisionTransformer, ViTConfig, position_similarity, vit_param_shapes
+from engine.vit import (HEAD_LN_TEX, SEED_SLIPS, VisionTransformer, ViTConfig, position_similarity,
+                        vit_param_shapes)
 from engine.vit_train import (SHIPPED, ViTTrainSettings, accuracy, confusion, load, loss_and_grads, save, train)
 
 # (H, W, C, P, D, h, L, d_ff): square and not, grey and colour, one patch per pixel up to one patch per image
@@ -156,6 +158,33 @@ def test_trace_names_shapes_and_kinds():
     assert trace.step("img.cls").inputs == ("img.x_class", "img.embed")
     assert trace.step("head.ln").inputs == ("head.token", "head.ln.gamma", "head.ln.beta")
     assert np.sum(trace["head.probs"]) == pytest.approx(1.0, abs=1e-12)
+
+
+@pytest.mark.parametrize("size", SIZES[:3])
+def test_every_step_has_the_shape_it_declares(size):
+    """The page writes a step's declared shape beside its numbers ("(1, d_model) = (1, 16)"): n is the N + 1 tokens,
+    and a batch's steps have b in front, but the position embeddings every image shares."""
+    model = model_of(size)
+    s, c = model.settings, model.config
+    n = s.n_patches + 1
+    sizes = {"n": n, "n_q": n, "n_k": n, "N": s.n_patches, "P²C": s.patch_size, "h": c.n_heads, "d_k": c.d_k,
+             "d_v": c.d_v, "d_model": s.d_model, "d_ff": s.d_ff, "n_classes": s.n_classes, "1": 1}
+    images = np.random.default_rng(2).random((2, s.height, s.width, s.channels))
+    for in_front, trace in (((), model.run(images[0])), ((2,), model.run(images))):
+        for step in trace.steps():
+            declared = tuple(math.prod(sizes[part] for part in axis.split("·")) for axis in step.axes)
+            assert step.shape == (*(() if step.name == "img.pos" else in_front), *declared), step.name
+
+
+def test_the_formulas_write_the_bias_of_the_patches_and_eq_45():
+    """x_p E + b_E is what the class token joins and z_0 sums; the head's LayerNorm is eq. 45 on the class token."""
+    trace = VisionTransformer.initial().run(np.zeros((8, 8, 1)))
+    for name in ("img.embed", "img.cls", "img.input"):
+        assert "E + b_E" in trace.step(name).formula, name
+    assert trace.step("img.embed").symbol == "(x_p E + b_E)"  # its drill-down's title: (x_p E + b_E)[i, j]
+    head_ln = trace.step("head.ln")
+    assert head_ln.formula.startswith(HEAD_LN_TEX) and r"\operatorname{LayerNorm}(x)" in head_ln.formula
+    assert head_ln.symbol == "y"
 
 
 def test_patches_are_the_images_pixels_and_explained_by_them():
