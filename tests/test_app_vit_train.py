@@ -58,6 +58,20 @@ def test_the_shipped_models_evaluation_is_the_engines():
     assert any("**96.39 %** of the 360 test images right (347 of 360)" in m.value for m in at.markdown)
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_pages_say_what_the_command_reproduces_and_whose_handwriting_the_model_knows(lang):
+    """The training page: the shipped weights bit for bit with the kernels that made them, and elsewhere the accuracy
+    band tests/test_vit.py checks; the pad: a digit drawn in another style than the training set's may read wrong."""
+    t = translator(lang)
+    at = open_link("vit_train", lang=lang)
+    assert_clean(at)
+    reproduced = t("vit_train.reproduced", kernels=vit_train.SHIPPED_KERNELS,
+                   band=f"{100 * vit_train.REPRODUCED_ACCURACY:g}")
+    assert reproduced in [m.value for m in at.markdown] and "95 %" in reproduced
+    pad = open_link("vit_patches", lang=lang)
+    assert t("vit.pad.style") in [c.value for c in pad.caption]
+
+
 def test_random_weights_are_evaluated_as_the_engine_does_and_shown_in_part():
     at = open_page("vit_train", vw="random", vseed="3")
     assert_clean(at)
