@@ -141,6 +141,13 @@ def test_forged_weights_ids_are_refused(forged):
     assert at.session_state["state"].vit.weights == ""  # the shipped model
     assert metric(at) == "96.39 % (347 of 360)"
     assert "vw" not in query(at)
+    if forged in ("0123456789ab", "ffffffffffff"):  # an id's form, which this server does not hold
+        assert notes(at) == [T("msg.url", detail=T("msg.vit_weights_gone", id=forged))]
+    random = open_link("vit_train", vw=forged, vcfg="patch:2", vseed="5")
+    assert random.session_state["state"].vit.weights == "random" and "vw=random" in "&".join(
+        f"{k}={v}" for k, v in query(random).items())
+    if forged in ("0123456789ab", "ffffffffffff"):
+        assert notes(random) == [T("msg.url", detail=T("msg.vit_weights_gone_random", id=forged, seed=5))]
 
 
 def test_a_vision_transformers_id_is_not_a_text_models_weights():

@@ -151,8 +151,11 @@ def _whole(text, low: int, high: int) -> int | None:
 
 
 def _pixels(text: str):
+    """The link's pixels, and a note for each part left out: unreadable, and those past the first MAX_PIXEL_EDITS
+    (quoted together, cut as every note)."""
     pixels, bad = {}, []
-    for part in [p for p in text.split(";") if p][:MAX_PIXEL_EDITS]:
+    parts = [p for p in text.split(";") if p]
+    for part in parts[:MAX_PIXEL_EDITS]:
         try:
             where, value = part.split("=")
             row, col = (_whole(n, 0, ViTConfig().height - 1) for n in where.split("."))
@@ -161,6 +164,8 @@ def _pixels(text: str):
             pixels[(row, col)] = check_pixel(value)
         except ValueError:
             bad.append(part[:80])
+    if parts[MAX_PIXEL_EDITS:]:
+        bad.append(";".join(parts[MAX_PIXEL_EDITS:])[:80])
     return tuple(sorted(pixels.items())), bad
 
 
