@@ -29,6 +29,7 @@ from .vit_train import training as vit_training
 from .words import fill
 
 DEFAULT_SOURCE = "Hello World"
+BLAS_THREADS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")  # what BLAS libraries read as they load
 ENGLISH = Path(__file__).resolve().parents[1] / "ui" / "catalogs" / "en.toml"  # the words of the slots it prints
 
 
@@ -303,7 +304,19 @@ def _english() -> dict:
     return tomllib.loads(ENGLISH.read_text(encoding="utf-8"))
 
 
+def with_one_blas_thread() -> None:
+    """Run this command again with one BLAS thread, as the app's server runs (ui/core/server.py), unless the caller
+    set a number. The products are small (64 images of 5 tokens), so a second thread mostly waits, and on a busy
+    machine it waits long: vit-train took 261 s instead of 35 s. A BLAS library reads its threads when NumPy loads
+    it, which importing `engine` has done, hence a new process (engine/ imports NumPy only: no threadpoolctl)."""
+    if any(name in os.environ for name in BLAS_THREADS):
+        return
+    one_thread = {**os.environ, **dict.fromkeys(BLAS_THREADS, "1")}
+    os.execve(sys.executable, sys.orig_argv, one_thread)  # the same command, with the options Python was given
+
+
 if __name__ == "__main__":
+    with_one_blas_thread()
     try:
         sys.exit(main())
     except BrokenPipeError:  # e.g. `... | head`: the reader left, which is not an error of ours

@@ -39,9 +39,9 @@ from .values import check_seed, whole
 
 PATCHES_TEX = r"x_p = [x_p^1, x_p^2, \dots, x_p^N]^\top,\quad N = HW/P^2"  # eq. 41
 PATCH_EMBED_TEX = r"x_p^i E + b_E"
-CLASS_TOKEN_TEX = r"[x_{\text{class}};\ x_p^1 E;\ \dots;\ x_p^N E]"
+CLASS_TOKEN_TEX = r"[x_{\text{class}};\ x_p^1 E + b_E;\ \dots;\ x_p^N E + b_E]"
 POSITIONS_TEX = r"E_{\text{pos}} \in \mathbb{R}^{(N+1) \times D}\ \text{⟦learned-table⟧}"
-INPUT_TEX = r"z_0 = [x_{\text{class}};\ x_p^1 E;\ \dots;\ x_p^N E] + E_{\text{pos}}"  # eq. 42
+INPUT_TEX = r"z_0 = [x_{\text{class}};\ x_p^1 E + b_E;\ \dots;\ x_p^N E + b_E] + E_{\text{pos}}"  # eq. 42, with b_E
 TOKEN_TEX = r"z_L^0"
 HEAD_LN_TEX = r"y = \operatorname{LN}(z_L^0)"  # eq. 45
 HEAD_LOGITS_TEX = r"\text{logits} = y\, W^F + b^F"
@@ -208,7 +208,7 @@ def _vit_pass(hook, images):
 
 def _image_steps(c: Config):
     return {"patches": Decl(PATCHES, PATCHES_TEX, ("N", "P²C"), "x_p"),
-            "embed": Decl(LINEAR, PATCH_EMBED_TEX, ("N", "d_model"), "x_p E"),
+            "embed": Decl(LINEAR, PATCH_EMBED_TEX, ("N", "d_model"), "(x_p E + b_E)"),
             "cls": Decl(PREPEND, CLASS_TOKEN_TEX),
             "pos": Decl(POS, POSITIONS_TEX, symbol=r"E_{\text{pos}}", meta={"form": "learned", "d_model": c.d_model, "table": (r"E_{\text{pos}}", "E_pos")}),
             "input": Decl(ADD, INPUT_TEX, symbol="z_0")}
@@ -220,7 +220,7 @@ def _image(hook, images):
     x_p = hook("patches", patchify, images, s.patch, patch=s.patch, channels=s.channels,
                across=s.width // s.patch)  # (N, P²C)
     embedded = hook("embed", att.linear, x_p, hook.matrix("E"), hook.param("b_E"))  # x_p E + b_E: (N, D)
-    tokens = hook("cls", prepend, hook.param("x_class"), embedded)  # [x_class; x_p E]: (n, D)
+    tokens = hook("cls", prepend, hook.param("x_class"), embedded)  # [x_class; x_p E + b_E]: (n, D)
     positions = hook("pos", pe.positional_encoding, "learned", s.n_patches + 1, s.d_model,
                      hook.param("E_pos"))  # (n, D)
     z = hook("input", operator.add, tokens, positions)  # z_0: (n, D)
@@ -230,9 +230,15 @@ def _image(hook, images):
 
 def _head_steps(c: Config):
     classes = ("1", "n_classes")
-    return {"token": Decl(ROW, TOKEN_TEX, ("1", "d_model"), "z_L^0", {"row": 0}), "ln": layer_norm_step(c),
+    return {"token": Decl(ROW, TOKEN_TEX, ("1", "d_model"), "z_L^0", {"row": 0}), "ln": _head_layer_norm_step(c),
             "logits": Decl(LINEAR, HEAD_LOGITS_TEX, classes, r"\text{logits}"),
             "probs": Decl(SOFTMAX, HEAD_PROBS_TEX, classes, "y^s", {"form": "stable"})}
+
+
+def _head_layer_norm_step(c: Config) -> Decl:
+    """Eq. 45 on the class token's row, followed by the LayerNorm it names."""
+    step = layer_norm_step(c)
+    return step._replace(formula=rf"{HEAD_LN_TEX},\quad {step.formula}", shape=("1", "d_model"), symbol="y")
 
 
 def _head(hook, z):

@@ -58,6 +58,20 @@ def test_the_shipped_models_evaluation_is_the_engines():
     assert any("**96.39 %** of the 360 test images right (347 of 360)" in m.value for m in at.markdown)
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_pages_say_what_the_command_reproduces_and_whose_handwriting_the_model_knows(lang):
+    """The training page: the shipped weights bit for bit with the kernels that made them, and elsewhere the accuracy
+    band tests/test_vit.py checks; the pad: a digit drawn in another style than the training set's may read wrong."""
+    t = translator(lang)
+    at = open_link("vit_train", lang=lang)
+    assert_clean(at)
+    reproduced = t("vit_train.reproduced", kernels=vit_train.SHIPPED_KERNELS,
+                   band=f"{100 * vit_train.REPRODUCED_ACCURACY:g}")
+    assert reproduced in [m.value for m in at.markdown] and "95 %" in reproduced
+    pad = open_link("vit_patches", lang=lang)
+    assert t("vit.pad.style") in [c.value for c in pad.caption]
+
+
 def test_random_weights_are_evaluated_as_the_engine_does_and_shown_in_part():
     at = open_page("vit_train", vw="random", vseed="3")
     assert_clean(at)
@@ -127,6 +141,13 @@ def test_forged_weights_ids_are_refused(forged):
     assert at.session_state["state"].vit.weights == ""  # the shipped model
     assert metric(at) == "96.39 % (347 of 360)"
     assert "vw" not in query(at)
+    if forged in ("0123456789ab", "ffffffffffff"):  # an id's form, which this server does not hold
+        assert notes(at) == [T("msg.url", detail=T("msg.vit_weights_gone", id=forged))]
+    random = open_link("vit_train", vw=forged, vcfg="patch:2", vseed="5")
+    assert random.session_state["state"].vit.weights == "random" and "vw=random" in "&".join(
+        f"{k}={v}" for k, v in query(random).items())
+    if forged in ("0123456789ab", "ffffffffffff"):
+        assert notes(random) == [T("msg.url", detail=T("msg.vit_weights_gone_random", id=forged, seed=5))]
 
 
 def test_a_vision_transformers_id_is_not_a_text_models_weights():

@@ -3,6 +3,7 @@ import ast
 import csv
 import io
 import json
+import os
 import subprocess
 import sys
 import zipfile
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 import engine
-from engine.__main__ import main
+from engine.__main__ import BLAS_THREADS, main
 import engine.blog
 from engine.export import CHECK_SCRIPT, npz_arrays, write_csv, write_json, write_npz
 from engine.kinds import IMAGE_KINDS, KINDS
@@ -25,6 +26,25 @@ def to_json_text(trace, params: bool = True) -> str:
 
 def run_cli(*args):
     return subprocess.run([sys.executable, "-m", "engine", *args], capture_output=True, text=True, timeout=120)
+
+
+# Started by Python before the command (PYTHONPATH): at exit, the BLAS threads of the process that ran it.
+BLAS_AT_EXIT = """
+import atexit, json, sys
+def report():
+    from threadpoolctl import threadpool_info
+    print(json.dumps([info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]), file=sys.stderr)
+atexit.register(report)
+"""
+
+
+@pytest.mark.parametrize("chosen, threads", [({}, [1]), ({"OPENBLAS_NUM_THREADS": "2"}, [2])])
+def test_the_command_line_runs_one_blas_thread_unless_told_otherwise(tmp_path, chosen, threads):
+    (tmp_path / "sitecustomize.py").write_text(BLAS_AT_EXIT)
+    env = {name: value for name, value in os.environ.items() if name not in BLAS_THREADS}
+    result = subprocess.run([sys.executable, "-m", "engine", "presets"], capture_output=True, text=True, timeout=120,
+                            env={**env, "PYTHONPATH": str(tmp_path), **chosen})
+    assert result.returncode == 0 and json.loads(result.stderr.splitlines()[-1]) == threads, result.stderr
 
 
 def test_presets_lists_both():

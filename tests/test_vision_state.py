@@ -72,6 +72,14 @@ def test_a_link_part_that_is_not_one_is_noted_and_the_rest_kept(query, notes, ex
     assert (noted, state.vit) == (notes, expected)
 
 
+def test_pixels_past_the_sixty_fourth_part_are_noted():
+    every = [f"{row}.{col}=1" for row in range(8) for col in range(8)]
+    assert len(every) == vision_state.MAX_PIXEL_EDITS
+    state, notes = app_state.decode({"vpx": ";".join(every + ["0.0=0.5", "1.1=0"])})
+    assert len(state.vit.pixels) == 64 and dict(state.vit.pixels)[(0, 0)] == 1.0 and notes == ["0.0=0.5;1.1=0"]
+    assert app_state.decode({"vpx": ";".join(every)})[1] == []
+
+
 def test_weights_are_shipped_unless_the_link_names_others():
     assert VisionState().weights == SHIPPED == "" and VisionState().shipped
     assert app_state.decode({"vw": "0123456789ab"})[0].vit.weights == "0123456789ab"  # the store's id form

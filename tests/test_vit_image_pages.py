@@ -252,6 +252,15 @@ def test_an_edit_of_e_on_the_embed_page_goes_to_the_vit_state_and_its_numbers():
     assert "vedit" in query(at)
 
 
+@pytest.mark.parametrize("unfit", ["nope:0=1", "img.E:99.0=1", "img.E:0=1"])
+def test_an_edit_of_no_weight_is_said_dropped_and_leaves_the_link(unfit):
+    at = open_vit("vit_embed", vedit=f"{unfit};img.E:0.0=2.5")
+    assert not at.exception, [e.message for e in at.exception]
+    assert notes(at) == [translator("en")("msg.edits_dropped", n=1)]
+    assert at.session_state.state.vit.edits == (("img.E", (0, 0), 2.5),) and query(at)["vedit"] == "img.E:0.0=2.5"
+    assert at.session_state["context"].model.params["img.E"][0, 0] == 2.5  # the edit that fits still runs
+
+
 # ---- in Chromium ------------------------------------------------------------------------------------------------
 
 def drag(page, pad, cells):

@@ -99,8 +99,8 @@ def _base_vit(state: VisionState) -> vit.VisionTransformer:
     if state.weights == vision_state.RANDOM:
         return _random_vit(state.sizes, state.seed)
     model = _stored_vit(state.weights)
-    if model is None:
-        raise LimitError("msg.weights_gone", {"id": state.weights})
+    if model is None:  # the store dropped them during the session: the page says which model it keeps
+        raise LimitError("msg.vit_weights_lost", {"id": state.weights})
     return model
 
 
@@ -114,8 +114,9 @@ def vit_from_link(state: VisionState) -> tuple[VisionState, list]:
     server never held them, or dropped them): then the weights of its sizes, shipped or random, without edits."""
     if state.weights in (vision_state.SHIPPED, vision_state.RANDOM) or _stored_vit(state.weights) is not None:
         return state, []
-    gone = LimitError("msg.weights_gone", {"id": state.weights})
-    return state.replace(weights=vision_state.RANDOM if state.sizes else vision_state.SHIPPED, edits=()), [gone]
+    instead = state.replace(weights=vision_state.RANDOM if state.sizes else vision_state.SHIPPED, edits=())
+    said = "msg.vit_weights_gone_random" if instead.sizes else "msg.vit_weights_gone"
+    return instead, [LimitError(said, {"id": state.weights, "seed": state.seed})]
 
 
 @st.cache_resource(max_entries=RUNS_KEPT, show_spinner=False, hash_funcs={VisionState: repr})

@@ -88,10 +88,12 @@ def make_vision_context(candidate: AppState, good: AppState, t, notes, reading: 
         notes.error(t("msg.kept", error=refusal(t, error)))
         candidate = candidate.replace(vit=good.vit if good.vit != candidate.vit else VisionState())
         base, model, trace, dropped = runs.run_vit(candidate.vit)
+    if dropped:  # dropped from the state and the link too, as the message says
+        notes.warning(t("msg.edits_dropped", n=dropped))
+        fitting = app_state.fitting_edits(base.params, candidate.vit.edits)
+        candidate = candidate.replace(vit=candidate.vit.replace(edits=fitting))
     st.session_state.state = candidate
     write_link(candidate)
-    if dropped:
-        notes.warning(t("msg.edits_dropped", n=dropped))
     context = Context(candidate, base, model, trace, t, reading, vision=True)
     st.session_state["context"] = context
     return context

@@ -35,6 +35,7 @@ def image_and_pad() -> int:
 
 def _drawing_side(t, picture, vision, settings):
     st.markdown(t("vit.pad.title"))
+    st.caption(t("vit.pad.style"))  # why a 1 drawn as a thin bar may read as 7
     pixel_pad.refused_note(t)
     pixel_pad.pad(picture)
     row = st.container(horizontal=True)

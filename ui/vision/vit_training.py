@@ -24,7 +24,8 @@ SHIPPED_FILE = "engine/data/vit-digits.npz"
 
 
 def shipped_facts():
-    """The model the app ships: the command that made it and its test accuracy (the file's own facts)."""
+    """The model the app ships: the command that made it, its test accuracy (the file's own facts) and what the
+    command reproduces where."""
     ctx = session.get()
     model, facts = runs.shipped_vit()
     n = len(digits.split("test").labels)
@@ -32,6 +33,8 @@ def shipped_facts():
                       right=round(facts["test_accuracy"] * n), n=n))
     st.code(f"python -m engine vit-train --steps {facts['steps']} --seed {model.seed} --out {SHIPPED_FILE}",
             language="bash")
+    st.markdown(ctx.t("vit_train.reproduced", kernels=vit_train.SHIPPED_KERNELS,
+                      band=f"{100 * vit_train.REPRODUCED_ACCURACY:g}"))
 
 
 def trainer():

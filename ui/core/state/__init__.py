@@ -6,10 +6,10 @@ from ui.core.state.app import CACHE_HASH, DEFAULT_SOURCE, DEFAULT_TARGET, AppSta
 from ui.core.state.limits import (APP_LIMITS, FLOAT_RANGES, MAX_CHARS, MAX_EDITS, MAX_TOKENS, MAX_WEIGHT, LimitError,
                                   check_limits, check_weight, fitted)
 from ui.core.state.link import VIEW_KEYS, decode, decode_view, encode, encode_view
-from ui.core.state.models import apply_edits, base_model, model_settings
+from ui.core.state.models import apply_edits, base_model, fitting_edits, model_settings
 from ui.core.state.sliders import slider_range
 
 __all__ = ["APP_LIMITS", "CACHE_HASH", "DEFAULT_SOURCE", "DEFAULT_TARGET", "FLOAT_RANGES", "MAX_CHARS", "MAX_EDITS",
            "MAX_TOKENS", "MAX_WEIGHT", "VIEW_KEYS", "AppState", "LimitError", "apply_edits", "base_model",
-           "check_limits", "check_weight", "decode", "decode_view", "encode", "encode_view", "fitted",
+           "check_limits", "check_weight", "decode", "decode_view", "encode", "encode_view", "fitted", "fitting_edits",
            "model_settings", "slider_range"]

@@ -192,8 +192,11 @@ class Pixels:
         return ";".join(f"{r}.{c}={v!r}" for (r, c), v in pixels)
 
     def decode(self, text: str, state):
+        """The link's pixels, and a note for each part left out: unreadable, and those past the first
+        MAX_PIXEL_EDITS (quoted together, cut as every note)."""
         pixels, bad = {}, []
-        for part in [p for p in text.split(";") if p][:MAX_PIXEL_EDITS]:
+        parts = [p for p in text.split(";") if p]
+        for part in parts[:MAX_PIXEL_EDITS]:
             try:
                 where, value = part.split("=")
                 row, col = (whole(n, 0, ViTConfig().height - 1) for n in where.split("."))
@@ -202,6 +205,8 @@ class Pixels:
                 pixels[(row, col)] = check_pixel(value)
             except ValueError:
                 bad.append(part[:NOTED])
+        if parts[MAX_PIXEL_EDITS:]:
+            bad.append(";".join(parts[MAX_PIXEL_EDITS:])[:NOTED])
         return tuple(sorted(pixels.items())), bad
 
 

@@ -18,11 +18,15 @@ def model_settings(model: engine.Model) -> dict:
 
 def apply_edits(model: engine.Model, edits: tuple) -> tuple[engine.Model, int]:
     """The model with the edited cells written in, and how many edits did not fit its shapes."""
-    cells, dropped = {}, 0
-    for param, index, value in edits:
-        array = model.params.get(param)
-        if array is None or len(index) != array.ndim or any(not 0 <= i < n for i, n in zip(index, array.shape)):
-            dropped += 1
-            continue
+    cells = {}
+    for param, index, value in fitting_edits(model.params, edits):
         cells.setdefault(param, []).append((index, value))
-    return (model.with_cells(cells) if cells else model), dropped
+    return (model.with_cells(cells) if cells else model), len(edits) - sum(map(len, cells.values()))
+
+
+def fitting_edits(params, edits: tuple) -> tuple:
+    """The edits that name a cell of one of the weights `params` (a model's: name -> array)."""
+    def fits(param, index):
+        array = params.get(param)
+        return array is not None and len(index) == array.ndim and all(0 <= i < n for i, n in zip(index, array.shape))
+    return tuple(edit for edit in edits if fits(*edit[:2]))
