@@ -4,31 +4,42 @@ fixtures only, so the tests that use no browser run where it is not installed (t
 
 Tiers. `make test` (CI) runs every test. `make test-fast`, for the edit-test loop, runs the tests marked `fast`:
 the modules of FAST_MODULES (the engine without PyTorch or training, the pure UI, the import and security source
-checks, the internals guard, `make perf`'s regression guard) and one app run of every page in English, less any
+checks, the internals guard, `make perf`'s regression guard, what follows from the step tables: the presenter's
+rail and backpropagation, test_declarations.py) and one app run of every page in English, less any
 test marked `browser` (it uses Chromium), `server` (it starts a server: Streamlit, Redis, nginx), `slow` or
 `hostile`. The `browser` and `server` marks are given here, from the fixtures a test uses; `slow` and `hostile`
 where the tests are. Hypothesis runs with the profile of its tier: "full" (a test's own number of examples), or
-"fast" (--hypothesis-profile=fast: at most FAST_EXAMPLES each)."""
-import asyncio
-import concurrent.futures
-import contextlib
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
+"fast" (--hypothesis-profile=fast: at most FAST_EXAMPLES each).
 
-import pytest
-from hypothesis import settings
+Threads. Every BLAS and OpenMP pool of the run is one thread (THREADS, set here before NumPy or PyTorch is imported,
+so the processes a test starts inherit it too; an explicit setting wins): four pytest-xdist workers on 2 cores, each
+with pools of its own, fought over the cores (PyTorch's random-size checks took 416 s so, 57 s pinned). The app pins
+its own (ui/core/server.py)."""
+import os
+
+THREADS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+for _variable in THREADS:
+    os.environ.setdefault(_variable, "1")
+
+import asyncio  # noqa: E402 (after the threads' settings)
+import concurrent.futures  # noqa: E402
+import contextlib  # noqa: E402
+import shutil  # noqa: E402
+import socket  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import urllib.request  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
 
 FAST_MODULES = {"test_properties.py", "test_explain.py", "test_lazy_trace.py", "test_bad_numbers.py", "test_blog.py",
                 "test_generate.py", "test_cli_and_export.py", "test_lessons.py", "test_ui_pure.py",
                 "test_derivations.py", "test_room_watch.py", "test_rooms.py", "test_weights.py",
                 "test_engine_imports.py", "test_security.py", "test_streamlit_internals.py", "test_perf_guard.py",
-                "test_handout.py", "test_vision_state.py"}
+                "test_handout.py", "test_vision_state.py", "test_declarations.py"}
 BROWSER_FIXTURES = {"chromium"}
 SERVER_FIXTURES = {"server", "fresh_server", "redis_url", "classroom"}
 FAST_EXAMPLES = 10
