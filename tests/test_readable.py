@@ -20,10 +20,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
-from playwright.sync_api import expect
 
 import engine
-from slide_fit import FIRST_DOT, misfit
+from slide_fit import FIRST_DOT, misfit, walk
 from test_browser import (ALL_PAGES, LOCALES, OVERFLOWING, SHOTS, TITLE_SOURCE, fit_viewport_to_content,  # noqa: F401
                           server, settle, url)  # server: a fixture
 from ui.core.format import DIGITS, fmt, table
@@ -289,22 +288,17 @@ def _visit(page, base, name, view, trace, screenshot: Path | None) -> dict:
 
 def _walk_the_slides(page, base, normal) -> list[dict]:
     """Presenter mode from the tokens to the probabilities, moved with the clicker's keys; each slide's facts."""
-    page.goto(url(base, "tokens", present="1"))
-    count, keys, seen = len(slides(engine.preset("hello-world").config)), ["ArrowRight", "PageDown", " "], []
-    where = page.locator(".present-where")
-    for position in range(count):
-        expect(where).to_have_text(re.compile(rf"^{position + 1} / {count} · "), timeout=30_000)
-        settle(page)
+    deck, seen = slides(engine.preset("hello-world").config), []
+    for _ in walk(page, base, deck, list(range(len(deck)))):
         try:
             page.wait_for_function(LARGE_TYPE, arg=normal, timeout=10_000)
         except PlaywrightTimeoutError:
             pass  # measured as it is, and reported
-        page.wait_for_timeout(600)  # the scroll to the step, once the run is over (ui/classroom/scroll.py)
-        seen.append({"where": where.inner_text(), "url": page.url, "type": page.evaluate(SMALLEST_TYPE),
-                     "wide": page.evaluate(SLIDE_OVERFLOWING), "exceptions": page.evaluate(FACTS)["exceptions"],
-                     "misfit": misfit(page), "first_dot": page.evaluate(FIRST_DOT)})
-        if position + 1 < count:
-            page.keyboard.press(keys[position % len(keys)])
+        fit = misfit(page)  # first: it waits for the step scroll
+        seen.append({"where": page.locator(".present-where").inner_text(), "url": page.url,
+                     "type": page.evaluate(SMALLEST_TYPE), "wide": page.evaluate(SLIDE_OVERFLOWING),
+                     "exceptions": page.evaluate(FACTS)["exceptions"], "misfit": fit,
+                     "first_dot": page.evaluate(FIRST_DOT)})
     return seen
 
 
