@@ -278,8 +278,8 @@ def test_in_two_layers_the_keys_walk_both_layers_and_the_rail_groups_them():
         assert not notes(at), (position, notes(at))
 
 
-@pytest.mark.parametrize("forged", [-1, len(DECK), 1.5, True, "3", None, [3], math.nan, math.inf, 1e308, 2**64, {"go": 3},
-                                    "x" * 10_000])
+@pytest.mark.parametrize("forged", [-1, len(DECK), 1.5, True, "3", None, [3], math.nan, math.inf, 1e308, 2**64,
+                                    {"go": 3}, "x" * 10_000])
 def test_a_forged_move_is_ignored(forged):
     at = open_link("attention", present="1", step="scaled")
     press(at, "go", forged)
@@ -407,7 +407,7 @@ def test_two_quick_keys_across_a_page_boundary_open_the_next_page(server, new_pa
     page.set_viewport_size(PROJECTOR_SCREEN)
     page.goto(url(server, "attention", present="1", step="heads"))
     settle(page)
-    expect(_where(page)).to_have_text(rail_line("attention", "heads", "Head outputs"))  # the attention page's last slide
+    expect(_where(page)).to_have_text(rail_line("attention", "heads", "Head outputs"))  # the attention page's last
     page.wait_for_timeout(1000)  # a presenter's pause: then the second key arrives after the switch (the crash)
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowRight")
@@ -451,8 +451,8 @@ WIDE_FORMULA_IN_ITS_BOX = """() => {
 
 def test_a_phone_that_follows_a_presenter_keeps_normal_type_and_a_one_line_rail(server, new_page):  # noqa: F811
     """A student's phone (400 x 800) opened with the teacher's present=1: the rail is one line at the foot (the moves,
-    the slide's name, the exit), not a dot a slide squeezed into a column over the page, and the text is its normal size; the
-    attention formula, wider than the phone, scrolls in its own box without widening the page."""
+    the slide's name, the exit), not a dot a slide squeezed into a column over the page, and the text is its normal
+    size; the attention formula, wider than the phone, scrolls in its own box without widening the page."""
     page = new_page()
     page.set_viewport_size({"width": 400, "height": 800})
     page.goto(url(server, "attention", present="1", step="scaled"))
@@ -516,8 +516,9 @@ def test_the_overviews_right_arrow_and_start_open_the_first_step():
 
 def test_the_vision_transformers_pages_have_their_own_rail_and_keys_walk_them():
     """On a ViT page the rail is the Vision Transformer's pass, not the text model's: the patches, the embeddings'
-    steps, each layer's class-token attention map and sub-layers' steps, the head's steps. → walks them across its pages with the link's ViT part kept, each slide opening its step, and the link
-    reopens it; its training page is off the pass; a move past the last is no move."""
+    steps, each layer's class-token attention map and sub-layers' steps, the head's steps. → walks them across its
+    pages with the link's ViT part kept, each slide opening its step, and the link reopens it; its training page is
+    off the pass; a move past the last is no move."""
     names = list(shipped_trace())
     deck = vision_slides(names, 2)
     assert len(deck) == len(names) + 2  # a slide a step, and each layer's attention map (test_declarations)
