@@ -3,6 +3,8 @@
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
+# One thread a BLAS or OpenMP pool in the tests: the processes share 2 cores (tests/conftest.py sets it too)
+THREADS := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 
 .PHONY: app test test-fast setup setup-test browser nginx redis bench classroom perf
 
@@ -29,10 +31,10 @@ app: setup
 # Four processes (pytest-xdist), each taking the next test as it finishes one: on 2 cores, because the browser and
 # server tests mostly wait for other processes (Chromium, Streamlit), whose time the others then use.
 test: setup-test browser nginx redis
-	$(BIN)/python -m pytest -n 4 --dist worksteal --durations=15
+	$(THREADS) $(BIN)/python -m pytest -n 4 --dist worksteal --durations=15
 
 test-fast: setup-test
-	$(BIN)/python -m pytest -m fast --hypothesis-profile=fast
+	$(THREADS) $(BIN)/python -m pytest -m fast --hypothesis-profile=fast
 
 bench: setup-test
 	$(BIN)/python bench/engine_bench.py $(if $(AGAINST),--against $(AGAINST))

@@ -4,49 +4,67 @@ fixtures only, so the tests that use no browser run where it is not installed (t
 
 Tiers. `make test` (CI) runs every test. `make test-fast`, for the edit-test loop, runs the tests marked `fast`:
 the modules of FAST_MODULES (the engine without PyTorch or training, the pure UI, the import and security source
-checks, the internals guard, `make perf`'s regression guard) and one app run of every page in English, less any
-test marked `browser` (it uses Chromium), `server` (it starts a server: Streamlit, Redis, nginx), `slow` or
-`hostile`. The `browser` and `server` marks are given here, from the fixtures a test uses; `slow` and `hostile`
-where the tests are. Hypothesis runs with the profile of its tier: "full" (a test's own number of examples), or
-"fast" (--hypothesis-profile=fast: at most FAST_EXAMPLES each)."""
-import asyncio
-import concurrent.futures
-import contextlib
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
+checks, the internals guard, `make perf`'s regression guard, what follows from the step tables: the presenter's
+rail and backpropagation, test_declarations.py) and one app run of every page in English, each section counted
+from 1 (test_every_page.py), less any test marked `browser` (it uses Chromium), `server` (it starts a server:
+Streamlit, Redis, nginx), `slow` or `hostile`. The `browser` and `server` marks are given here, from the fixtures a
+test uses; `slow` and `hostile` where the tests are. Hypothesis runs with the profile of its tier: "full" (`make
+test`: a test's own number of examples, sized for a pull request), or "fast" (--hypothesis-profile=fast: at most
+FAST_EXAMPLES each); on demand, "large" (--hypothesis-profile=large: the larger number a test gives for a deeper
+search, `examples(n, large=…)`).
 
-import pytest
-from hypothesis import settings
+Threads. Every BLAS and OpenMP pool of the run is one thread (THREADS, set here before NumPy or PyTorch is imported,
+so the processes a test starts inherit it too; an explicit setting wins): four pytest-xdist workers on 2 cores, each
+with pools of its own, fought over the cores (PyTorch's random-size checks took 416 s so, 57 s pinned). The app pins
+its own (ui/core/server.py)."""
+import os
+
+THREADS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+for _variable in THREADS:
+    os.environ.setdefault(_variable, "1")
+
+import asyncio  # noqa: E402 (after the threads' settings)
+import concurrent.futures  # noqa: E402
+import contextlib  # noqa: E402
+import shutil  # noqa: E402
+import socket  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import urllib.request  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+from hypothesis import settings  # noqa: E402
 
 FAST_MODULES = {"test_properties.py", "test_explain.py", "test_lazy_trace.py", "test_bad_numbers.py", "test_blog.py",
                 "test_generate.py", "test_cli_and_export.py", "test_lessons.py", "test_ui_pure.py",
                 "test_derivations.py", "test_room_watch.py", "test_rooms.py", "test_weights.py",
                 "test_engine_imports.py", "test_security.py", "test_streamlit_internals.py", "test_perf_guard.py",
-                "test_handout.py", "test_vision_state.py"}
+                "test_handout.py", "test_vision_state.py", "test_declarations.py", "test_following.py",
+                "test_sections.py"}
 BROWSER_FIXTURES = {"chromium"}
 SERVER_FIXTURES = {"server", "fresh_server", "redis_url", "classroom"}
 FAST_EXAMPLES = 10
-# No deadline in either tier: on a shared 2-core machine an example's time measures the load, not the code.
+# No deadline in any profile: on a shared 2-core machine an example's time measures the load, not the code.
 settings.register_profile("full", deadline=None, print_blob=True)
 settings.register_profile("fast", deadline=None, print_blob=True, max_examples=FAST_EXAMPLES)
+settings.register_profile("large", deadline=None, print_blob=True)
 settings.load_profile("full")
 
 
-def examples(n: int) -> int:
-    """A property test's own number of examples: n in the full tier, at most the profile's in the fast one (a
-    test's explicit max_examples would otherwise win over the profile)."""
-    return min(n, settings.default.max_examples) if settings.get_current_profile_name() == "fast" else n
+def examples(n: int, large: int | None = None) -> int:
+    """A property test's number of examples: n in the full tier, `large` (if the test gives one) in the large profile,
+    at most the profile's in the fast one (a test's explicit max_examples would otherwise win over the profile)."""
+    profile = settings.get_current_profile_name()
+    if profile == "fast":
+        return min(n, settings.default.max_examples)
+    return large if profile == "large" and large is not None else n
 
 
 def _fast(item) -> bool:
-    if item.path.name == "test_app.py":  # one app run of every page, in English
-        return item.originalname == "test_every_page_runs_cleanly" and item.callspec.params["lang"] == "en"
+    if item.path.name == "test_every_page.py":  # one app run of every page, in English
+        return item.callspec.params["lang"] == "en"
     if item.path.name == "test_counting.py":  # and the drill-down of every kind of step, counted from 1 (no app)
         return item.originalname == "test_every_kind_of_drill_down_counts_from_one"
     return item.path.name in FAST_MODULES
@@ -55,7 +73,7 @@ def _fast(item) -> bool:
 def pytest_ignore_collect(collection_path, config):
     """Under `-m fast` the modules without a fast test are not imported (PyTorch, Playwright: seconds each)."""
     if config.getoption("markexpr") == "fast" and collection_path.suffix == ".py":
-        partly = {"test_app.py", "test_counting.py"}  # modules with some fast tests (_fast)
+        partly = {"test_every_page.py", "test_counting.py"}  # modules with some fast tests (_fast)
         return collection_path.name.startswith("test_") and collection_path.name not in FAST_MODULES | partly
     return None
 

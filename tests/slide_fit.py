@@ -1,8 +1,14 @@
 """What a presenter's slide shows without scrolling: the bounding boxes of the step's heading, its formula and its
 numbers (from its first matrix, table or chart to its first chart: a table above a heatmap does not hide the heatmap
-below the rail) against the screen and the rail (ui/classroom/presenter.py). One function per
-page, so a sweep that already opens every slide (tests/test_presenter.py's) measures it in the same pass:
-`misfit(page)` is None for a slide that fits, else what does not."""
+below the rail) against the screen and the rail (ui/classroom/presenter.py), measured on a page a walk of the slides
+(`walk`) has open: `misfit(page)` is None for a slide that fits, else what does not."""
+import re
+
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+from playwright.sync_api import expect
+
+from test_browser import settle, url
+from ui.core.state import encode_view
 
 SLIDE_BOXES = """() => {
     const main = document.querySelector('[data-testid="stMain"]');
@@ -18,23 +24,46 @@ SLIDE_BOXES = """() => {
     const numbers = below('[data-testid="stPlotlyChart"], [data-testid="stDataFrame"], [data-testid="stTable"], ' +
                           '.katex-display').filter(e => e !== formula)[0] || null;
     const chart = below('[data-testid="stPlotlyChart"]').filter(e => !next || after(e, next))[0] || null;
-    return {heading: box(heading), formula: box(formula), numbers: span(box(numbers), box(chart)),
-            rail: rail ? Math.round(rail.getBoundingClientRect().top) : innerHeight, screen: innerHeight,
-            title: heading ? heading.innerText.slice(0, 60) : null};
+    const boxes = {heading: box(heading), formula: box(formula), numbers: span(box(numbers), box(chart)),
+                   rail: rail ? Math.round(rail.getBoundingClientRect().top) : innerHeight, screen: innerHeight,
+                   title: heading ? heading.innerText.slice(0, 60) : null};
+    const parts = [boxes.heading, boxes.formula, boxes.numbers].filter(part => part);
+    return {...boxes, fits: !!boxes.heading && parts.every(part => 0 <= part.top && part.bottom <= boxes.rail + 1)};
 }"""
+SCROLLED = 10_000  # ms: how long a slide may take to fit once its page has settled (the step scroll puts its heading
+# at the top after the run, and again as charts mount: ui/classroom/scroll.py)
 
 
 def misfit(page) -> dict | None:
-    """None if the slide's heading, formula and numbers lie between the screen's top and the rail; else the boxes."""
+    """None if the slide's heading, formula and numbers lie between the screen's top and the rail, once the step
+    scroll has brought them there (or SCROLLED ms have passed); else the boxes."""
+    try:
+        page.wait_for_function(f"() => ({SLIDE_BOXES})().fits", timeout=SCROLLED)
+    except PlaywrightTimeoutError:
+        pass  # measured as it is, and reported
     boxes = page.evaluate(SLIDE_BOXES)
-    return None if fits(boxes) else boxes
-
-
-def fits(boxes: dict) -> bool:
-    parts = [boxes[part] for part in ("heading", "formula", "numbers") if boxes[part] is not None]
-    return boxes["heading"] is not None and all(0 <= part["top"] and part["bottom"] <= boxes["rail"] + 1
-                                                for part in parts)
+    return None if boxes["fits"] else boxes
 
 
 # The x of the rail's first dot: it stays put whatever the slide's title (issue 29, item 8).
 FIRST_DOT = "() => Math.round(document.querySelector('.present-dots button').getBoundingClientRect().x)"
+
+
+KEYS = ["ArrowRight", "PageDown", " "]  # a clicker's, and a keyboard's: each moves to the next slide
+
+
+def walk(page, base, deck: list, positions: list[int], **query):
+    """Presenter mode's slides of `deck` at these positions, in order, each shown in turn on `page`: reached with the
+    clicker's keys from the one before it on the rail, by its link where the walk skips slides (another layer's) or
+    starts. Yields each position once its rail says so and its page has settled."""
+    where, previous = page.locator(".present-where"), None
+    for turn, position in enumerate(positions):
+        if previous is not None and position == previous + 1:
+            page.keyboard.press(KEYS[turn % len(KEYS)])
+        else:
+            _, name, view = deck[position]
+            page.goto(url(base, name, present="1", **query, **encode_view(view)))
+        expect(where).to_have_text(re.compile(rf"^{position + 1} / {len(deck)} · "), timeout=30_000)
+        settle(page)
+        previous = position
+        yield position

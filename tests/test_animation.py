@@ -16,6 +16,7 @@ from conftest import page_title
 from test_app import assert_clean, open_page
 from test_browser import SHOTS, no_exception, server, settle, url  # noqa: F401 (server: a fixture)
 from ui.core.i18n import EN, ZH, translator
+from ui.core.state import DEFAULT_SOURCE, DEFAULT_TARGET
 from ui.lessons import animation
 
 EXAMPLES = [  # the opening example; two layers in pre-norm with 4 heads; the paper's sizes, smaller, 3 + 2 layers
@@ -25,11 +26,16 @@ EXAMPLES = [  # the opening example; two layers in pre-norm with 4 heads; the pa
 ]
 
 
-def example(preset, overrides, src):
+def example(preset, overrides, src, tgt="hola mundo"):
     model = engine.preset(preset, **overrides)
-    trace = model.run(src, "hola mundo")
+    trace = model.run(src, tgt)
     generated = animation.greedy(model, src)
     return model, trace, generated, animation.frames(trace, generated)
+
+
+def opening_frames() -> int:
+    """How many frames the page plays at the app's first state: the encoder's, then each generated token's."""
+    return len(example("hello-world", {}, DEFAULT_SOURCE, DEFAULT_TARGET)[3])
 
 
 @pytest.fixture(params=EXAMPLES, ids=[f"{p}-{len(o)}" for p, o, _ in EXAMPLES])
@@ -225,7 +231,7 @@ def test_the_animation_plays_the_whole_forward_pass(server, new_page, lang):  # 
     catalog = ZH if lang == "zh" else EN
     counter, caption = page.locator(".anim .counter"), page.locator(".anim .caption")
     frames = int(counter.get_attribute("data-frames"))
-    assert frame_number(page) == 1 and frames == 22  # 4 of the encoder, 3 per token for 6 tokens (its greedy output)
+    assert frame_number(page) == 1 and frames == opening_frames()
     assert caption.text_content() == translator(lang)("anim.f.tokens", n=2)  # "2 tokens": the player's plurals
     screenshot(page, f"start-{lang}")
     speed = page.locator(".anim button.speed")
@@ -273,7 +279,7 @@ def test_the_players_keys_and_large_type(server, new_page):  # noqa: F811 (serve
     expect(caption).to_have_css("font-size", "25.2px")  # 1.5 times
     shown = frame_number(page)
     page.get_by_text(ZH["lang.name"]).click()  # a rerun with new data (the words): the player keeps its place
-    expect(page.locator(".anim .counter")).to_have_text(ZH["anim.frame"].format(i=shown, n=22))
+    expect(page.locator(".anim .counter")).to_have_text(ZH["anim.frame"].format(i=shown, n=opening_frames()))
     assert page.locator(".anim.large").count() == 1
     assert errors == []
 

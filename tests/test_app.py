@@ -1,5 +1,5 @@
-"""The Streamlit app run headless with streamlit.testing.v1.AppTest: every page in both languages, the engine's
-formulas and numbers on the pages, weight edits flowing to later pages, the URL state, and bad input.
+"""The Streamlit app run headless with streamlit.testing.v1.AppTest: the engine's formulas and numbers on the pages,
+weight edits flowing to later pages, the URL state, and bad input (every page in both languages: test_every_page.py).
 
 One thing AppTest does not do by itself, done here on purpose: the app records weight edits in the data editor's
 on_change callback. `data_editor.set_value` is refused by AppTest and a session-state write does not call on_change,
@@ -209,27 +209,7 @@ def overview_numbers(at):
     return tuple(int(g) for g in match.groups())
 
 
-# ---- every page, both languages --------------------------------------------------------------------------
-
-@pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("page", ALL_PAGES)
-def test_every_page_runs_cleanly(page, lang):
-    at = open_page(page, lang=lang)
-    assert_clean(at)
-    assert not at.warning, [w.value for w in at.warning]
-    catalog = ZH if lang == "zh" else EN
-    assert page_title(at) == catalog[f"page.{page}"]
-    assert any(m.value.startswith(f"# {catalog[f'page.{page}']}\n\n{catalog[f'intro.{page}']}")
-               for m in at.markdown)  # with the settings' sentences
-    if lang == "zh":
-        assert CJK.search(page_title(at))
-    sidebar = [w.label for w in at.sidebar.text_input] + [c.value for c in at.sidebar.caption]
-    if page in PAGES["vision"]:  # the text model's controls are on its pages, as the sidebar says
-        assert catalog["ctl.text_model_elsewhere"] in sidebar and catalog["ctl.src"] not in sidebar
-    else:
-        assert catalog["ctl.src"] in sidebar and catalog["ctl.text_model_elsewhere"] not in sidebar
-    assert query(at) == {**DEFAULT_QUERY, "lang": lang}
-
+# ---- pages in both languages ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_paper_vs_blog_shows_every_difference_both_ways(lang):

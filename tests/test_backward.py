@@ -16,6 +16,7 @@ import torch
 import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from conftest import examples
 from test_torch_reference import SUBLAYERS, cases, final_norm, layer_output, perturbed, torch_input, torch_layer
 
 import engine
@@ -163,7 +164,7 @@ def assert_grads_match_finite_differences(model, src, tgt, **options):
 
 @pytest.mark.parametrize("activation", ["relu", "gelu"])
 @pytest.mark.parametrize("placement", ["post", "pre"])
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(20, large=60), deadline=None)  # a pull request's, or the large profile's
 @given(case=cases(), shared=st.booleans(), tied=st.booleans(), smoothing=st.sampled_from([0.0, 0.1]))
 def test_random_sizes_match_torch_autograd(placement, activation, case, shared, tied, smoothing):
     sizes, src, tgt, seed = case

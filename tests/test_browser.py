@@ -29,7 +29,7 @@ from engine.corpus import pairs  # noqa: E402
 from engine.generate import generate  # noqa: E402
 from ui.core.format import DIGITS, fmt  # noqa: E402
 from ui.core.i18n import EN, ZH, translator  # noqa: E402
-from ui.core.navigation import PAGES  # noqa: E402
+from ui.core.navigation import PAGES, slide_at, slides  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -767,15 +767,18 @@ def test_presenter_mode_is_larger_and_its_keys_move_through_the_pass(server, new
     assert all(sizes["present"][part] >= 1.5 * sizes["normal"][part] for part in sizes["normal"]), sizes
     assert sizes["normal"] == {"formula": 19.36, "label": 12, "number": 14, "text": 16}  # measured, so not vacuous
     assert page.locator('[data-testid="stSidebar"]').get_attribute("data-collapsed") == "true"
-    expect(presenter_where(page)).to_have_text(re.compile(r"^9 / 60 · "))
-    moves = [("ArrowRight", 10, "attention", "weights"), ("PageDown", 11, "attention", "heads"),
-             (" ", 12, "multihead", None), ("ArrowRight", 13, "multihead", "out"),  # over a page boundary
-             ("PageDown", 14, "add_norm", "add1"), ("ArrowLeft", 13, "multihead", "out"),
-             ("PageUp", 12, "multihead", None), ("Shift+Space", 11, "attention", "heads")]
-    for key, shown, path, step in moves:
+    deck = slides(engine.preset("hello-world").config)
+    expect(presenter_where(page)).to_have_text(
+        re.compile(rf"^{slide_at(deck, 'attention', {'step': 'scaled'}) + 1} / {len(deck)} · "))
+    moves = [("ArrowRight", "attention", "weights", "weights"), ("PageDown", "attention", "heads", "heads"),
+             (" ", "multihead", "concat", None), ("ArrowRight", "multihead", "out", "out"),  # over a page boundary
+             ("PageDown", "add_norm", "add1", "add1"), ("ArrowLeft", "multihead", "out", "out"),
+             ("PageUp", "multihead", "concat", None), ("Shift+Space", "attention", "heads", "heads")]
+    for key, path, step, said in moves:  # said: the step the link says (a default step: none)
         page.keyboard.press(key)
-        expect(presenter_where(page)).to_have_text(re.compile(rf"^{shown} / 60 · "), timeout=30_000)
-        link = rf"/{path}\?.*present=1" + (rf".*step={step}$" if step else r"(?!.*step=)")  # a default step: not said
+        shown = slide_at(deck, path, {"step": step, "sublayer": 0}) + 1  # an add & norm page: its first sub-layer
+        expect(presenter_where(page)).to_have_text(re.compile(rf"^{shown} / {len(deck)} · "), timeout=30_000)
+        link = rf"/{path}\?.*present=1" + (rf".*step={said}$" if said else r"(?!.*step=)")
         expect(page).to_have_url(re.compile(link), timeout=30_000)
         settle(page)
         no_exception(page)

@@ -3,7 +3,8 @@ layers, time steps. Only code counts from 0: step and parameter names (enc.0.att
 the positional encoding's pos, the paper's variable, which its labels name ("pos = 0").
 
 Every page is rendered in both languages, and what it shows a reader (axis ticks, picker options, widget labels,
-tables, the drill-down) is searched for a position counted from 0; so are a weight editor's row buttons and sliders,
+tables, the drill-down) is searched for a position counted from 0 (`shown_zeros`, in tests/test_every_page.py's run of
+every page, with its other checks); so are a weight editor's row buttons and sliders,
 a wide step's typed row and column, and the drill-down of every kind of step, in every setting that changes what
 it writes, as the app writes it.
 """
@@ -86,21 +87,7 @@ def shown_zeros(at) -> dict:
     return {where: zeros for where, zeros in found.items() if zeros}
 
 
-@pytest.mark.parametrize("lang", LANGS)
-@pytest.mark.parametrize("page", ALL_PAGES)
-def test_no_page_counts_from_zero(page, lang):
-    """Each section of the page (pickers.section_tabs: only the chosen one is drawn)."""
-    at = open_page(page, lang=lang)
-    assert_clean(at)
-    assert shown_zeros(at) == {}
-    for key, label in _other_sections(at, translator(lang)("view.section")):
-        at.session_state[key] = label
-        at.run()
-        assert_clean(at)
-        assert shown_zeros(at) == {}, label
-
-
-def _other_sections(at, title) -> list[tuple[str, str]]:
+def other_sections(at, title) -> list[tuple[str, str]]:
     """(widget key, label) of each section of the page but the one drawn first."""
     groups = [group.proto for group in at.get("button_group") if group.proto.label == title]
     return [(WIDGET_KEY.sub("", group.id), option.content) for group in groups for option in group.options[1:]]

@@ -158,9 +158,9 @@ WIDGET_KEY = re.compile(r"^\$\$ID-[0-9a-f]+-")  # before a widget's own key in i
 # The settings the sidebar offers, as links: the presets, the norm's place and the activation, a decoder-only model,
 # several layers and heads, the post's variants, masks (the post's SOS-only decoder step; the padded batch is a
 # section of the training page), biases and the output's tied weights, presenter mode with an edit; and what a link or
-# the numbers can bring: a link refused in part, trained weights, a softmax that overflows (a room: its own test).
+# the numbers can bring: a link refused in part, trained weights, a softmax that overflows (a room: its own test; the
+# first settings: tests/test_every_page.py's Chinese run of every page).
 SETTINGS = {
-    "hello world": {},
     "paper": {"preset": "paper"},
     "pre-norm, GELU": {"cfg": "norm_placement:pre,activation:gelu"},
     "decoder-only": {"cfg": "decoder_only:true"},

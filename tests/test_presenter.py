@@ -3,6 +3,7 @@ the order data flows (ui/core/navigation.slides), and moving through them as the
 Chromium, the rail on a projector and on a phone (every slide at a projector's 1280 x 720 in large type with nothing
 wider than the screen: tests/test_readable.py, in its pass at that size)."""
 import copy
+import itertools
 import json
 import math
 import re
@@ -54,6 +55,32 @@ def slides_of(norm, enc_layers=1, dec_layers=1, decoder_only=False):
                                 decoder_only=decoder_only).config)
 
 
+DECK = slides_of("post")  # the opening example's
+
+
+def number(page: str, **view) -> int:
+    """The rail's number (from 1) of the opening example's slide of this page and view."""
+    return slide_at(DECK, page, view) + 1
+
+
+SCALED = number("attention", step="scaled") - 1  # the position of the slide most tests open
+
+
+def rail_line(page: str, step: str, title: str = "") -> re.Pattern:
+    """The rail's line on the opening example's slide of this page's step: its number, and the end of its title."""
+    return re.compile(rf"^{number(page, step=step)} / " + (rf".* · {re.escape(title)}$" if title else ""))
+
+
+def runs(deck) -> list[list[tuple]]:
+    """The rail's parts, each a list of its runs (layer as the rail names it, from 1, or None; count of slides): a
+    stack's layers where it has several, the slides before and after them as runs of their own."""
+    parts = []
+    for part in RAIL:
+        layers = [None if "layer" not in view else str(view["layer"] + 1) for p, _, view in deck if p == part]
+        parts.append([(layer, len(list(run))) for layer, run in itertools.groupby(layers)])
+    return parts
+
+
 def test_the_slides_follow_the_data_from_the_tokens_to_the_probabilities():
     deck = slides_of("post")
     assert [part for part, _, _ in deck] == sorted((part for part, _, _ in deck), key=RAIL.index)
@@ -73,33 +100,37 @@ def test_the_slides_follow_the_data_from_the_tokens_to_the_probabilities():
                                                                           "cross_attention", "dec_ffn")]
     assert list(dict.fromkeys(decoder)) == [("masked_attention", None), ("dec_add_norm", 0), ("cross_attention", None),
                                             ("dec_add_norm", 1), ("dec_ffn", None), ("dec_add_norm", 2)]
-    assert len(deck) == 60 and len({(page, tuple(view.items())) for _, page, view in deck}) == 60
+    assert len({(page, tuple(view.items())) for _, page, view in deck}) == len(deck)  # one a step: test_declarations
 
 
 def test_every_layer_of_each_stack_is_walked_in_turn():
     """Two encoder layers and three decoder layers: each layer's steps, in the one-layer order, then the next layer's;
     the layer is in the view (the pages' layer picker takes it from the link) only where a stack has several."""
     one, deep = slides_of("post"), slides_of("post", enc_layers=2, dec_layers=3)
-    assert len(deep) == len(one) + 16 + 2 * 29  # an encoder layer has 16 steps, a decoder layer 29
     assert len({(page, tuple(view.items())) for _, page, view in deep}) == len(deep)
 
     def layer_steps(deck, pages):
         return [(page, {k: v for k, v in view.items() if k != "layer"}) for _, page, view in deck if page in pages]
 
+    added = 0
     for pages, layers in ((("qkv", "attention", "multihead", "add_norm", "ffn"), 2),
                           (("masked_attention", "dec_add_norm", "cross_attention", "dec_ffn"), 3)):
         once = layer_steps(one, pages)
         assert layer_steps(deep, pages) == once * layers
+        added += (layers - 1) * len(once)
         shown = [view["layer"] for _, page, view in deep if page in pages]
         assert shown == [layer for layer in range(layers) for _ in once]  # layer 1's steps all before layer 2's
+    assert len(deep) == len(one) + added  # the other layers' steps, nothing else
     assert not [view for _, page, view in deep if "layer" in view and page not in (
         "qkv", "attention", "multihead", "add_norm", "ffn", "masked_attention", "dec_add_norm", "cross_attention",
         "dec_ffn")]
-    edges = [(page, view) for _, page, view in deep[18:22]]
+    last = slide_at(deep, "add_norm", {"layer": 0, "sublayer": 1, "step": "ln2"})  # the encoder's layer 1's last
+    edges = [(page, view) for _, page, view in deep[last - 1:last + 3]]
     assert edges == [("add_norm", {"sublayer": 1, "layer": 0, "step": "add2"}),
                      ("add_norm", {"sublayer": 1, "layer": 0, "step": "ln2"}),
                      ("qkv", {"layer": 1, "step": "q"}), ("qkv", {"layer": 1, "step": "k"})]
-    assert slides_of("post", enc_layers=2, dec_layers=1)[38:42] == slides_of("post", enc_layers=2)[38:42] == [
+    start = slide_at(slides_of("post", enc_layers=2), "decoder_input", {"step": "embed"})
+    assert slides_of("post", enc_layers=2)[start:start + 4] == [
         ("decoder", "decoder_input", {"step": "embed"}), ("decoder", "decoder_input", {"step": "pos"}),
         ("decoder", "decoder_input", {"step": "input"}), ("decoder", "masked_attention", {"step": "q"})]
 
@@ -111,8 +142,9 @@ def test_pre_norm_slides_normalise_before_adding():
 
 def test_the_slide_a_page_shows_is_found_from_what_its_widgets_show():
     deck = slides_of("post")
-    assert slide_at(deck, "attention", {"layer": 1, "head": 0, "step": "scaled"}) == 8
-    assert slide_at(deck, "add_norm", {"sublayer": 1, "step": "add2"}) == 14 + 3 + 1
+    assert slide_at(deck, "attention", {"layer": 1, "head": 0, "step": "scaled"}) == deck.index(
+        ("encoder", "attention", {"step": "scaled"}))
+    assert slide_at(deck, "add_norm", {"sublayer": 1, "step": "add2"}) == slide_at(deck, "ffn", {"step": "out"}) + 1
     assert slide_at(deck, "tokens", {}) == 0
     assert slide_at(deck, "dropout", {"step": "dropout"}) is None and slide_at(deck, "attention", {}) is None
 
@@ -178,17 +210,18 @@ def test_a_forged_present_value_is_ignored(forged):
 def test_the_link_opens_presenter_mode_on_its_step_and_keeps_it():
     at = open_link("attention", present="1", step="scaled")
     data = rail(at)
-    assert data["here"] == 8 and data["count"] == 60 and data["where"].startswith("9 / 60 · ")
+    assert data["here"] == SCALED and data["count"] == len(DECK)
+    assert data["where"].startswith(f"{SCALED + 1} / {len(DECK)} · ")
     assert query(at)["present"] == "1" and query(at)["step"] == "scaled" and not notes(at)
     assert not at.get("page_link") and at.toggle(key="ctl.present").value is True
-    assert [[(run["layer"], len(run["slides"])) for run in part["runs"]] for part in data["parts"]] == [
-        [(None, 22)], [(None, 34)], [(None, 4)]]  # one layer: no layer's run
+    assert [[(run["layer"], len(run["slides"])) for run in part["runs"]] for part in data["parts"]] == runs(DECK)
+    assert all(layer is None for part in runs(DECK) for layer, _ in part)  # one layer: no layer's run
 
 
 def test_the_sidebar_toggle_turns_presenter_mode_on_and_off():
     at = open_link("qkv")
     at.toggle(key="ctl.present").set_value(True).run()
-    assert query(at)["present"] == "1" and rail(at)["here"] == 4
+    assert query(at)["present"] == "1" and rail(at)["here"] == number("qkv", step="q") - 1
     at.toggle(key="ctl.present").set_value(False).run()
     assert "present" not in query(at) and rail(at) is None
 
@@ -210,11 +243,12 @@ def test_next_walks_every_step_of_the_forward_pass_across_pages():
 
 def test_previous_crosses_back_over_a_page_boundary_and_the_link_reopens_the_slide():
     at = open_link("add_norm", present="1", step="add1")
-    assert rail(at)["here"] == 13
-    press(at, "go", 12)
+    here = number("add_norm", sublayer=0, step="add1") - 1
+    assert rail(at)["here"] == here
+    press(at, "go", here - 1)
     assert page_of(at) == "multihead" and query(at)["step"] == "out"
     again = open_link("multihead", **query(at))
-    assert rail(again)["here"] == 12
+    assert rail(again)["here"] == here - 1
 
 
 def test_in_two_layers_the_keys_walk_both_layers_and_the_rail_groups_them():
@@ -223,18 +257,20 @@ def test_in_two_layers_the_keys_walk_both_layers_and_the_rail_groups_them():
     deck = slides_of("post", enc_layers=2, dec_layers=2)
     at = open_link("add_norm", present="1", cfg="n_layers:2", sublayer="2", step="ln2")
     data = rail(at)
-    assert data["count"] == len(deck) == 105 and data["here"] == 19
-    assert data["where"].startswith("20 / 105 · Encoder · Add & LayerNorm · Layer 1 · ")
-    runs = [[(run["layer"], run["name"], len(run["slides"])) for run in part["runs"]] for part in data["parts"]]
-    assert runs == [[(None, None, 4), ("1", "Layer 1", 16), ("2", "Layer 2", 16), (None, None, 2)],
-                    [(None, None, 3), ("1", "Layer 1", 29), ("2", "Layer 2", 29), (None, None, 2)], [(None, None, 4)]]
-    press(at, "go", 20)
-    assert page_of(at) == "qkv" and rail(at)["here"] == 20
+    last = slide_at(deck, "add_norm", {"layer": 0, "sublayer": 1, "step": "ln2"})  # layer 1's last
+    assert data["count"] == len(deck) and data["here"] == last
+    assert data["where"].startswith(f"{last + 1} / {len(deck)} · Encoder · Add & LayerNorm · Layer 1 · ")
+    shown = [[(run["layer"], run["name"], len(run["slides"])) for run in part["runs"]] for part in data["parts"]]
+    assert shown == [[(layer, layer and EN_T("present.layer", n=layer), count) for layer, count in part]
+                     for part in runs(deck)]
+    assert [[layer for layer, _ in part] for part in runs(deck)] == [[None, "1", "2", None]] * 2 + [[None]]
+    press(at, "go", last + 1)
+    assert page_of(at) == "qkv" and rail(at)["here"] == last + 1
     assert query(at)["layer"] == "2" and "step" not in query(at) and not notes(at)  # q: the page's default step
     assert at.segmented_control(key="layer.enc").value == 1  # the picker's position: layer 2
-    press(at, "go", 19)
-    assert page_of(at) == "add_norm" and rail(at)["here"] == 19 and "layer" not in query(at)  # layer 1: the default
-    for position in range(20, len(deck)):  # on to the probabilities, through both decoder layers
+    press(at, "go", last)
+    assert page_of(at) == "add_norm" and rail(at)["here"] == last and "layer" not in query(at)  # layer 1: the default
+    for position in range(last + 1, len(deck)):  # on to the probabilities, through both decoder layers
         press(at, "go", position)
         _, page, view = deck[position]
         assert (page_of(at), rail(at)["here"]) == (page, position), position
@@ -242,12 +278,12 @@ def test_in_two_layers_the_keys_walk_both_layers_and_the_rail_groups_them():
         assert not notes(at), (position, notes(at))
 
 
-@pytest.mark.parametrize("forged", [-1, 60, 1.5, True, "3", None, [3], math.nan, math.inf, 1e308, 2**64, {"go": 3},
-                                    "x" * 10_000])
+@pytest.mark.parametrize("forged", [-1, len(DECK), 1.5, True, "3", None, [3], math.nan, math.inf, 1e308, 2**64,
+                                    {"go": 3}, "x" * 10_000])
 def test_a_forged_move_is_ignored(forged):
     at = open_link("attention", present="1", step="scaled")
     press(at, "go", forged)
-    assert page_of(at) == "attention" and rail(at)["here"] == 8 and query(at)["step"] == "scaled"
+    assert page_of(at) == "attention" and rail(at)["here"] == SCALED and query(at)["step"] == "scaled"
 
 
 def test_leaving_turns_presenter_mode_off():
@@ -261,7 +297,7 @@ def test_a_forged_leaving_is_ignored(forged):
     """The rail's exit sends true; any other value (a hand-made message) left presenter mode too: now it keeps it."""
     at = open_link("attention", present="1", step="scaled")
     press(at, "leave", forged)
-    assert query(at)["present"] == "1" and query(at)["step"] == "scaled" and rail(at)["here"] == 8
+    assert query(at)["present"] == "1" and query(at)["step"] == "scaled" and rail(at)["here"] == SCALED
     assert at.toggle(key="ctl.present").value is True and at.session_state["state"].present and not notes(at)
 
 
@@ -271,7 +307,8 @@ def test_the_rails_words_are_the_catalogs(lang):
     data = rail(at)
     t = translator(lang)
     assert [part["label"] for part in data["parts"]] == [t(f"present.part.{part}") for part in RAIL]
-    assert data["next"] == t("present.next") and data["where"].startswith("57 / 60 · " + t("page.output"))
+    assert data["next"] == t("present.next")
+    assert data["where"].startswith(f"{number('output', step='logits')} / {len(DECK)} · {t('page.output')}")
 
 
 def test_a_decoder_only_models_slides_skip_the_encoder_and_cross_attention():
@@ -282,7 +319,10 @@ def test_a_decoder_only_models_slides_skip_the_encoder_and_cross_attention():
     assert not {page for _, page, _ in deck} & {*PAGES["encoder"], "cross_attention"}
     norms = [(view["step"], view["sublayer"]) for _, page, view in deck if page == "dec_add_norm"]
     assert norms == [("add1", 0), ("ln1", 0), ("add3", 1), ("ln3", 1)]
-    assert len(deck) == len(slides_of("post")) - 22 - 9 - 2  # the encoder's 22, cross-attention's 9, its add & norm
+    encoder = [slide for slide in DECK if slide[0] == "encoder"]
+    cross = [slide for slide in DECK if slide[1] == "cross_attention" or slide[2].get("sublayer") == 1 and
+             slide[1] == "dec_add_norm"]  # cross-attention and its add & norm
+    assert len(deck) == len(DECK) - len(encoder) - len(cross)
 
 
 # ---- in Chromium -----------------------------------------------------------------------------------------------
@@ -330,7 +370,7 @@ def test_the_rails_moves_stay_in_sight_when_the_sidebar_is_open(server, new_page
     page.wait_for_timeout(300)
     assert page.evaluate(SIDEBAR_FOOT) <= page.locator(".present-rail").bounding_box()["y"]  # its foot above the rail
     page.locator(".present-rail button.present-move").nth(1).click()
-    expect(_where(page)).to_have_text(re.compile(r"^9 / "), timeout=30_000)  # from the scores, 8
+    expect(_where(page)).to_have_text(rail_line("attention", "scaled"), timeout=30_000)  # from the scores
 
 
 def test_two_quick_keys_move_two_slides(server, new_page):  # noqa: F811 (server)
@@ -345,15 +385,15 @@ def test_two_quick_keys_move_two_slides(server, new_page):  # noqa: F811 (server
     page.on("console", lambda message: missed.append(message.text) if "Cached ForwardMsg" in message.text else None)
     page.goto(url(server, "attention", present="1"))
     settle(page)
-    expect(_where(page)).to_have_text(re.compile(r"^8 / "))  # the scores
+    expect(_where(page)).to_have_text(rail_line("attention", "scores"))
     for _ in range(4):
         page.keyboard.press("ArrowRight")
         page.keyboard.press("PageDown")
-        expect(_where(page)).to_have_text(re.compile(r"^10 / .* · Attention weights$"), timeout=30_000)
+        expect(_where(page)).to_have_text(rail_line("attention", "weights", "Attention weights"), timeout=30_000)
         settle(page)
         page.keyboard.press("ArrowLeft")
         page.keyboard.press("PageUp")
-        expect(_where(page)).to_have_text(re.compile(r"^8 / .* · Scores$"), timeout=30_000)
+        expect(_where(page)).to_have_text(rail_line("attention", "scores", "Scores"), timeout=30_000)
         settle(page)
     assert "step=scores" in page.url or "step=" not in page.url, page.url
     assert not missed, missed
@@ -367,11 +407,12 @@ def test_two_quick_keys_across_a_page_boundary_open_the_next_page(server, new_pa
     page.set_viewport_size(PROJECTOR_SCREEN)
     page.goto(url(server, "attention", present="1", step="heads"))
     settle(page)
-    expect(_where(page)).to_have_text(re.compile(r"^11 / .* · Head outputs$"))  # the attention page's last slide
+    expect(_where(page)).to_have_text(rail_line("attention", "heads", "Head outputs"))  # the attention page's last
     page.wait_for_timeout(1000)  # a presenter's pause: then the second key arrives after the switch (the crash)
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowRight")
-    expect(_where(page)).to_have_text(re.compile(r"^1[23] / .* · Concat & Wᴼ · "),
+    expect(_where(page)).to_have_text(re.compile(
+        rf"^({number('multihead', step='concat')}|{number('multihead', step='out')}) / .* · Concat & Wᴼ · "),
                                       timeout=30_000)
     settle(page)
     no_exception(page)
@@ -387,14 +428,14 @@ def test_the_keys_move_the_slides_once_the_sidebars_toggle_turned_presenter_mode
     page.goto(url(server, "attention"))
     settle(page)
     page.get_by_text(EN_T("ctl.present"), exact=True).click()
-    expect(_where(page)).to_have_text(re.compile(r"^8 / .* · Scores$"), timeout=30_000)
+    expect(_where(page)).to_have_text(rail_line("attention", "scores", "Scores"), timeout=30_000)
     settle(page)
     assert page.evaluate("document.activeElement.type") == "checkbox"  # the toggle, in the closed sidebar
     page.keyboard.press("PageDown")
-    expect(_where(page)).to_have_text(re.compile(r"^9 / .* · Scaled scores$"), timeout=30_000)
+    expect(_where(page)).to_have_text(rail_line("attention", "scaled", "Scaled scores"), timeout=30_000)
     settle(page)
     page.keyboard.press("ArrowLeft")
-    expect(_where(page)).to_have_text(re.compile(r"^8 / .* · Scores$"), timeout=30_000)
+    expect(_where(page)).to_have_text(rail_line("attention", "scores", "Scores"), timeout=30_000)
 
 
 # The attention formula on a phone: wider than the phone (so not vacuous), it scrolls sideways in its own box, which
@@ -410,13 +451,13 @@ WIDE_FORMULA_IN_ITS_BOX = """() => {
 
 def test_a_phone_that_follows_a_presenter_keeps_normal_type_and_a_one_line_rail(server, new_page):  # noqa: F811
     """A student's phone (400 x 800) opened with the teacher's present=1: the rail is one line at the foot (the moves,
-    the slide's name, the exit), not 60 dots squeezed into a column over the page, and the text is its normal size; the
-    attention formula, wider than the phone, scrolls in its own box without widening the page."""
+    the slide's name, the exit), not a dot a slide squeezed into a column over the page, and the text is its normal
+    size; the attention formula, wider than the phone, scrolls in its own box without widening the page."""
     page = new_page()
     page.set_viewport_size({"width": 400, "height": 800})
     page.goto(url(server, "attention", present="1", step="scaled"))
     settle(page)
-    expect(_where(page)).to_have_text(re.compile(rf"^9 / {len(slides_of('post'))} · "))  # attention's scaled scores
+    expect(_where(page)).to_have_text(re.compile(rf"^{SCALED + 1} / {len(DECK)} · "))  # attention's scaled scores
     rail = page.locator(".present-rail").bounding_box()
     assert rail["height"] < 70 and rail["y"] + rail["height"] == 800, rail
     assert page.evaluate(RAIL_ON_TOP) == [True, True, True]
@@ -455,7 +496,7 @@ def test_every_page_in_presenter_mode_is_on_the_rail(page):
     at = open_link(page, present="1")
     data = rail(at)
     assert data is not None and data["here"] is None, page
-    assert data["where"] == EN_T("present.elsewhere", count=60)
+    assert data["where"] == EN_T("present.elsewhere", count=len(DECK))
     assert at.session_state[PRESENTING].on == page
 
 
@@ -475,11 +516,12 @@ def test_the_overviews_right_arrow_and_start_open_the_first_step():
 
 def test_the_vision_transformers_pages_have_their_own_rail_and_keys_walk_them():
     """On a ViT page the rail is the Vision Transformer's pass, not the text model's: the patches, the embeddings'
-    steps, each layer's class-token attention map and sub-layers' steps, the head's steps (43 slides at the shipped
-    sizes). → walks them across its pages with the link's ViT part kept, each slide opening its step, and the link
-    reopens it; its training page is off the pass; a move past the last is no move."""
-    deck = vision_slides(list(shipped_trace()), 2)
-    assert len(deck) == 1 + 4 + 2 * (1 + 11 + 5) + 4
+    steps, each layer's class-token attention map and sub-layers' steps, the head's steps. → walks them across its
+    pages with the link's ViT part kept, each slide opening its step, and the link reopens it; its training page is
+    off the pass; a move past the last is no move."""
+    names = list(shipped_trace())
+    deck = vision_slides(names, 2)
+    assert len(deck) == len(names) + 2  # a slide a step, and each layer's attention map (test_declarations)
     for lang in ("en", "zh"):  # each slide's name is its own
         assert len({presenter._vision_title(translator(lang), slide) for slide in deck}) == len(deck), lang
     at = open_link("vit_patches", present="1", vimg="5", vpx="0.0=1.0")
@@ -511,8 +553,8 @@ def test_back_from_a_page_after_the_pass_opens_its_last_slide():
     """The rail's script sends the last position for ← off the pass; the server opens it like any move."""
     assert "by > 0 ? 0 : last" in presenter.JS
     at = open_link("generate", present="1")
-    press(at, "go", 59)
-    assert page_of(at) == "output" and rail(at)["here"] == 59
+    press(at, "go", len(DECK) - 1)
+    assert page_of(at) == "output" and rail(at)["here"] == len(DECK) - 1
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

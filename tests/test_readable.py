@@ -1,8 +1,9 @@
-"""Every page in Chromium, one pass per language and screen size: English and Chinese browsers at a laptop's
+"""Every page in Chromium, one pass per language: English and Chinese browsers, each page seen at a laptop's
 1280 x 720 and a projector's 1920 x 1080, against a real `streamlit run` server (test_browser's), one Chromium.
 
-A pass, one test, opens every page once (and the stack pages' second section), collects what each page shows, then
-checks every page for everything below and reports every failure of every page at once, not only the first:
+A pass, one test, opens every page once (and the stack pages' second section), collects what each page shows at each
+screen size (the window resized, not the page opened again), then checks every page at each size for everything
+below and reports every failure of every page at once, not only the first:
 
 * every page: no exception and no warning, its title in the reader's language, the navigation, no `lang=` added
   to the link, nothing wider than its column (test_browser.OVERFLOWING);
@@ -20,10 +21,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
-from playwright.sync_api import expect
 
 import engine
-from slide_fit import FIRST_DOT, misfit
+from slide_fit import FIRST_DOT, misfit, walk
 from test_browser import (ALL_PAGES, LOCALES, OVERFLOWING, SHOTS, TITLE_SOURCE, fit_viewport_to_content,  # noqa: F401
                           server, settle, url)  # server: a fixture
 from ui.core.format import DIGITS, fmt, table
@@ -36,9 +36,8 @@ from ui.views.draw import LATEX_CELLS, LATEX_COLS
 STEP_PAGES = PAGES["encoder"] + PAGES["decoder"] + ["dropout"]  # the pages that draw steps (ui.views.steps.step)
 VISITS = [(name, {}) for name in ALL_PAGES] + [  # and the stack pages' second section, one layer with its step
     (name, {"section": "2"}) for name in ("encoder_stack", "decoder_stack")]
-SCREENS = {"1280x720": (1280, 720), "1920x1080": (1920, 1080)}
-PASSES = [f"{lang}-{screen}" for screen in SCREENS for lang in LOCALES]  # "en-1280x720": a language, a screen
-LAPTOP = [sweep for sweep in PASSES if sweep.endswith("-1280x720")]  # screenshots and presenter mode
+SCREENS = {"1280x720": {"width": 1280, "height": 720}, "1920x1080": {"width": 1920, "height": 1080}}
+LAPTOP = "1280x720"  # screenshots and presenter mode
 SMALLEST_TEXT = 12  # px, a heatmap cell's number at the default zoom
 
 # Overflow, precisely: in the main column, (1) an element that clips or scrolls sideways (overflow-x not visible)
@@ -269,10 +268,20 @@ LARGE_TYPE = SMALLEST_TYPE.replace("() => {", "normal => {", 1).replace(
 
 
 def _visit(page, base, name, view, trace, screenshot: Path | None) -> dict:
+    """What a page shows at each screen size, by size: the page opened once, the window resized to each size in
+    turn, from the one it has (so a pass resizes once a page)."""
+    page.goto(url(base, name, **view))
+    seen = {}
+    for screen in sorted(SCREENS, key=lambda screen: SCREENS[screen] != page.viewport_size):
+        page.set_viewport_size(SCREENS[screen])
+        settle(page)
+        seen[screen] = _look(page, name, view, trace, screenshot if screen == LAPTOP else None)
+    return seen
+
+
+def _look(page, name, view, trace, screenshot: Path | None) -> dict:
     """What a page shows: FACTS, its URL, what is wider than its column, on a page of steps its readable checks
     (_check_page), on the attention page its smallest type; the size of its full-page screenshot when one is asked."""
-    page.goto(url(base, name, **view))
-    settle(page)
     seen = page.evaluate(FACTS) | {"url": page.url, "wide": page.evaluate(OVERFLOWING)}
     if name in STEP_PAGES:
         seen["readable"], seen["cells"], seen["drills"] = _check_page(page, trace)
@@ -289,47 +298,40 @@ def _visit(page, base, name, view, trace, screenshot: Path | None) -> dict:
 
 def _walk_the_slides(page, base, normal) -> list[dict]:
     """Presenter mode from the tokens to the probabilities, moved with the clicker's keys; each slide's facts."""
-    page.goto(url(base, "tokens", present="1"))
-    count, keys, seen = len(slides(engine.preset("hello-world").config)), ["ArrowRight", "PageDown", " "], []
-    where = page.locator(".present-where")
-    for position in range(count):
-        expect(where).to_have_text(re.compile(rf"^{position + 1} / {count} · "), timeout=30_000)
-        settle(page)
+    deck, seen = slides(engine.preset("hello-world").config), []
+    for _ in walk(page, base, deck, list(range(len(deck)))):
         try:
             page.wait_for_function(LARGE_TYPE, arg=normal, timeout=10_000)
         except PlaywrightTimeoutError:
             pass  # measured as it is, and reported
-        page.wait_for_timeout(600)  # the scroll to the step, once the run is over (ui/classroom/scroll.py)
-        seen.append({"where": where.inner_text(), "url": page.url, "type": page.evaluate(SMALLEST_TYPE),
-                     "wide": page.evaluate(SLIDE_OVERFLOWING), "exceptions": page.evaluate(FACTS)["exceptions"],
-                     "misfit": misfit(page), "first_dot": page.evaluate(FIRST_DOT)})
-        if position + 1 < count:
-            page.keyboard.press(keys[position % len(keys)])
+        fit = misfit(page)  # first: it waits for the step scroll
+        seen.append({"where": page.locator(".present-where").inner_text(), "url": page.url,
+                     "type": page.evaluate(SMALLEST_TYPE), "wide": page.evaluate(SLIDE_OVERFLOWING),
+                     "exceptions": page.evaluate(FACTS)["exceptions"], "misfit": fit,
+                     "first_dot": page.evaluate(FIRST_DOT)})
     return seen
 
 
-def _pass(base, chromium, lang, screen, trace, training_trace) -> dict:
-    """One pass: a browser of one language at one screen size, every page opened once; what each page showed, by
-    page (and section), and at 1280 x 720 the presenter's slides."""
-    width, height = SCREENS[screen]
-    laptop = f"{lang}-{screen}" in LAPTOP
-    context = chromium.new_context(viewport={"width": width, "height": height}, locale=LOCALES[lang])
+def _pass(base, chromium, lang, trace, training_trace) -> dict:
+    """One pass: a browser of one language, every page opened once and seen at each screen size; by screen size,
+    what each page showed, by page (and section), and at 1280 x 720 the presenter's slides."""
+    context = chromium.new_context(viewport=SCREENS[LAPTOP], locale=LOCALES[lang])
     try:
         page = context.new_page()
-        pages = {}
-        if laptop:
-            SHOTS.mkdir(parents=True, exist_ok=True)
+        seen = {screen: {"lang": lang, "pages": {}, "slides": None} for screen in SCREENS}
+        SHOTS.mkdir(parents=True, exist_ok=True)
         for name, view in VISITS:
-            shot = SHOTS / f"{name}-{lang}.png" if laptop and not view else None
+            shot = None if view else SHOTS / f"{name}-{lang}.png"
             label = f"{name} {view}" if view else name
-            pages[label] = _visit(page, base, name, view, training_trace if name == "dropout" else trace, shot)
-        slides_seen = None
-        if laptop:
-            slides_seen = _walk_the_slides(page, base, pages["attention"]["type"])
-            page.screenshot(path=str(SHOTS / f"presenter-end-1280x720-{lang}.png"))
+            shown = _visit(page, base, name, view, training_trace if name == "dropout" else trace, shot)
+            for screen, facts in shown.items():
+                seen[screen]["pages"][label] = facts
+        page.set_viewport_size(SCREENS[LAPTOP])
+        seen[LAPTOP]["slides"] = _walk_the_slides(page, base, seen[LAPTOP]["pages"]["attention"]["type"])
+        page.screenshot(path=str(SHOTS / f"presenter-end-1280x720-{lang}.png"))
     finally:
         context.close()
-    return {"lang": lang, "pages": pages, "slides": slides_seen}
+    return seen
 
 
 def _step_pages(seen):
@@ -407,12 +409,11 @@ CHECKS = [exceptions_or_warnings, title_navigation_or_link_not_the_readers, wide
 LAPTOP_CHECKS = [screenshot_missing, presenter_slide_small_or_too_wide]
 
 
-@pytest.mark.parametrize("sweep", PASSES)
-def test_every_page_in_one_pass(server, chromium, trace, training_trace, sweep):  # noqa: F811 (server)
-    """One pass of a language at a screen size, then every check over every page it saw: the failures of every
-    check and every page, reported at once."""
-    lang, screen = sweep.split("-")
-    seen = _pass(server, chromium, lang, screen, trace, training_trace)
-    checks = CHECKS + (LAPTOP_CHECKS if sweep in LAPTOP else [])
-    failures = {check.__name__: found for check in checks if (found := check(seen))}
+@pytest.mark.parametrize("lang", LOCALES)
+def test_every_page_in_one_pass(server, chromium, trace, training_trace, lang):  # noqa: F811 (server)
+    """One pass of a language, then every check over every page it saw at each screen size: the failures of every
+    check, every page and every size, reported at once."""
+    seen = _pass(server, chromium, lang, trace, training_trace)
+    failures = {f"{screen} {check.__name__}": found for screen, at in seen.items()
+                for check in CHECKS + (LAPTOP_CHECKS if screen == LAPTOP else []) if (found := check(at))}
     assert not failures, pprint.pformat(failures, width=120)

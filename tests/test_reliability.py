@@ -39,6 +39,7 @@ from streamlit.testing.v1 import AppTest
 
 import engine
 import streamlit_privates
+from conftest import examples
 from engine import checkpoint, vit_train
 from engine.backward import loss_and_grads
 from engine.config import CHOICES, DEPTHS
@@ -73,6 +74,8 @@ STEP_PAGES = [p for p in ALL_PAGES if p not in ("overview", "animation", "genera
 pytestmark = pytest.mark.hostile
 HOSTILE = settings(deadline=None, suppress_health_check=[
     HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
+# Each test's number of examples: a pull request's in `make test`, the larger one with --hypothesis-profile=large
+# (conftest.examples); an example is a fresh app session or two, a second or more each.
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -270,7 +273,7 @@ def why_not(state):
 
 # ---- the sidebar: source and target text ----------------------------------------------------------------------
 
-@settings(HOSTILE, max_examples=60)
+@settings(HOSTILE, max_examples=examples(25, large=60))
 @given(page=st.sampled_from(TEXT_PAGES), side=st.sampled_from(["src", "tgt"]), text=TEXT)  # a ViT page's sidebar has none
 @example(page="overview", side="src", text="x" * 10_000)
 @example(page="attention", side="src", text="")
@@ -343,7 +346,7 @@ def sidebar_agrees(at, state):
             and values["ctl.divisor_kind"] == kind and (kind == "sqrt" or values["ctl.divisor"] == config.attn_divisor))
 
 
-@settings(HOSTILE, max_examples=70)
+@settings(HOSTILE, max_examples=examples(30, large=70))
 @given(page=st.sampled_from(TEXT_PAGES), divisor_number=st.booleans(), sent=OPTION_INPUTS)  # the text model's options
 @example(page="overview", divisor_number=False, sent=("number", "ctl.n_heads", 3))
 @example(page="overview", divisor_number=False, sent=("number", "ctl.d_model", -1e308))
@@ -441,7 +444,7 @@ def _slide(at, key, data):
     return before.with_edit(name, index, round(sent, decimals)), None
 
 
-@settings(HOSTILE, max_examples=60)
+@settings(HOSTILE, max_examples=examples(25, large=60))
 @given(page=st.sampled_from(EDITOR_PAGES), data=st.data())
 def test_typed_weights_are_taken_or_refused_with_a_message(page, data):
     at = open_page(page)
@@ -532,7 +535,7 @@ def test_every_widget_of_every_step_page_survives_hostile_values(page, link, dat
 
 
 @pytest.mark.parametrize("page", ["generate", "train"])
-@settings(HOSTILE, max_examples=40)
+@settings(HOSTILE, max_examples=examples(20, large=40))
 @given(link=st.sampled_from(PAGE_LINKS), data=st.data())
 def test_every_widget_of_the_generation_and_training_pages_survives_hostile_values(page, link, data):
     _drive(page, link, data)
@@ -628,7 +631,7 @@ def uploads(draw):
     return Upload(kind, draw(NAMES), data, good)
 
 
-@settings(HOSTILE, max_examples=40)
+@settings(HOSTILE, max_examples=examples(20, large=40))
 @given(upload=uploads())
 def test_an_uploaded_file_is_loaded_or_refused_with_a_message(upload):
     kind, name, data, good = upload
@@ -804,7 +807,7 @@ def expected_start(link):
     return state, notes
 
 
-@settings(HOSTILE, max_examples=100)
+@settings(HOSTILE, max_examples=examples(40, large=100))
 @given(page=st.sampled_from(ALL_PAGES), link=tampered_links())
 @example(page="overview", link={"gen": "width:" + "9" * 400})
 @example(page="overview", link={"preset": "paper", "cfg": "n_layers:8,n_heads:16,d_k:512,d_v:512"})

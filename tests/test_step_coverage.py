@@ -21,7 +21,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import engine  # noqa: E402
-from engine.vit import VisionTransformer  # noqa: E402
+from engine.vit import VisionTransformer, step_table as vit_step_table  # noqa: E402
 import streamlit_privates  # noqa: E402
 from conftest import page_title  # noqa: E402
 from test_app import APP, TEXT_PAGES  # noqa: E402
@@ -156,10 +156,14 @@ def test_every_vit_step_is_drawn_on_a_vit_page(vcfg, drawn_vit):
         assert not at.exception, (page, [e.message for e in at.exception])
         assert page_title(at) == EN[f"page.{page}"]
         explore(at, frozenset({WEIGHTS_ROW.format(vision.weights)}))
-    expected = set(run_vit(vision)[2])
+    _, model, trace, _ = run_vit(vision)
+    expected = set(trace)
     assert not sorted(expected - set(drawn_vit)), f"no page draws {sorted(expected - set(drawn_vit))}"
     assert set(drawn_vit) <= expected, sorted(set(drawn_vit) - expected)
-    assert len(expected) == 5 + 16 * (3 if vcfg else 2) + 4  # the image's steps, each layer's, the head's
+    table = vit_step_table(model.config)  # the image's steps, each layer's, the head's
+    layer = sum(len(table[block]) + len([name for name in table["sublayer"] if name.endswith(str(k))])
+                for k, block in model.config.sublayers["enc"].items())  # each sub-layer's, its add and norm
+    assert len(expected) == len(table["image"]) + model.settings.n_layers * layer + len(table["head"])
 
 
 def test_each_button_of_a_flow_draws_its_step(monkeypatch):

@@ -12,6 +12,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from conftest import examples
 
 import engine
 from engine.presets import PAPER_VOCABULARY
@@ -179,7 +180,7 @@ def cases(draw):
 
 @pytest.mark.parametrize("activation", ["relu", "gelu"])
 @pytest.mark.parametrize("placement", ["post", "pre"])
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(40, large=150), deadline=None)  # a pull request's, or the large profile's
 @given(case=cases())
 def test_random_sizes_match_torch(placement, activation, case):
     sizes, src, tgt, seed = case

@@ -1,0 +1,41 @@
+"""Every page in AppTest, once per language at the app's first settings, with every per-page check of that setting in
+the one run: it runs cleanly, with its title, intro and sidebar in the reader's language and the link unchanged
+(tests/test_app.py's helpers); in each of its sections nothing a reader sees counts from 0 (tests/test_counting.py's
+`shown_zeros`); on a Chinese screen, no English in any choice of its rows of buttons (tests/test_no_english.py's
+`english_in_choices`; its other settings are its own tests). In English, the fast tier's app run of every page."""
+import pytest
+
+from conftest import page_title
+from test_app import ALL_PAGES, CJK, DEFAULT_QUERY, assert_clean, open_page, query, server_navigation  # noqa: F401
+from test_counting import other_sections, shown_zeros
+from test_no_english import english_in_choices
+from ui.core.i18n import EN, ZH, translator
+from ui.core.navigation import PAGES
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("page", ALL_PAGES)
+def test_every_page_runs_cleanly(page, lang):
+    at = open_page(page, lang=lang)
+    assert_clean(at)
+    assert not at.warning, [w.value for w in at.warning]
+    catalog = ZH if lang == "zh" else EN
+    assert page_title(at) == catalog[f"page.{page}"]
+    assert any(m.value.startswith(f"# {catalog[f'page.{page}']}\n\n{catalog[f'intro.{page}']}")
+               for m in at.markdown)  # with the settings' sentences
+    if lang == "zh":
+        assert CJK.search(page_title(at))
+    sidebar = [w.label for w in at.sidebar.text_input] + [c.value for c in at.sidebar.caption]
+    if page in PAGES["vision"]:  # the text model's controls are on its pages, as the sidebar says
+        assert catalog["ctl.text_model_elsewhere"] in sidebar and catalog["ctl.src"] not in sidebar
+    else:
+        assert catalog["ctl.src"] in sidebar and catalog["ctl.text_model_elsewhere"] not in sidebar
+    assert query(at) == {**DEFAULT_QUERY, "lang": lang}
+    assert shown_zeros(at) == {}
+    if lang == "zh":  # from the page as it opened: each other choice of each row
+        assert english_in_choices(at, page) == {}
+    for key, label in other_sections(at, translator(lang)("view.section")):
+        at.session_state[key] = label
+        at.run()
+        assert_clean(at)
+        assert shown_zeros(at) == {}, label
