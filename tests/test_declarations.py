@@ -17,7 +17,7 @@ from engine import vit
 from engine.backward import loss_and_grads
 from engine.vit import VisionTransformer, ViTConfig
 from ui.core.navigation import FLOWS, PAGES, slides, vision_slides, vision_step
-from ui.core.vision_state import VisionState, image
+from ui.core.state.vision import VisionState, image
 
 SRC, TGT = "Hello World", "hola mundo"
 SMALL = dict(d_model=16, n_heads=4, d_ff=24)  # the sizes change no step's name; the paper's own take seconds a pass

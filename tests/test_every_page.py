@@ -6,7 +6,7 @@ the one run: it runs cleanly, with its title, intro and sidebar in the reader's 
 import pytest
 
 from conftest import page_title
-from test_app import ALL_PAGES, CJK, DEFAULT_QUERY, assert_clean, open_page, query, server_navigation  # noqa: F401
+from test_app import ALL_PAGES, CJK, DEFAULT_QUERY, assert_clean, open_page, query
 from test_counting import other_sections, shown_zeros
 from test_no_english import english_in_choices
 from ui.core.i18n import EN, ZH, translator
