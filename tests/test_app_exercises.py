@@ -1,6 +1,7 @@
 """The exercises page through AppTest, in both languages: every exercise of the post takes a right and a wrong
 answer; the by-hand questions take the engine's number, refuse what is not a number and open their cell's arithmetic;
 the answers given stay in the link, and a forged part of it is refused."""
+import re
 import sys
 from pathlib import Path
 
@@ -318,7 +319,7 @@ def test_a_cell_without_a_finite_answer_is_not_asked_and_the_page_says_so(lang):
     assert_clean(at)
     asked = {w.key.removeprefix("hand.answer.") for w in at.text_input if w.key.startswith("hand.answer.")}
     assert asked == {"score-1", "scaled-1", "weight-1", "pe-1"}
-    kinds = t("sizes.list_separator").join(t(f"hand.{kind}.title") for kind in ("layer_norm", "prob"))
+    kinds = t("list.separator").join(t(f"hand.{kind}.title") for kind in ("layer_norm", "prob"))
     assert t("hand.overflow", kinds=kinds) in [i.value for i in at.info]
 
 
@@ -340,3 +341,13 @@ def test_a_decimal_comma_is_read_as_a_point():
     q = ex.question(TRACE, "scaled-1")
     answer(at, "hand.answer.scaled-1", repr(q.answer).replace(".", ","))
     assert query(at)["done"] == "scaled-1:1"
+
+
+def test_a_chinese_explanation_lists_with_chinese_commas():
+    """Exercise 7's explanation wrote "c 0.2867, ? 0.2775" with ASCII commas in Chinese prose."""
+    at = page("zh")
+    at.session_state["ex.open.probabilities"] = True
+    at.run()
+    answer(at, "ex.answer.probabilities", ANSWERS["probabilities"].value)
+    why = [m.value for m in at.markdown if "softmax" in m.value and "，" in m.value]
+    assert why and not re.search(r"\d, ", why[0]), why

@@ -712,6 +712,9 @@ def test_chinese_uses_the_glossarys_terms():
     every = json.dumps(ZH, ensure_ascii=False)
     assert "打印" not in every and "印出" not in every and "测试模式" not in every and "束宽个" not in every
     assert "博文" not in every  # the post is 博客 on every page
+    # a room's code is 房间码 (代码 is program code); no word-for-word "a word stands where", no "一个下一个"
+    assert "用代码" not in every and "站在哪里" not in every and "一个下一个" not in every
+    assert ZH["list.separator"] == "，"  # a list in Chinese prose, not ASCII ", "
     assert ZH["ctl.sizes"] == "模型规模" and "维度" not in ZH["msg.edits_dropped"] + ZH["msg.not_divisible"]
 
 

@@ -44,7 +44,7 @@ def _progress(t) -> dict:
         progress, refused = ex.decode_progress(linked)
         st.session_state[PROGRESS] = progress
         if refused:
-            st.warning(t("ex.progress_refused", parts=", ".join(literal(part) for part in refused)))
+            st.warning(t("ex.progress_refused", parts=t("list.separator").join(literal(part) for part in refused)))
     progress = st.session_state.setdefault(PROGRESS, {})
     right = sum(progress.values())
     st.markdown(t("ex.progress", answered=len(progress), right=right))
@@ -234,7 +234,8 @@ def _evidence(ctx, key: str, evidence: dict) -> dict:
                 "samples": evidence["samples"], "n": evidence["n_keys"],
                 "scaled_peak": fmt(table[(ex.SATURATION_D_K[-1], "sqrt_dk")]["peak"], 2)}
     if key == "ffn":
-        shapes = ", ".join(f"{name}: {' × '.join(map(str, shape))}" for name, shape in evidence["shapes"].items())
+        shapes = ctx.t("list.separator").join(f"{name}: {' × '.join(map(str, shape))}"
+                                              for name, shape in evidence["shapes"].items())
         return {"shapes": shapes, "d_model": evidence["d_model"], "d_ff": evidence["d_ff"]}
     if key == "decoder_passes":
         return {"tokens": words(evidence["tokens"]), "n": len(evidence["tokens"]), "encoder": evidence["encoder"]}
@@ -242,7 +243,7 @@ def _evidence(ctx, key: str, evidence: dict) -> dict:
         return {"on": fmt(evidence["gaps"]["on"], digits), "off": fmt(evidence["gaps"]["off"], 2),
                 "mean_on": fmt(evidence["norm_means"]["on"], 2), "mean_off": fmt(evidence["norm_means"]["off"], 2)}
     if key == "probabilities":
-        top = ", ".join(f"{literal(token)} {fmt(p, digits)}" for token, p in evidence["top"])
+        top = ctx.t("list.separator").join(f"{literal(token)} {fmt(p, digits)}" for token, p in evidence["top"])
         return {"top": top, "logit": fmt(evidence["logit"], digits)}
     (greedy, greedy_lp), (beam, beam_lp) = evidence["greedy"], evidence["beam"]
     return {"greedy": words(greedy), "greedy_lp": fmt(greedy_lp, digits), "beam": words(beam),
@@ -343,7 +344,7 @@ def _by_hand():
             _hand_question(ctx, q)
     overflowing = ex.overflowing(ctx.trace, number)
     if overflowing:
-        st.info(t("hand.overflow", kinds=t("sizes.list_separator").join(t(f"hand.{k}.title") for k in overflowing)))
+        st.info(t("hand.overflow", kinds=t("list.separator").join(t(f"hand.{k}.title") for k in overflowing)))
 
 
 def _hand_question(ctx, q: ex.Question):

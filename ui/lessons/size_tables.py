@@ -83,4 +83,4 @@ def product_totals(t, products: dict) -> str:
     """Multiply-adds per stack and in all, in a sentence."""
     totals = sizes.totals_by_stack(products)
     parts = [t(f"sizes.stack.{stack}", n=count(totals[stack])) for stack in STACKS if stack in totals]
-    return t("sizes.products_total", parts=t("sizes.list_separator").join(parts), n=count(totals["all"]))
+    return t("sizes.products_total", parts=t("list.separator").join(parts), n=count(totals["all"]))

@@ -123,8 +123,9 @@ def intro(page: str, model_notes: bool = True):
 def new_words_note(model):
     """Which typed words the model's vocabulary lacked, and where their weights come from (engine.with_words)."""
     if model.new_words:
-        st.info(session.get().t("msg.new_words", words=", ".join(map(literal, model.new_words)), seed=model.seed,
-                                n=len(model.vocab) - len(model.new_words)))
+        t = session.get().t
+        st.info(t("msg.new_words", words=t("list.separator").join(map(literal, model.new_words)), seed=model.seed,
+                  n=len(model.vocab) - len(model.new_words)))
 
 
 def _notes(ctx, intro, text):
