@@ -23,7 +23,7 @@ from ui.core.format import DIGITS, fmt  # noqa: E402
 from ui.core.i18n import literal, translator  # noqa: E402
 from ui.core.state import AppState  # noqa: E402
 from ui.lessons.exercise_views import PREPARED, prepared_link  # noqa: E402
-from ui.lessons.generation_views import TRAINED_CORPUS  # noqa: E402
+from ui.core.runs import TRAINED_CORPUS  # noqa: E402
 
 SRC, TGT = "Hello World", "Hola Mundo"
 MODEL = engine.preset("hello-world")

@@ -198,3 +198,22 @@ def test_the_waves_words_describe_the_encoding_the_chart_draws(setting):
     table = pe.positional_encoding(setting, 50, 4, at.session_state["context"].model.params.get("pos.learned"))
     pairs_share = np.allclose(table[:, 0] ** 2 + table[:, 1] ** 2, 1.0)
     assert pairs_share == (setting == "sinusoidal") and ("a pair shares" in shown[0]) == pairs_share
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_prediction_says_which_weights_made_it_and_offers_the_trained_model(lang):
+    """The overview wrote "Next token (greedy): c, probability 0.287" with nothing saying the model is untrained. Each
+    page that shows predictions or attention patterns says what its weights learned, with the trained model one click
+    away; once used, the same line names its corpus and the overview predicts EOS after "SOS hola mundo"."""
+    t = translator(lang)
+    at = open_link("overview", lang=lang)
+    assert t("learned.post", seed=0) in [c.value for c in at.caption]
+    next(b for b in at.button if b.key == "learned.overview").click().run()
+    assert_clean(at)
+    state = at.session_state["state"]
+    assert state.weights and at.session_state["context"].config.d_model == engine.trained("en-es").config.d_model
+    shipped = t("learned.shipped", corpus=t("train.corpus.en-es"), n=32)
+    assert shipped in [c.value for c in at.caption] and not [b for b in at.button if b.key == "learned.overview"]
+    assert [m.value for m in at.metric if m.label == t("overview.next")] == ["EOS"]  # after SOS hola mundo: done
+    paper = open_link("attention", lang=lang, preset="paper")
+    assert t("learned.random", seed=0) in [c.value for c in paper.caption]

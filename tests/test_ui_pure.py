@@ -24,7 +24,8 @@ from engine.attention import softmax  # noqa: E402
 from engine.blog import DIFFERENCES  # noqa: E402
 from engine.config import CHOICES, LIMITS  # noqa: E402
 from engine.generate import beam_search  # noqa: E402
-from ui.core import format as fmt_mod, generation, state as app_state  # noqa: E402
+from ui.core import format as fmt_mod, generation, model_card, state as app_state  # noqa: E402
+from engine.corpus import pairs  # noqa: E402
 from ui.core.format import DIGITS, DIGITS_RANGE, bmatrix, fmt, fmt_tex, printed_width, table  # noqa: E402
 from ui.core.i18n import (CATALOG_DIR, CATALOGS, EN, LANGUAGES, ZH, language_of,  # noqa: E402
                           load_catalogs, translator)
@@ -1656,3 +1657,21 @@ def test_finished_trainings_keep_the_last_few_and_renew_a_key_put_again():
     runs.put("b", "B2")  # put again: now the newest
     runs.put("e", "E")
     assert [runs.get(key) for key in "bcde"] == ["B2", None, "D", "E"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_weights_say_what_they_learned_in_every_origin(lang):
+    t = translator(lang)
+    hello, paper = engine.PRESETS["hello-world"], engine.PRESETS["paper"]
+    learned = lambda preset, config, origin, stored: model_card.learned(t, preset, 3, config, origin, stored)  # noqa
+    assert learned("hello-world", hello, None, False) == t("learned.post", seed=3)
+    assert learned("hello-world", hello.replace(d_model=8, d_k=4, d_v=4), None, False) == t("learned.random", seed=3)
+    assert learned("paper", paper, None, False) == t("learned.random", seed=3)
+    corpus = t("train.corpus.en-zh")
+    assert learned("paper", paper, {"kind": "trained", "corpus": "en-zh", "steps": 40}, True) == t(
+        "learned.trained", corpus=corpus, steps=40)
+    assert learned("paper", paper, {"kind": "shipped", "corpus": "en-zh"}, True) == t(
+        "learned.shipped", corpus=corpus, n=len(pairs("en-zh")))
+    assert learned("paper", paper, {"kind": "uploaded", "file": "w`x.npz"}, True) == t("learned.uploaded",
+                                                                                     file="`wx.npz`")
+    assert learned("paper", paper, None, True) == t("learned.unknown")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from engine import blog
+from engine.corpus import pairs
 
 ENCODER_WEIGHTS = ("hello-world",)  # presets whose weights' origin names encoder weights: a decoder-only model's differs
 
@@ -22,6 +23,24 @@ def describe(t, preset: str, seed: int, config, origin: dict | None, stored: boo
     if kind == "uploaded":
         values["file"] = code(origin["file"])
     return t("model.card", sizes=sizes, origin=t(f"model.from.{kind}", **values))
+
+
+def learned(t, preset: str, seed: int, config, origin: dict | None, stored: bool) -> str:
+    """What the weights that make a page's predictions and attention patterns have learned: nothing (the preset's
+    post's numbers and random ones, or random ones alone), or the corpus they were trained on, or the file they came
+    from."""
+    if not stored:
+        posts = preset in ENCODER_WEIGHTS and config.d_model == blog.WIDTH
+        return t("learned.post" if posts else "learned.random", seed=seed)
+    kind = origin["kind"] if origin else "unknown"
+    values = {}
+    if kind in ("trained", "shipped"):
+        values = {"corpus": t(f"train.corpus.{origin['corpus']}"), "n": len(pairs(origin["corpus"]))}
+    if kind == "trained":
+        values["steps"] = origin["steps"]
+    if kind == "uploaded":
+        values["file"] = code(origin["file"])
+    return t(f"learned.{kind}", **values)
 
 
 def _variant(preset: str, config) -> str:

@@ -14,11 +14,18 @@ from ui.core.state.vision import VisionState
 from ui.stores.weights import WeightsStore
 
 RUNS_KEPT = 64  # engine runs kept for all sessions, one per distinct state (model_key)
+TRAINED_CORPUS = "en-es"  # the shipped trained model ("Hello World" -> "hola mundo"), one click from any page
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
 def _base_model(preset, seed, overrides):
     return app_state.base_model(preset, seed, overrides)
+
+
+@st.cache_resource(max_entries=1, show_spinner=False)
+def shipped_trained():
+    """The shipped model trained on TRAINED_CORPUS (engine.trained), loaded once per process."""
+    return engine.trained(TRAINED_CORPUS)
 
 
 @st.cache_resource(show_spinner=False)

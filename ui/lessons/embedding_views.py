@@ -8,11 +8,11 @@ from engine import blog, positional as pe
 from engine.explain import tex_escape
 
 from ui.core import runs, session
+from ui.core.runs import TRAINED_CORPUS, shipped_trained
 from ui.core.figures import heatmap
 from ui.core.format import bmatrix
 from ui.core.i18n import literal
 from ui.core.labels import input_side, input_tokens
-from ui.lessons.generation_views import TRAINED_CORPUS, shipped_trained
 from ui.views import draw
 
 COSINE_TOKENS = 24  # the first tokens of a vocabulary whose similarities are drawn: 24 labels fit half the page

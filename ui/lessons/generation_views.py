@@ -11,6 +11,7 @@ from engine.generate import (DISAGREEMENT, GREEDY_TEX, SCORE_TEX, TEMPERATURE_TE
 from engine.tokens import SOS
 
 from ui.core import generation, runs, session, sidebar, streamlit_internals
+from ui.core.runs import TRAINED_CORPUS, shipped_trained
 from ui.core.figures import bars, heatmap
 from ui.core.format import arrow, decimals, fmt
 from ui.core.labels import top_heading, top_tokens
@@ -20,7 +21,6 @@ from ui.lessons import beam_tree
 from ui.views import draw, frame
 from ui.views.drawn import from_link, show_in_link
 
-TRAINED_CORPUS = "en-es"  # the shipped model the page opens on ("Hello World" -> "hola mundo")
 CHOICES = {"model": generation.MODELS, "strategy": generation.STRATEGIES}
 PLAY_SECONDS = 1.2  # one step per this many seconds while playing
 STRATEGY_TEX = {"greedy": GREEDY_TEX, "temperature": TEMPERATURE_TEX, "top_k": TOP_K_TEX, "top_p": TOP_P_TEX,
@@ -46,10 +46,6 @@ def _trained_for(src):
     return engine.with_words(shipped_trained(), src)
 
 
-@st.cache_resource(max_entries=1, show_spinner=False)
-def shipped_trained():
-    """The shipped model trained on TRAINED_CORPUS (engine.trained), loaded once per process."""
-    return engine.trained(TRAINED_CORPUS)
 
 
 @st.cache_resource(max_entries=1, show_spinner=False)

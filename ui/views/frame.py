@@ -7,7 +7,7 @@ import functools
 import streamlit as st
 
 from ui.classroom import follow, presenter, scroll
-from ui.core import session, sidebar, streamlit_internals
+from ui.core import model_card, runs, session, sidebar, streamlit_internals
 from ui.core.i18n import literal
 from ui.core.labels import SEED_NOTES, intro_keys
 from ui.core.navigation import ENCODER_DECODER_ONLY, HOME, neighbours
@@ -101,6 +101,10 @@ def neighbour_links(state, page: str):
                       icon=f":material/{icon}:", icon_position=side, query_params=query)
 
 
+# The pages that show a model's predictions or attention patterns: each says which weights made them.
+PREDICTING = ("overview", "animation", "attention", "multihead", "masked_attention", "cross_attention", "output")
+
+
 def intro(page: str, model_notes: bool = True):
     """The page's title and intro: the text true in every setting, then the sentences on the current settings
     (labels.intro_keys), and the notes on the seeds' slips where the page teaches their step (labels.SEED_NOTES).
@@ -117,7 +121,28 @@ def intro(page: str, model_notes: bool = True):
     element = st.markdown(text)
     if model_notes:
         new_words_note(ctx.model)
+    if page in PREDICTING and not ctx.vision:
+        learned_note(ctx, page)
     _notes(ctx, element, text)
+
+
+def learned_note(ctx, page: str):
+    """Which weights made the page's predictions or attention patterns, and what they have learned; where nothing
+    (the preset's weights), the shipped trained model one click away."""
+    state = ctx.state
+    line = model_card.learned(ctx.t, state.preset, state.seed, ctx.config, session.weights_origin(state),
+                              bool(state.weights))
+    if state.weights or ctx.reading:  # a following student's page is the teacher's to change
+        st.caption(line)
+        return
+    row = st.container(horizontal=True, vertical_alignment="center", gap="small")
+    row.caption(line)
+    row.button(ctx.t("learned.use_trained", corpus=ctx.t(f"train.corpus.{runs.TRAINED_CORPUS}")),
+               key=f"learned.{page}", icon=":material/school:", on_click=_use_trained)
+
+
+def _use_trained():
+    sidebar.adopt_model(runs.shipped_trained(), {"kind": "shipped", "corpus": runs.TRAINED_CORPUS})
 
 
 def new_words_note(model):
