@@ -25,12 +25,13 @@ from protocol import Session  # noqa: E402
 from test_browser import LOCALES, settle  # noqa: E402
 from test_follow import TIMEOUT, done, query, shown, woken  # noqa: E402
 from test_follow_browser import BUTTON, FOLLOWED_WITHIN, SCREEN, wait_until  # noqa: E402
+from test_rooms import without_times  # noqa: E402
 
 import engine  # noqa: E402
 from engine import exercises as ex  # noqa: E402
 from ui.classroom import quiz  # noqa: E402
 from ui.core.format import DIGITS_RANGE, fmt  # noqa: E402
-from ui.core.i18n import translator  # noqa: E402
+from ui.core.i18n import literal, translator  # noqa: E402
 from ui.stores import rooms  # noqa: E402
 from ui.stores.rooms import Answer  # noqa: E402
 
@@ -154,7 +155,7 @@ def test_a_class_answers_a_question_and_sees_the_answer_revealed(server):
             assert english.last.widget(r"quiz\.typed\.1") is None  # one answer: the field is gone
             await answer(chinese, 1, "12345")
             assert ZH("quiz.yours", answer=fmt(12345.0, 6)) in shown(chinese)
-            assert sorted(store.tally(code, 1, key)) == [Answer(float(typed), True), Answer(12345.0, False)]
+            assert sorted(without_times(store.tally(code, 1, key))) == [(float(typed), True), (12345.0, False)]
 
             fragment = next(f for f, seconds in teacher.auto_reruns.items() if seconds == quiz.TALLY_SECONDS)
             await teacher.auto_rerun(fragment, TIMEOUT)
@@ -202,9 +203,53 @@ def test_a_students_forged_clicks_on_the_teachers_buttons_change_nothing(server)
             student.set_widget(typed, string_value="2")  # the form again, though the page no longer shows it
             student.set_widget(send, trigger_value=True)
             assert not (await student.rerun(TIMEOUT)).exceptions
-            assert store.tally(code, 1, key) == [Answer(1.0, abs(1.0 - q.answer) <= q.tolerance)]  # the first only
+            right = abs(1.0 - q.answer) <= q.tolerance
+            assert without_times(store.tally(code, 1, key)) == [(1.0, right)]  # the first only
+            assert EN("quiz.yours", answer=fmt(1.0, 6)) in shown(student)  # the room's, not the refused second
+            assert EN("quiz.yours", answer=fmt(2.0, 6)) not in shown(student)
         finally:
             await asyncio.gather(teacher.close(), student.close())
+
+    in_own_thread(scenario)
+
+
+def test_a_students_answer_and_verdict_come_back_after_a_reload(server):
+    """A student's id is in its link (me=): a reload of the same link is the same student, whose answer the room
+    gives back (no empty field, no second answer counted) and whose verdict shows at the reveal. A link's forged id
+    is named in a note and replaced by a new one."""
+    url, store = server
+    q = next(q for q in hello_world_questions() if q.kind == "weight")
+
+    async def scenario():
+        teacher, code, key = await teachers_room(url)
+        student = await Session.open(url, "", query_string=f"room={code}", timeout=TIMEOUT)
+        forger = await Session.open(url, "", query_string=f"room={code}&follow=0&me=%3Cb%3Ex%3C%2Fb%3E",
+                                    timeout=TIMEOUT)  # detached: its first run's notes are not replaced by a switch
+        reloaded = None
+        try:
+            me = query(student)["me"]
+            assert rooms.valid_answerer(me) and "me" not in query(teacher)  # the teacher's link, and the room's, have
+            assert "me" not in store.latest(code).query  # no student's id
+            assert EN("msg.url", detail=literal("me='<b>x</b>'")) in shown(forger)  # as text
+            assert rooms.valid_answerer(query(forger)["me"]) and query(forger)["me"] != me
+            await teacher.click(rf"quiz\.ask\.{q.id}", TIMEOUT)
+            await woken(student)
+            typed, send = (student.last.widget(pattern)[1].id for pattern in (r"quiz\.typed\.1", r"quiz\.send"))
+            await answer(student, 1, "1")
+            assert query(student)["me"] == me
+            reloaded = await Session.open(url, student.page, query_string=student.query_string, timeout=TIMEOUT)
+            assert reloaded.last.widget(r"quiz\.typed\.1") is None  # answered: no empty field
+            assert EN("quiz.yours", answer=fmt(1.0, 6)) in shown(reloaded)
+            reloaded.set_widget(typed, string_value="2")  # a second answer, forged: the room keeps the first
+            reloaded.set_widget(send, trigger_value=True)
+            assert not (await reloaded.rerun(TIMEOUT)).exceptions
+            assert without_times(store.tally(code, 1, key)) == [(1.0, abs(1.0 - q.answer) <= q.tolerance)]
+            await teacher.click(r"quiz\.reveal", TIMEOUT)
+            await woken(reloaded)
+            verdict = EN("ex.right") if abs(1.0 - q.answer) <= q.tolerance else EN("quiz.wrong")
+            assert f"{EN('quiz.yours', answer=fmt(1.0, 6))} · {verdict}" in shown(reloaded)
+        finally:
+            await asyncio.gather(*(s.close() for s in (teacher, student, forger, reloaded) if s is not None))
 
     in_own_thread(scenario)
 
