@@ -5,10 +5,15 @@ screens (a typed expression refused, one answer per session), the teacher's scre
 reveal wakes every student with the answer; a student's forged click on the teacher's buttons changes nothing, with
 the rooms in SQLite and in Redis; and the whole class in Chromium."""
 import asyncio
+import csv
+import io
 import json
 import math
 import sys
+import time
 import urllib.parse
+import urllib.request
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -100,6 +105,15 @@ def test_the_spread_counts_every_answer_once_in_bins_told_apart(values, answer, 
     assert len(bins) <= quiz.SPREAD_BINS + 3 and sum(b.contains_answer for b in bins) <= 1
 
 
+def test_the_answers_export_in_time_order_and_a_formula_stays_text():
+    """The teacher's CSV: answer, right (1 or 0: a column's sum), time (UTC, ISO 8601); a text a store holds that a
+    spreadsheet would run as a formula is kept as text."""
+    answers = [Answer(0.25, False, 1_700_000_060.9), Answer(0.5, True, 1_700_000_000.0), Answer("=1+1", False, 1e9)]
+    assert quiz.answers_csv(answers, ("answer", "right", "time")).splitlines() == [
+        "answer,right,time", "'=1+1,0,2001-09-09T01:46:40Z", "0.5,1,2023-11-14T22:13:20Z",
+        "0.25,0,2023-11-14T22:14:20Z"]
+
+
 @pytest.fixture(scope="module", params=["sqlite", pytest.param("redis", marks=pytest.mark.server)])
 def server(request, tmp_path_factory):
     """The app with its rooms in SQLite, or in a real Redis; the store as the test reads it."""
@@ -160,6 +174,12 @@ def test_a_class_answers_a_question_and_sees_the_answer_revealed(server):
             fragment = next(f for f, seconds in teacher.auto_reruns.items() if seconds == quiz.TALLY_SECONDS)
             await teacher.auto_rerun(fragment, TIMEOUT)
             assert EN("quiz.count", n=2) in shown(teacher)
+            exported = teacher.last.widget(r"quiz\.export")[1]  # the teacher's download of the answers, in time order
+            with urllib.request.urlopen(url + exported.url, timeout=TIMEOUT) as csv_file:
+                rows = list(csv.reader(io.StringIO(csv_file.read().decode("utf-8-sig"))))
+            header = [EN("quiz.csv.answer"), EN("quiz.csv.right"), EN("quiz.csv.time")]
+            assert rows[0] == header and [row[:2] for row in rows[1:]] == [[repr(float(typed)), "1"], ["12345.0", "0"]]
+            assert all(abs(datetime.fromisoformat(row[2]).timestamp() - time.time()) < 600 for row in rows[1:])
             await teacher.click(r"quiz\.reveal", TIMEOUT)
             assert store.quiz(code).state == "revealed"
             for student, t, right in ((english, EN, True), (chinese, ZH, False)):

@@ -10,19 +10,23 @@ only (engine.exercises.read_number) and checked by the student's process against
 it."""
 from __future__ import annotations
 
+import csv
 import dataclasses
+import io
 import math
+from datetime import datetime, timezone
 from typing import NamedTuple
 
 import numpy as np
 
 from engine import exercises as ex
-from ui.classroom import follow
+from ui.classroom import follow, scroll
 from ui.core import session_store
 from ui.core.format import fmt
 from ui.stores.rooms import Answer, Quiz
 
 REFUSED = "quiz.refused"  # session_state: why the last answer typed was not sent (a catalog key and its values)
+MOVED = "quiz.moved"  # session_state: the teacher asked, closed, revealed or put away in the run before (quiz_views)
 TALLY_SECONDS = 1.0  # the teacher's view reads the tally this often while the question is open
 SPREAD_BINS = 12  # the spread's equal bins: at most this many, at least half as many (round widths 1, 2, 2.5, 5)
 FLOAT_MAX = float(np.finfo(float).max)
@@ -143,12 +147,16 @@ def ask(q: ex.Question) -> None:
     """A teacher's button: the question to the class."""
     here = follow.room()
     _teachers(lambda: follow.store().ask(here.code, here.key, stored(q)))
+    session_store.put(MOVED, True)
 
 
 def set_state(number: int, state: str) -> None:
-    """A teacher's button: question `number` closed to answers, or revealed."""
+    """A teacher's button: question `number` closed to answers, revealed or put away. The panel above the page grows
+    or goes: a slide's heading is brought back into view (presenter mode)."""
     here = follow.room()
     _teachers(lambda: follow.store().set_quiz_state(here.code, here.key, number, state))
+    session_store.put(MOVED, True)
+    scroll.again()
 
 
 def _teachers(call) -> None:
@@ -176,3 +184,20 @@ def send(number: int, q: ex.Question, typed) -> None:
     follow.from_store(lambda: follow.store().answer(here.code, number, here.me, verdict.value, verdict.right), notes)
     if notes:
         session_store.put(REFUSED, notes[0])
+
+
+def answers_csv(answers: list[Answer], header: tuple[str, str, str]) -> str:
+    """A question's answers as a spreadsheet reads them, in the order they came: the answer, 1 if right else 0 (a column's
+    sum is how many were right), the time in UTC (ISO 8601, to the second)."""
+    out = io.StringIO()
+    rows = csv.writer(out, lineterminator="\n")
+    rows.writerow(header)
+    for answer in sorted(answers, key=lambda a: a.time):
+        when = datetime.fromtimestamp(answer.time, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        rows.writerow([_as_cell(answer.value), int(answer.right), when])
+    return out.getvalue()
+
+
+def _as_cell(value):
+    """A text a store holds that a spreadsheet would run as a formula (=, +, -, @) is kept as text."""
+    return "'" + value if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
