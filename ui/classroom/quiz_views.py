@@ -11,8 +11,8 @@ from ui.core.figures import bars
 from ui.core.format import fmt
 
 TEACHERS_BOX = "quiz.teachers_box"  # the teacher's panel's container
-ASKED = "quiz.asked"  # session_state: (number, state, question id) of the room's question, while this run of the
-# teacher's has not drawn its panel
+ASKED = "quiz.asked"  # session_state: (number, state, question id, whether the teacher's click in the run before
+# changed it) of the room's question, while this run of the teacher's has not drawn its panel
 
 
 def quiz_panel(prompt, plot):
@@ -22,12 +22,12 @@ def quiz_panel(prompt, plot):
     the type's scale (ui/views/draw.py). Returns what app.py calls after the page: the teacher's panel in the place
     kept, if the page did not draw it where the question was asked."""
     session_store.pop(ASKED)
-    asked = quiz.current()
+    moved, asked = session_store.pop(quiz.MOVED, False), quiz.current()
     if asked is None:
         return lambda: None
     held, q = asked
     if quiz.teaching():
-        session_store.put(ASKED, (held.number, held.state, q.id))
+        session_store.put(ASKED, (held.number, held.state, q.id, moved))
     if held.state == "put_away":
         return lambda: None
     if not quiz.teaching():
@@ -51,8 +51,7 @@ def ask_or_answers(t, q: ex.Question, plot, card: str) -> None:
         _ask_button(t, q)
         return
     session_store.pop(ASKED)
-    number, state, _ = asked
-    moved = session_store.pop(quiz.MOVED, False)
+    number, state, _, moved = asked
     if state == "put_away":
         _ask_button(t, q)
     else:
