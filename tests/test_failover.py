@@ -182,8 +182,11 @@ def test_a_process_dies_mid_class_and_every_browser_on_it_is_back_on_the_other(c
             room_before, teacher_before = (store.version(code), store.latest(code)), view(teacher)
             before = {route: view(student) for route, student in students.items()}
             assert all(finished(student) for student in students.values())
-            (link,) = {b[0] for b in before.values()}  # the teacher's link and the room's code
-            assert dict(urllib.parse.parse_qsl(link)) == {**room_before[1].query, "room": code}
+            links = [dict(urllib.parse.parse_qsl(b[0])) for b in before.values()]
+            ids = [link.pop("me") for link in links]  # each student's own id for the quiz (ui/classroom/following.py)
+            assert all(map(rooms.valid_answerer, ids)) and len(set(ids)) == STUDENTS
+            (link,) = {tuple(sorted(link.items())) for link in links}  # the teacher's link and the room's code
+            assert dict(link) == {**room_before[1].query, "room": code}
             assert not any(T("msg.weights_gone", id=weights) in " ".join(b[2]) for b in before.values())
             settle(projector, TIMEOUT)
             projector_address, projector_shows = projector.url, projector.inner_text(MAIN)

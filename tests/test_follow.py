@@ -79,8 +79,8 @@ def done(run) -> bool:
 
 
 def state(session: Session) -> dict:
-    """The state a session's address holds, without the room and key."""
-    return {name: value for name, value in query(session).items() if name not in ("room", "key")}
+    """The state a session's address holds, without the room, the key and a student's id."""
+    return {name: value for name, value in query(session).items() if name not in ("room", "key", "me")}
 
 
 async def open_room(url: str) -> tuple[Session, str, str]:

@@ -25,7 +25,7 @@ from ui.stores import rooms  # noqa: E402
 SCREEN = {"width": 1280, "height": 720}
 FOLLOWED_WITHIN = 15  # seconds: a few, on a machine shared with other work
 BUTTON = 'button[data-variant="segmented_control"]'  # a button of a row (st.segmented_control)
-OWN = {"room", "key", "lang", "follow", "present"}  # each participant's own, or the room's
+OWN = {"room", "key", "lang", "follow", "present", "me"}  # each participant's own, or the room's
 T = translator("en")
 MOVES = [  # (page, widget key, button): forward, then back to the default
     ("attention", "layer.enc", 1), ("attention", "heads.attention.1", 1), ("attention", "attention.1", 2),

@@ -141,8 +141,25 @@ def test_a_new_room_starts_afresh_and_keeps_the_page_and_notes():
     assert room.from_link(None, KEY, True, "0") == Following()
 
 
+def test_a_students_id_stays_in_its_link_through_a_reload_another_room_and_the_teachers_link():
+    """The class quiz's answers are the student's by its id (me=), which the link carries: a reload or another
+    process (from_link) is the same student, and so is a room it joins or a teacher's link it takes."""
+    me = "m" * 16
+    joined = room.from_link(CODE, None, False, None, me=me)
+    assert joined.link == {"room": CODE, "me": me} and room.from_link(None, None, False, None, me=me).link == {}
+    assert room.from_link(CODE, None, False, None, me=joined.link["me"]) == joined  # reloaded
+    assert room.toggled(joined, False).link == {"room": CODE, "me": me, "follow": "0"}
+    assert room.entered(room.left(joined), "ACEF").link == {"room": "ACEF", "me": me}
+    _, take = room.look(joined, Latest(2, "qkv", {"src": "hi"}), STATE, PAGES, here_allowed=True)
+    assert take.query == {"src": "hi", "room": CODE, "me": me}
+    assert room.from_link(CODE, KEY, True, None, me=me).link == {"room": CODE, "key": KEY}  # a teacher answers none
+    refused, _ = room.published(room.from_link(CODE, KEY, True, None, me=me), None, [(WRONG_KEY, {"code": CODE})])
+    assert refused.link == {"room": CODE, "me": me}  # a refused teacher's key: a student, who may answer
+
+
 def test_the_view_a_run_shows_leaves_out_the_room_and_each_participants_own():
-    query = {"room": CODE, "key": KEY, "follow": "0", "lang": "en", "present": "1", "done": "x", "head": "2"}
+    query = {"room": CODE, "key": KEY, "follow": "0", "lang": "en", "present": "1", "done": "x", "head": "2",
+             "me": "m" * 16}
     assert room.shown_view("qkv", query) == View("qkv", {"head": "2"})
 
 

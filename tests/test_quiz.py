@@ -5,10 +5,15 @@ screens (a typed expression refused, one answer per session), the teacher's scre
 reveal wakes every student with the answer; a student's forged click on the teacher's buttons changes nothing, with
 the rooms in SQLite and in Redis; and the whole class in Chromium."""
 import asyncio
+import csv
+import io
 import json
 import math
 import sys
+import time
 import urllib.parse
+import urllib.request
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -25,12 +30,13 @@ from protocol import Session  # noqa: E402
 from test_browser import LOCALES, settle  # noqa: E402
 from test_follow import TIMEOUT, done, query, shown, woken  # noqa: E402
 from test_follow_browser import BUTTON, FOLLOWED_WITHIN, SCREEN, wait_until  # noqa: E402
+from test_rooms import without_times  # noqa: E402
 
 import engine  # noqa: E402
 from engine import exercises as ex  # noqa: E402
 from ui.classroom import quiz  # noqa: E402
 from ui.core.format import DIGITS_RANGE, fmt  # noqa: E402
-from ui.core.i18n import translator  # noqa: E402
+from ui.core.i18n import literal, translator  # noqa: E402
 from ui.stores import rooms  # noqa: E402
 from ui.stores.rooms import Answer  # noqa: E402
 
@@ -99,6 +105,15 @@ def test_the_spread_counts_every_answer_once_in_bins_told_apart(values, answer, 
     assert len(bins) <= quiz.SPREAD_BINS + 3 and sum(b.contains_answer for b in bins) <= 1
 
 
+def test_the_answers_export_in_time_order_and_a_formula_stays_text():
+    """The teacher's CSV: answer, right (1 or 0: a column's sum), time (UTC, ISO 8601); a text a store holds that a
+    spreadsheet would run as a formula is kept as text."""
+    answers = [Answer(0.25, False, 1_700_000_060.9), Answer(0.5, True, 1_700_000_000.0), Answer("=1+1", False, 1e9)]
+    assert quiz.answers_csv(answers, ("answer", "right", "time")).splitlines() == [
+        "answer,right,time", "'=1+1,0,2001-09-09T01:46:40Z", "0.5,1,2023-11-14T22:13:20Z",
+        "0.25,0,2023-11-14T22:14:20Z"]
+
+
 @pytest.fixture(scope="module", params=["sqlite", pytest.param("redis", marks=pytest.mark.server)])
 def server(request, tmp_path_factory):
     """The app with its rooms in SQLite, or in a real Redis; the store as the test reads it."""
@@ -154,11 +169,17 @@ def test_a_class_answers_a_question_and_sees_the_answer_revealed(server):
             assert english.last.widget(r"quiz\.typed\.1") is None  # one answer: the field is gone
             await answer(chinese, 1, "12345")
             assert ZH("quiz.yours", answer=fmt(12345.0, 6)) in shown(chinese)
-            assert sorted(store.tally(code, 1, key)) == [Answer(float(typed), True), Answer(12345.0, False)]
+            assert sorted(without_times(store.tally(code, 1, key))) == [(float(typed), True), (12345.0, False)]
 
             fragment = next(f for f, seconds in teacher.auto_reruns.items() if seconds == quiz.TALLY_SECONDS)
             await teacher.auto_rerun(fragment, TIMEOUT)
             assert EN("quiz.count", n=2) in shown(teacher)
+            exported = teacher.last.widget(r"quiz\.export")[1]  # the teacher's download of the answers, in time order
+            with urllib.request.urlopen(url + exported.url, timeout=TIMEOUT) as csv_file:
+                rows = list(csv.reader(io.StringIO(csv_file.read().decode("utf-8-sig"))))
+            header = [EN("quiz.csv.answer"), EN("quiz.csv.right"), EN("quiz.csv.time")]
+            assert rows[0] == header and [row[:2] for row in rows[1:]] == [[repr(float(typed)), "1"], ["12345.0", "0"]]
+            assert all(abs(datetime.fromisoformat(row[2]).timestamp() - time.time()) < 600 for row in rows[1:])
             await teacher.click(r"quiz\.reveal", TIMEOUT)
             assert store.quiz(code).state == "revealed"
             for student, t, right in ((english, EN, True), (chinese, ZH, False)):
@@ -202,9 +223,53 @@ def test_a_students_forged_clicks_on_the_teachers_buttons_change_nothing(server)
             student.set_widget(typed, string_value="2")  # the form again, though the page no longer shows it
             student.set_widget(send, trigger_value=True)
             assert not (await student.rerun(TIMEOUT)).exceptions
-            assert store.tally(code, 1, key) == [Answer(1.0, abs(1.0 - q.answer) <= q.tolerance)]  # the first only
+            right = abs(1.0 - q.answer) <= q.tolerance
+            assert without_times(store.tally(code, 1, key)) == [(1.0, right)]  # the first only
+            assert EN("quiz.yours", answer=fmt(1.0, 6)) in shown(student)  # the room's, not the refused second
+            assert EN("quiz.yours", answer=fmt(2.0, 6)) not in shown(student)
         finally:
             await asyncio.gather(teacher.close(), student.close())
+
+    in_own_thread(scenario)
+
+
+def test_a_students_answer_and_verdict_come_back_after_a_reload(server):
+    """A student's id is in its link (me=): a reload of the same link is the same student, whose answer the room
+    gives back (no empty field, no second answer counted) and whose verdict shows at the reveal. A link's forged id
+    is named in a note and replaced by a new one."""
+    url, store = server
+    q = next(q for q in hello_world_questions() if q.kind == "weight")
+
+    async def scenario():
+        teacher, code, key = await teachers_room(url)
+        student = await Session.open(url, "", query_string=f"room={code}", timeout=TIMEOUT)
+        forger = await Session.open(url, "", query_string=f"room={code}&follow=0&me=%3Cb%3Ex%3C%2Fb%3E",
+                                    timeout=TIMEOUT)  # detached: its first run's notes are not replaced by a switch
+        reloaded = None
+        try:
+            me = query(student)["me"]
+            assert rooms.valid_answerer(me) and "me" not in query(teacher)  # the teacher's link, and the room's, have
+            assert "me" not in store.latest(code).query  # no student's id
+            assert EN("msg.url", detail=literal("me='<b>x</b>'")) in shown(forger)  # as text
+            assert rooms.valid_answerer(query(forger)["me"]) and query(forger)["me"] != me
+            await teacher.click(rf"quiz\.ask\.{q.id}", TIMEOUT)
+            await woken(student)
+            typed, send = (student.last.widget(pattern)[1].id for pattern in (r"quiz\.typed\.1", r"quiz\.send"))
+            await answer(student, 1, "1")
+            assert query(student)["me"] == me
+            reloaded = await Session.open(url, student.page, query_string=student.query_string, timeout=TIMEOUT)
+            assert reloaded.last.widget(r"quiz\.typed\.1") is None  # answered: no empty field
+            assert EN("quiz.yours", answer=fmt(1.0, 6)) in shown(reloaded)
+            reloaded.set_widget(typed, string_value="2")  # a second answer, forged: the room keeps the first
+            reloaded.set_widget(send, trigger_value=True)
+            assert not (await reloaded.rerun(TIMEOUT)).exceptions
+            assert without_times(store.tally(code, 1, key)) == [(1.0, abs(1.0 - q.answer) <= q.tolerance)]
+            await teacher.click(r"quiz\.reveal", TIMEOUT)
+            await woken(reloaded)
+            verdict = EN("ex.right") if abs(1.0 - q.answer) <= q.tolerance else EN("quiz.wrong")
+            assert f"{EN('quiz.yours', answer=fmt(1.0, 6))} · {verdict}" in shown(reloaded)
+        finally:
+            await asyncio.gather(*(s.close() for s in (teacher, student, forger, reloaded) if s is not None))
 
     in_own_thread(scenario)
 

@@ -45,6 +45,11 @@ def store(request, tmp_path):
     return RedisRooms(request.getfixturevalue("redis_client"))
 
 
+def without_times(answers) -> list[tuple]:
+    """The answers without the times they were given."""
+    return [(answer.value, answer.right) for answer in answers]
+
+
 def refusal(call) -> str:
     with pytest.raises(RoomError) as refused:
         call()
@@ -219,7 +224,7 @@ def test_a_question_is_asked_answered_once_per_session_closed_and_revealed(store
     assert store.answer(code, 1, "student-b", "7", False)
     assert not store.answer(code, 1, "student-a", 3.0, False)  # a second answer: the first stays
     assert store.version(code) == before + 1  # answers wake no one
-    assert sorted(store.tally(code, 1, key), key=str) == [rooms.Answer("7", False), rooms.Answer(1.25, True)]
+    assert sorted(without_times(store.tally(code, 1, key)), key=str) == [("7", False), (1.25, True)]
     store.set_quiz_state(code, key, 1, "closed")
     assert refusal(lambda: store.answer(code, 1, "student-c", 1.25, True)) == "quiz.closed"
     assert refusal(lambda: store.tally(code, 1, None)) == "room.wrong_key"
@@ -285,8 +290,48 @@ def test_the_quiz_ends_with_its_room(store):
 
 def test_malformed_quizzes_and_answers_in_the_store_are_none():
     assert rooms._quiz((1, "open", "not json")) is None and rooms._quiz((1, "opened", "{}")) is None
-    assert rooms._answers([("NaN", "1"), ("[1]", "1"), ("true", "0"), ("1.5", "x"), ('"a"', 1)]) == [
-        rooms.Answer(1.5, False), rooms.Answer("a", True)]
+    assert rooms._answers([("NaN", "1", 5), ("[1]", "1", 5), ("true", "0", 5), ("1.5", "x", 5), ('"a"', 1, "5")]) == [
+        rooms.Answer(1.5, False, 5.0), rooms.Answer("a", True, 5.0)]
     # a store is shared: an integer too large for a float, or a number written with 10,000 digits, is no answer
-    assert rooms._answers([("1" * 400, "1"), ("-" + "9" * 5000, "1"), ("1e999", "1"), ("3", "1")]) == [
-        rooms.Answer(3.0, True)]
+    assert rooms._answers([("1" * 400, "1", 5), ("-" + "9" * 5000, "1", 5), ("1e999", "1", 5), ("3", "1", 5)]) == [
+        rooms.Answer(3.0, True, 5.0)]
+    # nor is one whose time is not a finite number
+    assert rooms._answers([("1", "1", "x"), ("1", "1", None), ("1", "1", "inf"), ("1", "1", 10**400)]) == []
+
+
+def test_a_students_own_answer_and_its_time_come_back_from_the_store(store):
+    """A reload, or a browser moved to another process, asks the room for the student's own answer (answer_of); the
+    teacher's export reads each answer's time (the store's clock, when the first answer came)."""
+    clock = Clock()
+    store.clock = clock
+    code, key = store.create()
+    store.ask(code, key, QUESTION)
+    assert store.answer_of(code, 1, "student-a") is None
+    store.answer(code, 1, "student-a", 1.25, True)
+    clock.now += 7.5
+    store.answer(code, 1, "student-b", "7", False)
+    assert not store.answer(code, 1, "student-a", 3.0, False)  # a second answer: the first, and its time, stay
+    assert store.answer_of(code, 1, "student-a") == rooms.Answer(1.25, True, 1_000_000.0)
+    assert store.answer_of(code, 1, "student-b") == rooms.Answer("7", False, 1_000_007.5)
+    assert sorted(store.tally(code, 1, key), key=str) == [rooms.Answer("7", False, 1_000_007.5),
+                                                          rooms.Answer(1.25, True, 1_000_000.0)]
+    for code_, number, session in (("ZZZZ", 1, "student-a"), (code, 2, "student-a"), (code, 1, "student-c"),
+                                   (code, 1, "../a"), (code, 1, ""), (None, 1, "student-a")):
+        assert store.answer_of(code_, number, session) is None
+    store.ask(code, key, QUESTION)
+    assert store.answer_of(code, 1, "student-a") is None  # the next question forgot them
+
+
+def test_an_answers_table_made_before_answers_had_a_time_gets_one(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "rooms.sqlite3"
+    with sqlite3.connect(path) as old:
+        old.execute("CREATE TABLE answers (code TEXT NOT NULL, number INTEGER NOT NULL, session TEXT NOT NULL, "
+                    "answer TEXT NOT NULL, right INTEGER NOT NULL, PRIMARY KEY (code, number, session))")
+    store = SqliteRooms(path)
+    code, key = store.create()
+    store.ask(code, key, QUESTION)
+    assert store.answer(code, 1, "student-a", 1.25, True)
+    kept = store.answer_of(code, 1, "student-a")
+    assert kept[:2] == (1.25, True) and abs(kept.time - time.time()) < 60

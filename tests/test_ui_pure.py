@@ -282,7 +282,8 @@ def test_decode_view_of_hostile_links_never_raises(query):
 
 LINK_KEYS = ["section", "sublayer", "layer", "head", "step", "cell", "present", "weights", "cfg", "gen", "edit", "room",
              "vimg", "vpx", "vw", "vcfg", "vedit",  # the Vision Transformer's part (ui/core/state/vision.py)
-             "grad", "param", "phead", "smoothing"]  # the training page's (test_reliability: one value a key)
+             "grad", "param", "phead", "smoothing",  # the training page's (test_reliability: one value a key)
+             "me"]  # a student's id for the class quiz (ui/classroom/follow.py)
 SETTING_PARTS = ("cfg", "gen", "edit", "vpx", "vcfg", "vedit")  # noted as they are (80 characters), not as key=value
 LINK_VALUES = ["-1", "999999", "9" * 400, "١٢", "[x](//ev.il)", "<b>x</b>", "$\\href{//ev.il}{x}$", "\x00",
                "x\n\n[x](//ev.il)", "x\r\n\r\n<b>x</b>", "x" * 10_000]
@@ -302,8 +303,9 @@ def test_every_hostile_link_part_is_refused_where_it_is_parsed():
                 expected = [] if taken else [f"{key}={value[:40]!r}"]
                 if view != ({key: 999998} if taken else {}):
                     wrong.append((key, value[:12], view))
-            elif key == "room":
-                notes, expected = ([] if rooms.normal_code(value) is None else [value]), []
+            elif key in ("room", "me"):
+                valid = rooms.normal_code(value) if key == "room" else rooms.valid_answerer(value)
+                notes, expected = ([value] if valid else []), []
             else:
                 state, notes = decode({key: value})
                 expected = [value[:80]] if key in SETTING_PARTS else [f"{key}={value[:40]!r}"]

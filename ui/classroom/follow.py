@@ -26,6 +26,7 @@ detached.
 """
 from __future__ import annotations
 
+import secrets
 import sqlite3
 from dataclasses import replace
 
@@ -120,14 +121,24 @@ def note(notes) -> None:
 
 def join_from_link() -> None:
     """On a session's first run: the room and key its link names, checked (a note says what was refused); a detached
-    student's link (follow=0) stays detached."""
+    student's link (follow=0) stays detached; a student's id (me=) stays the student's."""
     if session_store.has(ROOM):
         return
     notes = []
     code_text, key = st.query_params.get("room"), st.query_params.get("key")
     code = None if code_text is None else _live_code(code_text, notes)
     _save(room_state.from_link(code, key, key is not None and rooms.valid_key(key), st.query_params.get("follow"),
-                               notes))
+                               notes, _students_id(st.query_params.get("me"), notes)))
+
+
+def _students_id(text: str | None, notes: list) -> str:
+    """A student's id for its quiz answers: its link's (me=), if it has the form of one, else a new one (a forged
+    part named in a note, as text)."""
+    if text is not None and rooms.valid_answerer(text):
+        return text
+    if text is not None:
+        notes.append(("msg.url", {"detail": literal(f"me={text[:40]!r}")}))
+    return secrets.token_urlsafe(12)
 
 
 def _live_code(text: str, notes: list) -> str | None:

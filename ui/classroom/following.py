@@ -17,8 +17,8 @@ from typing import NamedTuple
 from ui.stores.rooms import Latest
 
 LINK_KEYS = ("room", "key", "follow")  # follow=0: a student who turned following off (a reload keeps it off)
-OWN_KEYS = ("lang", "present", "done")  # each participant's own: the language, presenter mode (the teacher's
-# projector), the exercises answered (ui/lessons/exercise_views.py)
+OWN_KEYS = ("lang", "present", "done", "me")  # each participant's own: the language, presenter mode (the teacher's
+# projector), the exercises answered (ui/lessons/exercise_views.py), a student's id for the class quiz's answers
 GONE, WRONG_KEY = "room.gone", "room.wrong_key"  # the store's refusals that end a session's part in its room
 
 
@@ -43,6 +43,7 @@ class Following:
     retook: int | None = None  # the version taken again once, after a browser's rerun replaced the run that took it
     page: str | None = None  # the page this run shows (the teacher's run puts it into the room)
     quiz_shown: tuple | None = None  # (number, state) of the room's question the page shows (classroom/quiz.py)
+    me: str | None = None  # this student's id for its quiz answers, in its link: a reload or another process keeps it
     notes: tuple = ()  # what the sidebar says next: (catalog key, values) pairs
 
     @property
@@ -57,7 +58,7 @@ class Following:
             return {}
         if self.key:
             return {"room": self.code, "key": self.key}
-        return {"room": self.code} | ({"follow": "0"} if self.detached else {})
+        return {"room": self.code} | ({"me": self.me} if self.me else {}) | ({"follow": "0"} if self.detached else {})
 
 
 def shown_view(page: str | None, query: dict) -> View:
@@ -77,7 +78,7 @@ def is_gone(notes) -> bool:
 def entered(following: Following, code: str | None, key: str | None = None, refused: bool = False) -> Following:
     """A room made this session's (a new one, a join, the link's; code None: none): following it from its latest."""
     return Following(code=code, key=key, refused=refused, page=following.page, quiz_shown=following.quiz_shown,
-                     notes=following.notes)
+                     me=following.me, notes=following.notes)
 
 
 def left(following: Following, notes=()) -> Following:
@@ -85,12 +86,14 @@ def left(following: Following, notes=()) -> Following:
     return noted(entered(following, None), notes)
 
 
-def from_link(code: str | None, key: str | None, key_valid: bool, follow: str | None, notes=()) -> Following:
+def from_link(code: str | None, key: str | None, key_valid: bool, follow: str | None, notes=(),
+              me: str | None = None) -> Following:
     """A session's first run: the room its link names (code: checked live, else None), the teacher's key if it has
-    one's form (the store checks it at the first put), else a refused key; a student's follow=0 stays detached."""
+    one's form (the store checks it at the first put), else a refused key; a student's follow=0 stays detached; the
+    student's id `me` (its link's, checked, else a new one) in whatever room it is in or joins."""
     if code is None:
-        return Following(notes=tuple(notes))
-    joined = Following(code=code, key=key if key_valid else None, refused=key is not None and not key_valid,
+        return Following(me=me, notes=tuple(notes))
+    joined = Following(code=code, key=key if key_valid else None, refused=key is not None and not key_valid, me=me,
                        notes=tuple(notes))
     return replace(joined, detached=joined.key is None and follow == "0")
 

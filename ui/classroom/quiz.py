@@ -1,6 +1,8 @@
 """The class quiz's part of a session: a room's teacher asks the class one of the exercises page's by-hand questions
 (`ask`), closes it to answers and reveals it (`set_state`); each student in the room answers once on their own
-screen (`send`); the spread of the answers for the teacher's screen (`spread`). ui/stores/rooms.py keeps the quiz
+screen (`send`), under the student's id in its link (following.Following.me): a reload, or a browser moved to another
+process, finds the answer and its verdict again in the room (`mine`); the spread of the answers for the teacher's
+screen (`spread`). ui/stores/rooms.py keeps the quiz
 with its room; ui/classroom/quiz_views.py draws it (at the top of every page). Asking, closing and
 revealing raise the room's version, so a student's page wakes as for a change of the teacher's page (follow.py
 reruns the whole app when the question moved); answers wake no one. A student's typed answer is read as a number
@@ -8,22 +10,23 @@ only (engine.exercises.read_number) and checked by the student's process against
 it."""
 from __future__ import annotations
 
+import csv
 import dataclasses
+import io
 import math
-import secrets
+from datetime import datetime, timezone
 from typing import NamedTuple
 
 import numpy as np
 
 from engine import exercises as ex
-from ui.classroom import follow
+from ui.classroom import follow, scroll
 from ui.core import session_store
 from ui.core.format import fmt
 from ui.stores.rooms import Answer, Quiz
 
-ANSWERER = "quiz.answerer"  # session_state: this session's id for its answers (one answer per session and question)
-MINE = "quiz.mine.{code}.{number}"  # session_state: this session's answer to a question of a room (a Verdict)
 REFUSED = "quiz.refused"  # session_state: why the last answer typed was not sent (a catalog key and its values)
+MOVED = "quiz.moved"  # session_state: the teacher asked, closed, revealed or put away in the run before (quiz_views)
 TALLY_SECONDS = 1.0  # the teacher's view reads the tally this often while the question is open
 SPREAD_BINS = 12  # the spread's equal bins: at most this many, at least half as many (round widths 1, 2, 2.5, 5)
 FLOAT_MAX = float(np.finfo(float).max)
@@ -144,12 +147,16 @@ def ask(q: ex.Question) -> None:
     """A teacher's button: the question to the class."""
     here = follow.room()
     _teachers(lambda: follow.store().ask(here.code, here.key, stored(q)))
+    session_store.put(MOVED, True)
 
 
 def set_state(number: int, state: str) -> None:
-    """A teacher's button: question `number` closed to answers, or revealed."""
+    """A teacher's button: question `number` closed to answers, revealed or put away. The panel above the page grows
+    or goes: a slide's heading is brought back into view (presenter mode)."""
     here = follow.room()
     _teachers(lambda: follow.store().set_quiz_state(here.code, here.key, number, state))
+    session_store.put(MOVED, True)
+    scroll.again()
 
 
 def _teachers(call) -> None:
@@ -159,22 +166,38 @@ def _teachers(call) -> None:
     follow.watcher().nudge()
 
 
-def mine(number: int) -> ex.Verdict | None:
-    """This session's answer to question `number` of its room, if it sent one."""
-    return session_store.get(MINE.format(code=follow.room().code, number=number))
+def mine(number: int) -> Answer | None:
+    """This student's answer to question `number` of its room, as the room holds it (sent from this session, or from
+    the same link before a reload or on a process that has since died); None if it sent none."""
+    here = follow.room()
+    return follow.from_store(lambda: follow.store().answer_of(here.code, number, here.me), []) if here.code else None
 
 
 def send(number: int, q: ex.Question, typed) -> None:
-    """A student's answer: read as a number and checked; kept in the room if it is one (this session's first), else
-    why not in REFUSED."""
+    """A student's answer: read as a number and checked; kept in the room if it is one (the student's first: a second
+    is refused by the room, which keeps the first), else why not in REFUSED."""
     verdict = ex.check(q, typed)
     if not verdict.answered:
         session_store.put(REFUSED, (f"ex.refused.{verdict.code}", {"n": ex.MAX_ANSWER_CHARS}))
         return
-    code, notes = follow.room().code, []
-    answerer = session_store.setdefault(ANSWERER, secrets.token_urlsafe(12))
-    follow.from_store(lambda: follow.store().answer(code, number, answerer, verdict.value, verdict.right), notes)
+    here, notes = follow.room(), []
+    follow.from_store(lambda: follow.store().answer(here.code, number, here.me, verdict.value, verdict.right), notes)
     if notes:
         session_store.put(REFUSED, notes[0])
-        return
-    session_store.put(MINE.format(code=code, number=number), verdict)
+
+
+def answers_csv(answers: list[Answer], header: tuple[str, str, str]) -> str:
+    """A question's answers as a spreadsheet reads them, in the order they came: the answer, 1 if right else 0 (a column's
+    sum is how many were right), the time in UTC (ISO 8601, to the second)."""
+    out = io.StringIO()
+    rows = csv.writer(out, lineterminator="\n")
+    rows.writerow(header)
+    for answer in sorted(answers, key=lambda a: a.time):
+        when = datetime.fromtimestamp(answer.time, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        rows.writerow([_as_cell(answer.value), int(answer.right), when])
+    return out.getvalue()
+
+
+def _as_cell(value):
+    """A text a store holds that a spreadsheet would run as a formula (=, +, -, @) is kept as text."""
+    return "'" + value if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r") else value

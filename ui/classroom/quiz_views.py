@@ -1,28 +1,74 @@
-"""The class quiz's panel at the top of every page (ui/classroom/quiz.py holds the quiz's part of a session): the room's
-question, the teacher's view of the class's answers and buttons, or a student's field for an answer."""
+"""The class quiz's panel (ui/classroom/quiz.py holds the quiz's part of a session): a student's, with the room's
+question and a field for the answer, at the top of every page; the teacher's, with the class's answers and the
+buttons, under the question where the teacher asked it (the exercises page, `ask_or_answers`), else at the top of the
+page (a slide the teacher went on to)."""
 import streamlit as st
 
 from engine import exercises as ex
-from ui.classroom import quiz
-from ui.core import session
+from ui.classroom import quiz, scroll
+from ui.core import session, session_store
 from ui.core.figures import bars
 from ui.core.format import fmt
 
+TEACHERS_BOX = "quiz.teachers_box"  # the teacher's panel's container
+ASKED = "quiz.asked"  # session_state: (number, state, question id, whether the teacher's click in the run before
+# changed it) of the room's question, while this run of the teacher's has not drawn its panel
 
-def quiz_panel(prompt, plot) -> None:
-    """The room's question at the top of the page: the teacher's view (read again every second while the question
-    is open), or a student's; nothing outside a room or while the room has no question. It draws with what the
-    layers above the classroom hand it: prompt(ctx, q), a by-hand question's prompt (the exercises page's), and
-    plot(chart, where=...), a chart at the type's scale (ui/views/draw.py)."""
-    asked = quiz.current()
-    if asked is None or asked[0].state == "put_away":
-        return
+
+def quiz_panel(prompt, plot):
+    """The room's question at the top of the page: a student's view; for the teacher, a place kept for its panel.
+    Nothing outside a room or while the room has no question. It draws with what the layers above the classroom hand
+    it: prompt(ctx, q), a by-hand question's prompt (the exercises page's), and plot(chart, where=...), a chart at
+    the type's scale (ui/views/draw.py). Returns what app.py calls after the page: the teacher's panel in the place
+    kept, if the page did not draw it where the question was asked."""
+    session_store.pop(ASKED)
+    moved, asked = session_store.pop(quiz.MOVED, False), quiz.current()
+    if asked is None:
+        return lambda: None
     held, q = asked
     if quiz.teaching():
-        live = quiz.TALLY_SECONDS if held.state == "open" else None
-        st.fragment(run_every=live)(_teachers_quiz)(held.number, held.state, plot)
-    else:
+        session_store.put(ASKED, (held.number, held.state, q.id, moved))
+    if held.state == "put_away":
+        return lambda: None
+    if not quiz.teaching():
         _students_quiz(held, q, prompt, plot)
+        return lambda: None
+    above = st.container()
+
+    def unless_drawn():
+        if session_store.pop(ASKED) is not None:
+            with above:
+                _teachers_panel(held.number, held.state, plot)
+    return unless_drawn
+
+
+def ask_or_answers(t, q: ex.Question, plot, card: str) -> None:
+    """Under a by-hand question on the teacher's exercises page (in the container of key `card`): the class's answers
+    and the buttons if it is the question asked (where the teacher just pressed "Ask the class"), else the button that
+    asks it. A run after the teacher's click keeps in view what it changed: the panel, or the question put away."""
+    asked = session_store.get(ASKED)
+    if asked is None or asked[2] != q.id:
+        _ask_button(t, q)
+        return
+    session_store.pop(ASKED)
+    number, state, _, moved = asked
+    if state == "put_away":
+        _ask_button(t, q)
+    else:
+        _teachers_panel(number, state, plot)
+    if moved:
+        scroll.to_panel(f"{q.id}.{number}.{state}", card if state == "put_away" else TEACHERS_BOX,
+                        "start" if state == "put_away" else "nearest")
+
+
+def _ask_button(t, q: ex.Question) -> None:
+    st.button(t("quiz.ask"), key=f"quiz.ask.{q.id}", on_click=quiz.ask, args=(q,), icon=":material/campaign:")
+
+
+def _teachers_panel(number: int, state: str, plot) -> None:
+    """The teacher's view of question `number`, read again every second while it is open."""
+    live = quiz.TALLY_SECONDS if state == "open" else None
+    st.fragment(run_every=live)(_teachers_quiz)(number, state, plot)
 
 
 def _quiz_title(t, number: int, q: ex.Question, state: str) -> str:
@@ -37,7 +83,7 @@ def _teachers_quiz(number: int, drawn: str, plot) -> None:
         st.rerun(scope="app")
     held, q = asked
     t, answers = ctx.t, quiz.tally(number)
-    box = st.container(border=True)
+    box = st.container(border=True, key=TEACHERS_BOX)
     box.markdown(_quiz_title(t, number, q, held.state))
     _class_answers(box, ctx, answers, q, held.state == "revealed", plot)
     row = box.container(horizontal=True)
@@ -48,6 +94,10 @@ def _teachers_quiz(number: int, drawn: str, plot) -> None:
                    args=(number, "revealed"))
     else:
         row.button(t("quiz.put_away"), key="quiz.put_away", on_click=quiz.set_state, args=(number, "put_away"))
+    header = (t("quiz.csv.answer"), t("quiz.csv.right"), t("quiz.csv.time"))
+    csv = quiz.answers_csv(answers, header).encode("utf-8-sig")  # with its BOM, Excel reads the Chinese headers
+    row.download_button(t("quiz.export"), csv, key="quiz.export",
+                        file_name=f"quiz-{number}.csv", mime="text/csv", on_click="ignore", icon=":material/download:")
 
 
 def _students_quiz(held, q: ex.Question, prompt, plot) -> None:
@@ -64,8 +114,8 @@ def _students_quiz(held, q: ex.Question, prompt, plot) -> None:
         with box.form(f"quiz.form.{held.number}", border=False):
             st.text_input(t("ex.answer.number"), key=typed)
             st.form_submit_button(t("quiz.send"), key="quiz.send",
-                                  on_click=lambda: quiz.send(held.number, q, st.session_state.get(typed)))
-        refused = st.session_state.pop(quiz.REFUSED, None)
+                                  on_click=lambda: quiz.send(held.number, q, session_store.get(typed)))
+        refused = session_store.pop(quiz.REFUSED)
         if refused:
             box.warning(t(refused[0], **refused[1]))
     if mine is not None:

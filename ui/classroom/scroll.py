@@ -6,7 +6,8 @@ its widgets show), and its script scrolls the main area's first step heading (h5
 changes. It waits for the page's run to end, so a page change's new heading is the one scrolled to. Drawn on a step
 page in presenter mode (ui/views/frame.py) and on a student's page that follows the teacher; a reader's own page
 never moves under them. The same script brings a page's top into view (`to_top`: a student who left the teacher's
-page reads the note above it)."""
+page reads the note above it), the step again after the class quiz's panel above it changed (`again`), and that
+panel where the teacher asked the question (`to_panel`)."""
 import json
 
 import streamlit as st
@@ -15,7 +16,9 @@ from ui.core import session_store
 
 KEY = "step.scroll"
 TOP_KEY = "step.scroll.top"
+PANEL_KEY = "step.scroll.panel"
 SCROLLED = "step.scroll.view"  # session_state: the view this session's page last scrolled to
+AGAIN = "step.scroll.again"  # session_state: how many times the same step was asked into view again
 JS = """
 const MAIN = "[data-testid='stMain']", HEADING = MAIN + " h5";
 const SETTLED = "[data-testid='stApp'][data-test-script-state='notRunning']";
@@ -31,7 +34,8 @@ export default function({data}) {
     const start = Date.now();
     let placed = null, first = null;
     const show = () => {  // once the run is over and its heading drawn (a new page's first runs are the old page's)
-        const main = document.querySelector(MAIN), heading = data.top ? main : document.querySelector(HEADING);
+        const main = document.querySelector(MAIN);
+        const heading = data.top ? main : document.querySelector(data.target || HEADING);
         if (window.stepInView !== data.view || Date.now() - start > GIVE_UP || !main ||
             (placed !== null && Math.abs(main.scrollTop - placed) > 2)) {  // a newer step, or the reader scrolled
             return;
@@ -43,7 +47,7 @@ export default function({data}) {
         if (data.top) {
             main.scrollTop = 0;
         } else {
-            heading.scrollIntoView({block: "start"});
+            heading.scrollIntoView({block: data.block || "start"});
         }
         placed = main.scrollTop;
         first = first === null ? Date.now() : first;
@@ -63,10 +67,25 @@ def to_step(page: str, shown: dict) -> None:
     another number on the same step (a following student's usual update) sends nothing, and the element drawn
     again later finds the last view it scrolled to in the browser's window."""
     step = {part: value for part, value in shown.items() if part != "cell"}
-    view = json.dumps([page, step], sort_keys=True, default=str)
+    again = session_store.get(AGAIN, 0)
+    view = json.dumps([page, step] + ([again] if again else []), sort_keys=True, default=str)
     if session_store.get(SCROLLED) != view:
         session_store.put(SCROLLED, view)
         _scroll(key=KEY, data={"view": view})
+
+
+def again() -> None:
+    """The step back into view on the next run, though it is the same: the class quiz's panel above the page grew or
+    went (the teacher revealed the answer or put the question away), and moved the step's heading off the screen."""
+    session_store.put(AGAIN, session_store.get(AGAIN, 0) + 1)
+
+
+def to_panel(view: str, key: str, block: str = "nearest") -> None:
+    """Bring the element of this key (a container's) into view once the run is over: no further than needed, or
+    (block "start") at the top of the screen. The class quiz's panel where the teacher asked the question, and the
+    question once put away: the runs that drew them moved the page (view: what is shown, told apart)."""
+    _scroll(key=PANEL_KEY, data={"view": json.dumps(["panel", view]), "target": f".st-key-{key.replace('.', '-')}",
+                                 "block": block})
 
 
 def to_top(page: str) -> None:

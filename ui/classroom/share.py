@@ -1,5 +1,6 @@
 """The sidebar's "copy link" button: copies the address bar as it is when clicked, so the link holds what the page
-shows then (a step page writes its head, step, layer and cell into the URL without rerunning the sidebar).
+shows then (a step page writes its head, step, layer and cell into the URL without rerunning the sidebar), less a
+student's own id (me=, ui/classroom/following.py): a classmate who opens the link is another student.
 
 A small st.components.v2 element in the app's own page (no iframe): the clipboard API where the page is a secure
 context (https, localhost), else the browser's copy command; its words come from the catalog, as text."""
@@ -12,7 +13,11 @@ export default function({parentElement, data}) {
     button.textContent = data.label;
     button.title = data.help;
     button.onclick = async () => {
-        const link = window.location.href;
+        const address = new URL(window.location.href);
+        if (address.searchParams.has("me")) {  // a student's own id for the class quiz: a classmate gets a new one
+            address.searchParams.delete("me");
+        }
+        const link = address.href;
         let copied = false;
         try {
             await navigator.clipboard.writeText(link);

@@ -8,7 +8,7 @@ import streamlit as st
 
 import engine
 from engine import exercises as ex
-from ui.classroom import quiz
+from ui.classroom import quiz, quiz_views
 from ui.core import generation, runs, session, sidebar
 from ui.core.figures import heatmap
 from ui.core.format import fmt
@@ -340,7 +340,7 @@ def _by_hand():
         st.session_state.update({QUESTION_SET: int(st.session_state["hand.set"])}))))
     st.caption(t("hand.tolerance", abs=fmt(ex.ABS_TOL, 2), rel=fmt(100 * ex.REL_TOL, 2)))
     for q in ex.question_set(ctx.trace, number):
-        with st.container(border=True):
+        with st.container(border=True, key=f"hand.card.{q.id}"):
             _hand_question(ctx, q)
     overflowing = ex.overflowing(ctx.trace, number)
     if overflowing:
@@ -357,7 +357,7 @@ def _hand_question(ctx, q: ex.Question):
             q.id, ex.check(q, st.session_state.get(widget)), widget, shown))
     _verdict_line(ctx, q.id, widget, shown)
     if quiz.teaching():  # a room's teacher
-        st.button(t("quiz.ask"), key=f"quiz.ask.{q.id}", on_click=quiz.ask, args=(q,), icon=":material/campaign:")
+        quiz_views.ask_or_answers(t, q, plot, card=f"hand.card.{q.id}")
     hint = st.expander(t("hand.hint"), key=f"hand.hint.{q.id}", on_change="rerun")
     if hint.open:  # the cell's arithmetic, as the drill-down writes it
         with hint:

@@ -61,6 +61,7 @@ class Latest(NamedTuple):
 QUIZ_STATES = ("open", "closed", "revealed", "put_away")  # put away: the class has moved on; shown to no one
 MAX_ANSWER_CHARS = 64  # a number as typed, a choice or a token
 SESSION = re.compile(r"[A-Za-z0-9_-]{1,64}")
+ANSWERER = re.compile(r"[A-Za-z0-9_-]{16}")  # secrets.token_urlsafe(12): a student's id in its link (me=)
 
 
 class Quiz(NamedTuple):
@@ -72,6 +73,7 @@ class Quiz(NamedTuple):
 class Answer(NamedTuple):
     value: float | str
     right: bool
+    time: float = 0.0  # when it was given (seconds since the epoch, the store's clock)
 
 
 def normal_code(text: str) -> str | None:
@@ -153,19 +155,32 @@ def _finite(value) -> float | None:
     return number if math.isfinite(number) else None
 
 
+def valid_answerer(text) -> bool:
+    """Whether a link's me= has the form of a student's id (one this app made, or a forgery of the same form)."""
+    return bool(ANSWERER.fullmatch(str(text)))
+
+
 def _answers(rows) -> list[Answer]:
-    """The answers as the store holds them ((text, right) pairs), those of the expected form: a store is shared, so
-    what it holds is read as untrusted (a number is one within a float's range, read as a float)."""
+    """The answers as the store holds them ((text, right, time) rows), those of the expected form: a store is shared,
+    so what it holds is read as untrusted (a number is one within a float's range, read as a float)."""
     kept = []
-    for text, right in rows:
+    for text, right, when in rows:
         try:
             value = json.loads(text)
         except (TypeError, ValueError):  # a ValueError too for an integer of over 4,300 digits
             continue
-        value = value if isinstance(value, str) else _finite(value)
-        if value is not None:
-            kept.append(Answer(value, right in (1, "1")))
+        value, when = (value if isinstance(value, str) else _finite(value)), _finite(_number(when))
+        if value is not None and when is not None:
+            kept.append(Answer(value, right in (1, "1"), when))
     return kept
+
+
+def _number(held):
+    """A time as a store holds it (a number, or its text in Redis) as a float, else None."""
+    try:
+        return float(held)
+    except (TypeError, ValueError, OverflowError):
+        return None
 
 
 def _decode(version: int, text: str) -> Latest | None:
@@ -253,6 +268,14 @@ class Rooms(abc.ABC):
             raise RoomError("quiz.closed", {"code": code})
         return done == 1
 
+    def answer_of(self, code: str, number: int, session: str) -> Answer | None:
+        """Session `session`'s own answer to question `number`, if it gave one (a reload, or a browser moved to another
+        process, finds it again); None for a malformed code or session."""
+        if not CODE.fullmatch(str(code)) or not SESSION.fullmatch(str(session)):
+            return None
+        found = self._answer_of(code, int(number), str(session))
+        return None if found is None else next(iter(_answers([found])), None)
+
     def tally(self, code: str, number: int, key: str | None = None) -> list[Answer]:
         """The answers to question `number`: the teacher's (key) while it is open or closed, everyone's once it is
         revealed. RoomError("room.wrong_key") otherwise."""
@@ -270,7 +293,8 @@ class Rooms(abc.ABC):
     # _latest -> (version, stored text) or None. The quiz: _ask -> the question's number, None or -1 as _update;
     # _set_quiz_state -> 1, 0 if the room's question is another, None or -1; _quiz -> (number, state, question
     # text) or None; _answer -> 1 (kept), 0 (answered before), -2 (not the open question), None (no live room);
-    # _tally -> [(answer text, right)]; _is_teacher -> whether the digest is the live room's.
+    # _answer_of -> (answer text, right, time) or None; _tally -> [(answer text, right, time)]; _is_teacher ->
+    # whether the digest is the live room's.
     @abc.abstractmethod
     def _ask(self, code, digest, text, now) -> int | None: ...
 
@@ -284,7 +308,10 @@ class Rooms(abc.ABC):
     def _answer(self, code, number, session, text, right, now) -> int | None: ...
 
     @abc.abstractmethod
-    def _tally(self, code, number) -> list[tuple[str, int]]: ...
+    def _answer_of(self, code, number, session) -> tuple[str, int, float] | None: ...
+
+    @abc.abstractmethod
+    def _tally(self, code, number) -> list[tuple[str, int, float]]: ...
 
     @abc.abstractmethod
     def _is_teacher(self, code, digest, now) -> bool: ...
@@ -324,7 +351,9 @@ class SqliteRooms(Rooms):
                              "state TEXT NOT NULL, question TEXT NOT NULL)")
             self._db.execute("CREATE TABLE IF NOT EXISTS answers (code TEXT NOT NULL, number INTEGER NOT NULL, "
                              "session TEXT NOT NULL, answer TEXT NOT NULL, right INTEGER NOT NULL, "
-                             "PRIMARY KEY (code, number, session))")
+                             "time REAL NOT NULL DEFAULT 0, PRIMARY KEY (code, number, session))")
+            if "time" not in {row[1] for row in self._db.execute("PRAGMA table_info(answers)")}:  # an older file
+                self._db.execute("ALTER TABLE answers ADD COLUMN time REAL NOT NULL DEFAULT 0")
 
     def _write(self, work):
         with self._lock:
@@ -419,13 +448,17 @@ class SqliteRooms(Rooms):
             if db.execute("SELECT 1 FROM quizzes WHERE code = ? AND number = ? AND state = 'open'",
                           (code, number)).fetchone() is None:
                 return -2
-            return db.execute("INSERT OR IGNORE INTO answers VALUES (?, ?, ?, ?, ?)",
-                              (code, number, session, text, int(right))).rowcount
+            return db.execute("INSERT OR IGNORE INTO answers (code, number, session, answer, right, time) "
+                              "VALUES (?, ?, ?, ?, ?, ?)", (code, number, session, text, int(right), now)).rowcount
         return self._write(answer)
+
+    def _answer_of(self, code, number, session):
+        return self._read("SELECT answer, right, time FROM answers WHERE code = ? AND number = ? AND session = ?",
+                          (code, number, session))
 
     def _tally(self, code, number):
         with self._lock:
-            return self._db.execute("SELECT answer, right FROM answers WHERE code = ? AND number = ?",
+            return self._db.execute("SELECT answer, right, time FROM answers WHERE code = ? AND number = ?",
                                     (code, number)).fetchall()
 
     def _is_teacher(self, code, digest, now):
@@ -466,7 +499,8 @@ redis.call('ZREM', KEYS[2], ARGV[2])
 return 1
 """
 # The quiz: fields of the room's hash (quiz: the question's number, quiz_state, question), and a hash of answers,
-# "number:session" -> right flag (0/1) then the answer's text, emptied when the next question is asked.
+# "number:session" -> right flag (0/1), the time, a space, then the answer's text, emptied when the next question is
+# asked.
 ASK_SCRIPT = """
 local digest = redis.call('HGET', KEYS[1], 'digest')
 if not digest then return nil end
@@ -554,16 +588,26 @@ class RedisRooms(Rooms):
 
     def _answer(self, code, number, session, text, right, now):
         return self._take(keys=[self._room(code), self._answers_key(code)],
-                          args=[number, session, f"{int(right)}{text}", int(self.ttl)])
+                          args=[number, session, f"{int(right)}{now!r} {text}", int(self.ttl)])
+
+    def _answer_of(self, code, number, session):
+        held = self.client.hget(self._answers_key(code), f"{number}:{session}")
+        return None if held is None else _redis_answer(held)
 
     def _tally(self, code, number):
         mine = f"{number}:".encode()
-        return [(held[1:].decode(), held[:1].decode()) for field, held in self.client.hgetall(self._answers_key(code)).items()
+        return [_redis_answer(held) for field, held in self.client.hgetall(self._answers_key(code)).items()
                 if field.startswith(mine)]
 
     def _is_teacher(self, code, digest, now):
         held = self.client.hget(self._room(code), "digest")
         return held is not None and hmac.compare_digest(held.decode(), digest)
+
+
+def _redis_answer(held: bytes) -> tuple[str, str, str]:
+    """An answer as Redis holds it: the right flag, the time, a space, the answer's text (_answers checks each)."""
+    when, _, text = held[1:].decode().partition(" ")
+    return text, held[:1].decode(), when
 
 
 def redis_client(environ=os.environ):
