@@ -189,7 +189,8 @@ def test_a_hint_opens_the_cells_arithmetic():
 def test_a_forged_progress_link_is_refused_part_by_part(lang):
     t = translator(lang)
     at = page(lang, done="post-1:1,score-2:0,post-9:1,evil-1:1,score-0:1,score-2:1,<b>x</b>:1")
-    refused = ", ".join(literal(p) for p in ("post-9:1", "evil-1:1", "score-0:1", "score-2:1", "<b>x</b>:1"))
+    parts = ("post-9:1", "evil-1:1", "score-0:1", "score-2:1", "<b>x</b>:1")
+    refused = t("list.separator").join(literal(p) for p in parts)
     assert t("ex.progress_refused", parts=refused) in said(at)
     assert t("ex.progress", answered=2, right=1) in [m.value for m in at.markdown]
     assert query(at)["done"] == "post-1:1,score-2:0"  # the link keeps what it could read
