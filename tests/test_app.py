@@ -1042,7 +1042,8 @@ def test_the_tokens_page_says_which_words_were_lower_cased(lang):
     """ "Hello World" is looked up as hello, world and "The" as the; the page never said so (issue 30)."""
     t = ZH_T if lang == "zh" else EN_T
     at = open_page("tokens", lang=lang)
-    said = t("tokens.case", words=f"{literal('Hello')} → {literal('hello')}, {literal('World')} → {literal('world')}")
+    pairs = t("list.separator").join(f"{literal(a)} → {literal(b)}" for a, b in (("Hello", "hello"), ("World", "world")))
+    said = t("tokens.case", words=pairs)
     assert said in [c.value for c in at.caption]
     at = open_page("tokens", lang=lang, preset="paper", cfg="d_model:16,n_heads:2,d_ff:16,n_layers:1",
                    src="The cat and the dog")

@@ -50,7 +50,7 @@ def _named_parts(text: str, read) -> tuple[dict, list]:
 
 
 class Choice:
-    """One of a few words, each naming a value: a preset, a language, the digits, presenter mode on ("1") or off."""
+    """One of a few words, each naming a value: the digits, presenter mode on ("1") or off."""
 
     def __init__(self, words: dict):
         self.words, self.written = words, {value: word for word, value in words.items()}
@@ -62,6 +62,22 @@ class Choice:
         if text not in self.words:
             raise ValueError(text)
         return self.words[text], []
+
+
+class OneOf:
+    """A name of one of a collection's members, written as it is: a preset, a language. The collection is read at
+    every decode, so a member added later (a language's catalog loaded in a test) counts."""
+
+    def __init__(self, names):
+        self.names = names
+
+    def encode(self, value) -> str:
+        return value
+
+    def decode(self, text: str, state):
+        if text not in self.names:
+            raise ValueError(text)
+        return text, []
 
 
 class Whole:

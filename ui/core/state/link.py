@@ -18,7 +18,7 @@ from engine.values import MAX_SEED
 from ui.core.format import DIGITS, DIGITS_RANGE
 from ui.core.i18n import LANGUAGES
 from ui.core.state.app import AppState
-from ui.core.state.codecs import (Choice, Codec, ConfigSettings, Edits, GenerationSettings, Pixels, Sentence,
+from ui.core.state.codecs import (Choice, Codec, ConfigSettings, Edits, GenerationSettings, OneOf, Pixels, Sentence,
                                   StoredWeights, VisionSizes, Whole)
 from ui.core.state.vision import RANDOM, SHIPPED, TEST_IMAGES
 
@@ -70,10 +70,10 @@ class Field(NamedTuple):
 
 
 LINK = (  # the settings part (cfg) is read after the preset it differs from; the ViT's sizes (vcfg) after its weights
-    Field("preset", Choice({name: name for name in engine.PRESETS}), attribute("preset"), quoted=None),
+    Field("preset", OneOf(engine.PRESETS), attribute("preset"), quoted=None),
     Field("src", Sentence("src"), attribute("src")),
     Field("tgt", Sentence("tgt"), attribute("tgt")),
-    Field("lang", Choice({lang: lang for lang in LANGUAGES}), CHOSEN_LANGUAGE, None, quoted=None),
+    Field("lang", OneOf(LANGUAGES), CHOSEN_LANGUAGE, None, quoted=None),
     Field("seed", Whole(0, MAX_SEED), attribute("seed"), 0, quoted=None),
     Field("cfg", ConfigSettings(), attribute("overrides"), ()),
     Field("edit", Edits(), attribute("edits"), ()),
