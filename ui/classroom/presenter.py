@@ -155,9 +155,9 @@ function go(position) {  // a slide by its position in the pass, sent now or by 
 }
 
 function move(by) {  // from the slide asked for last if the page has not shown it yet: every press counts
-    const state = keys(), asked = pending(state);
+    const state = keys(), asked = pending(state), last = state.count - 1;
     const at = asked ? asked.to : state.here;
-    go(at === null ? (by > 0 ? 0 : state.count - 1) : at + by);  // off the pass: forward to its first, back to its last
+    go(at === null ? (by > 0 ? 0 : last) : at + by);  // off the pass: forward to its first step, back to its last
 }
 
 function onKey(event) {

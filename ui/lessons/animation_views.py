@@ -61,7 +61,7 @@ def player() -> None:
         "labels": {name: ctx.t(f"anim.{name}") for name in LABELS}}, on_frame_change=_stopped)
     show_in_link("frame", shows, 0)
     if ctx.step_in_view:  # the drawing, not the page's title, on a projector and on a following student's phone
-        scroll.to_element("animation", ".anim svg")
+        scroll.to_element("animation", ".anim>svg")
 
 
 def _stopped() -> None:
