@@ -10,9 +10,10 @@ PageDown/PageUp still move the slides and Escape leaves the field; the rail says
 
 Every press counts, however slow the server: a move sends the position of the slide it asks for (the server checks
 it), counted in the browser from the slide asked for last while the page has not shown it yet. The page keeps one
-listener across its rails (a switch to another page mounts a new one), so a press made during the switch is kept,
-and a run that shows another slide than the one asked for asks for it again (a press that reached the server during
-a switch was dropped with its rail). The rail carries the room's code for students who come in late.
+listener across its rails (a switch to another page mounts a new one), so a press made during the switch is kept and
+sent by the next rail, and once the server's run is over on another slide than the one asked for, it asks again (a
+press that reached the server during a switch was dropped with its rail). The rail carries the room's code for
+students who come in late.
 
 The rail lies over the sidebar when it is open. A screen 640 px wide or less (a student's phone that follows a
 presenting teacher) keeps the normal type, and its rail is one line: the moves and the slide's name.
@@ -96,7 +97,10 @@ JS = """
 const FORWARD = ["ArrowRight", "PageDown"], BACK = ["ArrowLeft", "PageUp"], CLICKER = ["PageDown", "PageUp"];
 const TYPING = "input:not([type=checkbox]), textarea, select, [role=slider]";  // keys typed here are the field's
 const PAGE_LINK = "[data-testid='stSidebarNav'] a", CLOSE_SIDEBAR = "[data-testid='stSidebarCollapseButton'] button";
-const PENDING_MS = 15000, RESENDS = 4;  // a slide asked for and not shown yet is asked again on a few runs, this long
+const IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']";  // the server's run is over
+// A slide asked for and not shown once the server is idle is asked for again, a second apart, a few times, for this
+// long after the last press
+const PENDING_MS = 60000, RESEND_MS = 1000, RESENDS = 10, LOOK_MS = 100;
 
 function button(text, title, onclick) {
     const b = document.createElement("button");
@@ -112,8 +116,10 @@ function button(text, title, onclick) {
 // slide asked for last and not shown yet, from which the next press counts, and since when no rail is mounted.
 function keys() {
     if (!window.presentKeys) {
-        window.presentKeys = {here: null, count: 0, send: null, rail: null, asked: null, unmounted: null};
-        window.addEventListener("keydown", onKey, true);  // capture: before a field's own handler (a slider's step)
+        window.presentKeys = {here: null, count: 0, send: null, rail: null, asked: null, unmounted: null,
+                              watching: false};
+        window.addEventListener("keydown", onFieldKey, true);  // capture: before a field's own handler
+        document.addEventListener("keydown", onKey);
         document.addEventListener("focusin", showHint);
         document.addEventListener("focusout", () => setTimeout(showHint));
         document.addEventListener("click", closeSidebarOnPick, true);
@@ -148,10 +154,30 @@ function pending(state) {
 function go(position) {  // a slide by its position in the pass, sent now or by the next rail mounted
     const state = keys();
     const to = Math.max(0, Math.min(state.count - 1, position));
-    state.asked = {to: to, count: state.count, at: Date.now(), resends: 0};
+    state.asked = {to: to, count: state.count, at: Date.now(), sent: Date.now(), resends: 0, queued: !state.send};
     if (state.send) {
         state.send(to);
     }
+    if (!state.watching) {
+        state.watching = true;
+        setTimeout(askAgain, LOOK_MS);
+    }
+}
+
+function askAgain() {  // a press that reached the server during a page switch was dropped with its rail: the run is
+    // over and shows another slide than the one asked for: ask again (not during a run, which a message would restart)
+    const state = keys(), asked = pending(state);
+    if (!asked || asked.resends >= RESENDS) {
+        state.watching = false;
+        return;
+    }
+    const now = Date.now();
+    if (state.send && asked.to !== state.here && now - asked.sent > RESEND_MS && document.querySelector(IDLE)) {
+        asked.resends += 1;
+        asked.sent = now;
+        state.send(asked.to);
+    }
+    setTimeout(askAgain, LOOK_MS);
 }
 
 function move(by) {  // from the slide asked for last if the page has not shown it yet: every press counts
@@ -160,29 +186,41 @@ function move(by) {  // from the slide asked for last if the page has not shown 
     go(at === null ? (by > 0 ? 0 : last) : at + by);  // off the pass: forward to its first step, back to its last
 }
 
-function onKey(event) {
-    const state = keys(), target = event.target;
-    const switching = !state.send && state.unmounted !== null && Date.now() - state.unmounted < PENDING_MS;
-    if (!(state.send || switching) || event.defaultPrevented || event.ctrlKey || event.altKey || event.metaKey) {
+function onFieldKey(event) {  // in a field, before its own handler: a clicker's keys move the slides still (not the
+    // field's page step); Escape leaves the field for the other keys
+    const target = event.target;
+    if (!typing(target)) {
         return;
     }
-    if (typing(target)) {  // a clicker's keys move the slides still; Escape leaves the field for the other keys
-        if (event.key === "Escape") {
-            target.blur();
-            showHint();
-        }
-        if (!CLICKER.includes(event.key)) {
-            return;
-        }
-        event.stopPropagation();  // not the field's page step
+    if (event.key === "Escape") {
+        target.blur();
+        showHint();
+    }
+    if (CLICKER.includes(event.key) && take(event)) {
+        event.stopPropagation();
+    }
+}
+
+function onKey(event) {  // elsewhere, after the element's own handler: a key the animation's player took is its own
+    if (!typing(event.target)) {
+        take(event);
+    }
+}
+
+function take(event) {  // whether the key moved the slides
+    const state = keys();
+    const switching = !state.send && state.unmounted !== null && Date.now() - state.unmounted < PENDING_MS;
+    if (!(state.send || switching) || event.defaultPrevented || event.ctrlKey || event.altKey || event.metaKey) {
+        return false;
     }
     const space = event.key === " ";
     const forward = FORWARD.includes(event.key) || (space && !event.shiftKey);
     if (!forward && !BACK.includes(event.key) && !space) {
-        return;
+        return false;
     }
     event.preventDefault();
     move(forward ? 1 : -1);
+    return true;
 }
 
 export default function({parentElement, data, setTriggerValue}) {
@@ -190,12 +228,14 @@ export default function({parentElement, data, setTriggerValue}) {
     const here = data.here, state = keys();
     const send = (to) => setTriggerValue("go", to);
     Object.assign(state, {here: here, count: data.count, send: send, rail: rail, unmounted: null});
-    const asked = pending(state);  // a run that shows another slide: the press sent during a switch was lost
-    if (asked && asked.to !== here && asked.resends < RESENDS) {
-        asked.resends += 1;
+    const asked = pending(state);
+    if (!asked || asked.to === here) {  // shown: the next press counts from it
+        state.asked = null;
+    } else if (asked.queued) {  // pressed while no rail was mounted (a page switch): sent by this one
+        asked.queued = false;
         setTimeout(() => send(asked.to));
     } else {
-        state.asked = null;
+        asked.sent = Date.now();  // this run's: the next look waits for the server to be idle a while
     }
     const parts = document.createElement("div");
     parts.className = "present-parts";
