@@ -28,8 +28,9 @@ if ctx.state.present:  # the first slide, as the rail's → opens it; in the roo
     start_at = joining or top  # projector's first screen holds the code and Start above the rail
     start_at.button(ctx.t("present.start"), key="present.start", type="primary", icon=":material/play_arrow:",
                     on_click=presenter.open_slide, args=(0,))
-if not follow.in_room():
+if not follow.in_room():  # a teacher opens a room, a student joins one
     follow.open_room_button(ctx.t, top, "overview.room.open", width="content")
+    follow.join_field(ctx.t, top, "overview.room.join", ctx.t("room.section"))
 c, trace = ctx.config, ctx.trace
 st.subheader(ctx.t("overview.flow"))
 st.markdown(ctx.t("overview.shapes.decoder_only" if c.decoder_only else "overview.shapes", n_src=len(trace.src_tokens), n_tgt=len(trace.tgt_tokens), d_model=c.d_model,

@@ -1,10 +1,13 @@
 """A session's part of a room (ui/classroom/following.py) and of presenter mode (ui/classroom/presenting.py), driven
 through their pure functions without Streamlit, the way a reducer is tested: the teacher's page followed forward
 and back to its defaults, a student's own change, a detached student's reload, a session rebuilt on another process
-after a failover, a refused key. tests/test_follow.py runs the same flows through a server."""
+after a failover, a refused key; whether a phone can open the room's link (ui/classroom/reach.py).
+tests/test_follow.py runs the same flows through a server."""
 from dataclasses import replace
 
-from ui.classroom import following as room, presenting
+import pytest
+
+from ui.classroom import following as room, presenting, reach
 from ui.classroom.following import GONE, NUDGE, RERUN, WRONG_KEY, Following, Take, View
 from ui.core.state import AppState
 from ui.stores.rooms import Latest
@@ -178,3 +181,32 @@ def test_the_rails_exit_reruns_the_app_before_a_pending_move():
     pending = presenting.exited(presenting.asked(presenting.Presenting(on="qkv"), ("enc", "attention", {})))
     after_exit, action = presenting.opened(pending)
     assert action == presenting.RERUN and not after_exit.left and after_exit.move == ("attention", {})
+
+
+@pytest.mark.parametrize("url", ["http://localhost:8501/attention", "http://127.0.0.1:8501", "http://127.8.0.1/",
+                                 "http://[::1]:8501/", "http://0.0.0.0:8501", "http://app.localhost:8501"])
+def test_an_address_of_this_computer_alone_is_no_phones(url):
+    assert reach.local_only(url)
+
+
+@pytest.mark.parametrize("url", ["http://192.168.1.20:8501/", "https://class.example.org/attention", "http://[fd00::2]/",
+                                 "", "http://localhostess.org/"])
+def test_a_network_address_is_a_phones(url):
+    assert not reach.local_only(url)
+
+
+def test_the_students_link_moves_to_the_reachable_host_keeping_port_and_path():
+    assert reach.with_host("http://localhost:8501/attention", "192.168.1.20") == "http://192.168.1.20:8501/attention"
+    assert reach.with_host("http://127.0.0.1/", "fd00::2") == "http://[fd00::2]/"
+    assert reach.with_host("http://localhost:8501/", "class.example.org") == "http://class.example.org:8501/"
+
+
+def test_the_public_address_set_for_the_server_wins_unless_it_is_local():
+    assert reach.public_host("class.example.org") == "class.example.org"
+    assert reach.public_host("localhost") is None  # Streamlit's default
+    assert reach.public_host("") is None and reach.public_host(None) is None
+
+
+def test_this_computers_network_address_is_not_its_loopback():
+    address = reach.machine_address()
+    assert address is None or not reach.local_only(f"http://{address}/")

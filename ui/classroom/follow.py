@@ -33,7 +33,7 @@ from dataclasses import replace
 import segno
 import streamlit as st
 
-from ui.classroom import following as room_state, room_watch, scroll
+from ui.classroom import following as room_state, reach, room_watch, scroll
 from ui.classroom.following import GONE, NUDGE, RERUN, Following, Take
 from ui.classroom.share import copy_link_button
 from ui.core import session, session_store, sidebar as controls, streamlit_internals
@@ -171,8 +171,8 @@ def sidebar(t, page, slot) -> None:
     if session_id is not None:  # woken again only if the student's panel below says so
         watcher().forget(session_id)
         _page_fragments.pop(session_id, None)  # and its page's fragment alone only if the page says so
-    for key, values in notes:
-        slot.warning(t(key, **values))
+    for key, values in notes:  # above the page: presenter mode's link keeps the sidebar closed
+        st.warning(t(key, **values))
     polling = False
     if here.key:
         _teacher_panel(t, here, slot)
@@ -205,7 +205,14 @@ def _no_room(t, slot) -> None:
     open_room_button(t, slot, "room.open")
     panel = slot.expander(t("room.section"), key="room.panel", on_change="rerun")
     if panel.open:
-        panel.text_input(t("room.join"), key=JOIN, max_chars=2 * rooms.CODE_LENGTH, on_change=_join_typed)
+        join_field(t, panel, JOIN, t("room.join"))
+
+
+def join_field(t, where, key: str, label: str) -> None:
+    """The field a student types a room's code into: in the sidebar's expander, and on the overview, a student's
+    first screen."""
+    where.text_input(label, key=key, max_chars=2 * rooms.CODE_LENGTH, on_change=_join_typed, args=(key,),
+                     placeholder=t("room.join_placeholder"))
 
 
 def open_room_button(t, where, key: str, width="stretch") -> None:
@@ -227,9 +234,9 @@ def _open_room() -> None:
     _save(here if made is None else room_state.entered(here, *made))
 
 
-def _join_typed() -> None:
+def _join_typed(key: str) -> None:
     notes = []
-    code = _live_code(session_store.get(JOIN), notes)
+    code = _live_code(session_store.get(key), notes)
     here = room_state.noted(room(), notes)
     _save(here if code is None else room_state.entered(here, code))
 
@@ -245,6 +252,7 @@ def _teacher_panel(t, here: Following, slot) -> None:
     panel = slot.container(border=True)
     panel.image(qr_png_uri(link), caption=t("room.scan"), width="stretch")
     _code_and_link(t, panel, here.code, link)
+    _warn_if_local(t, panel)
     panel.caption(t("room.teacher_note"))
     panel.button(t("room.leave"), key="room.leave", on_click=_close_room)
 
@@ -259,12 +267,36 @@ def join_card(t, where):
     link = _students_link(here)
     card = where.container(border=True, horizontal=True, vertical_alignment="center", gap="large", key="room.card")
     card.image(qr_png_uri(link), caption=t("room.scan_or_link"), width=JOIN_QR_PX)
-    _code_and_link(t, card.container(), here.code, link)
+    words = card.container()
+    _code_and_link(t, words, here.code, link)
+    _warn_if_local(t, words)
     return card
 
 
 def _students_link(here: Following) -> str:
-    return students_link(st.context.url or "", here.page, here.code)
+    """The students' link, on an address their phones open (reach.py) when the teacher's names this computer only."""
+    url = st.context.url or ""
+    host = _reachable_host() if reach.local_only(url) else None
+    return students_link(reach.with_host(url, host) if host else url, here.page, here.code)
+
+
+def _reachable_host() -> str | None:
+    """The server's public address if one is set (browser.serverAddress), else this computer's on its network."""
+    return reach.public_host(st.get_option("browser.serverAddress")) or _machine_address()
+
+
+@st.cache_resource(ttl=600, show_spinner=False)
+def _machine_address() -> str | None:
+    return reach.machine_address()
+
+
+def _warn_if_local(t, where) -> None:
+    """The teacher opened the app at an address of this computer alone: the link the students get takes another,
+    said here, or, with none found, how to open the app at one."""
+    if not reach.local_only(st.context.url or ""):
+        return
+    host = _reachable_host()
+    where.warning(t("room.local", host=literal(host)) if host else t("room.local_only"), icon=":material/wifi_off:")
 
 
 def _code_and_link(t, where, code: str, link: str) -> None:
@@ -295,8 +327,8 @@ def _student_panel(t, here: Following, slot) -> bool:
         session_store.put(key, not here.detached)
     attached = panel.toggle(t("room.follow", code=here.code), value=True, key=key, on_change=_reattach, args=(key,))
     panel.caption(t("room.following") if attached else t("room.detached", code=here.code))
-    if here.refused:
-        panel.warning(t("room.wrong_key", code=here.code))
+    if here.refused:  # above the page, where a student opening a copied teacher's link (present=1) looks
+        st.warning(t("room.wrong_key", code=here.code), icon=":material/key_off:")
     panel.button(t("room.leave"), key="room.leave", on_click=_leave)
     session_id = streamlit_internals.this_session()
     if attached and session_id is None:  # no watcher: the page asks the room itself

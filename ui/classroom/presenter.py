@@ -4,8 +4,17 @@
 One st.components.v2 element, drawn only in presenter mode: its fixed style sheet (not isolated, so it sizes the
 page's type; no user text in it), the rail built with textContent from the catalog's words, and a key listener
 on the page. In a stack of several layers the keys walk every layer in turn; the rail shows the layer being
-presented as its steps' dots and every other layer as one button that opens its first step. Right, PageDown and Space go forward, Left, PageUp and Shift+Space back (a presenter's clicker sends
-PageDown/PageUp); keys typed into a field are the field's. A move sends the slide's position; the server checks it.
+presented as its steps' dots and every other layer as one button that opens its first step. Right, PageDown and
+Space go forward, Left, PageUp and Shift+Space back. In a field, arrows and Space are the field's, but a clicker's
+PageDown/PageUp still move the slides and Escape leaves the field; the rail says so while the focus is in one.
+
+Every press counts, however slow the server: a move sends the position of the slide it asks for (the server checks
+it), counted in the browser from the slide asked for last while the page has not shown it yet. The page keeps one
+listener across its rails (a switch to another page mounts a new one), so a press made during the switch is kept and
+sent by the next rail, and once the server's run is over on another slide than the one asked for, it asks again (a
+press that reached the server during a switch was dropped with its rail). The rail carries the room's code for
+students who come in late.
+
 The rail lies over the sidebar when it is open. A screen 640 px wide or less (a student's phone that follows a
 presenting teacher) keeps the normal type, and its rail is one line: the moves and the slide's name.
 
@@ -50,7 +59,7 @@ html {{ font-size: {100 * PROJECTOR:g}% !important; }}
 /* a slide is the screen between the header and the rail: the header's strip as thin as its button, a step's heading
    scrolled to just under it, and less room around headings and formulas than a page read up close */
 [data-testid="stHeader"] {{ height: 2.5rem; min-height: 2.5rem; }}
-[data-testid="stMain"] h1, [data-testid="stMain"] h5 {{ scroll-margin-top: 2.5rem !important; }}
+[data-testid="stMain"] :is(h1, h5) {{ scroll-margin-top: 2.5rem !important; }}
 [data-testid="stMain"] h5 {{ padding: 0.25rem 0 0.5rem !important; }}
 [data-testid="stMain"] .katex-display {{ margin: 0.5em 0 !important; }}
 .present-rail {{ position: fixed; left: 0; right: 0; bottom: 0; z-index: 999992; display: flex; gap: 0.5rem;
@@ -71,7 +80,12 @@ html {{ font-size: {100 * PROJECTOR:g}% !important; }}
   border-left: 2px solid rgb(255, 75, 75); }}
 .present-where {{ font-size: 0.8rem; white-space: nowrap; overflow: hidden; text-overflow: ellipsis;
   flex: none; width: 26%; }}  /* a fixed width: the dots stay where they are whatever the slide's title */
-.present-where.present-off {{ white-space: normal; font-size: 0.55rem; }}  /* off the pass: how to reach it, whole */
+.present-where.present-off {{ white-space: normal; font-size: 0.7rem; }}  /* off the pass: how to reach it, whole */
+.present-typing {{ display: none; font-size: 0.7rem; flex: 1; }}
+.present-in-field .present-typing {{ display: block; }}  /* the focus in a field: which keys still move the slides, in
+   the dots' place */
+.present-in-field .present-parts {{ display: none; }}
+.present-room {{ flex: none; font-size: 0.7rem; white-space: nowrap; font-weight: 600; }}  /* for latecomers */
 @media (max-width: 640px) {{  /* a phone following the class: normal type, and one line of moves and the slide's name */
   html {{ font-size: 100% !important; }}
   .present-parts {{ display: none; }}
@@ -80,7 +94,13 @@ html {{ font-size: {100 * PROJECTOR:g}% !important; }}
 """
 HTML = "<nav class='present-rail'></nav>"
 JS = """
-const FORWARD = ["ArrowRight", "PageDown"], BACK = ["ArrowLeft", "PageUp"];
+const FORWARD = ["ArrowRight", "PageDown"], BACK = ["ArrowLeft", "PageUp"], CLICKER = ["PageDown", "PageUp"];
+const TYPING = "input:not([type=checkbox]), textarea, select, [role=slider]";  // keys typed here are the field's
+const PAGE_LINK = "[data-testid='stSidebarNav'] a", CLOSE_SIDEBAR = "[data-testid='stSidebarCollapseButton'] button";
+const IDLE = "[data-testid='stApp'][data-test-script-state='notRunning']";  // the server's run is over
+// A slide asked for and not shown once the server is idle is asked for again, a second apart, a few times, for this
+// long after the last press
+const PENDING_MS = 60000, RESEND_MS = 1000, RESENDS = 10, LOOK_MS = 100;
 
 function button(text, title, onclick) {
     const b = document.createElement("button");
@@ -91,19 +111,132 @@ function button(text, title, onclick) {
     return b;
 }
 
+// The page's one set of keys, kept across its rails (a switch to another page unmounts the rail and mounts the next
+// one, and a press in between used to reach no listener): the rail shown (its slide, its sender, its element), the
+// slide asked for last and not shown yet, from which the next press counts, and since when no rail is mounted.
+function keys() {
+    if (!window.presentKeys) {
+        window.presentKeys = {here: null, count: 0, send: null, rail: null, asked: null, unmounted: null,
+                              watching: false};
+        window.addEventListener("keydown", onFieldKey, true);  // capture: before a field's own handler
+        document.addEventListener("keydown", onKey);
+        document.addEventListener("focusin", showHint);
+        document.addEventListener("focusout", () => setTimeout(showHint));
+        document.addEventListener("click", closeSidebarOnPick, true);
+    }
+    return window.presentKeys;
+}
+
+function typing(target) {
+    return target && target.nodeType === 1 && (target.isContentEditable || target.closest(TYPING));
+}
+
+function showHint() {
+    const rail = keys().rail;
+    if (rail) {
+        rail.classList.toggle("present-in-field", Boolean(typing(document.activeElement)));
+    }
+}
+
+function closeSidebarOnPick(event) {  // a page picked in the sidebar: the projector's whole width for it again
+    const picked = event.target.closest && event.target.closest(PAGE_LINK);
+    const close = document.querySelector(CLOSE_SIDEBAR);
+    if (picked && close && keys().send) {
+        setTimeout(() => close.click());
+    }
+}
+
+function pending(state) {
+    const asked = state.asked;
+    return asked && asked.count === state.count && Date.now() - asked.at < PENDING_MS ? asked : null;
+}
+
+function go(position) {  // a slide by its position in the pass, sent now or by the next rail mounted
+    const state = keys();
+    const to = Math.max(0, Math.min(state.count - 1, position));
+    state.asked = {to: to, count: state.count, at: Date.now(), sent: Date.now(), resends: 0, queued: !state.send};
+    if (state.send) {
+        state.send(to);
+    }
+    if (!state.watching) {
+        state.watching = true;
+        setTimeout(askAgain, LOOK_MS);
+    }
+}
+
+function askAgain() {  // a press that reached the server during a page switch was dropped with its rail: the run is
+    // over and shows another slide than the one asked for: ask again (not during a run, which a message would restart)
+    const state = keys(), asked = pending(state);
+    if (!asked || asked.resends >= RESENDS) {
+        state.watching = false;
+        return;
+    }
+    const now = Date.now();
+    if (state.send && asked.to !== state.here && now - asked.sent > RESEND_MS && document.querySelector(IDLE)) {
+        asked.resends += 1;
+        asked.sent = now;
+        state.send(asked.to);
+    }
+    setTimeout(askAgain, LOOK_MS);
+}
+
+function move(by) {  // from the slide asked for last if the page has not shown it yet: every press counts
+    const state = keys(), asked = pending(state), last = state.count - 1;
+    const at = asked ? asked.to : state.here;
+    go(at === null ? (by > 0 ? 0 : last) : at + by);  // off the pass: forward to its first step, back to its last
+}
+
+function onFieldKey(event) {  // in a field, before its own handler: a clicker's keys move the slides still (not the
+    // field's page step); Escape leaves the field for the other keys
+    const target = event.target;
+    if (!typing(target)) {
+        return;
+    }
+    if (event.key === "Escape") {
+        target.blur();
+        showHint();
+    }
+    if (CLICKER.includes(event.key) && take(event)) {
+        event.stopPropagation();
+    }
+}
+
+function onKey(event) {  // elsewhere, after the element's own handler: a key the animation's player took is its own
+    if (!typing(event.target)) {
+        take(event);
+    }
+}
+
+function take(event) {  // whether the key moved the slides
+    const state = keys();
+    const switching = !state.send && state.unmounted !== null && Date.now() - state.unmounted < PENDING_MS;
+    if (!(state.send || switching) || event.defaultPrevented || event.ctrlKey || event.altKey || event.metaKey) {
+        return false;
+    }
+    const space = event.key === " ";
+    const forward = FORWARD.includes(event.key) || (space && !event.shiftKey);
+    if (!forward && !BACK.includes(event.key) && !space) {
+        return false;
+    }
+    event.preventDefault();
+    move(forward ? 1 : -1);
+    return true;
+}
+
 export default function({parentElement, data, setTriggerValue}) {
     const rail = parentElement.querySelector(".present-rail");
-    const here = data.here, last = data.count - 1;
-    const go = (position) => {
-        const to = Math.max(0, Math.min(last, position));
-        parentElement.presentGoing = {from: here, to: to};
-        setTriggerValue("go", to);
-    };
-    const move = (by) => {  // from the slide asked for last if the page has not shown it yet: a quick second key counts
-        const asked = parentElement.presentGoing;
-        const at = asked && asked.from === here ? asked.to : here;
-        go(at === null ? (by > 0 ? 0 : last) : at + by);  // off the pass: forward to its first step, back to its last
-    };
+    const here = data.here, state = keys();
+    const send = (to) => setTriggerValue("go", to);
+    Object.assign(state, {here: here, count: data.count, send: send, rail: rail, unmounted: null});
+    const asked = pending(state);
+    if (!asked || asked.to === here) {  // shown: the next press counts from it
+        state.asked = null;
+    } else if (asked.queued) {  // pressed while no rail was mounted (a page switch): sent by this one
+        asked.queued = false;
+        setTimeout(() => send(asked.to));
+    } else {
+        asked.sent = Date.now();  // this run's: the next look waits for the server to be idle a while
+    }
     const parts = document.createElement("div");
     parts.className = "present-parts";
     const passed = (at) => here !== null && at < here;
@@ -144,40 +277,36 @@ export default function({parentElement, data, setTriggerValue}) {
     const where = document.createElement("span");
     where.className = "present-where" + (here === null ? " present-off" : "");
     where.textContent = data.where;
-    const back = button("\u2190", data.back, () => move(-1));
-    const next = button("\u2192", data.next, () => move(1));
+    const back = button("\\u2190", data.back, () => move(-1));
+    const next = button("\\u2192", data.next, () => move(1));
     back.className = next.className = "present-move";
-    const leave = button("\u2715", data.leave, () => setTriggerValue("leave", true));
-    rail.replaceChildren(back, next, where, parts, leave);
-    const onKey = (event) => {
-        const target = event.target;
-        // Not while text is typed or a value slid; a checkbox takes the keys as a button does (the sidebar's
-        // presenter toggle keeps the focus once it has turned presenter mode on)
-        const typing = "input:not([type=checkbox]), textarea, select, [role=slider]";
-        if (event.defaultPrevented || event.ctrlKey || event.altKey || event.metaKey ||
-            (target && (target.isContentEditable || target.closest(typing)))) {
-            return;
+    let leaving = false;
+    const leave = button("\\u2715", data.leave, () => {
+        leaving = true;
+        state.asked = null;
+        setTriggerValue("leave", true);
+    });
+    const hint = document.createElement("span");
+    hint.className = "present-typing";
+    hint.textContent = data.typing;
+    const room = document.createElement("span");
+    room.className = "present-room";
+    room.textContent = data.room;
+    rail.replaceChildren(back, next, where, parts, hint, room, leave);
+    showHint();
+    return () => {  // unmounted: a page switch, whose next rail takes the keys pressed meanwhile, or the exit
+        if (state.send === send) {
+            Object.assign(state, {send: null, rail: null, unmounted: leaving ? null : Date.now()});
         }
-        const space = event.key === " ";
-        const forward = FORWARD.includes(event.key) || (space && !event.shiftKey);
-        if (!forward && !BACK.includes(event.key) && !space) {
-            return;
-        }
-        event.preventDefault();
-        move(forward ? 1 : -1);
     };
-    document.removeEventListener("keydown", parentElement.presentKeys);  // a rerun's new data: one listener, its own
-    parentElement.presentKeys = onKey;
-    document.addEventListener("keydown", onKey);
-    return () => document.removeEventListener("keydown", onKey);
 }
 """
 _rail = st.components.v2.component("presenter", html=HTML, css=CSS, js=JS, isolate_styles=False)
 
 
-def rail(ctx, page: str, shown: dict) -> None:
+def rail(ctx, page: str, shown: dict, room_code: str | None = None) -> None:
     """The rail under a step page: every slide of the pass, the one shown (found from what the page's widgets show)
-    marked."""
+    marked, and the room's code for students who come in late."""
     t, deck = ctx.t, _deck(ctx)
     session_store.put(PRESENTING, moves.drawn_on(_presenting(), page))
     session_store.put(DRAWN, True)
@@ -185,8 +314,10 @@ def rail(ctx, page: str, shown: dict) -> None:
     titles = [_vision_title(t, slide) if ctx.vision else _title(t, slide, ctx.config) for slide in deck]
     where = t("present.where", n=here + 1, count=len(deck), title=titles[here]) if here is not None else \
         t("present.elsewhere", count=len(deck))
-    _rail(key=KEY, data={"parts": _parts(t, deck, titles, VISION_RAIL if ctx.vision else RAIL), "here": here, "count": len(deck), "where": where, "back": t("present.back"),
-                         "next": t("present.next"), "leave": t("present.leave")},
+    _rail(key=KEY, data={"parts": _parts(t, deck, titles, VISION_RAIL if ctx.vision else RAIL), "here": here,
+                         "count": len(deck), "where": where, "back": t("present.back"), "next": t("present.next"),
+                         "leave": t("present.leave"), "typing": t("present.typing"),
+                         "room": t("present.room", code=room_code) if room_code else ""},
           on_go_change=_go, on_leave_change=_leave)
 
 

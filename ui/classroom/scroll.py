@@ -6,8 +6,9 @@ its widgets show), and its script scrolls the main area's first step heading (h5
 changes. It waits for the page's run to end, so a page change's new heading is the one scrolled to. Drawn on a step
 page in presenter mode (ui/views/frame.py) and on a student's page that follows the teacher; a reader's own page
 never moves under them. The same script brings a page's top into view (`to_top`: a student who left the teacher's
-page reads the note above it), the step again after the class quiz's panel above it changed (`again`), and that
-panel where the teacher asked the question (`to_panel`)."""
+page reads the note above it), the step again after the class quiz's panel above it changed (`again`), that panel
+where the teacher asked the question (`to_panel`), or another element (`to_element`: the animation's player, whose
+drawing lay under the rail at 1280 x 720, and below a following phone's screen)."""
 import json
 
 import streamlit as st
@@ -20,11 +21,17 @@ PANEL_KEY = "step.scroll.panel"
 SCROLLED = "step.scroll.view"  # session_state: the view this session's page last scrolled to
 AGAIN = "step.scroll.again"  # session_state: how many times the same step was asked into view again
 JS = """
-const MAIN = "[data-testid='stMain']", HEADING = MAIN + " h5";
+const MAIN = "[data-testid='stMain']", HEADING = MAIN + " h5", HEADER = "[data-testid='stHeader']";
 const SETTLED = "[data-testid='stApp'][data-test-script-state='notRunning']";
 const WAIT = 100, GIVE_UP = 30000;  // ms: look for the run's end this often, and no longer (a cold server's first run)
 const AGAIN = 250, KEEP = 8000;  // ms: charts mount after the run, above the heading too, and move it down: put it
 // back this often, for this long after it was first placed
+
+function inMain(selector) {  // the element, in the page or in a component's shadow root (the animation's player)
+    const main = document.querySelector(MAIN);
+    const hosts = main ? [main, ...[...main.querySelectorAll("*")].filter(e => e.shadowRoot).map(e => e.shadowRoot)] : [];
+    return hosts.map(host => host.querySelector(selector)).find(Boolean) || null;
+}
 
 export default function({data}) {
     if (window.stepInView === data.view) {  // the same step again (an edit, a rerun): the reader's scroll stays
@@ -35,7 +42,7 @@ export default function({data}) {
     let placed = null, first = null;
     const show = () => {  // once the run is over and its heading drawn (a new page's first runs are the old page's)
         const main = document.querySelector(MAIN);
-        const heading = data.top ? main : document.querySelector(data.target || HEADING);
+        const heading = data.top ? main : (data.target ? inMain(data.target) : document.querySelector(HEADING));
         if (window.stepInView !== data.view || Date.now() - start > GIVE_UP || !main ||
             (placed !== null && Math.abs(main.scrollTop - placed) > 2)) {  // a newer step, or the reader scrolled
             return;
@@ -46,6 +53,10 @@ export default function({data}) {
         }
         if (data.top) {
             main.scrollTop = 0;
+        } else if (data.target && !data.block) {  // under the header (a component's element: its own styles, which the
+            // page's scroll margin does not reach)
+            const header = document.querySelector(HEADER);
+            main.scrollTop += heading.getBoundingClientRect().top - (header ? header.getBoundingClientRect().bottom : 0);
         } else {
             heading.scrollIntoView({block: data.block || "start"});
         }
@@ -93,3 +104,10 @@ def to_top(page: str) -> None:
     step scroll of the teacher's page now and then, with the note that says following is off out of sight."""
     session_store.pop(SCROLLED)  # following again scrolls to the teacher's step
     _scroll(key=TOP_KEY, data={"view": json.dumps(["top", page]), "top": True})
+
+
+def to_element(page: str, selector: str) -> None:
+    """Bring the page's element that the CSS selector names to the top of the screen, once the run is over, once per
+    visit of the page (another run leaves the reader's scroll alone)."""
+    session_store.pop(SCROLLED)  # the step page opened next scrolls to its step
+    _scroll(key=f"{KEY}.element", data={"view": json.dumps(["element", page, selector]), "target": selector})

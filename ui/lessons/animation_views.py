@@ -9,6 +9,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from ui.classroom import scroll
 from ui.core import runs, session
 from ui.core.state import CACHE_HASH
 from ui.lessons import animation
@@ -59,6 +60,8 @@ def player() -> None:
         "frame": shows, "goto": {"id": number, "frame": frame} if number else None,
         "labels": {name: ctx.t(f"anim.{name}") for name in LABELS}}, on_frame_change=_stopped)
     show_in_link("frame", shows, 0)
+    if ctx.step_in_view:  # the drawing, not the page's title, on a projector and on a following student's phone
+        scroll.to_element("animation", ".anim>svg")
 
 
 def _stopped() -> None:

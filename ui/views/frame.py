@@ -34,7 +34,7 @@ def page(body):
         _write_view(ctx, drawn)
         follow.publish(ctx.t)  # this fragment's own reruns do not reach app.py's
         if ctx.state.present:
-            presenter.rail(ctx, drawn.page, drawn.shown)
+            presenter.rail(ctx, drawn.page, drawn.shown, follow.room().code)
         neighbour_links(ctx.state, drawn.page)  # none in presenter mode or for a following student
         if ctx.step_in_view:  # the step the class is on
             scroll.to_step(drawn.page, drawn.shown)
@@ -78,7 +78,8 @@ def run(ctx: Context, page) -> None:
     if not refuse_page(ctx, page):
         page.run()
     if present and not st.session_state.get(presenter.DRAWN):  # the page's model's rail (a ViT page's context is
-        presenter.rail(session.get(), page.url_path or HOME, {})  # the ViT's)
+        presenter.rail(session.get(), page.url_path or HOME, {},  # the ViT's)
+                       follow.room().code)
 
 
 def neighbour_links(state, page: str):

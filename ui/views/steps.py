@@ -95,7 +95,8 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     s = trace.step(name)
     shape = ctx.t("view.shape", axes=", ".join(s.axes), sizes=", ".join(map(str, s.shape)))  # as declared
     read_only = f"\n\n:gray[:small[{ctx.t('view.read_only')}]]" if ctx.reading and _edited(ctx, s, edits) else ""
-    text_and_formula(f"##### {ctx.t(step_name_key(name))} · {ctx.t(description_key(name))}\n\n"
+    per_head = f" · {ctx.t('view.head')} {head + 1}" if ctx.step_in_view and head is not None and "h" in s.axes else ""
+    text_and_formula(f"##### {ctx.t(step_name_key(name))} · {ctx.t(description_key(name))}{per_head}\n\n"
                      f":gray[:small[`{name}` · {shape}]]{read_only}", ctx.t.words(s.formula))  # the code's name: API
     below = ctx.state.present  # a presenter's screen: the formula, then its heatmap (projector type is tall); a
     if not below:  # table of its numbers, the departure's note and the editors under them
