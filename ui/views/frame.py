@@ -7,11 +7,12 @@ import functools
 import streamlit as st
 
 from ui.classroom import follow, presenter, scroll
-from ui.core import session, sidebar, streamlit_internals
+from ui.core import session, session_store, sidebar, streamlit_internals
 from ui.core.i18n import literal
 from ui.core.labels import SEED_NOTES, intro_keys
 from ui.core.navigation import ENCODER_DECODER_ONLY, HOME, neighbours
 from ui.core.session import Context
+from ui.core.session_store import EDIT_ERROR, LINK_VIEW, WHOLE_VIEW
 from ui.core.state import encode
 from ui.views.drawn import current, link_note, recording
 
@@ -60,9 +61,9 @@ def fragment_link(view: dict) -> None:
 
 def _write_view(ctx, drawn) -> None:
     """What the page's widgets showed into its link, once the link's own view has been given to them."""
-    for part, value in st.session_state.pop("link_view", {}).items():  # parts of the link no widget here took
+    for part, value in session_store.pop(LINK_VIEW, {}).items():  # parts of the link no widget here took
         link_note(ctx, part, value)
-    st.session_state.pop(session.WHOLE_VIEW, None)
+    session_store.pop(WHOLE_VIEW)
     session.write_link(ctx.state, drawn.view)
 
 
@@ -74,10 +75,10 @@ def run(ctx: Context, page) -> None:
     present = ctx.state.present
     if present:
         presenter.follow()  # a key pressed on this page's rail: another page's slide
-        st.session_state.pop(presenter.DRAWN, None)
+        session_store.pop(presenter.DRAWN, None)
     if not refuse_page(ctx, page):
         page.run()
-    if present and not st.session_state.get(presenter.DRAWN):  # the page's model's rail (a ViT page's context is
+    if present and not session_store.get(presenter.DRAWN):  # the page's model's rail (a ViT page's context is
         presenter.rail(session.get(), page.url_path or HOME, {})  # the ViT's)
 
 
@@ -133,7 +134,7 @@ def _notes(ctx, intro, text):
         drawn.intro = (intro, text)
     elif ctx.trace.nonfinite:  # a page about the whole pass (overview, generation, training)
         st.warning(ctx.t("msg.nonfinite", step=ctx.trace.nonfinite[0]))
-    error = st.session_state.pop("edit_error", None)
+    error = session_store.pop(EDIT_ERROR)
     if error:
         st.error(error)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from ui.core import departures, runs, session, sidebar
+from ui.core import departures, runs, session, session_store, sidebar
 from ui.core.figures import heatmap, writes_numbers
 from ui.core.format import bmatrix, difference, fmt, printed_width
 from ui.core.labels import description_key, param_key, step_axes, step_name_key, step_tex
@@ -18,6 +18,7 @@ from ui.views.drill import drill_down, on_click, selection
 from ui.views.editors import edit_param
 from ui.views.pickers import picker
 
+COMPARE = "compare"  # session_state: the learner compares with the unedited model (the toggle view.compare shows it)
 OUTLINED_CELLS = 64  # a difference heatmap outlines its changed cells up to this many (beyond, the colours show them)
 GLANCE_COLS = 6  # a flow writes its matrices out (at a glance) when none is wider than this
 GLANCE_PAIR_WIDTH = 24  # ... two to a row when none is wider than this many characters of numbers (1280 px page)
@@ -45,7 +46,7 @@ def flow(names: list[str], head: int | None = None, key: str = "flow", focus: st
     leaves, default = [name.rsplit(".", 1)[-1] for name in names], names.index(focus) if focus else 0
     asked = from_link("step", leaves.__contains__, leaves[default])
     if asked is not None:
-        st.session_state[f"{key}.{head}"] = leaves.index(asked)
+        session_store.put(f"{key}.{head}", leaves.index(asked))
     chosen = picker(f"{key}.{head}", ctx.t("view.step"), labels, default=default)  # focus: the page's own step
     show_in_link("step", leaves[chosen], leaves[default])  # the step's name, the same in every language
     step(names[chosen], head, show_numbers=not glance, trace=trace, edits=edits)
@@ -195,8 +196,8 @@ def _comparing(ctx) -> bool:
     drawn = current()
     if drawn is not None and drawn.compare is not None:
         return drawn.compare
-    on = st.toggle(ctx.t("view.compare"), value=st.session_state.get("compare", False), key="view.compare")
-    st.session_state["compare"] = on
+    on = st.toggle(ctx.t("view.compare"), value=session_store.get(COMPARE, False), key="view.compare")
+    session_store.put(COMPARE, on)
     if drawn is not None:
         drawn.compare = on
     return on
