@@ -4,7 +4,7 @@ import streamlit as st
 
 from engine import exercises as ex
 from ui.classroom import quiz
-from ui.core import session
+from ui.core import session, session_store
 from ui.core.figures import bars
 from ui.core.format import fmt
 
@@ -64,8 +64,8 @@ def _students_quiz(held, q: ex.Question, prompt, plot) -> None:
         with box.form(f"quiz.form.{held.number}", border=False):
             st.text_input(t("ex.answer.number"), key=typed)
             st.form_submit_button(t("quiz.send"), key="quiz.send",
-                                  on_click=lambda: quiz.send(held.number, q, st.session_state.get(typed)))
-        refused = st.session_state.pop(quiz.REFUSED, None)
+                                  on_click=lambda: quiz.send(held.number, q, session_store.get(typed)))
+        refused = session_store.pop(quiz.REFUSED)
         if refused:
             box.warning(t(refused[0], **refused[1]))
     if mine is not None:

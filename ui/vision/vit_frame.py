@@ -6,7 +6,8 @@ import functools
 
 import streamlit as st
 
-from ui.core import session
+from ui.core import session, session_store
+from ui.core.session_store import STATE
 from ui.core.state.vision import RANDOM, SHIPPED, TEST_IMAGES, label
 from ui.views import frame
 
@@ -59,15 +60,15 @@ def weights_name(t, vit) -> str:
 
 
 def _take_image(key):
-    number = st.session_state.get(key)
-    state = st.session_state.state
+    number = session_store.get(key)
+    state = session_store.get(STATE)
     if isinstance(number, int) and 1 <= number <= TEST_IMAGES:
         session.set_state(state.replace(vit=state.vit.replace(image=number - 1, pixels=())))
 
 
 def _take_weights(key):
-    chosen = st.session_state.get(key)
-    state = st.session_state.state
+    chosen = session_store.get(key)
+    state = session_store.get(STATE)
     if chosen in (SHIPPED, RANDOM):
         session.set_state(state.replace(vit=state.vit.replace(weights=chosen, sizes=() if chosen == SHIPPED
                                                               else state.vit.sizes, edits=())))
