@@ -63,9 +63,8 @@ def _disagreement():
     return disagreement_example()
 
 
-def controls() -> dict:
+def controls(ctx) -> dict:
     """The strategy and its numbers; a change goes into the state (and so the URL) before the rerun."""
-    ctx = session.get()
     values = generation.settings(ctx.state.gen)
     for name, value in values.items():
         session_store.setdefault(f"gen.{name}", value)
@@ -75,7 +74,7 @@ def controls() -> dict:
     st.segmented_control(ctx.t("gen.model"), generation.MODELS, format_func=lambda m: ctx.t(f"gen.m.{m}"),
                          key="gen.model", required=True, on_change=_on_change)
     st.caption(_model_note(ctx))
-    frame.new_words_note(generating_model(ctx.state.model_key, session_store.widget("gen.model")))
+    frame.new_words_note(ctx.t, generating_model(ctx.state.model_key, session_store.widget("gen.model")))
     st.segmented_control(ctx.t("gen.strategy"), generation.STRATEGIES, format_func=lambda s: ctx.t(f"gen.s.{s}"),
                          key="gen.strategy", required=True, on_change=_on_change)
     used = generation.USES[session_store.widget("gen.strategy")]
@@ -122,9 +121,8 @@ def _on_change():
     session_store.put(STEP, 1)
 
 
-def result():
+def result(ctx):
     """The engine's Generation or BeamSearch for the current state, or None with a message."""
-    ctx = session.get()
     try:
         return _generated(ctx.state.model_key, ctx.state.gen)
     except ValueError as error:
@@ -140,9 +138,9 @@ def sentence(ctx, tokens, note=""):
     st.markdown(line + (f"\n\n:gray[:small[{note}]]" if note else ""))
 
 
-def player(generated):
+def player(ctx, generated):
     """Previous / next / play, and the chosen step drawn by a fragment that advances itself while playing."""
-    ctx, n = session.get(), len(generated.steps)
+    n = len(generated.steps)
     asked = from_link("position", lambda position: position < n, 0)  # the step, counted from 0
     playback = _playback() if asked is None else replace(_playback(), step=asked + 1)
     _save(playback.within(n))
@@ -234,8 +232,7 @@ def _open_prefix(prefix_tokens):
 
 # ---- beam search -------------------------------------------------------------------------------------------
 
-def beam(search):
-    ctx = session.get()
+def beam(ctx, search):
     best = search.best
     st.markdown(ctx.t("gen.beam_best", text=best.text or "∅", logp=decimals(best.logprob, 4), score=decimals(best.score, 4)))
     _tree(ctx, search, "gen.tree")
@@ -256,8 +253,7 @@ def _tree(ctx, search, key):
 
 # ---- greedy vs beam ----------------------------------------------------------------------------------------
 
-def disagreement():
-    ctx = session.get()
+def disagreement(ctx):
     st.subheader(ctx.t("gen.compare"))
     model, greedy, search = _disagreement()
     example = DISAGREEMENT

@@ -116,9 +116,10 @@ def derivation(key: str, draw, **values):
     """A derivation (ui.lessons.derivation_views) in an expander titled by the catalog's f"derive.{key}" (with `values`):
     `draw` runs only while it is open, so a closed one is one element and costs no sympy; none on a following student's
     page (Context.reading), which shows the teacher's view."""
-    if session.get().reading:
+    ctx = session.get()
+    if ctx.reading:
         return
-    box = st.expander(session.get().t(f"derive.{key}", **values), key=f"derive.{key}", icon=":material/function:",
+    box = st.expander(ctx.t(f"derive.{key}", **values), key=f"derive.{key}", icon=":material/function:",
                       on_change="rerun")
     if box.open:
         with box:

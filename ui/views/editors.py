@@ -95,24 +95,25 @@ def _on_edit(key, name, head, row_ids, columns, ndim):
             try:
                 state = ctx.with_edit(state, name, index, check_weight(typed))
             except ValueError:
-                _report_bad_edit(name, index, typed)
+                _report_bad_edit(ctx.t, name, index, typed)
                 refused = True
     session.set_state(state, reset_editors=refused)
 
 
-def _report_bad_edit(name, index, typed):
+def _report_bad_edit(t, name, index, typed):
     """What was typed, quoted as code: Markdown would make a link of "[x](//elsewhere)", math of $…$."""
-    session_store.put(EDIT_ERROR, session.get().t(
+    session_store.put(EDIT_ERROR, t(
         "msg.edit_bad", param=name, index=",".join(map(str, index)), value=literal(repr(typed))))
 
 
 def _take_edit(name, index, typed):
     """One typed or slid weight into the state, or a message and the editors redrawn from the model."""
+    ctx = session.get()
     try:
-        state = session.get().with_edit(session_store.get(STATE), name, index, check_weight(typed))
+        state = ctx.with_edit(session_store.get(STATE), name, index, check_weight(typed))
         session.set_state(state, reset_editors=False)
     except ValueError:
-        _report_bad_edit(name, index, typed)
+        _report_bad_edit(ctx.t, name, index, typed)
         session.set_state(session_store.get(STATE))
 
 

@@ -36,7 +36,7 @@ def page(body):
         follow.publish(ctx.t)  # this fragment's own reruns do not reach app.py's
         if ctx.state.present:
             presenter.rail(ctx, drawn.page, drawn.shown)
-        neighbour_links(ctx.state, drawn.page)  # none in presenter mode or for a following student
+        neighbour_links(ctx, drawn.page)  # none in presenter mode or for a following student
         if ctx.step_in_view:  # the step the class is on
             scroll.to_step(drawn.page, drawn.shown)
     return run
@@ -82,17 +82,16 @@ def run(ctx: Context, page) -> None:
         presenter.rail(session.get(), page.url_path or HOME, {})  # the ViT's)
 
 
-def neighbour_links(state, page: str):
+def neighbour_links(ctx: Context, page: str):
     """Links to the previous and the next page of the chain (navigation.CHAIN; generation has no next), which switch
     pages in this session and keep the link's state (st.page_link clears the query without query_params), not this
     page's view. None in presenter mode, whose rail moves between the slides, nor on a following student's page,
     which is the teacher's to move."""
-    ctx = session.get()
     around = neighbours(page, ctx.config.decoder_only)
-    if around is None or state.present or ctx.reading:
+    if around is None or ctx.state.present or ctx.reading:
         return
     t = ctx.t
-    query = encode(state)
+    query = encode(ctx.state)
     row = st.container(horizontal=True, horizontal_alignment="distribute")
     for which, neighbour, icon, side in zip(("previous", "next"), around, ("arrow_back", "arrow_forward"),
                                             ("left", "right")):
@@ -117,15 +116,15 @@ def intro(page: str, model_notes: bool = True):
                        + [ctx.t(key, d_k=c.d_k, divisor=f"{c.divisor:.4g}") for key in settings] + seed_note)
     element = st.markdown(text)
     if model_notes:
-        new_words_note(ctx.model)
+        new_words_note(ctx.t, ctx.model)
     _notes(ctx, element, text)
 
 
-def new_words_note(model):
+def new_words_note(t, model):
     """Which typed words the model's vocabulary lacked, and where their weights come from (engine.with_words)."""
     if model.new_words:
-        st.info(session.get().t("msg.new_words", words=", ".join(map(literal, model.new_words)), seed=model.seed,
-                                n=len(model.vocab) - len(model.new_words)))
+        st.info(t("msg.new_words", words=", ".join(map(literal, model.new_words)), seed=model.seed,
+                  n=len(model.vocab) - len(model.new_words)))
 
 
 def _notes(ctx, intro, text):

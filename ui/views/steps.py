@@ -60,7 +60,7 @@ def page_steps(page: str, prefix: str) -> list[str]:
 
 
 def _glance(ctx, trace, names, matrices, head) -> str:
-    cells = [f"{_tex_name(trace.step(name), head)} = " + bmatrix(matrix, ctx.state.digits)
+    cells = [f"{_tex_name(ctx.t, trace.step(name), head)} = " + bmatrix(matrix, ctx.state.digits)
              for name, matrix in zip(names, matrices)]
     lines = [r" \qquad ".join(cells[i] for i in line) for line in _glance_lines(matrices, ctx.state.digits)]
     return GLANCE_GAP.join(lines)  # lines as wide as they are
@@ -113,13 +113,13 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     repeated = writes_numbers(chart) and (as_table(values) or ctx.state.present)  # a table would repeat the cells'
     written = show_numbers and not repeated  # text; a presenter's screen holds the heatmap with its numbers, not both
     if written and not below:
-        numbers(values, rows, cols, label=_tex_name(s, head))
+        numbers(values, rows, cols, label=_tex_name(ctx.t, s, head))
     clicks = drill and not ctx.reading
     plot(chart, f"chart.{key}", on_select=on_click(key, len(rows), len(cols)) if clicks else "ignore",
          selection_mode="points", width=chart_width(len(cols)))
     if below:
         if written:
-            numbers(values, rows, cols, label=_tex_name(s, head))
+            numbers(values, rows, cols, label=_tex_name(ctx.t, s, head))
         paper_form((s.kind, name.rsplit(".", 1)[-1]), name)
         _editors(ctx, s, head, edits)
     comparable = ctx.edits and trace is ctx.trace and not ctx.reading  # comparing: the reader's own choice
@@ -185,9 +185,9 @@ def _head_of(value, head):
     return head if value.ndim == 3 else None
 
 
-def _tex_name(step, head):
+def _tex_name(t, step, head):
     """A step's symbol with its head's number (S_1'), or its name in the reader's language."""
-    return step_tex(step.symbol, _head_of(step.value, head), session.get().t(step_name_key(step.name)))
+    return step_tex(step.symbol, _head_of(step.value, head), t(step_name_key(step.name)))
 
 
 def _comparing(ctx) -> bool:
@@ -218,7 +218,7 @@ def _compared(ctx, name, head, values, rows, cols, key):
                      largest=fmt(np.nanmax(np.abs(change)) if np.isfinite(change).any() else np.nan,
                                  ctx.state.digits)))
     if change.shape[1] <= TABLE_COLS:
-        numbers(change, rows, cols, label=r"\Delta " + _tex_name(ctx.trace.step(name), head))
+        numbers(change, rows, cols, label=r"\Delta " + _tex_name(ctx.t, ctx.trace.step(name), head))
     outlined = [(int(i), int(j)) for i, j in changed] if len(changed) <= OUTLINED_CELLS else ()
     plot(heatmap(change, rows, cols, marked=outlined, digits=ctx.state.digits, scale=type_scale(ctx)),
          f"difference.{key}", width=chart_width(len(cols)))
