@@ -3,8 +3,8 @@ from ui.views import frame, pickers
 
 
 @frame.page
-def page():
-    frame.intro("dec_ffn")
+def page(ctx):
+    frame.intro(ctx, "dec_ffn")
     blocks.ffn("dec", pickers.layer_picker("layer.dec"), key="dec_ffn")
 
 

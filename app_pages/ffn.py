@@ -3,8 +3,8 @@ from ui.views import frame, pickers
 
 
 @frame.page
-def page():
-    frame.intro("ffn")
+def page(ctx):
+    frame.intro(ctx, "ffn")
     blocks.ffn("enc", pickers.layer_picker("layer.enc"), key="ffn")
 
 

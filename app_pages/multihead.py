@@ -3,10 +3,10 @@ from ui.views import frame, pickers, steps
 
 
 @frame.page
-def page():
-    frame.intro("multihead")
+def page(ctx):
+    frame.intro(ctx, "multihead")
     layer = pickers.layer_picker("layer.enc")
-    blocks.equations(f"enc.{layer}.attn")
+    blocks.equations(ctx, f"enc.{layer}.attn")
     steps.flow(steps.page_steps("multihead", f"enc.{layer}.attn"), key="multihead")
 
 

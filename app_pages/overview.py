@@ -24,7 +24,7 @@ def open_box():
 if session_store.has(OPENING):
     st.switch_page(page_file(session_store.pop(OPENING)))
 ctx = session.get()
-frame.intro("overview")
+frame.intro(ctx, "overview")
 top = st.container(horizontal=True)  # where a class starts: the first slide and a room, one click each
 joining = follow.join_card(ctx.t, st)  # for the room's teacher: how students join, in a row
 if ctx.state.present:  # the first slide, as the rail's → opens it; in the room's row if there is one, so that a

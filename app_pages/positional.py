@@ -10,8 +10,8 @@ def input_steps():
 
 
 @frame.page
-def page():
-    frame.intro("positional")
+def page(ctx):
+    frame.intro(ctx, "positional")
     pickers.section_tabs({"pos.tab.steps": input_steps, **positional_views.sections()}, "pos.tab", link="section")
     derivation_views.pe_rotation()
 

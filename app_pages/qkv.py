@@ -3,12 +3,12 @@ from ui.views import frame, pickers, steps
 
 
 @frame.page
-def page():
-    frame.intro("qkv")
+def page(ctx):
+    frame.intro(ctx, "qkv")
     layer = pickers.layer_picker("layer.enc")
     block = f"enc.{layer}.attn"
     head = pickers.head_picker(f"heads.qkv.{layer}")
-    blocks.weights_side_by_side(block, head)
+    blocks.weights_side_by_side(ctx, block, head)
     steps.flow(steps.page_steps("qkv", block), head, key="qkv")
     derivation_views.qkv(block, head)
 

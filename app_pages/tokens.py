@@ -21,8 +21,8 @@ def lookup():
 
 
 @frame.page
-def page():
-    frame.intro("tokens")
+def page(ctx):
+    frame.intro(ctx, "tokens")
     pickers.section_tabs({"tokens.tab.lookup": lookup, **embedding_views.sections()}, "tokens.tab", link="section")
 
 

@@ -30,10 +30,9 @@ DROPOUTS = {  # where training drops cells, in the order of the pass: step -> (w
 INPUT_SUM = ": X_emb + PE"  # what the source's and the decoder's input dropouts drop from
 
 
-def equations(block: str):
+def equations(ctx, block: str):
     """Attention(Q,K,V), MultiHead and its head_i of the paper, and what Q, K and V are in this block, as it computes
     them, in one formula."""
-    ctx = session.get()
     divisor = ctx.trace.step(f"{block}.scaled").meta["divisor_tex"]
     lines = attention_equations(divisor, block.endswith(".self_attn"), block.endswith(".cross_attn"),
                                 ctx.config.attn_bias, ctx.config.norm_placement == "pre")
@@ -41,9 +40,8 @@ def equations(block: str):
     steps.paper_form(("scale", "proj"), block)
 
 
-def weights_side_by_side(block: str, head: int):
+def weights_side_by_side(ctx, block: str, head: int):
     """The h heads' W^Q_i as the column blocks of one d_model x h·d_k matrix, `head`'s columns marked."""
-    ctx = session.get()
     W = ctx.model.params[f"{block}.W_Q"]
     h, d_model, d_k = W.shape
     text = ctx.t("formulas.side_by_side", h=h, d_model=d_model, width=h * d_k, head=head + 1, d_k=d_k)
@@ -72,16 +70,16 @@ def decoder_attention_page(page: str):
     part, key, focus = DECODER_ATTENTION[page]
 
     @frame.page
-    def body():
-        frame.intro(page)
+    def body(ctx):
+        frame.intro(ctx, page)
         layer = pickers.layer_picker("layer.dec")
         block = f"dec.{layer}.{part}"
-        equations(block)
+        equations(ctx, block)
         ctx = session.get()
         if part == "cross_attn":
             _evenly_spread_note(ctx, ctx.trace[f"{block}.weights"])
         head = pickers.head_picker(f"heads.{key}.{layer}")
-        weights_side_by_side(block, head)
+        weights_side_by_side(ctx, block, head)
         steps.flow(steps.page_steps(page, block), head, key=key,
                    focus=f"{block}.{focus}")  # concat and out (all heads): one flow draws one step, one heatmap
 
@@ -104,9 +102,8 @@ def _evenly_spread_note(ctx, weights):
     st.container(border=True).markdown(":material/info: " + note)  # a lesson, not a warning: no alert box
 
 
-def add_norm(stack: str, layer: int, key: str):
+def add_norm(ctx, stack: str, layer: int, key: str):
     """A sub-layer's residual add and LayerNorm, in the order of the norm placement; the sub-layer is chosen."""
-    ctx = session.get()
     blocks = ctx.config.sublayers[stack]  # by number: a decoder-only layer has no cross-attention, sub-layer 2
     sublayer = pickers.choice(f"{key}.sublayer", ctx.t("add_norm.sublayer"), list(blocks),
                                lambda k: ctx.t(f"sublayer.{SUBLAYER_WORDS[blocks[k]]}"), link="sublayer")
@@ -119,11 +116,10 @@ def ffn(stack: str, layer: int, key: str):
     steps.flow(steps.page_steps(key, f"{stack}.{layer}.ffn"), key=key)  # key: the page, "ffn" or "dec_ffn"
 
 
-def stack_output(stack: str):
+def stack_output(ctx, stack: str):
     """Two sections (pickers.section_tabs, one drawn per rerun): what each layer changes, all layers at a glance; one
     layer: where its heads look, and its output in full (the last layer's with the stack's, which in post-norm is the same
     tensor, drawn once)."""
-    ctx = session.get()
     names = layers.layer_outputs(ctx.trace, stack)
     pickers.section_tabs({"stack.changes": lambda: _layer_changes(ctx, stack, names),
                           "stack.one_layer": lambda: _one_layer(ctx, stack, names)}, f"{stack}.section", link="section")
@@ -192,9 +188,8 @@ def _training_pass(model_key, p, seed):
     return runs.run_model(model_key).run(model_key.src, model_key.tgt or None, dropout=p, seed=seed)
 
 
-def dropout():
+def dropout(ctx):
     """One dropout of a pass in training mode, after the step it drops cells from."""
-    ctx = session.get()
     row = st.container(horizontal=True, gap="medium")
     p = row.slider(ctx.t("train.dropout"), 0.05, 0.5, 0.1, step=0.05, key="dropout.p")
     seed = row.number_input(ctx.t("train.seed"), min_value=0.0, max_value=float(2**32 - 1), step=1.0, format="%g",

@@ -27,8 +27,8 @@ QUESTION_SET = "ex.qset"  # the by-hand questions' set, from 1: kept while its s
 
 
 def body():
-    frame.intro("exercises")
     ctx = session.get()
+    frame.intro(ctx, "exercises")
     progress = _progress(ctx.t)
     linked = from_link("qset", lambda position: position < ex.MAX_SET)
     if linked is not None:

@@ -17,8 +17,9 @@ from ui.core.state import encode
 from ui.views.drawn import current, link_note, recording
 
 
-def page(body):
-    """A step page's body, as a fragment: its own widgets (editors, pickers, drill-down) rerun the page alone, not
+def page(body, vision: bool = False):
+    """A step page's body, as a fragment, drawn from the page's context (`body(ctx)`; vision: the Vision
+    Transformer's, ui/vision/vit_frame.page): its own widgets (editors, pickers, drill-down) rerun the page alone, not
     app.py and the sidebar (see session.get). The forward pass runs only as far as the steps the page draws
     (engine.Trace is lazy), and the page warns of inf or NaN only up to those steps. It ends with links to the
     steps before and after it."""
@@ -29,7 +30,7 @@ def page(body):
         follow.catch_up_on_page()  # a following student's page woken alone takes the teacher's link here
         presenter.follow()  # a presenter's key moved to another page
         with recording() as drawn:
-            body()
+            body(session.use_vision(True) if vision else session.get())
         ctx = session.get()
         drawn.note_nonfinite(ctx)
         _write_view(ctx, drawn)
@@ -101,11 +102,10 @@ def neighbour_links(ctx: Context, page: str):
                       icon=f":material/{icon}:", icon_position=side, query_params=query)
 
 
-def intro(page: str, model_notes: bool = True):
+def intro(ctx: Context, page: str, model_notes: bool = True):
     """The page's title and intro: the text true in every setting, then the sentences on the current settings
     (labels.intro_keys), and the notes on the seeds' slips where the page teaches their step (labels.SEED_NOTES).
     model_notes=False: the page says itself which words are new to the model it uses (generation)."""
-    ctx = session.get()
     drawn = current()
     if drawn is not None:
         drawn.page = page

@@ -2,8 +2,6 @@
 every ViT page opens with: which test image it reads (and its digit) and which weights it runs."""
 from __future__ import annotations
 
-import functools
-
 import streamlit as st
 
 from ui.core import session, session_store
@@ -16,23 +14,18 @@ CHOICE_KEYS = {SHIPPED: "vit.weights.shipped", RANDOM: "vit.weights.random_choic
 
 def page(body):
     """A ViT page's body as a step page (frame.page), drawn with the Vision Transformer's context."""
-    @functools.wraps(body)
-    def run():
-        session.use_vision(True)
-        body()
-    return frame.page(run)
+    return frame.page(body, vision=True)
 
 
-def intro(page_name: str):
+def intro(ctx, page_name: str):
     """The page's title and intro (frame.intro), then the image and weights controls."""
-    frame.intro(page_name, model_notes=False)
-    controls()
+    frame.intro(ctx, page_name, model_notes=False)
+    controls(ctx)
 
 
-def controls():
+def controls(ctx):
     """The test image (by its number, 1 to 360, with its digit) and the weights: the trained ones the repository
     ships or random ones; a following student's page shows them as text."""
-    ctx = session.get()
     t, vit = ctx.t, ctx.state.vit
     digit = label(vit)
     said = t("vit.image_is", n=vit.image + 1, digit=digit) if digit is not None else t("vit.image_drawn",
