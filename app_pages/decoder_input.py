@@ -9,7 +9,7 @@ def page(ctx):
     frame.intro(ctx, "decoder_input")
     trace = ctx.trace
     st.dataframe(arrow({ctx.t("tokens.token"): trace.tgt_tokens, ctx.t("tokens.id"): trace.tgt_ids}), hide_index=True)
-    steps.flow(steps.page_steps("decoder_input", "tgt"), key="decoder_input")
+    steps.flow(ctx, steps.page_steps(ctx, "decoder_input", "tgt"), key="decoder_input")
 
 
 page()

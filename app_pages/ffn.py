@@ -5,7 +5,7 @@ from ui.views import frame, pickers
 @frame.page
 def page(ctx):
     frame.intro(ctx, "ffn")
-    blocks.ffn("enc", pickers.layer_picker("layer.enc"), key="ffn")
+    blocks.ffn(ctx, "enc", pickers.layer_picker(ctx, "layer.enc"), key="ffn")
 
 
 page()

@@ -10,7 +10,7 @@ from ui.views.drawn import restore_from_link, show_in_link
 def page(ctx):
     frame.intro(ctx, "output")
     trace = ctx.trace
-    steps.flow(steps.page_steps("output", ""), key="output")
+    steps.flow(ctx, steps.page_steps(ctx, "output", ""), key="output")
     st.subheader(top_heading(ctx.t, "output.top", len(ctx.model.vocab)))
     positions = list(range(len(trace.tgt_tokens)))
     restore_from_link("output.position", "position", positions, default=positions[-1])

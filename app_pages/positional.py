@@ -5,8 +5,9 @@ from ui.views import frame, pickers, steps
 
 
 def input_steps():
-    side = input_side(session.get().config)
-    steps.flow(steps.page_steps("positional", side), key="positional", focus=f"{side}.pos")
+    ctx = session.get()
+    side = input_side(ctx.config)
+    steps.flow(ctx, steps.page_steps(ctx, "positional", side), key="positional", focus=f"{side}.pos")
 
 
 @frame.page

@@ -6,7 +6,7 @@ from ui.vision import embed_views, vit_frame
 def page(ctx):
     vit_frame.intro(ctx, "vit_embed")
     embed_views.product()
-    steps.flow(["img.embed", "img.cls", "img.pos", "img.input"], key="vit_embed")
+    steps.flow(ctx, ["img.embed", "img.cls", "img.pos", "img.input"], key="vit_embed")
     embed_views.position_maps()
 
 

@@ -7,7 +7,7 @@ def page(ctx):
     vit_frame.intro(ctx, "vit_patches")
     chosen = image_views.image_and_pad()
     image_views.patch_row(chosen)
-    steps.step("img.patches")
+    steps.step(ctx, "img.patches")
 
 
 page()

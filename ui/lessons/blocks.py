@@ -72,15 +72,15 @@ def decoder_attention_page(page: str):
     @frame.page
     def body(ctx):
         frame.intro(ctx, page)
-        layer = pickers.layer_picker("layer.dec")
+        layer = pickers.layer_picker(ctx, "layer.dec")
         block = f"dec.{layer}.{part}"
         equations(ctx, block)
         ctx = session.get()
         if part == "cross_attn":
             _evenly_spread_note(ctx, ctx.trace[f"{block}.weights"])
-        head = pickers.head_picker(f"heads.{key}.{layer}")
+        head = pickers.head_picker(ctx, f"heads.{key}.{layer}")
         weights_side_by_side(ctx, block, head)
-        steps.flow(steps.page_steps(page, block), head, key=key,
+        steps.flow(ctx, steps.page_steps(ctx, page, block), head, key=key,
                    focus=f"{block}.{focus}")  # concat and out (all heads): one flow draws one step, one heatmap
 
     body()
@@ -108,12 +108,12 @@ def add_norm(ctx, stack: str, layer: int, key: str):
     sublayer = pickers.choice(f"{key}.sublayer", ctx.t("add_norm.sublayer"), list(blocks),
                                lambda k: ctx.t(f"sublayer.{SUBLAYER_WORDS[blocks[k]]}"), link="sublayer")
     order = ("add", "ln") if ctx.config.norm_placement == "post" else ("ln", "add")
-    steps.flow([f"{stack}.{layer}.{kind}{sublayer}" for kind in order], key=f"{key}.{sublayer}",
+    steps.flow(ctx, [f"{stack}.{layer}.{kind}{sublayer}" for kind in order], key=f"{key}.{sublayer}",
                focus=f"{stack}.{layer}.ln{sublayer}")
 
 
-def ffn(stack: str, layer: int, key: str):
-    steps.flow(steps.page_steps(key, f"{stack}.{layer}.ffn"), key=key)  # key: the page, "ffn" or "dec_ffn"
+def ffn(ctx, stack: str, layer: int, key: str):
+    steps.flow(ctx, steps.page_steps(ctx, key, f"{stack}.{layer}.ffn"), key=key)  # key: the page, "ffn" or "dec_ffn"
 
 
 def stack_output(ctx, stack: str):
@@ -149,7 +149,7 @@ def _layer_changes(ctx, stack, names):
 
 
 def _one_layer(ctx, stack, names):
-    layer = pickers.layer_picker(f"layer.{stack}_stack", default=ctx.config.depth(stack) - 1)
+    layer = pickers.layer_picker(ctx, f"layer.{stack}_stack", default=ctx.config.depth(stack) - 1)
     for block in ctx.config.sublayers[stack].values():
         if block != "ffn":
             _attention_focus(ctx, f"{stack}.{layer}.{block}", SUBLAYER_WORDS[block])
@@ -174,12 +174,12 @@ def _layer_output(ctx, stack, names, layer):
     n, post = ctx.config.depth(stack), ctx.config.norm_placement == "post"
     if layer < n - 1 or not post:
         st.markdown(f"**{ctx.t('stack.layer_output', l=layer + 1)}**")
-        steps.step(names[layer + 1], drill=False)
+        steps.step(ctx, names[layer + 1], drill=False)
     if layer == n - 1:
         st.markdown(f"**{ctx.t('stack.last_output' if post else 'stack.final_norm', l=n)}**")
         st.caption(ctx.t("stack.same" if post else "stack.final_norm_note", out=f"{stack}.out", l=n,
                          name=names[-1]))
-        steps.step(f"{stack}.out")
+        steps.step(ctx, f"{stack}.out")
 
 
 @st.cache_resource(max_entries=16, show_spinner=False, hash_funcs=CACHE_HASH)
@@ -200,14 +200,14 @@ def dropout(ctx):
     drops = places[place]
     drop = next(iter(drops))
     if len(drops) > 1:
-        layer = pickers.layer_picker(f"layer.{place}")
+        layer = pickers.layer_picker(ctx, f"layer.{place}")
         drop = f"{place}.{layer}." + pickers.choice(
             f"dropout.which.{place}", ctx.t("dropout.which"), list(drops),
             lambda d: ctx.t(f"dropout.{drops[d][0]}", sublayer=ctx.t(f"sublayer.{drops[d][1]}")), link="dropout")
     trace = _training_pass(ctx.state.model_key, p, int(seed))
     names = [trace.step(drop).inputs[0], drop]  # before, after
-    head = pickers.head_picker("heads.dropout") if trace[drop].ndim == 3 else None
-    pickers.section_tabs({"dropout.tab.flow": lambda: steps.flow(names, head, key=f"dropout.{drop}", focus=drop,
+    head = pickers.head_picker(ctx, "heads.dropout") if trace[drop].ndim == 3 else None
+    pickers.section_tabs({"dropout.tab.flow": lambda: steps.flow(ctx, names, head, key=f"dropout.{drop}", focus=drop,
                                                                  trace=trace),
                           "dropout.tab.mask": lambda: _dropout_mask(ctx, trace, names, head),
                           "dropout.tab.places": lambda: _dropout_places(ctx, place, drop)},

@@ -18,8 +18,7 @@ CELL_LIST = 64  # a matrix's cell is picked from one list ("row, column") up to 
 LIST_WIDTH = 200  # px, a list of short names (choice's listed): a name and the list's arrow
 
 
-def layer_picker(key: str, default: int = 0) -> int:
-    ctx = session.get()
+def layer_picker(ctx, key: str, default: int = 0) -> int:
     n = ctx.config.depth(key.removeprefix("layer.")[:3])  # the key names the stack: "layer.enc", "layer.dec_stack"
     if n == 1:
         return 0
@@ -30,10 +29,9 @@ def layer_picker(key: str, default: int = 0) -> int:
     return layer
 
 
-def head_picker(key: str) -> int:
+def head_picker(ctx, key: str) -> int:
     """The head whose steps the page draws, from a row of buttons: one widget, where tabs sent a block per head
     (nine messages on every rerun with the paper's eight heads)."""
-    ctx = session.get()
     n = ctx.config.n_heads
     restore_from_link(key, "head", range(n))
     head = picker(key, ctx.t("view.head"), [f"{ctx.t('view.head')} {h + 1}" for h in range(n)])

@@ -26,13 +26,12 @@ GLANCE_GAP = r" \\ \\ "  # an empty line between a glance's lines: KaTeX, like L
 # not added space, so the brackets of 3-row matrices touched the next line's
 
 
-def flow(names: list[str], head: int | None = None, key: str = "flow", focus: str | None = None, trace=None,
+def flow(ctx, names: list[str], head: int | None = None, key: str = "flow", focus: str | None = None, trace=None,
          edits: tuple = ()):
     """Several steps of a page: their matrices side by side at a glance, then a button per step, of which only
     the chosen one is drawn (formula, heatmap, drill-down), so an edit redraws one chart, not all. trace: another
     pass than the page's (the dropout page's, in training mode). edits: parameters the steps read through earlier
     steps, whose editors the chosen step shows too (see step)."""
-    ctx = session.get()
     trace = ctx.trace if trace is None else trace  # not `or`: len() of a trace runs the whole pass
     _record_drawn(trace, names)
     matrices = [head_matrix(trace[name], head) for name in names]
@@ -49,14 +48,14 @@ def flow(names: list[str], head: int | None = None, key: str = "flow", focus: st
         session_store.put(f"{key}.{head}", leaves.index(asked))
     chosen = picker(f"{key}.{head}", ctx.t("view.step"), labels, default=default)  # focus: the page's own step
     show_in_link("step", leaves[chosen], leaves[default])  # the step's name, the same in every language
-    step(names[chosen], head, show_numbers=not glance, trace=trace, edits=edits)
+    step(ctx, names[chosen], head, show_numbers=not glance, trace=trace, edits=edits)
 
 
-def page_steps(page: str, prefix: str) -> list[str]:
+def page_steps(ctx, page: str, prefix: str) -> list[str]:
     """The names of the steps `page` draws of the block at `prefix` ("enc.0.attn", "src"; "" for the output layer),
     as its block declares them (navigation.FLOWS)."""
     dot = f"{prefix}." if prefix else ""
-    return [dot + leaf for leaf in flow_leaves(session.get().config, page)]
+    return [dot + leaf for leaf in flow_leaves(ctx.config, page)]
 
 
 def _glance(ctx, trace, names, matrices, head) -> str:
@@ -84,13 +83,12 @@ def _record_drawn(trace, names):
         drawn.steps += [(trace, name) for name in names]
 
 
-def step(name: str, head: int | None = None, drill: bool = True, show_numbers: bool = True, trace=None,
+def step(ctx, name: str, head: int | None = None, drill: bool = True, show_numbers: bool = True, trace=None,
          edits: tuple = ()):
     """One step of the trace (the page's, or `trace`): its name, formula and shape, editors for the parameters it
     reads (and for `edits`, which it reads through earlier steps), its numbers, heatmap and a cell's arithmetic. On a
     following student's page (Context.reading), no editors (a line says editing needs Follow off), the heatmap takes
     no clicks and the drill-down shows the teacher's cell."""
-    ctx = session.get()
     trace = ctx.trace if trace is None else trace  # not `or`: len() of a trace runs the whole pass
     _record_drawn(trace, [name])
     s = trace.step(name)

@@ -70,7 +70,7 @@ def _take_size(field, key):
 def layer():
     """The layer picked, as sections: the class token's attention over the image, then each sub-layer's steps."""
     ctx = session.get()
-    chosen = pickers.layer_picker("layer.enc")
+    chosen = pickers.layer_picker(ctx, "layer.enc")
     names = sublayers(ctx.trace, chosen)
     blocks = ctx.config.sublayers["enc"]  # {1: "attn", 2: "ffn"}
     sections = {"vit_encoder.section.image": lambda: class_token_looks(chosen)}
@@ -83,8 +83,8 @@ def sublayer(block: str, names: list[str], chosen: int):
     """A sub-layer's equation (43 or 44) and its steps, LayerNorm first, as one flow (an attention's per head)."""
     ctx = session.get()
     draw.text_and_formula(ctx.t(f"vit_encoder.{block}.text", l=chosen + 1), SUBLAYER_TEX[block])
-    head = pickers.head_picker(f"heads.vit_encoder.{chosen}") if block == "attn" else None
-    steps.flow(names, head, key=f"vit_encoder.{block}")
+    head = pickers.head_picker(ctx, f"heads.vit_encoder.{chosen}") if block == "attn" else None
+    steps.flow(ctx, names, head, key=f"vit_encoder.{block}")
 
 
 def class_token_looks(chosen: int):
