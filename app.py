@@ -2,7 +2,7 @@
 import streamlit as st
 
 from ui.classroom import follow, quiz_views
-from ui.core import server, session, sidebar
+from ui.core import server, session, session_store, sidebar
 from ui.core.navigation import PAGES
 from ui.lessons import exercise_views
 from ui.views import exports, frame
@@ -10,7 +10,7 @@ from ui.views.draw import plot
 
 server.configure()  # the process's settings, on the first run only
 
-if "state" not in st.session_state:  # the browser keeps it: sent on a session's first run, not on every rerun
+if not session_store.has(session_store.STATE):  # the browser keeps it: sent on a session's first run, not on every rerun
     st.set_page_config(page_title="Transformer, step by step", page_icon="🔢", layout="wide")
 follow.join_from_link()  # before the state writes the link, which keeps its room
 follow.catch_up()  # a following student's page behind the teacher's takes the teacher's link

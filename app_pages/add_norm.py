@@ -3,9 +3,9 @@ from ui.views import frame, pickers
 
 
 @frame.page
-def page():
-    frame.intro("add_norm")
-    blocks.add_norm("enc", pickers.layer_picker("layer.enc"), key="add_norm")
+def page(ctx):
+    frame.intro(ctx, "add_norm")
+    blocks.add_norm(ctx, "enc", pickers.layer_picker(ctx, "layer.enc"), key="add_norm")
     derivation_views.layer_norm()
 
 

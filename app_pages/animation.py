@@ -1,5 +1,6 @@
+from ui.core import session
 from ui.lessons import animation_views
 from ui.views import frame
 
-frame.intro("animation")
+frame.intro(session.get(), "animation")
 frame.linked(animation_views.player)

@@ -3,13 +3,13 @@ from ui.views import frame, pickers, steps
 
 
 @frame.page
-def page():
-    frame.intro("attention")
-    layer = pickers.layer_picker("layer.enc")
+def page(ctx):
+    frame.intro(ctx, "attention")
+    layer = pickers.layer_picker(ctx, "layer.enc")
     block = f"enc.{layer}.attn"
-    blocks.equations(block)
-    head = pickers.head_picker(f"heads.attention.{layer}")
-    steps.flow(steps.page_steps("attention", block), head, key="attention",
+    blocks.equations(ctx, block)
+    head = pickers.head_picker(ctx, f"heads.attention.{layer}")
+    steps.flow(ctx, steps.page_steps(ctx, "attention", block), head, key="attention",
                edits=(f"{block}.W_Q", f"{block}.W_K"))  # the scores' Q and K come from these
     derivation_views.softmax()
 

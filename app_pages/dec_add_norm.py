@@ -3,9 +3,9 @@ from ui.views import frame, pickers
 
 
 @frame.page
-def page():
-    frame.intro("dec_add_norm")
-    blocks.add_norm("dec", pickers.layer_picker("layer.dec"), key="dec_add_norm")
+def page(ctx):
+    frame.intro(ctx, "dec_add_norm")
+    blocks.add_norm(ctx, "dec", pickers.layer_picker(ctx, "layer.dec"), key="dec_add_norm")
 
 
 page()

@@ -3,9 +3,9 @@ from ui.views import frame
 
 
 @frame.page
-def page():
-    frame.intro("decoder_stack")
-    blocks.stack_output("dec")
+def page(ctx):
+    frame.intro(ctx, "decoder_stack")
+    blocks.stack_output(ctx, "dec")
 
 
 page()

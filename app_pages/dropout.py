@@ -3,9 +3,9 @@ from ui.views import frame
 
 
 @frame.page
-def page():
-    frame.intro("dropout")
-    blocks.dropout()
+def page(ctx):
+    frame.intro(ctx, "dropout")
+    blocks.dropout(ctx)
 
 
 page()

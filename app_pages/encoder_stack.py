@@ -3,9 +3,9 @@ from ui.views import frame
 
 
 @frame.page
-def page():
-    frame.intro("encoder_stack")
-    blocks.stack_output("enc")
+def page(ctx):
+    frame.intro(ctx, "encoder_stack")
+    blocks.stack_output(ctx, "enc")
 
 
 page()

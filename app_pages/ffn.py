@@ -3,9 +3,9 @@ from ui.views import frame, pickers
 
 
 @frame.page
-def page():
-    frame.intro("ffn")
-    blocks.ffn("enc", pickers.layer_picker("layer.enc"), key="ffn")
+def page(ctx):
+    frame.intro(ctx, "ffn")
+    blocks.ffn(ctx, "enc", pickers.layer_picker(ctx, "layer.enc"), key="ffn")
 
 
 page()

@@ -1,18 +1,22 @@
+from functools import partial
+
 from ui.core import session
 from ui.lessons import generation_views
 from ui.views import frame, pickers
 
 
-def decode():
-    chosen = generation_views.controls()
-    result = generation_views.result()
+def decode(ctx):
+    chosen = generation_views.controls(ctx)
+    result = generation_views.result(ctx)
     if result is not None and chosen["strategy"] == "beam":
-        generation_views.beam(result)
+        generation_views.beam(ctx, result)
     elif result is not None:
-        generation_views.player(result)
+        generation_views.player(ctx, result)
 
 
-frame.intro("generate", model_notes=False)  # the controls say which words are new to the generating model
-frame.linked(lambda: pickers.section_tabs({"gen.tab.run": decode, "gen.tab.compare": generation_views.disagreement},
+ctx = session.get()
+frame.intro(ctx, "generate", model_notes=False)  # the controls say which words are new to the generating model
+frame.linked(lambda: pickers.section_tabs({"gen.tab.run": partial(decode, ctx),
+                                           "gen.tab.compare": partial(generation_views.disagreement, ctx)},
                                           "gen.tab", link="section"))
-frame.neighbour_links(session.get().state, "generate")
+frame.neighbour_links(ctx, "generate")

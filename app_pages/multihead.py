@@ -3,11 +3,11 @@ from ui.views import frame, pickers, steps
 
 
 @frame.page
-def page():
-    frame.intro("multihead")
-    layer = pickers.layer_picker("layer.enc")
-    blocks.equations(f"enc.{layer}.attn")
-    steps.flow(steps.page_steps("multihead", f"enc.{layer}.attn"), key="multihead")
+def page(ctx):
+    frame.intro(ctx, "multihead")
+    layer = pickers.layer_picker(ctx, "layer.enc")
+    blocks.equations(ctx, f"enc.{layer}.attn")
+    steps.flow(ctx, steps.page_steps(ctx, "multihead", f"enc.{layer}.attn"), key="multihead")
 
 
 page()

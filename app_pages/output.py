@@ -1,6 +1,5 @@
 import streamlit as st
 
-from ui.core import session
 from ui.core.figures import bars
 from ui.core.labels import FIRST, top_heading, top_tokens
 from ui.views import draw, frame, steps
@@ -8,11 +7,10 @@ from ui.views.drawn import restore_from_link, show_in_link
 
 
 @frame.page
-def page():
-    ctx = session.get()
-    frame.intro("output")
+def page(ctx):
+    frame.intro(ctx, "output")
     trace = ctx.trace
-    steps.flow(steps.page_steps("output", ""), key="output")
+    steps.flow(ctx, steps.page_steps(ctx, "output", ""), key="output")
     st.subheader(top_heading(ctx.t, "output.top", len(ctx.model.vocab)))
     positions = list(range(len(trace.tgt_tokens)))
     restore_from_link("output.position", "position", positions, default=positions[-1])

@@ -2,26 +2,29 @@ import numpy as np
 import streamlit as st
 
 from ui.classroom import follow, presenter
-from ui.core import session, sidebar
+from ui.core import session, session_store, sidebar
 from ui.core.navigation import PAGES, page_file
+from ui.core.session_store import STATE
 from ui.handout.download import handout_buttons
 from ui.lessons.diagram import architecture
 from ui.views import draw, frame
 
+OPENING = "overview.open"  # session_state: the page a click on the diagram opens on the next run
+
 
 def open_box():
     """A click on a box of the diagram opens its page (a forged point, not a box, is ignored)."""
-    points = st.session_state["overview.diagram"].selection.points
+    points = session_store.widget("overview.diagram").selection.points
     page = points[0].get("customdata") if points and isinstance(points[0], dict) else None
     if any(page in pages for pages in PAGES.values()):
-        st.session_state["overview.open"] = page
-        sidebar.adopt(st.session_state.state)  # st.switch_page's run starts the sidebar's inputs empty: refill them
+        session_store.put(OPENING, page)
+        sidebar.adopt(session_store.get(STATE))  # st.switch_page's run starts the sidebar's inputs empty: refill them
 
 
-if "overview.open" in st.session_state:
-    st.switch_page(page_file(st.session_state.pop("overview.open")))
+if session_store.has(OPENING):
+    st.switch_page(page_file(session_store.pop(OPENING)))
 ctx = session.get()
-frame.intro("overview")
+frame.intro(ctx, "overview")
 top = st.container(horizontal=True)  # where a class starts: the first slide and a room, one click each
 joining = follow.join_card(ctx.t, st)  # for the room's teacher: how students join, in a row
 if ctx.state.present:  # the first slide, as the rail's → opens it; in the room's row if there is one, so that a

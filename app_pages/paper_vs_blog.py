@@ -8,7 +8,7 @@ from ui.core.labels import indices, step_axes
 from ui.views import draw, frame
 
 ctx = session.get()
-frame.intro("paper_vs_blog")
+frame.intro(ctx, "paper_vs_blog")
 t = ctx.t
 
 st.subheader(t("compare.pe"))

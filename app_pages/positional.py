@@ -5,13 +5,14 @@ from ui.views import frame, pickers, steps
 
 
 def input_steps():
-    side = input_side(session.get().config)
-    steps.flow(steps.page_steps("positional", side), key="positional", focus=f"{side}.pos")
+    ctx = session.get()
+    side = input_side(ctx.config)
+    steps.flow(ctx, steps.page_steps(ctx, "positional", side), key="positional", focus=f"{side}.pos")
 
 
 @frame.page
-def page():
-    frame.intro("positional")
+def page(ctx):
+    frame.intro(ctx, "positional")
     pickers.section_tabs({"pos.tab.steps": input_steps, **positional_views.sections()}, "pos.tab", link="section")
     derivation_views.pe_rotation()
 

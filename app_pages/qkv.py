@@ -3,13 +3,13 @@ from ui.views import frame, pickers, steps
 
 
 @frame.page
-def page():
-    frame.intro("qkv")
-    layer = pickers.layer_picker("layer.enc")
+def page(ctx):
+    frame.intro(ctx, "qkv")
+    layer = pickers.layer_picker(ctx, "layer.enc")
     block = f"enc.{layer}.attn"
-    head = pickers.head_picker(f"heads.qkv.{layer}")
-    blocks.weights_side_by_side(block, head)
-    steps.flow(steps.page_steps("qkv", block), head, key="qkv")
+    head = pickers.head_picker(ctx, f"heads.qkv.{layer}")
+    blocks.weights_side_by_side(ctx, block, head)
+    steps.flow(ctx, steps.page_steps(ctx, "qkv", block), head, key="qkv")
     derivation_views.qkv(block, head)
 
 

@@ -7,7 +7,7 @@ from ui.lessons.size_tables import count, parameter_table, product_table, produc
 from ui.views import frame
 
 ctx = session.get()
-frame.intro("sizes")
+frame.intro(ctx, "sizes")
 t, c, vocab_size = ctx.t, ctx.config, len(ctx.model.vocab)
 
 st.subheader(t("sizes.parameters"))

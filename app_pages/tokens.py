@@ -17,12 +17,12 @@ def lookup():
         ctx.t("tokens.known"): [ctx.t("tokens.no" if t in ctx.model.new_words else "tokens.yes") for t in tokens],
     }), hide_index=True)
     embedding_views.case_note()
-    steps.step(f"{input_side(ctx.config)}.embed")
+    steps.step(ctx, f"{input_side(ctx.config)}.embed")
 
 
 @frame.page
-def page():
-    frame.intro("tokens")
+def page(ctx):
+    frame.intro(ctx, "tokens")
     pickers.section_tabs({"tokens.tab.lookup": lookup, **embedding_views.sections()}, "tokens.tab", link="section")
 
 

@@ -1,3 +1,4 @@
+from ui.core import session
 from ui.lessons import batch_views, training_views
 from ui.views import frame, pickers
 
@@ -6,7 +7,7 @@ def loss_and_gradients():
     training_views.backward_section(training_views.loss_section())
 
 
-frame.intro("train")
+frame.intro(session.get(), "train")
 training_views.keep_interrupted_run()  # a run that was stopped, or left for another tab, before it finished
 frame.linked(lambda: pickers.section_tabs({
     "train.tab.loss": loss_and_gradients, "train.corpus_title": training_views.trainer,

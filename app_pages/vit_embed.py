@@ -3,10 +3,10 @@ from ui.vision import embed_views, vit_frame
 
 
 @vit_frame.page
-def page():
-    vit_frame.intro("vit_embed")
+def page(ctx):
+    vit_frame.intro(ctx, "vit_embed")
     embed_views.product()
-    steps.flow(["img.embed", "img.cls", "img.pos", "img.input"], key="vit_embed")
+    steps.flow(ctx, ["img.embed", "img.cls", "img.pos", "img.input"], key="vit_embed")
     embed_views.position_maps()
 
 

@@ -2,8 +2,8 @@ from ui.vision import vit_encoder_views, vit_frame
 
 
 @vit_frame.page
-def page():
-    vit_frame.intro("vit_encoder")
+def page(ctx):
+    vit_frame.intro(ctx, "vit_encoder")
     vit_encoder_views.sizes()
     vit_encoder_views.layer()
 

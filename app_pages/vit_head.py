@@ -2,8 +2,8 @@ from ui.vision import vit_frame, vit_head_views
 
 
 @vit_frame.page
-def page():
-    vit_frame.intro("vit_head")
+def page(ctx):
+    vit_frame.intro(ctx, "vit_head")
     vit_head_views.seed_slips()
     vit_head_views.head()
     vit_head_views.probabilities()

@@ -3,11 +3,11 @@ from ui.vision import image_views, vit_frame
 
 
 @vit_frame.page
-def page():
-    vit_frame.intro("vit_patches")
+def page(ctx):
+    vit_frame.intro(ctx, "vit_patches")
     chosen = image_views.image_and_pad()
     image_views.patch_row(chosen)
-    steps.step("img.patches")
+    steps.step(ctx, "img.patches")
 
 
 page()

@@ -7,9 +7,10 @@ def page():
     """Not a step page's fragment: Stop must end a run in progress, and a fragment's own button does not (its
     rerun waits for the run to finish), so the page's widgets rerun the whole app, as the text model's training."""
     vit_training.keep_interrupted_run()  # a run that was stopped, or left for another page, before it finished
-    vit_frame.intro("vit_train")
+    ctx = session.get()
+    vit_frame.intro(ctx, "vit_train")
     vit_training.shipped_facts()
-    if not session.get().reading:  # a following student's page: the teacher trains
+    if not ctx.reading:  # a following student's page: the teacher trains
         vit_training.trainer()
     vit_evaluation.evaluation()
 

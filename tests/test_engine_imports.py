@@ -184,3 +184,26 @@ def test_engine_tests_run_without_playwright(tmp_path):
     tests = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "tests/test_properties.py"],
                            cwd=ROOT, env=env, capture_output=True, text=True)
     assert tests.returncode == 0, tests.stdout[-2000:] + tests.stderr[-2000:]
+
+
+# The one module that reads and writes Streamlit's session_state; and the one that reaches Streamlit's private
+# SessionState object (its widget metadata, not the session's values: forget_stale_widgets).
+SESSION_STATE_DOORS = {"ui.core.session_store", "ui.core.streamlit_internals"}
+
+
+def session_state_uses(path: pathlib.Path) -> list[int]:
+    """The lines of a source that name Streamlit's session state: `st.session_state`, or an import of it."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        named = (node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None)
+        imported = [alias.name for alias in node.names] if isinstance(node, ast.ImportFrom) else []
+        if named == "session_state" or {"session_state", "get_session_state"} & set(imported):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_session_state_is_reached_through_the_store_alone():
+    modules = {name: path for name, path in project_modules().items() if not name.startswith("engine")}
+    uses = {name: session_state_uses(path) for name, path in modules.items()}
+    assert all(uses[door] for door in SESSION_STATE_DOORS)  # the check sees a use where there is one
+    assert {name: lines for name, lines in uses.items() if lines and name not in SESSION_STATE_DOORS} == {}

@@ -170,7 +170,8 @@ def test_each_button_of_a_flow_draws_its_step(monkeypatch):
     """A flow records all its steps as drawn because each of its buttons draws one with ui.views.steps.step."""
     shown = []
     step = views_steps.step
-    monkeypatch.setattr(views_steps, "step", lambda name, *args, **kwargs: (shown.append(name), step(name, *args, **kwargs)))
+    monkeypatch.setattr(views_steps, "step",  # step(ctx, name, ...)
+                        lambda ctx, name, *args, **kwargs: (shown.append(name), step(ctx, name, *args, **kwargs)))
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params.update({"preset": "hello-world", "lang": "en"})
     at.run()

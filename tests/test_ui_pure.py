@@ -952,6 +952,28 @@ def test_generation_run_follows_the_settings():
     assert search.settings == {"width": 2, "max_len": 4, "alpha": 0.6, "length_norm": "plain"}
 
 
+def test_the_generation_player_plays_each_step_once_and_stops_at_the_end():
+    n, player = 3, generation.Playback()
+    shown = []
+    player = player.toggled(n)  # play: its first tick shows the step where it was pressed
+    while player.playing:
+        player = player.ticked(n)
+        shown.append(player.step)
+    assert shown == [1, 2, 3] and not player.playing
+    assert player.ticked(n) == player  # a tick after the end changes nothing
+    again = player.toggled(n)  # play at the end starts over
+    assert (again.step, again.playing, again.ticked(n).step) == (1, True, 1)
+    paused = again.ticked(n).ticked(n).toggled(n)
+    assert (paused.step, paused.playing) == (2, False)
+
+
+def test_the_generation_player_moves_within_the_sentence_and_stops():
+    player = generation.Playback(step=2, playing=True)
+    assert player.moved(1, 3) == generation.Playback(step=3, playing=False)
+    assert player.moved(-5, 3).step == 1 and player.moved(5, 3).step == 3
+    assert generation.Playback(step=7).within(4).step == 4 and generation.Playback(step=0).within(4).step == 1
+
+
 def test_the_architecture_diagram_changes_with_the_sizes_not_the_sentence():
     """A new sentence of the same length leaves the figure as it is (the overview shows the tokens above it)."""
     from ui.lessons.diagram import architecture

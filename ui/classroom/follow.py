@@ -39,8 +39,8 @@ from ui.classroom.share import copy_link_button
 from ui.core import session, session_store, sidebar as controls, streamlit_internals
 from ui.core.i18n import language_of, literal
 from ui.core.navigation import HOME, PAGES
-from ui.core.session import ROOM_LINK, WHOLE_VIEW, page_entry
-from ui.core.session_store import CONTEXT, STATE
+from ui.core.session import page_entry
+from ui.core.session_store import CONTEXT, ROOM_LINK, STATE, WHOLE_VIEW
 from ui.core.state import AppState, decode
 from ui.stores import rooms
 from ui.stores.rooms import RoomError

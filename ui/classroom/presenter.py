@@ -33,14 +33,12 @@ from ui.core.i18n import plain_math
 from ui.core.labels import SUBLAYER_WORDS, step_name_key
 from ui.core.navigation import (ENCODER_SECTIONS, PAGES, RAIL, VISION_RAIL, slide_at, slides, vision_slides,
                                  vision_step)
-from ui.core.session_store import LINK_VIEW, STATE
+from ui.core.session_store import LINK_VIEW, PRESENT_VIEW, STATE
 from ui.core.state import encode, encode_view
 
 KEY = "present.rail"  # the rail's component: what it sent
 PRESENTING = "presenting"  # session_state: this session's Presenting
 DRAWN = "present.drawn"  # session_state: this run drew the rail (ui/views/frame.run draws it for a page that did not)
-VIEW = "present.view"  # session_state: the view a switch to a slide's page hands to that page's widgets
-# (ui/core/sidebar.py: start)
 STACKS = {"add_norm": "enc", "dec_add_norm": "dec"}  # an add & norm page's stack
 BLOCK = {"positional": "src", "qkv": "enc.0.attn", "attention": "enc.0.attn", "multihead": "enc.0.attn",
          "add_norm": "enc.0", "ffn": "enc.0.ffn", "decoder_input": "tgt", "masked_attention": "dec.0.self_attn",
@@ -431,6 +429,6 @@ def follow() -> None:
     if not opening.switch:
         session_store.put(LINK_VIEW, opening.view)  # this page's widgets take it (ui/views/drawn.py)
         return
-    session_store.put(VIEW, opening.view)
+    session_store.put(PRESENT_VIEW, opening.view)  # (ui/core/sidebar.py: start)
     st.switch_page(session.page_entry(session.get().t, opening.page),
                    query_params=encode(session_store.get(STATE)) | encode_view(opening.view))

@@ -1,7 +1,10 @@
 """Generation settings (a strategy and its numbers) and the engine call they make (the beam tree's figure is
 ui/lessons/beam_tree.py). Pure: no Streamlit here. In the link the settings that differ from the defaults are one
-part, e.g. `gen=strategy:top_p,p:0.8,seed:7` (ui/core/state/codecs.GenerationSettings)."""
+part, e.g. `gen=strategy:top_p,p:0.8,seed:7` (ui/core/state/codecs.GenerationSettings). And the player's
+state (`Playback`), which the generation page's buttons and timer change."""
 from __future__ import annotations
+
+from dataclasses import dataclass, replace
 
 from engine.generate import beam_search, generate
 from engine.values import MAX_SEED
@@ -43,3 +46,32 @@ def run(model, src: str, pairs: tuple):
     extra = {"top_k": {"k": min(s["k"], len(model.vocab))}, "top_p": {"p": s["p"]}}.get(s["strategy"], {})
     return generate(model, src, strategy=s["strategy"], max_len=max_len, temperature=s["temperature"],
                     seed=s["seed"], **extra)
+
+
+@dataclass(frozen=True)
+class Playback:
+    """The generation player of a sentence of n steps: the step shown (from 1), whether it plays, and whether its
+    timer's next tick moves on (not the first, which shows the step where play was pressed)."""
+    step: int = 1
+    playing: bool = False
+    advance: bool = True
+
+    def within(self, n: int) -> Playback:
+        """The step kept among the sentence's (another sentence may be shorter)."""
+        return replace(self, step=min(max(self.step, 1), n))
+
+    def moved(self, delta: int, n: int) -> Playback:
+        """Previous or next: the player stops there."""
+        return replace(self, playing=False, step=min(max(self.step + delta, 1), n))
+
+    def toggled(self, n: int) -> Playback:
+        """Play (from the start when it stands at the end) or pause."""
+        playing = not self.playing
+        return replace(self, playing=playing, step=1 if playing and self.step >= n else self.step, advance=False)
+
+    def ticked(self, n: int) -> Playback:
+        """The timer's tick while playing: the next step (after the first tick), and the end stops it."""
+        if not self.playing:
+            return self
+        step = min(self.step + 1, n) if self.advance else self.step
+        return replace(self, step=step, playing=step < n, advance=True)

@@ -1,4 +1,4 @@
-"""A session's context: the state (the one truth, st.session_state.state), the run it names and the translator,
+"""A session's context: the state (the one truth, session_store.STATE), the run it names and the translator,
 which every page gets with `get()`; the address bar that shows the state; and the navigation's pages.
 
 The sidebar (ui/core/sidebar.py) makes the context once per run of app.py; a step page's fragment, whose reruns
@@ -11,15 +11,13 @@ from dataclasses import dataclass
 import streamlit as st
 
 import engine
-from ui.core import model_card, runs, state as app_state, streamlit_internals
+from ui.core import model_card, runs, session_store, state as app_state, streamlit_internals
 from ui.core.i18n import plain_math
 from ui.core.navigation import HOME, PAGES, page_file
+from ui.core.session_store import CONTEXT, EDIT_VERSION, NAVIGATION, ROOM_LINK, STATE, TEXT_REPLACED
 from ui.core.state import AppState, LimitError
 from ui.core.state.vision import VisionState
 
-ROOM_LINK = "room.link"  # session_state: the room's part of this session's link (ui/classroom/follow.py)
-WHOLE_VIEW = "link_view.whole"  # session_state: the link's view (ui/views/drawn.py) is the whole view (a followed
-# teacher's): a part it does not name is at its default, not at what the widget showed before
 
 
 @dataclass(frozen=True)
@@ -70,12 +68,12 @@ def make_context(candidate: AppState, good: AppState, t, notes, reading: bool = 
         notes.error(t("msg.kept", error=refusal(t, error)))
         candidate = good
         base, model, trace, dropped = runs.run(good.model_key)
-    st.session_state.state = candidate
+    session_store.put(STATE, candidate)
     write_link(candidate)
     if dropped:
         notes.warning(t("msg.edits_dropped", n=dropped))
     context = Context(candidate, base, model, trace, t, reading)
-    st.session_state["context"] = context
+    session_store.put(CONTEXT, context)
     return context
 
 
@@ -92,10 +90,10 @@ def make_vision_context(candidate: AppState, good: AppState, t, notes, reading: 
         notes.warning(t("msg.edits_dropped", n=dropped))
         fitting = app_state.fitting_edits(base.params, candidate.vit.edits)
         candidate = candidate.replace(vit=candidate.vit.replace(edits=fitting))
-    st.session_state.state = candidate
+    session_store.put(STATE, candidate)
     write_link(candidate)
     context = Context(candidate, base, model, trace, t, reading, vision=True)
-    st.session_state["context"] = context
+    session_store.put(CONTEXT, context)
     return context
 
 
@@ -119,7 +117,7 @@ def write_link(state: AppState, view: dict | None = None) -> None:
         query |= {key: current[key][-1] for key in app_state.VIEW_KEYS if current.get(key)}
     else:
         query |= app_state.encode_view(view)
-    query |= st.session_state.get(ROOM_LINK, {})
+    query |= session_store.get(ROOM_LINK, {})
     if current != {key: [v] for key, v in query.items()}:
         # each write is a message to the browser, so the URL is written only when it changes
         st.query_params.from_dict(query)
@@ -152,12 +150,12 @@ def page_entry(t, page: str):
 
 def _pages(t) -> tuple[dict, dict]:
     """({section: its pages' entries}, {page: its entry}), kept per session and language."""
-    key = f"navigation.{t.lang}"
-    if key not in st.session_state:
+    key = NAVIGATION.format(lang=t.lang)
+    if not session_store.has(key):
         entries = {page: _entries(t, page) for pages in PAGES.values() for page in pages}
-        st.session_state[key] = ({t(f"section.{section}"): [entry for page in pages for entry in entries[page]]
-                                  for section, pages in PAGES.items()}, {page: e[0] for page, e in entries.items()})
-    return st.session_state[key]
+        session_store.put(key, ({t(f"section.{section}"): [entry for page in pages for entry in entries[page]]
+                                 for section, pages in PAGES.items()}, {page: e[0] for page, e in entries.items()}))
+    return session_store.get(key)
 
 
 def _entries(t, page) -> list:
@@ -174,8 +172,8 @@ def _entries(t, page) -> list:
 def get() -> Context:
     """The page's context. A step page is a fragment (st.fragment): its own widgets rerun the page alone, without
     app.py and the sidebar, so after an edit made there the new state's context is made here."""
-    context = st.session_state["context"]
-    state = st.session_state.state
+    context = session_store.get(CONTEXT)
+    state = session_store.get(STATE)
     if state is not context.state:
         if not same_sidebar(context.state, state):
             st.rerun(scope="app")
@@ -197,9 +195,9 @@ def _model_settings(state: AppState) -> tuple:
 def set_state(new: AppState, reset_editors: bool = True) -> None:
     """Replace the state; reset_editors redraws the weight editors from the model (after a reset, a preset
     change or a refused value), instead of keeping what was typed into them."""
-    st.session_state.state = new
+    session_store.put(STATE, new)
     if reset_editors:
-        st.session_state["edit_version"] = st.session_state.get("edit_version", 0) + 1
+        session_store.put(EDIT_VERSION, session_store.get(EDIT_VERSION, 0) + 1)
 
 
 def model_description(context: Context) -> str:
@@ -216,6 +214,6 @@ def weights_origin(state: AppState) -> dict | None:
 
 def keep_text_until_restored(src: str, tgt: str) -> None:
     """Before a sentence pair replaces the learner's (after training): keep theirs, which the sidebar offers back."""
-    state = st.session_state.state
+    state = session_store.get(STATE)
     if (state.src, state.tgt) != (src, tgt):
-        st.session_state["text.replaced"] = {"old": (state.src, state.tgt), "new": (src, tgt)}
+        session_store.put(TEXT_REPLACED, {"old": (state.src, state.tgt), "new": (src, tgt)})

@@ -9,10 +9,11 @@ import streamlit as st
 import engine
 from engine.config import CHOICES, DEPTHS
 from engine.tokens import split
-from ui.core import model_card, runs, session, state as app_state
+from ui.core import model_card, runs, session, session_store, state as app_state
 from ui.core.format import DIGITS_RANGE
 from ui.core.i18n import LANGUAGES, language_of, literal, translator
 from ui.core.session import Context, set_state
+from ui.core.session_store import ADOPT_PENDING, LINK_VIEW, PRESENT_VIEW, STATE, TEXT_REPLACED, URL_NOTES, WHOLE_VIEW
 from ui.core.state import APP_LIMITS, AppState, DEFAULT_TARGET, FLOAT_RANGES, LimitError, MAX_CHARS
 from ui.core.streamlit_internals import forget_stale_widgets
 
@@ -21,22 +22,23 @@ SIZE_FIELDS = ("d_model", "n_heads", "d_k", "d_v", "d_ff") + DEPTH_FIELDS
 CHOICE_FIELDS = ("layer_norm", "norm_placement", "pos_encoding", "activation", "softmax")
 BOOL_FIELDS = ("embed_scale", "attn_bias", "ffn_bias", "shared_embeddings", "tied_output", "decoder_only",
                "residual")
+OPTIONS_DRAWN = "ctl.options_drawn"  # session_state: the model's options were drawn last run (their widgets hold values)
 
 
 def start():
     """The state of this run before the controls are read: a session's first from its link, a pending model; and
     the translator of the language the controls ask for."""
-    if "state" not in st.session_state:
+    if not session_store.has(STATE):
         start_from_link()
     else:  # a link's view is for the page it opened, on its first run (ui/views/drawn.py), as is a presenter's move
-        st.session_state.pop("link_view", None)
-        st.session_state.pop(session.WHOLE_VIEW, None)
-        if "present.view" in st.session_state:  # (ui/classroom/presenter.py)
-            st.session_state.link_view = st.session_state.pop("present.view")
-    pending = st.session_state.pop("adopt_pending", None)
+        session_store.pop(LINK_VIEW)
+        session_store.pop(WHOLE_VIEW)
+        if session_store.has(PRESENT_VIEW):  # (ui/classroom/presenter.py)
+            session_store.put(LINK_VIEW, session_store.pop(PRESENT_VIEW))
+    pending = session_store.pop(ADOPT_PENDING)
     if pending is not None:
         adopt_model(pending["model"], pending["origin"], **pending["changes"])
-    return translator(st.session_state.get("ctl.lang", st.session_state.state.lang))
+    return translator(session_store.get("ctl.lang", session_store.get(STATE).lang))
 
 
 def build(t, reading: bool = False, vision: bool = False) -> Context:
@@ -44,7 +46,7 @@ def build(t, reading: bool = False, vision: bool = False) -> Context:
     a following student's run (Context.reading), whose sidebar draws only the student's own controls; vision: a
     Vision Transformer's page, which draws its own model's controls: the sidebar has the reader's own and a line
     saying where the text model's are."""
-    good: AppState = st.session_state.state
+    good: AppState = session_store.get(STATE)
     forget_stale_widgets()
     controls = _read_only_controls(good, t) if reading or vision else _controls(good, t)
     context = session.make_context(controls, good, t, st.sidebar, reading)
@@ -56,7 +58,7 @@ def build(t, reading: bool = False, vision: bool = False) -> Context:
         st.sidebar.caption(t("ctl.edits"))
     if context.state.edits and not reading:
         st.sidebar.button(t("ctl.reset_edits"), key="ctl.reset_edits", on_click=lambda: set_state(
-            st.session_state.state.without_edits()))
+            session_store.get(STATE).without_edits()))
     return context
 
 
@@ -70,7 +72,7 @@ def use_settings(changes: dict) -> None:
     """From a callback: some Config fields set (a step's paper form, say), as the sidebar's options would set them;
     trained or uploaded weights, which fit only their own settings, give way to the seed's random weights (and the
     edits made to them go too)."""
-    state = st.session_state.state.with_settings(**changes)
+    state = session_store.get(STATE).with_settings(**changes)
     adopt(state.replace(weights="", edits=()) if state.weights else state)
 
 
@@ -78,12 +80,12 @@ def adopt_model(model: engine.Model, origin: dict | None = None, **changes) -> N
     """Make trained or uploaded weights the starting point of every page (from a callback); origin: where they came
     from (ui.stores.weights.ORIGIN_FIELDS), which the sidebar says."""
     weights = runs.weights_store().put(model, origin)
-    adopt(st.session_state.state.replace(edits=(), weights=weights, **app_state.model_settings(model), **changes))
+    adopt(session_store.get(STATE).replace(edits=(), weights=weights, **app_state.model_settings(model), **changes))
 
 
 def adopt_model_later(model: engine.Model, origin: dict | None = None, **changes) -> None:
     """adopt_model from a page's body (after the sidebar's widgets exist): done at the start of the next run."""
-    st.session_state["adopt_pending"] = {"model": model, "origin": origin, "changes": changes}
+    session_store.put(ADOPT_PENDING, {"model": model, "origin": origin, "changes": changes})
 
 
 def start_from_link():
@@ -91,7 +93,8 @@ def start_from_link():
     took the teacher's link: ui/classroom/follow.py)."""
     query = st.query_params.to_dict()
     state, notes = app_state.decode(query, default_lang=language_of(st.context.locale))
-    st.session_state.link_view, view_notes = app_state.decode_view(query)
+    view, view_notes = app_state.decode_view(query)
+    session_store.put(LINK_VIEW, view)
     notes += view_notes
     if state.weights and not isinstance(runs.weights_store().get(state.weights), engine.Model):  # or a ViT's
         notes.append(LimitError("msg.weights_gone", {"id": state.weights}))
@@ -106,8 +109,8 @@ def start_from_link():
     except ValueError as error:
         notes.append(error)
         state = AppState(lang=state.lang, lang_chosen=state.lang_chosen)
-    st.session_state.state = state
-    st.session_state.url_notes = notes
+    session_store.put(STATE, state)
+    session_store.put(URL_NOTES, notes)
     _sync_widgets(state)
 
 
@@ -115,10 +118,10 @@ def _sync_widgets(state: AppState):
     """Put the state's values into the control widgets (at the start and after a preset change). The option
     widgets get theirs when they are drawn: a value kept for a widget not on the page is one more entry that
     Streamlit copies for every keyed widget of every rerun."""
-    st.session_state.update({"ctl.lang": state.lang, "ctl.preset": state.preset, "ctl.src": state.src,
+    session_store.update({"ctl.lang": state.lang, "ctl.preset": state.preset, "ctl.src": state.src,
                              "ctl.tgt": state.tgt, "ctl.present": state.present})
-    if st.session_state.get("ctl.options_drawn"):
-        st.session_state.update(_option_values(state))
+    if session_store.get(OPTIONS_DRAWN):
+        session_store.update(_option_values(state))
 
 
 def _option_values(state: AppState) -> dict:
@@ -133,11 +136,12 @@ def _option_values(state: AppState) -> dict:
 
 
 def _on_preset_change():
-    preset = st.session_state["ctl.preset"]
+    preset = session_store.widget("ctl.preset")
     if preset not in engine.PRESETS:  # only a forged message can name another
         return
-    old = st.session_state.state
-    fresh = AppState(preset=preset, seed=old.seed, src=st.session_state["ctl.src"], tgt=st.session_state["ctl.tgt"],
+    old = session_store.get(STATE)
+    fresh = AppState(preset=preset, seed=old.seed, src=session_store.widget("ctl.src"),
+                     tgt=session_store.widget("ctl.tgt"),
                      lang=old.lang, lang_chosen=old.lang_chosen, gen=old.gen)
     set_state(fresh)
     _sync_widgets(fresh)
@@ -153,16 +157,16 @@ def whole_number_input(container, label: str, key: str, low: int, high: int, on_
 
 def _on_whole_number(key, then):
     """Drop a typed fraction (2.5 becomes 2), as a whole-number input does in the browser."""
-    st.session_state[key] = int(st.session_state[key])
+    session_store.put(key, int(session_store.widget(key)))
     if then is not None:
         then()
 
 
 def _on_heads_change():
     """Keep d_k = d_v = d_model / h when the sizes divide, as the paper does."""
-    d_model, heads = st.session_state["ctl.d_model"], st.session_state["ctl.n_heads"]
+    d_model, heads = session_store.widget("ctl.d_model"), session_store.widget("ctl.n_heads")
     if heads and d_model % heads == 0:
-        st.session_state["ctl.d_k"] = st.session_state["ctl.d_v"] = d_model // heads
+        session_store.update({"ctl.d_k": d_model // heads, "ctl.d_v": d_model // heads})
 
 
 def _controls(good: AppState, t) -> AppState:
@@ -174,20 +178,20 @@ def _controls(good: AppState, t) -> AppState:
     sidebar.text_input(t("ctl.src"), good.src, key="ctl.src", max_chars=MAX_CHARS)
     own = ".decoder_only" if _decoder_only(good) else ""  # whose decoder reads the source first
     sidebar.text_input(t(f"ctl.tgt{own}"), good.tgt, key="ctl.tgt", max_chars=MAX_CHARS)
-    sos_only = not split(st.session_state["ctl.tgt"])  # the post's own decoder step
+    sos_only = not split(session_store.widget("ctl.tgt"))  # the post's own decoder step
     sidebar.button(t(("ctl.tgt_default" if sos_only else "ctl.tgt_sos") + own, target=DEFAULT_TARGET),
                    key="ctl.tgt_toggle", on_click=_set_target, args=(DEFAULT_TARGET if sos_only else "",))
     _offer_replaced_text(sidebar, t)
     options = sidebar.expander(t("ctl.options"), key="ctl.options", on_change="rerun")
     if options.open:  # the option widgets are drawn (and cost a rerun's time) only while they are shown
-        if not st.session_state.get("ctl.options_drawn"):  # hidden widgets forget their values: give them back
-            st.session_state.update(_option_values(good))
+        if not session_store.get(OPTIONS_DRAWN):  # hidden widgets forget their values: give them back
+            session_store.update(_option_values(good))
         with options:
             digits = int(st.slider(t("ctl.digits"), *DIGITS_RANGE, key="ctl.digits", help=t("ctl.digits_help")))
             overrides, seed = _option_widgets(good, t)  # digits: a forged 4.5, within the slider's range, is 4
     else:
         overrides, seed, digits = good.overrides, good.seed, good.digits
-    st.session_state["ctl.options_drawn"] = options.open
+    session_store.put(OPTIONS_DRAWN, options.open)
     return _asked(good, digits, seed, overrides)
 
 
@@ -197,7 +201,7 @@ def _read_only_controls(good: AppState, t) -> AppState:
     draw), and the widgets that edit it cost every run its time: they are not drawn, and are given the state's values
     for when they are again (after Follow off, on a text model's page)."""
     _own_controls(t)
-    st.session_state.update({"ctl.preset": good.preset, "ctl.src": good.src, "ctl.tgt": good.tgt,
+    session_store.update({"ctl.preset": good.preset, "ctl.src": good.src, "ctl.tgt": good.tgt,
                              "ctl.options_drawn": False})  # the options' widgets take the state's when next drawn
     return _asked(good, good.digits, good.seed, good.overrides)
 
@@ -205,7 +209,7 @@ def _read_only_controls(good: AppState, t) -> AppState:
 def _own_controls(t) -> None:
     """What the link said it could not show (url_notes), and each reader's own: the language, presenter mode."""
     sidebar = st.sidebar
-    for note in st.session_state.pop("url_notes", []):
+    for note in session_store.pop(URL_NOTES, []):
         detail = session.refusal(t, note) if isinstance(note, ValueError) else literal(note)
         sidebar.warning(t("msg.url", detail=detail))
     sidebar.segmented_control(t("lang.label"), list(LANGUAGES), format_func=LANGUAGES.get, key="ctl.lang",
@@ -216,10 +220,10 @@ def _own_controls(t) -> None:
 def _asked(good: AppState, digits: int, seed: int, overrides: tuple) -> AppState:
     """The state the sidebar's widgets ask for, from the good one."""
     same_model = (seed, overrides) == (good.seed, good.overrides)  # trained weights fit only their own model
-    lang = st.session_state["ctl.lang"] if st.session_state["ctl.lang"] in LANGUAGES else good.lang
+    lang = session_store.widget("ctl.lang") if session_store.widget("ctl.lang") in LANGUAGES else good.lang
     return good.replace(lang=lang, lang_chosen=good.lang_chosen or lang != good.lang, digits=digits,
-                        src=st.session_state["ctl.src"], present=st.session_state["ctl.present"] is True,
-                        tgt=st.session_state["ctl.tgt"], seed=seed, overrides=overrides,
+                        src=session_store.widget("ctl.src"), present=session_store.widget("ctl.present") is True,
+                        tgt=session_store.widget("ctl.tgt"), seed=seed, overrides=overrides,
                         weights=good.weights if same_model else "")
 
 
@@ -236,16 +240,16 @@ def _describe_model(sidebar, context: Context) -> None:
         sidebar.caption(t("model.kept_memory", id=state.weights, n=store.memory))
     if not context.reading:
         sidebar.button(t("ctl.drop_weights"), key="ctl.drop_weights", on_click=lambda: set_state(
-            st.session_state.state.replace(weights="", edits=())))
+            session_store.get(STATE).replace(weights="", edits=())))
 
 
 def _offer_replaced_text(sidebar, t) -> None:
     """While the sentences are the ones that replaced the learner's: say so, with a button to bring theirs back."""
-    replaced = st.session_state.get("text.replaced")
+    replaced = session_store.get(TEXT_REPLACED)
     if replaced is None:
         return
-    if (st.session_state["ctl.src"], st.session_state["ctl.tgt"]) != replaced["new"]:
-        del st.session_state["text.replaced"]  # the learner has typed other sentences since
+    if (session_store.widget("ctl.src"), session_store.widget("ctl.tgt")) != replaced["new"]:
+        session_store.pop(TEXT_REPLACED)  # the learner has typed other sentences since
         return
     (src, tgt), (new_src, new_tgt) = (map(model_card.code, pair) for pair in (replaced["old"], replaced["new"]))
     sidebar.info(t("model.text_replaced", src=src, tgt=tgt, new_src=new_src, new_tgt=new_tgt))
@@ -255,18 +259,18 @@ def _offer_replaced_text(sidebar, t) -> None:
 def _decoder_only(good: AppState) -> bool:
     """Whether the model asked for is decoder-only: the option's toggle while it is drawn (newer than the state,
     which this run's widgets have not made yet), else the state's."""
-    if st.session_state.get("ctl.options_drawn") and "ctl.decoder_only" in st.session_state:
-        return st.session_state["ctl.decoder_only"] is True
+    if session_store.get(OPTIONS_DRAWN) and session_store.has("ctl.decoder_only"):
+        return session_store.widget("ctl.decoder_only") is True
     return good.config().decoder_only
 
 
 def _restore_text():
-    src, tgt = st.session_state.pop("text.replaced")["old"]
-    st.session_state["ctl.src"], st.session_state["ctl.tgt"] = src, tgt
+    src, tgt = session_store.pop(TEXT_REPLACED)["old"]
+    session_store.update({"ctl.src": src, "ctl.tgt": tgt})
 
 
 def _set_target(text: str):
-    st.session_state["ctl.tgt"] = text
+    session_store.put("ctl.tgt", text)
 
 
 def _option_widgets(good: AppState, t) -> tuple:
@@ -277,29 +281,30 @@ def _option_widgets(good: AppState, t) -> tuple:
         label = t(f"ctl.{field}") if field in DEPTH_FIELDS else field  # the sizes are the paper's symbols
         whole_number_input(left if i % 2 == 0 else right, label, f"ctl.{field}", 1, APP_LIMITS[field],
                            on_change=_on_heads_change if field in ("d_model", "n_heads") else None,
-                           disabled=field == "n_enc_layers" and st.session_state["ctl.decoder_only"])  # no encoder
+                           disabled=field == "n_enc_layers" and session_store.widget("ctl.decoder_only"))  # no encoder
     whole_number_input(st, t("ctl.seed"), "ctl.seed", 0, 2**32 - 1)
     st.radio(t("ctl.divisor"), ["sqrt", "number"], format_func=lambda k: t(f"ctl.divisor.{k}"),
              key="ctl.divisor_kind", horizontal=True)
-    if st.session_state["ctl.divisor_kind"] == "number":
+    if session_store.widget("ctl.divisor_kind") == "number":
         low, high = FLOAT_RANGES["attn_divisor"]
         st.number_input(t("ctl.divisor.value"), min_value=low, max_value=high, key="ctl.divisor")
     for field in CHOICE_FIELDS:
         st.selectbox(t(f"ctl.{field}"), CHOICES[field], format_func=lambda c: t(f"choice.{c}"), key=f"ctl.{field}")
     st.number_input(t("ctl.eps"), min_value=FLOAT_RANGES["eps"][0], max_value=FLOAT_RANGES["eps"][1], format="%.0e",
                     key="ctl.eps")
-    decoder_only = st.session_state["ctl.decoder_only"]
+    decoder_only = session_store.widget("ctl.decoder_only")
     for field in BOOL_FIELDS:  # a decoder-only model has one embedding table: nothing to share
         shared = field == "shared_embeddings" and decoder_only
         st.toggle(t(f"ctl.{field}"), key=f"ctl.{field}", disabled=shared,
                   help=t("ctl.shared_embeddings.decoder_only") if shared else None)
-    chosen = {f: st.session_state[f"ctl.{f}"] for f in CHOICE_FIELDS + BOOL_FIELDS + ("eps",)}
-    chosen |= {f: int(st.session_state[f"ctl.{f}"]) for f in SIZE_FIELDS}  # a float after Streamlit resets one
+    chosen = {f: session_store.widget(f"ctl.{f}") for f in CHOICE_FIELDS + BOOL_FIELDS + ("eps",)}
+    chosen |= {f: int(session_store.widget(f"ctl.{f}")) for f in SIZE_FIELDS}  # a float after Streamlit resets one
     chosen |= _depth_settings(good.config(), chosen.pop("n_enc_layers"), chosen.pop("n_dec_layers"))
-    chosen["attn_divisor"] = "sqrt_dk" if st.session_state["ctl.divisor_kind"] == "sqrt" else float(
-        st.session_state["ctl.divisor"])
+    chosen["attn_divisor"] = "sqrt_dk" if session_store.widget("ctl.divisor_kind") == "sqrt" else float(
+        session_store.widget("ctl.divisor"))
     base = engine.PRESETS[good.preset]
-    return tuple(sorted((f, v) for f, v in chosen.items() if getattr(base, f) != v)), int(st.session_state["ctl.seed"])
+    overrides = tuple(sorted((f, v) for f, v in chosen.items() if getattr(base, f) != v))
+    return overrides, int(session_store.widget("ctl.seed"))
 
 
 def _depth_settings(config: engine.Config, enc: int, dec: int) -> dict:

@@ -10,7 +10,7 @@ from pathlib import Path
 import streamlit as st
 
 from ui.classroom import scroll
-from ui.core import runs, session
+from ui.core import runs, session, session_store
 from ui.core.state import CACHE_HASH
 from ui.lessons import animation
 from ui.views.drawn import from_link, show_in_link
@@ -51,10 +51,10 @@ def player() -> None:
     c = ctx.config
     asked = from_link("frame", lambda frame: frame < len(shown), 0)
     if asked is not None:
-        st.session_state[GOTO] = (st.session_state.get(GOTO, (0, 0))[0] + 1, asked)
-        st.session_state[FRAME] = asked
-    number, frame = st.session_state.get(GOTO, (0, 0))
-    shows = min(st.session_state.get(FRAME, 0), len(shown) - 1)
+        session_store.put(GOTO, (session_store.get(GOTO, (0, 0))[0] + 1, asked))
+        session_store.put(FRAME, asked)
+    number, frame = session_store.get(GOTO, (0, 0))
+    shows = min(session_store.get(FRAME, 0), len(shown) - 1)
     _player(key=KEY, data={
         "frames": shown, "stages": animation.stages(c), "heads": c.n_heads, "large": ctx.state.present,
         "frame": shows, "goto": {"id": number, "frame": frame} if number else None,
@@ -66,6 +66,6 @@ def player() -> None:
 
 def _stopped() -> None:
     """The frame the player stopped on; anything but a whole number is a forged message, ignored."""
-    frame = (st.session_state.get(KEY) or {}).get("frame")
+    frame = (session_store.get(KEY) or {}).get("frame")
     if isinstance(frame, int) and not isinstance(frame, bool) and frame >= 0:
-        st.session_state[FRAME] = frame
+        session_store.put(FRAME, frame)

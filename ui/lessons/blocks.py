@@ -31,10 +31,9 @@ DROPOUTS = {  # where training drops cells, in the order of the pass: step -> (w
 INPUT_SUM = ": X_emb + PE"  # what the source's and the decoder's input dropouts drop from
 
 
-def equations(block: str):
+def equations(ctx, block: str):
     """Attention(Q,K,V), MultiHead and its head_i of the paper, and what Q, K and V are in this block, as it computes
     them, in one formula."""
-    ctx = session.get()
     divisor = ctx.trace.step(f"{block}.scaled").meta["divisor_tex"]
     lines = attention_equations(divisor, block.endswith(".self_attn"), block.endswith(".cross_attn"),
                                 ctx.config.attn_bias, ctx.config.norm_placement == "pre")
@@ -42,9 +41,8 @@ def equations(block: str):
     steps.paper_form(("scale", "proj"), block)
 
 
-def weights_side_by_side(block: str, head: int):
+def weights_side_by_side(ctx, block: str, head: int):
     """The h heads' W^Q_i as the column blocks of one d_model x h·d_k matrix, `head`'s columns marked."""
-    ctx = session.get()
     W = ctx.model.params[f"{block}.W_Q"]
     h, d_model, d_k = W.shape
     text = ctx.t("formulas.side_by_side", h=h, d_model=d_model, width=h * d_k, head=head + 1, d_k=d_k)
@@ -95,17 +93,17 @@ def decoder_attention_page(page: str):
     part, key, focus = DECODER_ATTENTION[page]
 
     @frame.page
-    def body():
-        frame.intro(page)
-        layer = pickers.layer_picker("layer.dec")
+    def body(ctx):
+        frame.intro(ctx, page)
+        layer = pickers.layer_picker(ctx, "layer.dec")
         block = f"dec.{layer}.{part}"
-        equations(block)
+        equations(ctx, block)
         ctx = session.get()
         if part == "cross_attn":
             _evenly_spread_note(ctx, ctx.trace[f"{block}.weights"])
-        head = pickers.head_picker(f"heads.{key}.{layer}")
-        weights_side_by_side(block, head)
-        steps.flow(steps.page_steps(page, block), head, key=key,
+        head = pickers.head_picker(ctx, f"heads.{key}.{layer}")
+        weights_side_by_side(ctx, block, head)
+        steps.flow(ctx, steps.page_steps(ctx, page, block), head, key=key,
                    focus=f"{block}.{focus}")  # concat and out (all heads): one flow draws one step, one heatmap
 
     body()
@@ -127,26 +125,24 @@ def _evenly_spread_note(ctx, weights):
     st.container(border=True).markdown(":material/info: " + note)  # a lesson, not a warning: no alert box
 
 
-def add_norm(stack: str, layer: int, key: str):
+def add_norm(ctx, stack: str, layer: int, key: str):
     """A sub-layer's residual add and LayerNorm, in the order of the norm placement; the sub-layer is chosen."""
-    ctx = session.get()
     blocks = ctx.config.sublayers[stack]  # by number: a decoder-only layer has no cross-attention, sub-layer 2
     sublayer = pickers.choice(f"{key}.sublayer", ctx.t("add_norm.sublayer"), list(blocks),
                                lambda k: ctx.t(f"sublayer.{SUBLAYER_WORDS[blocks[k]]}"), link="sublayer")
     order = ("add", "ln") if ctx.config.norm_placement == "post" else ("ln", "add")
-    steps.flow([f"{stack}.{layer}.{kind}{sublayer}" for kind in order], key=f"{key}.{sublayer}",
+    steps.flow(ctx, [f"{stack}.{layer}.{kind}{sublayer}" for kind in order], key=f"{key}.{sublayer}",
                focus=f"{stack}.{layer}.ln{sublayer}")
 
 
-def ffn(stack: str, layer: int, key: str):
-    steps.flow(steps.page_steps(key, f"{stack}.{layer}.ffn"), key=key)  # key: the page, "ffn" or "dec_ffn"
+def ffn(ctx, stack: str, layer: int, key: str):
+    steps.flow(ctx, steps.page_steps(ctx, key, f"{stack}.{layer}.ffn"), key=key)  # key: the page, "ffn" or "dec_ffn"
 
 
-def stack_output(stack: str):
+def stack_output(ctx, stack: str):
     """Two sections (pickers.section_tabs, one drawn per rerun): what each layer changes, all layers at a glance; one
     layer: where its heads look, and its output in full (the last layer's with the stack's, which in post-norm is the same
     tensor, drawn once)."""
-    ctx = session.get()
     names = layers.layer_outputs(ctx.trace, stack)
     pickers.section_tabs({"stack.changes": lambda: _layer_changes(ctx, stack, names),
                           "stack.one_layer": lambda: _one_layer(ctx, stack, names)}, f"{stack}.section", link="section")
@@ -176,7 +172,7 @@ def _layer_changes(ctx, stack, names):
 
 
 def _one_layer(ctx, stack, names):
-    layer = pickers.layer_picker(f"layer.{stack}_stack", default=ctx.config.depth(stack) - 1)
+    layer = pickers.layer_picker(ctx, f"layer.{stack}_stack", default=ctx.config.depth(stack) - 1)
     for block in ctx.config.sublayers[stack].values():
         if block != "ffn":
             _attention_focus(ctx, f"{stack}.{layer}.{block}", SUBLAYER_WORDS[block])
@@ -201,12 +197,12 @@ def _layer_output(ctx, stack, names, layer):
     n, post = ctx.config.depth(stack), ctx.config.norm_placement == "post"
     if layer < n - 1 or not post:
         st.markdown(f"**{ctx.t('stack.layer_output', l=layer + 1)}**")
-        steps.step(names[layer + 1], drill=False)
+        steps.step(ctx, names[layer + 1], drill=False)
     if layer == n - 1:
         st.markdown(f"**{ctx.t('stack.last_output' if post else 'stack.final_norm', l=n)}**")
         st.caption(ctx.t("stack.same" if post else "stack.final_norm_note", out=f"{stack}.out", l=n,
                          name=names[-1]))
-        steps.step(f"{stack}.out")
+        steps.step(ctx, f"{stack}.out")
 
 
 @st.cache_resource(max_entries=16, show_spinner=False, hash_funcs=CACHE_HASH)
@@ -215,9 +211,8 @@ def _training_pass(model_key, p, seed):
     return runs.run_model(model_key).run(model_key.src, model_key.tgt or None, dropout=p, seed=seed)
 
 
-def dropout():
+def dropout(ctx):
     """One dropout of a pass in training mode, after the step it drops cells from."""
-    ctx = session.get()
     row = st.container(horizontal=True, gap="medium")
     p = row.slider(ctx.t("train.dropout"), 0.05, 0.5, 0.1, step=0.05, key="dropout.p")
     seed = row.number_input(ctx.t("train.seed"), min_value=0.0, max_value=float(2**32 - 1), step=1.0, format="%g",
@@ -228,14 +223,14 @@ def dropout():
     drops = places[place]
     drop = next(iter(drops))
     if len(drops) > 1:
-        layer = pickers.layer_picker(f"layer.{place}")
+        layer = pickers.layer_picker(ctx, f"layer.{place}")
         drop = f"{place}.{layer}." + pickers.choice(
             f"dropout.which.{place}", ctx.t("dropout.which"), list(drops),
             lambda d: ctx.t(f"dropout.{drops[d][0]}", sublayer=ctx.t(f"sublayer.{drops[d][1]}")), link="dropout")
     trace = _training_pass(ctx.state.model_key, p, int(seed))
     names = [trace.step(drop).inputs[0], drop]  # before, after
-    head = pickers.head_picker("heads.dropout") if trace[drop].ndim == 3 else None
-    pickers.section_tabs({"dropout.tab.flow": lambda: steps.flow(names, head, key=f"dropout.{drop}", focus=drop,
+    head = pickers.head_picker(ctx, "heads.dropout") if trace[drop].ndim == 3 else None
+    pickers.section_tabs({"dropout.tab.flow": lambda: steps.flow(ctx, names, head, key=f"dropout.{drop}", focus=drop,
                                                                  trace=trace),
                           "dropout.tab.mask": lambda: _dropout_mask(ctx, trace, names, head),
                           "dropout.tab.places": lambda: _dropout_places(ctx, place, drop)},

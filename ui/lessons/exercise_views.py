@@ -9,11 +9,12 @@ import streamlit as st
 import engine
 from engine import exercises as ex
 from ui.classroom import quiz, quiz_views
-from ui.core import generation, runs, session, sidebar
+from ui.core import generation, runs, session, session_store, sidebar
 from ui.core.figures import heatmap
 from ui.core.format import fmt
 from ui.core.i18n import literal
 from ui.core.labels import FIRST, step_name_key
+from ui.core.session_store import STATE
 from ui.core.state import APP_LIMITS, CACHE_HASH, encode, encode_view
 from ui.lessons.generation_views import generating_model
 from ui.views import frame, pickers
@@ -26,15 +27,15 @@ QUESTION_SET = "ex.qset"  # the by-hand questions' set, from 1: kept while its s
 
 
 def body():
-    frame.intro("exercises")
     ctx = session.get()
+    frame.intro(ctx, "exercises")
     progress = _progress(ctx.t)
     linked = from_link("qset", lambda position: position < ex.MAX_SET)
     if linked is not None:
-        st.session_state[QUESTION_SET] = linked + 1
+        session_store.put(QUESTION_SET, linked + 1)
     pickers.section_tabs({"ex.tab.post": _post_exercises, "ex.tab.hand": _by_hand}, "ex.tab", link="section")
     show_in_link("done", ex.encode_progress(progress), "")
-    show_in_link("qset", st.session_state.get(QUESTION_SET, 1) - 1, 0)
+    show_in_link("qset", session_store.get(QUESTION_SET, 1) - 1, 0)
 
 
 def _progress(t) -> dict:
@@ -42,10 +43,10 @@ def _progress(t) -> dict:
     linked = from_link("done", lambda text: True)
     if linked is not None:
         progress, refused = ex.decode_progress(linked)
-        st.session_state[PROGRESS] = progress
+        session_store.put(PROGRESS, progress)
         if refused:
             st.warning(t("ex.progress_refused", parts=t("list.separator").join(literal(part) for part in refused)))
-    progress = st.session_state.setdefault(PROGRESS, {})
+    progress = session_store.setdefault(PROGRESS, {})
     right = sum(progress.values())
     st.markdown(t("ex.progress", answered=len(progress), right=right))
     if progress:
@@ -56,30 +57,30 @@ def _progress(t) -> dict:
 def _record(qid: str, verdict: ex.Verdict, key: str, right_answer: str) -> None:
     """A checked answer: its verdict (and the engine's answer it was checked against) and the progress. The first
     answer counts: once a question has one (the engine's answer then shown), another is not taken."""
-    progress = st.session_state[PROGRESS]
+    progress = session_store.get(PROGRESS)
     if qid in progress:
         return
-    st.session_state[f"{key}.verdict"] = (st.session_state.state.model_key, verdict, right_answer)
+    session_store.put(f"{key}.verdict", (session_store.get(STATE).model_key, verdict, right_answer))
     if verdict.answered:
         progress[qid] = verdict.right
 
 
 def _start_over() -> None:
     """Every answer forgotten, and the verdicts shown: each question takes a first answer again."""
-    st.session_state[PROGRESS].clear()
-    for key in [key for key in st.session_state if str(key).endswith(".verdict")]:
-        del st.session_state[key]
+    session_store.get(PROGRESS).clear()
+    for key in [key for key in session_store.keys() if str(key).endswith(".verdict")]:
+        session_store.pop(key)
 
 
 def _answered(qid: str) -> bool:
-    return qid in st.session_state[PROGRESS]
+    return qid in session_store.get(PROGRESS)
 
 
 def _verdict_line(ctx, qid: str, key: str, right_answer: str) -> bool:
     """The result of the question's first answer (with the engine's answer if it was wrong), or why the last text
     was not an answer; True once the learner has answered it (the explanation may then be shown)."""
-    t, progress = ctx.t, st.session_state[PROGRESS]
-    model_key, verdict, checked_against = st.session_state.get(f"{key}.verdict", (None, None, right_answer))
+    t, progress = ctx.t, session_store.get(PROGRESS)
+    model_key, verdict, checked_against = session_store.get(f"{key}.verdict", (None, None, right_answer))
     if verdict is not None and not verdict.answered and model_key == ctx.state.model_key:
         st.warning(t(f"ex.refused.{verdict.code}", n=ex.MAX_ANSWER_CHARS))
     if qid not in progress:
@@ -148,7 +149,7 @@ def _post_exercise(ctx, key: str):
         else:
             st.text_input(t(f"ex.answer.{answer.form}"), key=widget, disabled=done)
         st.form_submit_button(t("ex.check"), disabled=done, on_click=lambda: _record(
-            qid, ex.check_answer(answer, st.session_state.get(widget)), widget, shown))
+            qid, ex.check_answer(answer, session_store.get(widget)), widget, shown))
     if _verdict_line(ctx, qid, widget, shown):
         st.markdown(t(f"ex.{key}.why", **_evidence(ctx, key, answer.evidence)))
 
@@ -254,12 +255,12 @@ def _positions_control(ctx):
     """Positional encoding on or off, and the source's words reversed."""
     t, off = ctx.t, ctx.config.pos_encoding == "none"
     row = pickers.row_of_widgets()
-    st.session_state["ex.positions.pe_off"] = off  # the state's, which the sidebar may have changed
+    session_store.put("ex.positions.pe_off", off)  # the state's, which the sidebar may have changed
     row.toggle(t("ex.positions.pe_off"), key="ex.positions.pe_off",
-               on_change=lambda: sidebar.use_settings({"pos_encoding": "none" if st.session_state[
-                   "ex.positions.pe_off"] else _preset_value(ctx, "pos_encoding")}))
+               on_change=lambda: sidebar.use_settings({"pos_encoding": "none" if session_store.widget(
+                   "ex.positions.pe_off") else _preset_value(ctx, "pos_encoding")}))
     row.button(t("ex.positions.reverse"), key="ex.positions.reverse", on_click=lambda: sidebar.adopt(
-        st.session_state.state.replace(src=" ".join(reversed(ctx.state.src.split())))))
+        session_store.get(STATE).replace(src=" ".join(reversed(ctx.state.src.split())))))
     st.caption(t("ex.positions.now", pe=t(f"choice.{ctx.config.pos_encoding}")))
     shown = _reordered(ctx.state.model_key)
     columns = [str(i) for i in range(FIRST, shown["before"].shape[1] + FIRST)]
@@ -291,11 +292,11 @@ def _d_k_control(ctx):
     t, c = ctx.t, ctx.config
     row = pickers.row_of_widgets()
     divisors = _divisors(ctx)
-    st.session_state["ex.d_k.value"], st.session_state["ex.d_k.divisor"] = c.d_k, c.attn_divisor
+    session_store.update({"ex.d_k.value": c.d_k, "ex.d_k.divisor": c.attn_divisor})
     row.number_input("d_k", 1, APP_LIMITS["d_k"], key="ex.d_k.value", width=200, on_change=_use_d_k)
     row.segmented_control(t("ex.d_k.divide_by"), divisors, key="ex.d_k.divisor", required=True,
                           format_func=lambda divisor: _divisor_label(t, divisor),
-                          on_change=lambda: sidebar.use_settings({"attn_divisor": st.session_state["ex.d_k.divisor"]}))
+                          on_change=lambda: sidebar.use_settings({"attn_divisor": session_store.widget("ex.d_k.divisor")}))
     st.markdown(t("ex.d_k.now", d_k=c.d_k, divisor=fmt(c.divisor, 4),
                   peak=fmt(ex.mean_row_max(ctx.trace, ex.first_attention(c)), ctx.state.digits)))
 
@@ -313,14 +314,14 @@ def _divisor_label(t, divisor) -> str:
 
 
 def _use_d_k():
-    width = int(st.session_state["ex.d_k.value"])
+    width = int(session_store.widget("ex.d_k.value"))
     sidebar.use_settings({"d_k": width, "d_v": width})
 
 
 def _residual_control(ctx):
-    st.session_state["ex.residual.on"] = ctx.config.residual
+    session_store.put("ex.residual.on", ctx.config.residual)
     st.toggle(ctx.t("ctl.residual"), key="ex.residual.on",
-              on_change=lambda: sidebar.use_settings({"residual": st.session_state["ex.residual.on"] is True}))
+              on_change=lambda: sidebar.use_settings({"residual": session_store.widget("ex.residual.on") is True}))
 
 
 def _preset_value(ctx, field: str):
@@ -335,9 +336,9 @@ CONTROLS = {"positions": _positions_control, "d_k": _d_k_control, "residual": _r
 def _by_hand():
     ctx = session.get()
     t = ctx.t
-    st.session_state["hand.set"] = st.session_state.get(QUESTION_SET, 1)
+    session_store.put("hand.set", session_store.get(QUESTION_SET, 1))
     number = int(st.number_input(t("hand.set"), 1, ex.MAX_SET, key="hand.set", width=200, on_change=lambda: (
-        st.session_state.update({QUESTION_SET: int(st.session_state["hand.set"])}))))
+        session_store.update({QUESTION_SET: int(session_store.widget("hand.set"))}))))
     st.caption(t("hand.tolerance", abs=fmt(ex.ABS_TOL, 2), rel=fmt(100 * ex.REL_TOL, 2)))
     for q in ex.question_set(ctx.trace, number):
         with st.container(border=True, key=f"hand.card.{q.id}"):
@@ -354,7 +355,7 @@ def _hand_question(ctx, q: ex.Question):
     with st.form(f"hand.form.{q.id}", border=False):
         st.text_input(t("ex.answer.number"), key=widget, disabled=done)
         st.form_submit_button(t("ex.check"), disabled=done, on_click=lambda: _record(
-            q.id, ex.check(q, st.session_state.get(widget)), widget, shown))
+            q.id, ex.check(q, session_store.get(widget)), widget, shown))
     _verdict_line(ctx, q.id, widget, shown)
     if quiz.teaching():  # a room's teacher
         quiz_views.ask_or_answers(t, q, plot, card=f"hand.card.{q.id}")

@@ -2,6 +2,8 @@
 the example where greedy and beam search disagree. They only display what the engine generated."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import streamlit as st
 
 import engine
@@ -10,12 +12,14 @@ from engine.generate import (DISAGREEMENT, GREEDY_TEX, SCORE_TEX, TEMPERATURE_TE
                              disagreement_example)
 from engine.tokens import SOS
 
-from ui.core import generation, runs, session, sidebar, streamlit_internals
+from ui.core import generation, runs, session, session_store, sidebar, streamlit_internals
 from ui.core.runs import TRAINED_CORPUS, shipped_trained
 from ui.core.figures import bars, heatmap
 from ui.core.format import arrow, decimals, fmt
+from ui.core.generation import Playback
 from ui.core.labels import top_heading, top_tokens
 from ui.core.model_card import model_sizes
+from ui.core.session_store import STATE
 from ui.core.state import CACHE_HASH
 from ui.lessons import beam_tree
 from ui.views import draw, frame
@@ -23,6 +27,8 @@ from ui.views.drawn import from_link, show_in_link
 
 CHOICES = {"model": generation.MODELS, "strategy": generation.STRATEGIES}
 PLAY_SECONDS = 1.2  # one step per this many seconds while playing
+STEP = "gen.step"  # the player's step slider, which shows Playback.step
+PLAYING, ADVANCE = "gen.playing", "gen.advance"  # session_state: the rest of the player's Playback
 STRATEGY_TEX = {"greedy": GREEDY_TEX, "temperature": TEMPERATURE_TEX, "top_k": TOP_K_TEX, "top_p": TOP_P_TEX,
                 "beam": SCORE_TEX["plain"]}
 CONTROL_WIDTH = 300  # pixels per number control
@@ -53,35 +59,34 @@ def _disagreement():
     return disagreement_example()
 
 
-def controls() -> dict:
+def controls(ctx) -> dict:
     """The strategy and its numbers; a change goes into the state (and so the URL) before the rerun."""
-    ctx = session.get()
     values = generation.settings(ctx.state.gen)
     for name, value in values.items():
-        st.session_state.setdefault(f"gen.{name}", value)
+        session_store.setdefault(f"gen.{name}", value)
     for name, choices in CHOICES.items():
-        if st.session_state[f"gen.{name}"] not in choices:  # see _on_change
-            st.session_state[f"gen.{name}"] = values[name]
+        if session_store.widget(f"gen.{name}") not in choices:  # see _on_change
+            session_store.put(f"gen.{name}", values[name])
     st.segmented_control(ctx.t("gen.model"), generation.MODELS, format_func=lambda m: ctx.t(f"gen.m.{m}"),
                          key="gen.model", required=True, on_change=_on_change)
     st.caption(_model_note(ctx))
-    frame.new_words_note(generating_model(ctx.state.model_key, st.session_state["gen.model"]))
+    frame.new_words_note(ctx.t, generating_model(ctx.state.model_key, session_store.widget("gen.model")))
     st.segmented_control(ctx.t("gen.strategy"), generation.STRATEGIES, format_func=lambda s: ctx.t(f"gen.s.{s}"),
                          key="gen.strategy", required=True, on_change=_on_change)
-    used = generation.USES[st.session_state["gen.strategy"]]
+    used = generation.USES[session_store.widget("gen.strategy")]
     # One block (st.columns would send one per column), as wide as its controls need: one input is not stretched
     # across the page. A width over the page's is the page's.
     numbers = st.container(horizontal=True, gap="medium", width=CONTROL_WIDTH * len(used))
     for name in used:
         with numbers:
             _number(ctx, name)
-    draw.latex(STRATEGY_TEX[st.session_state["gen.strategy"]])
-    return generation.settings(st.session_state.state.gen)
+    draw.latex(STRATEGY_TEX[session_store.widget("gen.strategy")])
+    return generation.settings(session_store.get(STATE).gen)
 
 
 def _model_note(ctx) -> str:
     """Which model generates: its sizes and where its weights come from."""
-    if st.session_state["gen.model"] == "current":
+    if session_store.widget("gen.model") == "current":
         note = ctx.t("gen.m.current_note", model=session.model_description(ctx))
         return note if ctx.state.weights else f"{note} {ctx.t('gen.m.untrained')}{_shared_vocabulary(ctx, ctx.model)}"
     return ctx.t("gen.m.trained_note", n=len(pairs(TRAINED_CORPUS)), sizes=model_sizes(ctx.t, shipped_trained().config),
@@ -102,19 +107,18 @@ def _number(ctx, name):
 
 
 def _on_change():
-    current = generation.settings(st.session_state.state.gen)
-    values = {name: st.session_state.get(f"gen.{name}", value) for name, value in current.items()}
+    current = generation.settings(session_store.get(STATE).gen)
+    values = {name: session_store.get(f"gen.{name}", value) for name, value in current.items()}
     values |= {name: int(values[name]) for name in generation.WHOLE}  # whole_number_input's value is a float
     for name, choices in CHOICES.items():  # none chosen: only from a forged message, as the browser does not let
         if values[name] not in choices:      # a required control be emptied
             values[name] = current[name]
-    session.set_state(st.session_state.state.replace(gen=generation.changed(values)), reset_editors=False)
-    st.session_state["gen.step"] = 1
+    session.set_state(session_store.get(STATE).replace(gen=generation.changed(values)), reset_editors=False)
+    session_store.put(STEP, 1)
 
 
-def result():
+def result(ctx):
     """The engine's Generation or BeamSearch for the current state, or None with a message."""
-    ctx = session.get()
     try:
         return _generated(ctx.state.model_key, ctx.state.gen)
     except ValueError as error:
@@ -130,51 +134,52 @@ def sentence(ctx, tokens, note=""):
     st.markdown(line + (f"\n\n:gray[:small[{note}]]" if note else ""))
 
 
-def player(generated):
+def player(ctx, generated):
     """Previous / next / play, and the chosen step drawn by a fragment that advances itself while playing."""
-    ctx, n = session.get(), len(generated.steps)
+    n = len(generated.steps)
     asked = from_link("position", lambda position: position < n, 0)  # the step, counted from 0
-    if asked is not None:
-        st.session_state["gen.step"] = asked + 1
-    st.session_state["gen.step"] = min(max(st.session_state.get("gen.step", 1), 1), n)
+    playback = _playback() if asked is None else replace(_playback(), step=asked + 1)
+    _save(playback.within(n))
     sentence(ctx, generated.tokens, ctx.t("gen.finished" if generated.finished else "gen.stopped", n=n))
     buttons = st.container(horizontal=True)  # one block; st.columns would send one per column
     buttons.button(ctx.t("gen.prev"), key="gen.prev", on_click=_move, args=(-1, n), disabled=n == 1)
     buttons.button(ctx.t("gen.next"), key="gen.next", on_click=_move, args=(1, n), disabled=n == 1)
-    playing = st.session_state.get("gen.playing", False)
+    playing = playback.playing
     buttons.button(ctx.t("gen.pause" if playing else "gen.play"), key="gen.play", on_click=_toggle_play, args=(n,),
                    disabled=n == 1)
     st.fragment(run_every=PLAY_SECONDS if playing else None)(_step_view)(generated)
 
 
+def _playback() -> Playback:
+    return Playback(session_store.get(STEP, 1), session_store.get(PLAYING, False), session_store.get(ADVANCE, True))
+
+
+def _save(playback: Playback) -> None:
+    session_store.update({STEP: playback.step, PLAYING: playback.playing, ADVANCE: playback.advance})
+
+
 def _move(delta, n):
-    st.session_state["gen.playing"] = False
-    st.session_state["gen.step"] = min(max(st.session_state["gen.step"] + delta, 1), n)
+    _save(_playback().moved(delta, n))
 
 
 def _toggle_play(n):
-    playing = not st.session_state.get("gen.playing", False)
-    st.session_state["gen.playing"] = playing
-    if playing and st.session_state["gen.step"] >= n:
-        st.session_state["gen.step"] = 1
-    st.session_state["gen.advance"] = False  # the first draw shows the current step
+    _save(_playback().toggled(n))
 
 
 def _step_view(generated):
-    n = len(generated.steps)
-    if st.session_state.get("gen.playing"):
-        if st.session_state.pop("gen.advance", True):
-            st.session_state["gen.step"] = min(st.session_state["gen.step"] + 1, n)
-        if st.session_state["gen.step"] >= n:
-            st.session_state["gen.playing"] = False
-            st.rerun(scope="app")  # drop the timer and show the play button again
+    n, playback = len(generated.steps), _playback()
+    ticked = playback.ticked(n)
+    if ticked != playback:
+        _save(ticked)
+    if playback.playing and not ticked.playing:
+        st.rerun(scope="app")  # drop the timer and show the play button again
     ctx = session.get()
     if n > 1:
-        st.slider(ctx.t("gen.step_label"), 1, n, key="gen.step")
-    position = st.session_state["gen.step"] - 1
+        st.slider(ctx.t("gen.step_label"), 1, n, key=STEP)
+    position = session_store.get(STEP) - 1
     if not streamlit_internals.fragment_run():
         show_in_link("position", position, 0)
-    elif not st.session_state.get("gen.playing"):
+    elif not ticked.playing:
         # the slider moved this fragment alone: the page's end, which writes the link, does not run. A step played
         # is not written: the followers' pages would run every PLAY_SECONDS; the end of the play is written
         frame.fragment_link({"position": position} if position else {})
@@ -214,17 +219,16 @@ def _open_prefix(prefix_tokens):
     """Every page then shows this step's forward pass: the target prefix is the tokens after SOS, and the model the
     shipped trained one if it generated (its weights then become every page's, as trained weights do)."""
     text = " ".join(t for t in prefix_tokens[1:])
-    st.session_state["ctl.tgt"] = text
-    if generation.settings(st.session_state.state.gen)["model"] == "trained":
+    session_store.put("ctl.tgt", text)
+    if generation.settings(session_store.get(STATE).gen)["model"] == "trained":
         sidebar.adopt_model(shipped_trained(), {"kind": "shipped", "corpus": TRAINED_CORPUS}, tgt=text)
     else:
-        session.set_state(st.session_state.state.replace(tgt=text), reset_editors=False)
+        session.set_state(session_store.get(STATE).replace(tgt=text), reset_editors=False)
 
 
 # ---- beam search -------------------------------------------------------------------------------------------
 
-def beam(search):
-    ctx = session.get()
+def beam(ctx, search):
     best = search.best
     st.markdown(ctx.t("gen.beam_best", text=best.text or "∅", logp=decimals(best.logprob, 4), score=decimals(best.score, 4)))
     _tree(ctx, search, "gen.tree")
@@ -245,8 +249,7 @@ def _tree(ctx, search, key):
 
 # ---- greedy vs beam ----------------------------------------------------------------------------------------
 
-def disagreement():
-    ctx = session.get()
+def disagreement(ctx):
     st.subheader(ctx.t("gen.compare"))
     model, greedy, search = _disagreement()
     example = DISAGREEMENT
@@ -267,12 +270,12 @@ def _with_probs(tokens, probs):
 
 def _open_example():
     example, t = DISAGREEMENT, session.get().t  # before the new state: get() would rerun the app for it
-    state = st.session_state.state.replace(
+    state = session_store.get(STATE).replace(
         preset=example["preset"], seed=example["seed"], src=example["src"], tgt="", edits=(),
         overrides=tuple(sorted(example["overrides"].items())),
         gen=generation.changed({**generation.DEFAULTS, "model": "current", "strategy": "beam", "width": example["width"],
                                 "max_len": example["max_len"], "alpha": example["alpha"]}))
     sidebar.adopt(state)
     for name, value in generation.settings(state.gen).items():
-        st.session_state[f"gen.{name}"] = value
-    st.session_state["gen.tab"] = t("gen.tab.run")  # where the example's beam search is shown
+        session_store.put(f"gen.{name}", value)
+    session_store.put("gen.tab", t("gen.tab.run"))  # where the example's beam search is shown

@@ -114,7 +114,7 @@ def _order():
         return
     before, after, with_pe = _reordered(ctx.state.model_key)
     st.markdown(ctx.t("pos.order.text"))
-    head = pickers.head_picker("pos.order.head")
+    head = pickers.head_picker(ctx, "pos.order.head")
     name = "enc.0.attn.weights"
     for trace, key in ((before, "before"), (after, "after")):  # one above the other: half the page cramps numbers
         tokens = list(trace.src_tokens)

@@ -19,7 +19,7 @@ from engine.tokens import EOS, SOS, UNK, split
 from engine.train import TRAINING_SETUP, TrainSettings, start_model, training, translations
 from engine.values import MAX_SEED
 
-from ui.core import session, sidebar
+from ui.core import session, session_store, sidebar
 from ui.core.figures import curves, heatmap
 from ui.core.format import arrow, fmt
 from ui.core.labels import FIRST, loss_rows, param_axes, step_axes
@@ -30,6 +30,8 @@ from ui.lessons import derivation_views
 from ui.views import draw
 from ui.views.drawn import from_link, restore_from_link, show_in_link
 
+PARTIAL, RESULT = "train.partial", "train.result"  # session_state: the run in progress; the run kept
+ERROR, UPLOAD_ERROR = "train.error", "train.upload_error"  # session_state: why the last run or upload failed, said once
 MAX_UPLOAD_MB = 50
 MAX_FILE_NAME = 80  # an uploaded file's name is recorded (and shown) up to this many characters
 CHART_EVERY = 20  # redraw the loss curve every this many steps while training
@@ -89,7 +91,7 @@ def loss_section():
     draw.latex(ctx.t.words(TEACHER_FORCING_TEX))
     asked = from_link("smoothing", lambda text: float(text) in SMOOTHINGS, "0")
     if asked is not None:
-        st.session_state["train.view_smoothing"] = float(asked)
+        session_store.put("train.view_smoothing", float(asked))
     smoothing = st.slider(ctx.t("train.label_smoothing"), 0.0, SMOOTHINGS[-1], step=0.05, key="train.view_smoothing")
     linked = next((step for step in SMOOTHINGS if step == round(smoothing, 2)), 0.0)  # a forged value between the
     show_in_link("smoothing", f"{linked:g}", "0")  # slider's steps is shown, not linked
@@ -113,7 +115,7 @@ def backward_section(result):
     first = names[0].removeprefix("grad.")
     asked = from_link("grad", lambda step: f"grad.{step}" in result.backward, first)
     if asked is not None:
-        st.session_state["train.grad_step"] = f"grad.{asked}"
+        session_store.put("train.grad_step", f"grad.{asked}")
     name = st.selectbox(ctx.t("train.grad_step"), names, key="train.grad_step")
     step = result.trace.step(name.removeprefix("grad."))
     show_in_link("grad", step.name, first)
@@ -121,9 +123,9 @@ def backward_section(result):
     _gradient(ctx, result.backward[name], step_axes(result.trace, step.name), "train.grad_step_head", "head")
     asked = from_link("param", result.grads.__contains__, "")  # a parameter's gradient shown, or "" for none
     if asked is not None:
-        st.session_state["train.grad_param_open"] = bool(asked)
+        session_store.put("train.grad_param_open", bool(asked))
     if asked:
-        st.session_state["train.grad_param"] = asked
+        session_store.put("train.grad_param", asked)
     box = st.expander(ctx.t("train.grad_param"), key="train.grad_param_open", on_change="rerun")
     if box.open:  # a second heatmap only on demand: each one a page draws is redrawn by every sidebar edit
         with box:
@@ -161,7 +163,7 @@ def trainer():
     schedule(ctx, settings, setup["d_model"], "train.schedule", settings.optimizer)
     if start_and_stop(ctx, "train"):
         _train(ctx, settings)
-    error = st.session_state.pop("train.error", None)
+    error = session_store.pop(ERROR)
     if error:
         st.error(error)
     _results(ctx)
@@ -213,9 +215,9 @@ def start_and_stop(ctx, prefix: str) -> bool:
 
 def _train(ctx, settings):
     try:
-        train_once(ctx, settings, lambda: training(start_model(), settings), settings, "train.partial")
+        train_once(ctx, settings, lambda: training(start_model(), settings), settings, PARTIAL)
     except ValueError as error:  # the weights diverged: keep the last finite ones
-        st.session_state["train.error"] = ctx.t("train.diverged", error=session.refusal(ctx.t, error))
+        session_store.put(ERROR, ctx.t("train.diverged", error=session.refusal(ctx.t, error)))
     keep_interrupted_run()
 
 
@@ -224,10 +226,10 @@ def train_once(ctx, key, updates, settings, partial: str) -> None:
     session_state[partial]; or, if the same `key` was trained on this server before, take that run at once."""
     done = _finished_runs().get(key)
     if done is not None:
-        st.session_state[partial] = {**done, "replayed": True}
+        session_store.put(partial, {**done, "replayed": True})
         return
     train_live(ctx, updates(), settings, partial)
-    _finished_runs().put(key, st.session_state[partial])
+    _finished_runs().put(key, session_store.get(partial))
 
 
 def train_live(ctx, updates, settings, partial: str) -> None:
@@ -237,7 +239,7 @@ def train_live(ctx, updates, settings, partial: str) -> None:
     progress, chart, losses = st.progress(0.0), st.empty(), []
     for update in updates:
         losses.append(update.loss)
-        st.session_state[partial] = {"settings": settings, "model": update.model, "losses": list(losses)}
+        session_store.put(partial, {"settings": settings, "model": update.model, "losses": list(losses)})
         if update.step % 5 == 0 or update.step == settings.steps:  # each of these is where Stop can interrupt
             progress.progress(update.step / settings.steps,
                               text=ctx.t("train.progress", step=update.step, steps=settings.steps,
@@ -264,12 +266,12 @@ def finished(ctx, result: dict, prefix: str):
 
 def keep_interrupted_run():
     """A finished or interrupted (Stop, or leaving the page) run: its weights become every page's model."""
-    partial = st.session_state.pop("train.partial", None)
+    partial = session_store.pop(PARTIAL)
     if partial is None:
         return
     settings, model = partial["settings"], partial["model"]
-    st.session_state["train.result"] = {**partial, "stopped": len(partial["losses"]) < settings.steps,
-                                        "after": translations(model, pairs(settings.corpus))}
+    session_store.put(RESULT, {**partial, "stopped": len(partial["losses"]) < settings.steps,
+                               "after": translations(model, pairs(settings.corpus))})
     src, tgt = pairs(settings.corpus)[0]  # a sentence the model learned: the sidebar offers the learner's back
     session.keep_text_until_restored(src, tgt)
     sidebar.adopt_model_later(model, {"kind": "trained", "corpus": settings.corpus, "steps": len(partial["losses"])},
@@ -278,7 +280,7 @@ def keep_interrupted_run():
 
 
 def _results(ctx):
-    result = st.session_state.get("train.result")
+    result = session_store.get(RESULT)
     if result is None:
         return
     settings = result["settings"]
@@ -316,13 +318,13 @@ def save_load():
                        file_name=f"transformer-{ctx.state.weights or model.name}.npz", key="train.download")
     st.file_uploader(ctx.t("train.upload"), type=["npz"], max_upload_size=MAX_UPLOAD_MB, key="train.upload",
                      on_change=_on_upload)
-    error = st.session_state.pop("train.upload_error", None)
+    error = session_store.pop(UPLOAD_ERROR)
     if error:
         st.error(error)
 
 
 def _on_upload():
-    uploaded = st.session_state.get("train.upload")
+    uploaded = session_store.get("train.upload")
     if uploaded is None:
         return
     t, data = session.get().t, uploaded.getvalue()
@@ -332,8 +334,8 @@ def _on_upload():
         _check_vocabulary(model)
         check_model_limits(model)
     except (ValueError, MemoryError) as error:  # MemoryError: an array header that claims an impossible shape
-        st.session_state["train.upload_error"] = t("train.upload_bad", name=uploaded.name,
-                                                   error=session.refusal(t, _quoted(error)))
+        session_store.put(UPLOAD_ERROR, t("train.upload_bad", name=uploaded.name,
+                                          error=session.refusal(t, _quoted(error))))
         return
     sidebar.adopt_model(model, {"kind": "uploaded", "file": uploaded.name[:MAX_FILE_NAME]})
 

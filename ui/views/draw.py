@@ -6,7 +6,7 @@ import weakref
 
 import streamlit as st
 
-from ui.core import session
+from ui.core import session, session_store
 from ui.core.figures import CELL_WIDTH, PROJECTOR, TEXT_COLS, at_scale
 from ui.core.format import arrow, bmatrix, table
 from ui.core.labels import unique
@@ -88,7 +88,7 @@ def chart_config(t, lang: str, key: str | None) -> dict:
     """Plotly's options: the mode bar holds only "download" (no zoom or selection tools beside the heatmaps' click),
     saving the session's CHART_FORMAT at twice the screen's resolution, its tip in the reader's language (plotly's
     own words are English: its locale takes them from the catalog)."""
-    fmt = st.session_state.get(CHART_FORMAT, CHART_FORMATS[0])
+    fmt = session_store.get(CHART_FORMAT, CHART_FORMATS[0])
     tip = t("export.chart_tip", format=fmt.upper())
     return {"displayModeBar": "hover", "modeBarButtons": [["toImage"]], "displaylogo": False,
             "toImageButtonOptions": {"format": fmt, "scale": 2, "filename": key or "chart"},
@@ -116,9 +116,10 @@ def derivation(key: str, draw, **values):
     """A derivation (ui.lessons.derivation_views) in an expander titled by the catalog's f"derive.{key}" (with `values`):
     `draw` runs only while it is open, so a closed one is one element and costs no sympy; none on a following student's
     page (Context.reading), which shows the teacher's view."""
-    if session.get().reading:
+    ctx = session.get()
+    if ctx.reading:
         return
-    box = st.expander(session.get().t(f"derive.{key}", **values), key=f"derive.{key}", icon=":material/function:",
+    box = st.expander(ctx.t(f"derive.{key}", **values), key=f"derive.{key}", icon=":material/function:",
                       on_change="rerun")
     if box.open:
         with box:

@@ -7,8 +7,9 @@ import contextvars
 
 import streamlit as st
 
-from ui.core import session
+from ui.core import session, session_store
 from ui.core.i18n import literal
+from ui.core.session_store import LINK_VIEW, WHOLE_VIEW
 from ui.core.state import encode_view
 
 
@@ -61,11 +62,11 @@ def recording():
 def from_link(part: str, fits, default=None) -> object | None:
     """What the page's link asks a widget to show (state.decode_view), on the page's first run, if it `fits`;
     else None, and the page says which part of its link it ignored. A link that holds the whole view (a followed
-    teacher's, session.WHOLE_VIEW) and does not name the part asks for its `default`: the teacher's link leaves out
+    teacher's, session_store.WHOLE_VIEW) and does not name the part asks for its `default`: the teacher's link leaves out
     a part that is back at its default, and the widget must go back too."""
-    asked = st.session_state.get("link_view", {})
+    asked = session_store.get(LINK_VIEW, {})
     if part not in asked:
-        return default if st.session_state.get(session.WHOLE_VIEW) else None
+        return default if session_store.get(WHOLE_VIEW) else None
     value = asked.pop(part)
     if fits(value):
         return value
@@ -78,7 +79,7 @@ def restore_from_link(key: str, part: str, options, default: int = 0) -> None:
     `default` position if the link holds the whole view)."""
     asked = from_link(part, lambda position: position < len(options), default)
     if asked is not None:
-        st.session_state[key] = options[asked]
+        session_store.put(key, options[asked])
 
 
 def link_note(ctx, part, value):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from engine.explain import LINE_WIDTH
+from ui.core import session_store
 from ui.core.figures import PROJECTOR
 from ui.core.format import difference, fmt
 from ui.core.i18n import literal
@@ -18,9 +19,9 @@ def selection(key, n_rows, n_cols):
     """The drill-down's cell, within the matrix (see pickers.clamped), or the one the page's link asks for."""
     asked = from_link("cell", lambda cell: cell[0] < n_rows and cell[1] < n_cols, (0, 0))
     if asked is not None:
-        st.session_state[f"row.{key}"], st.session_state[f"col.{key}"] = asked
-    row, col = (clamped(st.session_state.get(f"{axis}.{key}"), n) for axis, n in (("row", n_rows), ("col", n_cols)))
-    st.session_state[f"row.{key}"], st.session_state[f"col.{key}"] = row, col
+        _pick(key, *asked)
+    row, col = (clamped(session_store.get(f"{axis}.{key}"), n) for axis, n in (("row", n_rows), ("col", n_cols)))
+    _pick(key, row, col)
     show_in_link("cell", (row, col), (0, 0))
     return row, col
 
@@ -29,12 +30,17 @@ def on_click(key, n_rows, n_cols):
     """A click on the heatmap picks the drill-down's cell; a forged selection (not a point of the matrix) is
     ignored."""
     def callback():
-        points = st.session_state[f"chart.{key}"].selection.points
+        points = session_store.widget(f"chart.{key}").selection.points
         point = points[0] if points and isinstance(points[0], dict) else {}
         row, col = as_position(point.get("y"), n_rows), as_position(point.get("x"), n_cols)
         if row is not None and col is not None:
-            st.session_state[f"row.{key}"], st.session_state[f"col.{key}"] = row, col
+            _pick(key, row, col)
     return callback
+
+
+def _pick(key, row, col):
+    """The drill-down's cell into its pickers' widgets (row.KEY, col.KEY)."""
+    session_store.update({f"row.{key}": row, f"col.{key}": col})
 
 
 def drill_down(ctx, trace, name, head, key, rows, cols, unedited=None):
@@ -42,7 +48,7 @@ def drill_down(ctx, trace, name, head, key, rows, cols, unedited=None):
     arithmetic as plain text when asked, in a box. On a following student's page (Context.reading): the teacher's
     cell, named, and its arithmetic, in one element."""
     if ctx.reading:
-        row, col = st.session_state[f"row.{key}"], st.session_state[f"col.{key}"]  # (selection)
+        row, col = session_store.widget(f"row.{key}"), session_store.widget(f"col.{key}")  # (selection)
         cell = ctx.t("view.cell", row=literal(rows[row]), col=literal(cols[col]))  # a token is the reader's text
         explanation = _explained(ctx, trace, name, head, row, col)
         text_and_formula(f"**{ctx.t('view.drill')}** {cell}", ctx.t.words(explanation.latex))
@@ -90,8 +96,8 @@ def _drill_cell(ctx, key, rows, cols):
         pickers = row_of_widgets()
         return (position_picker(pickers, ctx.t("view.row"), rows, f"row.{key}"),
                 position_picker(pickers, ctx.t("view.col"), cols, f"col.{key}"))
-    row, col = st.session_state[f"row.{key}"], st.session_state[f"col.{key}"]  # (selection)
-    st.session_state[f"cell.{key}"] = row * len(cols) + col
+    row, col = session_store.widget(f"row.{key}"), session_store.widget(f"col.{key}")  # (selection)
+    session_store.put(f"cell.{key}", row * len(cols) + col)
     cell_list(st, title, rows, cols, f"cell.{key}", on_change=_on_cell_pick, args=(key, len(rows), len(cols)))
     return row, col
 
@@ -99,6 +105,6 @@ def _drill_cell(ctx, key, rows, cols):
 def _on_cell_pick(key, n_rows, n_cols):
     """A cell picked from the drill-down's list, into the state's row.KEY and col.KEY; a forged position (not one of
     the list's) leaves the cell as it was."""
-    position = as_position(st.session_state[f"cell.{key}"], n_rows * n_cols)
+    position = as_position(session_store.widget(f"cell.{key}"), n_rows * n_cols)
     if position is not None:
-        st.session_state[f"row.{key}"], st.session_state[f"col.{key}"] = divmod(position, n_cols)
+        _pick(key, *divmod(position, n_cols))

@@ -8,10 +8,11 @@ from typing import NamedTuple
 import pandas as pd
 import streamlit as st
 
-from ui.core import session
+from ui.core import session, session_store
 from ui.core.format import bmatrix_around
 from ui.core.i18n import literal
 from ui.core.labels import param_axes, param_tex, param_words_key, unique
+from ui.core.session_store import EDIT_ERROR, EDIT_VERSION, EDITOR_FRAMES, STATE
 from ui.core.state import check_weight, slider_range
 from ui.views.draw import TABLE_COLS, full_index, latex
 from ui.views.pickers import CELL_LIST, POSITION_LIST, as_position, cell_list, position_picker, row_of_widgets
@@ -37,7 +38,7 @@ def edit_param(name: str, head: int | None = None, rows: list[int] | None = None
     if not box.open:  # the editor is drawn (and costs a rerun's time) only while its expander is open
         return
     with box:
-        version = st.session_state.get("edit_version", 0)
+        version = session_store.get(EDIT_VERSION, 0)
         key = f"edit.{name}.{head}.{version}"
         columns = unique(axes[-1])
         grid = matrix.shape[1] <= TABLE_COLS and not one_cell
@@ -55,7 +56,7 @@ def edit_param(name: str, head: int | None = None, rows: list[int] | None = None
             _single_cell_editor(ctx, editor, matrix[row_ids], row_labels, axes[-1])
         if any(p == name for p, _, _ in ctx.edits):
             st.button(ctx.t("view.reset", name=f"${param_tex(name)}$"), key=f"reset.{key}",
-                      on_click=lambda: session.set_state(ctx.without_edits(st.session_state.state, name)))
+                      on_click=lambda: session.set_state(ctx.without_edits(session_store.get(STATE), name)))
 
 
 class _Editor(NamedTuple):
@@ -75,44 +76,45 @@ class _Editor(NamedTuple):
 def _editor_frame(key, make):
     """The numbers an editor was opened with. Passing the same frame on every rerun keeps the grid's own
     record of what was typed; new numbers would make the grid reset itself and ask for a second rerun."""
-    frames = st.session_state.setdefault("editor_frames", {})
-    if key not in st.session_state or key not in frames:  # a new editor, or one that left the page
+    frames = session_store.setdefault(EDITOR_FRAMES, {})
+    if not session_store.has(key) or key not in frames:  # a new editor, or one that left the page
         frames[key] = make()
     return frames[key]
 
 
 def _on_edit(key, name, head, row_ids, columns, ndim):
-    ctx, state, refused = session.get(), st.session_state.state, False
-    for row, cells in st.session_state[key]["edited_rows"].items():
+    ctx, state, refused = session.get(), session_store.get(STATE), False
+    for row, cells in session_store.widget(key)["edited_rows"].items():
         for column, typed in cells.items():
             position = as_position(row, len(row_ids))
             if position is None or column not in columns:  # a forged cell, or a row label ("_index"): ignored,
                 refused = True  # and the grid redrawn, as Streamlit would fail to write that cell into its own copy
                 continue
             index = full_index(head, row_ids[position], columns.index(column), ndim)
-            st.session_state[_chosen_key(key)] = (position, columns.index(column))
+            session_store.put(_chosen_key(key), (position, columns.index(column)))
             try:
                 state = ctx.with_edit(state, name, index, check_weight(typed))
             except ValueError:
-                _report_bad_edit(name, index, typed)
+                _report_bad_edit(ctx.t, name, index, typed)
                 refused = True
     session.set_state(state, reset_editors=refused)
 
 
-def _report_bad_edit(name, index, typed):
+def _report_bad_edit(t, name, index, typed):
     """What was typed, quoted as code: Markdown would make a link of "[x](//elsewhere)", math of $…$."""
-    st.session_state["edit_error"] = session.get().t(
-        "msg.edit_bad", param=name, index=",".join(map(str, index)), value=literal(repr(typed)))
+    session_store.put(EDIT_ERROR, t(
+        "msg.edit_bad", param=name, index=",".join(map(str, index)), value=literal(repr(typed))))
 
 
 def _take_edit(name, index, typed):
     """One typed or slid weight into the state, or a message and the editors redrawn from the model."""
+    ctx = session.get()
     try:
-        state = session.get().with_edit(st.session_state.state, name, index, check_weight(typed))
+        state = ctx.with_edit(session_store.get(STATE), name, index, check_weight(typed))
         session.set_state(state, reset_editors=False)
     except ValueError:
-        _report_bad_edit(name, index, typed)
-        session.set_state(st.session_state.state)
+        _report_bad_edit(ctx.t, name, index, typed)
+        session.set_state(session_store.get(STATE))
 
 
 def _single_cell_editor(ctx, editor, matrix, row_labels, col_labels):
@@ -154,7 +156,7 @@ def _chosen_key(key):
 
 def _chosen(key, shape):
     """A grid's chosen cell, the first one until a row is picked or a cell changed (or if the matrix shrank)."""
-    r, c = st.session_state.get(_chosen_key(key), (0, 0))
+    r, c = session_store.get(_chosen_key(key), (0, 0))
     return (r, c) if r < shape[0] and c < shape[1] else (0, 0)
 
 
@@ -179,9 +181,9 @@ def _row_sliders(ctx, editor, row_labels, col_labels):
 
 def _on_row_pick(key, n_rows):
     """A row picked for sliders: its first cell is the chosen one; a forged row leaves the choice as it was."""
-    r = as_position(st.session_state[f"{key}.row"], n_rows)
+    r = as_position(session_store.widget(f"{key}.row"), n_rows)
     if r is not None:
-        st.session_state[_chosen_key(key)] = (r, 0)
+        session_store.put(_chosen_key(key), (r, 0))
 
 
 def _weight_slider(container, label, editor, index, typed_key, width="stretch", cell=None):
@@ -201,14 +203,14 @@ def _on_slide(key, typed_key, cell, name, index, decimals):
     shows it: the number input is given it (the browser keeps an input's own number otherwise), the grid is
     drawn anew from the edited model. (Written on purpose: .streamlit/config.toml silences Streamlit's warning
     about a widget given both a value and a number through session state.)"""
-    slid = round(st.session_state[key], decimals)
+    slid = round(session_store.widget(key), decimals)
     _take_edit(name, index, slid)
     if cell is not None:  # a grid's
-        st.session_state[_chosen_key(typed_key)] = cell
-        st.session_state.pop(typed_key, None)
-        st.session_state.get("editor_frames", {}).pop(typed_key, None)
+        session_store.put(_chosen_key(typed_key), cell)
+        session_store.pop(typed_key, None)
+        session_store.get(EDITOR_FRAMES, {}).pop(typed_key, None)
     else:
-        st.session_state[typed_key] = slid
+        session_store.put(typed_key, slid)
 
 
 def _plain(label: str) -> str:
@@ -217,4 +219,4 @@ def _plain(label: str) -> str:
 
 
 def _on_cell_edit(widget_key, name, index):
-    _take_edit(name, index, st.session_state[widget_key])
+    _take_edit(name, index, session_store.widget(widget_key))

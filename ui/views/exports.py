@@ -10,6 +10,7 @@ from functools import partial
 import streamlit as st
 
 from engine.export import write_csv, write_json, write_npz, write_torch_check
+from ui.core import session_store
 from ui.views.draw import CHART_FORMAT, CHART_FORMATS
 
 TEXT_WEIGHTS = 1_000_000  # JSON and CSV write the weights up to this many (the paper's 44 million: gigabytes of text)
@@ -43,14 +44,14 @@ def _downloads(ctx) -> None:
                        file_name=f"{name}-check-in-pytorch.zip", mime="application/zip", key="export.torch",
                        on_click="ignore", type="primary", width="stretch")
     st.caption(t("export.torch_help"))
-    st.session_state["export.chart_choice"] = st.session_state.get(CHART_FORMAT, CHART_FORMATS[0])
+    session_store.put("export.chart_choice", session_store.get(CHART_FORMAT, CHART_FORMATS[0]))
     st.segmented_control(t("export.charts"), CHART_FORMATS, format_func=str.upper, key="export.chart_choice",
                          required=True, on_change=_keep_chart_format, help=t("export.charts_help"))
 
 
 def _keep_chart_format() -> None:
     """The choice outlives the expander's widget, which forgets its value while the expander is closed."""
-    st.session_state[CHART_FORMAT] = st.session_state["export.chart_choice"]
+    session_store.put(CHART_FORMAT, session_store.widget("export.chart_choice"))
 
 
 def _text(trace, writer) -> str:

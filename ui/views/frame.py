@@ -7,17 +7,19 @@ import functools
 import streamlit as st
 
 from ui.classroom import follow, presenter, scroll
-from ui.core import model_card, runs, session, sidebar, streamlit_internals
+from ui.core import model_card, runs, session, session_store, sidebar, streamlit_internals
 from ui.core.i18n import literal
 from ui.core.labels import SEED_NOTES, intro_keys
 from ui.core.navigation import ENCODER_DECODER_ONLY, HOME, neighbours
 from ui.core.session import Context
+from ui.core.session_store import EDIT_ERROR, LINK_VIEW, WHOLE_VIEW
 from ui.core.state import encode
 from ui.views.drawn import current, link_note, recording
 
 
-def page(body):
-    """A step page's body, as a fragment: its own widgets (editors, pickers, drill-down) rerun the page alone, not
+def page(body, vision: bool = False):
+    """A step page's body, as a fragment, drawn from the page's context (`body(ctx)`; vision: the Vision
+    Transformer's, ui/vision/vit_frame.page): its own widgets (editors, pickers, drill-down) rerun the page alone, not
     app.py and the sidebar (see session.get). The forward pass runs only as far as the steps the page draws
     (engine.Trace is lazy), and the page warns of inf or NaN only up to those steps. It ends with links to the
     steps before and after it."""
@@ -28,14 +30,14 @@ def page(body):
         follow.catch_up_on_page()  # a following student's page woken alone takes the teacher's link here
         presenter.follow()  # a presenter's key moved to another page
         with recording() as drawn:
-            body()
+            body(session.use_vision(True) if vision else session.get())
         ctx = session.get()
         drawn.note_nonfinite(ctx)
         _write_view(ctx, drawn)
         follow.publish(ctx.t)  # this fragment's own reruns do not reach app.py's
         if ctx.state.present:
             presenter.rail(ctx, drawn.page, drawn.shown, follow.room().code)
-        neighbour_links(ctx.state, drawn.page)  # none in presenter mode or for a following student
+        neighbour_links(ctx, drawn.page)  # none in presenter mode or for a following student
         if ctx.step_in_view:  # the step the class is on
             scroll.to_step(drawn.page, drawn.shown)
     return run
@@ -60,9 +62,9 @@ def fragment_link(view: dict) -> None:
 
 def _write_view(ctx, drawn) -> None:
     """What the page's widgets showed into its link, once the link's own view has been given to them."""
-    for part, value in st.session_state.pop("link_view", {}).items():  # parts of the link no widget here took
+    for part, value in session_store.pop(LINK_VIEW, {}).items():  # parts of the link no widget here took
         link_note(ctx, part, value)
-    st.session_state.pop(session.WHOLE_VIEW, None)
+    session_store.pop(WHOLE_VIEW)
     session.write_link(ctx.state, drawn.view)
 
 
@@ -74,25 +76,24 @@ def run(ctx: Context, page) -> None:
     present = ctx.state.present
     if present:
         presenter.follow()  # a key pressed on this page's rail: another page's slide
-        st.session_state.pop(presenter.DRAWN, None)
+        session_store.pop(presenter.DRAWN, None)
     if not refuse_page(ctx, page):
         page.run()
-    if present and not st.session_state.get(presenter.DRAWN):  # the page's model's rail (a ViT page's context is
+    if present and not session_store.get(presenter.DRAWN):  # the page's model's rail (a ViT page's context is
         presenter.rail(session.get(), page.url_path or HOME, {},  # the ViT's)
                        follow.room().code)
 
 
-def neighbour_links(state, page: str):
+def neighbour_links(ctx: Context, page: str):
     """Links to the previous and the next page of the chain (navigation.CHAIN; generation has no next), which switch
     pages in this session and keep the link's state (st.page_link clears the query without query_params), not this
     page's view. None in presenter mode, whose rail moves between the slides, nor on a following student's page,
     which is the teacher's to move."""
-    ctx = session.get()
     around = neighbours(page, ctx.config.decoder_only)
-    if around is None or state.present or ctx.reading:
+    if around is None or ctx.state.present or ctx.reading:
         return
     t = ctx.t
-    query = encode(state)
+    query = encode(ctx.state)
     row = st.container(horizontal=True, horizontal_alignment="distribute")
     for which, neighbour, icon, side in zip(("previous", "next"), around, ("arrow_back", "arrow_forward"),
                                             ("left", "right")):
@@ -106,11 +107,10 @@ def neighbour_links(state, page: str):
 PREDICTING = ("overview", "animation", "attention", "multihead", "masked_attention", "cross_attention", "output")
 
 
-def intro(page: str, model_notes: bool = True):
+def intro(ctx: Context, page: str, model_notes: bool = True):
     """The page's title and intro: the text true in every setting, then the sentences on the current settings
     (labels.intro_keys), and the notes on the seeds' slips where the page teaches their step (labels.SEED_NOTES).
     model_notes=False: the page says itself which words are new to the model it uses (generation)."""
-    ctx = session.get()
     drawn = current()
     if drawn is not None:
         drawn.page = page
@@ -121,7 +121,7 @@ def intro(page: str, model_notes: bool = True):
                        + [ctx.t(key, d_k=c.d_k, divisor=f"{c.divisor:.4g}") for key in settings] + seed_note)
     element = st.markdown(text)
     if model_notes:
-        new_words_note(ctx.model)
+        new_words_note(ctx.t, ctx.model)
     if page in PREDICTING and not ctx.vision:
         learned_note(ctx, page)
     _notes(ctx, element, text)
@@ -146,10 +146,9 @@ def _use_trained():
     sidebar.adopt_model(runs.shipped_trained(), {"kind": "shipped", "corpus": runs.TRAINED_CORPUS})
 
 
-def new_words_note(model):
+def new_words_note(t, model):
     """Which typed words the model's vocabulary lacked, and where their weights come from (engine.with_words)."""
     if model.new_words:
-        t = session.get().t
         st.info(t("msg.new_words", words=t("list.separator").join(map(literal, model.new_words)), seed=model.seed,
                   n=len(model.vocab) - len(model.new_words)))
 
@@ -160,7 +159,7 @@ def _notes(ctx, intro, text):
         drawn.intro = (intro, text)
     elif ctx.trace.nonfinite:  # a page about the whole pass (overview, generation, training)
         st.warning(ctx.t("msg.nonfinite", step=ctx.trace.nonfinite[0]))
-    error = st.session_state.pop("edit_error", None)
+    error = session_store.pop(EDIT_ERROR)
     if error:
         st.error(error)
 

@@ -8,7 +8,7 @@ import math
 
 import streamlit as st
 
-from ui.core import session
+from ui.core import session, session_store
 from ui.core.labels import FIRST, indices
 from ui.core.navigation import SECTIONS
 from ui.views.drawn import restore_from_link, show_in_link
@@ -18,8 +18,7 @@ CELL_LIST = 64  # a matrix's cell is picked from one list ("row, column") up to 
 LIST_WIDTH = 200  # px, a list of short names (choice's listed): a name and the list's arrow
 
 
-def layer_picker(key: str, default: int = 0) -> int:
-    ctx = session.get()
+def layer_picker(ctx, key: str, default: int = 0) -> int:
     n = ctx.config.depth(key.removeprefix("layer.")[:3])  # the key names the stack: "layer.enc", "layer.dec_stack"
     if n == 1:
         return 0
@@ -30,10 +29,9 @@ def layer_picker(key: str, default: int = 0) -> int:
     return layer
 
 
-def head_picker(key: str) -> int:
+def head_picker(ctx, key: str) -> int:
     """The head whose steps the page draws, from a row of buttons: one widget, where tabs sent a block per head
     (nine messages on every rerun with the paper's eight heads)."""
-    ctx = session.get()
     n = ctx.config.n_heads
     restore_from_link(key, "head", range(n))
     head = picker(key, ctx.t("view.head"), [f"{ctx.t('view.head')} {h + 1}" for h in range(n)])
@@ -53,10 +51,10 @@ def section_tabs(sections: dict, key: str, link: str | None = None):
     labels = [ctx.t(label) for label in keys]
     if link:
         restore_from_link(key, link, labels)  # a section is chosen by its label
-    if st.session_state.get(key) not in labels:  # the first run, another language's label, or a forged one
-        st.session_state[key] = labels[0]
+    if session_store.get(key) not in labels:  # the first run, another language's label, or a forged one
+        session_store.put(key, labels[0])
     if ctx.reading:
-        chosen = _read_only(key, None, labels, st.session_state[key])
+        chosen = _read_only(key, None, labels, session_store.widget(key))
     else:
         chosen = st.segmented_control(ctx.t("view.section"), labels, key=key, required=True,
                                       label_visibility="collapsed")
@@ -73,7 +71,7 @@ def choice(key, label, options, format_func, link=None, listed=False):
     if link:
         restore_from_link(key, link, options)
     if session.get().reading:
-        kept = st.session_state.get(key)
+        kept = session_store.get(key)
         kept = kept if kept in options else options[0]
         shown = [kept] if listed else options
         chosen = _read_only(key, label, [format_func(o) for o in shown], kept, shown)
@@ -92,7 +90,7 @@ def picker(key: str, label: str, choices: list[str], default: int = 0, collapsed
            help: str | None = None) -> int:
     """The position of the chosen button of a row (a segmented control)."""
     if session.get().reading:
-        return _read_only(key, None if collapsed else label, choices, clamped(st.session_state.get(key, default),
+        return _read_only(key, None if collapsed else label, choices, clamped(session_store.get(key, default),
                                                                               len(choices)), range(len(choices)))
     chosen = st.segmented_control(label, range(len(choices)), format_func=choices.__getitem__, default=default,
                                   required=True, key=key, help=help,
@@ -105,7 +103,7 @@ def _read_only(key: str, label: str | None, labels: list[str], chosen, options=N
     chosen one in bold. The choice is kept for the widget `key` (a widget not drawn forgets its value), which shows it
     when the page is the student's own again. options: what each label stands for (the labels themselves if None)."""
     options = labels if options is None else list(options)
-    st.session_state[key] = chosen
+    session_store.put(key, chosen)
     line = " · ".join(f"**{text}**" if option == chosen else f":gray[{text}]" for option, text in zip(options, labels))
     st.markdown(f"{label}: {line}" if label else line)
     return chosen
@@ -127,8 +125,8 @@ def position_picker(container, label: str, labels: list[str], key: str) -> int:
     n = len(labels)
     if n <= POSITION_LIST or labels != indices(n):
         return container.selectbox(label, range(n), format_func=labels.__getitem__, key=key)
-    position = clamped(st.session_state.get(key), n)
-    st.session_state[key], st.session_state[f"{key}.number"] = position, float(position + FIRST)
+    position = clamped(session_store.get(key), n)
+    session_store.update({key: position, f"{key}.number": float(position + FIRST)})
     first, last = float(FIRST), float(n - 1 + FIRST)
     container.number_input(f"{label} ({first:g}–{last:g})", min_value=first, max_value=last, step=1.0, format="%g",
                            key=f"{key}.number", on_change=_take_number, args=(key, n))
@@ -137,9 +135,9 @@ def position_picker(container, label: str, labels: list[str], key: str) -> int:
 
 def _take_number(key, n):
     """A typed position number (from 1) into the position state `key` (from 0), clamped like a picker's."""
-    typed = st.session_state[f"{key}.number"]
+    typed = session_store.widget(f"{key}.number")
     number = typed if isinstance(typed, (int, float)) and not isinstance(typed, bool) else math.nan
-    st.session_state[key] = clamped(number - FIRST, n)
+    session_store.put(key, clamped(number - FIRST, n))
 
 
 def clamped(value, n):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from ui.core import departures, runs, session, sidebar
+from ui.core import departures, runs, session, session_store, sidebar
 from ui.core.figures import heatmap, writes_numbers
 from ui.core.format import bmatrix, difference, fmt, printed_width
 from ui.core.labels import description_key, param_key, step_axes, step_name_key, step_tex
@@ -18,6 +18,7 @@ from ui.views.drill import drill_down, on_click, selection
 from ui.views.editors import edit_param
 from ui.views.pickers import picker
 
+COMPARE = "compare"  # session_state: the learner compares with the unedited model (the toggle view.compare shows it)
 OUTLINED_CELLS = 64  # a difference heatmap outlines its changed cells up to this many (beyond, the colours show them)
 GLANCE_COLS = 6  # a flow writes its matrices out (at a glance) when none is wider than this
 GLANCE_PAIR_WIDTH = 24  # ... two to a row when none is wider than this many characters of numbers (1280 px page)
@@ -25,13 +26,12 @@ GLANCE_GAP = r" \\ \\ "  # an empty line between a glance's lines: KaTeX, like L
 # not added space, so the brackets of 3-row matrices touched the next line's
 
 
-def flow(names: list[str], head: int | None = None, key: str = "flow", focus: str | None = None, trace=None,
+def flow(ctx, names: list[str], head: int | None = None, key: str = "flow", focus: str | None = None, trace=None,
          edits: tuple = ()):
     """Several steps of a page: their matrices side by side at a glance, then a button per step, of which only
     the chosen one is drawn (formula, heatmap, drill-down), so an edit redraws one chart, not all. trace: another
     pass than the page's (the dropout page's, in training mode). edits: parameters the steps read through earlier
     steps, whose editors the chosen step shows too (see step)."""
-    ctx = session.get()
     trace = ctx.trace if trace is None else trace  # not `or`: len() of a trace runs the whole pass
     _record_drawn(trace, names)
     matrices = [head_matrix(trace[name], head) for name in names]
@@ -45,21 +45,21 @@ def flow(names: list[str], head: int | None = None, key: str = "flow", focus: st
     leaves, default = [name.rsplit(".", 1)[-1] for name in names], names.index(focus) if focus else 0
     asked = from_link("step", leaves.__contains__, leaves[default])
     if asked is not None:
-        st.session_state[f"{key}.{head}"] = leaves.index(asked)
+        session_store.put(f"{key}.{head}", leaves.index(asked))
     chosen = picker(f"{key}.{head}", ctx.t("view.step"), labels, default=default)  # focus: the page's own step
     show_in_link("step", leaves[chosen], leaves[default])  # the step's name, the same in every language
-    step(names[chosen], head, show_numbers=not glance, trace=trace, edits=edits)
+    step(ctx, names[chosen], head, show_numbers=not glance, trace=trace, edits=edits)
 
 
-def page_steps(page: str, prefix: str) -> list[str]:
+def page_steps(ctx, page: str, prefix: str) -> list[str]:
     """The names of the steps `page` draws of the block at `prefix` ("enc.0.attn", "src"; "" for the output layer),
     as its block declares them (navigation.FLOWS)."""
     dot = f"{prefix}." if prefix else ""
-    return [dot + leaf for leaf in flow_leaves(session.get().config, page)]
+    return [dot + leaf for leaf in flow_leaves(ctx.config, page)]
 
 
 def _glance(ctx, trace, names, matrices, head) -> str:
-    cells = [f"{_tex_name(trace.step(name), head)} = " + bmatrix(matrix, ctx.state.digits)
+    cells = [f"{_tex_name(ctx.t, trace.step(name), head)} = " + bmatrix(matrix, ctx.state.digits)
              for name, matrix in zip(names, matrices)]
     lines = [r" \qquad ".join(cells[i] for i in line) for line in _glance_lines(matrices, ctx.state.digits)]
     return GLANCE_GAP.join(lines)  # lines as wide as they are
@@ -83,13 +83,12 @@ def _record_drawn(trace, names):
         drawn.steps += [(trace, name) for name in names]
 
 
-def step(name: str, head: int | None = None, drill: bool = True, show_numbers: bool = True, trace=None,
+def step(ctx, name: str, head: int | None = None, drill: bool = True, show_numbers: bool = True, trace=None,
          edits: tuple = ()):
     """One step of the trace (the page's, or `trace`): its name, formula and shape, editors for the parameters it
     reads (and for `edits`, which it reads through earlier steps), its numbers, heatmap and a cell's arithmetic. On a
     following student's page (Context.reading), no editors (a line says editing needs Follow off), the heatmap takes
     no clicks and the drill-down shows the teacher's cell."""
-    ctx = session.get()
     trace = ctx.trace if trace is None else trace  # not `or`: len() of a trace runs the whole pass
     _record_drawn(trace, [name])
     s = trace.step(name)
@@ -113,13 +112,13 @@ def step(name: str, head: int | None = None, drill: bool = True, show_numbers: b
     repeated = writes_numbers(chart) and (as_table(values) or ctx.state.present)  # a table would repeat the cells'
     written = show_numbers and not repeated  # text; a presenter's screen holds the heatmap with its numbers, not both
     if written and not below:
-        numbers(values, rows, cols, label=_tex_name(s, head))
+        numbers(values, rows, cols, label=_tex_name(ctx.t, s, head))
     clicks = drill and not ctx.reading
     plot(chart, f"chart.{key}", on_select=on_click(key, len(rows), len(cols)) if clicks else "ignore",
          selection_mode="points", width=chart_width(len(cols)))
     if below:
         if written:
-            numbers(values, rows, cols, label=_tex_name(s, head))
+            numbers(values, rows, cols, label=_tex_name(ctx.t, s, head))
         paper_form((s.kind, name.rsplit(".", 1)[-1]), name)
         _editors(ctx, s, head, edits)
     comparable = ctx.edits and trace is ctx.trace and not ctx.reading  # comparing: the reader's own choice
@@ -185,9 +184,9 @@ def _head_of(value, head):
     return head if value.ndim == 3 else None
 
 
-def _tex_name(step, head):
+def _tex_name(t, step, head):
     """A step's symbol with its head's number (S_1'), or its name in the reader's language."""
-    return step_tex(step.symbol, _head_of(step.value, head), session.get().t(step_name_key(step.name)))
+    return step_tex(step.symbol, _head_of(step.value, head), t(step_name_key(step.name)))
 
 
 def _comparing(ctx) -> bool:
@@ -196,8 +195,8 @@ def _comparing(ctx) -> bool:
     drawn = current()
     if drawn is not None and drawn.compare is not None:
         return drawn.compare
-    on = st.toggle(ctx.t("view.compare"), value=st.session_state.get("compare", False), key="view.compare")
-    st.session_state["compare"] = on
+    on = st.toggle(ctx.t("view.compare"), value=session_store.get(COMPARE, False), key="view.compare")
+    session_store.put(COMPARE, on)
     if drawn is not None:
         drawn.compare = on
     return on
@@ -218,7 +217,7 @@ def _compared(ctx, name, head, values, rows, cols, key):
                      largest=fmt(np.nanmax(np.abs(change)) if np.isfinite(change).any() else np.nan,
                                  ctx.state.digits)))
     if change.shape[1] <= TABLE_COLS:
-        numbers(change, rows, cols, label=r"\Delta " + _tex_name(ctx.trace.step(name), head))
+        numbers(change, rows, cols, label=r"\Delta " + _tex_name(ctx.t, ctx.trace.step(name), head))
     outlined = [(int(i), int(j)) for i, j in changed] if len(changed) <= OUTLINED_CELLS else ()
     plot(heatmap(change, rows, cols, marked=outlined, digits=ctx.state.digits, scale=type_scale(ctx)),
          f"difference.{key}", width=chart_width(len(cols)))

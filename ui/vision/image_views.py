@@ -6,7 +6,8 @@ import streamlit as st
 
 from engine import vit
 
-from ui.core import session
+from ui.core import session, session_store
+from ui.core.session_store import STATE
 from ui.core.state.vision import image
 from ui.views import draw, pickers
 from ui.vision import pictures, pixel_pad, pixels
@@ -64,8 +65,8 @@ def _one_pixel(t, picture):
 def _slid(key, row, col):
     """The slider's grey into the pixel; a forged value (not a finite number within ±engine.vit.MAX_PIXEL) is
     refused and said, the image as it was."""
-    state = st.session_state.state
-    value = st.session_state.get(key)
+    state = session_store.get(STATE)
+    value = session_store.get(key)
     try:
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             raise ValueError(value)
@@ -75,12 +76,12 @@ def _slid(key, row, col):
 
 
 def _clear(height, width):
-    state = st.session_state.state
+    state = session_store.get(STATE)
     session.set_state(state.replace(vit=pixels.cleared(state.vit, height, width)))
 
 
 def _reset():
-    state = st.session_state.state
+    state = session_store.get(STATE)
     session.set_state(state.replace(vit=state.vit.replace(pixels=())))
 
 

@@ -4,7 +4,8 @@ the catalog's words as text and sends back only a stroke, [[row, col, value], ..
 server reads it with ui.vision.pixels.read_strokes, which refuses a forged one whole."""
 import streamlit as st
 
-from ui.core import session
+from ui.core import session, session_store
+from ui.core.session_store import STATE
 from ui.vision import pixels
 
 KEY = "vit.pad"
@@ -94,10 +95,10 @@ def pad(image) -> None:
 def _drawn() -> None:
     """A stroke: its pixels into state.vit; a forged one (not a list of [row, col, value] inside the image with
     finite values within ±engine.vit.MAX_PIXEL) is refused whole, and the page says so."""
-    state = st.session_state.state
+    state = session_store.get(STATE)
     settings = state.vit.settings()
     try:
-        strokes = pixels.read_strokes((st.session_state.get(KEY) or {}).get("drawn"), settings.height, settings.width)
+        strokes = pixels.read_strokes((session_store.get(KEY) or {}).get("drawn"), settings.height, settings.width)
     except ValueError:
         refuse()
         return
@@ -106,10 +107,10 @@ def _drawn() -> None:
 
 def refuse() -> None:
     """A drawn or typed pixel refused: the page says so on its next run."""
-    st.session_state[REFUSED] = True
+    session_store.put(REFUSED, True)
 
 
 def refused_note(t) -> None:
     """The sentence for a stroke the last callback refused, once."""
-    if st.session_state.pop(REFUSED, False):
+    if session_store.pop(REFUSED, False):
         st.warning(t("vit.pad.refused"))

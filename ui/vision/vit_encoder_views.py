@@ -7,8 +7,9 @@ import streamlit as st
 from engine.config import ConfigError
 from engine.vit import ViTConfig
 
-from ui.core import session
+from ui.core import session, session_store
 from ui.core.format import decimals
+from ui.core.session_store import STATE
 from ui.core.state.vision import APP_LIMITS, SIZES, image
 from ui.views import draw, pickers, steps
 from ui.vision.vit_charts import (PANELS_PER_ROW, PLACES, attention_over_image, class_attention, self_attention, strongest,
@@ -32,7 +33,7 @@ def sizes():
         st.caption(said)
         return
     box = st.expander(t("vit_encoder.sizes", sizes=said), icon=":material/tune:", key="vit.sizes",
-                      expanded=bool(st.session_state.get("vit.sizes")), on_change="rerun")  # a label naming
+                      expanded=bool(session_store.get("vit.sizes")), on_change="rerun")  # a label naming
     # other sizes is another expander to Streamlit, which opens as `expanded` says: as the last one was
     if not box.open:
         return
@@ -43,7 +44,7 @@ def sizes():
         key = f"vit.size.{field}.{value}"  # keyed by the size: a refused number goes back to the state's
         row.number_input(t(f"vit_encoder.size_label.{field}"), low, high, value, key=key, on_change=_take_size,
                          args=(field, key), width=130)
-    refused = st.session_state.pop("vit.size.refused", None)
+    refused = session_store.pop("vit.size.refused", None)
     if refused:
         box.error(refused)
     default = ViTConfig()
@@ -52,24 +53,24 @@ def sizes():
 
 
 def _take_size(field, key):
-    number = st.session_state.get(key)
-    state = st.session_state.state
+    number = session_store.get(key)
+    state = session_store.get(STATE)
     low, high = APP_LIMITS[field]
     if not isinstance(number, int) or isinstance(number, bool) or not low <= number <= high:
         return
     try:
         session.set_state(state.replace(vit=state.vit.with_sizes(**{field: number})))
     except ConfigError as error:
-        st.session_state[key] = getattr(state.vit.settings(), field)  # the field shows the size in use again
+        session_store.put(key, getattr(state.vit.settings(), field))  # the field shows the size in use again
         t = session.get().t
         key = REFUSED.get(error.code)
-        st.session_state["vit.size.refused"] = t(key, **error.values) if key else session.refusal(t, error)
+        session_store.put("vit.size.refused", t(key, **error.values) if key else session.refusal(t, error))
 
 
 def layer():
     """The layer picked, as sections: the class token's attention over the image, then each sub-layer's steps."""
     ctx = session.get()
-    chosen = pickers.layer_picker("layer.enc")
+    chosen = pickers.layer_picker(ctx, "layer.enc")
     names = sublayers(ctx.trace, chosen)
     blocks = ctx.config.sublayers["enc"]  # {1: "attn", 2: "ffn"}
     sections = {"vit_encoder.section.image": lambda: class_token_looks(chosen)}
@@ -82,8 +83,8 @@ def sublayer(block: str, names: list[str], chosen: int):
     """A sub-layer's equation (43 or 44) and its steps, LayerNorm first, as one flow (an attention's per head)."""
     ctx = session.get()
     draw.text_and_formula(ctx.t(f"vit_encoder.{block}.text", l=chosen + 1), SUBLAYER_TEX[block])
-    head = pickers.head_picker(f"heads.vit_encoder.{chosen}") if block == "attn" else None
-    steps.flow(names, head, key=f"vit_encoder.{block}")
+    head = pickers.head_picker(ctx, f"heads.vit_encoder.{chosen}") if block == "attn" else None
+    steps.flow(ctx, names, head, key=f"vit_encoder.{block}")
 
 
 def class_token_looks(chosen: int):

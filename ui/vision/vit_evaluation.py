@@ -9,7 +9,8 @@ import streamlit as st
 
 from engine import digits, vit_train
 
-from ui.core import session
+from ui.core import session, session_store
+from ui.core.session_store import STATE
 from ui.core.state import encode
 from ui.core.state.vision import VisionState
 from ui.views import draw
@@ -85,5 +86,5 @@ def _open_on(ctx):
 
 
 def _open(index: int):
-    state = st.session_state.state
+    state = session_store.get(STATE)
     session.set_state(state.replace(vit=state.vit.replace(image=index, pixels=())))

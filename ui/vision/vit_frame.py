@@ -2,11 +2,10 @@
 every ViT page opens with: which test image it reads (and its digit) and which weights it runs."""
 from __future__ import annotations
 
-import functools
-
 import streamlit as st
 
-from ui.core import session
+from ui.core import session, session_store
+from ui.core.session_store import STATE
 from ui.core.state.vision import RANDOM, SHIPPED, TEST_IMAGES, label
 from ui.views import frame
 
@@ -15,23 +14,18 @@ CHOICE_KEYS = {SHIPPED: "vit.weights.shipped", RANDOM: "vit.weights.random_choic
 
 def page(body):
     """A ViT page's body as a step page (frame.page), drawn with the Vision Transformer's context."""
-    @functools.wraps(body)
-    def run():
-        session.use_vision(True)
-        body()
-    return frame.page(run)
+    return frame.page(body, vision=True)
 
 
-def intro(page_name: str):
+def intro(ctx, page_name: str):
     """The page's title and intro (frame.intro), then the image and weights controls."""
-    frame.intro(page_name, model_notes=False)
-    controls()
+    frame.intro(ctx, page_name, model_notes=False)
+    controls(ctx)
 
 
-def controls():
+def controls(ctx):
     """The test image (by its number, 1 to 360, with its digit) and the weights: the trained ones the repository
     ships or random ones; a following student's page shows them as text."""
-    ctx = session.get()
     t, vit = ctx.t, ctx.state.vit
     digit = label(vit)
     said = t("vit.image_is", n=vit.image + 1, digit=digit) if digit is not None else t("vit.image_drawn",
@@ -59,15 +53,15 @@ def weights_name(t, vit) -> str:
 
 
 def _take_image(key):
-    number = st.session_state.get(key)
-    state = st.session_state.state
+    number = session_store.get(key)
+    state = session_store.get(STATE)
     if isinstance(number, int) and 1 <= number <= TEST_IMAGES:
         session.set_state(state.replace(vit=state.vit.replace(image=number - 1, pixels=())))
 
 
 def _take_weights(key):
-    chosen = st.session_state.get(key)
-    state = st.session_state.state
+    chosen = session_store.get(key)
+    state = session_store.get(STATE)
     if chosen in (SHIPPED, RANDOM):
         session.set_state(state.replace(vit=state.vit.replace(weights=chosen, sizes=() if chosen == SHIPPED
                                                               else state.vit.sizes, edits=())))

@@ -27,7 +27,7 @@ def seed_slips():
 def head():
     """The head's steps in the order of the pass: z_L^0, y = LN(z_L^0), the logits, their softmax."""
     ctx = session.get()
-    steps.flow([name for name in ctx.trace if name.startswith("head.")], key="vit_head")
+    steps.flow(ctx, [name for name in ctx.trace if name.startswith("head.")], key="vit_head")
 
 
 def probabilities():

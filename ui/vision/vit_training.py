@@ -11,7 +11,8 @@ from engine.values import MAX_SEED
 from engine.vit import VisionTransformer
 from engine.vit_train import ViTTrainSettings
 
-from ui.core import runs, session
+from ui.core import runs, session, session_store
+from ui.core.session_store import STATE
 from ui.core.state.vision import SIZES
 from ui.lessons import training_views
 
@@ -54,7 +55,7 @@ def trainer():
     training_views.schedule(ctx, settings, s.d_model, "vit_train.schedule")
     if training_views.start_and_stop(ctx, "vit_train"):
         _train(vit, ctx, settings)
-    result = st.session_state.get(RESULT)
+    result = session_store.get(RESULT)
     if result is not None and result["weights"] == vit.weights:  # the weights trained last are still in use
         training_views.finished(ctx, result, "vit_train")
 
@@ -70,14 +71,14 @@ def _train(vit, ctx, settings: ViTTrainSettings):
 def keep_interrupted_run():
     """A finished or interrupted run (Stop, or leaving the page): its weights go to the server's weights store and
     become every ViT page's model, at their own sizes and seed."""
-    partial = st.session_state.pop(PARTIAL, None)
+    partial = session_store.pop(PARTIAL, None)
     if partial is None:
         return
     settings, model, losses = partial["settings"], partial["model"], partial["losses"]
     weights = runs.weights_store().put(model, {"kind": "vit_trained", "steps": len(losses)})
-    st.session_state[RESULT] = {"settings": settings, "losses": losses, "replayed": partial.get("replayed", False),
-                                "stopped": len(losses) < settings.steps, "weights": weights}
-    state = st.session_state.state
+    session_store.put(RESULT, {"settings": settings, "losses": losses, "replayed": partial.get("replayed", False),
+                               "stopped": len(losses) < settings.steps, "weights": weights})
+    state = session_store.get(STATE)
     sized = state.vit.with_sizes(**{field: getattr(model.settings, field) for field in SIZES})
     session.set_state(state.replace(vit=sized.replace(weights=weights, seed=settings.seed)))
     st.rerun()
