@@ -45,6 +45,7 @@ left.metric(ctx.t("overview.src"), " ".join(trace.src_tokens))
 middle.metric(ctx.t("overview.tgt"), " ".join(trace.tgt_tokens))
 right.metric(ctx.t("overview.next"), ctx.model.vocab.tokens[best], f"{ctx.t('overview.prob')} {last[best]:.3f}",
              delta_color="off", delta_arrow="off")
+frame.learned_note(ctx, "overview")  # which weights made that prediction, and what they have learned
 diagram, hint = st.columns([3, 2])
 draw.plot(architecture(ctx.t, trace), "overview.diagram", where=diagram, on_select=open_box, selection_mode="points")
 hint.caption(ctx.t("overview.steps.decoder_only" if c.decoder_only else "overview.steps"))

@@ -455,8 +455,8 @@ def test_a_box_of_the_overview_diagram_opens_its_page_in_the_same_session(server
     page.goto(url(server, "overview", src="World%20Hello%20World"))
     settle(page)
     diagram = page.locator('[data-testid="stPlotlyChart"]').first
-    diagram.scroll_into_view_if_needed()
     for title in (EN["page.cross_attention"], EN["page.dec_ffn"]):  # a decoder box, then one the encoder shares
+        diagram.scroll_into_view_if_needed()  # under the room's row and the next token's note: below 900 px
         box = diagram.locator("g.annotation", has_text=title).last.bounding_box()  # the decoder's column is right
         page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
         expect_title(page, title, timeout=30_000)

@@ -267,9 +267,8 @@ def join_card(t, where):
     link = _students_link(here)
     card = where.container(border=True, horizontal=True, vertical_alignment="center", gap="large", key="room.card")
     card.image(qr_png_uri(link), caption=t("room.scan_or_link"), width=JOIN_QR_PX)
-    words = card.container()
-    _code_and_link(t, words, here.code, link)
-    _warn_if_local(t, words)
+    _code_and_link(t, card.container(), here.code, link)
+    _warn_if_local(t, where)  # under the card: the code, the QR code and Start stay on a projector's first screen
     return card
 
 

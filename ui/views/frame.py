@@ -103,8 +103,9 @@ def neighbour_links(ctx: Context, page: str):
                       icon=f":material/{icon}:", icon_position=side, query_params=query)
 
 
-# The pages that show a model's predictions or attention patterns: each says which weights made them.
-PREDICTING = ("overview", "animation", "attention", "multihead", "masked_attention", "cross_attention", "output")
+# The pages that show a model's predictions or attention patterns: each says under its intro which weights made them
+# (the overview says it under its next token, below the room's card a class starts with).
+PREDICTING = ("animation", "attention", "multihead", "masked_attention", "cross_attention", "output")
 
 
 def intro(ctx: Context, page: str, model_notes: bool = True):
