@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .attention import softmax
 from .generate import beam_search, generate
 from .presets import PRESETS, preset
 from .tokens import split
@@ -70,6 +71,7 @@ def overflowing(trace, number: int) -> list[str]:
 
 def question(trace, qid: str) -> Question | None:
     """The question an id names in this pass, or None where the model has no such cell; ValueError: a forged id."""
+    kind = parse_question_id(qid)[0]
     made = _made(trace, qid)
     if made is None:
         return None
@@ -77,7 +79,7 @@ def question(trace, qid: str) -> Question | None:
     answer = float(trace[step][index])
     if not math.isfinite(answer):  # numbers that overflow: no answer to type (question_set says how many)
         return None
-    return Question(qid, parse_question_id(qid)[0], step, index, given, answer, tolerance(answer))
+    return Question(qid, kind, step, index, given, answer, tolerance(answer))
 
 
 def _made(trace, qid: str):
@@ -305,16 +307,11 @@ def saturation(n_keys: int, samples: int = SATURATION_SAMPLES, seed: int = 0) ->
         k = rng.standard_normal((samples, n_keys, d_k))  # (samples, n_keys, d_k)
         scores = (q * k).sum(axis=-1)  # (samples, n_keys)
         for divisor, scaled in ((1.0, scores), ("sqrt_dk", scores / math.sqrt(d_k))):
-            table[(d_k, divisor)] = {"spread": float(scaled.std()), "peak": _mean_largest_weight(scaled)}
+            peak = float(softmax(scaled).max(axis=-1).mean())  # softmax's largest weight of a row, averaged
+            table[(d_k, divisor)] = {"spread": float(scaled.std()), "peak": peak}
     peak = table[(SATURATION_D_K[-1], 1.0)]["peak"]
     return Answer("choice", "one_hot" if peak > (1 + 1 / n_keys) / 2 else "uniform",
                   {"table": table, "uniform": 1 / n_keys, "samples": samples, "n_keys": n_keys})
-
-
-def _mean_largest_weight(scores) -> float:
-    """softmax's largest weight of each row, averaged."""
-    shifted = np.exp(scores - scores.max(axis=-1, keepdims=True))  # (samples, n_keys)
-    return float((1 / shifted.sum(axis=-1)).mean())  # the largest weight is e^0 / Σ
 
 
 def mean_row_max(trace, att: str) -> float:
