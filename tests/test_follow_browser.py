@@ -16,7 +16,7 @@ if str(ROOT) not in sys.path:
 import pytest  # noqa: E402
 
 from conftest import app_server  # noqa: E402
-from test_browser import LOCALES  # noqa: E402
+from test_browser import LOCALES, READY  # noqa: E402
 from test_deploy import LOG_LINE, classroom, needs_nginx  # noqa: E402, F401  (classroom: the fixture)
 from test_failover import placement  # noqa: E402
 from ui.core.i18n import translator  # noqa: E402
@@ -48,10 +48,11 @@ def shown_frame(page) -> int | None:
     return int(counter.get_attribute("data-frame")) if counter.count() else None
 
 
-def wait_until(page, condition, what: str, timeout: float = FOLLOWED_WITHIN) -> None:
+def wait_until(page, condition, what, timeout: float = FOLLOWED_WITHIN) -> None:
+    """Wait for condition(); what: the awaited, said if it does not come (a callable: asked then)."""
     deadline = time.monotonic() + timeout
     while not condition():
-        assert time.monotonic() < deadline, f"not within {timeout} s: {what}"
+        assert time.monotonic() < deadline, f"not within {timeout} s: {what() if callable(what) else what}"
         page.wait_for_timeout(100)
 
 
@@ -78,9 +79,13 @@ def walk_the_class(chromium, url: str, routes=(None, None, None)) -> tuple[str, 
             if where(teacher)[0] != page:
                 teacher.locator(f'[data-testid="stSidebarNav"] a[href$="/{page}"]').click()
                 wait_until(teacher, lambda: where(teacher)[0] == page, f"the teacher on {page}")
+            row = teacher.locator(f".st-key-{key.replace('.', '-')} {BUTTON}")
+            row.first.wait_for()  # the page drawn and its run ended (its link written), as a teacher sees it before
+            teacher.wait_for_selector(READY)  # clicking: `before` is then the page's link, and a change the move's
             before = where(teacher)
-            teacher.locator(f".st-key-{key.replace('.', '-')} {BUTTON}").nth(button).click()
-            wait_until(teacher, lambda: where(teacher) != before, f"the teacher's {key} → {button + 1}")
+            row.nth(button).click()
+            wait_until(teacher, lambda: where(teacher) != before, lambda: f"the teacher's {key} → {button + 1} (the "
+                       f"button checked in the browser: {row.nth(button).get_attribute('aria-checked')})")
             moved = time.monotonic()
             for lang, student in zip(("en", "zh"), students):
                 wait_until(student, lambda: where(student) == where(teacher),
