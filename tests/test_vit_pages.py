@@ -312,6 +312,11 @@ def test_no_english_on_the_chinese_pages_of_a_teacher_nor_of_a_following_student
 
 PATCH_LABELS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"] .annotation-text')]
     .map(a => [a.textContent, parseFloat(getComputedStyle(a).fontSize), a.getBoundingClientRect().width])"""
+OVERLAPPING_LABELS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"] .xaxislayer-above')].map(axis => {
+    const boxes = [...axis.querySelectorAll('.xtick text')].map(t => t.getBoundingClientRect())
+        .filter(b => b.width > 0).sort((a, b) => a.left - b.left);
+    return boxes.slice(1).filter((b, i) => b.left < boxes[i].right).length;
+})"""
 PANEL_WIDTHS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"] .heatmaplayer image')]
     .map(i => i.getBoundingClientRect().width)"""
 
@@ -341,3 +346,14 @@ def test_the_vit_pages_in_chromium(server, new_page, lang):
         assert page.locator('[data-testid="stPlotlyChart"] .bars .point').count() == 10
         catalog = ZH if lang == "zh" else EN
         assert page.get_by_text(catalog["vit_head.right"].format(n=1, digit=6), exact=False).count() == 1
+
+
+def test_a_phones_heatmaps_label_their_columns_without_overlap(server, new_page):  # noqa: F811 (server)
+    """On a 400 px phone the embedding page's 4 × 32 and 5 × 32 heatmaps have a ~270-px plot: their 32 column
+    labels, each written, overlapped there (~8 px a column). Every axis of the page keeps its labels apart."""
+    page = new_page("en")
+    page.set_viewport_size({"width": 400, "height": 800})
+    page.goto(url(server, "vit_embed"))
+    settle(page)
+    overlaps = page.evaluate(OVERLAPPING_LABELS)
+    assert len(overlaps) >= 2 and overlaps == [0] * len(overlaps), overlaps

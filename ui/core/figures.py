@@ -31,6 +31,8 @@ BAR_ROOM = 1.35  # a bar chart's axis runs this many times its longest bar: room
 MARGIN = {"l": 10, "r": 10, "t": 10, "b": 10}
 MARKERS = {"type": "scatter", "mode": "markers", "marker": {"symbol": "square", "size": 24, "opacity": 0},
            "showlegend": False}  # the click layer's invisible markers
+ALL_LABELS = 16  # an axis of up to this many columns labels each: 16 of two digits fit a 400-px phone's ~270-px plot
+NUMBERED_LABELS = 12  # at most this many labels along a longer axis numbered 1..n: 32 labelled each overlapped there
 PLOT_WIDTH = 687  # px, a step heatmap's plot at 1280 px with the sidebar open (measured): a cell is this / columns
 
 
@@ -180,9 +182,26 @@ def _browser_row(row, heads, digits) -> dict:
 
 
 def _ticks(labels) -> dict:
-    step = max(1, len(labels) // 24)  # at most ~24 tick labels along an axis
-    return {"tickvals": list(range(0, len(labels), step)), "ticktext": list(labels)[::step], "showgrid": False,
-            "zeroline": False}
+    """An axis's labels: every one up to ALL_LABELS; an axis numbered 1, 2, …, n beyond that (a vector's
+    dimensions) the multiples of a round step and 1, at most NUMBERED_LABELS (1, 5, 10, …, 30 for 32); any other
+    axis (tokens) every step-th of its labels, at most ~24."""
+    n = len(labels)
+    if n > ALL_LABELS and list(labels) == [str(number) for number in range(1, n + 1)]:
+        step = _round_step(n / NUMBERED_LABELS)
+        positions = [0] * (step > 2) + list(range(step - 1, n, step))  # 1 too, where it stands apart
+    else:
+        positions = list(range(0, n, max(1, n // 24)))
+    return {"tickvals": positions, "ticktext": [labels[i] for i in positions], "showgrid": False, "zeroline": False}
+
+
+def _round_step(least: float) -> int:
+    """The smallest of 1, 2, 5, 10, 20, 50, … that is at least `least`."""
+    power = 1
+    while True:
+        for step in (power, 2 * power, 5 * power):
+            if step >= least:
+                return step
+        power *= 10
 
 
 def bars(labels, values, highlight=None, digits=DIGITS, counts=False) -> Chart:
