@@ -43,22 +43,23 @@ def _pick(key, row, col):
     session_store.update({f"row.{key}": row, f"col.{key}": col})
 
 
-def drill_down(ctx, trace, name, head, key, rows, cols, unedited=None):
+def drill_down(ctx, trace, name, head, key, rows, cols, unedited=None, shown=None):
     """The cell's pickers, its arithmetic, the change an edit made to it (`unedited`: the matrix before) and the
-    arithmetic as plain text when asked, in a box. On a following student's page (Context.reading): the teacher's
-    cell, named, and its arithmetic, in one element."""
+    arithmetic as plain text when asked, in a box (shown: the step's columns drawn, if not all: a long vocabulary's).
+    On a following student's page (Context.reading): the teacher's cell, named, and its arithmetic, in one element."""
+    column = (lambda col: col) if shown is None else shown.__getitem__  # the step's column of a drawn one
     if ctx.reading:
         row, col = session_store.widget(f"row.{key}"), session_store.widget(f"col.{key}")  # (selection)
         cell = ctx.t("view.cell", row=literal(rows[row]), col=literal(cols[col]))  # a token is the reader's text
-        explanation = _explained(ctx, trace, name, head, row, col)
+        explanation = _explained(ctx, trace, name, head, row, column(col))
         text_and_formula(f"**{ctx.t('view.drill')}** {cell}", ctx.t.words(explanation.latex))
         return
     with st.container(border=True):
         row, col = _drill_cell(ctx, key, rows, cols)
-        explanation = _explained(ctx, trace, name, head, row, col)
+        explanation = _explained(ctx, trace, name, head, row, column(col))
         latex(ctx.t.words(explanation.latex))
         if unedited is not None:
-            now, was = head_matrix(ctx.trace[name], head)[row, col], unedited[row, col]
+            now, was = head_matrix(ctx.trace[name], head)[row, column(col)], unedited[row, col]
             st.caption(ctx.t("view.unedited_value", value=fmt(was, ctx.state.digits),
                              change=fmt(difference(now, was), ctx.state.digits)))
         plain = st.expander(ctx.t("view.plain"), key=f"plain.{key}", on_change="rerun")

@@ -16,6 +16,7 @@ from ui.views.draw import (LATEX_CELLS, TABLE_COLS, as_table, chart_width, drawi
 from ui.views.drawn import current, from_link, show_in_link
 from ui.views.drill import drill_down, on_click, selection
 from ui.views.editors import edit_param
+from ui.views import vocabulary
 from ui.views.pickers import picker
 
 COMPARE = "compare"  # session_state: the learner compares with the unedited model (the toggle view.compare shows it)
@@ -97,17 +98,20 @@ def step(ctx, name: str, head: int | None = None, drill: bool = True, show_numbe
     per_head = f" · {ctx.t('view.head')} {head + 1}" if ctx.step_in_view and head is not None and "h" in s.axes else ""
     text_and_formula(f"##### {ctx.t(step_name_key(name))} · {ctx.t(description_key(name))}{per_head}\n\n"
                      f":gray[:small[`{name}` · {shape}]]{read_only}", ctx.t.words(s.formula))  # the code's name: API
+    key = f"{name}.{head}"
+    shown = vocabulary.columns(ctx, trace, key) if s.axes[-1] == "vocab" and vocabulary.is_long(trace) else None
     below = ctx.state.present  # a presenter's screen: the formula, then its heatmap (projector type is tall); a
     if not below:  # table of its numbers, the departure's note and the editors under them
         paper_form((s.kind, name.rsplit(".", 1)[-1]), name)
-        _editors(ctx, s, head, edits)
+        _editors(ctx, s, head, edits, shown)
     axes = step_axes(trace, name)
     values = head_matrix(s.value, head)  # (rows, cols)
     rows, cols = (axes[-2], axes[-1]) if s.value.ndim > 1 else ([""], axes[-1])
-    key = f"{name}.{head}"
+    if shown is not None:  # a real model's vocabulary: the columns that matter here
+        values, cols = values[:, shown], [cols[j] for j in shown]
     selected = selection(key, len(rows), len(cols)) if drill else None  # no drill-down: no cell to mark or click
     scale = type_scale(ctx)
-    chart = drawing(trace, ("heatmap", name, head, selected, ctx.state.digits, scale),
+    chart = drawing(trace, ("heatmap", name, head, selected, ctx.state.digits, scale, shown and tuple(shown)),
                     lambda: heatmap(values, rows, cols, selected, digits=ctx.state.digits, scale=scale))
     repeated = writes_numbers(chart) and (as_table(values) or ctx.state.present)  # a table would repeat the cells'
     written = show_numbers and not repeated  # text; a presenter's screen holds the heatmap with its numbers, not both
@@ -120,24 +124,25 @@ def step(ctx, name: str, head: int | None = None, drill: bool = True, show_numbe
         if written:
             numbers(values, rows, cols, label=_tex_name(ctx.t, s, head))
         paper_form((s.kind, name.rsplit(".", 1)[-1]), name)
-        _editors(ctx, s, head, edits)
+        _editors(ctx, s, head, edits, shown)
     comparable = ctx.edits and trace is ctx.trace and not ctx.reading  # comparing: the reader's own choice
-    unedited = _compared(ctx, name, head, values, rows, cols, key) if comparable else None
+    unedited = _compared(ctx, name, head, values, rows, cols, key, shown) if comparable else None
     if drill:
-        drill_down(ctx, trace, name, head, key, rows, cols, unedited)
+        drill_down(ctx, trace, name, head, key, rows, cols, unedited, shown)
 
 
-def _editors(ctx, s, head, edits):
+def _editors(ctx, s, head, edits, shown=None):
     """The editors of a step's parameters, under its formula on every page: a weight is edited where the formula it
     enters is written, and what it changes is drawn below. `edits` (read through earlier steps) are edited one
-    cell at a time, the lighter widget. None on a following student's page."""
+    cell at a time, the lighter widget. An embedding table shows the rows of the sentence's tokens (or of the
+    vocabulary's columns `shown`, a long vocabulary's). None on a following student's page."""
     if ctx.reading:
         return
-    used_rows = sorted(set(s.meta["ids"])) if s.kind == "embed" else None
+    used_rows = sorted(set(s.meta["ids"])) if s.kind == "embed" else shown
     for ref in _edited(ctx, s, edits):
         per_head = ctx.model.params[ref].ndim == 3 or param_key(ref) in ("b_Q", "b_K", "b_V")
-        edit_param(ref, head=head if per_head else None, rows=None if ref in edits else used_rows,
-                   one_cell=ref in edits)
+        rows = used_rows if ref.startswith("embed.") and ref not in edits else None
+        edit_param(ref, head=head if per_head else None, rows=rows, one_cell=ref in edits)
 
 
 def _edited(ctx, s, edits) -> list[str]:
@@ -202,12 +207,14 @@ def _comparing(ctx) -> bool:
     return on
 
 
-def _compared(ctx, name, head, values, rows, cols, key):
+def _compared(ctx, name, head, values, rows, cols, key, shown=None):
     """When asked: the step's difference from the unedited model's run (edited − unedited), as numbers where
-    they fit and a heatmap with the changed cells outlined. Returns the unedited matrix, or None."""
+    they fit and a heatmap with the changed cells outlined (shown: the vocabulary's columns drawn, if not all).
+    Returns the unedited matrix, or None."""
     if not _comparing(ctx):
         return None
     before = head_matrix(runs.unedited_trace(ctx.state, ctx.vision)[name], head)
+    before = before if shown is None else before[:, shown]
     change = difference(values, before)
     changed = np.argwhere(change != 0)
     if not len(changed):
