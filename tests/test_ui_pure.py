@@ -1383,6 +1383,7 @@ def test_every_bar_has_its_number_at_the_readers_digits_without_e_notation():
     assert "text" not in bar and numbers["mode"] == "text" and numbers["y"] == bar["y"] == ["hola", "mundo", "el"]
     assert numbers["text"] == ["0.999", "6.26×10⁻⁵", "0"] and numbers["x"] == bar["x"]
     assert chart["layout"]["xaxis"]["range"] == [0, pytest.approx(0.9991 * BAR_ROOM)] and BAR_ROOM > 1
+    assert chart["layout"]["xaxis"]["exponentformat"] == "power"  # a long vocabulary's ticks: 2×10⁻⁴, not "200μ"
     assert bars(["a"], np.array([np.nan])).to_dict()["layout"]["xaxis"]["range"] == [0, BAR_ROOM]
 
 

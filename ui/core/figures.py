@@ -219,7 +219,8 @@ def bars(labels, values, highlight=None, digits=DIGITS, counts=False) -> Chart:
     finite = np.asarray(values, dtype=float)[np.isfinite(values)]  # NaN where the naive softmax overflowed
     longest = float(finite.max()) if finite.size and finite.max() > 0 else 1.0
     return Chart(data, {"height": max(160, 28 * len(labels) + 40), "margin": MARGIN, "showlegend": False,
-                        "xaxis": {"range": [0, longest * BAR_ROOM], "visible": not counts},
+                        "xaxis": {"range": [0, longest * BAR_ROOM], "visible": not counts,
+                                  "exponentformat": "power"},  # ticks 2×10⁻⁴ as the bars' numbers, not 200μ
                         "yaxis": {"autorange": "reversed", "type": "category"}})  # a token or answer "1" is a name
 
 
