@@ -1,7 +1,8 @@
 """What a handout says, as blocks any renderer writes (ui.handout.render: HTML, Markdown): the settings, every step
 of the trace in the order data flows (its name, line, formula, shape, where it departs from the paper, its numbers:
-written out up to LATEX_MAX × LATEX_MAX, else a heatmap), then the post's differences from the paper. Pure: the
-trace's numbers, the catalogs' words and the engine's formulas, nothing written here twice."""
+tables whose rows and columns are labelled by token, up to LATEX_MAX rows and as wide as a printed A4 page holds,
+else a heatmap), what the model predicts, then the post's differences from the paper. Pure: the trace's numbers, the
+catalogs' words and the engine's formulas, nothing written here twice."""
 from __future__ import annotations
 
 import dataclasses
@@ -122,9 +123,10 @@ def _numbers(trace, step, title: str, digits: int, t) -> list[Block]:
     head's each; or, when one has more than LATEX_MAX rows or is too wide for the page, one heatmap."""
     value = np.atleast_2d(step.value)  # (rows, cols) or (h, rows, cols)
     *_, rows, cols = [[""], *step_axes(trace, step.name)]  # a vector's one row is unlabelled
+    few = value.shape[-2] <= LATEX_MAX and value.shape[-1] <= PAGE_CHARS // (1 + CELL_CHARS)  # else none fits
     tables = [_table(step_tex(step.symbol, None if value.ndim == 2 else head, title), matrix, rows, cols, digits)
-              for head, matrix in enumerate(value if value.ndim == 3 else [value])]
-    if value.shape[-2] <= LATEX_MAX and _fits(tables[0]):
+              for head, matrix in enumerate(value if value.ndim == 3 else [value])] if few else []
+    if tables and all(map(_fits, tables)):
         return [Block("matrix", rows=table) for table in tables]
     picture = heatmap(value)
     key = "handout.heatmap.heads" if value.ndim == 3 else "handout.heatmap"

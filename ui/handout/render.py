@@ -34,7 +34,8 @@ math[display="block"] { margin: 0.6rem 0; overflow-x: auto; }
 table { border-collapse: collapse; font-size: 0.9rem; margin: 0.4rem 0; } td, th { border: 1px solid #ccc;
        padding: 0.25rem 0.5rem; vertical-align: top; text-align: left; overflow-wrap: break-word; }
 table.text { width: 100%; } table.text math { font-size: 1em; } table.text th { word-break: keep-all; }
-table.matrix { font-size: 0.8rem; font-variant-numeric: tabular-nums; } table.matrix td { text-align: right;
+table.matrix { font-size: 0.8rem; font-variant-numeric: tabular-nums; display: inline-table; vertical-align: top;
+       margin-right: 0.8rem; } table.matrix td { text-align: right;
        padding: 0.15rem 0.4rem; overflow-wrap: normal; white-space: nowrap; } table.matrix th { background: #f4f4f4; }
 img { image-rendering: pixelated; border: 1px solid #ccc; max-width: 100%; } figure { margin: 0.6rem 0; }
 .heat { display: grid; gap: 2px 4px; width: max-content; max-width: 100%; font-size: 0.75rem; }
