@@ -45,11 +45,12 @@ def heatmap(values: np.ndarray) -> Heatmap:
     shades = [_shades(_binned(panel, block), limit or 1.0, signed) for panel in finite]
     pixels = _grid(shades, across)  # (rows', cols') palette entries
     cell = tuple(max(1, min(CELL, most // n)) for most, n in zip((MAX_HEIGHT, MAX_WIDTH), pixels.shape))
-    pixels = pixels.repeat(cell[0], axis=0).repeat(cell[1], axis=1)  # (rows' · cell height, cols' · cell width)
+    (rows, cols), (tall, wide) = pixels.shape, cell
+    pixels = np.broadcast_to(pixels[:, None, :, None], (rows, tall, cols, wide)).reshape(rows * tall, cols * wide)
     image = Image.frombytes("P", pixels.shape[::-1], pixels.tobytes())
     image.putpalette(_palette(DIVERGING if signed else SEQUENTIAL))
     out = io.BytesIO()
-    image.save(out, format="PNG", optimize=True)
+    image.save(out, format="PNG")
     return Heatmap(out.getvalue(), block, signed, cell, image.size)
 
 
