@@ -1,4 +1,5 @@
-"""A matrix too large to write out, as a small PNG heatmap in the app's colours (pure: NumPy and Pillow)."""
+"""A matrix too large to write out, as a PNG heatmap in the app's colours, its cells large enough to see on paper
+(pure: NumPy and Pillow)."""
 from __future__ import annotations
 
 import io
@@ -11,6 +12,8 @@ from plotly.colors import unlabel_rgb
 from ui.core.figures import DIVERGING, SEQUENTIAL
 
 MAX_WIDTH, MAX_HEIGHT = 512, 256  # pixels of an image: a printed page's width shows no more
+CELL = 24  # pixels a side of a cell at most (6.4 mm printed at 96 px to the inch), so a Markdown viewer, which
+# shows an image at its own size, shows a 3 × 11 matrix as large as the HTML does
 PANELS_PER_ROW = 4  # heads' panels side by side, then the next row of heads
 GAP = 2  # pixels between two heads' panels
 MASKED = 0  # the palette's entry for −∞ and NaN cells (light grey); colours are entries 1..255
@@ -19,14 +22,17 @@ SHADES = 255
 
 class Heatmap(NamedTuple):
     png: bytes
-    block: tuple[int, int]  # each pixel is the mean of this many (rows, columns) of cells
+    block: tuple[int, int]  # each square is the mean of this many (rows, columns) of cells
     signed: bool  # diverging colours centred at 0, else 0 to the largest
+    cell: tuple[int, int]  # pixels (tall, wide) of a square: a band when only one side is long (2 × 512 numbers)
+    size: tuple[int, int]  # the image's (width, height) in pixels
 
 
 def heatmap(values: np.ndarray) -> Heatmap:
     """values (rows, cols), or (h, rows, cols) drawn as h panels, PANELS_PER_ROW to a row: red positive, blue
     negative (white 0) when any cell is negative, else white 0 to blue; −∞ and NaN grey. A side longer than the
-    image's limit is binned: each pixel the mean of a block of cells."""
+    image's limit is binned: each square the mean of a block of cells. A square is up to CELL pixels a side, each
+    side as long as the image's limit allows, so two rows of 512 are two bands, not two lines of pixels."""
     panels = values if values.ndim == 3 else np.atleast_2d(values)[None]  # (h, rows, cols)
     h, rows, cols = panels.shape
     across, down = min(h, PANELS_PER_ROW), _ceil(h, PANELS_PER_ROW)
@@ -38,11 +44,14 @@ def heatmap(values: np.ndarray) -> Heatmap:
     limit = float(np.nanmax(np.abs(finite))) if any_finite else 1.0
     shades = [_shades(_binned(panel, block), limit or 1.0, signed) for panel in finite]
     pixels = _grid(shades, across)  # (rows', cols') palette entries
+    cell = tuple(max(1, min(CELL, most // n)) for most, n in zip((MAX_HEIGHT, MAX_WIDTH), pixels.shape))
+    (rows, cols), (tall, wide) = pixels.shape, cell
+    pixels = np.broadcast_to(pixels[:, None, :, None], (rows, tall, cols, wide)).reshape(rows * tall, cols * wide)
     image = Image.frombytes("P", pixels.shape[::-1], pixels.tobytes())
     image.putpalette(_palette(DIVERGING if signed else SEQUENTIAL))
     out = io.BytesIO()
-    image.save(out, format="PNG", optimize=True)
-    return Heatmap(out.getvalue(), block, signed)
+    image.save(out, format="PNG")
+    return Heatmap(out.getvalue(), block, signed, cell, image.size)
 
 
 def _grid(panels: list[np.ndarray], across: int) -> np.ndarray:
