@@ -186,6 +186,10 @@ def activation(trace, step, g):
     hidden = trace.resolve(step.inputs[0])  # (n, d_ff)
     if step.meta["fn"] == "relu":
         return [(step.inputs[0], g * (hidden > 0))]  # ReLU'(0) = 0, as PyTorch
+    if step.meta["fn"] == "swish":
+        with np.errstate(over="ignore"):
+            sigma = 1.0 / (1.0 + np.exp(-hidden))  # (n, d_ff)
+        return [(step.inputs[0], g * sigma * (1.0 + hidden * (1.0 - sigma)))]
     # Phi(H) = GELU(H) / H, read off the forward value (NumPy has no erf); Phi(0) = 1/2
     phi_cdf = np.divide(step.value, hidden, out=np.full(hidden.shape, 0.5), where=hidden != 0)  # (n, d_ff)
     phi_pdf = np.exp(-0.5 * hidden**2) / math.sqrt(2.0 * math.pi)  # (n, d_ff)

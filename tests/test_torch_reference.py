@@ -161,7 +161,7 @@ def assert_matches_torch(model, trace):
         logits = y[0] @ torch.tensor(model.params["embed.src"]).T + torch.tensor(model.params["unembed.b"])
         close(logits, trace["logits"], "logits")
         never = torch.zeros(len(model.vocab), dtype=torch.bool)
-        never[list(model.vocab.never_next)] = True  # <unk> is never a next token
+        never[list(model.never_next)] = True  # <unk> is never a next token
         close(torch.softmax(logits.masked_fill(never, -math.inf), dim=-1), trace["probs"], "probs")
 
 
