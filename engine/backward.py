@@ -44,7 +44,7 @@ def loss_and_grads(model, src: str, tgt: str, *, label_smoothing=0.0, ignore_id=
     """One training example: the forward pass with teacher forcing, the loss, and backpropagation."""
     _check_trainable(model)
     trace = model.run(src, tgt, dropout=dropout, seed=seed)
-    dec_ids, targets = teacher_forcing(model.vocab, trace.tgt_ids[1:])
+    dec_ids, targets = teacher_forcing(model, trace.tgt_ids[1:])
     return _loss_and_grads(model, trace, list(trace.src_ids), dec_ids, targets,
                            dict(label_smoothing=label_smoothing, ignore_id=ignore_id))
 
@@ -56,7 +56,7 @@ def padded_loss_and_grads(model, pairs, *, label_smoothing=0.0, dropout=0.0, see
     _check_trainable(model)
     trace = model.run_batch(pairs, dropout=dropout, seed=seed)
     width, lengths = len(trace.tgt_ids[0]), trace.step("tgt.pad_mask").meta["lengths"]
-    forced = (teacher_forcing(model.vocab, ids[1:n])[1] for ids, n in zip(trace.tgt_ids, lengths))
+    forced = (teacher_forcing(model, ids[1:n])[1] for ids, n in zip(trace.tgt_ids, lengths))
     targets = [t + [PADDED] * (width - len(t)) for t in forced]
     return _loss_and_grads(model, trace, [list(ids) for ids in trace.src_ids], [list(ids) for ids in trace.tgt_ids],
                            targets, dict(label_smoothing=label_smoothing, ignore_id=PADDED))

@@ -24,7 +24,8 @@ LIMITS = {  # inclusive bounds for the integer sizes
     "max_len": (1, 4096),
 }
 DEPTHS = {"enc": "n_enc_layers", "dec": "n_dec_layers"}  # each stack's own depth, None: n_layers
-NEWER_FIELDS = (*DEPTHS.values(), "decoder_only", "residual", "decoder_start", "never_next")  # fields older files lack; their defaults keep those files' model
+# fields older files lack; their defaults keep those files' model
+NEWER_FIELDS = (*DEPTHS.values(), "decoder_only", "residual", "decoder_start", "never_next")
 
 
 class ConfigError(ValueError):

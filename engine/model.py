@@ -31,8 +31,9 @@ NO_RESIDUAL_TEX = {"post": r"\operatorname{Sublayer}(X)",  # Config.residual off
                    "pre": r"\operatorname{Sublayer}(\operatorname{LayerNorm}(X))"}
 LOGITS_TEX = r"\text{logits} = y\, W_{\text{out}} + b_{\text{out}}"
 TIED_LOGITS_TEX = r"\text{logits} = y\, E^\top + b_{\text{out}}"
-VOCAB_MASK_TEX = {kind: r"M_v = \begin{cases} -\infty & v = \texttt{<%s>} \\ 0 & \text{⟦otherwise⟧} \end{cases}" % kind
-                  for kind in ("unk", "pad")}  # Config.never_next
+VOCAB_MASK_TEX = {  # Config.never_next
+    kind: r"M_v = \begin{cases} -\infty & v = \texttt{<%s>} \\ 0 & \text{⟦otherwise⟧} \end{cases}" % kind
+    for kind in ("unk", "pad")}
 MASKED_LOGITS_TEX = r"\text{logits}' = \text{logits} + M"
 PROBS_TEX = r"P = \operatorname{softmax}(\text{logits}')"
 _ACTIVATION_NAMES = {"relu": "ReLU", "gelu": "GELU", "swish": "Swish"}

@@ -13,7 +13,8 @@ def split(text: str) -> list[str]:
 
 class Vocabulary:
     """Tokens in id order; look-up ignores case, so "Hello" finds "hello", unless `case_sensitive` (a subword
-    vocabulary such as Marian's has "▁The" and "▁the"). `end` is its end-of-sentence token: EOS, or Marian's </s>."""
+    vocabulary such as Marian's has "▁The" and "▁the"). `end` is its end-of-sentence token: EOS, or Marian's
+    </s>."""
 
     def __init__(self, tokens, *, end: str = EOS, case_sensitive: bool = False):
         self.tokens, self.end, self.case_sensitive = tuple(tokens), end, case_sensitive

@@ -1,7 +1,7 @@
 """Command line: translate a sentence with a Marian checkpoint, a folder in the Hugging Face layout or a Hub id.
 
     python -m marian --model opus-mt-en-zh --src "Hello world."           # greedy
-    python -m marian --model opus-mt-en-zh --src "Hello world." --beam    # the checkpoint's beam size and length penalty
+    python -m marian --model opus-mt-en-zh --src "Hello world." --beam    # the checkpoint's beams, length penalty
     python -m marian --model opus-mt-en-mul --language ">>cmn_Hans<<" --src "Hello world."
 
 It prints one JSON object: the source's pieces, the tokens written and their text. The command is this package's, not

@@ -25,6 +25,7 @@ from . import weights
 from .tokenizer import EOS, MarianVocabulary
 
 FILES = ("config.json", "generation_config.json", "model.safetensors", "vocab.json", "source.spm", "target.spm")
+GENERATION = "generation_config.json"  # optional: older repositories keep num_beams and bad_words_ids in config.json
 PICKLE = "pytorch_model.bin"
 ACTIVATIONS = {"swish": "swish", "silu": "swish", "relu": "relu", "gelu": "gelu"}  # transformers' ACT2FN names
 NAME = "marian"  # the engine model's name
@@ -35,21 +36,22 @@ GET_SAFETENSORS = ("Get model.safetensors: on the Hub, a repository without one 
 
 
 def load_folder(folder) -> tuple[Model, dict]:
-    """(the model, its generation settings: num_beams, length_penalty, max_length) of the checkpoint in `folder`."""
+    """(the model, its generation settings: num_beams, length_penalty, max_length) of the checkpoint in `folder`;
+    generation_config.json's, else config.json's (older checkpoints), else transformers' defaults."""
     folder = Path(folder)
     _check_files(folder)
     hf = _read_json(folder / "config.json")
     config = engine_config(hf)
     vocab = _vocabulary(folder, hf)
     params = _parameters(folder / "model.safetensors", config, len(vocab))
-    generation = _generation(_read_json(folder / "generation_config.json"), hf)
+    generation = _generation(_read_json(folder / GENERATION) if (folder / GENERATION).is_file() else {}, hf)
     return Model(NAME, config, vocab, params), generation
 
 
 def _check_files(folder: Path):
     if not folder.is_dir():
         raise ConfigError(f"there is no folder {str(folder)!r}", "marian_no_folder", folder=str(folder))
-    missing = [name for name in FILES if not (folder / name).is_file()]
+    missing = [name for name in FILES if name != GENERATION and not (folder / name).is_file()]
     if "model.safetensors" in missing and (folder / PICKLE).is_file():
         raise ConfigError(f"{folder} has its weights as {PICKLE} only, a pickle, which is never loaded here (it can "
                           f"run code). {GET_SAFETENSORS}", "marian_pickle_only", folder=str(folder))
@@ -191,5 +193,6 @@ def _generation(gen: dict, hf: dict) -> dict:
     if bad not in (None, [[pad]]):
         raise ConfigError(f"generation_config.json's bad_words_ids is {bad}; the engine masks <pad> ([[{pad}]]) alone",
                           "marian_bad_words", value=str(bad))
-    return {"num_beams": gen.get("num_beams", 1), "length_penalty": gen.get("length_penalty", 1.0),
+    return {"num_beams": gen.get("num_beams", hf.get("num_beams", 1)),
+            "length_penalty": gen.get("length_penalty", hf.get("length_penalty", 1.0)),
             "max_length": gen.get("max_length", hf.get("max_length", 20))}

@@ -129,7 +129,7 @@ def assert_grads_match_torch(model, src, tgt, label_smoothing=0.0, result=None):
 
 def loss_only(model, src, tgt, *, label_smoothing=0.0, ignore_id=None, dropout=0.0, seed=0):
     trace = model.run(src, tgt, dropout=dropout, seed=seed)
-    _, targets = teacher_forcing(model.vocab, trace.tgt_ids[1:])
+    _, targets = teacher_forcing(model, trace.tgt_ids[1:])
     return cross_entropy(trace["masked_logits"], targets, label_smoothing=label_smoothing, ignore_id=ignore_id)[0]
 
 
@@ -162,7 +162,7 @@ def assert_grads_match_finite_differences(model, src, tgt, **options):
 
 # ---- the tests: PyTorch --------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("activation", ["relu", "gelu"])
+@pytest.mark.parametrize("activation", ["relu", "gelu", "swish"])
 @pytest.mark.parametrize("placement", ["post", "pre"])
 @settings(max_examples=examples(20, large=60), deadline=None)  # a pull request's, or the large profile's
 @given(case=cases(), shared=st.booleans(), tied=st.booleans(), smoothing=st.sampled_from([0.0, 0.1]))

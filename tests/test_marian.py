@@ -28,7 +28,8 @@ from marian.__main__ import main as cli
 ENGLISH = ["Hello world.", "The cat sat on the mat.", "How are you today?", "I love learning about attention!",
            "Good morning, my friend.", "Where is the library?", "We need more data, not less.",
            "Attention is all you need.", "The students read a book in the morning."]
-CHINESE = ["你好，世界。", "猫坐在垫子上。", "你今天好吗？", "我喜欢学习注意力！", "早上好，我的朋友。", "图书馆在哪里？",
+CHINESE = ["你好，世界。", "猫坐在垫子上。", "你今天好吗？", "我喜欢学习注意力！", "早上好，我的朋友。",
+           "图书馆在哪里？",
            "我们需要更多的数据。", "注意力就是你所需要的一切。", "学生们早上读书。"]
 LANGUAGES = (">>cmn_Hans<<", ">>yue_Hant<<")
 SMALL = dict(d_model=16, heads=4, ffn=24, enc=3, dec=2, positions=64)
@@ -186,7 +187,10 @@ def test_the_loader_reads_transformers_names(reference):
     assert names == set(weights.theirs(model.config)) | {weights.EMBEDDING}
 
 
-@pytest.mark.parametrize("src, tgt", [(s, t) for s, t in zip(SENTENCES, ["你好", "", "猫坐在", "Hello", "图书馆", "x"])])
+TARGETS = ["你好", "", "猫坐在", "Hello", "图书馆", "x"]  # the decoder reads <pad> and these pieces
+
+
+@pytest.mark.parametrize("src, tgt", list(zip(SENTENCES, TARGETS)))
 def test_every_step_transformers_records_equals_the_engines(reference, src, tgt):
     """Every encoder and decoder layer's output, every attention's weights (self, causal, cross), the logits and
     the probabilities generation draws from (<pad> masked, as bad_words_ids does) within 1e-9."""
@@ -325,8 +329,8 @@ REFUSALS = {  # what is done to a good folder: (the refusal's code, words its me
     "only pytorch_model.bin": (_only_pickle, "marian_pickle_only", "safetensors"),
     "a BART config": (_edit_json("config.json", lambda c: c.update(model_type="bart")), "marian_architecture",
                       "'bart'"),
-    "wider d_ff than the weights": (_edit_json("config.json", lambda c: c.update(encoder_ffn_dim=32, decoder_ffn_dim=32)),
-                                    "marian_shape", "W_1"),
+    "wider d_ff than the weights": (
+        _edit_json("config.json", lambda c: c.update(encoder_ffn_dim=32, decoder_ffn_dim=32)), "marian_shape", "W_1"),
     "a truncated safetensors file": (_truncated, "marian_safetensors", "cut short"),
     "a vocabulary smaller than the config's": (_edit_json("vocab.json", lambda v: v.pop(">>yue_Hant<<")),
                                               "marian_vocab_ids", "vocab.json"),
@@ -340,6 +344,12 @@ REFUSALS = {  # what is done to a good folder: (the refusal's code, words its me
     "unshared embeddings": (_edit_json("config.json", lambda c: c.update(share_encoder_decoder_embeddings=False)),
                             "marian_unshared", "share_encoder_decoder_embeddings"),
 }
+
+
+def test_an_older_folder_keeps_its_generation_settings_in_config_json(numpy_folder, tmp_path):
+    folder = shutil.copytree(numpy_folder, tmp_path / "checkpoint")
+    (folder / "generation_config.json").unlink()
+    assert marian.load(folder)[1] == {"num_beams": 4, "length_penalty": 1.0, "max_length": 64}
 
 
 @pytest.mark.parametrize("case", REFUSALS)
