@@ -20,11 +20,13 @@ import numpy as np
 from engine.config import Config, ConfigError
 from engine.model import Model
 from engine.params import param_shapes
+from engine.positional import positional_encoding
 
 from . import weights
 from .tokenizer import EOS, MarianVocabulary
 
 FILES = ("config.json", "generation_config.json", "model.safetensors", "vocab.json", "source.spm", "target.spm")
+POSITION_TOLERANCE = 1e-3  # float16's rounding of numbers up to 1
 GENERATION = "generation_config.json"  # optional: older repositories keep num_beams and bad_words_ids in config.json
 PICKLE = "pytorch_model.bin"
 ACTIVATIONS = {"swish": "swish", "silu": "swish", "relu": "relu", "gelu": "gelu"}  # transformers' ACT2FN names
@@ -146,6 +148,7 @@ def _parameters(path: Path, config: Config, vocab_size: int) -> dict:
         raise ConfigError(f"model.safetensors does not hold this config's weights: missing {missing[:5]}, "
                           f"unexpected {unknown[:5]}", "marian_weights_names", n=len(missing) + len(unknown),
                           name=(missing + unknown)[0])
+    _check_positions(arrays, config)
     params = {"embed.src": table}
     params |= {ours: weights.to_engine(ours, arrays[hf], config.n_heads) for hf, ours in names.items()}
     for name, shape in param_shapes(config, vocab_size).items():
@@ -154,6 +157,18 @@ def _parameters(path: Path, config: Config, vocab_size: int) -> dict:
                               f"vocab.json give {shape}", "marian_shape", param=name, shape=str(shape),
                               got=str(params[name].shape))
     return params
+
+
+def _check_positions(arrays, config):
+    """Positions an older checkpoint saved: they must be Marian's sinusoid, which the engine computes (in float64;
+    the file's are rounded to float32 or float16, hence the tolerance)."""
+    for name in weights.POSITIONS:
+        if name in arrays:
+            saved = arrays[name]
+            table = positional_encoding(config.pos_encoding, len(saved), config.d_model)
+            if saved.shape != table.shape or np.abs(saved - table).max() > POSITION_TOLERANCE:
+                raise ConfigError(f"{name} is not Marian's sinusoid (sines, then cosines), which this loader computes",
+                                  "marian_positions", param=name)
 
 
 def _embedding(arrays) -> np.ndarray:
@@ -175,8 +190,8 @@ def _read_safetensors(path: Path) -> dict:
     try:
         arrays = load_file(str(path))
     except (SafetensorError, OSError, ValueError, TypeError) as error:
-        raise ConfigError(f"model.safetensors cannot be read ({error}); it may be cut short: fetch it again",
-                          "marian_safetensors", detail=str(error)) from None
+        raise ConfigError(f"model.safetensors cannot be read ({error}); it may be cut short (fetch it again) or hold "
+                          "numbers NumPy does not have (bfloat16)", "marian_safetensors", detail=str(error)) from None
     for name, value in arrays.items():
         if value.dtype.kind != "f":
             raise ConfigError(f"{name} holds {value.dtype}, not floating-point numbers", "marian_dtype", param=name)

@@ -7,7 +7,7 @@ bad_words_ids = [[pad]]) at small sizes, float64, with random weights (every bia
 save_pretrained writes as a Hugging Face folder. The tests that use that model (the `reference` fixture) need PyTorch
 and transformers; the others, the refusals and the command line, read a folder written here with NumPy under the
 loader's names (test_the_loader_reads_transformers_names holds those names to save_pretrained's) and are in the fast
-tier (tests/conftest.py)."""
+tier (tests/conftest.py: the tests of no fixture named "...reference")."""
 from __future__ import annotations
 
 import io
@@ -32,6 +32,8 @@ CHINESE = ["你好，世界。", "猫坐在垫子上。", "你今天好吗？", 
            "图书馆在哪里？",
            "我们需要更多的数据。", "注意力就是你所需要的一切。", "学生们早上读书。"]
 LANGUAGES = (">>cmn_Hans<<", ">>yue_Hant<<")
+WORDS = [w for line in ENGLISH + CHINESE for w in line.split()] + list("你好，。！？,.!?;:'\"-") + [
+    "zebra", "quixotic", "Ωmega", "🙂", "</s>", "<unk>", "<pad>", ">>fr<<", "\t", "HELLO"]  # random texts' parts
 SMALL = dict(d_model=16, heads=4, ffn=24, enc=3, dec=2, positions=64)
 FULL = dict(d_model=512, heads=8, ffn=2048, enc=6, dec=6, positions=512)  # opus-mt's sizes, with the small vocabulary
 SENTENCES = ["Hello world.", "How are you today?", "The cat sat on the mat, my friend!", "你好，世界。",
@@ -230,11 +232,11 @@ def test_marians_positions_are_the_papers_sines_then_cosines(reference):
 
 
 def test_greedy_generation_writes_what_transformers_generate_writes(reference):
-    """Token for token, with generate(num_beams=1, do_sample=False); forced_eos_token_id is off there, since the
-    engine does not force </s> at max_length (it stops there)."""
+    """Token for token on 20 sentences, with generate(num_beams=1, do_sample=False); forced_eos_token_id is off
+    there, since the engine does not force </s> at max_length (it stops there)."""
     _, hf, tokenizer, model, _ = reference
-    lengths = []
-    for src in SENTENCES:
+    lengths, rng = [], random.Random(1)
+    for src in SENTENCES + [random_text(rng) or "Hello" for _ in range(14)]:
         ids = tokenizer(src, return_tensors="pt")["input_ids"]
         theirs = hf.generate(ids, num_beams=1, do_sample=False, max_length=13, forced_eos_token_id=None)
         ours = generate(model, src, max_len=12)
@@ -254,9 +256,9 @@ def test_the_trace_passes_the_pytorch_check(reference):
     assert SCRIPT.check(npz_arrays(trace)) == 0
 
 
-def random_text(rng, pieces) -> str:
+def random_text(rng) -> str:
     """A sentence of words, Chinese characters, punctuation, unknown letters, spaces and special tokens."""
-    parts = [rng.choice(pieces) for _ in range(rng.randrange(0, 9))]
+    parts = [rng.choice(WORDS) for _ in range(rng.randrange(0, 9))]
     text = "".join(part + rng.choice(["", " ", "  "]) for part in parts)
     return (rng.choice(LANGUAGES) + rng.choice(["", " "]) if rng.random() < 0.2 else "") + text
 
@@ -265,10 +267,8 @@ def test_tokenization_equals_marian_tokenizers(reference):
     """Source (with </s>), target pieces and decoding, on 1,000 random texts and on edge cases."""
     _, _, tokenizer, model, _ = reference
     rng = random.Random(0)
-    words = [w for line in ENGLISH + CHINESE for w in line.split()] + list("你好，。！？,.!?;:'\"-") + [
-        "zebra", "quixotic", "Ωmega", "🙂", "</s>", "<unk>", "<pad>", ">>fr<<", "\t", "HELLO"]
     texts = ["", " ", "Hello", "你好", ">>cmn_Hans<<", ">>cmn_Hans<< 你好", "a</s>b", "<unk><unk>", "x" * 30]
-    texts += [random_text(rng, words) for _ in range(1000)]
+    texts += [random_text(rng) for _ in range(1000)]
     vocab = model.vocab
     for text in texts:
         assert vocab.encode(text)[0] == tokenizer(text)["input_ids"], text
@@ -279,11 +279,16 @@ def test_tokenization_equals_marian_tokenizers(reference):
     assert vocab.languages == LANGUAGES == tuple(tokenizer.supported_language_codes)
 
 
-def test_opus_mt_sizes_match_transformers(tmp_path):
-    """d_model 512, 8 heads, d_ff 2048, 6 + 6 layers (opus-mt's), the small vocabulary: the logits within 1e-9."""
+@pytest.fixture
+def full_size_reference(tmp_path):
+    """(transformers' model, tokenizer, the engine's model) at opus-mt's sizes with the small vocabulary."""
     hf, tokenizer = build_reference(tmp_path, FULL, seed=1)
-    model, _ = marian.load(tmp_path)
-    out, trace = run_both(hf, tokenizer, model, "The cat sat on the mat.", "猫坐")
+    return hf, tokenizer, marian.load(tmp_path)[0]
+
+
+def test_opus_mt_sizes_match_transformers(full_size_reference):
+    """d_model 512, 8 heads, d_ff 2048, 6 + 6 layers (opus-mt's), the small vocabulary: the logits within 1e-9."""
+    out, trace = run_both(*full_size_reference, "The cat sat on the mat.", "猫坐")
     assert np.abs(out.logits[0].numpy() - trace["logits"]).max() <= TOLERANCE
 
 
@@ -319,6 +324,26 @@ def _truncated(folder):
     path.write_bytes(path.read_bytes()[:-100])
 
 
+def _resave(change):
+    """Damage: model.safetensors with its tensors changed by `change` (a function of the dict of arrays)."""
+    def edit(folder):
+        from safetensors.numpy import load_file, save_file
+
+        arrays = load_file(str(folder / "model.safetensors"))
+        change(arrays)
+        save_file(arrays, str(folder / "model.safetensors"))
+    return edit
+
+
+def _older_names(arrays):
+    """As a checkpoint saved by transformers 4 may hold them: every tied copy of the table, the positions (float32)."""
+    for name in weights.TIED_COPIES:
+        arrays[name] = arrays[weights.EMBEDDING]
+    table = engine.positional.positional_encoding("sinusoidal_halves", SMALL["positions"], SMALL["d_model"])
+    arrays |= dict.fromkeys(weights.POSITIONS, np.ascontiguousarray(table, np.float32))  # save_file writes the bytes
+    # in memory order, and the table is Fortran-ordered (its columns picked from the paper's)
+
+
 def _swap_vocabulary(folder):
     vocab = json.loads((folder / "vocab.json").read_text(encoding="utf-8"))
     vocab["<pad>"], vocab["</s>"] = vocab["</s>"], vocab["<pad>"]
@@ -341,9 +366,20 @@ REFUSALS = {  # what is done to a good folder: (the refusal's code, words its me
                                       "target.spm"),
     "other bad words": (_edit_json("generation_config.json", lambda g: g.update(bad_words_ids=[[1]])),
                         "marian_bad_words", "bad_words_ids"),
+    "positions that are not the sinusoid": (_resave(lambda a: _older_names(a) or a.update(
+        {weights.POSITIONS[1]: np.zeros_like(a[weights.POSITIONS[1]])})), "marian_positions", "sinusoid"),
+    "tied copies that differ": (_resave(lambda a: _older_names(a) or a.update(
+        {"lm_head.weight": a["lm_head.weight"] + 1e-3})), "marian_untied", "differ"),
     "unshared embeddings": (_edit_json("config.json", lambda c: c.update(share_encoder_decoder_embeddings=False)),
                             "marian_unshared", "share_encoder_decoder_embeddings"),
 }
+
+
+def test_an_older_file_with_the_tables_copies_and_positions_loads_the_same_model(numpy_folder, tmp_path):
+    folder = shutil.copytree(numpy_folder, tmp_path / "checkpoint")
+    _resave(_older_names)(folder)
+    older, newer = marian.load(folder)[0], marian.load(numpy_folder)[0]
+    assert all(np.array_equal(older.params[name], value) for name, value in newer.params.items())
 
 
 def test_an_older_folder_keeps_its_generation_settings_in_config_json(numpy_folder, tmp_path):
