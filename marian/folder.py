@@ -58,7 +58,8 @@ def _check_files(folder: Path):
         raise ConfigError(f"{folder} has its weights as {PICKLE} only, a pickle, which is never loaded here (it can "
                           f"run code). {GET_SAFETENSORS}", "marian_pickle_only", folder=str(folder))
     if missing:
-        raise ConfigError(f"{folder} lacks {', '.join(missing)}; a Marian checkpoint needs {', '.join(FILES)}",
+        needed = ", ".join(name for name in FILES if name != GENERATION)
+        raise ConfigError(f"{folder} lacks {', '.join(missing)}; a Marian checkpoint needs {needed}",
                           "marian_missing_files", folder=str(folder), files=", ".join(missing))
 
 
@@ -72,7 +73,8 @@ def _read_json(path: Path):
 def engine_config(hf: dict) -> Config:
     """The engine's Config of a MarianConfig (config.json); refuses one the engine does not compute as transformers
     does."""
-    if hf.get("model_type") != "marian":
+    if not isinstance(hf, dict) or hf.get("model_type") != "marian":
+        hf = hf if isinstance(hf, dict) else {}
         raise ConfigError(f"config.json describes a {hf.get('model_type')!r} model, not a Marian one (model_type "
                           "'marian')", "marian_architecture", model_type=str(hf.get("model_type")))
     _same(hf, "encoder_attention_heads", "decoder_attention_heads")
@@ -85,16 +87,16 @@ def engine_config(hf: dict) -> Config:
     if activation is None:
         raise ConfigError(f"activation_function {hf.get('activation_function')!r} is not one of "
                           f"{', '.join(ACTIVATIONS)}", "marian_activation", value=str(hf.get("activation_function")))
-    heads, d_model = hf["encoder_attention_heads"], hf["d_model"]
-    if d_model % heads:
-        raise ConfigError(f"d_model {d_model} is not divisible by the {heads} heads", "marian_heads")
     try:
+        heads, d_model = hf["encoder_attention_heads"], hf["d_model"]
+        if d_model % heads:
+            raise ValueError(f"d_model {d_model} is not divisible by the {heads} heads")
         return Config(d_model=d_model, n_heads=heads, d_k=d_model // heads, d_v=d_model // heads,
                       d_ff=hf["encoder_ffn_dim"], n_layers=hf["encoder_layers"], n_enc_layers=hf["encoder_layers"],
                       n_dec_layers=hf["decoder_layers"], max_len=hf["max_position_embeddings"],
                       pos_encoding="sinusoidal_halves", activation=activation,
                       embed_scale=bool(hf.get("scale_embedding", False)), decoder_start="pad", never_next="pad")
-    except (KeyError, ValueError, TypeError) as error:
+    except (KeyError, ValueError, TypeError, ZeroDivisionError) as error:
         raise ConfigError(f"config.json cannot be read as a Marian model's settings: {error}",
                           "marian_config", detail=str(error)) from None
 

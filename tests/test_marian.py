@@ -370,6 +370,8 @@ REFUSALS = {  # what is done to a good folder: (the refusal's code, words its me
         {weights.POSITIONS[1]: np.zeros_like(a[weights.POSITIONS[1]])})), "marian_positions", "sinusoid"),
     "tied copies that differ": (_resave(lambda a: _older_names(a) or a.update(
         {"lm_head.weight": a["lm_head.weight"] + 1e-3})), "marian_untied", "differ"),
+    "heads that do not divide d_model": (_edit_json("config.json", lambda c: c.update(
+        encoder_attention_heads=3, decoder_attention_heads=3)), "marian_config", "divisible"),
     "unshared embeddings": (_edit_json("config.json", lambda c: c.update(share_encoder_decoder_embeddings=False)),
                             "marian_unshared", "share_encoder_decoder_embeddings"),
 }
