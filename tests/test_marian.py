@@ -217,6 +217,23 @@ def test_every_step_transformers_records_equals_the_engines(reference, src, tgt)
     assert np.abs(torch.softmax(logits, -1).numpy() - trace["probs"]).max() <= TOLERANCE
 
 
+def test_a_padded_batch_equals_transformers_with_its_attention_mask(reference):
+    """Model.run_batch pads with <pad> and masks it; transformers reads the tokenizer's padding and attention_mask.
+    The decoder's own first token is <pad> too, which the engine's mask, made from lengths, keeps."""
+    import torch
+
+    _, hf, tokenizer, model, _ = reference
+    pairs = [("Hello world.", "你好"), ("The cat sat on the mat, my friend!", "猫坐在垫子上"), ("你好", "")]
+    trace = model.run_batch(pairs)
+    src = tokenizer([s for s, _ in pairs], padding=True, return_tensors="pt")
+    assert src["input_ids"].tolist() == [list(ids) for ids in trace.src_ids]
+    with torch.no_grad():  # no decoder mask: the causal mask keeps a real row from the padding after it
+        logits = hf(**src, decoder_input_ids=torch.tensor(trace.tgt_ids)).logits
+    for b, (_, tgt) in enumerate(pairs):  # each sentence's own rows: its start token (<pad>) and its pieces
+        n = 1 + len(model.vocab.encode(tgt, side="tgt")[0])
+        assert np.abs(logits[b, :n].numpy() - trace["logits"][b, :n]).max() <= TOLERANCE
+
+
 def test_marians_positions_are_the_papers_sines_then_cosines(reference):
     """The engine's table is transformers' formula in float64; transformers' own (float32) is within its rounding."""
     _, hf, _, model, _ = reference
