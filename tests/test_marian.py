@@ -1,16 +1,15 @@
 """A Marian checkpoint (marian/) run by the engine, exact against transformers' MarianMTModel and MarianTokenizer.
 
-This machine cannot download a checkpoint, so the tests make them: SentencePiece models trained here on a small
-English and Chinese corpus stand in for source.spm and target.spm, and transformers builds a MarianMTModel from a
-MarianConfig with opus-mt's settings (swish, scale_embedding, static positions, one tied table, decoder start = pad,
-bad_words_ids = [[pad]]) at small sizes, float64, with random weights (every bias and LayerNorm too), which
-save_pretrained writes as a Hugging Face folder. The tests that use that model (the `reference` fixture) need PyTorch
+This machine cannot download a checkpoint, so the tests make them (tests/marian_checkpoint.py): SentencePiece models
+trained on a small English and Chinese corpus stand in for source.spm and target.spm, and transformers builds a
+MarianMTModel from a MarianConfig with opus-mt's settings (swish, scale_embedding, static positions, one tied table,
+decoder start = pad, bad_words_ids = [[pad]]) with random weights, which save_pretrained writes as a Hugging Face
+folder (float32, as opus-mt's), read back by transformers in float64 and by the engine. The tests that use that model (the `reference` fixture) need PyTorch
 and transformers; the others, the refusals and the command line, read a folder written here with NumPy under the
 loader's names (test_the_loader_reads_transformers_names holds those names to save_pretrained's) and are in the fast
 tier (tests/conftest.py: the tests of no fixture named "...reference")."""
 from __future__ import annotations
 
-import io
 import json
 import random
 import shutil
@@ -24,69 +23,17 @@ from engine.config import ConfigError
 from engine.generate import generate
 from marian import weights
 from marian.__main__ import main as cli
+from marian_checkpoint import (CHINESE, ENGLISH, FULL, LANGUAGES, SMALL, generation_config, marian_config,
+                               write_checkpoint, write_tokenizer)
 
-ENGLISH = ["Hello world.", "The cat sat on the mat.", "How are you today?", "I love learning about attention!",
-           "Good morning, my friend.", "Where is the library?", "We need more data, not less.",
-           "Attention is all you need.", "The students read a book in the morning."]
-CHINESE = ["你好，世界。", "猫坐在垫子上。", "你今天好吗？", "我喜欢学习注意力！", "早上好，我的朋友。",
-           "图书馆在哪里？",
-           "我们需要更多的数据。", "注意力就是你所需要的一切。", "学生们早上读书。"]
-LANGUAGES = (">>cmn_Hans<<", ">>yue_Hant<<")
 WORDS = [w for line in ENGLISH + CHINESE for w in line.split()] + list("你好，。！？,.!?;:'\"-") + [
     "zebra", "quixotic", "Ωmega", "🙂", "</s>", "<unk>", "<pad>", ">>fr<<", "\t", "HELLO"]  # random texts' parts
-SMALL = dict(d_model=16, heads=4, ffn=24, enc=3, dec=2, positions=64)
-FULL = dict(d_model=512, heads=8, ffn=2048, enc=6, dec=6, positions=512)  # opus-mt's sizes, with the small vocabulary
 SENTENCES = ["Hello world.", "How are you today?", "The cat sat on the mat, my friend!", "你好，世界。",
              ">>cmn_Hans<< Where is the library?", "zebra quixotic"]
 TOLERANCE = 1e-9
-EOS_BIAS = 3.7  # added to </s>'s output bias: some random greedy sentences then end, others run to max_len
 
 
 # ---- the checkpoints ---------------------------------------------------------------------------------------------
-
-def train_sentencepiece(lines, path, size):
-    import sentencepiece
-
-    model = io.BytesIO()
-    sentencepiece.SentencePieceTrainer.train(
-        sentence_iterator=iter(lines), model_writer=model, vocab_size=size, character_coverage=1.0, bos_id=-1,
-        eos_id=0, unk_id=1, pad_id=-1, hard_vocab_limit=False, minloglevel=2, num_threads=1)
-    path.write_bytes(model.getvalue())
-
-
-def write_tokenizer(folder) -> dict:
-    """source.spm, target.spm and vocab.json as opus-mt's: </s> 0, <unk> 1, both sides' pieces, the language tokens,
-    <pad> last. Returns the vocabulary."""
-    import sentencepiece
-
-    train_sentencepiece(ENGLISH * 3, folder / "source.spm", 60)
-    train_sentencepiece(CHINESE * 3, folder / "target.spm", 60)
-    tokens = ["</s>", "<unk>"]
-    for name in ("source.spm", "target.spm"):
-        spm = sentencepiece.SentencePieceProcessor(model_file=str(folder / name))
-        tokens += [p for p in map(spm.id_to_piece, range(spm.get_piece_size())) if p not in tokens]
-    vocab = {token: i for i, token in enumerate(tokens + [*LANGUAGES, "<pad>"])}
-    (folder / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
-    return vocab
-
-
-def marian_config(vocab_size, d_model, heads, ffn, enc, dec, positions) -> dict:
-    """config.json of an opus-mt model of these sizes (its other settings as Helsinki-NLP's)."""
-    pad = vocab_size - 1
-    return {"model_type": "marian", "architectures": ["MarianMTModel"], "vocab_size": vocab_size,
-            "decoder_vocab_size": vocab_size, "d_model": d_model, "encoder_attention_heads": heads,
-            "decoder_attention_heads": heads, "encoder_ffn_dim": ffn, "decoder_ffn_dim": ffn, "encoder_layers": enc,
-            "decoder_layers": dec, "max_position_embeddings": positions, "activation_function": "swish",
-            "scale_embedding": True, "static_position_embeddings": True, "share_encoder_decoder_embeddings": True,
-            "tie_word_embeddings": True, "pad_token_id": pad, "decoder_start_token_id": pad, "eos_token_id": 0,
-            "forced_eos_token_id": 0, "bad_words_ids": [[pad]], "num_beams": 4, "max_length": positions}
-
-
-def generation_config(hf: dict) -> dict:
-    pad = hf["pad_token_id"]
-    return {"bad_words_ids": [[pad]], "decoder_start_token_id": pad, "eos_token_id": 0, "forced_eos_token_id": 0,
-            "max_length": hf["max_position_embeddings"], "num_beams": 4, "pad_token_id": pad, "length_penalty": 1.0}
-
 
 @pytest.fixture(scope="module")
 def numpy_folder(tmp_path_factory):
@@ -121,24 +68,13 @@ def _their_shapes(config, vocab_size) -> dict:
 
 
 def build_reference(folder, sizes, seed=0):
-    """(transformers' MarianMTModel, MarianTokenizer) of a random opus-mt-like checkpoint saved into `folder`; the
-    model in eval mode, float64, eager attention (which returns the attention weights), its positions float64."""
+    """(transformers' MarianMTModel, MarianTokenizer) of a checkpoint written into `folder`
+    (tests/marian_checkpoint.py): the model read back in float64, in eval mode, with eager attention (which returns
+    the attention weights) and float64 positions."""
     import torch
-    from transformers import GenerationConfig, MarianConfig, MarianMTModel, MarianTokenizer
+    from transformers import MarianMTModel
 
-    vocab = write_tokenizer(folder)
-    torch.manual_seed(seed)
-    settings = marian_config(len(vocab), **sizes)
-    model = MarianMTModel(MarianConfig(**settings)).double()
-    with torch.no_grad():  # every weight drawn: init_std 0.02 leaves the source little say, LayerNorm's 1 and 0
-        for name, value in model.named_parameters():  # and zero biases would hide a mix-up
-            value.normal_(1.0 if name.endswith("layer_norm.weight") else 0.0, 0.3)
-        model.final_logits_bias.normal_(0, 0.5)
-        model.final_logits_bias[0, 0] += EOS_BIAS
-    model.generation_config = GenerationConfig(**generation_config(settings))
-    model.save_pretrained(folder)
-    tokenizer = MarianTokenizer(str(folder / "source.spm"), str(folder / "target.spm"), str(folder / "vocab.json"))
-    tokenizer.save_pretrained(folder)
+    tokenizer = write_checkpoint(folder, sizes, seed=seed)
     reference = MarianMTModel.from_pretrained(folder, dtype=torch.float64, attn_implementation="eager").eval()
     with torch.no_grad():
         for side in (reference.model.encoder, reference.model.decoder):
