@@ -15,7 +15,8 @@ import sys
 
 from engine.__main__ import OneLineParser, beam_json, generation_json
 from engine.config import ConfigError
-from engine.generate import MAX_WIDTH, beam_search, generate
+from engine import transformers_beam
+from engine.generate import MAX_WIDTH, generate
 
 from . import load, with_language
 
@@ -28,8 +29,8 @@ def build_parser():
     parser.add_argument("--src", required=True, help="the sentence to translate")
     parser.add_argument("--language", default=None, help="a multilingual model's target language token, e.g. "
                                                          ">>cmn_Hans<<")
-    parser.add_argument("--beam", action="store_true", help="beam search with the checkpoint's num_beams (at most "
-                        f"{MAX_WIDTH}) and length_penalty")
+    parser.add_argument("--beam", action="store_true", help="beam search as transformers' generate runs it, with the "
+                        f"checkpoint's num_beams (at most {MAX_WIDTH}) and length_penalty")
     parser.add_argument("--max-len", type=int, default=None, help=f"the most tokens to write (default {MAX_LEN}, "
                         "within the checkpoint's max_length)")
     parser.add_argument("--revision", default=None, help="a Hub id's branch, tag or commit")
@@ -56,7 +57,8 @@ def translate(args) -> dict:
     max_len = min(args.max_len or MAX_LEN, generation["max_length"] - 1, model.config.max_len)  # less the start
     if args.beam:
         width = min(generation["num_beams"], MAX_WIDTH)
-        result = beam_json(beam_search(model, src, width=width, max_len=max_len, alpha=generation["length_penalty"]))
+        result = beam_json(transformers_beam.beam_search(model, src, width=width, max_len=max_len,
+                                                         length_penalty=generation["length_penalty"]))
     else:
         result = generation_json(generate(model, src, max_len=max_len))
     src_ids, src_tokens, unknown = model.vocab.encode(src)

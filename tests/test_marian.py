@@ -20,7 +20,8 @@ import pytest
 import engine
 import marian
 from engine.config import ConfigError
-from engine.generate import generate
+from engine import transformers_beam
+from engine.generate import beam_search, generate
 from marian import weights
 from marian.__main__ import main as cli
 from marian_checkpoint import (CHINESE, ENGLISH, FULL, LANGUAGES, SMALL, generation_config, marian_config,
@@ -198,6 +199,24 @@ def test_greedy_generation_writes_what_transformers_generate_writes(reference):
         assert model.vocab.decode(ours.token_ids) == tokenizer.decode(theirs[0], skip_special_tokens=True)
         lengths.append(len(ours.token_ids) if ours.finished else None)
     assert None in lengths and len(set(lengths)) > 1, lengths  # sentences that end with </s>, and cut ones
+
+
+def test_transformers_beam_search_writes_what_generate_writes(reference):
+    """engine.transformers_beam against generate(num_beams=4) with the checkpoint's length penalty, on 20 sentences:
+    the same best sentence, and its score within float32's rounding (transformers scores in float32)."""
+    _, hf, tokenizer, model, generation = reference
+    rng, apps_own = random.Random(2), []
+    for src in SENTENCES + [random_text(rng) or "Hello" for _ in range(14)]:
+        ids = tokenizer(src, return_tensors="pt")["input_ids"]
+        theirs = hf.generate(ids, num_beams=generation["num_beams"], length_penalty=generation["length_penalty"],
+                             do_sample=False, max_length=9, forced_eos_token_id=None, output_scores=True,
+                             return_dict_in_generate=True)
+        ours = transformers_beam.beam_search(model, src, width=generation["num_beams"], max_len=8,
+                                             length_penalty=generation["length_penalty"])
+        assert list(ours.best.token_ids) == theirs.sequences[0, 1:].tolist(), src
+        assert ours.best.score == pytest.approx(float(theirs.sequences_scores[0]), rel=1e-6), src
+        apps_own.append(beam_search(model, src, width=4, max_len=8, alpha=1.0).best.token_ids != ours.best.token_ids)
+    assert any(apps_own)  # the app's own beam search (engine.generate) writes another sentence for some
 
 
 def test_the_trace_passes_the_pytorch_check(reference):
