@@ -219,6 +219,13 @@ def test_transformers_beam_search_writes_what_generate_writes(reference):
     assert any(apps_own)  # the app's own beam search (engine.generate) writes another sentence for some
 
 
+def test_the_parameter_count_and_transformers_differ_by_the_output_bias_and_positions(reference, full_size_reference):
+    from marian.sizes import transformers_count
+
+    for hf, model in ((reference[1], reference[3]), (full_size_reference[0], full_size_reference[2])):
+        assert transformers_count(model.config, len(model.vocab)) == hf.num_parameters()
+
+
 def test_the_trace_passes_the_pytorch_check(reference):
     """The exported check (scripts/check_in_pytorch.py) computes every step of a Marian trace again within 1e-9."""
     from engine.export import npz_arrays
@@ -251,11 +258,12 @@ def test_tokenization_equals_marian_tokenizers(reference):
     assert vocab.languages == LANGUAGES == tuple(tokenizer.supported_language_codes)
 
 
-@pytest.fixture
-def full_size_reference(tmp_path):
+@pytest.fixture(scope="module")
+def full_size_reference(tmp_path_factory):
     """(transformers' model, tokenizer, the engine's model) at opus-mt's sizes with the small vocabulary."""
-    hf, tokenizer = build_reference(tmp_path, FULL, seed=1)
-    return hf, tokenizer, marian.load(tmp_path)[0]
+    folder = tmp_path_factory.mktemp("marian-full")
+    hf, tokenizer = build_reference(folder, FULL, seed=1)
+    return hf, tokenizer, marian.load(folder)[0]
 
 
 def test_opus_mt_sizes_match_transformers(full_size_reference):
