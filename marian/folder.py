@@ -16,6 +16,9 @@ import json
 from pathlib import Path
 
 import numpy as np
+import sentencepiece
+from safetensors import SafetensorError
+from safetensors.numpy import load_file
 
 from engine.config import Config, ConfigError
 from engine.model import Model
@@ -110,8 +113,6 @@ def _same(hf, encoder, decoder):
 def _vocabulary(folder: Path, hf: dict) -> MarianVocabulary:
     """vocab.json as a vocabulary, checked against config.json: ids 0 ... V - 1, V = vocab_size, <pad> at
     pad_token_id = decoder_start_token_id, </s> at eos_token_id."""
-    import sentencepiece
-
     ids = _read_json(folder / "vocab.json")
     if not isinstance(ids, dict) or sorted(ids.values()) != list(range(len(ids))):
         raise ConfigError("vocab.json must map each token to its id, the ids 0, 1, 2, ... each once",
@@ -186,9 +187,6 @@ def _embedding(arrays) -> np.ndarray:
 
 def _read_safetensors(path: Path) -> dict:
     """Every tensor of the file as float64; refuses a file that is cut short or damaged, or holds no floats."""
-    from safetensors import SafetensorError
-    from safetensors.numpy import load_file
-
     try:
         arrays = load_file(str(path))
     except (SafetensorError, OSError, ValueError, TypeError) as error:
