@@ -33,15 +33,12 @@ def beam_search(model, src: str, width: int = 4, max_len: int = 10, length_penal
     live, pool, improving = [nodes[0]], [], True
     while live:
         candidates = _continuations(model, src_ids, unknown, nodes, live, 2 * width)
-        new = []
-        for rank, (cum, parent, token_id, logprob) in enumerate(candidates):
-            step = parent.step + 1
-            ends = model.vocab.tokens[token_id] == end or step >= max_len
-            new.append(BeamNode(len(nodes) + rank, parent.id, step, token_id, model.vocab.tokens[token_id], logprob,
-                                cum, cum / step**length_penalty, ends, False))
-        ended = [n for n in new[:width] if n.finished] if improving else []
-        pool = sorted(pool + ended, key=lambda n: -n.score)[:width]
-        live = [n for n in new if not n.finished][:width]
+        new = [BeamNode(len(nodes) + rank, parent.id, parent.step + 1, token_id, model.vocab.tokens[token_id], logprob,
+                        cum, cum / (parent.step + 1) ** length_penalty, model.vocab.tokens[token_id] == end, False)
+               for rank, (cum, parent, token_id, logprob) in enumerate(candidates)]
+        ends = {n.id for n in new if n.finished or n.step >= max_len}  # </s>, or max_len reached
+        pool = sorted(pool + [n for n in new[:width] if n.id in ends], key=lambda n: -n.score)[:width]
+        live = [n for n in new if n.id not in ends][:width]
         kept = {n.id for n in pool} | {n.id for n in live}
         nodes += [dataclasses.replace(n, kept=n.id in kept) for n in new]
         live = [nodes[n.id] for n in live]
