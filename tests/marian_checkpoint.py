@@ -20,7 +20,8 @@ from pathlib import Path
 ENGLISH = ["Hello world.", "The cat sat on the mat.", "How are you today?", "I love learning about attention!",
            "Good morning, my friend.", "Where is the library?", "We need more data, not less.",
            "Attention is all you need.", "The students read a book in the morning."]
-CHINESE = ["你好，世界。", "猫坐在垫子上。", "你今天好吗？", "我喜欢学习注意力！", "早上好，我的朋友。", "图书馆在哪里？",
+CHINESE = ["你好，世界。", "猫坐在垫子上。", "你今天好吗？", "我喜欢学习注意力！", "早上好，我的朋友。",
+           "图书馆在哪里？",
            "我们需要更多的数据。", "注意力就是你所需要的一切。", "学生们早上读书。"]
 LANGUAGES = (">>cmn_Hans<<", ">>yue_Hant<<")
 SMALL = dict(d_model=16, heads=4, ffn=24, enc=3, dec=2, positions=64)

@@ -4,10 +4,10 @@ This machine cannot download a checkpoint, so the tests make them (tests/marian_
 trained on a small English and Chinese corpus stand in for source.spm and target.spm, and transformers builds a
 MarianMTModel from a MarianConfig with opus-mt's settings (swish, scale_embedding, static positions, one tied table,
 decoder start = pad, bad_words_ids = [[pad]]) with random weights, which save_pretrained writes as a Hugging Face
-folder (float32, as opus-mt's), read back by transformers in float64 and by the engine. The tests that use that model (the `reference` fixture) need PyTorch
-and transformers; the others, the refusals and the command line, read a folder written here with NumPy under the
-loader's names (test_the_loader_reads_transformers_names holds those names to save_pretrained's) and are in the fast
-tier (tests/conftest.py: the tests of no fixture named "...reference")."""
+folder (float32, as opus-mt's), read back by transformers in float64 and by the engine. The tests that use that model
+(the fixtures named "...reference") need PyTorch and transformers; the others, the refusals and the command line, read
+a folder written here with NumPy under the loader's names (test_the_loader_reads_transformers_names holds those names
+to save_pretrained's) and are in the fast tier (tests/conftest.py)."""
 from __future__ import annotations
 
 import json
