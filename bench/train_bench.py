@@ -119,7 +119,7 @@ def breakdown():
     model, settings = start_model(), TrainSettings()
     src, tgt = max(pairs("en-es"), key=lambda p: len(p[0].split()) + len(p[1].split()))
     trace = model.run(src, tgt)
-    targets = teacher_forcing(model.vocab, trace.tgt_ids[1:])[1]
+    targets = teacher_forcing(model, trace.tgt_ids[1:])[1]
     grad_logits = cross_entropy_grad(trace["masked_logits"], targets)
     grads = loss_and_grads(model, src, tgt).grads
     state = initial_state("adam", model.params)

@@ -201,23 +201,23 @@ def _generate(model, args) -> int:
     if misplaced:
         raise ValueError(f"--{misplaced[0].replace('_', '-')} does not apply to --strategy {args.strategy}")
     if beam:
-        result = _beam_json(beam_search(model, args.src, **given))
+        result = beam_json(beam_search(model, args.src, **given))
     else:
         given["seed"] = given.pop("sample_seed", 0)
-        result = _generation_json(generate(model, args.src, args.strategy, **given))
+        result = generation_json(generate(model, args.src, args.strategy, **given))
     print(json.dumps({"preset": args.preset, "src": args.src, "strategy": args.strategy, **result},
                      ensure_ascii=False, allow_nan=False))
     return 0
 
 
-def _generation_json(g) -> dict:
+def generation_json(g) -> dict:
     steps = [{"prefix": list(s.prefix_tokens), "token": s.token, "token_id": s.token_id, "prob": s.prob,
               "sampled_prob": s.sampled_prob} for s in g.steps]
     return {"settings": g.settings, "tokens": list(g.tokens), "token_ids": list(g.token_ids), "text": g.text,
             "finished": g.finished, "logprob": g.logprob, "steps": steps}
 
 
-def _beam_json(b) -> dict:
+def beam_json(b) -> dict:
     hypotheses = [{"tokens": list(h.tokens), "token_ids": list(h.token_ids), "text": h.text, "logprob": h.logprob,
                    "score": h.score, "finished": h.finished} for h in b.hypotheses]
     nodes = [dataclasses.asdict(n) for n in b.nodes]

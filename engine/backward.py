@@ -44,7 +44,7 @@ def loss_and_grads(model, src: str, tgt: str, *, label_smoothing=0.0, ignore_id=
     """One training example: the forward pass with teacher forcing, the loss, and backpropagation."""
     _check_trainable(model)
     trace = model.run(src, tgt, dropout=dropout, seed=seed)
-    dec_ids, targets = teacher_forcing(model.vocab, trace.tgt_ids[1:])
+    dec_ids, targets = teacher_forcing(model, trace.tgt_ids[1:])
     return _loss_and_grads(model, trace, list(trace.src_ids), dec_ids, targets,
                            dict(label_smoothing=label_smoothing, ignore_id=ignore_id))
 
@@ -56,7 +56,7 @@ def padded_loss_and_grads(model, pairs, *, label_smoothing=0.0, dropout=0.0, see
     _check_trainable(model)
     trace = model.run_batch(pairs, dropout=dropout, seed=seed)
     width, lengths = len(trace.tgt_ids[0]), trace.step("tgt.pad_mask").meta["lengths"]
-    forced = (teacher_forcing(model.vocab, ids[1:n])[1] for ids, n in zip(trace.tgt_ids, lengths))
+    forced = (teacher_forcing(model, ids[1:n])[1] for ids, n in zip(trace.tgt_ids, lengths))
     targets = [t + [PADDED] * (width - len(t)) for t in forced]
     return _loss_and_grads(model, trace, [list(ids) for ids in trace.src_ids], [list(ids) for ids in trace.tgt_ids],
                            targets, dict(label_smoothing=label_smoothing, ignore_id=PADDED))
@@ -186,6 +186,10 @@ def activation(trace, step, g):
     hidden = trace.resolve(step.inputs[0])  # (n, d_ff)
     if step.meta["fn"] == "relu":
         return [(step.inputs[0], g * (hidden > 0))]  # ReLU'(0) = 0, as PyTorch
+    if step.meta["fn"] == "swish":
+        with np.errstate(over="ignore"):
+            sigma = 1.0 / (1.0 + np.exp(-hidden))  # (n, d_ff)
+        return [(step.inputs[0], g * sigma * (1.0 + hidden * (1.0 - sigma)))]
     # Phi(H) = GELU(H) / H, read off the forward value (NumPy has no erf); Phi(0) = 1/2
     phi_cdf = np.divide(step.value, hidden, out=np.full(hidden.shape, 0.5), where=hidden != 0)  # (n, d_ff)
     phi_pdf = np.exp(-0.5 * hidden**2) / math.sqrt(2.0 * math.pi)  # (n, d_ff)

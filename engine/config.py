@@ -8,9 +8,11 @@ from dataclasses import dataclass
 CHOICES = {
     "layer_norm": ("paper", "blog"),
     "norm_placement": ("post", "pre"),
-    "pos_encoding": ("sinusoidal", "blog", "blog_table", "learned", "none"),
-    "activation": ("relu", "gelu"),
+    "pos_encoding": ("sinusoidal", "sinusoidal_halves", "blog", "blog_table", "learned", "none"),
+    "activation": ("relu", "gelu", "swish"),
     "softmax": ("stable", "naive"),
+    "decoder_start": ("sos", "pad"),
+    "never_next": ("unk", "pad"),
 }
 LIMITS = {  # inclusive bounds for the integer sizes
     "d_model": (1, 4096),
@@ -22,7 +24,8 @@ LIMITS = {  # inclusive bounds for the integer sizes
     "max_len": (1, 4096),
 }
 DEPTHS = {"enc": "n_enc_layers", "dec": "n_dec_layers"}  # each stack's own depth, None: n_layers
-NEWER_FIELDS = (*DEPTHS.values(), "decoder_only", "residual")  # fields older files lack; their defaults keep those files' model
+# fields older files lack; their defaults keep those files' model
+NEWER_FIELDS = (*DEPTHS.values(), "decoder_only", "residual", "decoder_start", "never_next")
 
 
 class ConfigError(ValueError):
@@ -48,17 +51,20 @@ class Config:
     # "blog": (x-mu)/(std+eps); both then *gamma+beta
     eps: float = 1e-5  # the small number that keeps LayerNorm from dividing by zero
     norm_placement: str = "post"  # "post": LayerNorm(x + Sublayer(x)) (paper); "pre": x + Sublayer(LayerNorm(x))
-    pos_encoding: str = "sinusoidal"  # paper sinusoid, the blog's formula or printed table, learned, none
+    pos_encoding: str = "sinusoidal"  # paper sinusoid (sin, cos interleaved), Marian's (sines in the first half of the
+    # columns, cosines in the second), the blog's formula or printed table, learned, none
     max_len: int = 128  # the longest sentence, in tokens, the model accepts
     embed_scale: bool = True  # multiply embeddings by sqrt(d_model) (paper section 3.4)
     attn_bias: bool = True  # biases b_Q, b_K, b_V, b_O in every attention block
     ffn_bias: bool = True  # biases b_1, b_2 in the feed-forward network
-    activation: str = "relu"  # the feed-forward non-linearity: "relu" (paper) or "gelu"
+    activation: str = "relu"  # the feed-forward non-linearity: "relu" (paper), "gelu" or "swish" (x sigmoid(x), Marian)
     shared_embeddings: bool = True  # one embedding table for source and target (paper section 3.4)
     tied_output: bool = True  # the output layer reuses the target embedding, transposed (paper section 3.4)
     softmax: str = "stable"  # "stable" subtracts the row max first; "naive" is the blog's exp(x)/sum(exp(x))
     decoder_only: bool = False  # GPT-style: no encoder, no cross-attention; the decoder reads source, SOS, target
     residual: bool = True  # X + Sublayer(X) around every sub-layer (paper 3.1); False: Sublayer(X) alone, an experiment
+    decoder_start: str = "sos"  # the token the decoder reads first: SOS, or <pad> as Marian (its vocabulary has no SOS)
+    never_next: str = "unk"  # the token the output mask makes -inf: <unk>, or <pad> as Marian's bad_words_ids
 
     def __post_init__(self):
         for name, (low, high) in {**LIMITS, **dict.fromkeys(DEPTHS.values(), LIMITS["n_layers"])}.items():

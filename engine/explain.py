@@ -303,10 +303,15 @@ def _ln_denominator(form, var, eps, w):
 
 
 def activation(trace, step, index, w):
-    """ReLU, or GELU with the erf's argument and value written out."""
+    """ReLU, Swish with its exponential written out, or GELU with the erf's argument and value written out."""
     h = float(trace.resolve(step.inputs[0])[index])
     if step.meta["fn"] == "relu":
         return f"\\max(0, {w.num_tex(h)})", f"max(0, {w.num(h)})"
+    if step.meta["fn"] == "swish":
+        e = math.exp(-h) if h > -700 else math.inf  # past that exp overflows: the value is -0
+        return (f"\\frac{{{w.num_tex(h)}}}{{1 + e^{{{w.num_tex(-h)}}}}} = "
+                f"\\frac{{{w.num_tex(h)}}}{{1 + {w.num_tex(e)}}}",
+                f"{w.num(h)} / (1 + e^{w.paren(-h)}) = {w.num(h)} / (1 + {w.num(e)})")
     half, u = w.num_tex(h / 2), h / math.sqrt(2)
     erf = r"\operatorname{erf}"
     return (f"\\tfrac{{{w.num_tex(h)}}}{{2}}\\left(1 + {erf}\\left(\\tfrac{{{w.num_tex(h)}}}{{\\sqrt{{2}}}}\\right)"

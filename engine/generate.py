@@ -31,7 +31,7 @@ from .attention import softmax
 from .config import ConfigError
 from .loss import log_softmax
 from .presets import preset
-from .tokens import EOS, SOS
+from .tokens import EOS
 from .trace import Trace
 from .values import finite_number, read_only, whole
 
@@ -91,6 +91,7 @@ class Generation:
     strategy: str
     settings: dict  # the arguments that shaped it: max_len, temperature, k, p, seed
     steps: tuple  # GenerationStep, one per generated token
+    end: str = EOS  # the vocabulary's end-of-sentence token (Marian's is </s>)
 
     @property
     def token_ids(self) -> tuple:
@@ -103,12 +104,12 @@ class Generation:
 
     @property
     def text(self) -> str:
-        return _text(self.tokens)
+        return _text(self.tokens, self.end)
 
     @property
     def finished(self) -> bool:
         """True when the model wrote EOS; False when it ran into max_len first."""
-        return bool(self.steps) and self.steps[-1].token == EOS
+        return bool(self.steps) and self.steps[-1].token == self.end
 
     @property
     def logprob(self) -> float:
@@ -144,10 +145,11 @@ class Hypothesis:
     logprob: float
     score: float
     finished: bool
+    end: str = EOS  # the vocabulary's end-of-sentence token
 
     @property
     def text(self) -> str:
-        return _text(self.tokens)
+        return _text(self.tokens, self.end)
 
 
 @dataclass(frozen=True)
@@ -186,11 +188,11 @@ def generate(model, src: str, strategy: str = "greedy", max_len: int = 10, tempe
     settings = {"max_len": max_len, "temperature": temperature, "k": k, "p": p, "seed": seed}
     rng = np.random.default_rng(seed)
     src_ids, unknown = _encode_src(model, src)
-    prefix, steps = [model.vocab.id(SOS)], []
-    while len(steps) < max_len and (not steps or steps[-1].token != EOS):
+    prefix, steps, end = [model.start_id], [], model.vocab.end
+    while len(steps) < max_len and (not steps or steps[-1].token != end):
         steps.append(_step(model, src_ids, prefix, unknown, rng, strategy, temperature, k, p))
         prefix.append(steps[-1].token_id)
-    return Generation(src, strategy, settings, tuple(steps))
+    return Generation(src, strategy, settings, tuple(steps), end)
 
 
 def _step(model, src_ids, prefix, unknown, rng, strategy, temperature, k, p) -> GenerationStep:
@@ -259,7 +261,8 @@ def beam_search(model, src: str, width: int = 3, max_len: int = 10, alpha: float
     """
     _check_beam(model, width, max_len, alpha, length_norm)
     src_ids, unknown = _encode_src(model, src)
-    nodes = [BeamNode(0, None, 0, model.vocab.id(SOS), SOS, 0.0, 0.0, 0.0, False, True)]
+    start = model.start_id
+    nodes = [BeamNode(0, None, 0, start, model.vocab.tokens[start], 0.0, 0.0, 0.0, False, True)]
     live, finished = [nodes[0]], []
     while live and live[0].step < max_len:
         places = width - len(finished)
@@ -272,7 +275,7 @@ def beam_search(model, src: str, width: int = 3, max_len: int = 10, alpha: float
         live = [nodes[i] for i in sorted(kept) if not nodes[i].finished]
     ends = sorted(finished + live, key=lambda n: -n.score)
     settings = {"width": width, "max_len": max_len, "alpha": alpha, "length_norm": length_norm}
-    return BeamSearch(src, settings, tuple(nodes), tuple(_hypothesis(nodes, n) for n in ends))
+    return BeamSearch(src, settings, tuple(nodes), tuple(_hypothesis(nodes, n, model.vocab.end) for n in ends))
 
 
 def disagreement_example():
@@ -295,7 +298,7 @@ def _proposals(model, src_ids, unknown, nodes, parent, places) -> list:
 def _child(node_id, parent, token_id, logprob, model, alpha, length_norm) -> BeamNode:
     token, step, cum = model.vocab.tokens[token_id], parent.step + 1, parent.cum_logprob + logprob
     return BeamNode(node_id, parent.id, step, token_id, token, logprob, cum,
-                    sequence_score(cum, step, alpha, length_norm), token == EOS, False)
+                    sequence_score(cum, step, alpha, length_norm), token == model.vocab.end, False)
 
 
 def _path(nodes, node_id) -> list:
@@ -305,10 +308,10 @@ def _path(nodes, node_id) -> list:
     return path[::-1]
 
 
-def _hypothesis(nodes, end: BeamNode) -> Hypothesis:
-    generated = _path(nodes, end.id)[1:]
-    return Hypothesis(end.id, tuple(n.token_id for n in generated), tuple(n.token for n in generated),
-                      end.cum_logprob, end.score, end.finished)
+def _hypothesis(nodes, last: BeamNode, end: str) -> Hypothesis:
+    generated = _path(nodes, last.id)[1:]
+    return Hypothesis(last.id, tuple(n.token_id for n in generated), tuple(n.token for n in generated),
+                      last.cum_logprob, last.score, last.finished, end)
 
 
 def length_penalty(length: int, alpha: float, length_norm: str = "plain") -> float:
@@ -324,7 +327,7 @@ def sequence_score(logprob: float, length: int, alpha: float, length_norm: str =
 
 
 def _encode_src(model, src: str):
-    src_ids, _, src_unknown = model.vocab.encode(src)
+    src_ids, _, src_unknown = model.vocab.encode(src, side="src")
     return src_ids, [("src", w) for w in src_unknown]
 
 
@@ -340,9 +343,9 @@ def _last_row(trace) -> tuple:
     return logits, probs
 
 
-def _text(tokens) -> str:
-    """The tokens joined by spaces, EOS left out."""
-    return " ".join(t for t in tokens if t != EOS)
+def _text(tokens, end: str) -> str:
+    """The tokens joined by spaces, the end token left out."""
+    return " ".join(t for t in tokens if t != end)
 
 
 def _check_strategy(model, strategy, max_len, temperature, k, p):

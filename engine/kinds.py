@@ -50,7 +50,8 @@ _LINEAR_TEX = {"bias": r"y = x W + b:\quad \bar{x} = \bar{y} W^\top,\quad \bar{W
                        r"\overline{\text{logits}}_n"}
 _ACTIVATION_TEX = {"relu": r"\bar{H} = \bar{Y} \odot [H > 0]",
                    "gelu": r"\bar{H} = \bar{Y} \odot \left(\Phi(H) + H \varphi(H)\right),\quad "
-                           r"\varphi(h) = \tfrac{1}{\sqrt{2\pi}} e^{-h^2/2}"}
+                           r"\varphi(h) = \tfrac{1}{\sqrt{2\pi}} e^{-h^2/2}",
+                   "swish": r"\bar{H} = \bar{Y} \odot \sigma(H)\left(1 + H (1 - \sigma(H))\right)"}
 
 EMBED = Kind("embed", ex.embed, bw.embed,
              lambda step: _EMBED_TEX % (r"\sqrt{d_{\text{model}}} " if step.meta["scale"] != 1.0 else ""))

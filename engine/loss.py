@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .tokens import EOS, SOS
 
 TEACHER_FORCING_TEX = (r"\text{⟦decoder-input⟧} = (\text{SOS}, t_1, \ldots, t_m),\quad "
                        r"y = (t_1, \ldots, t_m, \text{EOS})")
@@ -21,10 +20,11 @@ LOGITS_GRAD_TEX = (r"\frac{\partial L}{\partial\, \text{logits}_{i,v}} = \frac{P
                    r"\ 0\ (i \notin I)")
 
 
-def teacher_forcing(vocab, tgt_ids) -> tuple[list[int], list[int]]:
-    """(decoder input, targets): SOS + tgt_ids and tgt_ids + EOS, one target per decoder position."""
+def teacher_forcing(model, tgt_ids) -> tuple[list[int], list[int]]:
+    """(decoder input, targets): SOS + tgt_ids and tgt_ids + EOS, one target per decoder position (the model's start
+    and end tokens: Marian's are <pad> and </s>)."""
     tgt_ids = [int(i) for i in tgt_ids]
-    return [vocab.id(SOS)] + tgt_ids, tgt_ids + [vocab.id(EOS)]
+    return [model.start_id] + tgt_ids, tgt_ids + [model.vocab.id(model.vocab.end)]
 
 
 def log_softmax(logits):

@@ -22,7 +22,7 @@ from .kinds import (ACTIVATION, ADD, CONCAT, COPY, DROPOUT, EMBED, LAYER_NORM, L
 from .layer_norm import LAYER_NORM_TEX, layer_norm
 from .params import Parameters
 from .steps import ROWS, Decl, Hook, step_table_of
-from .tokens import PAD, SOS
+from .tokens import PAD
 from .trace import Recorder, Trace
 
 ADD_TEX = {"post": r"X + \operatorname{Sublayer}(X)",  # then LayerNorm of this sum
@@ -31,10 +31,12 @@ NO_RESIDUAL_TEX = {"post": r"\operatorname{Sublayer}(X)",  # Config.residual off
                    "pre": r"\operatorname{Sublayer}(\operatorname{LayerNorm}(X))"}
 LOGITS_TEX = r"\text{logits} = y\, W_{\text{out}} + b_{\text{out}}"
 TIED_LOGITS_TEX = r"\text{logits} = y\, E^\top + b_{\text{out}}"
-VOCAB_MASK_TEX = r"M_v = \begin{cases} -\infty & v = \texttt{<unk>} \\ 0 & \text{⟦otherwise⟧} \end{cases}"
+VOCAB_MASK_TEX = {  # Config.never_next
+    kind: r"M_v = \begin{cases} -\infty & v = \texttt{<%s>} \\ 0 & \text{⟦otherwise⟧} \end{cases}" % kind
+    for kind in ("unk", "pad")}
 MASKED_LOGITS_TEX = r"\text{logits}' = \text{logits} + M"
 PROBS_TEX = r"P = \operatorname{softmax}(\text{logits}')"
-_ACTIVATION_NAMES = {"relu": "ReLU", "gelu": "GELU"}
+_ACTIVATION_NAMES = {"relu": "ReLU", "gelu": "GELU", "swish": "Swish"}
 
 
 class Model(Parameters):
@@ -73,10 +75,12 @@ class Model(Parameters):
         return self._traced(src_ids, src_tokens, dec_ids, dec_tokens, unknown, drop, lengths)
 
     def _encode(self, src, tgt):
-        """(source ids, tokens, decoder input ids, tokens, unknown words) of one pair: the decoder reads SOS + tgt."""
-        src_ids, src_tokens, src_unknown = self.vocab.encode(src)
-        tgt_ids, tgt_tokens, tgt_unknown = self.vocab.encode(tgt or "")
-        dec_ids, dec_tokens = [self.vocab.id(SOS)] + tgt_ids, [SOS] + tgt_tokens
+        """(source ids, tokens, decoder input ids, tokens, unknown words) of one pair: the decoder reads its start
+        token (SOS, or <pad>: Config.decoder_start) + tgt."""
+        src_ids, src_tokens, src_unknown = self.vocab.encode(src, side="src")
+        tgt_ids, tgt_tokens, tgt_unknown = self.vocab.encode(tgt or "", side="tgt")
+        start = self.start_id
+        dec_ids, dec_tokens = [start] + tgt_ids, [self.vocab.tokens[start]] + tgt_tokens
         unknown = [("src", w) for w in src_unknown] + [("tgt", w) for w in tgt_unknown]
         return src_ids, src_tokens, dec_ids, dec_tokens, unknown
 
@@ -282,7 +286,7 @@ def _ffn_steps(c):
 
 
 def _ffn(hook, x):
-    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2, or GELU in place of the ReLU (paper section 3.3)."""
+    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2, or GELU or Swish in place of the ReLU (paper section 3.3)."""
     hidden = hook("hidden", att.linear, x, hook.matrix("W_1"), hook.param("b_1"))  # H = x W_1 + b_1: (n, d_ff)
     act = hook("act", ff.ACTIVATIONS[hook.model.config.activation], hidden)  # max(0, H): (n, d_ff)
     yield
@@ -339,16 +343,16 @@ def _output_steps(c):
     logits = ("n", "vocab")
     return {"logits": Decl(LINEAR, TIED_LOGITS_TEX if c.tied_output else LOGITS_TEX, logits, r"\text{logits}",
                            {"transpose": c.tied_output}),
-            "vocab_mask": Decl(MASK, VOCAB_MASK_TEX, ("vocab",)),
+            "vocab_mask": Decl(MASK, VOCAB_MASK_TEX[c.never_next], ("vocab",)),
             "masked_logits": Decl(ADD, MASKED_LOGITS_TEX, logits, r"\text{logits}'"),
             "probs": Decl(SOFTMAX, PROBS_TEX, logits, "P", {"form": c.softmax})}
 
 
 def _output(hook, y):
     """P = softmax(y W_out + b_out + M), y the decoder's output, W_out = E^T when tied (paper section 3.4), M masking
-    <unk>."""
+    <unk> (or Marian's <pad>)."""
     model = hook.model
-    c, vocab, never = model.config, model.vocab, model.vocab.never_next
+    c, vocab, never = model.config, model.vocab, model.never_next
     hook = hook.block("output", "", W=model.embed_names["tgt"] if c.tied_output else "unembed.W")
     logits = hook("logits", att.linear, y, hook.matrix("W"), hook.param("unembed.b"))  # y W_out + b_out: (n, V)
     mask = hook("vocab_mask", _vocab_mask, len(vocab), never, never=tuple(vocab.tokens[i] for i in never))  # (V,)

@@ -146,6 +146,16 @@ class Parameters:
         return self.with_params(updates)  # its multiplier's side-by-side layout of the view is the copy again
 
     @property
+    def start_id(self) -> int:
+        """The id the decoder reads first: SOS, or <pad> (Config.decoder_start)."""
+        return self.vocab.start_id(self.config.decoder_start)
+
+    @property
+    def never_next(self) -> tuple[int, ...]:
+        """The ids the output mask makes -inf: <unk>, or <pad> (Config.never_next)."""
+        return self.vocab.never(self.config.never_next)
+
+    @property
     def embed_names(self) -> dict:
         src = "embed.src"
         return {"src": src, "tgt": src if self.config.shared_embeddings else "embed.tgt"}

@@ -11,6 +11,8 @@ PE_TEX = {
     r"PE_{(pos,2i+1)} = \cos\left(\frac{pos}{10000^{2i/d_{\text{model}}}}\right)",
     "blog": r"PE_{(pos,j)} = \sin\left(\frac{pos}{10000^{2j/d_{\text{model}}}}\right)\ (j \text{⟦even⟧}),\quad "
     r"\cos\left(\frac{pos}{10000^{2j/d_{\text{model}}}}\right)\ (j \text{⟦odd⟧})",
+    "sinusoidal_halves": r"PE_{(pos,i)} = \sin\left(\frac{pos}{10000^{2i/d_{\text{model}}}}\right),\quad "
+    r"PE_{(pos,\lceil d_{\text{model}}/2 \rceil + i)} = \cos\left(\frac{pos}{10000^{2i/d_{\text{model}}}}\right)",
     "learned": r"PE_{(pos,:)} = P[pos] \ \text{⟦learned-table⟧}",
     "none": r"PE = 0",
 }
@@ -69,6 +71,13 @@ def sinusoidal(n, d_model, exponent=paper_exponent):
     return np.where(j % 2 == 0, np.sin(angle), np.cos(angle))  # (n, d_model)
 
 
+def halves_order(d_model):
+    """The paper's columns in Marian's order: the sines (even columns) first, then the cosines (odd columns), so
+    column i < ceil(d_model / 2) is sin with exponent 2i and column ceil(d_model / 2) + i is cos with exponent 2i
+    (transformers' MarianSinusoidalPositionalEmbedding.create_weight)."""
+    return np.concatenate([np.arange(0, d_model, 2), np.arange(1, d_model, 2)])  # (d_model,)
+
+
 def blog_table(n, d_model):
     """The post's printed rows where they exist; further rows from its formula, rounded to 2 decimals."""
     table = np.round(sinusoidal(n, d_model, blog_exponent), 2)  # (n, d_model)
@@ -89,6 +98,8 @@ def _fixed_encoding(kind, n, d_model):
     """The (n, d_model) encoding of a kind that has no parameters, made once."""
     if kind == "sinusoidal":
         table = sinusoidal(n, d_model)
+    elif kind == "sinusoidal_halves":
+        table = sinusoidal(n, d_model)[:, halves_order(d_model)]
     elif kind == "blog":
         table = sinusoidal(n, d_model, blog_exponent)
     elif kind == "blog_table":

@@ -29,7 +29,6 @@ from .loss import cross_entropy, teacher_forcing
 from .model import Model
 from .optim import OPTIMIZERS, initial_state, learning_rate
 from .presets import preset
-from .tokens import EOS
 from .values import check_seed, finite_number, whole
 
 # The model the app and the command line train: the paper's architecture, small enough to learn in seconds.
@@ -190,19 +189,19 @@ def corpus_loss(model: Model, pairs) -> float:
     losses = []
     for src, tgt in pairs:
         trace = model.run(src, tgt)
-        losses.append(cross_entropy(trace["masked_logits"], teacher_forcing(model.vocab, trace.tgt_ids[1:])[1])[0])
+        losses.append(cross_entropy(trace["masked_logits"], teacher_forcing(model, trace.tgt_ids[1:])[1])[0])
     return float(np.mean(losses))
 
 
 def translations(model: Model, pairs, max_len: int | None = None) -> tuple:
     """Greedy decoding of every source sentence, next to its target; max_len defaults to the longest target + 2."""
-    expected = [model.vocab.encode(tgt)[1] for _, tgt in pairs]
+    expected = [model.vocab.encode(tgt, side="tgt")[1] for _, tgt in pairs]
     if max_len is None:
         max_len = min(max(len(tokens) for tokens in expected) + 2, model.config.max_len)
     result = []
     for (src, _), tokens in zip(pairs, expected):
         generation = generate(model, src, max_len=max_len)
-        words = tuple(t for t in generation.tokens if t != EOS)
+        words = tuple(t for t in generation.tokens if t != model.vocab.end)
         result.append(Translation(src, tuple(tokens), words, generation.finished))
     return tuple(result)
 

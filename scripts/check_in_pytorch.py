@@ -30,7 +30,7 @@ TOLERANCE = 1e-9
 F64 = torch.float64
 # The positional encoding the blog prints for "Hello" and "World" (the "blog_table" setting), rounded by hand.
 BLOG_PRINTED_PE = [[0.0, 1.0, 0.0, 1.0], [0.84, 0.99, 0.0, 1.0]]
-ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}  # torch's GELU is the exact x * Phi(x), as the app's
+ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu, "swish": F.silu}  # torch's GELU is the exact x * Phi(x), as the app's
 
 
 def main(path=Path(__file__).with_name("trace.npz")):
@@ -148,7 +148,8 @@ def scale(c, step, s):
 
 
 def mask(c, step):
-    """-inf where a token is never next (<unk>), or after the query's position (causal); 0 elsewhere."""
+    """-inf where a token is never next (<unk>, or Marian's <pad>), or after the query's position (causal); 0
+    elsewhere."""
     if "never" in step["meta"]:
         ids = torch.tensor([c["vocabulary"].index(token) for token in step["meta"]["never"]], dtype=torch.long)
         return torch.zeros(step["shape"], dtype=F64).index_fill(0, ids, -math.inf)  # (V,)
@@ -202,7 +203,8 @@ KINDS = {"embed": embed, "pos": positions, "add": add, "copy": copy, "proj": pro
 
 
 def positional_encoding(c, learned, n):
-    """The paper's sinusoid as PyTorch's tutorial writes it; the blog's (column j's exponent 2j / d_model, not
+    """The paper's sinusoid as PyTorch's tutorial writes it, or with Marian's columns (the sines, then the cosines); the
+    blog's (column j's exponent 2j / d_model, not
     2 floor(j / 2) / d_model), or its printed table with the further cells rounded to 2 decimals; a learned table;
     none."""
     d, form = c["d_model"], c["pos_encoding"]
@@ -211,10 +213,13 @@ def positional_encoding(c, learned, n):
     if form == "none":
         return torch.zeros(n, d, dtype=F64)
     pos = torch.arange(n, dtype=F64)[:, None]  # (n, 1)
-    if form == "sinusoidal":
+    if form in ("sinusoidal", "sinusoidal_halves"):
         freq = torch.exp(torch.arange(0, d, 2, dtype=F64) * (-math.log(10000.0) / d))  # (ceil(d/2),)
+        sines, cosines = torch.sin(pos * freq), torch.cos(pos * freq[: d // 2])
+        if form == "sinusoidal_halves":
+            return torch.cat([sines, cosines], dim=1)
         pe = torch.zeros(n, d, dtype=F64)
-        pe[:, 0::2], pe[:, 1::2] = torch.sin(pos * freq), torch.cos(pos * freq[: d // 2])
+        pe[:, 0::2], pe[:, 1::2] = sines, cosines
         return pe
     j = torch.arange(d, dtype=F64)
     angle = pos / 10000.0 ** (2 * j / d)  # (n, d)
@@ -249,7 +254,8 @@ def whole_layer(c, own, params, mine):
         return None
     x, memory = mine[outside[0]], (mine[outside[1]] if len(outside) > 1 else None)  # the input, the encoder's output
     kind = nn.TransformerDecoderLayer if memory is not None else nn.TransformerEncoderLayer
-    layer = kind(c["d_model"], c["n_heads"], c["d_ff"], dropout=0.0, activation=c["activation"],
+    activation = ACTIVATIONS[c["activation"]] if c["activation"] == "swish" else c["activation"]  # torch names two
+    layer = kind(c["d_model"], c["n_heads"], c["d_ff"], dropout=0.0, activation=activation,
                  layer_norm_eps=c["eps"], batch_first=True, norm_first=c["norm_placement"] == "pre", dtype=F64)
     layer.load_state_dict(layer_state(own, params), strict=True)  # every weight the file's, none torch's own
     causal = nn.Transformer.generate_square_subsequent_mask(len(x), dtype=F64) if "mask" in kinds else None

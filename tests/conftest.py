@@ -67,13 +67,15 @@ def _fast(item) -> bool:
         return item.callspec.params["lang"] == "en"
     if item.path.name == "test_counting.py":  # and the drill-down of every kind of step, counted from 1 (no app)
         return item.originalname == "test_every_kind_of_drill_down_counts_from_one"
+    if item.path.name == "test_marian.py":  # the Marian loader's refusals and command line; not transformers' models
+        return not any(name.endswith("reference") for name in item.fixturenames)
     return item.path.name in FAST_MODULES
 
 
 def pytest_ignore_collect(collection_path, config):
     """Under `-m fast` the modules without a fast test are not imported (PyTorch, Playwright: seconds each)."""
     if config.getoption("markexpr") == "fast" and collection_path.suffix == ".py":
-        partly = {"test_every_page.py", "test_counting.py"}  # modules with some fast tests (_fast)
+        partly = {"test_every_page.py", "test_counting.py", "test_marian.py"}  # modules with some fast tests (_fast)
         return collection_path.name.startswith("test_") and collection_path.name not in FAST_MODULES | partly
     return None
 

@@ -120,7 +120,7 @@ class TorchBatch(TorchModel):
         for layer in self.layers["dec"]:
             y = layer(y, memory, tgt_mask=causal, tgt_key_padding_mask=tgt_pad, memory_key_padding_mask=src_pad)
         W = self.leaves[tables["tgt"]].T if m.config.tied_output else self.leaves["unembed.W"]
-        words = [i for i in range(len(m.vocab)) if i not in m.vocab.never_next]
+        words = [i for i in range(len(m.vocab)) if i not in m.never_next]
         logits = (self.norms["dec"](y) @ W + self.leaves["unembed.b"])[..., words]
         losses = [F.cross_entropy(logits[b, :len(t)], torch.tensor([words.index(i) for i in t]),
                                   label_smoothing=label_smoothing)

@@ -80,6 +80,14 @@ def test_gelu_writes_the_erf_it_uses():
             or num(n) not in e.text] == []
 
 
+def test_swish_writes_the_exponential_it_uses():
+    trace = engine.preset("hello-world", activation="swish").run("Hello World")
+    h = trace["enc.0.ffn.hidden"][0, 1]
+    e = trace.explain("enc.0.ffn.act", (0, 1))
+    assert e.value == pytest.approx(h / (1 + math.exp(-h)), rel=1e-15)
+    assert [n for n in (h, -h, math.exp(-h)) if num_tex(n) not in e.latex or num(n) not in e.text] == []
+
+
 def test_the_latex_writes_the_digits_asked_for_and_the_text_keeps_eight():
     """The app's digits setting: the drill-down's LaTeX follows it, every number of it, down to the cell's value;
     the plain text, to check by hand, keeps 8 digits. A number printed is the same text in a matrix (ui.core.format)."""

@@ -41,6 +41,9 @@ SETTINGS = [
     ("paper", "paper", dict(n_layers=1), 0.0, None),
     ("paper pre-norm gelu blog-LN divisor 8 dropout", "paper",
      dict(norm_placement="pre", activation="gelu", layer_norm="blog", attn_divisor=8.0, n_layers=1), 0.1, None),
+    ("hello-world as Marian: swish, halves PE, <pad> start and mask", "hello-world",
+     dict(activation="swish", pos_encoding="sinusoidal_halves", decoder_start="pad", never_next="pad"), 0.0,
+     {"activation", "pos", "mask"}),
 ]
 
 

@@ -56,7 +56,8 @@ def attention_state(P, p, prefix):
 def torch_layer(model, stack, l):
     c, P, p = model.config, model.params, f"{stack}.{l}"
     cls = torch.nn.TransformerEncoderLayer if stack == "enc" else torch.nn.TransformerDecoderLayer
-    layer = cls(c.d_model, c.n_heads, c.d_ff, dropout=0.0, activation=c.activation, layer_norm_eps=c.eps,
+    activation = torch.nn.functional.silu if c.activation == "swish" else c.activation  # torch names relu, gelu
+    layer = cls(c.d_model, c.n_heads, c.d_ff, dropout=0.0, activation=activation, layer_norm_eps=c.eps,
                 batch_first=True, norm_first=c.norm_placement == "pre", dtype=torch.float64)
     state = {"linear1.weight": P[f"{p}.ffn.W_1"].T, "linear1.bias": P[f"{p}.ffn.b_1"],
              "linear2.weight": P[f"{p}.ffn.W_2"].T, "linear2.bias": P[f"{p}.ffn.b_2"]}
@@ -161,7 +162,7 @@ def assert_matches_torch(model, trace):
         logits = y[0] @ torch.tensor(model.params["embed.src"]).T + torch.tensor(model.params["unembed.b"])
         close(logits, trace["logits"], "logits")
         never = torch.zeros(len(model.vocab), dtype=torch.bool)
-        never[list(model.vocab.never_next)] = True  # <unk> is never a next token
+        never[list(model.never_next)] = True  # <unk> is never a next token
         close(torch.softmax(logits.masked_fill(never, -math.inf), dim=-1), trace["probs"], "probs")
 
 
@@ -178,7 +179,7 @@ def cases(draw):
     return sizes, src, tgt, draw(st.integers(0, 2**32 - 1))
 
 
-@pytest.mark.parametrize("activation", ["relu", "gelu"])
+@pytest.mark.parametrize("activation", ["relu", "gelu", "swish"])
 @pytest.mark.parametrize("placement", ["post", "pre"])
 @settings(max_examples=examples(40, large=150), deadline=None)  # a pull request's, or the large profile's
 @given(case=cases())

@@ -31,10 +31,12 @@ DEPARTURES = (
     Departure("attn_bias", False, ("proj",)),
     Departure("norm_placement", "post", ("layer_norm",)),
     Departure("layer_norm", "paper", ("layer_norm",)),  # PyTorch's: the paper writes no formula
-    Departure("activation", "relu", ("activation",)),
+    Departure("activation", "relu", ("activation",), by_value=True),
     Departure("ffn_bias", True, ("hidden",)),
     Departure("tied_output", True, ("logits",)),
     Departure("residual", True, ("add1", "add2", "add3")),  # off only for the exercise on residual connections
+    Departure("decoder_start", "sos", ("embed",)),  # Marian's decoder starts from <pad>
+    Departure("never_next", "unk", ("vocab_mask",)),  # the app's own mask (the paper has none); Marian's masks <pad>
 )
 
 

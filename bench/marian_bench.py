@@ -1,0 +1,75 @@
+"""A Marian checkpoint at opus-mt's sizes (d_model 512, 8 heads, d_ff 2048, 6 + 6 layers, 65 001 tokens) with random
+weights (tests/marian_checkpoint.py), in the engine and in transformers (float64, the same weights): the load, the
+forward pass of a 16-token source and a 15-token decoder input (the engine's whole trace to the probabilities; their
+logits and a softmax), and a 15-token greedy translation (the engine runs a whole pass per token; transformers' generate
+keeps a cache). Ratios are engine / transformers, measured in one run; one BLAS thread, as the app's server runs.
+
+    .venv/bin/python bench/marian_bench.py [--repeats 5]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from threadpoolctl import threadpool_limits
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+import marian  # noqa: E402
+from bench.timing import median_ms  # noqa: E402
+from engine.generate import generate  # noqa: E402
+from marian_checkpoint import FULL, write_checkpoint  # noqa: E402
+
+VOCABULARY = 65001  # opus-mt-en-zh's
+TOKENS = 15
+
+
+def main(argv=None) -> int:
+    import torch
+    from transformers import MarianMTModel
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args(argv)
+    load_before = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory() as folder, threadpool_limits(1, user_api="blas"):
+        torch.set_num_threads(1)
+        write_checkpoint(Path(folder), FULL, VOCABULARY)
+        start = time.perf_counter()
+        model, _ = marian.load(folder)
+        ours_load = time.perf_counter() - start
+        start = time.perf_counter()
+        hf = MarianMTModel.from_pretrained(folder, dtype=torch.float64).eval()
+        theirs_load = time.perf_counter() - start
+        src, dec = list(range(5, 20)) + [0], [model.start_id] + list(range(30, 44))
+        ours = median_ms(lambda: model.run_ids(src, dec)["probs"], args.repeats)
+        with torch.no_grad():
+            ids, decoder = torch.tensor([src]), torch.tensor([dec])
+            theirs = median_ms(lambda: torch.softmax(hf(input_ids=ids, decoder_input_ids=decoder).logits, -1),
+                               args.repeats)
+            start = time.perf_counter()
+            hf.generate(ids, num_beams=1, do_sample=False, min_new_tokens=TOKENS, max_new_tokens=TOKENS)
+            theirs_greedy = time.perf_counter() - start
+        start = time.perf_counter()
+        written = len(generate(model, "Hello world.", max_len=TOKENS).steps)
+        ours_greedy = time.perf_counter() - start
+    megabytes = sum(value.nbytes for value in model.params.values()) / 1e6
+    print(f"parameters      {megabytes:.0f} MB of float64 in the engine; peak RSS of this process "
+          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3:.0f} MB (both models)")
+    print(f"load            engine {ours_load:.1f} s, transformers {theirs_load:.1f} s")
+    print(f"forward 16 + 15 engine {ours:.0f} ms, transformers {theirs:.0f} ms, ratio {ours / theirs:.2f}")
+    print(f"greedy          engine {ours_greedy:.2f} s for {written} tokens ({1e3 * ours_greedy / written:.0f} ms "
+          f"per token), transformers {theirs_greedy:.2f} s for {TOKENS}, ratio "
+          f"{(ours_greedy / written) / (theirs_greedy / TOKENS):.1f} per token")
+    print(f"load average    {load_before:.2f} before, {os.getloadavg()[0]:.2f} after (1 min, {os.cpu_count()} cores)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
