@@ -43,7 +43,7 @@ def test_the_output_page_draws_the_likeliest_masked_and_found_tokens(weights):
     assert_clean(at)
     trace = model.run(*(at.session_state["ctl.src"], at.session_state["ctl.tgt"]))  # the page's sentence pair
     likeliest = [list(np.argsort(-row, kind="stable")[:vocabulary.TOP]) for row in trace["probs"]]
-    expected = list(dict.fromkeys([int(i) for row in likeliest[::-1] for i in row] + list(model.vocab.never_next)))
+    expected = list(dict.fromkeys([int(i) for row in likeliest[::-1] for i in row] + list(model.never_next)))
     spec = heatmap_of(at, "logits.None")
     assert spec["layout"]["xaxis"]["ticktext"] == [model.vocab.tokens[i] for i in expected]
     assert len(expected) < SIZE and EN["vocab.drawn"].format(top=vocabulary.TOP, size=SIZE) in [

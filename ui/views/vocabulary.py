@@ -25,7 +25,7 @@ def columns(ctx, trace, key: str) -> list[int]:
     probs = trace["probs"]
     likeliest = np.argsort(-probs, axis=-1, kind="stable")[..., :TOP]
     ids = dict.fromkeys(int(i) for i in likeliest[::-1].ravel())
-    ids |= dict.fromkeys(trace.model.vocab.never_next)
+    ids |= dict.fromkeys(trace.model.never_next)
     if not ctx.reading:
         ids |= dict.fromkeys(_search(ctx, trace.model.vocab.tokens, key))
     st.caption(ctx.t("vocab.drawn", top=TOP, size=len(trace.model.vocab)))
