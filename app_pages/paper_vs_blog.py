@@ -37,6 +37,6 @@ for difference in DIFFERENCES:  # one markdown each, display math in $$ (a messa
     key = difference["key"]
     labels = (t("compare.post"), t(f"compare.side.{departures.RIGHT_SIDE[key]}"))
     now = [f" :orange-badge[{t('compare.now')}]" if marked else "" for marked in departures.sides_now(key, ctx.config)]
-    sides = [f":gray[{label}]{mark}\n\n$$\n{t.words(difference[side])}\n$$"
+    sides = [f":gray[{label}]{mark}\n\n$$\n{t.words(difference[side])}{draw.HOLD}\n$$"
              for label, mark, side in zip(labels, now, ("post", "engine"))]
     st.markdown("\n\n".join([f"##### {t(f'diff.{key}.topic')}", *sides, t(f"diff.{key}.why")]))

@@ -16,9 +16,9 @@ ADAM_BETAS, ADAM_EPS = (0.9, 0.98), 1e-9  # the paper's beta_1, beta_2 and epsil
 
 SGD_TEX = r"\theta \leftarrow \theta - \eta\, g"
 MOMENTUM_TEX = r"v \leftarrow \mu\, v + g,\quad \theta \leftarrow \theta - \eta\, v"
-ADAM_TEX = (r"\begin{gathered}m \leftarrow \beta_1 m + (1 - \beta_1)\, g,\quad "
+ADAM_TEX = (r"\begin{gathered}m \leftarrow \beta_1 m + (1 - \beta_1)\, g \\ "  # a line each: a half column's width
             r"v \leftarrow \beta_2 v + (1 - \beta_2)\, g^2 \\ "
-            r"\hat{m} = \frac{m}{1 - \beta_1^t},\quad \hat{v} = \frac{v}{1 - \beta_2^t},\quad "
+            r"\hat{m} = \frac{m}{1 - \beta_1^t},\quad \hat{v} = \frac{v}{1 - \beta_2^t} \\ "
             r"\theta \leftarrow \theta - \eta\, \frac{\hat{m}}{\sqrt{\hat{v}} + \epsilon}\end{gathered}")
 SCHEDULE_TEX = (r"\eta(t) = s \cdot d_{\text{model}}^{-0.5} \cdot "
                 r"\min\left(t^{-0.5},\ t \cdot \text{warmup}^{-1.5}\right)")

@@ -30,7 +30,7 @@ from ui.core.i18n import CATALOGS, EN, LANGUAGES, ZH, literal, load_catalogs, tr
 from ui.core.labels import SEED_NOTES, description_key, step_name_key, step_tex  # noqa: E402
 from ui.core.navigation import PAGES, page_file  # noqa: E402
 from ui.core.state import APP_LIMITS, DEFAULT_TARGET, MAX_TOKENS  # noqa: E402
-from ui.views.draw import ROOM  # noqa: E402
+from ui.views.draw import HOLD, ROOM  # noqa: E402
 from ui.views.drill import cell_explanation  # noqa: E402
 
 APP = str(ROOT / "app.py")
@@ -113,9 +113,10 @@ def latex(at):
 
 
 def formula_body(value: str) -> str:
-    """A formula's body, without the $$ lines and the empty lines draw.latex puts around it."""
+    """A formula's body, without the $$ lines and the room draw.latex puts around it (HOLD alone, after a formula of
+    paper_vs_blog's)."""
     body = re.sub(r"^\$\$\n|\n\$\$$", "", value)
-    return body.removeprefix(ROOM[0]).removesuffix(ROOM[1]) if body.startswith(ROOM[0]) else body
+    return body.removeprefix(ROOM[0]).removesuffix(ROOM[1]) if body.startswith(ROOM[0]) else body.removesuffix(HOLD)
 
 
 def tables(at):
@@ -226,7 +227,7 @@ def test_paper_vs_blog_shows_every_difference_both_ways(lang):
         labels = {"post": t("compare.post"), "engine": t(f"compare.side.{RIGHT_SIDE[key]}")}  # and a mark if now
         for side in ("post", "engine"):
             assert re.search(re.escape(f":gray[{labels[side]}]") + r"( :orange-badge\[[^]]+\])?" +
-                             re.escape(f"\n\n$$\n{t.words(difference[side])}\n$$"), shown[0]), (key, side)
+                             re.escape(f"\n\n$$\n{t.words(difference[side])}{HOLD}\n$$"), shown[0]), (key, side)
         assert shown[0].endswith(t(f"diff.{key}.why"))
 
 

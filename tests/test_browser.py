@@ -29,7 +29,7 @@ from engine.corpus import pairs  # noqa: E402
 from engine.generate import generate  # noqa: E402
 from ui.core.format import DIGITS, fmt  # noqa: E402
 from ui.core.i18n import EN, ZH, translator  # noqa: E402
-from ui.core.navigation import PAGES, slide_at, slides  # noqa: E402
+from ui.core.navigation import HOME, PAGES, slide_at, slides  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -443,6 +443,64 @@ def test_click_a_heatmap_cell_to_explain_it(server, new_page):
     shown = re.search(r"=\s*([0-9.]+)\s*$", explained_latex_tail(explained_tex))
     assert shown and shown.group(1) in text, (shown, text)
     expect(drill_cell(page, EN)).to_have_value(translator("en")("view.cell", row="world", col="world"))
+
+
+# The focused element: in the sidebar or not, its link, role, name (its label, else its text) and row of buttons'
+# name; and whether Tab focused it before (since tab_until began: the round is then complete).
+FOCUSED = """() => {
+    const e = document.activeElement;
+    const again = window.tabbed.has(e);
+    window.tabbed.add(e);
+    return {again, sidebar: Boolean(e.closest('[data-testid="stSidebar"]')), href: e.getAttribute('href') || '',
+            role: e.getAttribute('role') || '', name: e.getAttribute('aria-label') || (e.innerText || '').trim(),
+            group: e.closest('[role="radiogroup"]')?.getAttribute('aria-label') || ''};
+}"""
+
+
+def tab_until(page, reached, presses=300) -> list[dict]:
+    """Tab until reached(the focused element, FOCUSED) holds, or the round is complete; each element focused."""
+    page.evaluate("() => { window.tabbed = new WeakSet(); }")
+    focused = []
+    for _ in range(presses):
+        page.keyboard.press("Tab")
+        focused.append(page.evaluate(FOCUSED))
+        if focused[-1]["again"] or reached(focused[-1]):
+            return focused
+    return focused
+
+
+def test_a_step_page_is_usable_by_keyboard_alone(server, new_page):
+    """From the top of a step page, Tab alone reaches every page's link in the navigation, the page's rows of buttons
+    (its heads and steps) and the drill-down's list of cells (the keyboard's way to a heatmap's cell); the arrow keys
+    and Enter choose a step and a cell, which the page then shows and its link keeps."""
+    page = new_page()
+    page.goto(url(server, "attention"))
+    settle(page)
+    focused = tab_until(page, lambda _: False)
+    assert focused[-1]["again"], "Tab never came round"
+    linked = {urllib.parse.urlparse(f["href"]).path.strip("/") or HOME for f in focused if f["sidebar"] and f["href"]}
+    assert set(ALL_PAGES) <= linked, set(ALL_PAGES) - linked
+    in_page = [f for f in focused if not f["sidebar"]]
+    assert {f["group"] for f in in_page if f["role"] == "radio"} >= {EN["view.head"], EN["view.step"]}, in_page
+    assert any(f["role"] == "combobox" and f["name"].startswith(EN["view.drill"]) for f in in_page), in_page
+
+    tab_until(page, lambda f: f["group"] == EN["view.step"])
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("Enter")  # the third step: the attention weights
+    page.wait_for_url(re.compile(r"step=weights"), timeout=30_000)
+    settle(page)
+    expect(page.get_by_role("radiogroup", name=EN["view.step"]).get_by_role("radio").nth(2)).to_have_attribute(
+        "aria-checked", "true")
+    first_cell = drill_cell(page, EN).input_value()
+    assert tab_until(page, lambda f: f["name"].startswith(EN["view.drill"]))[-1]["role"] == "combobox"
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(r"cell="), timeout=30_000)
+    settle(page)
+    no_exception(page)
+    assert drill_cell(page, EN).input_value() != first_cell
 
 
 def drill_cell(page, catalog):

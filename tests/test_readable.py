@@ -12,7 +12,9 @@ below and reports every failure of every page at once, not only the first:
   way (the digits rule, ui.core.format) in the drill-down, in the heatmap's cell and in the page's matrices;
 * at 1280 x 720: a full-page screenshot of every page, build/screenshots/{page}-{lang}.png, and presenter mode
   walked with the clicker's keys from the tokens to the probabilities (a common projector's size), each slide in
-  large type and nothing wider than the page.
+  large type and nothing wider than the page;
+* at 1280 x 720, every page (and section): axe-core's WCAG 2.1 A and AA rules find no serious or critical violation
+  in the app's own markup; Streamlit's own (STREAMLIT_MARKUP) are excluded by rule and element, each with its report.
 """
 import pprint
 import re
@@ -20,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 import engine
@@ -95,6 +98,23 @@ DRILL_DOWNS = """() => {
 # step's head, then the row and column, counted from 1 (ui.core.labels.FIRST).
 DRILL_LABEL = re.compile(r"(\d*)[′']*\[([0-9,]+)\]=")
 
+# axe-core (the version axe-playwright-python bundles): the rules of WCAG 2.1 levels A and AA, violations only.
+AXE = Axe()
+AXE_OPTIONS = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]},
+               "resultTypes": ["violations"]}
+SEVERE = {"serious", "critical"}
+# Streamlit's own markup that a rule finds, by rule: the elements it is excused on, and the report upstream. The
+# sidebar's navigation with sections is a <ul> whose children are a <div> per section (its header and its <li>s).
+STREAMLIT_MARKUP = {
+    "list": ('[data-testid="stSidebarNavItems"]', "docs/streamlit-nav-list.md"),
+    "listitem": ('[data-testid="stSidebarNavItems"] > div > li', "docs/streamlit-nav-list.md"),
+}
+# Of the violations' elements ([rule, target] each, axe's CSS selector), which are Streamlit's (STREAMLIT_MARKUP).
+STREAMLITS = """([found, excused]) => found.map(([rule, target]) => {
+    const element = typeof target === 'string' && excused[rule] ? document.querySelector(target) : null;
+    return Boolean(element && element.matches(excused[rule]));
+})"""
+
 
 @pytest.fixture(scope="module")
 def model():
@@ -164,6 +184,18 @@ def _drill_downs(page, trace) -> list[dict]:
     return found
 
 
+def _axe(page) -> dict:
+    """axe-core's serious and critical violations on the page, the app's (rule, impact, element, its HTML) and the
+    rules of Streamlit's (STREAMLIT_MARKUP) it found."""
+    results = AXE.run(page, options=AXE_OPTIONS).response
+    found = [(rule["id"], rule["impact"], node["target"][0], node["html"][:100])
+             for rule in results["violations"] if rule["impact"] in SEVERE for node in rule["nodes"]]
+    excused = {rule: selector for rule, (selector, _) in STREAMLIT_MARKUP.items()}
+    streamlits = page.evaluate(STREAMLITS, [[[rule, target] for rule, _, target, _ in found], excused])
+    return {"app": [f for f, streamlit in zip(found, streamlits) if not streamlit],
+            "streamlit": sorted({f[0] for f, streamlit in zip(found, streamlits) if streamlit})}
+
+
 def _check_page(page, trace, digits=DIGITS) -> tuple[list, int, int]:
     """The page's failures, and how many heatmap cells and drill-down cells it checked."""
     failures = [("overflow", o) for o in page.evaluate(OVERFLOW)]
@@ -197,23 +229,27 @@ def test_the_digits_setting_prints_every_number_its_way(server, chromium, trace,
 
 
 def test_the_checks_see_what_they_look_for(server, chromium, trace):  # noqa: F811 (server)
-    """Each check fails where it should: a formula made too wide, one pushed out of its box, and a heatmap cell's
-    number printed with other digits, made so in the page itself."""
+    """Each check fails where it should: a formula made too wide, one pushed out of its box, a heatmap cell's number
+    printed with other digits, and a paragraph too pale to read (axe-core), made so in the page itself; axe-core sees
+    Streamlit's markup that STREAMLIT_MARKUP excuses, and nothing of the app's, before."""
     context = chromium.new_context(viewport={"width": 1280, "height": 720}, locale=LOCALES["en"])
     try:
         page = context.new_page()
         page.goto(url(server, "attention"))
         settle(page)
         assert _check_page(page, trace)[0] == []
+        assert _axe(page) == {"app": [], "streamlit": sorted(STREAMLIT_MARKUP)}
         page.evaluate("""() => {
             const text = document.querySelector('[data-testid="stMain"] .heatmaplayer text');
             text.textContent = text.textContent + '1';
             text.style.fontSize = '10px';
             document.querySelector('[data-testid="stMain"] .katex-display .katex').style.marginTop = '-30px';
             document.querySelector('[data-testid="stMain"] h1').style.width = '3000px';
+            document.querySelector('[data-testid="stMain"] p').style.color = '#999';
         }""")
         kinds = {failure[0] for failure in _check_page(page, trace)[0]}
         assert kinds == {"overflow", "cut formula", "heatmap text", "heatmap"}, kinds
+        assert {found[0] for found in _axe(page)["app"]} == {"color-contrast"}
     finally:
         context.close()
 
@@ -275,14 +311,17 @@ def _visit(page, base, name, view, trace, screenshot: Path | None) -> dict:
     for screen in sorted(SCREENS, key=lambda screen: SCREENS[screen] != page.viewport_size):
         page.set_viewport_size(SCREENS[screen])
         settle(page)
-        seen[screen] = _look(page, name, view, trace, screenshot if screen == LAPTOP else None)
+        seen[screen] = _look(page, name, view, trace, screenshot if screen == LAPTOP else None, audit=screen == LAPTOP)
     return seen
 
 
-def _look(page, name, view, trace, screenshot: Path | None) -> dict:
+def _look(page, name, view, trace, screenshot: Path | None, audit: bool) -> dict:
     """What a page shows: FACTS, its URL, what is wider than its column, on a page of steps its readable checks
-    (_check_page), on the attention page its smallest type; the size of its full-page screenshot when one is asked."""
+    (_check_page), on the attention page its smallest type; when audited, axe-core's violations (_axe); the size of
+    its full-page screenshot when one is asked."""
     seen = page.evaluate(FACTS) | {"url": page.url, "wide": page.evaluate(OVERFLOWING)}
+    if audit:
+        seen["axe"] = _axe(page)
     if name in STEP_PAGES:
         seen["readable"], seen["cells"], seen["drills"] = _check_page(page, trace)
     if name == "attention" and not view:
@@ -385,6 +424,15 @@ def screenshot_missing(seen) -> dict:
     return {label: size for label, size in sizes.items() if not size or size <= 10_000}
 
 
+def axe_serious_or_critical(seen) -> dict:
+    """axe-core's WCAG 2.1 A and AA rules: no serious or critical violation in the app's markup on any page; each rule
+    STREAMLIT_MARKUP excuses still finds Streamlit's markup on some page (else its exclusion is stale: remove it)."""
+    found = {label: page["axe"]["app"] for label, page in seen["pages"].items() if page["axe"]["app"]}
+    excused = {rule for page in seen["pages"].values() for rule in page["axe"]["streamlit"]}
+    stale = sorted(set(STREAMLIT_MARKUP) - excused)
+    return found | ({"excused but not found": stale} if stale else {})
+
+
 def presenter_slide_small_or_too_wide(seen) -> dict:
     """At 1280 x 720, walked with the clicker's keys from the tokens to the probabilities: each slide's smallest
     formula, paragraph, widget's words, chart label and heatmap number is at least 1.5 times its normal size (the
@@ -406,7 +454,7 @@ def presenter_slide_small_or_too_wide(seen) -> dict:
 
 CHECKS = [exceptions_or_warnings, title_navigation_or_link_not_the_readers, wider_than_its_column,
           katex_error_or_cut_formula, heatmap_number_under_12_px, cell_printed_otherwise_in_drill_down_heatmap_or_matrix]
-LAPTOP_CHECKS = [screenshot_missing, presenter_slide_small_or_too_wide]
+LAPTOP_CHECKS = [screenshot_missing, axe_serious_or_critical, presenter_slide_small_or_too_wide]
 
 
 @pytest.mark.parametrize("lang", LOCALES)

@@ -316,6 +316,7 @@ export default function ({parentElement, data, setStateValue}) {
     slider.min = 1;
     slider.max = frames.length;
     slider.tabIndex = -1;
+    slider.setAttribute("aria-label", L.slider);
     slider.oninput = () => show(Number(slider.value) - 1, true);
     const text = html(root, "div", "caption");
     const picture = svg(root, "svg", {viewBox: `0 0 ${WIDTH} ${HEIGHT}`, role: "img"});

@@ -22,9 +22,9 @@ HERE = Path(__file__).parent
 HTML = "<div class='anim' tabindex='0'></div>"
 _player = st.components.v2.component("forward_pass", html=HTML, css=(HERE / "animation_player.css").read_text(),
                                      js=(HERE / "animation_player.js").read_text())
-LABELS = ("play", "pause", "prev", "next", "first", "speed", "speed_help", "large", "large_help", "frame", "keys", "id",
-          "head", "probs", "written", "passes", "encoding", "first_dims", "vec.embed", "vec.pos", "vec.input",
-          "vec.values", "rail.tokens", "rail.embed", "rail.enc", "rail.enc_out", "rail.dec", "rail.output",
+LABELS = ("play", "pause", "prev", "next", "first", "slider", "speed", "speed_help", "large", "large_help", "frame",
+          "keys", "id", "head", "probs", "written", "passes", "encoding", "first_dims", "vec.embed", "vec.pos",
+          "vec.input", "vec.values", "rail.tokens", "rail.embed", "rail.enc", "rail.enc_out", "rail.dec", "rail.output",
           "side.enc.q", "side.enc.k", "side.self.q", "side.self.k", "side.cross.q", "side.cross.k",
           "f.tokens", "f.embed", "f.enc_attn", "f.vectors", "f.self", "f.cross", "f.output")
 

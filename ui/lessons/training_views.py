@@ -198,8 +198,9 @@ def number_widgets(ctx, numbers: dict, defaults, prefix: str) -> dict:
 def schedule(ctx, settings, d_model: int, key: str, optimizer: str = "adam"):
     """The optimiser's update and the learning-rate schedule's formula beside the schedule of these settings."""
     left, right = st.columns(2)
-    left.latex(optim.ADAM_TEX if optimizer == "adam" else optim.MOMENTUM_TEX)
-    left.latex(optim.SCHEDULE_TEX)
+    with left:
+        draw.latex(optim.ADAM_TEX if optimizer == "adam" else optim.MOMENTUM_TEX)
+        draw.latex(optim.SCHEDULE_TEX)
     steps, rates = optim.schedule(settings.steps, d_model=d_model, warmup=settings.warmup, scale=settings.lr_scale)
     draw.plot(curves(steps, {"η": rates}, ctx.t("train.step"), ctx.t("train.lr")), key, where=right)
 

@@ -14,7 +14,12 @@ from ui.core.labels import unique
 LATEX_CELLS = 8  # matrices up to 8 rows are also written out as a bmatrix ...
 LATEX_COLS = 6  # ... up to 6 columns: 8 six-digit numbers with signs are wider than the page (a table holds them)
 TABLE_COLS = 16  # wider matrices are shown as heatmaps only
-ROOM = (r"\begin{gathered}\\[-1em]", r"\\[-1em]{}\end{gathered}")  # empty lines around a formula (latex())
+# KaTeX ends a vertical list (a block of lines, a matrix, a fraction, a script) with a 2 px strut that a -2 px margin
+# takes back (a Safari workaround): at a formula's right end the strut reaches 2 px past the formula, and Streamlit's
+# formula box (overflow-x: auto) scrolls by those 2 px, a scrollable region no key can reach (axe-core's
+# scrollable-region-focusable, tests/test_readable.py). A thin space after the formula holds it.
+HOLD = r"\kern0.15em"
+ROOM = (r"\begin{gathered}\\[-1em]", r"\\[-1em]{}\end{gathered}" + HOLD)  # empty lines around a formula (latex())
 CHART_FORMATS = ("png", "svg")  # what a chart's download button saves (the Export section's choice, ui/views/exports)
 CHART_FORMAT = "chart_format"  # the session's choice
 
@@ -24,7 +29,7 @@ def latex(tex: str):
     KaTeX 0.16 puts a first line taller than text (a fraction, a matrix, a superscript) a few pixels above the box
     and a deep last one below it: the scaled step's drill-down lost the top of its numerator (5 px), a glance the
     top of its brackets, the dropout formula the foot of its fraction (3 px) (tests/test_readable.py,
-    CUT_FORMULAS). The empty lines make room."""
+    CUT_FORMULAS). The empty lines make room; HOLD, room at its right end."""
     st.latex(ROOM[0] + tex + ROOM[1])
 
 

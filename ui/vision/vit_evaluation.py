@@ -65,7 +65,7 @@ def _misclassified(ctx, result: Evaluation):
     for index in wrong[:MAX_SHOWN]:
         label = t("vit_train.miss", n=index + 1, true=test.labels[index], predicted=result.predicted[index])
         cell = grid.container(width=84, gap=None, horizontal_alignment="center")
-        cell.image(picture(test.images[index]), width=56)
+        cell.image(picture(test.images[index]), width=56, alt=t("vit.image_is", n=index + 1, digit=test.labels[index]))
         if ctx.reading:  # a following student's page: the teacher chooses
             cell.caption(label)
         else:
