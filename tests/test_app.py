@@ -546,12 +546,12 @@ def test_drill_down_explains_the_chosen_cell():
     at.selectbox(key="cell.enc.0.attn.scores.0").set_value(3).run()  # row 1, column 1 of 2 x 2
     chosen = drilled(trace, "enc.0.attn.scores", (0, 1, 1))
     assert chosen.latex in latex(at) and first.latex not in latex(at)
-    assert chosen.latex.startswith(r"\begin{aligned}S_{1}[2, 2] &=")  # head 1's row 2, column 2
+    assert chosen.latex.startswith(r"\begin{aligned}S_{1}[2, 2] &=")  # head 1's row 2, column 2: exact terms
     assert not at.code, "the plain text is drawn only when its expander is opened"
     at.session_state["plain.enc.0.attn.scores.0"] = True
     at.run()
     assert chosen.text in [c.value for c in at.code]  # the digits setting's, as every other number
-    assert chosen.text.endswith("= 135.6") and "9.99×" in chosen.text and DIGITS == 4
+    assert chosen.text.endswith("≈ 135.6") and "9.99×" in chosen.text and DIGITS == 4  # 135.5517 rounded
 
 
 def test_a_wide_steps_drill_down_column_is_typed_by_its_number():
@@ -569,7 +569,7 @@ def test_a_wide_steps_drill_down_column_is_typed_by_its_number():
     assert at.session_state["col.enc.0.ffn.hidden.None"] == 136  # column 137
     assert at.number_input(key="col.enc.0.ffn.hidden.None.number").value == 137
     shown = drilled(trace, "enc.0.ffn.hidden", (1, 136))
-    assert shown.latex in latex(at) and shown.latex.startswith(r"\begin{aligned}H[2, 137] &=")  # row 2, column 137
+    assert shown.latex in latex(at) and shown.latex.startswith(r"\begin{aligned}H[2, 137] &\approx")  # row 2, col 137
 
 
 # ---- edits flow to later pages ------------------------------------------------------------------------------
