@@ -50,6 +50,10 @@ class Writing:
         """A number in the LaTeX, marked if it is a rounding."""
         return num_tex(x, self.digits) + (ROUNDED if rounds(x, self.digits) else "")
 
+    def aside(self, x, tex: bool = False) -> str:
+        """A number said beside the arithmetic, not an operand of it (a dropped cell's value): no rounding mark."""
+        return num_tex(x, self.digits) if tex else significant(x, self.text_digits)
+
     def paren(self, x) -> str:
         s = self.num(x)
         return f"({s})" if s.startswith("−") else s
@@ -346,7 +350,7 @@ def dropout(trace, step, index, w):
     if step.meta["keep"][index]:
         return (f"\\frac{{{w.num_tex(x)}}}{{1 - {w.num_tex(rate)}}} \\quad (\\text{{{word('kept')}}})",
                 f"{w.num(x)} / (1 − {w.num(rate)}) {word('kept-text')}")
-    return f"0 \\quad (\\text{{{word('dropped')}}} {w.num_tex(x)})", f"0 {word('dropped-text', x=w.num(x))}"
+    return f"0 \\quad (\\text{{{word('dropped')}}} {w.aside(x, tex=True)})", f"0 {word('dropped-text', x=w.aside(x))}"
 
 
 def patches(trace, step, index, w):
