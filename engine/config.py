@@ -55,7 +55,8 @@ class Config:
     # columns, cosines in the second), the blog's formula or printed table, learned, none
     max_len: int = 128  # the longest sentence, in tokens, the model accepts
     embed_scale: bool = True  # multiply embeddings by sqrt(d_model) (paper section 3.4)
-    attn_bias: bool = True  # biases b_Q, b_K, b_V, b_O in every attention block
+    attn_bias: bool = False  # biases b_Q, b_K, b_V, b_O in every attention block: the paper's formulas have none;
+    # PyTorch's nn.MultiheadAttention adds them
     ffn_bias: bool = True  # biases b_1, b_2 in the feed-forward network
     activation: str = "relu"  # the feed-forward non-linearity: "relu" (paper), "gelu" or "swish" (x sigmoid(x), Marian)
     shared_embeddings: bool = True  # one embedding table for source and target (paper section 3.4)

@@ -1,6 +1,8 @@
 """Per-cell arithmetic: for any cell of any step, the computation that produced it, with the real numbers.
 
-`explain(trace, name, index)` returns an Explanation whose `latex` and `text` end in the cell's value.
+`explain(trace, name, index)` returns an Explanation whose `latex` and `text` end in the cell's value. Each line
+of arithmetic says "=" only where the shown numbers on both sides of it are exact, "≈" where one is a rounding (a
+relation is written IS and a rounded number marked ROUNDED; settle() turns them into signs).
 Long sums are shortened with \\cdots in the LaTeX only; the text always lists every term. Their words are word
 slots (engine/words.py) that the reader's catalog fills. How the numbers are written (digits, line width, where
 counting starts) is one Writing, which explain() hands to the step's explainer.
@@ -17,7 +19,7 @@ import numpy as np
 
 from .attention import SQRT_DK_TEX
 from .layer_norm import DENOMINATOR_TEX
-from .notation import num_tex, significant
+from .notation import num_tex, rounds, significant
 from .positional import PE_BASE, blog_exponent, paper_exponent, sinusoid_angle
 from .words import word
 
@@ -27,6 +29,9 @@ BREAK = r" \\ &\quad "  # a line break inside the aligned environment explain() 
 ELIDED = object()  # where a long LaTeX sum shows \cdots
 LATEX_DIGITS = 6  # the LaTeX's significant digits unless explain() is given others
 TEXT_DIGITS = 8  # the text's, unless explain() is given others: a record of every term to check by hand
+IS = "\ue001"  # the sign between two members of a line of arithmetic, which settle() writes as = or ≈
+ROUNDED = "\ue000"  # follows a number shown rounded, until settle() has read it
+APPROX_TEX, APPROX_TEXT = r"\approx", "≈"
 
 
 @dataclass(frozen=True)
@@ -38,12 +43,16 @@ class Writing:
     first: int = 0  # the number positions, rows and columns start at: 0 as code counts, 1 as a person reads
 
     def num(self, x) -> str:
-        """A number in the text (engine/notation.py's rule)."""
-        return significant(x, self.text_digits)
+        """A number in the text (engine/notation.py's rule), marked if it is a rounding."""
+        return significant(x, self.text_digits) + (ROUNDED if rounds(x, self.text_digits) else "")
 
     def num_tex(self, x) -> str:
-        """A number in the LaTeX."""
-        return num_tex(x, self.digits)
+        """A number in the LaTeX, marked if it is a rounding."""
+        return num_tex(x, self.digits) + (ROUNDED if rounds(x, self.digits) else "")
+
+    def aside(self, x, tex: bool = False) -> str:
+        """A number said beside the arithmetic, not an operand of it (a dropped cell's value): no rounding mark."""
+        return num_tex(x, self.digits) if tex else significant(x, self.text_digits)
 
     def paren(self, x) -> str:
         s = self.num(x)
@@ -104,16 +113,25 @@ def explain(trace, name: str, index: tuple, digits: int = LATEX_DIGITS, text_dig
     value = float(step.value[index])
     code = f"{name}[{w.at(index)}]"
     label_tex, label = label or (f"\\text{{{tex_escape(code)}}}", code)
-    lines = [f"{label_tex} &= {latex}", f"&= {w.num_tex(value)}"]
+    lines = [settle(f"{label_tex} &{IS} {latex} \\\\ &{IS} {w.num_tex(value)}", APPROX_TEX)]
     if where:  # definitions the expression uses (LayerNorm's mean and variance, softmax's sum) come first
-        lines.insert(0, f"&{where[0]}")
-    spell = partial(_spelled, f"{label} = ", text, f" = {w.num(value)}", where[1] if where else None)
+        lines.insert(0, f"&{settle(where[0], APPROX_TEX)}")
+    spell = partial(_spelled, f"{label} {IS} ", text, f" {IS} {w.num(value)}", where[1] if where else None)
     return Explanation(r"\begin{aligned}" + r" \\ ".join(lines) + r"\end{aligned}", value, spell)
 
 
+def settle(chain: str, approx: str) -> str:
+    """The line of arithmetic with each IS written as "=" where the members on both its sides show every number
+    exactly, as `approx` (≈, or LaTeX's \\approx) where either shows one rounded: 1 + 1 ≈ 2 for e^0 + e^(−2×10⁻⁶)
+    at two digits; its ROUNDED marks dropped. Already settled text (a where line) passes unchanged."""
+    members = chain.split(IS)
+    signs = [approx if ROUNDED in left + right else "=" for left, right in zip(members, members[1:])]
+    return "".join(member + sign for member, sign in zip(members, [*signs, ""])).replace(ROUNDED, "")
+
+
 def _spelled(before, text, after, where) -> str:
-    text = before + _written(text) + after
-    return text if where is None else f"{word('with')}{_written(where)}{word('with-end')}{text}"
+    text = settle(before + _written(text) + after, APPROX_TEXT)
+    return text if where is None else f"{word('with')}{settle(_written(where), APPROX_TEXT)}{word('with-end')}{text}"
 
 
 def _written(text) -> str:
@@ -149,8 +167,8 @@ def embed(trace, step, index, w):
     if step.meta["scale"] == 1.0:
         return f"{tex}", f"{text}"
     scale = step.meta["scale"]
-    return (f"{tex} \\cdot \\sqrt{{d_{{\\text{{model}}}}}} = {w.paren_tex(entry)} \\cdot {w.num_tex(scale)}",
-            f"{text} × √d_model = {w.paren(entry)} × {w.num(scale)}")
+    return (f"{tex} \\cdot \\sqrt{{d_{{\\text{{model}}}}}} {IS} {w.paren_tex(entry)} \\cdot {w.num_tex(scale)}",
+            f"{text} × √d_model {IS} {w.paren(entry)} × {w.num(scale)}")
 
 
 def pos(trace, step, index, w):
@@ -164,17 +182,17 @@ def pos(trace, step, index, w):
     exponent = int((blog_exponent if form.startswith("blog") else paper_exponent)(j))
     angle = sinusoid_angle(pos, d, exponent)
     fn = "sin" if j % 2 == 0 else "cos"
-    tex = f"\\{fn}\\left(\\frac{{{pos}}}{{{PE_BASE:g}^{{{exponent}/{d}}}}}\\right) = \\{fn}({w.num_tex(angle)})"
-    text = f"{fn}({pos} / {PE_BASE:g}^({exponent}/{d})) = {fn}({w.num(angle)})"
+    tex = f"\\{fn}\\left(\\frac{{{pos}}}{{{PE_BASE:g}^{{{exponent}/{d}}}}}\\right) {IS} \\{fn}({w.num_tex(angle)})"
+    text = f"{fn}({pos} / {PE_BASE:g}^({exponent}/{d})) {IS} {fn}({w.num(angle)})"
+    if form != "blog_table":
+        return tex, text
     exact = math.sin(angle) if fn == "sin" else math.cos(angle)
-    if form == "blog_table" and pos < 2 and j < 4:
-        return (f"\\text{{{word('post-value')}}}{BREAK}\\left(\\text{{{word('its-formula')}}} {tex} = "
-                f"{w.num_tex(exact)}"
-                "\\right)", word("post-value-formula", formula=f"{text} = {w.num(exact)}"))
-    if form == "blog_table":
-        return (f"\\operatorname{{round}}_2\\left({tex} = {w.num_tex(exact)}\\right)",
-                f"round({text} = {w.num(exact)}{word('decimals', n=2)})")
-    return tex, text
+    tex = settle(f"{tex} {IS} {w.num_tex(exact)}", APPROX_TEX)  # an aside: the formula's line, settled on its own
+    text = settle(f"{text} {IS} {w.num(exact)}", APPROX_TEXT)
+    if pos < 2 and j < 4:
+        return (f"\\text{{{word('post-value')}}}{BREAK}\\left(\\text{{{word('its-formula')}}} {tex}\\right)",
+                word("post-value-formula", formula=text))
+    return f"\\operatorname{{round}}_2\\left({tex}\\right)", f"round({text}{word('decimals', n=2)})"
 
 
 def add(trace, step, index, w):
@@ -200,8 +218,8 @@ def scale(trace, step, index, w):
     divisor, divisor_tex = step.meta["divisor"], step.meta["divisor_tex"]
     if divisor_tex != SQRT_DK_TEX:  # its digits may differ from the number shown (30.5 at 2 digits is 30)
         return f"\\frac{{{w.num_tex(s)}}}{{{divisor_tex}}}", f"{w.num(s)} / {w.num(divisor)}"
-    return (f"\\frac{{{w.num_tex(s)}}}{{{divisor_tex}}} = \\frac{{{w.num_tex(s)}}}{{{w.num_tex(divisor)}}}",
-            f"{w.num(s)} / √d_k = {w.num(s)} / {w.num(divisor)}")
+    return (f"\\frac{{{w.num_tex(s)}}}{{{divisor_tex}}} {IS} \\frac{{{w.num_tex(s)}}}{{{w.num_tex(divisor)}}}",
+            f"{w.num(s)} / √d_k {IS} {w.num(s)} / {w.num(divisor)}")
 
 
 def mask(trace, step, index, w):
@@ -229,11 +247,12 @@ def softmax(trace, step, index, w):
     sum_symbol = r"\sum_k e^{x_k - \max x}" if shift else r"\sum_k e^{x_k}"
     sum_tex, sum_text = w.sum(list(exps), w.num_tex, w.num)
     terms_tex, terms_text = w.sum(list(row), lambda x: f"e^{{{arg_tex(x)}}}", lambda x: f"e^({arg_txt(x)})")
-    expanded = f"{terms_tex}{BREAK}= " if len(row) <= 4 else ""  # the exponents in full for short rows
-    return (f"\\frac{{e^{{{arg_tex(row[j])}}}}}{{{sum_symbol}}} = \\frac{{{w.num_tex(exps[j])}}}{{{w.num_tex(total)}}}",
-            f"e^({arg_txt(row[j])}) / Σ = {w.num(exps[j])} / {w.num(total)}",
-            f"{sum_symbol} = {expanded}{sum_tex} = {w.num_tex(total)}",
-            lambda: f"Σ = {terms_text()} = {sum_text()} = {w.num(total)}")
+    expanded = f"{terms_tex}{BREAK}{IS} " if len(row) <= 4 else ""  # the exponents in full for short rows
+    return (f"\\frac{{e^{{{arg_tex(row[j])}}}}}{{{sum_symbol}}} {IS} "
+            f"\\frac{{{w.num_tex(exps[j])}}}{{{w.num_tex(total)}}}",
+            f"e^({arg_txt(row[j])}) / Σ {IS} {w.num(exps[j])} / {w.num(total)}",
+            f"{sum_symbol} {IS} {expanded}{sum_tex} {IS} {w.num_tex(total)}",
+            lambda: f"Σ {IS} {terms_text()} {IS} {sum_text()} {IS} {w.num(total)}")
 
 
 def weighted(trace, step, index, w):
@@ -272,33 +291,38 @@ def layer_norm(trace, step, index, w):
     mean_tex, mean_text = w.sum(list(x), w.paren_tex, w.paren)
     squares_tex, squares_text = w.sum(list(x - mu), lambda v: f"{w.paren_tex(v)}^2", lambda v: f"{w.paren(v)}²")
     symbol, k = DENOMINATOR_TEX[step.meta["form"]], w.at(j)  # k: the column as written
-    where_tex = r" \\ &".join([
-        f"\\mu = \\tfrac{{1}}{{{d}}}({mean_tex}) = {w.num_tex(mu)}",
-        f"\\sigma^2 = \\tfrac{{1}}{{{d}}}{{\\textstyle\\sum_k}} (x_k - \\mu)^2{BREAK}= "
-        f"\\tfrac{{1}}{{{d}}}({squares_tex}) = {w.num_tex(var)}",
-        denom_tex,
-        f"\\hat{{x}}_{{{k}}} = \\frac{{x_{{{k}}} - \\mu}}{{{symbol}}} = "
-        f"\\frac{{{w.paren_tex(x[j])} - {w.paren_tex(mu)}}}{{{w.num_tex(denom)}}} = {w.num_tex(normed)}"])
-    latex = (f"\\hat{{x}}_{{{k}}} \\cdot \\gamma_{{{k}}} + \\beta_{{{k}}} = "
+    where_tex = r" \\ &".join(settle(line, APPROX_TEX) for line in [
+        f"\\mu {IS} \\tfrac{{1}}{{{d}}}({mean_tex}) {IS} {w.num_tex(mu)}",
+        f"\\sigma^2 {IS} \\tfrac{{1}}{{{d}}}{{\\textstyle\\sum_k}} (x_k - \\mu)^2{BREAK}{IS} "
+        f"\\tfrac{{1}}{{{d}}}({squares_tex}) {IS} {w.num_tex(var)}",
+        *denom_tex,
+        f"\\hat{{x}}_{{{k}}} {IS} \\frac{{x_{{{k}}} - \\mu}}{{{symbol}}} {IS} "
+        f"\\frac{{{w.paren_tex(x[j])} - {w.paren_tex(mu)}}}{{{w.num_tex(denom)}}} {IS} {w.num_tex(normed)}"])
+    latex = (f"\\hat{{x}}_{{{k}}} \\cdot \\gamma_{{{k}}} + \\beta_{{{k}}} {IS} "
              f"{w.paren_tex(normed)} \\cdot {w.paren_tex(gamma)} + {w.paren_tex(beta)}")
-    text = f"x̂ × γ + β = {w.paren(normed)} × {w.paren(gamma)} + {w.paren(beta)}"
-    return latex, text, where_tex, lambda: (
-        f"μ = ({mean_text()}) / {d} = {w.num(mu)}{word('comma')}σ² = ({squares_text()}) / {d} = {w.num(var)}"
-        f"{word('comma')}{denom_text}{word('and')}x̂ = ({w.paren(x[j])} − {w.paren(mu)}) / {w.num(denom)} = "
-        f"{w.num(normed)}")
+    text = f"x̂ × γ + β {IS} {w.paren(normed)} × {w.paren(gamma)} + {w.paren(beta)}"
+    return latex, text, where_tex, lambda: _listed([
+        f"μ {IS} ({mean_text()}) / {d} {IS} {w.num(mu)}", f"σ² {IS} ({squares_text()}) / {d} {IS} {w.num(var)}",
+        *denom_text, f"x̂ {IS} ({w.paren(x[j])} − {w.paren(mu)}) / {w.num(denom)} {IS} {w.num(normed)}"])
+
+
+def _listed(lines) -> str:
+    """Lines of arithmetic in a sentence, each settled on its own: "a, b, c and d"."""
+    *first, last = [settle(line, APPROX_TEXT) for line in lines]
+    return f"{word('comma').join(first)}{word('and')}{last}"
 
 
 def _ln_denominator(form, var, eps, w):
-    """The LayerNorm denominator's line in LaTeX and text, and its value: √(σ² + ε), or σ = √σ² then σ + ε."""
+    """The LayerNorm denominator's lines in LaTeX and text, and its value: √(σ² + ε), or σ = √σ² then σ + ε."""
     if form == "paper":
         denom = math.sqrt(var + eps)
-        return (f"{DENOMINATOR_TEX[form]} = \\sqrt{{{w.num_tex(var)} + {w.num_tex(eps)}}} = {w.num_tex(denom)}",
-                f"√(σ² + ε) = √({w.num(var)} + {w.num(eps)}) = {w.num(denom)}", denom)
+        return ([f"{DENOMINATOR_TEX[form]} {IS} \\sqrt{{{w.num_tex(var)} + {w.num_tex(eps)}}} {IS} {w.num_tex(denom)}"],
+                [f"√(σ² + ε) {IS} √({w.num(var)} + {w.num(eps)}) {IS} {w.num(denom)}"], denom)
     sigma = math.sqrt(var)
-    return (f"\\sigma = \\sqrt{{\\sigma^2}} = \\sqrt{{{w.num_tex(var)}}} = {w.num_tex(sigma)} \\\\ &"
-            f"{DENOMINATOR_TEX[form]} = {w.num_tex(sigma)} + {w.num_tex(eps)} = {w.num_tex(sigma + eps)}",
-            f"σ = √σ² = √{w.num(var)} = {w.num(sigma)}{word('comma')}σ + ε = {w.num(sigma)} + {w.num(eps)} = "
-            f"{w.num(sigma + eps)}",
+    return ([f"\\sigma {IS} \\sqrt{{\\sigma^2}} {IS} \\sqrt{{{w.num_tex(var)}}} {IS} {w.num_tex(sigma)}",
+             f"{DENOMINATOR_TEX[form]} {IS} {w.num_tex(sigma)} + {w.num_tex(eps)} {IS} {w.num_tex(sigma + eps)}"],
+            [f"σ {IS} √σ² {IS} √{w.num(var)} {IS} {w.num(sigma)}",
+             f"σ + ε {IS} {w.num(sigma)} + {w.num(eps)} {IS} {w.num(sigma + eps)}"],
             sigma + eps)
 
 
@@ -315,9 +339,9 @@ def activation(trace, step, index, w):
     half, u = w.num_tex(h / 2), h / math.sqrt(2)
     erf = r"\operatorname{erf}"
     return (f"\\tfrac{{{w.num_tex(h)}}}{{2}}\\left(1 + {erf}\\left(\\tfrac{{{w.num_tex(h)}}}{{\\sqrt{{2}}}}\\right)"
-            f"\\right) = "
-            f"{half}\\left(1 + {erf}({w.num_tex(u)})\\right){BREAK}= {half}\\,(1 + {w.paren_tex(math.erf(u))})",
-            f"{w.num(h)}/2 × (1 + erf({w.num(h)}/√2)) = {w.num(h / 2)} × (1 + erf({w.num(u)})) = "
+            f"\\right) {IS} "
+            f"{half}\\left(1 + {erf}({w.num_tex(u)})\\right){BREAK}{IS} {half}\\,(1 + {w.paren_tex(math.erf(u))})",
+            f"{w.num(h)}/2 × (1 + erf({w.num(h)}/√2)) {IS} {w.num(h / 2)} × (1 + erf({w.num(u)})) {IS} "
             f"{w.num(h / 2)} × (1 + {w.paren(math.erf(u))})")
 
 
@@ -331,7 +355,7 @@ def dropout(trace, step, index, w):
     if step.meta["keep"][index]:
         return (f"\\frac{{{w.num_tex(x)}}}{{1 - {w.num_tex(rate)}}} \\quad (\\text{{{word('kept')}}})",
                 f"{w.num(x)} / (1 − {w.num(rate)}) {word('kept-text')}")
-    return f"0 \\quad (\\text{{{word('dropped')}}} {w.num_tex(x)})", f"0 {word('dropped-text', x=w.num(x))}"
+    return f"0 \\quad (\\text{{{word('dropped')}}} {w.aside(x, tex=True)})", f"0 {word('dropped-text', x=w.aside(x))}"
 
 
 def patches(trace, step, index, w):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 
 SUPERSCRIPTS = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")  # an exponent as the plain text writes it: 10⁻⁴
+READ_BACK = str.maketrans({"−": "-", "×": None, "⁻": "-", **{sup: str(k) for k, sup in enumerate("⁰¹²³⁴⁵⁶⁷⁸⁹")}})
+NOISE_ULPS = 8  # a shown number this close to the value differs from it by floating-point noise, not by rounding
 
 
 def significant(x, digits: int = 6) -> str:
@@ -22,6 +24,16 @@ def significant(x, digits: int = 6) -> str:
         return (f"{x:.0f}" if "e" in text else text).replace("-", "−")
     mantissa, exponent = _power_of_ten(x, digits)
     return f"{mantissa}×10{str(exponent).translate(SUPERSCRIPTS)}".replace("-", "−")
+
+
+def rounds(x, digits: int = 6) -> bool:
+    """Whether significant(x, digits) shows a rounding of x, not x itself: its digits, read back, differ from x by more
+    than floating-point noise (3.99 + 6 is 9.990000000000002 in floats, and "9.99" is its exact sum as shown)."""
+    x = float(x)
+    if not math.isfinite(x) or x == 0:
+        return False
+    shown = float(significant(x, digits).replace("×10", "e").translate(READ_BACK))
+    return abs(shown - x) > NOISE_ULPS * math.ulp(x)
 
 
 def num_tex(x, digits: int = 6) -> str:

@@ -118,9 +118,10 @@ def totals_by_stack(products: dict[str, Product]) -> dict[str, int]:
 # nn.Embedding(V, d_model) per embedding table of the model. Neither has an output layer or positions to learn.
 # tests/test_sizes.py builds it for every combination of the sidebar's options.
 
-def torch_differences(config: Config, vocab_size: int) -> dict[str, int]:
-    """What this model counts beyond PyTorch's counterpart, item by item (negative: what PyTorch counts and it does
-    not), the items that are 0 left out: parameter_count minus their sum is PyTorch's sum(p.numel())."""
+def torch_difference_parts(config: Config, vocab_size: int) -> dict[str, Part]:
+    """What this model counts beyond PyTorch's counterpart, item by item, as a signed number of parameters per block
+    times the blocks (negative: what PyTorch counts and it does not, e.g. the paper's model has no attention biases:
+    4 d_model in each attention block); the items that are 0 left out."""
     c, d = config, config.d_model
     attentions = sum(c.depth(stack) * sum(sub.endswith("attn") for sub in subs.values())
                      for stack, subs in c.sublayers.items())
@@ -130,15 +131,20 @@ def torch_differences(config: Config, vocab_size: int) -> dict[str, int]:
     if c.attn_bias:
         widths += c.n_heads * (2 * c.d_k + c.d_v) + d - 4 * d  # b_Q, b_K, b_V, b_O against PyTorch's d each
     items = {
-        "output_bias": vocab_size,
-        "output_weights": 0 if c.tied_output else d * vocab_size,
-        "learned_positions": c.max_len * d if c.pos_encoding == "learned" else 0,
-        "final_norms": 0 if c.norm_placement == "pre" else -2 * d * stacks,
-        "attention_biases": 0 if c.attn_bias else -4 * d * attentions,
-        "ffn_biases": 0 if c.ffn_bias else -(c.d_ff + d) * ffns,
-        "head_widths": widths * attentions,
+        "output_bias": Part(vocab_size, 1),
+        "output_weights": Part(0 if c.tied_output else d * vocab_size, 1),
+        "learned_positions": Part(c.max_len * d if c.pos_encoding == "learned" else 0, 1),
+        "final_norms": Part(0 if c.norm_placement == "pre" else -2 * d, stacks),  # gamma and beta
+        "attention_biases": Part(0 if c.attn_bias else -4 * d, attentions),
+        "ffn_biases": Part(0 if c.ffn_bias else -(c.d_ff + d), ffns),
+        "head_widths": Part(widths, attentions),
     }
-    return {item: n for item, n in items.items() if n}
+    return {item: part for item, part in items.items() if part.total}
+
+
+def torch_differences(config: Config, vocab_size: int) -> dict[str, int]:
+    """torch_difference_parts' totals: parameter_count minus their sum is PyTorch's sum(p.numel())."""
+    return {item: part.total for item, part in torch_difference_parts(config, vocab_size).items()}
 
 
 def torch_count(config: Config, vocab_size: int) -> int:

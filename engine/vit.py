@@ -112,11 +112,12 @@ class ViTConfig:
 
     @property
     def encoder(self) -> Config:
-        """The text model's encoder settings this model's layers run with: pre-norm, GELU, learned positions."""
+        """The text model's encoder settings this model's layers run with: pre-norm, GELU, learned positions, and
+        attention biases, as ViT's reference code has them."""
         d_k = self.d_model // self.n_heads
         return Config(d_model=self.d_model, n_heads=self.n_heads, d_k=d_k, d_v=d_k, d_ff=self.d_ff,
                       n_layers=self.n_layers, norm_placement="pre", activation="gelu", pos_encoding="learned",
-                      max_len=self.n_patches + 1, embed_scale=False, eps=float(self.eps))
+                      max_len=self.n_patches + 1, embed_scale=False, attn_bias=True, eps=float(self.eps))
 
     def replace(self, **changes) -> "ViTConfig":
         return dataclasses.replace(self, **changes)

@@ -23,6 +23,7 @@ TEXT = {  # case -> (preset, overrides, a padded batch or one sentence pair, dro
     "paper, dropout": ("paper", SMALL, False, 0.1),
     "paper, batch": ("paper", SMALL, True, 0.0),
     "paper, batch, dropout": ("paper", SMALL, True, 0.1),
+    "attention biases": ("paper", {**SMALL, "attn_bias": True}, False, 0.0),  # PyTorch's; the paper has none
     "pre-norm": ("paper", {**SMALL, "norm_placement": "pre"}, False, 0.0),
     "pre-norm, batch, dropout": ("paper", {**SMALL, "norm_placement": "pre"}, True, 0.1),
     "decoder-only": ("paper", {**SMALL, "decoder_only": True}, False, 0.0),

@@ -243,10 +243,11 @@ def test_the_sizes_page_shows_the_engines_counts(preset, lang):
     parts, beside_torch, products = tables(at)
     v, paper_v = len(model.vocab), sizes.PAPER_VOCABULARY_SIZE
     number = lambda text: int(text.replace(",", "").replace("−", "-"))
-    for column, vocab in ((1, v), (2, paper_v)):  # PyTorch's count, plus the items, is this model's
+    for column, vocab in ((3, v), (4, paper_v)):  # PyTorch's count, plus the items, is this model's
         assert number(beside_torch[0][column]) == sizes.torch_count(model.config, vocab)
         assert sum(number(row[column]) for row in beside_torch[:-1]) == number(beside_torch[-1][column]) == \
             sizes.parameter_count(model.config, vocab)
+        assert all(number(row[1]) * int(row[2]) == number(row[column]) for row in beside_torch if row[1])
     assert parts[-1] == [t("sizes.all"), "", "", f"{sizes.parameter_count(model.config, v):,}",
                          f"{sizes.parameter_count(model.config, paper_v):,}"]
     assert [row[2] for row in parts if row[0] == t("sizes.part.dec.ffn")] == ["2"]
@@ -263,15 +264,17 @@ def test_the_sizes_page_shows_the_engines_counts(preset, lang):
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_paper_models_total_stands_beside_pytorchs(lang):
     """nn.Transformer(512, 8, 6, 6, 2048) and the 37,000 x 512 embedding count 63,084,544 (tests/test_sizes.py
-    builds them); the paper model 63,119,496: its output bias, +37,000, and PyTorch's two final LayerNorms, -2,048."""
+    builds them); the paper model 63,082,632: its output bias, +37,000, PyTorch's two final LayerNorms, -2 x 1,024,
+    and PyTorch's attention biases, which the paper's formulas do not have, -2,048 in each of 18 attention blocks."""
     at = open_page("sizes", preset="paper", lang=lang)
     assert_clean(at)
     t = translator(lang)
     assert t("sizes.torch.text", reference="nn.Transformer(512, 8, 6, 6, 2048)", d_model=512, tables=1) in [
         m.value for m in at.markdown]
-    assert [[row[0], row[2]] for row in tables(at)[1]] == [
-        [t("sizes.torch.count"), "63,084,544"], [t("sizes.torch.output_bias"), "+37,000"],
-        [t("sizes.torch.final_norms", stacks=2), "−2,048"], [t("sizes.torch.ours"), "63,119,496"]]
+    assert [row[:3] + row[4:] for row in tables(at)[1]] == [  # part, each, copies, with V = 37,000
+        [t("sizes.torch.count"), "", "", "63,084,544"], [t("sizes.torch.output_bias"), "", "", "+37,000"],
+        [t("sizes.torch.final_norms"), "−1,024", "2", "−2,048"],
+        [t("sizes.torch.attention_biases"), "−2,048", "18", "−36,864"], [t("sizes.torch.ours"), "", "", "63,082,632"]]
 
 
 @pytest.mark.parametrize("page", ALL_PAGES)
@@ -547,12 +550,12 @@ def test_drill_down_explains_the_chosen_cell():
     at.selectbox(key="cell.enc.0.attn.scores.0").set_value(3).run()  # row 1, column 1 of 2 x 2
     chosen = drilled(trace, "enc.0.attn.scores", (0, 1, 1))
     assert chosen.latex in latex(at) and first.latex not in latex(at)
-    assert chosen.latex.startswith(r"\begin{aligned}S_{1}[2, 2] &=")  # head 1's row 2, column 2
+    assert chosen.latex.startswith(r"\begin{aligned}S_{1}[2, 2] &=")  # head 1's row 2, column 2: exact terms
     assert not at.code, "the plain text is drawn only when its expander is opened"
     at.session_state["plain.enc.0.attn.scores.0"] = True
     at.run()
     assert chosen.text in [c.value for c in at.code]  # the digits setting's, as every other number
-    assert chosen.text.endswith("= 135.6") and "9.99×" in chosen.text and DIGITS == 4
+    assert chosen.text.endswith("≈ 135.6") and "9.99×" in chosen.text and DIGITS == 4  # 135.5517 rounded
 
 
 def test_a_wide_steps_drill_down_column_is_typed_by_its_number():
@@ -570,7 +573,7 @@ def test_a_wide_steps_drill_down_column_is_typed_by_its_number():
     assert at.session_state["col.enc.0.ffn.hidden.None"] == 136  # column 137
     assert at.number_input(key="col.enc.0.ffn.hidden.None.number").value == 137
     shown = drilled(trace, "enc.0.ffn.hidden", (1, 136))
-    assert shown.latex in latex(at) and shown.latex.startswith(r"\begin{aligned}H[2, 137] &=")  # row 2, column 137
+    assert shown.latex in latex(at) and shown.latex.startswith(r"\begin{aligned}H[2, 137] &\approx")  # row 2, col 137
 
 
 # ---- edits flow to later pages ------------------------------------------------------------------------------
@@ -1147,8 +1150,9 @@ def test_deep_link_before_any_app_run():
 
 
 def test_per_head_bias_editor_shows_one_heads_slice():
-    """The paper model has b_Q (h, d_k): its editor on the Q step shows head 1's d_k numbers, in one row."""
-    at = open_page("qkv", preset="paper", cfg="d_model:8,n_heads:2,d_ff:8,n_layers:1")
+    """With PyTorch's attention biases the model has b_Q (h, d_k): its editor on the Q step shows head 1's d_k
+    numbers, in one row."""
+    at = open_page("qkv", preset="paper", cfg="attn_bias:true,d_model:8,n_heads:2,d_ff:8,n_layers:1")
     key = editor_key(at, "enc.0.attn.b_Q", 0)
     assert at.data_editor(key=key).value.shape == (1, 4)
 

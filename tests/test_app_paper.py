@@ -11,7 +11,7 @@ import pytest
 import engine
 from engine import blog, checkpoint
 from engine.config import CHOICES
-from engine.train import TrainSettings, start_model, train
+from engine.train import TRAINING_SETUP, TrainSettings, start_model, train
 from test_app import assert_clean, goto, latex, open_page, query
 from test_app_train import open_tab
 from ui.core import departures
@@ -31,8 +31,8 @@ def shown(at) -> set:
 @pytest.mark.parametrize("page, hello_world, paper", [
     ("tokens", {"embed_scale"}, set()),
     ("positional", {"pos_encoding"}, set()),
-    ("qkv", {"d_k"}, {"attn_bias"}),
-    ("attention", {"attn_divisor", "d_k"}, {"attn_bias"}),
+    ("qkv", {"d_k"}, set()),
+    ("attention", {"attn_divisor", "d_k"}, set()),
     ("add_norm", {"layer_norm"}, set()),
     ("ffn", set(), set()),
     ("output", {"tied_output"}, set()),
@@ -95,13 +95,15 @@ def test_the_sinusoid_in_one_click_gives_the_papers_encoding_of_world():
 
 
 def test_a_departure_with_trained_weights_says_the_button_leaves_them():
-    key = DEFAULT_STORE.put(train(start_model(), TrainSettings(steps=2)).model)
+    biased = engine.preset("paper", **TRAINING_SETUP["overrides"], attn_bias=True)  # PyTorch's attention, trained
+    key = DEFAULT_STORE.put(train(biased, TrainSettings(steps=2)).model)
     at = open_page("qkv", preset="paper", weights=key)
     assert shown(at) == {"attn_bias"}
     assert EN["depart.drops_weights"] in [c.value for c in at.caption]
     at.button(key="paper.attn_bias.enc.0.attn.q").click().run()
     assert_clean(at)
-    assert "weights" not in query(at) and "attn_bias:false" in query(at)["cfg"]
+    assert "weights" not in query(at) and "cfg" not in query(at), "the preset's own value: the paper's"
+    assert not shown(at)
 
 
 def test_every_departure_has_its_words_in_both_languages():
@@ -117,10 +119,23 @@ def test_the_presets_depart_where_they_say():
     hello, paper = engine.PRESETS["hello-world"], engine.PRESETS["paper"]
     departing = {d.field for d in departures.DEPARTURES if departures.departs(d, hello)}
     assert departing == {"attn_divisor", "pos_encoding", "embed_scale", "d_k", "layer_norm", "tied_output"}
-    assert {d.field for d in departures.DEPARTURES if departures.departs(d, paper)} == {"attn_bias"}
+    assert {d.field for d in departures.DEPARTURES if departures.departs(d, paper)} == set(), "the paper, as it is"
     head_width = next(d for d in departures.DEPARTURES if d.field == "d_k")
     assert departures.paper_settings(head_width, hello) == {"d_k": 2, "d_v": 2}
     assert departures.paper_settings(head_width, hello.replace(n_heads=3)) is None  # 4 / 3: no paper form
+
+
+def test_an_old_paper_link_opens_with_its_numbers_and_a_bias_edit_noted():
+    """A link made while the paper preset had PyTorch's attention biases (drawn as zeros) names no attn_bias: it now
+    opens bias-free with the same numbers, and an edit of a bias, which the model no longer has, is dropped with a
+    note."""
+    small, sentences = dict(d_model=16, n_heads=2, d_ff=32, n_layers=1), ("Hello World", "Hola Mundo")
+    old, new = (engine.preset("paper", attn_bias=bias, **small).run(*sentences) for bias in (True, False))
+    np.testing.assert_array_equal(old["logits"], new["logits"])
+    at = open_page("attention", preset="paper", cfg="d_model:16,n_heads:2,d_ff:32,n_layers:1",
+                   edit="enc.0.attn.b_Q:0.1=0.5")
+    assert not at.exception and not at.error
+    assert [w.value for w in at.warning] == [T("msg.edits_dropped", n=1)] and not shown(at)
 
 
 @pytest.mark.parametrize("cfg, blog_now, paper_now", [("", True, False), ("attn_divisor:sqrt_dk", False, True),

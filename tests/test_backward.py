@@ -168,13 +168,13 @@ def assert_grads_match_finite_differences(model, src, tgt, **options):
 @given(case=cases(), shared=st.booleans(), tied=st.booleans(), smoothing=st.sampled_from([0.0, 0.1]))
 def test_random_sizes_match_torch_autograd(placement, activation, case, shared, tied, smoothing):
     sizes, src, tgt, seed = case
-    model = perturbed(engine.preset("paper", seed=seed, norm_placement=placement, activation=activation,
+    model = perturbed(engine.preset("paper", attn_bias=True, seed=seed, norm_placement=placement, activation=activation,
                                     shared_embeddings=shared, tied_output=tied, **sizes), seed)
     assert_grads_match_torch(model, " ".join(src), " ".join(tgt), label_smoothing=smoothing)
 
 
 def test_paper_base_sizes_match_torch_autograd():
-    model = perturbed(engine.preset("paper"), seed=3)
+    model = perturbed(engine.preset("paper", attn_bias=True), seed=3)
     c = model.config
     assert (c.d_model, c.n_heads, c.d_ff, c.n_layers) == (512, 8, 2048, 6)
     assert_grads_match_torch(model, "hello world how are you", "hola mundo cómo estás")
@@ -182,7 +182,7 @@ def test_paper_base_sizes_match_torch_autograd():
 
 def test_the_torch_comparison_sees_a_small_error():
     """Guard against a vacuous reference: the gradients of the model with one beta moved by 1e-7 fail."""
-    model = perturbed(engine.preset("paper", **SMALL), seed=4)
+    model = perturbed(engine.preset("paper", attn_bias=True, **SMALL), seed=4)
     nudged = model.with_params({"dec.1.ln2.beta": model.params["dec.1.ln2.beta"] + 1e-7})
     assert_grads_match_torch(model, SRC, TGT)
     with pytest.raises(AssertionError, match="Not equal to tolerance"):
@@ -216,7 +216,7 @@ def test_gradients_match_finite_differences(name):
 
 
 def test_ignored_positions_add_nothing():
-    model = perturbed(engine.preset("paper", **SMALL), seed=6)
+    model = perturbed(engine.preset("paper", attn_bias=True, **SMALL), seed=6)
     result = loss_and_grads(model, SRC, TGT, ignore_id=GATO)
     plain = loss_and_grads(model, SRC, TGT)
     position = result.target_ids.index(GATO)
@@ -230,7 +230,7 @@ def test_ignored_positions_add_nothing():
 
 
 def test_the_finite_difference_check_sees_a_wrong_gradient():
-    model = perturbed(engine.preset("paper", **SMALL, layer_norm="blog"), seed=7)
+    model = perturbed(engine.preset("paper", attn_bias=True, **SMALL, layer_norm="blog"), seed=7)
     result = loss_and_grads(model, SRC, TGT)
     index = np.unravel_index(np.argmax(np.abs(result.grads["enc.0.ln1.gamma"])), (16,))
     numeric = finite_difference(model, "enc.0.ln1.gamma", index, SRC, TGT)
@@ -260,7 +260,7 @@ def test_result_has_every_parameter_and_step_gradient():
 
 
 def test_masked_cells_get_exactly_zero_gradient():
-    result = loss_and_grads(perturbed(engine.preset("paper", **SMALL), seed=8), SRC, TGT)
+    result = loss_and_grads(perturbed(engine.preset("paper", attn_bias=True, **SMALL), seed=8), SRC, TGT)
     n = len(result.dec_input_ids)
     future = np.triu(np.ones((n, n), dtype=bool), k=1)
     for l in range(2):
@@ -329,7 +329,7 @@ def dropout_names(n_layers):
 
 @pytest.mark.parametrize("placement", ["post", "pre"])
 def test_dropout_zero_is_the_plain_run(placement):
-    model = perturbed(engine.preset("paper", **SMALL, norm_placement=placement), seed=9)
+    model = perturbed(engine.preset("paper", attn_bias=True, **SMALL, norm_placement=placement), seed=9)
     plain, zero = model.run(SRC, TGT), model.run(SRC, TGT, dropout=0.0, seed=123)
     assert list(zero) == list(plain)
     assert all(np.array_equal(zero[name], plain[name]) for name in plain)
@@ -339,7 +339,7 @@ def test_dropout_zero_is_the_plain_run(placement):
 
 @pytest.mark.parametrize("placement", ["post", "pre"])
 def test_dropout_steps_apply_their_keep_mask(placement):
-    model = perturbed(engine.preset("paper", **SMALL, norm_placement=placement), seed=10)
+    model = perturbed(engine.preset("paper", attn_bias=True, **SMALL, norm_placement=placement), seed=10)
     trace = model.run(SRC, TGT, dropout=0.25, seed=1)
     steps = [s for s in trace.steps() if s.kind == "dropout"]
     assert [s.name for s in steps] == dropout_names(2)
@@ -371,7 +371,8 @@ def test_dropout_keeps_the_expected_share_of_cells():
 
 @pytest.mark.parametrize("placement", ["post", "pre"])
 def test_dropout_gradient_matches_finite_differences_with_the_mask_fixed(placement):
-    model = perturbed(engine.preset("paper", **SMALL, norm_placement=placement, activation="gelu"), seed=12)
+    model = perturbed(engine.preset("paper", attn_bias=True, **SMALL, norm_placement=placement, activation="gelu"),
+                      seed=12)
     options = dict(dropout=0.2, seed=5)
     result = loss_and_grads(model, SRC, TGT, **options)
     assert result.loss != pytest.approx(loss_and_grads(model, SRC, TGT).loss, rel=1e-3)  # dropout did something
@@ -389,8 +390,10 @@ def test_dropout_cells_are_explained():
     keep = trace.step("enc.0.drop1").meta["keep"]
     kept, dropped = tuple(np.argwhere(keep)[0]), tuple(np.argwhere(~keep)[0])
     x = trace["enc.0.attn.out"]
-    assert trace.explain("enc.0.drop1", kept).text.endswith(f"⟦kept-text⟧ = {Writing().num(2 * x[kept])}")  # word slots
-    assert trace.explain("enc.0.drop1", dropped).text.endswith(f"0 ⟦dropped-text|x={Writing().num(x[dropped])}⟧ = 0")
+    written = Writing().aside  # a number as the text writes it
+    assert trace.explain("enc.0.drop1", kept).text.endswith(f"⟦kept-text⟧ ≈ {written(2 * x[kept])}")  # word slots
+    assert trace.explain("enc.0.drop1", dropped).text.endswith(f"= 0 ⟦dropped-text|x={written(x[dropped])}⟧ = 0"), \
+        "a dropped cell is exactly 0, whatever the value it drops"
 
 
 # ---- the tests: the command line ---------------------------------------------------------------------------------

@@ -98,7 +98,7 @@ def assert_attention_matches(model, trace, stack, l, src_pad, tgt_pad, causal):
 @given(case=batches())
 def test_random_batches_match_torch_padding_masks(placement, case):
     sizes, pairs, seed = case
-    model = perturbed(engine.preset("paper", seed=seed, norm_placement=placement, **sizes), seed)
+    model = perturbed(engine.preset("paper", attn_bias=True, seed=seed, norm_placement=placement, **sizes), seed)
     assert_batch_matches_torch(model, model.run_batch(pairs))
 
 
@@ -147,13 +147,13 @@ def assert_batch_grads_match_torch(model, pairs, label_smoothing=0.0):
 @given(case=batches(), smoothing=st.sampled_from([0.0, 0.1]))
 def test_random_batches_match_torch_autograd(placement, case, smoothing):
     sizes, pairs, seed = case
-    model = perturbed(engine.preset("paper", seed=seed, norm_placement=placement, **sizes), seed)
+    model = perturbed(engine.preset("paper", attn_bias=True, seed=seed, norm_placement=placement, **sizes), seed)
     assert_batch_grads_match_torch(model, pairs, smoothing)
 
 
 def test_the_batch_comparison_sees_a_leaking_padded_key(monkeypatch):
     """Guard against a vacuous reference: an engine that lets each sentence's first padded key through fails."""
-    model = perturbed(engine.preset("paper", **SMALL), seed=3)
+    model = perturbed(engine.preset("paper", attn_bias=True, **SMALL), seed=3)
     trace = model.run_batch(PAIRS)
     assert_batch_matches_torch(model, trace)
     padding_mask = att.padding_mask
@@ -180,7 +180,7 @@ def test_a_batch_of_one_is_todays_trace_exactly(preset, options):
 
 @pytest.mark.parametrize("placement", ["post", "pre"])
 def test_a_sentence_alone_equals_its_row_of_a_padded_batch(placement):
-    model = perturbed(engine.preset("paper", norm_placement=placement, **SMALL), seed=4)
+    model = perturbed(engine.preset("paper", attn_bias=True, norm_placement=placement, **SMALL), seed=4)
     batch = model.run_batch(PAIRS)
     assert batch.src_tokens[1] == ("hello",) + (PAD,) * 5 and batch["enc.0.attn.weights"].shape == (3, 4, 6, 6)
     for b, (src, tgt) in enumerate(PAIRS):
@@ -226,7 +226,7 @@ def test_a_batch_too_long_for_the_model_says_which_side_and_its_longest():
 
 def test_a_decoder_only_batch_pads_its_one_sequence_and_equals_each_run_alone():
     """The source, SOS and the target read as one sequence, padded to the longest; only tgt.pad_mask, no encoder."""
-    model = perturbed(engine.preset("paper", decoder_only=True, **SMALL), seed=3)
+    model = perturbed(engine.preset("paper", attn_bias=True, decoder_only=True, **SMALL), seed=3)
     batch = model.run_batch(PAIRS)
     assert batch.step("tgt.pad_mask").meta["lengths"] == (6 + 1 + 7, 1 + 1 + 1, 4 + 1 + 2)
     assert not [name for name in batch if name.startswith(("src.", "enc.")) or "cross_attn" in name]

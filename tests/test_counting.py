@@ -80,7 +80,7 @@ def shown_zeros(at) -> dict:
         found[f"table rows {list(frame.columns)}"] = [str(column) for column in frame.columns
                                                        if list(frame[column]) == list(range(len(frame))) != [0]]
     for formula in at.latex:
-        if "&=" in formula.value:  # a cell's arithmetic (the drill-down)
+        if re.search(r"&(=|\\approx)", formula.value):  # a cell's arithmetic (the drill-down): = or ≈
             found[formula.value] = drill_zeros(formula.value)
     for text in [*(formula.value for formula in at.latex), *(m.value for m in at.markdown)]:
         found[f"indexed {text}"] = indexed_zeros(text)

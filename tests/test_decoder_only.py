@@ -28,7 +28,7 @@ def causal_layer(model, l):
 
 
 def model(seed=0, **overrides):
-    return perturbed(engine.preset("paper", seed=seed, decoder_only=True, **overrides), seed)
+    return perturbed(engine.preset("paper", attn_bias=True, seed=seed, decoder_only=True, **overrides), seed)
 
 
 @pytest.mark.parametrize("placement", ["post", "pre"])

@@ -129,7 +129,7 @@ def test_every_step_has_a_formula_and_every_cell_an_explanation():
 
 
 def test_parameter_names_and_shapes():
-    model = engine.preset("paper", tied_output=False, shared_embeddings=False, **SMALL)
+    model = engine.preset("paper", tied_output=False, shared_embeddings=False, attn_bias=True, **SMALL)
     p, c = model.params, model.config
     assert p["embed.src"].shape == p["embed.tgt"].shape == (len(model.vocab), 12)
     for block in ("enc.1.attn", "dec.0.self_attn", "dec.1.cross_attn"):

@@ -8,10 +8,11 @@ from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
 import engine
-from engine import sizes
-from engine.config import parse_field
+from engine import checkpoint, sizes
+from engine.config import NEWER_FIELDS, parse_field
 from engine.params import param_shapes
 from engine.presets import configure
+from test_train import archive
 
 
 def attention(c):
@@ -52,7 +53,7 @@ def torch_count(module) -> int:
 CONFIGS = [
     ("paper", {}),
     ("hello-world", {}),
-    ("paper", dict(d_model=16, n_heads=4, d_k=5, d_v=3, d_ff=24, n_layers=2, attn_bias=False, tied_output=False)),
+    ("paper", dict(d_model=16, n_heads=4, d_k=5, d_v=3, d_ff=24, n_layers=2, attn_bias=True, tied_output=False)),
     ("paper", dict(d_model=8, n_heads=2, d_ff=12, n_layers=3, shared_embeddings=False, ffn_bias=False,
                    pos_encoding="learned", max_len=20, norm_placement="pre")),
     ("hello-world", dict(n_layers=2, shared_embeddings=False, tied_output=True)),
@@ -71,8 +72,9 @@ def test_the_count_equals_torchs(preset, overrides, vocab_size):
 
 @pytest.mark.parametrize("placement", ["post", "pre"])
 def test_a_layer_counts_as_torchs_transformer_layers(placement):
-    """nn.TransformerEncoderLayer / DecoderLayer: the paper's layers with biases (d_k = d_model / h)."""
-    c = configure("paper", d_model=64, n_heads=4, d_ff=96, n_layers=3, norm_placement=placement)
+    """nn.TransformerEncoderLayer / DecoderLayer: the paper's layers with PyTorch's attention biases (d_k = d_model
+    / h)."""
+    c = configure("paper", d_model=64, n_heads=4, d_ff=96, n_layers=3, norm_placement=placement, attn_bias=True)
     parts = sizes.part_counts(c, 100)
     enc = nn.TransformerEncoderLayer(c.d_model, c.n_heads, c.d_ff, norm_first=placement == "pre")
     dec = nn.TransformerDecoderLayer(c.d_model, c.n_heads, c.d_ff, norm_first=placement == "pre")
@@ -88,7 +90,7 @@ def test_a_layer_counts_as_torchs_transformer_layers(placement):
 
 def test_the_paper_base_model_is_about_65_million():
     count = sizes.parameter_count(engine.Config(), sizes.PAPER_VOCABULARY_SIZE)
-    assert count == 63_119_496  # 44,138,496 in the layers, 37,000 x 512 in the shared table, 37,000 output biases
+    assert count == 63_082_632  # 44,101,632 in the layers, 37,000 x 512 in the shared table, 37,000 output biases
     assert abs(count - sizes.PAPER_BASE_PARAMETERS) / sizes.PAPER_BASE_PARAMETERS < 0.03
 
 
@@ -155,8 +157,12 @@ def test_each_stack_has_its_own_depth_or_n_layers():
 
 
 def test_a_checkpoint_written_before_the_stacks_had_their_own_depths_loads():
+    """A file whose config lacks the settings added since (NEWER_FIELDS) loads with their defaults."""
     model = engine.trained()
-    assert model.config.n_enc_layers is None and model.config.depth("dec") == model.config.n_layers
+    older = {k: v for k, v in model.config.as_dict().items() if k not in NEWER_FIELDS}
+    loaded = checkpoint.load(archive(model, meta={"config": older}))
+    assert set(older) < set(model.config.as_dict()) and loaded.config == model.config
+    assert loaded.config.n_enc_layers is None and loaded.config.depth("dec") == loaded.config.n_layers
 
 
 def torch_counterpart(c, vocab_size):
@@ -178,12 +184,20 @@ def torch_counterpart(c, vocab_size):
 
 
 def test_the_paper_models_total_beside_pytorchs():
-    """nn.Transformer(512, 8, 6, 6, 2048) and the 37,000 x 512 embedding: 63,084,544; the paper model 63,119,496,
-    by its output bias (+37,000) and PyTorch's two final LayerNorms, which it keeps in post-norm (-2,048)."""
+    """nn.Transformer(512, 8, 6, 6, 2048) and the 37,000 x 512 embedding: 63,084,544; the paper model 63,082,632,
+    by its output bias (+37,000), PyTorch's two final LayerNorms, which it keeps in post-norm (γ and β, -2 x 1,024),
+    and PyTorch's attention biases b_Q, b_K, b_V, b_O, which the paper's formulas do not have (-4 x 512 in each of
+    6 + 2 x 6 attention blocks)."""
     c, v = sizes.PAPER_BASE_CONFIG, sizes.PAPER_VOCABULARY_SIZE
+    assert c == engine.PRESETS["paper"] and not c.attn_bias
     assert torch_count(torch_counterpart(c, v)) == sizes.torch_count(c, v) == 63_084_544
-    assert sizes.parameter_count(c, v) == 63_119_496
-    assert sizes.torch_differences(c, v) == {"output_bias": 37_000, "final_norms": -2_048}
+    assert sizes.parameter_count(c, v) == 63_082_632
+    assert sizes.torch_difference_parts(c, v) == {"output_bias": sizes.Part(37_000, 1),
+                                                  "final_norms": sizes.Part(-2 * 512, 2),
+                                                  "attention_biases": sizes.Part(-4 * 512, 6 + 2 * 6)}
+    assert sizes.torch_differences(c, v) == {"output_bias": 37_000, "final_norms": -2_048, "attention_biases": -36_864}
+    with_biases = c.replace(attn_bias=True)  # PyTorch's attention: only the output bias and the final norms differ
+    assert sizes.torch_differences(with_biases, v) == {"output_bias": 37_000, "final_norms": -2_048}
 
 
 OPTIONS = {"decoder_only": (False, True), "shared_embeddings": (True, False), "tied_output": (True, False),

@@ -1,5 +1,6 @@
-"""PyTorch as the reference: the engine's paper-mode forward pass equals nn.TransformerEncoderLayer /
-nn.TransformerDecoderLayer (float64, dropout 0, CPU) to 1e-9, layer by layer, head by head, logit by logit.
+"""PyTorch as the reference: the engine's paper-mode forward pass, with PyTorch's attention biases switched on (the
+paper's formulas have none), equals nn.TransformerEncoderLayer / nn.TransformerDecoderLayer (float64, dropout 0,
+CPU) to 1e-9, layer by layer, head by head, logit by logit.
 
 Every engine parameter is copied into the torch layers (strict load_state_dict, so none is left at torch's
 own initialisation). The preset starts biases at 0 and LayerNorm at the identity, which would hide a
@@ -185,7 +186,8 @@ def cases(draw):
 @given(case=cases())
 def test_random_sizes_match_torch(placement, activation, case):
     sizes, src, tgt, seed = case
-    model = perturbed(engine.preset("paper", seed=seed, norm_placement=placement, activation=activation, **sizes),
+    model = perturbed(engine.preset("paper", seed=seed, norm_placement=placement, activation=activation,
+                                    attn_bias=True, **sizes),
                       seed)
     trace = model.run(" ".join(src), " ".join(tgt))
     assert trace.src_tokens == tuple(src) and trace.tgt_tokens == (SOS, *tgt)
@@ -194,7 +196,7 @@ def test_random_sizes_match_torch(placement, activation, case):
 
 @pytest.mark.parametrize("placement", ["post", "pre"])
 def test_paper_base_sizes_match_torch(placement):
-    model = perturbed(engine.preset("paper", norm_placement=placement), seed=1)
+    model = perturbed(engine.preset("paper", norm_placement=placement, attn_bias=True), seed=1)
     c = model.config
     assert (c.d_model, c.n_heads, c.d_ff, c.n_layers) == (512, 8, 2048, 6)
     assert_matches_torch(model, model.run("hello world how are you", "hola mundo cómo estás"))
@@ -202,7 +204,7 @@ def test_paper_base_sizes_match_torch(placement):
 
 def test_the_comparison_sees_a_small_error():
     """Guard against a vacuous reference: an engine trace computed with one beta moved by 1e-7 fails."""
-    model = perturbed(engine.preset("paper", d_model=16, n_heads=4, d_ff=24, n_layers=2), seed=2)
+    model = perturbed(engine.preset("paper", d_model=16, n_heads=4, d_ff=24, n_layers=2, attn_bias=True), seed=2)
     nudged = model.with_params({"enc.0.ln1.beta": model.params["enc.0.ln1.beta"] + 1e-7})
     assert_matches_torch(model, model.run("the cat sat", "el gato"))
     with pytest.raises(AssertionError, match="encoder layer 0"):

@@ -559,7 +559,7 @@ def test_a_new_language_is_one_file(tmp_path, monkeypatch):
     trace = engine.preset("hello-world").run("Hello World", "hola")  # the engine's words are the file's too
     assert t.words(trace.step("vocab_mask").formula).endswith(r"0 & \text{xelse} \end{cases}")
     assert t.words(trace.explain("dec.0.self_attn.mask", (0, 1)).text) == "dec.0.self_attn.mask[0, 1] = −∞ (xx 1 > 0) = −∞"
-    assert t.words(trace.explain("enc.0.ln1", (0, 0)).text).startswith("With μ = ")  # a word the file lacks
+    assert t.words(trace.explain("enc.0.ln1", (0, 0)).text).startswith("With μ ≈ ")  # a word the file lacks
     assert [language_of(locale) for locale in ("xx-YY", "xx", "zh-CN", "fr")] == ["xx", "xx", "zh", "en"]
 
 
@@ -1466,8 +1466,8 @@ def test_the_plain_text_arithmetic_has_its_words_in_chinese():
     assert not any("⟦" in text for text in english + chinese + [translator("zh").words(e.latex) for e in explanations])
     assert chinese[0] == "dec.0.self_attn.mask[0, 1] = −∞ （位置 1 在 0 之后） = −∞"
     assert english[0] == "dec.0.self_attn.mask[0, 1] = −∞ (position 1 comes after 0) = −∞"
-    assert english[2].startswith("With μ = ") and ", σ² = " in english[2] and " and x̂ = " in english[2]
-    assert chinese[2].startswith("其中 μ = ") and "，σ² = " in chinese[2] and "，x̂ = " in chinese[2]
+    assert english[2].startswith("With μ ≈ ") and ", σ² ≈ " in english[2] and " and x̂ ≈ " in english[2]
+    assert chinese[2].startswith("其中 μ ≈ ") and "，σ² ≈ " in chinese[2] and "，x̂ ≈ " in chinese[2]
     assert english[3].startswith("src.pos[1, 1] = the post's printed value (its formula: cos(")
     assert chinese[4].endswith("，保留 2 位小数) = 1") and english[4].endswith(", 2 decimals) = 1")
 

@@ -57,18 +57,21 @@ def _torch_reference(config) -> str:
 
 
 def torch_table(t, config, vocab_size: int) -> dict[str, list]:
-    """PyTorch's sum(p.numel()), a row per item this model counts beyond it (engine.sizes.torch_differences) and this
-    model's count: a column per vocabulary, as parameter_table's."""
+    """PyTorch's sum(p.numel()), a row per item this model counts beyond it (engine.sizes.torch_difference_parts)
+    with its parameters per block and its blocks where they do not depend on the vocabulary, and this model's count:
+    columns as parameter_table's."""
     vocabularies = (vocab_size, sizes.PAPER_VOCABULARY_SIZE)
-    differences = [sizes.torch_differences(config, v) for v in vocabularies]
+    ours, papers = (sizes.torch_difference_parts(config, v) for v in vocabularies)
     c = config
-    words = {"stacks": sum(1 for stack in c.sublayers if c.depth(stack)), "hd_k": c.n_heads * c.d_k,
-             "hd_v": c.n_heads * c.d_v, "d_model": c.d_model}
-    rows = [(t("sizes.torch.count"), *(count(sizes.torch_count(c, v)) for v in vocabularies))]
-    rows += [(t(f"sizes.torch.{item}", **words), *(signed(d.get(item, 0)) for d in differences))
-             for item in dict.fromkeys(item for d in differences for item in d)]
-    rows.append((t("sizes.torch.ours"), *(count(sizes.parameter_count(c, v)) for v in vocabularies)))
-    columns = [t("sizes.col.part"), *(t("sizes.col.total", v=count(v)) for v in vocabularies)]
+    words = {"hd_k": c.n_heads * c.d_k, "hd_v": c.n_heads * c.d_v, "d_model": c.d_model}
+    rows = [(t("sizes.torch.count"), "", "", *(count(sizes.torch_count(c, v)) for v in vocabularies))]
+    for item in dict.fromkeys([*ours, *papers]):
+        part, paper = ours.get(item, sizes.Part(0, 0)), papers.get(item, sizes.Part(0, 0))
+        each, copies = (signed(part.each), str(part.copies)) if part == paper else ("", "")  # V's items: per column
+        rows.append((t(f"sizes.torch.{item}", **words), each, copies, signed(part.total), signed(paper.total)))
+    rows.append((t("sizes.torch.ours"), "", "", *(count(sizes.parameter_count(c, v)) for v in vocabularies)))
+    columns = [t("sizes.col.part"), t("sizes.col.each"), t("sizes.col.copies"),
+               *(t("sizes.col.total", v=count(v)) for v in vocabularies)]
     return {name: [row[i] for row in rows] for i, name in enumerate(columns)}
 
 
