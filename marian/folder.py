@@ -28,6 +28,14 @@ from engine.positional import positional_encoding
 from . import weights
 from .tokenizer import EOS, MarianVocabulary
 
+# What every opus-mt model is, written out rather than left to Config's defaults (which are the paper's, and may
+# move: the paper preset dropped PyTorch's attention biases): modeling_marian.py's attention projections have
+# biases (bias=True), its LayerNorms are nn.LayerNorm's (eps 1e-5) after each residual add (post-norm), and its one
+# embedding table is shared by both sides and tied to the output.
+MARIAN_FIXED = dict(attn_bias=True, ffn_bias=True, layer_norm="paper", eps=1e-5, norm_placement="post",
+                    shared_embeddings=True, tied_output=True, attn_divisor="sqrt_dk", softmax="stable", residual=True,
+                    decoder_only=False)
+
 FILES = ("config.json", "generation_config.json", "model.safetensors", "vocab.json", "source.spm", "target.spm")
 POSITION_TOLERANCE = 1e-3  # float16's rounding of numbers up to 1
 GENERATION = "generation_config.json"  # optional: older repositories keep num_beams and bad_words_ids in config.json
@@ -98,7 +106,8 @@ def engine_config(hf: dict) -> Config:
                       d_ff=hf["encoder_ffn_dim"], n_layers=hf["encoder_layers"], n_enc_layers=hf["encoder_layers"],
                       n_dec_layers=hf["decoder_layers"], max_len=hf["max_position_embeddings"],
                       pos_encoding="sinusoidal_halves", activation=activation,
-                      embed_scale=bool(hf.get("scale_embedding", False)), decoder_start="pad", never_next="pad")
+                      embed_scale=bool(hf.get("scale_embedding", False)), decoder_start="pad", never_next="pad",
+                      **MARIAN_FIXED)
     except (KeyError, ValueError, TypeError, ZeroDivisionError) as error:
         raise ConfigError(f"config.json cannot be read as a Marian model's settings: {error}",
                           "marian_config", detail=str(error)) from None
