@@ -63,6 +63,7 @@ from ui.core.state import AppState
 from ui.core.state.vision import VisionState
 from ui.lessons import animation_views
 from ui.stores import rooms
+from ui.views import style
 from ui.vision import pixel_pad
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -146,8 +147,8 @@ def forge(at, widget, **value):
 
 def assert_no_html(at):
     """Nothing on the page is raw HTML: no st.html, iframe or component but the sidebar's copy-link button (fixed
-    code, given only the catalog's words), presenter mode's rail, the step's scroll and the animation's player (fixed
-    code), and no
+    code, given only the catalog's words), presenter mode's rail, the step's scroll, the page's style sheet and the
+    animation's player (fixed code), and no
     Markdown with HTML allowed."""
     for node in streamlit_privates.nodes(at):
         if getattr(node, "type", None) == "bidi_component" and node.key == "copy_link":
@@ -159,6 +160,10 @@ def assert_no_html(at):
             continue
         if getattr(node, "type", None) == "bidi_component" and node.key == scroll.KEY:  # the step in view: a script
             assert (node.proto.html_content, node.proto.js_content) == ("", scroll.JS), node
+            continue
+        if getattr(node, "type", None) == "bidi_component" and node.key == style.KEY:  # the page's style sheet alone
+            assert (node.proto.html_content, node.proto.css_content, node.proto.js_content, node.proto.json) == (
+                "", style.CSS, "", ""), node
             continue
         if getattr(node, "type", None) == "bidi_component" and node.key == pixel_pad.KEY:  # the ViT's pixel pad
             assert (node.proto.html_content, node.proto.js_content) == (pixel_pad.HTML, pixel_pad.JS), node
