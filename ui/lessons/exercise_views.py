@@ -97,7 +97,7 @@ def _verdict_line(ctx, qid: str, key: str, right_answer: str) -> bool:
 
 # Each exercise's link: the page it opens, the settings of its prepared state and the page's view (the step shown).
 PREPARED = {
-    "positions": ("positional", {"pos_encoding": "none"}, {}),
+    "positions": ("positional", {"pos_encoding": "none"}, {"step": "pos"}),
     "attentions": ("cross_attention", {}, {"step": "weights"}),
     "d_k": ("attention", {"d_k": 256, "d_v": 256, "attn_divisor": 1.0}, {"step": "weights"}),
     "ffn": ("ffn", {}, {}),
