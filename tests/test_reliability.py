@@ -490,9 +490,8 @@ def page_input(at, draw):
     for widget in at.main.button_group:
         choices = st.sampled_from(widget.options).map(lambda c: [c]) if widget.options else st.nothing()
         widgets.setdefault("segmented", []).append((widget.key, choices | st.just(["zzz"]) | st.just([])))
-    for widget in at.main.number_input:
-        whole = widget.proto.data_type == widget.proto.INT
-        widgets.setdefault("number", []).append((widget.key, FINITE if whole else FLOATS))
+    for widget in at.main.number_input:  # every one a float input, which takes NaN and inf (the whole numbers too)
+        widgets.setdefault("number", []).append((widget.key, FLOATS))
     for widget in at.main.slider:
         widgets.setdefault("slider", []).append((widget.key, FLOATS))
     for widget in at.main.button:
