@@ -5,7 +5,7 @@ from ui.classroom import follow, quiz_views
 from ui.core import server, session, session_store, sidebar
 from ui.core.navigation import PAGES
 from ui.lessons import exercise_views
-from ui.views import exports, frame
+from ui.views import exports, frame, style
 from ui.views.draw import plot
 
 server.configure()  # the process's settings, on the first run only
@@ -22,6 +22,8 @@ if ctx.state.present:  # page is read-only and lean; presenter mode: the page ha
     st.set_page_config(initial_sidebar_state="collapsed")
 follow.sidebar(ctx.t, page, room_slot)  # a student following the teacher may go to the teacher's page here
 exports.sidebar(ctx)  # the trace's files and the PyTorch check, at the sidebar's foot
+with st.sidebar:
+    style.sheet()  # the page's style sheet: a wide formula's cue that it scrolls
 teachers_quiz = quiz_views.quiz_panel(exercise_views.question_prompt, plot)  # a room's quiz question, above the page
 frame.run(ctx, page)  # a decoder-only model's page without an encoder says so; presenter mode's rail on every page
 teachers_quiz()  # the teacher's panel above the page, if the page did not draw it where the question was asked

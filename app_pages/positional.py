@@ -7,7 +7,7 @@ from ui.views import frame, pickers, steps
 def input_steps():
     ctx = session.get()
     side = input_side(ctx.config)
-    steps.flow(ctx, steps.page_steps(ctx, "positional", side), key="positional", focus=f"{side}.pos")
+    steps.flow(ctx, steps.page_steps(ctx, "positional", side), key="positional")
 
 
 @frame.page

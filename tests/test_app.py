@@ -28,7 +28,7 @@ from ui.core import streamlit_internals  # noqa: E402
 from ui.core.format import DIGITS, bmatrix, bmatrix_around, fmt, fmt_tex, table  # noqa: E402
 from ui.core.i18n import CATALOGS, EN, LANGUAGES, ZH, literal, load_catalogs, translator  # noqa: E402
 from ui.core.labels import SEED_NOTES, description_key, step_name_key, step_tex  # noqa: E402
-from ui.core.navigation import PAGES, page_file  # noqa: E402
+from ui.core.navigation import PAGES, page_file, slides  # noqa: E402
 from ui.core.state import APP_LIMITS, DEFAULT_TARGET, MAX_TOKENS  # noqa: E402
 from ui.views.draw import HOLD, ROOM  # noqa: E402
 from ui.views.drill import cell_explanation  # noqa: E402
@@ -463,11 +463,11 @@ def test_the_sublayer_picker_and_the_depths_say_what_they_are(lang):
 
 
 def test_a_link_opens_the_sublayer_it_names():
-    at = open_link("add_norm", sublayer="2", step="add2")
-    assert at.session_state["add_norm.sublayer"] == 2 and at.session_state["add_norm.2.None"] == 0  # add2, not ln2
+    at = open_link("add_norm", sublayer="2", step="ln2")  # the sub-layer's second step (the page opens on its first)
+    assert at.session_state["add_norm.sublayer"] == 2 and at.session_state["add_norm.2.None"] == 1  # ln2, not add2
     trace = engine_trace()
-    assert shown(at, trace["enc.0.add2"]) and not shown(at, trace["enc.0.add1"]) and not notes(at)
-    assert query(at) == {**DEFAULT_QUERY, "sublayer": "2", "step": "add2"}
+    assert shown(at, trace["enc.0.ln2"]) and not shown(at, trace["enc.0.ln1"]) and not notes(at)
+    assert query(at) == {**DEFAULT_QUERY, "sublayer": "2", "step": "ln2"}
 
 
 def test_a_link_opens_the_cell_it_names():
@@ -825,7 +825,8 @@ def test_layers_are_numbered_from_1_on_screen_and_from_0_in_step_names():
     picker = at.button_group(key="layer.enc")
     assert picker.options == ["1", "2"] and picker.help == EN["ctl.layer_help"]
     picker.set_value(1).run()  # the button "2"
-    assert ":gray[:small[`enc.1.ln1` · " in "".join(m.value for m in at.markdown)
+    first = next(view["step"] for _, page, view in slides(at.session_state["context"].config) if page == "add_norm")
+    assert ":gray[:small[`enc.1." + first + "` · " in "".join(m.value for m in at.markdown)  # where the page opens
 
 
 def chart_numbers(at, key):
@@ -1381,7 +1382,9 @@ def _editor_places(at):
     return places
 
 
-NO_EDITORS = ("positional", "multihead", "encoder_stack", "masked_attention", "cross_attention", "decoder_stack")
+# The pages whose first step, where they open (docs/ARCHITECTURE.md, "Where a page opens"), reads no weight: a
+# concatenation, a residual sum, a stack's summary
+NO_EDITORS = ("multihead", "add_norm", "encoder_stack", "dec_add_norm", "decoder_stack")
 
 
 @pytest.mark.parametrize("page", STEP_PAGES)

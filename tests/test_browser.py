@@ -255,6 +255,61 @@ def test_a_click_before_the_first_run_ends_keeps_the_sentences(server, new_page)
     no_exception(page)
 
 
+PHONE = {"width": 400, "height": 860}
+# Each formula's scroll and its cue, as [left edge faded, right edge faded] by its mask at the start and once scrolled
+# to the end (a scroll-driven animation: read a frame after the scroll). A gradient "to left" starts at the right edge.
+SIDEWAYS_CUES = """async () => {
+    const frame = () => new Promise(resolve => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+    const clear = stop => /^(transparent|rgba\\([^)]*, 0\\))/.test(stop);
+    const faded = e => {
+        const mask = getComputedStyle(e).maskImage;
+        if (!mask.startsWith('linear-gradient(')) return [false, false];
+        const [direction, ...stops] = mask.slice(16, -1).split(/,(?![^(]*\\))/).map(part => part.trim());
+        const ends = [clear(stops[0]), clear(stops[stops.length - 1])];
+        return direction === 'to left' ? ends.reverse() : ends;
+    };
+    const cues = [];
+    for (const e of document.querySelectorAll('[data-testid="stMain"] .katex-display')) {
+        e.scrollLeft = 0;
+        await frame();
+        const start = faded(e);
+        e.scrollLeft = e.scrollWidth;
+        await frame();
+        cues.push({wide: e.scrollWidth > e.clientWidth, start, end: faded(e),
+                   text: e.innerText.replace(/\\s+/g, ' ').slice(0, 40)});
+        e.scrollLeft = 0;
+    }
+    return cues;
+}"""
+SIDES = {"en": "on the left", "zh": "左侧"}  # where the sidebar is on a wide screen only
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_on_a_phone_a_wide_formula_shows_it_scrolls_and_the_overview_finds_the_sidebar(server, new_page, lang):
+    """At 400 px KaTeX's wide formulas and matrices were cut at the right with no cue that they scroll sideways, and
+    the overview sent the reader to the options "on the left", where a phone shows no sidebar. Now a wide formula's
+    cut edge fades (the right until it is scrolled to its end, the left once scrolled) and one that fits has no fade;
+    the overview names the sidebar and how a narrow screen opens it."""
+    page = new_page(lang)
+    page.set_viewport_size(PHONE)
+    page.goto(url(server, "overview"))
+    settle(page)
+    assert not page.locator('[data-testid="stSidebarContent"]').is_visible() or \
+        page.locator('[data-testid="stSidebar"]').bounding_box()["x"] < 0  # a phone: the sidebar is closed
+    intro = page.locator('[data-testid="stMain"] [data-testid="stMarkdownContainer"]').first.inner_text()
+    assert SIDES[lang] not in intro and {"en": "sidebar", "zh": "侧边栏"}[lang] in intro
+    page.goto(url(server, "qkv"))
+    settle(page)
+    cues = page.evaluate(SIDEWAYS_CUES)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"phone-qkv-{lang}.png"))
+    wide = [cue for cue in cues if cue["wide"]]
+    assert wide and len(wide) < len(cues), cues  # both kinds on the page: the test can fail either way
+    assert [cue for cue in wide if (cue["start"], cue["end"]) != ([False, True], [True, False])] == []
+    assert [cue for cue in cues if not cue["wide"] and cue["start"] + cue["end"] != [False] * 4] == []
+    no_exception(page)
+
+
 def test_the_overview_opens_at_its_own_name(server, new_page):
     """The overview is the default page, which Streamlit serves at "/" only: a link to /overview (every other page
     opens at its own name) showed "Page not found" over it. A fresh browser, the link with a preset."""
@@ -828,11 +883,13 @@ def test_presenter_mode_is_larger_and_its_keys_move_through_the_pass(server, new
     deck = slides(engine.preset("hello-world").config)
     expect(presenter_where(page)).to_have_text(
         re.compile(rf"^{slide_at(deck, 'attention', {'step': 'scaled'}) + 1} / {len(deck)} · "))
-    moves = [("ArrowRight", "attention", "weights", "weights"), ("PageDown", "attention", "heads", "heads"),
-             (" ", "multihead", "concat", None), ("ArrowRight", "multihead", "out", "out"),  # over a page boundary
-             ("PageDown", "add_norm", "add1", "add1"), ("ArrowLeft", "multihead", "out", "out"),
-             ("PageUp", "multihead", "concat", None), ("Shift+Space", "attention", "heads", "heads")]
-    for key, path, step, said in moves:  # said: the step the link says (a default step: none)
+    moves = [("ArrowRight", "attention", "weights"), ("PageDown", "attention", "heads"),
+             (" ", "multihead", "concat"), ("ArrowRight", "multihead", "out"),  # over a page boundary
+             ("PageDown", "add_norm", "add1"), ("ArrowLeft", "multihead", "out"),
+             ("PageUp", "multihead", "concat"), ("Shift+Space", "attention", "heads")]
+    first = {path: view.get("step") for _, path, view in reversed(deck)}  # the step each page opens on
+    for key, path, step in moves:
+        said = None if step == first[path] else step  # the step the link says: none where the page opens
         page.keyboard.press(key)
         shown = slide_at(deck, path, {"step": step, "sublayer": 0}) + 1  # an add & norm page: its first sub-layer
         expect(presenter_where(page)).to_have_text(re.compile(rf"^{shown} / {len(deck)} · "), timeout=30_000)

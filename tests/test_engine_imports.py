@@ -13,7 +13,7 @@ STREAMLIT_UI = {"core.runs", "core.session", "core.session_store", "core.sidebar
                 "classroom.follow", "classroom.presenter", "classroom.quiz", "classroom.quiz_views", "classroom.scroll",
                 "classroom.share",
                 "views.draw", "views.drawn", "views.drill", "views.editors", "views.exports", "views.frame", "views.pickers",
-                "views.steps", "views.vocabulary",
+                "views.steps", "views.style", "views.vocabulary",
                 "lessons.animation_views", "lessons.batch_views", "lessons.blocks", "lessons.derivation_views",
                 "lessons.embedding_views", "lessons.exercise_views", "lessons.generation_views", "lessons.positional_views",
                 "lessons.training_views", "handout.download", "vision.vit_frame", "vision.vit_training",

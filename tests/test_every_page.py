@@ -1,8 +1,9 @@
 """Every page in AppTest, once per language at the app's first settings, with every per-page check of that setting in
 the one run: it runs cleanly, with its title, intro and sidebar in the reader's language and the link unchanged
-(tests/test_app.py's helpers); in each of its sections nothing a reader sees counts from 0 (tests/test_counting.py's
-`shown_zeros`); on a Chinese screen, no English in any choice of its rows of buttons (tests/test_no_english.py's
-`english_in_choices`; its other settings are its own tests). In English, the fast tier's app run of every page."""
+(tests/test_app.py's helpers); it opens on the first choice of each of its rows of buttons; in each of its sections
+nothing a reader sees counts from 0 (tests/test_counting.py's `shown_zeros`); on a Chinese screen, no English in any
+choice of its rows of buttons (tests/test_no_english.py's `english_in_choices`; its other settings are its own
+tests). In English, the fast tier's app run of every page."""
 import pytest
 
 from conftest import page_title
@@ -11,6 +12,12 @@ from test_counting import other_sections, shown_zeros
 from test_no_english import english_in_choices
 from ui.core.i18n import EN, ZH, translator
 from ui.core.navigation import PAGES
+
+
+def not_on_first_choice(at) -> dict:
+    """The page's rows of buttons (its step, sub-layer, section, layer, head, ...) that it did not open on their first
+    choice, which is where its lesson starts (docs/ARCHITECTURE.md, "Where a page opens"): {key: chosen positions}."""
+    return {w.key: w.indices for w in at.main.button_group if w.indices != [0]}
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -31,6 +38,7 @@ def test_every_page_runs_cleanly(page, lang):
     else:
         assert catalog["ctl.src"] in sidebar and catalog["ctl.text_model_elsewhere"] not in sidebar
     assert query(at) == {**DEFAULT_QUERY, "lang": lang}
+    assert not_on_first_choice(at) == {}
     assert shown_zeros(at) == {}
     if lang == "zh":  # from the page as it opened: each other choice of each row
         assert english_in_choices(at, page) == {}

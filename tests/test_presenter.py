@@ -549,6 +549,20 @@ def test_the_vision_transformers_pages_have_their_own_rail_and_keys_walk_them():
     assert (page_of(training), rail(training)["here"]) == ("vit_patches", 0)
 
 
+VISION_DECK = vision_slides(list(shipped_trace()), 2)  # the shipped ViT's (two layers)
+FIRST_SLIDES = {page: next(i for i, (_, at, _) in enumerate(deck) if at == page)
+                for deck in (DECK, VISION_DECK) for page in dict.fromkeys(at for _, at, _ in deck)}
+
+
+@pytest.mark.parametrize("page", list(FIRST_SLIDES))
+def test_every_page_opens_on_its_first_slide(page):
+    """The rule (docs/ARCHITECTURE.md, "Where a page opens"): a page opened without a view (the navigation, a neighbour
+    link, a link without its view part) opens where its lesson starts, its first slide in the order data flows. The
+    Add & LayerNorm pages opened on their LayerNorm, the decoder's attention pages on their masked scores and their
+    weights. Every page of both rails, from navigation.slides and vision_slides."""
+    assert rail(open_link(page, present="1"))["here"] == FIRST_SLIDES[page]
+
+
 def test_back_from_a_page_after_the_pass_opens_its_last_slide():
     """The rail's script sends the last position for ← off the pass; the server opens it like any move."""
     assert "by > 0 ? 0 : last" in presenter.JS

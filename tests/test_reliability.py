@@ -17,6 +17,7 @@ that still raise are strict xfails at the end of this file, each with the fix it
 Every input tried is counted; the counts go to build/reliability.json (docs/RELIABILITY.md quotes them).
 """
 import fcntl
+import functools
 import io
 import json
 import math
@@ -35,6 +36,8 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 from streamlit import config as streamlit_config
+from streamlit.proto.NumberInput_pb2 import NumberInput
+from streamlit.proto.WidgetStates_pb2 import WidgetState
 from streamlit.testing.v1 import AppTest
 
 import engine
@@ -58,11 +61,12 @@ from ui.core import generation, session, sidebar, state as app_state
 from ui.core.state import vision as vision_state
 from ui.core.format import decimals, fmt
 from ui.core.i18n import EN, ZH, literal, translator
-from ui.core.navigation import PAGES
+from ui.core.navigation import PAGES, SECTIONS
 from ui.core.state import AppState
 from ui.core.state.vision import VisionState
 from ui.lessons import animation_views
 from ui.stores import rooms
+from ui.views import style
 from ui.vision import pixel_pad
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -146,8 +150,8 @@ def forge(at, widget, **value):
 
 def assert_no_html(at):
     """Nothing on the page is raw HTML: no st.html, iframe or component but the sidebar's copy-link button (fixed
-    code, given only the catalog's words), presenter mode's rail, the step's scroll and the animation's player (fixed
-    code), and no
+    code, given only the catalog's words), presenter mode's rail, the step's scroll, the page's style sheet and the
+    animation's player (fixed code), and no
     Markdown with HTML allowed."""
     for node in streamlit_privates.nodes(at):
         if getattr(node, "type", None) == "bidi_component" and node.key == "copy_link":
@@ -159,6 +163,10 @@ def assert_no_html(at):
             continue
         if getattr(node, "type", None) == "bidi_component" and node.key == scroll.KEY:  # the step in view: a script
             assert (node.proto.html_content, node.proto.js_content) == ("", scroll.JS), node
+            continue
+        if getattr(node, "type", None) == "bidi_component" and node.key == style.KEY:  # the page's style sheet alone
+            assert (node.proto.html_content, node.proto.css_content, node.proto.js_content, node.proto.json) == (
+                "", style.CSS, "", ""), node
             continue
         if getattr(node, "type", None) == "bidi_component" and node.key == pixel_pad.KEY:  # the ViT's pixel pad
             assert (node.proto.html_content, node.proto.js_content) == (pixel_pad.HTML, pixel_pad.JS), node
@@ -482,9 +490,8 @@ def page_input(at, draw):
     for widget in at.main.button_group:
         choices = st.sampled_from(widget.options).map(lambda c: [c]) if widget.options else st.nothing()
         widgets.setdefault("segmented", []).append((widget.key, choices | st.just(["zzz"]) | st.just([])))
-    for widget in at.main.number_input:
-        whole = widget.proto.data_type == widget.proto.INT
-        widgets.setdefault("number", []).append((widget.key, FINITE if whole else FLOATS))
+    for widget in at.main.number_input:  # every one a float input, which takes NaN and inf (the whole numbers too)
+        widgets.setdefault("number", []).append((widget.key, FLOATS))
     for widget in at.main.slider:
         widgets.setdefault("slider", []).append((widget.key, FLOATS))
     for widget in at.main.button:
@@ -1014,6 +1021,76 @@ def test_a_typed_fraction_in_a_whole_number_input_is_dropped(monkeypatch):
     state = assert_consistent(at, "overview")
     assert at.session_state["ctl.d_ff"] == state.config().d_ff == 12 and at.number_input(key="ctl.d_ff").value == 12
     assert at.number_input(key="ctl.d_ff").proto.format == "%g" and warnings == []
+
+
+# ---- every whole number of the app, found on its pages, takes a forged NaN or inf ------------------------------
+
+class Place(NamedTuple):
+    """Where a page draws some of its widgets: its section (the English label, on a page drawn in sections) and its
+    keyed expanders opened (each draws its widgets only while open)."""
+    page: str
+    section: str | None = None
+    expanders: tuple = ()
+
+
+def open_place(place: Place) -> AppTest:
+    at = open_page(place.page)
+    if place.section is not None:
+        at.segmented_control(key=SECTIONS[place.page]).set_value(place.section)
+    for key in place.expanders:
+        at.session_state[key] = True
+    at.run()
+    assert not at.exception, [e.message for e in at.exception]
+    return at
+
+
+def keyed_expanders(at) -> tuple:
+    return tuple(sorted({e.proto.id.rsplit("-", 1)[-1] for e in at.expander} - {"None", ""}))
+
+
+def whole_numbers(at) -> list:
+    """The page's number inputs for a whole number: Streamlit's whole-number inputs, and the float inputs shown
+    without decimals that stand in for them (sidebar.whole_number_input, the "%g" seeds and positions)."""
+    return [w for w in at.number_input if w.proto.data_type == NumberInput.INT or w.proto.format == "%g"]
+
+
+@functools.cache
+def whole_number_places() -> dict:
+    """{Place: keys}: every whole number of the app, under the first place that draws it, found by opening every page,
+    each of its sections (navigation.SECTIONS) and every keyed expander there (AppTest, English)."""
+    found, seen = {}, set()
+    for page in ALL_PAGES:
+        sections = [None]
+        if page in SECTIONS:
+            sections = open_page(page).segmented_control(key=SECTIONS[page]).options
+        for section in sections:
+            at = open_place(Place(page, section))
+            place = Place(page, section, keyed_expanders(at))
+            at = open_place(place)
+            keys = [w.key for w in whole_numbers(at) if w.key not in seen]
+            if keys:
+                found[place] = keys
+                seen.update(keys)
+    return found
+
+
+def test_every_whole_number_of_the_app_takes_a_forged_nan_or_inf():
+    """Streamlit 1.67's whole-number input calls int() on a forged NaN or inf before any app code, and raised: 90 of
+    5,203 hostile inputs of an independent run (issue 41), on the exercises' and the ViT pages' inputs. Every whole
+    number is a float input shown without decimals now, which puts its default back; this finds them all on the pages
+    and forges each value to all of a place's at once: the page runs, and each shows a whole number in its range."""
+    places = whole_number_places()
+    assert {"ctl.d_model", "hand.set", "vit.image.0", "train.steps"} <= {k for keys in places.values() for k in keys}
+    for place, keys in places.items():
+        at = open_place(place)
+        for value in (math.nan, math.inf, -math.inf):
+            TRIED["forged message"] += len(keys)
+            inputs = [w for w in whole_numbers(at) if w.key in keys]
+            streamlit_privates.send(at, *[WidgetState(id=w.id, double_value=value) for w in inputs])
+            assert not at.exception, (place, value, [e.message for e in at.exception])
+            shown = {w.key: (w.proto.min, w.value, w.proto.max) for w in whole_numbers(at) if w.key in keys}
+            assert [key for key, (low, number, high) in shown.items()
+                    if not (math.isfinite(number) and number == int(number) and low <= number <= high)] == [], shown
 
 
 # ---- forged values for the newer widgets: sections, cell lists, a grid row's sliders, the animation -----------

@@ -6,7 +6,8 @@
 * no raw HTML: no unsafe_allow_html, st.html, iframes or components in ui/, app_pages/ and app.py, but the sidebar's
   copy-link button (ui/classroom/share.py), the animation's player (ui/lessons/animation_views.py) and presenter
   mode's rail (ui/classroom/presenter.py): fixed markup and code that write only the catalog's words and the
-  trace's tokens and numbers, as text; and the step scroll (ui/classroom/scroll.py), which writes nothing;
+  trace's tokens and numbers, as text; the step scroll (ui/classroom/scroll.py), which writes nothing; and the
+  page's style sheet (ui/views/style.py), a fixed style sheet alone;
 * the server's settings (.streamlit/config.toml), as Streamlit itself reads them: XSRF protection and CORS on,
   uploads capped at the uploader's 50 MB, error details hidden from students; and no launch command turns them off;
 * in a real browser against a real server with that config: user text from a link is shown as text, never as
@@ -162,13 +163,15 @@ NOT_AS_TEXT = r"innerHTML|outerHTML|insertAdjacent|document\.write|eval|Function
 PRESENTER = Path("ui") / "classroom" / "presenter.py"
 STEP_SCROLL = Path("ui") / "classroom" / "scroll.py"  # st.components.v2.component(..., js=JS): no markup, no style
 PIXEL_PAD = Path("ui") / "vision" / "pixel_pad.py"  # the same as the copy-link button's: html, css, js
+PAGE_STYLE = Path("ui") / "views" / "style.py"  # st.components.v2.component(..., css=CSS, ...): a style sheet alone
 
 
 def test_no_raw_html_in_the_app():
     sources = _sources(UI)
     assert sum(source.count("st.markdown") for _, source in sources) > 5, "the scan is not reading the pages"
     assert sorted(f for path, source in sources for f in html_findings(source, path)) == sorted(
-        f"{path}:{_component_line(path)} calls st.components.v2.component" for path in (PLAYER, PRESENTER, COPY_LINK, STEP_SCROLL, PIXEL_PAD))
+        f"{path}:{_component_line(path)} calls st.components.v2.component"
+        for path in (PLAYER, PRESENTER, COPY_LINK, STEP_SCROLL, PIXEL_PAD, PAGE_STYLE))
 
 
 def _component_line(path):
@@ -231,6 +234,18 @@ def test_the_step_scroll_writes_nothing_and_sends_nothing():
     assert [k.arg for k in call.keywords] == ["js"]
     assert not re.search(NOT_AS_TEXT + r"|textContent|setTriggerValue|setStateValue|location", scroll.JS)
     assert scroll.JS.count("scrollIntoView") == 1
+
+
+def test_the_page_style_is_a_fixed_style_sheet_alone():
+    """The page's style sheet (not isolated: it styles the page's formulas): no markup, no script, no data, and no
+    rule that fetches anything or hides what the page writes but its own empty element."""
+    from ui.views import style
+    call = next(node for node in ast.walk(ast.parse((ROOT / PAGE_STYLE).read_text()))
+                if isinstance(node, ast.Call) and dotted(node.func) == "st.components.v2.component")
+    assert [k.arg for k in call.keywords] == ["css", "isolate_styles"]
+    assert not re.search(r"url\(|@import|expression|content\s*:", style.CSS)
+    assert re.findall(r"display:\s*none", style.CSS) == ["display: none"]
+    assert ".st-key-page-style { display: none; }" in style.CSS  # its own element, which holds nothing
 
 
 # ---- the server's settings ----------------------------------------------------------------------------------

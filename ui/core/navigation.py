@@ -70,7 +70,8 @@ def flow_leaves(config, page: str) -> list[str]:
 
 # Presenter mode's slides: the forward pass one step per screen, in the order data flows, as (page, the view the
 # page opens on: its flow's step, an add & norm page's sub-layer, a stack page's section, and in a stack of more than
-# one layer the layer, which the page's picker shows; positions from 0). tests/test_presenter.py opens every slide.
+# one layer the layer, which the page's picker shows; positions from 0). tests/test_presenter.py opens every slide. A
+# page's first slide is where it opens without a view: every picker on its first choice (docs/ARCHITECTURE.md).
 RAIL = ("encoder", "decoder", "output")  # the rail's parts, catalog keys present.part.*
 
 

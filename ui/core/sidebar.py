@@ -147,12 +147,16 @@ def _on_preset_change():
     _sync_widgets(fresh)
 
 
-def whole_number_input(container, label: str, key: str, low: int, high: int, on_change=None, disabled=False):
-    """A whole number (a size, a seed, a count). A float input shown without decimals ("%g"): Streamlit 1.67's
-    whole-number input raises on a forged NaN or inf (int() before its range check), where a float input puts its
-    default back. on_change runs after the value is made whole."""
-    container.number_input(label, min_value=float(low), max_value=float(high), step=1.0, format="%g", key=key,
-                           on_change=_on_whole_number, args=(key, on_change), disabled=disabled)
+def whole_number_input(container, label: str, key: str, low: int, high: int, on_change=None, disabled=False, *,
+                       value: int | None = None, step: int = 1, width="stretch") -> int:
+    """A whole number (a size, a seed, a count), which it returns. A float input shown without decimals ("%g"):
+    Streamlit 1.67's whole-number input raises on a forged NaN or inf (int() before its range check), where a float
+    input puts its default back; every whole number of the app is one of these (tests/test_reliability.py finds them
+    all). on_change runs after the value is made whole; value: the default (else session_state's or the least)."""
+    default = {} if value is None else {"value": float(value)}
+    return int(container.number_input(label, min_value=float(low), max_value=float(high), step=float(step),
+                                      format="%g", key=key, on_change=_on_whole_number, args=(key, on_change),
+                                      disabled=disabled, width=width, **default))
 
 
 def _on_whole_number(key, then):

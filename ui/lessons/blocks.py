@@ -82,15 +82,14 @@ def _vector(values) -> str:
 
 
 # The decoder's two attention pages, one page for either block of a decoder layer: {page: (the block, the key of the
-# page's widgets, the step its flow opens on)}.
-DECODER_ATTENTION = {"masked_attention": ("self_attn", "masked", "masked"),
-                     "cross_attention": ("cross_attn", "cross", "weights")}
+# page's widgets)}.
+DECODER_ATTENTION = {"masked_attention": ("self_attn", "masked"), "cross_attention": ("cross_attn", "cross")}
 
 
 def decoder_attention_page(page: str):
     """The page of a decoder attention block (a page of DECODER_ATTENTION), per head: Q, K, V to the heads' outputs,
     Concat and W^O."""
-    part, key, focus = DECODER_ATTENTION[page]
+    part, key = DECODER_ATTENTION[page]
 
     @frame.page
     def body(ctx):
@@ -103,8 +102,7 @@ def decoder_attention_page(page: str):
             _evenly_spread_note(ctx, ctx.trace[f"{block}.weights"])
         head = pickers.head_picker(ctx, f"heads.{key}.{layer}")
         weights_side_by_side(ctx, block, head)
-        steps.flow(ctx, steps.page_steps(ctx, page, block), head, key=key,
-                   focus=f"{block}.{focus}")  # concat and out (all heads): one flow draws one step, one heatmap
+        steps.flow(ctx, steps.page_steps(ctx, page, block), head, key=key)  # one heatmap: the chosen step's
 
     body()
 
@@ -131,8 +129,7 @@ def add_norm(ctx, stack: str, layer: int, key: str):
     sublayer = pickers.choice(f"{key}.sublayer", ctx.t("add_norm.sublayer"), list(blocks),
                                lambda k: ctx.t(f"sublayer.{SUBLAYER_WORDS[blocks[k]]}"), link="sublayer")
     order = ("add", "ln") if ctx.config.norm_placement == "post" else ("ln", "add")
-    steps.flow(ctx, [f"{stack}.{layer}.{kind}{sublayer}" for kind in order], key=f"{key}.{sublayer}",
-               focus=f"{stack}.{layer}.ln{sublayer}")
+    steps.flow(ctx, [f"{stack}.{layer}.{kind}{sublayer}" for kind in order], key=f"{key}.{sublayer}")
 
 
 def ffn(ctx, stack: str, layer: int, key: str):
@@ -230,8 +227,7 @@ def dropout(ctx):
     trace = _training_pass(ctx.state.model_key, p, int(seed))
     names = [trace.step(drop).inputs[0], drop]  # before, after
     head = pickers.head_picker(ctx, "heads.dropout") if trace[drop].ndim == 3 else None
-    pickers.section_tabs({"dropout.tab.flow": lambda: steps.flow(ctx, names, head, key=f"dropout.{drop}", focus=drop,
-                                                                 trace=trace),
+    pickers.section_tabs({"dropout.tab.flow": lambda: steps.flow(ctx, names, head, key=f"dropout.{drop}", trace=trace),
                           "dropout.tab.mask": lambda: _dropout_mask(ctx, trace, names, head),
                           "dropout.tab.places": lambda: _dropout_places(ctx, place, drop)},
                          "dropout.tab", link="section")

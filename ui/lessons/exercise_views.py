@@ -97,7 +97,7 @@ def _verdict_line(ctx, qid: str, key: str, right_answer: str) -> bool:
 
 # Each exercise's link: the page it opens, the settings of its prepared state and the page's view (the step shown).
 PREPARED = {
-    "positions": ("positional", {"pos_encoding": "none"}, {}),
+    "positions": ("positional", {"pos_encoding": "none"}, {"step": "pos"}),
     "attentions": ("cross_attention", {}, {"step": "weights"}),
     "d_k": ("attention", {"d_k": 256, "d_v": 256, "attn_divisor": 1.0}, {"step": "weights"}),
     "ffn": ("ffn", {}, {}),
@@ -293,7 +293,7 @@ def _d_k_control(ctx):
     row = pickers.row_of_widgets()
     divisors = _divisors(ctx)
     session_store.update({"ex.d_k.value": c.d_k, "ex.d_k.divisor": c.attn_divisor})
-    row.number_input("d_k", 1, APP_LIMITS["d_k"], key="ex.d_k.value", width=200, on_change=_use_d_k)
+    sidebar.whole_number_input(row, "d_k", "ex.d_k.value", 1, APP_LIMITS["d_k"], on_change=_use_d_k, width=200)
     row.segmented_control(t("ex.d_k.divide_by"), divisors, key="ex.d_k.divisor", required=True,
                           format_func=lambda divisor: _divisor_label(t, divisor),
                           on_change=lambda: sidebar.use_settings({"attn_divisor": session_store.widget("ex.d_k.divisor")}))
@@ -314,7 +314,7 @@ def _divisor_label(t, divisor) -> str:
 
 
 def _use_d_k():
-    width = int(session_store.widget("ex.d_k.value"))
+    width = session_store.widget("ex.d_k.value")
     sidebar.use_settings({"d_k": width, "d_v": width})
 
 
@@ -337,8 +337,8 @@ def _by_hand():
     ctx = session.get()
     t = ctx.t
     session_store.put("hand.set", session_store.get(QUESTION_SET, 1))
-    number = int(st.number_input(t("hand.set"), 1, ex.MAX_SET, key="hand.set", width=200, on_change=lambda: (
-        session_store.update({QUESTION_SET: int(session_store.widget("hand.set"))}))))
+    number = sidebar.whole_number_input(st, t("hand.set"), "hand.set", 1, ex.MAX_SET, width=200, on_change=lambda: (
+        session_store.update({QUESTION_SET: session_store.widget("hand.set")})))
     st.caption(t("hand.tolerance", abs=fmt(ex.ABS_TOL, 2), rel=fmt(100 * ex.REL_TOL, 2)))
     for q in ex.question_set(ctx.trace, number):
         with st.container(border=True, key=f"hand.card.{q.id}"):

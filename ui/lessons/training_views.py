@@ -191,7 +191,7 @@ def number_widgets(ctx, numbers: dict, defaults, prefix: str) -> dict:
             if widget == "slider":
                 values[name] = st.slider(label, low, high, float(value), step=step, key=key)
             else:
-                values[name] = st.number_input(label, low, high, int(value), step=step, key=key)
+                values[name] = sidebar.whole_number_input(st, label, key, low, high, value=value, step=step)
     return values
 
 

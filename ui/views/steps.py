@@ -27,12 +27,12 @@ GLANCE_GAP = r" \\ \\ "  # an empty line between a glance's lines: KaTeX, like L
 # not added space, so the brackets of 3-row matrices touched the next line's
 
 
-def flow(ctx, names: list[str], head: int | None = None, key: str = "flow", focus: str | None = None, trace=None,
-         edits: tuple = ()):
+def flow(ctx, names: list[str], head: int | None = None, key: str = "flow", trace=None, edits: tuple = ()):
     """Several steps of a page: their matrices side by side at a glance, then a button per step, of which only
-    the chosen one is drawn (formula, heatmap, drill-down), so an edit redraws one chart, not all. trace: another
-    pass than the page's (the dropout page's, in training mode). edits: parameters the steps read through earlier
-    steps, whose editors the chosen step shows too (see step)."""
+    the chosen one is drawn (formula, heatmap, drill-down), so an edit redraws one chart, not all. It opens on the
+    first step, where the flow's lesson starts (docs/ARCHITECTURE.md, "Where a page opens"). trace: another pass than
+    the page's (the dropout page's, in training mode). edits: parameters the steps read through earlier steps, whose
+    editors the chosen step shows too (see step)."""
     trace = ctx.trace if trace is None else trace  # not `or`: len() of a trace runs the whole pass
     _record_drawn(trace, names)
     matrices = [head_matrix(trace[name], head) for name in names]
@@ -43,12 +43,12 @@ def flow(ctx, names: list[str], head: int | None = None, key: str = "flow", focu
         latex(drawing(trace, ("glance", tuple(names), head, ctx.state.digits, ctx.state.lang),
                        lambda: _glance(ctx, trace, names, matrices, head)))
     labels = [f"{i + 1}. {ctx.t(step_name_key(name))}" for i, name in enumerate(names)]
-    leaves, default = [name.rsplit(".", 1)[-1] for name in names], names.index(focus) if focus else 0
-    asked = from_link("step", leaves.__contains__, leaves[default])
+    leaves = [name.rsplit(".", 1)[-1] for name in names]
+    asked = from_link("step", leaves.__contains__, leaves[0])
     if asked is not None:
         session_store.put(f"{key}.{head}", leaves.index(asked))
-    chosen = picker(f"{key}.{head}", ctx.t("view.step"), labels, default=default)  # focus: the page's own step
-    show_in_link("step", leaves[chosen], leaves[default])  # the step's name, the same in every language
+    chosen = picker(f"{key}.{head}", ctx.t("view.step"), labels)
+    show_in_link("step", leaves[chosen], leaves[0])  # the step's name, the same in every language
     step(ctx, names[chosen], head, show_numbers=not glance, trace=trace, edits=edits)
 
 

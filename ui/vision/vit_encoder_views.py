@@ -2,12 +2,14 @@
 image, and each pre-norm sub-layer's steps (eqs. 43–44) as a flow."""
 from __future__ import annotations
 
+import functools
+
 import streamlit as st
 
 from engine.config import ConfigError
 from engine.vit import ViTConfig
 
-from ui.core import session, session_store
+from ui.core import session, session_store, sidebar
 from ui.core.format import decimals
 from ui.core.session_store import STATE
 from ui.core.state.vision import APP_LIMITS, SIZES, image
@@ -42,8 +44,8 @@ def sizes():
         value = getattr(chosen, field)
         low, high = APP_LIMITS[field]
         key = f"vit.size.{field}.{value}"  # keyed by the size: a refused number goes back to the state's
-        row.number_input(t(f"vit_encoder.size_label.{field}"), low, high, value, key=key, on_change=_take_size,
-                         args=(field, key), width=130)
+        sidebar.whole_number_input(row, t(f"vit_encoder.size_label.{field}"), key, low, high,
+                                   functools.partial(_take_size, field, key), value=value, width=130)
     refused = session_store.pop("vit.size.refused", None)
     if refused:
         box.error(refused)

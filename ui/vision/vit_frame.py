@@ -2,9 +2,11 @@
 every ViT page opens with: which test image it reads (and its digit) and which weights it runs."""
 from __future__ import annotations
 
+import functools
+
 import streamlit as st
 
-from ui.core import session, session_store
+from ui.core import session, session_store, sidebar
 from ui.core.session_store import STATE
 from ui.core.state.vision import RANDOM, SHIPPED, TEST_IMAGES, label
 from ui.views import frame
@@ -35,8 +37,9 @@ def controls(ctx):
         st.caption(f"{said} · {weights}")
         return
     row = st.container(horizontal=True, vertical_alignment="bottom")
-    row.number_input(t("vit.image"), 1, TEST_IMAGES, vit.image + 1, key=f"vit.image.{vit.image}",
-                     on_change=_take_image, args=(f"vit.image.{vit.image}",), width=160)
+    image_key = f"vit.image.{vit.image}"
+    sidebar.whole_number_input(row, t("vit.image"), image_key, 1, TEST_IMAGES,
+                               functools.partial(_take_image, image_key), value=vit.image + 1, width=160)
     trained = [vit.weights] if vit.weights not in (SHIPPED, RANDOM) else []  # weights trained here, in use
     key = f"vit.weights.{vit.weights}"  # a new widget for other weights: it shows them, chosen anywhere
     row.segmented_control(t("vit.weights"), [SHIPPED, RANDOM, *trained], key=key, default=vit.weights,
