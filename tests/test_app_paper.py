@@ -12,7 +12,7 @@ import engine
 from engine import blog, checkpoint
 from engine.config import CHOICES
 from engine.train import TRAINING_SETUP, TrainSettings, start_model, train
-from test_app import assert_clean, goto, latex, open_page, query
+from test_app import assert_clean, goto, latex, open_link, open_page, query
 from test_app_train import open_tab
 from ui.core import departures
 from ui.core.format import DIGITS, bmatrix
@@ -28,6 +28,9 @@ def shown(at) -> set:
     return {b.key.split(".")[1] for b in at.button if b.key and b.key.startswith("paper.")}
 
 
+STEPS = {"positional": "pos", "add_norm": "ln1"}  # the step a page's departure is on, where it opens on another
+
+
 @pytest.mark.parametrize("page, hello_world, paper", [
     ("tokens", {"embed_scale"}, set()),
     ("positional", {"pos_encoding"}, set()),
@@ -38,10 +41,11 @@ def shown(at) -> set:
     ("output", {"tied_output"}, set()),
 ])
 def test_a_departure_is_noted_exactly_where_the_settings_depart(page, hello_world, paper):
-    at = open_page(page)
+    step = {"step": STEPS[page]} if page in STEPS else {}
+    at = open_link(page, **step)
     assert_clean(at)
     assert shown(at) == hello_world
-    assert shown(open_page(page, preset="paper", cfg="d_model:16,n_heads:2,d_ff:32,n_layers:1")) == paper
+    assert shown(open_link(page, preset="paper", cfg="d_model:16,n_heads:2,d_ff:32,n_layers:1", **step)) == paper
 
 
 def test_the_note_says_what_the_app_and_the_paper_do_in_the_readers_language():
@@ -80,7 +84,7 @@ def test_one_click_divides_by_sqrt_dk_and_every_later_number_follows():
     ("output", "paper.tied_output.logits", "tied_output:true"),
 ])
 def test_each_button_sets_the_papers_value(page, key, changed):
-    at = open_page(page)
+    at = open_link(page, **({"step": STEPS[page]} if page in STEPS else {}))
     at.button(key=key).click().run()
     assert_clean(at)
     assert query(at)["cfg"] == changed
@@ -88,7 +92,7 @@ def test_each_button_sets_the_papers_value(page, key, changed):
 
 
 def test_the_sinusoid_in_one_click_gives_the_papers_encoding_of_world():
-    at = open_page("positional")
+    at = open_link("positional", step="pos")
     at.button(key="paper.pos_encoding.src.pos").click().run()
     row = at.session_state["context"].trace["src.pos"][1]  # (d_model,) position 1
     np.testing.assert_allclose(row, [math.sin(1), math.cos(1), math.sin(0.01), math.cos(0.01)], rtol=1e-12)

@@ -320,8 +320,12 @@ def test_the_tokens_and_positional_pages_embed_the_decoders_one_sequence(app, la
     goto(at, "positional")
     assert_clean(at)
     assert not [info.value for info in at.info if info.value == t("msg.no_encoder")]
-    headers = [m.value for m in at.markdown if m.value.startswith("##### ")]
-    assert headers and all("`tgt." in h for h in headers) and any("`tgt.pos`" in h for h in headers), headers
+    options = at.button_group(key="positional.None").options  # the decoder's sequence, opened on its first step
+    for option, step in zip(options, ("embed", "pos", "input"), strict=True):
+        if option != options[0]:
+            at.button_group(key="positional.None").set_value(option).run()
+        headers = [m.value for m in at.markdown if m.value.startswith("##### ")]
+        assert len(headers) == 1 and f"`tgt.{step}`" in headers[0], headers
     at.session_state["pos.tab"] = t("pos.tab.order")
     at.run()
     assert t("pos.order.causal") in [m.value for m in at.markdown]

@@ -48,6 +48,8 @@ from engine.backward import loss_and_grads
 from engine.config import CHOICES, DEPTHS
 from engine.model import Model
 from engine.tokens import Vocabulary
+from engine.presets import configure
+from engine.sizes import parameter_count
 from engine.train import start_model
 from engine.vit import VisionTransformer, vit_param_shapes
 from test_app import (APP, ALL_PAGES, TEXT_PAGES, STEP_HEADER, drilled, editor_key, engine_trace, goto, notes,
@@ -872,27 +874,34 @@ def test_a_model_of_gigabytes_is_refused():
     huge = AppState(preset="paper", overrides=(("d_k", 512), ("d_v", 512), ("n_heads", 16), ("n_layers", 8)))
     with pytest.raises(app_state.LimitError) as refused:
         app_state.check_limits(huge)
-    assert refused.value.args == ("msg.too_many_weights", {"n": "436,891,648", "high": "60,000,000"})
+    count = parameter_count(huge.config(), 0)  # besides the embeddings: 436,289,536 for the bias-free paper preset
+    assert refused.value.args == ("msg.too_many_weights", {"n": f"{count:,}", "high": "60,000,000"})
+    assert count > 400_000_000
     app_state.check_limits(AppState(preset="paper", overrides=(("n_layers", 8),)))  # the paper's sizes with N = 8
     at = open_page("overview", preset="paper", cfg="n_layers:8,n_heads:16,d_k:512,d_v:512")
     # taken in turn by name: d_k = 512 alone is too big, then d_v = 512; h = 16 and N = 8 fit and are kept
     assert assert_consistent(at, "overview") == AppState(preset="paper", overrides=(("n_heads", 16), ("n_layers", 8)))
     t = translator("en")
+    def refused_alone(field):  # each part is weighed on the preset alone: 110,161,920 with d_k or d_v = 512
+        return f"{parameter_count(configure('paper', **{field: 512}), 0):,}"
+
     assert [w.value for w in at.sidebar.warning] == [
-        t("msg.url", detail=t("msg.too_big_with", field="d_k", value=512, n="110,327,808", high="60,000,000", kept=64)),
-        t("msg.url", detail=t("msg.too_big_with", field="d_v", value=512, n="110,263,296", high="60,000,000", kept=64))]
+        t("msg.url", detail=t("msg.too_big_with", field=field, value=512, n=refused_alone(field), high="60,000,000",
+                              kept=64)) for field in ("d_k", "d_v")]
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_refused_part_of_a_link_keeps_the_rest(lang):
-    """preset=paper&cfg=n_layers:12 asks for 88 million weights: only N = 12 is refused, in a sentence naming it and
-    the limit; the paper's preset, the other settings, the seed and the sentences stay."""
+    """preset=paper&cfg=n_layers:12,d_ff:1024 asks for 63 million weights: only N = 12 is refused, in a sentence
+    naming it and the limit; the paper's preset, the other settings, the seed and the sentences stay."""
     at = open_page("overview", lang=lang, preset="paper", cfg="n_layers:12,d_ff:1024", seed="7", src="good morning",
                    tgt="buenos " * 70)
     assert assert_consistent(at, "overview") == AppState(preset="paper", overrides=(("d_ff", 1024),), seed=7,
                                                          src="good morning", lang=lang, lang_chosen=True)
     t = translator(lang)
-    expected = [t("msg.url", detail=t("msg.too_big_with", field="n_layers", value=12, n="63,086,592",
+    count = parameter_count(configure("paper", n_layers=12, d_ff=1024), 0)  # 63,012,864 without biases
+    assert 60_000_000 < count < 88_000_000
+    expected = [t("msg.url", detail=t("msg.too_big_with", field="n_layers", value=12, n=f"{count:,}",
                                       high="60,000,000", kept=6)),
                 t("msg.url", detail=t("msg.too_long", side=t("side.tgt"), n=71, high=64))]
     assert [w.value for w in at.sidebar.warning] == expected
