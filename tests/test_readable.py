@@ -85,7 +85,7 @@ DRILL_DOWNS = """() => {
                                              + '[data-testid="stMain"] .katex-display, [data-testid="stMain"] code')];
     return all.flatMap((e, i) => {
         const text = e.innerText || '';
-        if (!e.classList.contains('katex-display') || !/\\[[0-9,\\s]+\\]\\s*=/.test(text)) return [];
+        if (!e.classList.contains('katex-display') || !/\\[[0-9,\\s]+\\]\\s*[=≈]/.test(text)) return [];
         const chart = all.slice(0, i).reverse().find(c => c.dataset.testid === 'stPlotlyChart');
         const formulas = all.slice(0, i).filter(c => c.classList.contains('katex-display')).map(c => c.innerText);
         const codes = all.slice(0, i).filter(c => c.tagName === 'CODE').map(c => c.innerText);
@@ -94,9 +94,9 @@ DRILL_DOWNS = """() => {
                  cells: cells.map(t => [t.textContent, parseFloat(getComputedStyle(t).fontSize)])}];
     });
 }"""
-# The drill-down's cell as it names it, e.g. Q₂[1, 3] = or LayerNorm[2, 1] = (after LayerNorm's μ and σ²): a per-head
-# step's head, then the row and column, counted from 1 (ui.core.labels.FIRST).
-DRILL_LABEL = re.compile(r"(\d*)[′']*\[([0-9,]+)\]=")
+# The drill-down's cell as it names it, e.g. Q₂[1, 3] = or LayerNorm[2, 1] ≈ (after LayerNorm's μ and σ²; ≈ where the
+# value that follows is a rounding): a per-head step's head, then the row and column, counted from 1 (FIRST).
+DRILL_LABEL = re.compile(r"(\d*)[′']*\[([0-9,]+)\][=≈]")
 
 # axe-core (the version axe-playwright-python bundles): the rules of WCAG 2.1 levels A and AA, violations only.
 AXE = Axe()
