@@ -9,12 +9,13 @@
     b = beam_search(model, "Hello World", width=3, alpha=0.6)
     b.nodes, b.hypotheses, b.best
 
-Every step is a complete forward pass `model.run_ids(src_ids, prefix_ids)`: the decoder input grows by one
-token and the causal mask by one row and column. Nothing is cached between steps, so every step's trace
-can be read like any other. The model itself needs the encoder once (its output does not depend on the
-tokens written) and the decoder once per token; the encoder is run again here only to make each trace whole,
-and gives the same numbers every time (tests/test_generate.py). Generation runs on token ids, not text,
-because a generated "<unk>" would be split into three tokens if it were written out and read back.
+Each step's trace is the complete forward pass `model.run_ids(src_ids, prefix_ids)` on the prefix so far: the decoder
+input grows by one token and the causal mask by one row and column, and every trace can be read like any other. The
+trace is lazy, so it is computed only if a page reads it. The tokens themselves are chosen from incremental decoding
+(engine/incremental.py): the encoder runs once, and each new token computes only its own decoder row, against the
+keys and values the earlier positions left in a cache; its probabilities are the trace's last row up to rounding
+(tests/test_incremental.py). Generation runs on token ids, not text, because a generated "<unk>" would be split into
+three tokens if it were written out and read back.
 
 Picking the most likely token every time (greedy) can miss a sentence that is more likely as a whole: a
 first word with a slightly lower probability may lead to much more certain words after it. Beam search
@@ -27,9 +28,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import incremental
 from .attention import softmax
 from .config import ConfigError
 from .loss import log_softmax
+from .model import vocab_mask
 from .presets import preset
 from .tokens import EOS
 from .trace import Trace
@@ -73,10 +76,11 @@ class GenerationStep:
     """One iteration of the loop: a forward pass on the prefix, and the token chosen after it."""
     prefix_ids: tuple  # the decoder input, SOS first
     prefix_tokens: tuple
-    trace: Trace  # the full forward pass on (src, prefix)
-    logits: np.ndarray  # (V,) the last row of trace["masked_logits"] (-inf for <unk>)
-    probs: np.ndarray  # (V,) the model's next-token probabilities: the last row of trace["probs"]
-    sampled_from: np.ndarray  # (V,) the distribution the token was drawn from, after temperature/top-k/top-p
+    trace: Trace  # the full forward pass on (src, prefix), lazy
+    logits: np.ndarray  # (V,) the last row of trace["masked_logits"] (-inf for <unk>), decoded incrementally
+    probs: np.ndarray  # (V,) the model's next-token probabilities: the last row of trace["probs"], likewise
+    sampled_from: np.ndarray  # (V,) the distribution the token was drawn from, after temperature/top-k/top-p (or
+    # all on the end token where it was forced)
     token_id: int
     token: str
     prob: float  # the model's probability of the chosen token, probs[token_id]
@@ -89,7 +93,7 @@ class Generation:
     """The generated sentence, step by step."""
     src: str
     strategy: str
-    settings: dict  # the arguments that shaped it: max_len, temperature, k, p, seed
+    settings: dict  # the arguments that shaped it: max_len, temperature, k, p, seed, force_end
     steps: tuple  # GenerationStep, one per generated token
     end: str = EOS  # the vocabulary's end-of-sentence token (Marian's is </s>)
 
@@ -176,29 +180,38 @@ class BeamSearch:
 
 
 def generate(model, src: str, strategy: str = "greedy", max_len: int = 10, temperature: float | None = None,
-             k: int | None = None, p: float | None = None, seed: int = 0) -> Generation:
+             k: int | None = None, p: float | None = None, seed: int = 0, force_end: bool = False) -> Generation:
     """Write tokens from SOS until EOS or max_len tokens, choosing each one by `strategy`.
 
     greedy: the most likely token. temperature: sample from softmax(logits / T). top_k: sample among the k
     most likely tokens. top_p: sample among the fewest most likely tokens whose probabilities add up to p.
     `temperature` (default 1) also applies before top_k and top_p. Sampling draws from
-    np.random.default_rng(seed), so the same arguments give the same sentence.
+    np.random.default_rng(seed), so the same arguments give the same sentence. force_end: the max_len-th token is
+    the end token whatever the model says, as transformers' forced_eos_token_id makes a Marian translation end.
     """
     _check_strategy(model, strategy, max_len, temperature, k, p)
-    settings = {"max_len": max_len, "temperature": temperature, "k": k, "p": p, "seed": seed}
+    settings = {"max_len": max_len, "temperature": temperature, "k": k, "p": p, "seed": seed, "force_end": force_end}
     rng = np.random.default_rng(seed)
     src_ids, unknown = _encode_src(model, src)
     prefix, steps, end = [model.start_id], [], model.vocab.end
-    while len(steps) < max_len and (not steps or steps[-1].token != end):
-        steps.append(_step(model, src_ids, prefix, unknown, rng, strategy, temperature, k, p))
-        prefix.append(steps[-1].token_id)
-    return Generation(src, strategy, settings, tuple(steps), end)
-
-
-def _step(model, src_ids, prefix, unknown, rng, strategy, temperature, k, p) -> GenerationStep:
     trace = model.run_ids(src_ids, prefix, unknown)
-    logits, probs = _last_row(trace)  # (V,), (V,)
-    dist = sampling_distribution(logits, probs, strategy, temperature, k, p)  # (V,)
+    cache, scores = incremental.begin(model, trace)  # the encoder, once
+    while True:
+        forced = force_end and len(steps) == max_len - 1
+        steps.append(_step(model, prefix, trace, scores, rng, strategy, temperature, k, p, forced))
+        prefix.append(steps[-1].token_id)
+        if len(steps) == max_len or steps[-1].token == end:
+            return Generation(src, strategy, settings, tuple(steps), end)
+        trace = model.run_ids(src_ids, prefix, unknown)  # lazy: run only if a page reads it
+        cache, scores = incremental.read(model, cache, prefix[-1])
+
+
+def _step(model, prefix, trace, scores, rng, strategy, temperature, k, p, forced) -> GenerationStep:
+    logits, probs = _checked(scores, trace)  # (V,), (V,)
+    if forced:
+        dist = _one_hot(len(probs), model.vocab.id(model.vocab.end))  # (V,) the end token, surely
+    else:
+        dist = sampling_distribution(logits, probs, strategy, temperature, k, p)  # (V,)
     token_id = int(np.argmax(dist)) if strategy == "greedy" else int(rng.choice(len(dist), p=dist))
     return GenerationStep(tuple(prefix), trace.tgt_tokens, trace, logits, probs, dist, token_id,
                           model.vocab.tokens[token_id], float(probs[token_id]),
@@ -240,6 +253,12 @@ def top_p_filter(probs, p: float) -> np.ndarray:
     return _keep(probs, order[:count])
 
 
+def _one_hot(size, token_id) -> np.ndarray:
+    dist = np.zeros(size)  # (V,)
+    dist[token_id] = 1.0
+    return read_only(dist)
+
+
 def _keep(probs, ids) -> np.ndarray:
     kept = np.zeros_like(probs)  # (V,)
     kept[ids] = probs[ids]
@@ -257,16 +276,19 @@ def beam_search(model, src: str, width: int = 3, max_len: int = 10, alpha: float
     sentences, and the prefixes still live at max_len, are ranked by a length-normalised score (SCORE_TEX):
     "plain" is log P / |y|^alpha, "gnmt" is GNMT's log P / ((5 + |y|) / 6)^alpha; |y| counts EOS. alpha = 0
     ranks by log P alone, which favours short sentences; alpha = 1 ranks by the average log probability
-    per token. Width 1 is greedy decoding.
+    per token. Width 1 is greedy decoding. Each live prefix keeps its decoder's cache (engine/incremental.py); a
+    kept child continues from its parent's.
     """
     _check_beam(model, width, max_len, alpha, length_norm)
     src_ids, unknown = _encode_src(model, src)
     start = model.start_id
     nodes = [BeamNode(0, None, 0, start, model.vocab.tokens[start], 0.0, 0.0, 0.0, False, True)]
-    live, finished = [nodes[0]], []
+    live, finished, decoders = [nodes[0]], [], {0: decoder_start(model, src_ids, unknown)}
     while live and live[0].step < max_len:
+        decoders = decoders_of(model, live, decoders)
         places = width - len(finished)
-        proposals = [pair for node in live for pair in _proposals(model, src_ids, unknown, nodes, node, places)]
+        proposals = [pair for node in live
+                     for pair in _proposals(model, src_ids, unknown, nodes, node, decoders[node.id][1], places)]
         new = [_child(len(nodes) + i, parent, token_id, logprob, model, alpha, length_norm)
                for i, (parent, token_id, logprob) in enumerate(proposals)]
         kept = {n.id for n in sorted(new, key=lambda n: -n.cum_logprob)[:places]}  # stable: ties keep the order
@@ -286,10 +308,22 @@ def disagreement_example():
     return model, greedy, beam_search(model, d["src"], width=d["width"], max_len=d["max_len"], alpha=d["alpha"])
 
 
-def _proposals(model, src_ids, unknown, nodes, parent, places) -> list:
+def decoder_start(model, src_ids, unknown) -> tuple:
+    """(cache, next-token scores) of the decoder that has read its start token (engine/incremental.py)."""
+    return incremental.begin(model, model.run_ids(src_ids, [model.start_id], unknown))
+
+
+def decoders_of(model, live, decoders) -> dict:
+    """Each live beam's decoder, by node id: beams kept from the last step read their token into their parent's
+    cache (the caches follow the beams kept); those already read (the root) are as they are."""
+    return {n.id: decoders[n.id] if n.id in decoders else incremental.read(model, decoders[n.parent][0], n.token_id)
+            for n in live}
+
+
+def _proposals(model, src_ids, unknown, nodes, parent, scores, places) -> list:
     """(parent, token id, log P(token | parent's prefix)) for the parent's `places` most likely next tokens."""
     prefix = [n.token_id for n in _path(nodes, parent.id)]
-    logits, _ = _last_row(model.run_ids(src_ids, prefix, unknown))  # (V,)
+    logits, _ = _checked(scores, model.run_ids(src_ids, prefix, unknown))  # (V,); the pass names a bad step
     logprobs = log_softmax(logits)  # (V,)
     best = np.argsort(-logprobs, kind="stable")[:places]  # (places,) ties go to the lower id
     return [(parent, int(i), float(logprobs[i])) for i in best]
@@ -331,16 +365,16 @@ def _encode_src(model, src: str):
     return src_ids, [("src", w) for w in src_unknown]
 
 
-def _last_row(trace) -> tuple:
-    """The next-token logits (masked: <unk> is -inf) and probabilities; refuses numbers no token can be chosen
-    from."""
-    logits, probs = trace["masked_logits"][-1], trace["probs"][-1]  # (V,), (V,)
-    possible = np.asarray(trace["vocab_mask"]) == 0  # (V,)
+def _checked(scores, trace) -> tuple:
+    """The next-token logits (masked: <unk> is -inf) and probabilities; refuses numbers no token can be chosen from,
+    naming the first step of the forward pass `trace` (run to its end only then) that holds one."""
+    logits, probs = scores.masked_logits, scores.probs  # (V,), (V,)
+    possible = np.isfinite(vocab_mask(len(logits), trace.model.never_next))  # (V,)
     if not (np.all(np.isfinite(logits[possible])) and np.all(np.isfinite(probs))):
         first = trace.nonfinite[0] if trace.nonfinite else "logits"
         raise ConfigError(f"The model's next-token probabilities are not finite numbers (the first inf or NaN "
                           f"appears at {first}), so no token can be chosen.", "gen_nonfinite", step=first)
-    return logits, probs
+    return read_only(logits), read_only(probs)
 
 
 def _text(tokens, end: str) -> str:

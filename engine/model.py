@@ -355,12 +355,12 @@ def _output(hook, y):
     c, vocab, never = model.config, model.vocab, model.never_next
     hook = hook.block("output", "", W=model.embed_names["tgt"] if c.tied_output else "unembed.W")
     logits = hook("logits", att.linear, y, hook.matrix("W"), hook.param("unembed.b"))  # y W_out + b_out: (n, V)
-    mask = hook("vocab_mask", _vocab_mask, len(vocab), never, never=tuple(vocab.tokens[i] for i in never))  # (V,)
+    mask = hook("vocab_mask", vocab_mask, len(vocab), never, never=tuple(vocab.tokens[i] for i in never))  # (V,)
     logits = hook("masked_logits", operator.add, logits, mask)  # (n, V)
     hook("probs", att.softmax, logits, c.softmax)  # (n, V)
 
 
-def _vocab_mask(size, never):
+def vocab_mask(size, never):
     """M_v: -inf at the ids in `never`, 0 elsewhere: (size,)."""
     mask = np.zeros(size)  # (V,)
     mask[list(never)] = -np.inf

@@ -11,6 +11,10 @@ It differs from engine.generate.beam_search, the app's own, in four ways:
   power length_penalty.
 - It stops when the pool is full and the best live beam, at its current length, scores no better than the pool's
   worst (early_stopping=False's heuristic), when every continuation ends, or at max_len.
+- With force_end (a Marian checkpoint's forced_eos_token_id, logits_process.py ForcedEOSTokenLogitsProcessor), the
+  max_len-th token of every beam is </s>, whose log probability counts as 0: the processor sets every other score to
+  -inf and </s>'s to 0.
+Each live beam keeps its decoder's cache (engine/incremental.py), as transformers reorders its cache by the beams kept.
 transformers computes these scores in float32, the engine in float64: only a near-tie could choose otherwise.
 """
 from __future__ import annotations
@@ -19,20 +23,24 @@ import dataclasses
 
 import numpy as np
 
-from .generate import BeamNode, BeamSearch, _check_beam, _encode_src, _hypothesis, _path
+from .generate import (BeamNode, BeamSearch, _check_beam, _encode_src, _hypothesis, decoder_start,
+                       decoders_of)
 from .loss import log_softmax
 
 
-def beam_search(model, src: str, width: int = 4, max_len: int = 10, length_penalty: float = 1.0) -> BeamSearch:
+def beam_search(model, src: str, width: int = 4, max_len: int = 10, length_penalty: float = 1.0,
+                force_end: bool = False) -> BeamSearch:
     """The beam tree (each step's 2W continuations; kept: a next beam or a finished sentence of the pool) and the
     pool's sentences, best first."""
     _check_beam(model, width, max_len, length_penalty, "plain")
     src_ids, unknown = _encode_src(model, src)
     start, end = model.start_id, model.vocab.end
     nodes = [BeamNode(0, None, 0, start, model.vocab.tokens[start], 0.0, 0.0, 0.0, False, True)]
-    live, pool, improving = [nodes[0]], [], True
+    live, pool, improving, decoders = [nodes[0]], [], True, {0: decoder_start(model, src_ids, unknown)}
     while live:
-        candidates = _continuations(model, src_ids, unknown, nodes, live, 2 * width)
+        decoders = decoders_of(model, live, decoders)
+        forced = force_end and live[0].step == max_len - 1
+        candidates = _continuations(model, live, decoders, 2 * width, model.vocab.id(end) if forced else None)
         new = [BeamNode(len(nodes) + rank, parent.id, parent.step + 1, token_id, model.vocab.tokens[token_id], logprob,
                         cum, cum / (parent.step + 1) ** length_penalty, model.vocab.tokens[token_id] == end, False)
                for rank, (cum, parent, token_id, logprob) in enumerate(candidates)]
@@ -47,18 +55,20 @@ def beam_search(model, src: str, width: int = 4, max_len: int = 10, length_penal
         if not improving:
             break
     pool = [nodes[n.id] for n in pool]
-    settings = {"width": width, "max_len": max_len, "alpha": length_penalty, "length_norm": "plain"}
+    settings = {"width": width, "max_len": max_len, "alpha": length_penalty, "length_norm": "plain",
+                "force_end": force_end}
     return BeamSearch(src, settings, tuple(nodes), tuple(_hypothesis(nodes, n, end) for n in pool))
 
 
-def _continuations(model, src_ids, unknown, nodes, live, count) -> list:
+def _continuations(model, live, decoders, count, forced=None) -> list:
     """(cumulative log P, parent, token id, log P(token)) of the `count` most likely continuations of the live beams,
-    most likely first."""
+    most likely first; only the token `forced` (log P 0) where one is."""
     found = []
     for parent in live:
-        prefix = [n.token_id for n in _path(nodes, parent.id)]
-        logits = model.run_ids(src_ids, prefix, unknown)["logits"][-1]  # (V,) raw: masked after the log-softmax
-        logprobs = log_softmax(logits)  # (V,)
+        if forced is not None:
+            found.append((parent.cum_logprob, parent, forced, 0.0))
+            continue
+        logprobs = log_softmax(decoders[parent.id][1].logits)  # (V,) raw: masked after the log-softmax
         logprobs[list(model.never_next)] = -np.inf
         best = np.argsort(-logprobs, kind="stable")[:count]
         found += [(parent.cum_logprob + float(logprobs[i]), parent, int(i), float(logprobs[i])) for i in best]

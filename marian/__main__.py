@@ -20,7 +20,7 @@ from engine.generate import MAX_WIDTH, generate
 
 from . import load, with_language
 
-MAX_LEN = 64  # tokens written at most unless --max-len says otherwise: each is a whole forward pass (no cache)
+MAX_LEN = 64  # tokens written at most unless --max-len says otherwise
 
 
 def build_parser():
@@ -58,9 +58,10 @@ def translate(args) -> dict:
     if args.beam:
         width = min(generation["num_beams"], MAX_WIDTH)
         result = beam_json(transformers_beam.beam_search(model, src, width=width, max_len=max_len,
-                                                         length_penalty=generation["length_penalty"]))
+                                                         length_penalty=generation["length_penalty"],
+                                                         force_end=generation["force_end"]))
     else:
-        result = generation_json(generate(model, src, max_len=max_len))
+        result = generation_json(generate(model, src, max_len=max_len, force_end=generation["force_end"]))
     src_ids, src_tokens, unknown = model.vocab.encode(src)
     return {"model": args.model, "src": src, "src_tokens": src_tokens, "src_ids": src_ids, "unknown": unknown,
             "strategy": "beam" if args.beam else "greedy", **result,

@@ -49,8 +49,8 @@ GET_SAFETENSORS = ("Get model.safetensors: on the Hub, a repository without one 
 
 
 def load_folder(folder) -> tuple[Model, dict]:
-    """(the model, its generation settings: num_beams, length_penalty, max_length) of the checkpoint in `folder`;
-    generation_config.json's, else config.json's (older checkpoints), else transformers' defaults."""
+    """(the model, its generation settings: num_beams, length_penalty, max_length, force_end) of the checkpoint in
+    `folder`: generation_config.json's, else config.json's (older checkpoints), else transformers' defaults."""
     folder = Path(folder)
     _check_files(folder)
     hf = _read_json(folder / "config.json")
@@ -211,12 +211,17 @@ def _read_safetensors(path: Path) -> dict:
 
 def _generation(gen: dict, hf: dict) -> dict:
     """The checkpoint's generation settings; refuses a bad_words_ids other than [[<pad>]], which the engine's output
-    mask could not follow."""
-    pad = hf["pad_token_id"]
+    mask could not follow, and a forced_eos_token_id other than </s>'s (force_end: the last token max_length allows
+    is </s>, as transformers' ForcedEOSTokenLogitsProcessor makes it)."""
+    pad, eos = hf["pad_token_id"], hf["eos_token_id"]
     bad = gen.get("bad_words_ids", hf.get("bad_words_ids"))
     if bad not in (None, [[pad]]):
         raise ConfigError(f"generation_config.json's bad_words_ids is {bad}; the engine masks <pad> ([[{pad}]]) alone",
                           "marian_bad_words", value=str(bad))
+    forced = gen.get("forced_eos_token_id", hf.get("forced_eos_token_id"))
+    if forced not in (None, eos):
+        raise ConfigError(f"generation_config.json's forced_eos_token_id is {forced}; the engine can force </s> "
+                          f"({eos}) alone", "marian_forced_eos", value=str(forced))
     return {"num_beams": gen.get("num_beams", hf.get("num_beams", 1)),
             "length_penalty": gen.get("length_penalty", hf.get("length_penalty", 1.0)),
-            "max_length": gen.get("max_length", hf.get("max_length", 20))}
+            "max_length": gen.get("max_length", hf.get("max_length", 20)), "force_end": forced == eos}

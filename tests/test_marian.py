@@ -282,7 +282,7 @@ def test_the_config_is_opus_mts(numpy_folder):
                                                                              "pad")
     assert c.embed_scale and c.attn_bias and c.ffn_bias and c.shared_embeddings and c.tied_output
     assert c.norm_placement == "post"  # and so no LayerNorm after either stack: its output step is a copy
-    assert generation == {"num_beams": 4, "length_penalty": 1.0, "max_length": 64}
+    assert generation == {"num_beams": 4, "length_penalty": 1.0, "max_length": 64, "force_end": True}
     assert model.vocab.tokens[model.start_id] == "<pad>" and model.never_next == (len(model.vocab) - 1,)
 
 
@@ -367,7 +367,7 @@ def test_an_older_file_with_the_tables_copies_and_positions_loads_the_same_model
 def test_an_older_folder_keeps_its_generation_settings_in_config_json(numpy_folder, tmp_path):
     folder = shutil.copytree(numpy_folder, tmp_path / "checkpoint")
     (folder / "generation_config.json").unlink()
-    assert marian.load(folder)[1] == {"num_beams": 4, "length_penalty": 1.0, "max_length": 64}
+    assert marian.load(folder)[1] == {"num_beams": 4, "length_penalty": 1.0, "max_length": 64, "force_end": True}
 
 
 @pytest.mark.parametrize("case", REFUSALS)
