@@ -26,6 +26,7 @@ from marian import weights
 from marian.__main__ import main as cli
 from marian_checkpoint import (CHINESE, ENGLISH, FULL, LANGUAGES, SMALL, generation_config, marian_config,
                                write_checkpoint, write_tokenizer)
+from test_incremental import assert_same_generation, assert_same_search, both_ways
 
 WORDS = [w for line in ENGLISH + CHINESE for w in line.split()] + list("你好，。！？,.!?;:'\"-") + [
     "zebra", "quixotic", "Ωmega", "🙂", "</s>", "<unk>", "<pad>", ">>fr<<", "\t", "HELLO"]  # random texts' parts
@@ -185,38 +186,56 @@ def test_marians_positions_are_the_papers_sines_then_cosines(reference):
     assert np.array_equal(ours[:, : d // 2], paper[:, 0::2]) and np.array_equal(ours[:, d // 2:], paper[:, 1::2])
 
 
-def test_greedy_generation_writes_what_transformers_generate_writes(reference):
-    """Token for token on 20 sentences, with generate(num_beams=1, do_sample=False); forced_eos_token_id is off
-    there, since the engine does not force </s> at max_length (it stops there)."""
-    _, hf, tokenizer, model, _ = reference
+@pytest.mark.parametrize("force_end", [False, True])
+def test_greedy_generation_writes_what_transformers_generate_writes(reference, force_end):
+    """Token for token on 20 sentences, with generate(num_beams=1, do_sample=False) at max_length 13 (12 tokens after
+    the start): with the checkpoint's forced_eos_token_id, which makes the 12th token </s>, and without it."""
+    _, hf, tokenizer, model, generation = reference
+    assert generation["force_end"]  # the checkpoint's own setting, which generate follows unless told otherwise
     lengths, rng = [], random.Random(1)
     for src in SENTENCES + [random_text(rng) or "Hello" for _ in range(14)]:
         ids = tokenizer(src, return_tensors="pt")["input_ids"]
-        theirs = hf.generate(ids, num_beams=1, do_sample=False, max_length=13, forced_eos_token_id=None)
-        ours = generate(model, src, max_len=12)
+        theirs = hf.generate(ids, num_beams=1, do_sample=False, max_length=13,
+                             **({} if force_end else {"forced_eos_token_id": None}))
+        ours = generate(model, src, max_len=12, force_end=force_end)
         assert list(ours.token_ids) == theirs[0, 1:].tolist(), src
         assert ours.steps[0].prefix_tokens == ("<pad>",)
         assert model.vocab.decode(ours.token_ids) == tokenizer.decode(theirs[0], skip_special_tokens=True)
         lengths.append(len(ours.token_ids) if ours.finished else None)
-    assert None in lengths and len(set(lengths)) > 1, lengths  # sentences that end with </s>, and cut ones
+    ended_at_the_limit = 12 if force_end else None  # forced to </s>, or cut
+    assert ended_at_the_limit in lengths and len(set(lengths)) > 1, lengths  # and sentences that end on their own
 
 
-def test_transformers_beam_search_writes_what_generate_writes(reference):
-    """engine.transformers_beam against generate(num_beams=4) with the checkpoint's length penalty, on 20 sentences:
-    the same best sentence, and its score within float32's rounding (transformers scores in float32)."""
+@pytest.mark.parametrize("force_end", [False, True])
+def test_transformers_beam_search_writes_what_generate_writes(reference, force_end):
+    """engine.transformers_beam against generate(num_beams=4) with the checkpoint's length penalty, on 20 sentences,
+    with the checkpoint's forced_eos_token_id and without it: the same best sentence, and its score within float32's
+    rounding (transformers scores in float32)."""
     _, hf, tokenizer, model, generation = reference
     rng, apps_own = random.Random(2), []
     for src in SENTENCES + [random_text(rng) or "Hello" for _ in range(14)]:
         ids = tokenizer(src, return_tensors="pt")["input_ids"]
         theirs = hf.generate(ids, num_beams=generation["num_beams"], length_penalty=generation["length_penalty"],
-                             do_sample=False, max_length=9, forced_eos_token_id=None, output_scores=True,
-                             return_dict_in_generate=True)
+                             do_sample=False, max_length=9, output_scores=True, return_dict_in_generate=True,
+                             **({} if force_end else {"forced_eos_token_id": None}))
         ours = transformers_beam.beam_search(model, src, width=generation["num_beams"], max_len=8,
-                                             length_penalty=generation["length_penalty"])
+                                             length_penalty=generation["length_penalty"], force_end=force_end)
         assert list(ours.best.token_ids) == theirs.sequences[0, 1:].tolist(), src
         assert ours.best.score == pytest.approx(float(theirs.sequences_scores[0]), rel=1e-6), src
         apps_own.append(beam_search(model, src, width=4, max_len=8, alpha=1.0).best.token_ids != ours.best.token_ids)
     assert any(apps_own)  # the app's own beam search (engine.generate) writes another sentence for some
+
+
+def test_incremental_decoding_equals_the_full_recomputation_on_a_marian_model(reference):
+    """Greedy, sampling and transformers' beam search, each token from one decoder row (engine/incremental.py), as
+    if every step ran the whole forward pass: the same tokens, the probabilities within 1e-12."""
+    _, _, _, model, generation = reference
+    for src in SENTENCES[:3]:
+        assert_same_generation(*both_ways(lambda: generate(model, src, max_len=10, force_end=True)))
+        assert_same_generation(*both_ways(lambda: generate(model, src, "top_k", max_len=6, k=5, seed=3)))
+        assert_same_search(*both_ways(lambda: transformers_beam.beam_search(
+            model, src, width=generation["num_beams"], max_len=8, length_penalty=generation["length_penalty"],
+            force_end=True)))
 
 
 def test_the_parameter_count_and_transformers_differ_by_the_output_bias_and_positions(reference, full_size_reference):
@@ -346,6 +365,8 @@ REFUSALS = {  # what is done to a good folder: (the refusal's code, words its me
                                       "target.spm"),
     "other bad words": (_edit_json("generation_config.json", lambda g: g.update(bad_words_ids=[[1]])),
                         "marian_bad_words", "bad_words_ids"),
+    "another forced end": (_edit_json("generation_config.json", lambda g: g.update(forced_eos_token_id=1)),
+                           "marian_forced_eos", "forced_eos_token_id"),
     "positions that are not the sinusoid": (_resave(lambda a: _older_names(a) or a.update(
         {weights.POSITIONS[1]: np.zeros_like(a[weights.POSITIONS[1]])})), "marian_positions", "sinusoid"),
     "tied copies that differ": (_resave(lambda a: _older_names(a) or a.update(
