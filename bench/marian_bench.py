@@ -3,7 +3,7 @@ weights (tests/marian_checkpoint.py), in the engine and in transformers (float64
 forward pass of a 16-token source and a 15-token decoder input (the engine's whole trace to the probabilities; their
 logits and a softmax), and a greedy translation of up to 15 tokens (both keep a cache: the encoder once, one decoder row
 per token; transformers writes as many tokens as the engine did). Ratios are engine / transformers, measured in one run;
-one BLAS thread, as the app's server runs.
+one BLAS thread, as the app's server runs. Wall and CPU time: on a loaded machine the CPU time is what a pass costs.
 
     .venv/bin/python bench/marian_bench.py [--repeats 5]
 """
@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import marian  # noqa: E402
-from bench.timing import median_ms  # noqa: E402
+from bench.timing import wall_and_cpu_ms  # noqa: E402
 from engine.generate import generate  # noqa: E402
 from marian_checkpoint import FULL, write_checkpoint  # noqa: E402
 
@@ -50,24 +50,27 @@ def main(argv=None) -> int:
         hf = MarianMTModel.from_pretrained(folder, dtype=torch.float64).eval()
         theirs_load = time.perf_counter() - start
         src, dec = list(range(5, 20)) + [0], [model.start_id] + list(range(30, 44))
-        ours = median_ms(lambda: model.run_ids(src, dec)["probs"], args.repeats)
+        ours = wall_and_cpu_ms(lambda: model.run_ids(src, dec)["probs"], args.repeats)
         written = len(generate(model, SENTENCE, max_len=TOKENS).steps)
-        ours_greedy = median_ms(lambda: generate(model, SENTENCE, max_len=TOKENS), args.repeats) / 1e3
+        ours_greedy = wall_and_cpu_ms(lambda: generate(model, SENTENCE, max_len=TOKENS), args.repeats)
         with torch.no_grad():
             ids, decoder = torch.tensor([src]), torch.tensor([dec])
-            theirs = median_ms(lambda: torch.softmax(hf(input_ids=ids, decoder_input_ids=decoder).logits, -1),
-                               args.repeats)
+            theirs = wall_and_cpu_ms(lambda: torch.softmax(hf(input_ids=ids, decoder_input_ids=decoder).logits, -1),
+                                     args.repeats)
             sentence = torch.tensor([model.vocab.encode(SENTENCE)[0]])
-            theirs_greedy = median_ms(lambda: hf.generate(sentence, num_beams=1, do_sample=False, min_new_tokens=written,
-                                                          max_new_tokens=written), args.repeats) / 1e3
+            theirs_greedy = wall_and_cpu_ms(lambda: hf.generate(sentence, num_beams=1, do_sample=False,
+                                                                min_new_tokens=written, max_new_tokens=written),
+                                            args.repeats)
     megabytes = sum(value.nbytes for value in model.params.values()) / 1e6
     print(f"parameters      {megabytes:.0f} MB of float64 in the engine; peak RSS of this process "
           f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3:.0f} MB (both models)")
     print(f"load            engine {ours_load:.1f} s, transformers {theirs_load:.1f} s")
-    print(f"forward 16 + 15 engine {ours:.0f} ms, transformers {theirs:.0f} ms, ratio {ours / theirs:.2f}")
-    print(f"greedy          engine {ours_greedy:.2f} s for {written} tokens ({1e3 * ours_greedy / written:.0f} ms "
-          f"per token), transformers {theirs_greedy:.2f} s ({1e3 * theirs_greedy / written:.0f} ms per token), "
-          f"ratio {ours_greedy / theirs_greedy:.2f}")
+    for clock, at in (("wall", 0), ("CPU", 1)):
+        print(f"forward 16 + 15 {clock:4} engine {ours[at]:.0f} ms, transformers {theirs[at]:.0f} ms, "
+              f"ratio {ours[at] / theirs[at]:.2f}")
+        print(f"greedy {written} tokens {clock:4} engine {ours_greedy[at] / 1e3:.2f} s "
+              f"({ours_greedy[at] / written:.0f} ms per token), transformers {theirs_greedy[at] / 1e3:.2f} s "
+              f"({theirs_greedy[at] / written:.0f} ms per token), ratio {ours_greedy[at] / theirs_greedy[at]:.2f}")
     print(f"load average    {load_before:.2f} before, {os.getloadavg()[0]:.2f} after (1 min, {os.cpu_count()} cores)")
     return 0
 

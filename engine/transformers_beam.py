@@ -11,11 +11,12 @@ It differs from engine.generate.beam_search, the app's own, in four ways:
   power length_penalty.
 - It stops when the pool is full and the best live beam, at its current length, scores no better than the pool's
   worst (early_stopping=False's heuristic), when every continuation ends, or at max_len.
-- With force_end (a Marian checkpoint's forced_eos_token_id, logits_process.py ForcedEOSTokenLogitsProcessor), the
-  max_len-th token of every beam is </s>, whose log probability counts as 0: the processor sets every other score to
-  -inf and </s>'s to 0.
-Each live beam keeps its decoder's cache (engine/incremental.py), as transformers reorders its cache by the beams kept.
 transformers computes these scores in float32, the engine in float64: only a near-tie could choose otherwise.
+
+With force_end (a Marian checkpoint's forced_eos_token_id: logits_process.py, ForcedEOSTokenLogitsProcessor) the
+max_len-th token of every beam is </s>, and its log probability counts as 0: the processor sets every other score to
+-inf and </s>'s to 0. Each live beam keeps its decoder's cache (engine/incremental.py), as transformers reorders its
+cache by the beams kept.
 """
 from __future__ import annotations
 
