@@ -1,7 +1,7 @@
 """A Marian checkpoint at opus-mt's sizes (d_model 512, 8 heads, d_ff 2048, 6 + 6 layers, 65 001 tokens) with random
 weights (tests/marian_checkpoint.py), in the engine and in transformers (float64, the same weights): the load, the
 forward pass of a 16-token source and a 15-token decoder input (the engine's whole trace to the probabilities; their
-logits and a softmax), and a greedy translation of up to 15 tokens (both keep a cache: the encoder once, one decoder row
+logits and a softmax; new ids each time), and a greedy translation of up to 15 tokens (both keep a cache: the encoder once, one decoder row
 per token; transformers writes as many tokens as the engine did). Ratios are engine / transformers, measured in one run;
 one BLAS thread, as the app's server runs. Wall and CPU time: on a loaded machine the CPU time is what a pass costs.
 
@@ -10,6 +10,7 @@ one BLAS thread, as the app's server runs. Wall and CPU time: on a loaded machin
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import resource
 import sys
@@ -32,6 +33,20 @@ TOKENS = 15
 SENTENCE = "Hello world."
 
 
+def fresh_ids(start_id):
+    """(16-token source, 15-token decoder input) pairs, each new: the engine keeps each weight's last product
+    (engine/products.py), which a pass on the ids of the one before would read instead of multiplying."""
+    for offset in itertools.count():
+        yield [5 + offset + i for i in range(15)] + [0], [start_id] + [30 + offset + i for i in range(14)]
+
+
+def their_probs(hf, src, dec):
+    import torch
+
+    logits = hf(input_ids=torch.tensor([src]), decoder_input_ids=torch.tensor([dec])).logits
+    return torch.softmax(logits, -1)
+
+
 def main(argv=None) -> int:
     import torch
     from transformers import MarianMTModel
@@ -49,14 +64,12 @@ def main(argv=None) -> int:
         start = time.perf_counter()
         hf = MarianMTModel.from_pretrained(folder, dtype=torch.float64).eval()
         theirs_load = time.perf_counter() - start
-        src, dec = list(range(5, 20)) + [0], [model.start_id] + list(range(30, 44))
-        ours = wall_and_cpu_ms(lambda: model.run_ids(src, dec)["probs"], args.repeats)
+        ours_ids, theirs_ids = fresh_ids(model.start_id), fresh_ids(model.start_id)  # the same pairs, in turn
+        ours = wall_and_cpu_ms(lambda: model.run_ids(*next(ours_ids))["probs"], args.repeats)
         written = len(generate(model, SENTENCE, max_len=TOKENS).steps)
         ours_greedy = wall_and_cpu_ms(lambda: generate(model, SENTENCE, max_len=TOKENS), args.repeats)
         with torch.no_grad():
-            ids, decoder = torch.tensor([src]), torch.tensor([dec])
-            theirs = wall_and_cpu_ms(lambda: torch.softmax(hf(input_ids=ids, decoder_input_ids=decoder).logits, -1),
-                                     args.repeats)
+            theirs = wall_and_cpu_ms(lambda: their_probs(hf, *next(theirs_ids)), args.repeats)
             sentence = torch.tensor([model.vocab.encode(SENTENCE)[0]])
             theirs_greedy = wall_and_cpu_ms(lambda: hf.generate(sentence, num_beams=1, do_sample=False,
                                                                 min_new_tokens=written, max_new_tokens=written),

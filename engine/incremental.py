@@ -28,6 +28,7 @@ import numpy as np
 from . import attention as att
 from . import feed_forward as ff
 from . import positional as pe
+from .config import ConfigError
 from .layer_norm import layer_norm
 from .model import vocab_mask
 
@@ -78,6 +79,10 @@ def _layer_cache(model, prefix, memory) -> LayerCache:
 
 def read(model, cache: DecoderCache, token_id: int) -> tuple[DecoderCache, NextToken]:
     """Read one more token at position cache.length: the new cache, and the next token's logits and probabilities."""
+    high = model.config.max_len
+    if cache.length >= high:  # as the full pass refuses a decoder input longer than max_len
+        raise ConfigError(f"The target prefix with its start token has {cache.length + 1} tokens; this model accepts "
+                          f"at most {high} (max_len).", "too_long_for_model", side="tgt", n=cache.length + 1, high=high)
     x = _embedded(model, token_id, cache.length)  # (1, d_model)
     layers = []
     for l, layer in enumerate(cache.layers):

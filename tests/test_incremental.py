@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import engine
 from conftest import examples
 from engine import incremental, transformers_beam
+from engine.config import ConfigError
 from engine.generate import beam_search, generate
 
 TOLERANCE = 1e-12
@@ -154,3 +155,16 @@ def test_a_forced_end_is_the_last_token_whatever_the_model_says(hello):
     assert not free.finished and forced.finished and forced.token_ids[:3] == free.token_ids[:3]
     last, end = forced.steps[-1], hello.vocab.id(hello.vocab.end)
     assert last.sampled_from[end] == 1.0 == last.sampled_prob and last.prob == last.probs[end] < 0.5
+
+
+def test_a_decoder_input_longer_than_max_len_is_refused_as_the_full_pass_refuses_it(hello):
+    src_ids = hello.vocab.encode("Hello World", side="src")[0]
+    cache, _ = incremental.begin(hello, hello.run_ids(src_ids, [hello.start_id]))
+    for _ in range(hello.config.max_len - 1):
+        cache, _ = incremental.read(hello, cache, 4)
+    with pytest.raises(ConfigError) as ours:
+        incremental.read(hello, cache, 4)
+    with pytest.raises(ConfigError) as full:
+        hello.run_ids(src_ids, [hello.start_id] + [4] * hello.config.max_len)
+    assert (str(ours.value), ours.value.code, ours.value.values) == (str(full.value), full.value.code,
+                                                                     full.value.values)
