@@ -25,6 +25,13 @@ def describe(t, preset: str, seed: int, config, origin: dict | None, stored: boo
     return t("model.card", sizes=sizes, origin=t(f"model.from.{kind}", **values))
 
 
+def translator(t, name: str, model) -> str:
+    """A real translator's sentence: its sizes, its name and the memory its float64 weights take in each process."""
+    megabytes = sum(value.nbytes for value in model.params.values()) / 2**20
+    return t("model.card", sizes=model_sizes(t, model.config),
+             origin=t("model.from.marian", name=code(name), mb=f"{megabytes:,.0f}" if megabytes >= 1 else "< 1"))
+
+
 def learned(t, preset: str, seed: int, config, origin: dict | None, stored: bool) -> str:
     """What the weights that make a page's predictions and attention patterns have learned: nothing (the preset's
     post's numbers and random ones, or random ones alone), or the corpus they were trained on, or the file they came

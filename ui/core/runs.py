@@ -7,14 +7,18 @@ import streamlit as st
 
 import engine
 from engine import vit, vit_train
+from engine.config import ConfigError
 from ui.core import state as app_state
+from ui.core.i18n import literal
 from ui.core.state import vision as vision_state
 from ui.core.state import AppState, LimitError
 from ui.core.state.vision import VisionState
+from ui.stores import models
 from ui.stores.weights import WeightsStore
 
 RUNS_KEPT = 64  # engine runs kept for all sessions, one per distinct state (model_key)
 TRAINED_CORPUS = "en-es"  # the shipped trained model ("Hello World" -> "hola mundo"), one click from any page
+MARIAN_PRESET = "paper"  # opus-mt is the paper's base model with a few departures (marian/folder.py)
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
@@ -42,6 +46,27 @@ def _weights(weights_id: str) -> engine.Model:
     return model
 
 
+@st.cache_resource(max_entries=2, show_spinner=False)
+def marian_model(name: str) -> tuple[engine.Model, dict]:
+    """(model, generation settings) of a real translator of the models directory (ui.stores.models), loaded once
+    per process: opus-mt's 74 million weights are 600 MB as float64, so at most two are kept. A refusal is not
+    cached (a folder fixed or fetched later loads); its values from the files are shown as code, not Markdown (a Hub
+    repository's config.json is anyone's text)."""
+    try:
+        return models.load(name, models.models_dir())
+    except ConfigError as error:
+        error.values = {k: literal(v) if isinstance(v, str) else v for k, v in error.values.items()}
+        raise
+
+
+def marian_settings(name: str) -> dict:
+    """The state's preset, seed and overrides of a real translator: the paper's base model with Marian's settings
+    (engine.presets.configure of them is the model's Config), so every page reads its options as a preset's."""
+    config, base = marian_model(name)[0].config, engine.PRESETS[MARIAN_PRESET]
+    overrides = {k: v for k, v in config.as_dict().items() if getattr(base, k) != v}
+    return {"preset": MARIAN_PRESET, "seed": 0, "overrides": tuple(sorted(overrides.items()))}
+
+
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _with_words(preset, seed, overrides, weights, words):
     """The model with the typed words its vocabulary lacks (engine.with_words), kept while the words are: each edit
@@ -53,8 +78,8 @@ def _with_words(preset, seed, overrides, weights, words):
 def run(model_key):
     """(base model, model with edits, trace, edits that did not fit) of a state's model_key: one engine run per
     distinct state, shared by every session (a trace is read-only)."""
-    preset, seed, src, tgt, overrides, edits, weights = model_key
-    base = _weights(weights) if weights else _base_model(preset, seed, overrides)
+    preset, seed, src, tgt, overrides, edits, weights, marian = model_key
+    base = marian_model(marian)[0] if marian else _weights(weights) if weights else _base_model(preset, seed, overrides)
     new_words = base.vocab.new_words(src, tgt)
     if new_words:
         base = _with_words(preset, seed, overrides, weights, new_words)

@@ -189,7 +189,7 @@ def same_sidebar(old: AppState, new: AppState) -> bool:
 
 
 def _model_settings(state: AppState) -> tuple:
-    return state.preset, state.seed, state.overrides, state.weights
+    return state.preset, state.seed, state.overrides, state.weights, state.model
 
 
 def set_state(new: AppState, reset_editors: bool = True) -> None:
@@ -203,6 +203,8 @@ def set_state(new: AppState, reset_editors: bool = True) -> None:
 def model_description(context: Context) -> str:
     """The model in use, in a sentence or two: its sizes and where its weights came from."""
     state = context.state
+    if state.model:
+        return model_card.translator(context.t, state.model, context.base)
     return model_card.describe(context.t, state.preset, state.seed, context.config, weights_origin(state),
                                bool(state.weights))
 
