@@ -3,6 +3,8 @@ and uploaded models it starts from, and the post's own example with options chan
 never in a page."""
 from __future__ import annotations
 
+import contextlib
+
 import streamlit as st
 
 import engine
@@ -50,10 +52,25 @@ def _weights(weights_id: str) -> engine.Model:
 def marian_model(name: str) -> tuple[engine.Model, dict]:
     """(model, generation settings) of a real translator of the models directory (ui.stores.models), loaded once
     per process: opus-mt's 74 million weights are 600 MB as float64, so at most two are kept. A refusal is not
-    cached (a folder fixed or fetched later loads); its values from the files are shown as code, not Markdown (a Hub
-    repository's config.json is anyone's text)."""
-    try:
+    cached (a folder fixed or fetched later loads)."""
+    with _values_as_code():
         return models.load(name, models.models_dir())
+
+
+def load_marian(typed: str) -> str:
+    """The name of the translator typed into the box (a folder, a Hub id or a path inside the models directory),
+    loaded (marian_model)."""
+    with _values_as_code():
+        name = models.model_name(typed, models.models_dir())
+    marian_model(name)
+    return name
+
+
+@contextlib.contextmanager
+def _values_as_code():
+    """A refusal's values shown as code, not Markdown: they are typed text, or a Hub repository's files (anyone's)."""
+    try:
+        yield
     except ConfigError as error:
         error.values = {k: literal(v) if isinstance(v, str) else v for k, v in error.values.items()}
         raise

@@ -152,8 +152,7 @@ def _translator_box(sidebar, t) -> None:
         return
     try:
         with box, st.spinner(t("marian.loading", name=literal(name.strip()))):
-            name = models.model_name(name, directory)
-            runs.marian_model(name)
+            name = runs.load_marian(name)
     except ValueError as error:  # a marian ConfigError: what is wrong with the name, the folder or its files
         box.error(t("marian.refused", error=session.refusal(t, error)))
         return

@@ -32,15 +32,14 @@ def models_dir(environ=os.environ) -> Path:
 def model_name(text: str, directory: Path) -> str:
     """The name a typed folder or Hub id stands for, or ConfigError (marian_name): an absolute path is taken only
     inside the directory, as its path from there."""
-    text = str(text).strip()[:MAX_NAME]
-    if os.path.isabs(text):
-        path = Path(os.path.normpath(text))
-        root = Path(os.path.normpath(directory.absolute()))
-        text = path.relative_to(root).as_posix() if path.is_relative_to(root) else ""
-    if not is_name(text):
-        raise ConfigError(f"{text!r} is not a folder of the models directory or a Hub id (owner/name)", "marian_name",
-                          name=str(text))
-    return text
+    typed = name = str(text).strip()[:MAX_NAME]
+    if os.path.isabs(typed):
+        path, root = (Path(os.path.normpath(p)) for p in (typed, directory.absolute()))
+        name = path.relative_to(root).as_posix() if path.is_relative_to(root) else ""
+    if not is_name(name):
+        raise ConfigError(f"{typed!r} is not a folder of the models directory or a Hub id (owner/name)",
+                          "marian_name", name=typed)
+    return name
 
 
 def is_name(text: str) -> bool:
@@ -64,7 +63,9 @@ def available(directory: Path) -> list[str]:
     if not directory.is_dir():
         return []
     found = [*directory.glob("*/config.json"), *directory.glob("*/*/config.json")]
-    return sorted(path.parent.relative_to(directory).as_posix() for path in found)
+    root = directory.resolve()
+    return sorted(path.parent.relative_to(directory).as_posix() for path in found
+                  if path.parent.resolve().is_relative_to(root))  # not a link out, which load refuses
 
 
 def load(name: str, directory: Path):

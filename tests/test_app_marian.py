@@ -1,0 +1,152 @@
+"""A real translator (a Marian checkpoint, marian/) in the app: loaded from the sidebar's box or a `model=` link out of
+the server's models directory (ui/stores/models.py), run by every page, its SentencePiece pieces on the tokens page;
+names that lead out of the directory, unknown or broken folders and an offline Hub id refused in the reader's language
+with the model in use kept. The checkpoint is written with NumPy (tests/marian_checkpoint.py), once per process, into
+a temporary models directory; and one Chromium pass per language loads it from the box."""
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from marian_checkpoint import LANGUAGES, write_numpy_checkpoint  # noqa: E402
+from test_app import assert_clean, goto, open_link, open_page, query  # noqa: E402
+from ui.core.i18n import EN, ZH, literal, translator  # noqa: E402
+from ui.core.runs import marian_model  # noqa: E402
+
+MODEL = "tiny-en-zh"  # the test-built checkpoint's folder
+
+
+@pytest.fixture(scope="session")
+def models_root(tmp_path_factory) -> Path:
+    """models/ with the checkpoint, a copy lacking target.spm, a link to a folder outside and a folder whose weights
+    file links outside; beside it outside/, a good checkpoint the server must not read. Made once per process."""
+    root = tmp_path_factory.mktemp("app-marian")
+    models, outside = root / "models", root / "outside"
+    write_numpy_checkpoint(models / MODEL) if (models / MODEL).mkdir(parents=True) is None else None
+    shutil.copytree(models / MODEL, outside / MODEL)
+    shutil.copytree(models / MODEL, models / "broken")
+    (models / "broken" / "target.spm").unlink()
+    os.symlink(outside / MODEL, models / "escape")
+    shutil.copytree(models / MODEL, models / "leaky")
+    (models / "leaky" / "model.safetensors").unlink()
+    os.symlink(outside / MODEL / "model.safetensors", models / "leaky" / "model.safetensors")
+    return models
+
+
+@pytest.fixture
+def models_dir(models_root, monkeypatch) -> Path:
+    monkeypatch.setenv("TRANSFORMER_MODELS_DIR", str(models_root))
+    return models_root
+
+
+def load(at, name: str):
+    """Type a name into the sidebar's box and load it."""
+    at.sidebar.text_input(key="ctl.marian").input(name)
+    at.sidebar.button(key="ctl.marian_load").click()
+    return at.run()
+
+
+def uses_translator(at) -> bool:
+    model = marian_model(MODEL)[0]
+    return query(at).get("model") == MODEL and at.session_state["state"].config() == model.config
+
+
+def test_the_box_loads_a_translator_that_every_page_runs(models_dir):
+    at = load(open_page("overview"), MODEL)
+    assert_clean(at)
+    assert uses_translator(at)
+    card = next(c.value for c in at.sidebar.caption if c.value.startswith("**"))
+    assert f"`{MODEL}`" in card and "d_model = 16" in card
+    for page in ("tokens", "attention", "cross_attention", "output", "generate", "sizes"):
+        goto(at, page)
+        assert_clean(at)
+        assert uses_translator(at), page
+
+
+def test_a_model_link_opens_the_translator_on_a_new_session(models_dir):
+    """Each process loads the named folder itself (the link carries the name): a new session, as a following student's
+    catch-up (ui/classroom/follow.py takes the teacher's link through the same start_from_link), gets the model."""
+    teacher = load(open_page("overview"), MODEL)
+    link = query(teacher)
+    assert link["model"] == MODEL and "weights" not in link
+    student = open_link("attention", **link)
+    assert_clean(student)
+    assert not student.sidebar.warning, [w.value for w in student.sidebar.warning]
+    assert uses_translator(student)
+    assert query(student) == link
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_link_to_a_model_this_server_lacks_says_so_and_opens_the_preset(models_dir, lang):
+    at = open_link("overview", lang=lang, model="opus-mt-en-fr", cfg="d_model:16")
+    assert_clean(at)
+    t, name = translator(lang), literal("opus-mt-en-fr")
+    why = t("msg.marian_unknown", name=name, names=THERE)
+    assert [w.value for w in at.sidebar.warning] == [t("msg.url", detail=t("msg.marian_gone", name=name, error=why))]
+    assert "model" not in query(at) and query(at)["cfg"] == "d_model:16"  # the rest of the link is kept
+
+
+THERE = literal(f"broken, leaky, {MODEL}")  # the folders the directory lists: not the link out of it
+REFUSED = {  # a name typed into the box: (the refusal's catalog key, its values as shown)
+    "../outside/" + MODEL: ("msg.marian_name", {"name": literal(f"../outside/{MODEL}")}),
+    "escape": ("msg.marian_outside", {"name": literal("escape")}),
+    "leaky": ("msg.marian_outside", {"name": literal("leaky/model.safetensors")}),
+    "broken": ("msg.marian_missing_files", {"files": literal("target.spm")}),
+    "opus-mt-en-fr": ("msg.marian_unknown", {"name": literal("opus-mt-en-fr"), "names": THERE}),
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_bad_name_or_folder_is_refused_in_the_readers_words_and_the_model_stays(models_dir, lang):
+    at = load(open_page("overview", lang=lang), MODEL)
+    t = translator(lang)
+    outside = str(models_dir.parent / "outside" / MODEL)  # an absolute path out of the directory
+    for name, (key, values) in {**REFUSED, outside: ("msg.marian_name", {"name": literal(outside)})}.items():
+        load(at, name)
+        assert [e.value for e in at.sidebar.error] == [t("marian.refused", error=t(key, **values))], name
+        assert uses_translator(at), name
+
+
+def test_an_absolute_path_inside_the_directory_loads_its_folder(models_dir):
+    at = load(open_page("overview"), str(models_dir / MODEL))
+    assert_clean(at)
+    assert uses_translator(at)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_hub_id_offline_says_how_to_fetch_it_elsewhere(models_dir, monkeypatch, tmp_path, lang):
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path))
+    at = load(open_page("overview", lang=lang), "Helsinki-NLP/opus-mt-en-zh")
+    (said,) = [e.value for e in at.sidebar.error]
+    catalog = ZH if lang == "zh" else EN
+    assert catalog["msg.marian_offline"].split("{repo}")[0] in said
+    assert "snapshot_download('Helsinki-NLP/opus-mt-en-zh'" in said
+    assert not (models_dir / "Helsinki-NLP").exists()  # nothing written: the directory lists no half model
+    assert "model" not in query(at)
+
+
+def test_the_tokens_page_shows_the_pieces_and_picks_the_language(models_dir):
+    at = open_link("tokens", **{"model": MODEL, "src": "Hello world."})
+    vocab = marian_model(MODEL)[0].vocab
+    table = at.main.dataframe[0].value
+    pieces = vocab.pieces("Hello world.") + ["</s>"]
+    assert list(table[EN["tokens.piece"]]) == pieces and pieces[0].startswith("▁")
+    assert list(table[EN["tokens.id"]]) == vocab.encode("Hello world.")[0]
+    picker = at.main.selectbox(key="tokens.language")
+    assert picker.options == [EN["tokens.language.none"], *LANGUAGES]
+    picker.select(LANGUAGES[0]).run()
+    assert_clean(at)
+    assert query(at)["src"] == f"{LANGUAGES[0]} Hello world."
+    assert at.sidebar.text_input(key="ctl.src").value == f"{LANGUAGES[0]} Hello world."
+    assert list(at.main.dataframe[0].value[EN["tokens.piece"]])[0] == LANGUAGES[0]
+    at.main.selectbox(key="tokens.language").select(EN["tokens.language.none"]).run()
+    assert query(at)["src"] == "Hello world."
