@@ -15,7 +15,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from marian_checkpoint import LANGUAGES, write_numpy_checkpoint  # noqa: E402
-from test_app import assert_clean, goto, open_link, open_page, query  # noqa: E402
+from test_app import TEXT_PAGES, assert_clean, goto, open_link, open_page, query  # noqa: E402
 from ui.core.i18n import EN, ZH, literal, translator  # noqa: E402
 from ui.core.runs import marian_model  # noqa: E402
 
@@ -150,3 +150,67 @@ def test_the_tokens_page_shows_the_pieces_and_picks_the_language(models_dir):
     assert list(at.main.dataframe[0].value[EN["tokens.piece"]])[0] == LANGUAGES[0]
     at.main.selectbox(key="tokens.language").select(EN["tokens.language.none"]).run()
     assert query(at)["src"] == "Hello world."
+
+
+# ---- in Chromium ----------------------------------------------------------------------------------------------------
+
+SCREEN = {"width": 1280, "height": 720}  # a classroom projector's
+SHOTS = ROOT / "build" / "screenshots"
+
+
+@pytest.fixture(scope="module")
+def marian_server(chromium, models_root, tmp_path_factory):
+    """`streamlit run app.py` of this checkout reading the test's models directory."""
+    from conftest import app_server
+
+    log = tmp_path_factory.mktemp("marian-server") / "server.log"
+    with app_server(log, {"TRANSFORMER_MODELS_DIR": str(models_root)}) as url:
+        yield url
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_in_chromium_the_box_loads_the_translator_and_its_pages_draw(chromium, marian_server, lang):
+    """Typed into the box and loaded with Enter: the model card names it and the link holds it; the overview, the
+    tokens page (its pieces) and the attention page draw with it, without an error; a screenshot of each in
+    build/screenshots/marian-{page}-{lang}.png."""
+    from test_browser import LOCALES, no_exception, settle, url
+
+    catalog, shots = ZH if lang == "zh" else EN, []
+    context = chromium.new_context(viewport=SCREEN, locale=LOCALES[lang])
+    try:
+        page = context.new_page()
+        page.goto(url(marian_server, "overview"))
+        settle(page)
+        sidebar = page.locator('[data-testid="stSidebar"]')
+        sidebar.get_by_text(catalog["marian.box"]).click()
+        sidebar.get_by_label(catalog["marian.name"]).fill(MODEL)
+        sidebar.get_by_label(catalog["marian.name"]).press("Enter")
+        page.wait_for_url(f"**model={MODEL}**", timeout=60_000)
+        settle(page)
+        assert f"{MODEL}" in sidebar.inner_text() and "d_model = 16" in sidebar.inner_text()
+        link = page.url.split("?", 1)[1]
+        for name in ("overview", "tokens", "attention"):
+            if name != "overview":
+                page.goto(f"{url(marian_server, name)}?{link}")
+                settle(page)
+            no_exception(page)
+            assert page.locator('[data-testid="stAlertContentError"]').count() == 0
+            assert f"model={MODEL}" in page.url
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            shots.append(SHOTS / f"marian-{name}-{lang}.png")
+            page.screenshot(path=str(shots[-1]))
+            main = page.locator('[data-testid="stMain"]')
+            if name == "tokens":  # its lookup is the pieces' (the table itself is drawn on a canvas)
+                assert catalog["tokens.pieces"].split("(")[0].split("（")[0] in main.inner_text()
+                assert main.get_by_text(catalog["tokens.language"]).count() == 1
+        assert main.locator('[data-testid="stPlotlyChart"]').count() > 0  # the attention's heatmaps
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("page", TEXT_PAGES)
+def test_every_text_page_runs_the_translator(models_dir, page):
+    at = open_link(page, model=MODEL)
+    assert_clean(at)
+    assert not at.warning, [w.value for w in at.warning]
+    assert uses_translator(at)
