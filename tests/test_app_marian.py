@@ -214,3 +214,13 @@ def test_every_text_page_runs_the_translator(models_dir, page):
     assert_clean(at)
     assert not at.warning, [w.value for w in at.warning]
     assert uses_translator(at)
+
+
+def test_the_handout_names_the_translator(models_dir):
+    from ui.core.model_card import translator_origin
+    from ui.handout.document import Settings, handout
+
+    model = marian_model(MODEL)[0]
+    settings = Settings("paper", 0, "Hello world.", "", 4, weights=MODEL, origin=translator_origin(MODEL, model))
+    blocks = handout(model.run("Hello world."), translator("en"), settings)
+    assert translator("en")("model.from.marian", name=f"`{MODEL}`", mb="< 1") in blocks[1].text

@@ -132,8 +132,8 @@ def learned_note(ctx, page: str):
     """Which weights made the page's predictions or attention patterns, and what they have learned; where nothing
     (the preset's weights), the shipped trained model one click away."""
     state = ctx.state
-    line = ctx.t("learned.marian", name=model_card.code(state.model)) if state.model else model_card.learned(
-        ctx.t, state.preset, state.seed, ctx.config, session.weights_origin(state), bool(state.weights))
+    line = model_card.learned(ctx.t, state.preset, state.seed, ctx.config, session.weights_origin(state),
+                              state.own_weights)
     if state.own_weights or ctx.reading:  # a following student's page is the teacher's to change
         st.caption(line)
         return
