@@ -2,7 +2,8 @@
 the server's models directory (ui/stores/models.py), run by every page, its SentencePiece pieces on the tokens page;
 names that lead out of the directory, unknown or broken folders and an offline Hub id refused in the reader's language
 with the model in use kept. The checkpoint is written with NumPy (tests/marian_checkpoint.py), once per process, into
-a temporary models directory; and one Chromium pass per language loads it from the box."""
+a temporary models directory. On a server of this checkout: a student following the teacher's room gets the
+teacher's translator (protocol level), and one Chromium pass per language loads it from the box."""
 import os
 import shutil
 import sys
@@ -159,17 +160,50 @@ SHOTS = ROOT / "build" / "screenshots"
 
 
 @pytest.fixture(scope="module")
-def marian_server(chromium, models_root, tmp_path_factory):
-    """`streamlit run app.py` of this checkout reading the test's models directory."""
+def server(models_root, tmp_path_factory):
+    """`streamlit run app.py` of this checkout reading the test's models directory, with rooms of its own."""
     from conftest import app_server
 
-    log = tmp_path_factory.mktemp("marian-server") / "server.log"
-    with app_server(log, {"TRANSFORMER_MODELS_DIR": str(models_root)}) as url:
+    directory = tmp_path_factory.mktemp("marian-server")
+    with app_server(directory / "server.log", {"TRANSFORMER_MODELS_DIR": str(models_root),
+                                               "TRANSFORMER_ROOMS_DB": str(directory / "rooms.sqlite3")}) as url:
         yield url
 
 
+def test_a_following_student_gets_the_teachers_translator(server):
+    """At the protocol level (bench/protocol.py): a teacher who loads the translator from the box and opens a room;
+    a student who opens the room's link runs the teacher's model, which the student's session loads by its name."""
+    import asyncio
+    import urllib.parse
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    from conftest import in_own_thread
+    from protocol import Session
+
+    def link(session) -> dict:
+        return dict(urllib.parse.parse_qsl(session.query_string or ""))
+
+    async def scenario():
+        teacher = await Session.open(server, "attention", timeout=60)
+        student = None
+        try:
+            assert await teacher.open_expander(r"room\.panel", 60)
+            await teacher.click(r"room\.open", 60)
+            teacher.set_widget(teacher.last.widget(r"ctl\.marian")[1].id, string_value=MODEL)
+            await teacher.click(r"ctl\.marian_load", 60)  # loaded; the next run takes it
+            assert link(teacher).get("model") == MODEL
+            student = await Session.open(server, "", query_string=f"room={link(teacher)['room']}", timeout=60)
+            assert link(student)["model"] == MODEL and link(student)["cfg"] == link(teacher)["cfg"]
+            assert student.page_script_hash == teacher.page_script_hash
+            assert f"`{MODEL}`" in " ".join(student.last.texts())  # the learned line names the translator
+        finally:
+            await asyncio.gather(teacher.close(), *([student.close()] if student else []))
+
+    in_own_thread(scenario)
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_in_chromium_the_box_loads_the_translator_and_its_pages_draw(chromium, marian_server, lang):
+def test_in_chromium_the_box_loads_the_translator_and_its_pages_draw(chromium, server, lang):
     """Typed into the box and loaded with Enter: the model card names it and the link holds it; the overview, the
     tokens page (its pieces) and the attention page draw with it, without an error; a screenshot of each in
     build/screenshots/marian-{page}-{lang}.png."""
@@ -179,7 +213,7 @@ def test_in_chromium_the_box_loads_the_translator_and_its_pages_draw(chromium, m
     context = chromium.new_context(viewport=SCREEN, locale=LOCALES[lang])
     try:
         page = context.new_page()
-        page.goto(url(marian_server, "overview"))
+        page.goto(url(server, "overview"))
         settle(page)
         sidebar = page.locator('[data-testid="stSidebar"]')
         sidebar.get_by_text(catalog["marian.box"]).click()
@@ -191,7 +225,7 @@ def test_in_chromium_the_box_loads_the_translator_and_its_pages_draw(chromium, m
         link = page.url.split("?", 1)[1]
         for name in ("overview", "tokens", "attention"):
             if name != "overview":
-                page.goto(f"{url(marian_server, name)}?{link}")
+                page.goto(f"{url(server, name)}?{link}")
                 settle(page)
             no_exception(page)
             assert page.locator('[data-testid="stAlertContentError"]').count() == 0
