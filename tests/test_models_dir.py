@@ -79,3 +79,11 @@ def test_the_link_takes_names_only():
 def test_the_directory_is_the_environments_or_the_checkouts():
     assert models.models_dir({"TRANSFORMER_MODELS_DIR": "/srv/models"}) == models.Path("/srv/models")
     assert models.models_dir({}) == models.DEFAULT_DIR and models.DEFAULT_DIR.name == "models"
+
+
+def test_a_link_loads_only_a_folder_that_is_there(directory):
+    models.check_present("Helsinki-NLP/opus-mt-en-de", directory)
+    for name in ("Helsinki-NLP/opus-mt-en-zh", "../outside", "/etc"):
+        with pytest.raises(ConfigError) as refused:
+            models.check_present(name, directory)
+        assert refused.value.code == "marian_not_here"

@@ -57,6 +57,14 @@ def marian_model(name: str) -> tuple[engine.Model, dict]:
         return models.load(name, models.models_dir())
 
 
+def linked_marian(name: str) -> tuple[engine.Model, dict]:
+    """marian_model of a link's name, which must be a folder of the models directory already (fetched by the box on
+    this server)."""
+    with _values_as_code():
+        models.check_present(name, models.models_dir())
+    return marian_model(name)
+
+
 def load_marian(typed: str) -> str:
     """The name of the translator typed into the box (a folder, a Hub id or a path inside the models directory),
     loaded (marian_model)."""
@@ -77,9 +85,10 @@ def _values_as_code():
 
 
 def marian_settings(name: str) -> dict:
-    """The state's preset, seed and overrides of a real translator: the paper's base model with Marian's settings
-    (engine.presets.configure of them is the model's Config), so every page reads its options as a preset's."""
-    config, base = marian_model(name)[0].config, engine.PRESETS[MARIAN_PRESET]
+    """The state's preset, seed and overrides of a real translator of the models directory (linked_marian): the
+    paper's base model with Marian's settings (engine.presets.configure of them is the model's Config), so every
+    page reads its options as a preset's."""
+    config, base = linked_marian(name)[0].config, engine.PRESETS[MARIAN_PRESET]
     overrides = {k: v for k, v in config.as_dict().items() if getattr(base, k) != v}
     return {"preset": MARIAN_PRESET, "seed": 0, "overrides": tuple(sorted(overrides.items()))}
 

@@ -68,6 +68,13 @@ def available(directory: Path) -> list[str]:
                   if path.parent.resolve().is_relative_to(root))  # not a link out, which load refuses
 
 
+def check_present(name: str, directory: Path) -> None:
+    """ConfigError (marian_not_here) unless the directory holds the name's folder: a link loads only what is there
+    (the box fetches a Hub id; a link that any reader can send must not make the server download gigabytes)."""
+    if not is_name(name) or not (directory / name).exists():
+        raise ConfigError(f"the models directory has no folder {name!r}", "marian_not_here", name=name)
+
+
 def load(name: str, directory: Path):
     """(engine Model, generation settings) of the model named `name` (model_name's form), read from the directory,
     or fetched into it first if it is a Hub id the directory lacks; a ConfigError (a `code` starting "marian_")
