@@ -156,6 +156,8 @@ def test_the_tokens_page_shows_the_pieces_and_picks_the_language(models_dir):
     assert list(at.main.dataframe[0].value[EN["tokens.piece"]])[0] == LANGUAGES[0]
     at.main.selectbox(key="tokens.language").select(EN["tokens.language.none"]).run()
     assert query(at)["src"] == "Hello world."
+    at.sidebar.text_input(key="ctl.src").input(f"{LANGUAGES[1]} Hello").run()  # typed: the picker follows
+    assert at.main.selectbox(key="tokens.language").value == LANGUAGES[1]
 
 
 # ---- in Chromium ----------------------------------------------------------------------------------------------------

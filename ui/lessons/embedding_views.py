@@ -45,9 +45,9 @@ def pieces():
     vocab, trace = ctx.model.vocab, ctx.trace
     st.markdown(ctx.t("tokens.pieces"))
     if vocab.languages:
-        language, _ = source_language(ctx.state.src, vocab.languages)
-        choices = ["", *vocab.languages]
-        st.selectbox(ctx.t("tokens.language"), choices, index=choices.index(language), key="tokens.language",
+        session_store.put("tokens.language", source_language(ctx.state.src, vocab.languages)[0])  # the source's,
+        # typed in the sidebar or taken from a link
+        st.selectbox(ctx.t("tokens.language"), ["", *vocab.languages], key="tokens.language",
                      format_func=lambda code: code or ctx.t("tokens.language.none"), on_change=_choose_language,
                      args=(vocab.languages,), disabled=ctx.reading)
     shown = vocab.pieces(ctx.state.src) + [trace.src_tokens[-1]]  # the pieces, then </s>
