@@ -9,6 +9,10 @@ from ui.views import frame, pickers, steps
 
 def lookup():
     ctx = session.get()
+    if ctx.state.model:  # a real translator's SentencePiece pieces
+        embedding_views.pieces()
+        steps.step(ctx, "src.embed")
+        return
     tokens, ids = input_tokens(ctx.trace)
     st.subheader(ctx.t("tokens.table"))
     st.dataframe(arrow({

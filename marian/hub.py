@@ -10,18 +10,21 @@ from engine.config import ConfigError
 from .folder import FILES, GET_SAFETENSORS
 
 
-def fetch(repo_id: str, revision: str | None = None) -> Path:
-    """The folder holding the checkpoint's files; refuses, saying how to fetch them elsewhere, when the Hub cannot be
-    reached (offline) or the repository has no such files."""
+def fetch(repo_id: str, revision: str | None = None, local_dir: Path | None = None) -> Path:
+    """The folder holding the checkpoint's files (local_dir, if given: the app's models directory, which every
+    process reads); refuses, saying how to fetch them elsewhere, when the Hub cannot be reached (offline) or the
+    repository has no such files."""
     from huggingface_hub import snapshot_download  # here: only a Hub id needs it (2.6 s to import)
     from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError, OfflineModeIsEnabled
 
     try:
-        folder = Path(snapshot_download(repo_id, revision=revision, allow_patterns=list(FILES)))
+        folder = Path(snapshot_download(repo_id, revision=revision, allow_patterns=list(FILES),
+                                        local_dir=local_dir))
     except (LocalEntryNotFoundError, OfflineModeIsEnabled, OSError) as error:
         raise ConfigError(f"cannot download {repo_id} here ({type(error).__name__}): this machine cannot reach the "
                           f"Hugging Face Hub. On a machine with a network, run\n{fetch_command(repo_id)}\nthen copy "
-                          "the folder here and load the folder.", "marian_offline", repo=repo_id) from None
+                          "the folder here and load the folder.", "marian_offline", repo=repo_id,
+                          command=fetch_command(repo_id)) from None
     except HfHubHTTPError as error:
         raise ConfigError(f"the Hub refused {repo_id}: {error}", "marian_hub", repo=repo_id) from None
     if not (folder / "model.safetensors").is_file():  # its weights only as a pickle, which is not fetched

@@ -42,7 +42,7 @@ FAST_MODULES = {"test_properties.py", "test_explain.py", "test_lazy_trace.py", "
                 "test_derivations.py", "test_room_watch.py", "test_rooms.py", "test_weights.py",
                 "test_engine_imports.py", "test_security.py", "test_streamlit_internals.py", "test_perf_guard.py",
                 "test_handout.py", "test_vision_state.py", "test_declarations.py", "test_following.py",
-                "test_sections.py"}
+                "test_sections.py", "test_models_dir.py"}
 BROWSER_FIXTURES = {"chromium"}
 SERVER_FIXTURES = {"server", "fresh_server", "redis_url", "classroom"}
 FAST_EXAMPLES = 10

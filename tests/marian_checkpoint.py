@@ -95,6 +95,42 @@ def write_checkpoint(folder: Path, sizes: dict, vocab_size: int | None = None, s
     return tokenizer
 
 
+def write_numpy_checkpoint(folder: Path, seed: int = 0) -> None:
+    """A small checkpoint written with NumPy and safetensors alone (no PyTorch: the fast tier's), random weights under
+    the loader's names and transformers' layouts (tests/test_marian.py holds those names to save_pretrained's)."""
+    import numpy as np
+    from safetensors.numpy import save_file
+
+    import marian
+
+    vocab = write_tokenizer(folder)
+    hf = marian_config(len(vocab), **SMALL)
+    (folder / "config.json").write_text(json.dumps(hf))
+    (folder / "generation_config.json").write_text(json.dumps(generation_config(hf)))
+    config, rng = marian.folder.engine_config(hf), np.random.default_rng(seed)
+    shapes = _their_shapes(config, len(vocab))
+    save_file({name: rng.normal(0, 0.3, shape) for name, shape in shapes.items()}, str(folder / "model.safetensors"))
+
+
+def _their_shapes(config, vocab_size) -> dict:
+    """transformers' shape of each weight: nn.Linear's (out, in), biases flat, final_logits_bias (1, V)."""
+    from engine.params import param_shapes
+    from marian import weights
+
+    ours = param_shapes(config, vocab_size)
+    shapes = {weights.EMBEDDING: ours["embed.src"], "final_logits_bias": (1, vocab_size)}
+    for hf, name in weights.theirs(config).items():
+        shape = ours[name]
+        if name.rsplit(".", 1)[1] in ("W_Q", "W_K", "W_V"):
+            shape = (shape[0] * shape[2], shape[1])
+        elif name.rsplit(".", 1)[1] in ("b_Q", "b_K", "b_V"):
+            shape = (shape[0] * shape[1],)
+        elif len(shape) == 2 and hf != "final_logits_bias":
+            shape = shape[::-1]
+        shapes.setdefault(hf, shape)
+    return shapes
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", type=Path)

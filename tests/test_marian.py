@@ -24,8 +24,7 @@ from engine import transformers_beam
 from engine.generate import beam_search, generate
 from marian import weights
 from marian.__main__ import main as cli
-from marian_checkpoint import (CHINESE, ENGLISH, FULL, LANGUAGES, SMALL, generation_config, marian_config,
-                               write_checkpoint, write_tokenizer)
+from marian_checkpoint import CHINESE, ENGLISH, FULL, LANGUAGES, SMALL, write_checkpoint, write_numpy_checkpoint
 from test_incremental import assert_same_generation, assert_same_search, both_ways
 
 WORDS = [w for line in ENGLISH + CHINESE for w in line.split()] + list("你好，。！？,.!?;:'\"-") + [
@@ -40,33 +39,9 @@ TOLERANCE = 1e-9
 @pytest.fixture(scope="module")
 def numpy_folder(tmp_path_factory):
     """A small checkpoint written with NumPy and safetensors alone, under the loader's names (no PyTorch)."""
-    from safetensors.numpy import save_file
-
     folder = tmp_path_factory.mktemp("numpy-marian")
-    vocab = write_tokenizer(folder)
-    hf = marian_config(len(vocab), **SMALL)
-    (folder / "config.json").write_text(json.dumps(hf))
-    (folder / "generation_config.json").write_text(json.dumps(generation_config(hf)))
-    config, rng = marian.folder.engine_config(hf), np.random.default_rng(0)
-    shapes = _their_shapes(config, len(vocab))
-    save_file({name: rng.normal(0, 0.3, shape) for name, shape in shapes.items()}, str(folder / "model.safetensors"))
+    write_numpy_checkpoint(folder)
     return folder
-
-
-def _their_shapes(config, vocab_size) -> dict:
-    """transformers' shape of each weight: nn.Linear's (out, in), biases flat, final_logits_bias (1, V)."""
-    ours = engine.params.param_shapes(config, vocab_size)
-    shapes = {weights.EMBEDDING: ours["embed.src"], "final_logits_bias": (1, vocab_size)}
-    for hf, name in weights.theirs(config).items():
-        shape = ours[name]
-        if name.rsplit(".", 1)[1] in ("W_Q", "W_K", "W_V"):
-            shape = (shape[0] * shape[2], shape[1])
-        elif name.rsplit(".", 1)[1] in ("b_Q", "b_K", "b_V"):
-            shape = (shape[0] * shape[1],)
-        elif len(shape) == 2 and hf != "final_logits_bias":
-            shape = shape[::-1]
-        shapes.setdefault(hf, shape)
-    return shapes
 
 
 def build_reference(folder, sizes, seed=0):

@@ -40,6 +40,7 @@ ALLOWED = {
     "Page Up": "a key's name, as printed on the key",
     "Annotated Transformer": "harvardnlp's The Annotated Transformer, a name",
     "Peter Lau": "a person's name (the author of a post a note cites)",
+    "Hugging Face": "a company's name (its Hub holds the real translators the app loads)",
     "log": "a function's name, as math writes it (log P on a hover label, where no formula can be drawn)",
 }
 LETTERS = "A-Za-zÀ-ɏ"  # Latin, with the Spanish tokens' accents

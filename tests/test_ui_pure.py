@@ -368,7 +368,7 @@ def test_with_edit_and_without_edits():
     assert state.edits == (("a", (0, 0), 2.0), ("b", (1,), 3.0))
     assert state.without_edits("a").edits == (("b", (1,), 3.0),)
     assert state.without_edits().edits == ()
-    assert state.model_key == ("hello-world", 0, "Hello World", "Hola Mundo", (), state.edits, "")
+    assert state.model_key == ("hello-world", 0, "Hello World", "Hola Mundo", (), state.edits, "", "")
     assert state.replace(lang="zh").model_key == state.model_key  # the language does not change the numbers
 
 

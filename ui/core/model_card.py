@@ -9,7 +9,8 @@ ENCODER_WEIGHTS = ("hello-world",)  # presets whose weights' origin names encode
 
 def describe(t, preset: str, seed: int, config, origin: dict | None, stored: bool) -> str:
     """Sizes, then the weights' origin: the preset's random draw from the seed, or (stored: weights held by the
-    server) trained here, uploaded, the shipped trained model, or not recorded (ui.stores.weights.ORIGIN_FIELDS)."""
+    server) trained here, uploaded, the shipped trained model, a real translator (translator_origin), or not
+    recorded (ui.stores.weights.ORIGIN_FIELDS)."""
     sizes = model_sizes(t, config)
     if not stored:
         return t("model.card", sizes=sizes, origin=t(f"model.from.{preset}{_variant(preset, config)}", seed=seed,
@@ -22,7 +23,16 @@ def describe(t, preset: str, seed: int, config, origin: dict | None, stored: boo
         values["steps"] = origin["steps"]
     if kind == "uploaded":
         values["file"] = code(origin["file"])
+    if kind == "marian":
+        values |= {"name": code(origin["name"]), "mb": origin["mb"]}
     return t("model.card", sizes=sizes, origin=t(f"model.from.{kind}", **values))
+
+
+def translator_origin(name: str, model) -> dict:
+    """A real translator's origin (ui.stores.models): its name, and the memory its float64 weights take in each
+    server process."""
+    megabytes = sum(value.nbytes for value in model.params.values()) / 2**20
+    return {"kind": "marian", "name": name, "mb": f"{megabytes:,.0f}" if megabytes >= 1 else "< 1"}
 
 
 def learned(t, preset: str, seed: int, config, origin: dict | None, stored: bool) -> str:
@@ -40,6 +50,8 @@ def learned(t, preset: str, seed: int, config, origin: dict | None, stored: bool
         values["steps"] = origin["steps"]
     if kind == "uploaded":
         values["file"] = code(origin["file"])
+    if kind == "marian":
+        values["name"] = code(origin["name"])
     return t(f"learned.{kind}", **values)
 
 

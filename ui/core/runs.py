@@ -3,18 +3,24 @@ and uploaded models it starts from, and the post's own example with options chan
 never in a page."""
 from __future__ import annotations
 
+import contextlib
+
 import streamlit as st
 
 import engine
 from engine import vit, vit_train
+from engine.config import ConfigError
 from ui.core import state as app_state
+from ui.core.i18n import literal
 from ui.core.state import vision as vision_state
 from ui.core.state import AppState, LimitError
 from ui.core.state.vision import VisionState
+from ui.stores import models
 from ui.stores.weights import WeightsStore
 
 RUNS_KEPT = 64  # engine runs kept for all sessions, one per distinct state (model_key)
 TRAINED_CORPUS = "en-es"  # the shipped trained model ("Hello World" -> "hola mundo"), one click from any page
+MARIAN_PRESET = "paper"  # opus-mt is the paper's base model with a few departures (marian/folder.py)
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
@@ -42,6 +48,51 @@ def _weights(weights_id: str) -> engine.Model:
     return model
 
 
+@st.cache_resource(max_entries=2, show_spinner=False)
+def marian_model(name: str) -> tuple[engine.Model, dict]:
+    """(model, generation settings) of a real translator of the models directory (ui.stores.models), loaded once
+    per process: opus-mt's 74 million weights are 600 MB as float64, so at most two are kept. A refusal is not
+    cached (a folder fixed or fetched later loads)."""
+    with _values_as_code():
+        return models.load(name, models.models_dir())
+
+
+def linked_marian(name: str) -> tuple[engine.Model, dict]:
+    """marian_model of a link's name, which must be a folder of the models directory already (fetched by the box on
+    this server)."""
+    with _values_as_code():
+        models.check_present(name, models.models_dir())
+    return marian_model(name)
+
+
+def load_marian(typed: str) -> str:
+    """The name of the translator typed into the box (a folder, a Hub id or a path inside the models directory),
+    loaded (marian_model)."""
+    with _values_as_code():
+        name = models.model_name(typed, models.models_dir())
+    marian_model(name)
+    return name
+
+
+@contextlib.contextmanager
+def _values_as_code():
+    """A refusal's values shown as code, not Markdown: they are typed text, or a Hub repository's files (anyone's)."""
+    try:
+        yield
+    except ConfigError as error:
+        error.values = {k: literal(v) if isinstance(v, str) else v for k, v in error.values.items()}
+        raise
+
+
+def marian_settings(name: str) -> dict:
+    """The state's preset, seed and overrides of a real translator of the models directory (linked_marian): the
+    paper's base model with Marian's settings (engine.presets.configure of them is the model's Config), so every
+    page reads its options as a preset's."""
+    config, base = linked_marian(name)[0].config, engine.PRESETS[MARIAN_PRESET]
+    overrides = {k: v for k, v in config.as_dict().items() if getattr(base, k) != v}
+    return {"preset": MARIAN_PRESET, "seed": 0, "overrides": tuple(sorted(overrides.items()))}
+
+
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _with_words(preset, seed, overrides, weights, words):
     """The model with the typed words its vocabulary lacks (engine.with_words), kept while the words are: each edit
@@ -53,8 +104,8 @@ def _with_words(preset, seed, overrides, weights, words):
 def run(model_key):
     """(base model, model with edits, trace, edits that did not fit) of a state's model_key: one engine run per
     distinct state, shared by every session (a trace is read-only)."""
-    preset, seed, src, tgt, overrides, edits, weights = model_key
-    base = _weights(weights) if weights else _base_model(preset, seed, overrides)
+    preset, seed, src, tgt, overrides, edits, weights, marian = model_key
+    base = marian_model(marian)[0] if marian else _weights(weights) if weights else _base_model(preset, seed, overrides)
     new_words = base.vocab.new_words(src, tgt)
     if new_words:
         base = _with_words(preset, seed, overrides, weights, new_words)

@@ -189,7 +189,7 @@ def same_sidebar(old: AppState, new: AppState) -> bool:
 
 
 def _model_settings(state: AppState) -> tuple:
-    return state.preset, state.seed, state.overrides, state.weights
+    return state.preset, state.seed, state.overrides, state.weights, state.model
 
 
 def set_state(new: AppState, reset_editors: bool = True) -> None:
@@ -204,11 +204,14 @@ def model_description(context: Context) -> str:
     """The model in use, in a sentence or two: its sizes and where its weights came from."""
     state = context.state
     return model_card.describe(context.t, state.preset, state.seed, context.config, weights_origin(state),
-                               bool(state.weights))
+                               state.own_weights)
 
 
 def weights_origin(state: AppState) -> dict | None:
-    """Where the server's weights the state names came from (ui.stores.weights), or None: the preset's."""
+    """Where the server's weights the state names came from (ui.stores.weights, or a real translator's folder), or
+    None: the preset's."""
+    if state.model:
+        return model_card.translator_origin(state.model, runs.marian_model(state.model)[0])
     return runs.weights_store().origin(state.weights) if state.weights else None
 
 

@@ -28,6 +28,7 @@ PRESENT_VIEW = "present.view"  # the view a presenter's switch to a slide's page
 ROOM_LINK = "room.link"  # the room's part of this session's link (ui/classroom/follow.py)
 URL_NOTES = "url_notes"  # what the link asked that was refused, said once by the sidebar (ui/core/sidebar.py)
 ADOPT_PENDING = "adopt_pending"  # a model a page's body adopts at the start of the next run (sidebar.adopt_model_later)
+MARIAN_PENDING = "marian_pending"  # a real translator's name, loaded, which the next run's state takes (sidebar.py)
 TEXT_REPLACED = "text.replaced"  # the learner's sentences a trained model's replaced, offered back (ui/core/sidebar.py)
 EDIT_VERSION = "edit_version"  # the weight editors' generation: a new one redraws them from the model (session.set_state)
 EDIT_ERROR = "edit_error"  # why the weight typed last was refused, shown once on the next run (ui/views/editors.py)

@@ -1,6 +1,7 @@
 """The sidebar's controls, which app.py reads once per run with `build()`: the language, presenter mode, the preset,
-the sentences, the model's options (drawn only while open) and the model in use; and the calls that switch to
-another state (`adopt`, `use_settings`, `adopt_model`), after which the sidebar's widgets follow it.
+the sentences, the model's options (drawn only while open), the model in use and the box that loads a real translator
+(ui.stores.models); and the calls that switch to another state (`adopt`, `use_settings`, `adopt_model`), after which
+the sidebar's widgets follow it.
 """
 from __future__ import annotations
 
@@ -13,15 +14,18 @@ from ui.core import model_card, runs, session, session_store, state as app_state
 from ui.core.format import DIGITS_RANGE
 from ui.core.i18n import LANGUAGES, language_of, literal, translator
 from ui.core.session import Context, set_state
-from ui.core.session_store import ADOPT_PENDING, LINK_VIEW, PRESENT_VIEW, STATE, TEXT_REPLACED, URL_NOTES, WHOLE_VIEW
+from ui.core.session_store import (ADOPT_PENDING, LINK_VIEW, MARIAN_PENDING, PRESENT_VIEW, STATE, TEXT_REPLACED,
+                                   URL_NOTES, WHOLE_VIEW)
 from ui.core.state import APP_LIMITS, AppState, DEFAULT_TARGET, FLOAT_RANGES, LimitError, MAX_CHARS
 from ui.core.streamlit_internals import forget_stale_widgets
+from ui.stores import models
 
 DEPTH_FIELDS = ("n_enc_layers", "n_dec_layers")  # Config.depth
 SIZE_FIELDS = ("d_model", "n_heads", "d_k", "d_v", "d_ff") + DEPTH_FIELDS
 CHOICE_FIELDS = ("layer_norm", "norm_placement", "pos_encoding", "activation", "softmax")
 BOOL_FIELDS = ("embed_scale", "attn_bias", "ffn_bias", "shared_embeddings", "tied_output", "decoder_only",
                "residual")
+WIDGET_FIELDS = SIZE_FIELDS + CHOICE_FIELDS + BOOL_FIELDS + ("eps", "attn_divisor", "n_layers")  # the options drawn
 OPTIONS_DRAWN = "ctl.options_drawn"  # session_state: the model's options were drawn last run (their widgets hold values)
 
 
@@ -38,6 +42,9 @@ def start():
     pending = session_store.pop(ADOPT_PENDING)
     if pending is not None:
         adopt_model(pending["model"], pending["origin"], **pending["changes"])
+    marian = session_store.pop(MARIAN_PENDING)
+    if marian is not None:  # loaded by the box on the run before (_translator_box)
+        adopt(_with_marian(session_store.get(STATE), marian))
     return translator(session_store.get("ctl.lang", session_store.get(STATE).lang))
 
 
@@ -54,6 +61,8 @@ def build(t, reading: bool = False, vision: bool = False) -> Context:
         st.sidebar.caption(t("ctl.text_model_elsewhere"))
         return context
     _describe_model(st.sidebar, context)
+    if not reading:
+        _translator_box(st.sidebar, t)
     if context.state.edits:
         st.sidebar.caption(t("ctl.edits"))
     if context.state.edits and not reading:
@@ -73,7 +82,7 @@ def use_settings(changes: dict) -> None:
     trained or uploaded weights, which fit only their own settings, give way to the seed's random weights (and the
     edits made to them go too)."""
     state = session_store.get(STATE).with_settings(**changes)
-    adopt(state.replace(weights="", edits=()) if state.weights else state)
+    adopt(state.replace(weights="", model="", edits=()) if state.own_weights else state)
 
 
 def adopt_model(model: engine.Model, origin: dict | None = None, **changes) -> None:
@@ -99,6 +108,13 @@ def start_from_link():
     if state.weights and not isinstance(runs.weights_store().get(state.weights), engine.Model):  # or a ViT's
         notes.append(LimitError("msg.weights_gone", {"id": state.weights}))
         state = state.replace(weights="", edits=())
+    if state.model:  # loaded from this process's models directory, once per process (runs.marian_model)
+        try:
+            state = _with_marian(state, state.model)
+        except ValueError as error:
+            notes.append(LimitError("msg.marian_gone", {"name": literal(state.model), "error": session.refusal(
+                translator(state.lang), error)}))
+            state = state.replace(model="", edits=())
     vit, gone = runs.vit_from_link(state.vit)
     state, notes = state.replace(vit=vit), notes + gone
     state, refused = app_state.fitted(state)  # a link's settings may be fine one by one and not fit together
@@ -112,6 +128,36 @@ def start_from_link():
     session_store.put(STATE, state)
     session_store.put(URL_NOTES, notes)
     _sync_widgets(state)
+
+
+def _with_marian(state: AppState, name: str) -> AppState:
+    """The state with a real translator's weights and settings (its Config as the paper preset's overrides); stored
+    weights give way, and edits stay only while they are the same model's."""
+    edits = state.edits if state.model == name else ()
+    return state.replace(model=name, weights="", edits=edits, **runs.marian_settings(name))
+
+
+def _translator_box(sidebar, t) -> None:
+    """A box that loads a real translator by name, a folder of the models directory or a Hub id, for every page.
+    Loaded in this run, under a spinner (seconds; 600 MB of memory for an opus-mt model), and taken by the state at
+    the start of the next (MARIAN_PENDING): the sidebar's widgets are drawn already. A refusal says why, and the
+    model in use stays."""
+    directory = models.models_dir()
+    box = sidebar.expander(t("marian.box"), icon=":material/translate:")
+    box.caption(t("marian.help", names=", ".join(map(model_card.code, models.available(directory))) or "—"))
+    form = box.form("ctl.marian_form", border=False)  # Enter loads, as the button does
+    name = form.text_input(t("marian.name"), key="ctl.marian", max_chars=models.MAX_NAME,
+                           placeholder="Helsinki-NLP/opus-mt-en-zh")
+    if not form.form_submit_button(t("marian.load"), key="ctl.marian_load") or not name.strip():
+        return
+    try:
+        with box, st.spinner(t("marian.loading", name=literal(name.strip()))):
+            name = runs.load_marian(name)
+    except ValueError as error:  # a marian ConfigError: what is wrong with the name, the folder or its files
+        box.error(t("marian.refused", error=session.refusal(t, error)))
+        return
+    session_store.put(MARIAN_PENDING, name)
+    st.rerun()
 
 
 def _sync_widgets(state: AppState):
@@ -223,12 +269,12 @@ def _own_controls(t) -> None:
 
 def _asked(good: AppState, digits: int, seed: int, overrides: tuple) -> AppState:
     """The state the sidebar's widgets ask for, from the good one."""
-    same_model = (seed, overrides) == (good.seed, good.overrides)  # trained weights fit only their own model
+    same_model = (seed, overrides) == (good.seed, good.overrides)  # own weights fit only their own model
     lang = session_store.widget("ctl.lang") if session_store.widget("ctl.lang") in LANGUAGES else good.lang
     return good.replace(lang=lang, lang_chosen=good.lang_chosen or lang != good.lang, digits=digits,
                         src=session_store.widget("ctl.src"), present=session_store.widget("ctl.present") is True,
                         tgt=session_store.widget("ctl.tgt"), seed=seed, overrides=overrides,
-                        weights=good.weights if same_model else "")
+                        weights=good.weights if same_model else "", model=good.model if same_model else "")
 
 
 def _describe_model(sidebar, context: Context) -> None:
@@ -236,6 +282,9 @@ def _describe_model(sidebar, context: Context) -> None:
     link works, with a way back to the preset's weights (not on a following student's page: Context.reading)."""
     state, t, store = context.state, context.t, runs.weights_store()
     sidebar.caption(t("model.in_use_line", model=session.model_description(context)))
+    if state.model and not context.reading:
+        sidebar.button(t("ctl.drop_marian"), key="ctl.drop_marian", on_click=lambda: adopt(
+            session_store.get(STATE).replace(model="", overrides=(), edits=())))
     if not state.weights:
         return
     if store.on_disk(state.weights):
@@ -304,6 +353,8 @@ def _option_widgets(good: AppState, t) -> tuple:
     chosen = {f: session_store.widget(f"ctl.{f}") for f in CHOICE_FIELDS + BOOL_FIELDS + ("eps",)}
     chosen |= {f: int(session_store.widget(f"ctl.{f}")) for f in SIZE_FIELDS}  # a float after Streamlit resets one
     chosen |= _depth_settings(good.config(), chosen.pop("n_enc_layers"), chosen.pop("n_dec_layers"))
+    chosen = {f: v for f, v in good.overrides if f not in WIDGET_FIELDS} | chosen  # settings no widget shows stay
+    # (a real translator's decoder start, say)
     chosen["attn_divisor"] = "sqrt_dk" if session_store.widget("ctl.divisor_kind") == "sqrt" else float(
         session_store.widget("ctl.divisor"))
     base = engine.PRESETS[good.preset]

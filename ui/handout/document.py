@@ -41,7 +41,7 @@ class Settings(NamedTuple):
     tgt: str | None
     digits: int
     edits: tuple = ()  # ((param, (i, j, ...), value), ...)
-    weights: str = ""  # the weights store's id, or "": the preset's random weights
+    weights: str = ""  # the weights store's id, a real translator's name, or "": the preset's random weights
     link: str = ""  # the app's link to this state, or ""
     origin: dict | None = None  # where stored weights came from (ui.stores.weights), for the model's sentence
 

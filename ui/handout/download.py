@@ -30,6 +30,6 @@ def settings_of(ctx) -> Settings:
     state = ctx.state
     home = (st.context.url or "").rstrip("/").removesuffix(f"/{HOME}")  # the overview's address is / or /overview
     link = f"{home}/?{urlencode(app_state.encode(state))}"
-    return Settings(state.preset, state.seed, state.src, state.tgt, state.digits, state.edits, state.weights, link,
-                    session.weights_origin(state))
+    return Settings(state.preset, state.seed, state.src, state.tgt, state.digits, state.edits,
+                    state.weights or state.model, link, session.weights_origin(state))
 

@@ -7,14 +7,16 @@ import streamlit as st
 from engine import blog, positional as pe
 from engine.explain import tex_escape
 
-from ui.core import runs, session
+from ui.core import runs, session, session_store, sidebar
 from ui.core.runs import TRAINED_CORPUS, shipped_trained
+from ui.core.session_store import STATE
 from ui.core.figures import heatmap
-from ui.core.format import bmatrix
+from ui.core.format import arrow, bmatrix
 from ui.core.i18n import literal
 from ui.core.labels import input_side, input_tokens
 from ui.views import draw
 
+LANGUAGE_CHOSEN = "tokens.language_chosen"  # the language picker changed the source: the sidebar shows it again
 COSINE_TOKENS = 24  # the first tokens of a vocabulary whose similarities are drawn: 24 labels fit half the page
 SCALE_TEX = r" \cdot \sqrt{d_{\text{model}}}"
 
@@ -32,6 +34,45 @@ def case_note():
     respelled = ctx.model.vocab.respelled(*texts)
     if respelled:
         st.caption(ctx.t("tokens.case", words=ctx.t("list.separator").join(f"{literal(w)} → {literal(token)}" for w, token in respelled)))
+
+
+def pieces():
+    """A real translator's lookup: the source's SentencePiece pieces, the id of each in vocab.json (<unk>'s for a
+    piece it lacks) and, for a multilingual model, the language it writes, as a token before the source."""
+    ctx = session.get()
+    if session_store.pop(LANGUAGE_CHOSEN):
+        st.rerun(scope="app")  # the page is a fragment; the sidebar's source box shows the new sentence
+    vocab, trace = ctx.model.vocab, ctx.trace
+    st.markdown(ctx.t("tokens.pieces"))
+    if vocab.languages:
+        session_store.put("tokens.language", source_language(ctx.state.src, vocab.languages)[0])  # the source's,
+        # typed in the sidebar or taken from a link
+        st.selectbox(ctx.t("tokens.language"), ["", *vocab.languages], key="tokens.language",
+                     format_func=lambda code: code or ctx.t("tokens.language.none"), on_change=_choose_language,
+                     args=(vocab.languages,), disabled=ctx.reading)
+    shown = vocab.pieces(ctx.state.src) + [trace.src_tokens[-1]]  # the pieces, then </s>
+    st.subheader(ctx.t("tokens.table"))
+    st.dataframe(arrow({
+        ctx.t("tokens.piece"): shown,
+        ctx.t("tokens.id"): trace.src_ids,
+        ctx.t("tokens.known"): [ctx.t("tokens.yes" if piece == token else "tokens.unk")
+                                for piece, token in zip(shown, trace.src_tokens)],
+    }), hide_index=True)
+
+
+def source_language(src: str, languages) -> tuple[str, str]:
+    """(the language token a source starts with, or "", the rest): ">>cmn_Hans<< Hello" -> (">>cmn_Hans<<",
+    "Hello")."""
+    first, _, rest = src.lstrip().partition(" ")
+    return (first, rest.lstrip()) if first in languages else ("", src)
+
+
+def _choose_language(languages):
+    chosen = session_store.widget("tokens.language")
+    state = session_store.get(STATE)
+    text = source_language(state.src, languages)[1]
+    sidebar.adopt(state.replace(src=f"{chosen} {text}" if chosen else text))
+    session_store.put(LANGUAGE_CHOSEN, True)
 
 
 def product():
@@ -73,8 +114,8 @@ def cosine():
     weights' untrained start, or the shipped trained model if the pages use random weights."""
     ctx = session.get()
     draw.text_and_formula(ctx.t("tokens.cosine.text"), pe.COSINE_TEX)
-    trained = bool(ctx.state.weights)
-    other = (runs.run_model(ctx.state.replace(weights="", edits=()).model_key) if trained
+    trained = ctx.state.own_weights
+    other = (runs.run_model(ctx.state.replace(weights="", model="", edits=()).model_key) if trained
              else shipped_trained())
     captions = (_untrained_caption(ctx.t, ctx.model, "in_use") if not trained
                 else ctx.t("tokens.cosine.trained_in_use"),

@@ -88,7 +88,7 @@ def _model_note(ctx) -> str:
     """Which model generates: its sizes and where its weights come from."""
     if session_store.widget("gen.model") == "current":
         note = ctx.t("gen.m.current_note", model=session.model_description(ctx))
-        return note if ctx.state.weights else f"{note} {ctx.t('gen.m.untrained')}{_shared_vocabulary(ctx, ctx.model)}"
+        return note if ctx.state.own_weights else f"{note} {ctx.t('gen.m.untrained')}{_shared_vocabulary(ctx, ctx.model)}"
     return ctx.t("gen.m.trained_note", n=len(pairs(TRAINED_CORPUS)), sizes=model_sizes(ctx.t, shipped_trained().config),
                  file=f"engine/data/{TRAINED_CORPUS}.npz")
 

@@ -133,8 +133,8 @@ def learned_note(ctx, page: str):
     (the preset's weights), the shipped trained model one click away."""
     state = ctx.state
     line = model_card.learned(ctx.t, state.preset, state.seed, ctx.config, session.weights_origin(state),
-                              bool(state.weights))
-    if state.weights or ctx.reading:  # a following student's page is the teacher's to change
+                              state.own_weights)
+    if state.own_weights or ctx.reading:  # a following student's page is the teacher's to change
         st.caption(line)
         return
     row = st.container(horizontal=True, vertical_alignment="center", gap="small")

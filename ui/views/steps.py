@@ -180,7 +180,7 @@ def _departure_note(ctx, shown, key):
         if paper is not None:
             note.button(ctx.t(f"depart.{departure.field}.button", **values), key=f"paper.{departure.field}.{key}",
                         on_click=sidebar.use_settings, args=(paper,))
-    if ctx.state.weights and any(paper is not None for paper in settings):
+    if ctx.state.own_weights and any(paper is not None for paper in settings):
         note.caption(ctx.t("depart.drops_weights"))
 
 

@@ -26,6 +26,7 @@ class ModelKey(NamedTuple):
     overrides: tuple
     edits: tuple
     weights: str
+    model: str  # a real translator's name (ui.stores.models), or "": the preset's or the stored weights
 
 
 # Streamlit's caches hash a model key by its repr, one string (exact for its strings, numbers and tuples): their
@@ -45,6 +46,7 @@ class AppState(Edited):
     lang_chosen: bool = False  # the reader chose the language (or a link did): the link says it, else the browser
     gen: tuple = ()  # ((setting, value), ...), sorted: generation settings that differ from the defaults
     weights: str = ""  # the id of trained or uploaded weights the server holds (ui.stores.weights), or "": the preset's
+    model: str = ""  # a real translator the server loads by name (ui.stores.models), or "": weights says
     digits: int = DIGITS  # significant digits of every printed number (ui.core.format); the numbers themselves keep all
     present: bool = False  # presenter mode (ui/classroom/presenter.py): larger type, no sidebar, keys move the steps
     vit: VisionState = VisionState()  # the Vision Transformer's pages: its image, weights, sizes and edits
@@ -54,7 +56,14 @@ class AppState(Edited):
 
     @property
     def model_key(self) -> ModelKey:
-        return ModelKey(self.preset, self.seed, self.src, self.tgt, self.overrides, self.edits, self.weights)
+        return ModelKey(self.preset, self.seed, self.src, self.tgt, self.overrides, self.edits, self.weights,
+                        self.model)
+
+    @property
+    def own_weights(self) -> bool:
+        """Whether the weights are not the preset's random ones (stored or a real translator's): they fit only
+        their own settings, and what they learned is not the seed's."""
+        return bool(self.weights or self.model)
 
     def config(self) -> engine.Config:
         return configure(self.preset, **dict(self.overrides))

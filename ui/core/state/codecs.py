@@ -15,6 +15,7 @@ from ui.core import generation
 from ui.core.i18n import literal
 from ui.core.state.limits import MAX_CHARS, MAX_EDITS, LimitError, check_range, check_weight, setting_text
 from ui.core.state.vision import APP_LIMITS as VISION_LIMITS, MAX_PIXEL_EDITS, SIZES, check_pixel
+from ui.stores.models import is_name as is_model_name
 from ui.stores.weights import ID as WEIGHTS_ID
 
 PARAM_NAME = re.compile(r"[A-Za-z0-9_.]{1,60}")  # a weight's name as the engine writes it: enc.0.attn.W_Q
@@ -121,6 +122,19 @@ class StoredWeights:
 
     def decode(self, text: str, state):
         if text not in self.names and not WEIGHTS_ID.fullmatch(text):
+            raise ValueError(text)
+        return text, []
+
+
+class ModelName:
+    """A real translator's name (ui.stores.models): a folder of the server's models directory or a Hub id; whether
+    it loads is the sidebar's to find (start_from_link), as a stored weights' id."""
+
+    def encode(self, value: str) -> str:
+        return value
+
+    def decode(self, text: str, state):
+        if not is_model_name(text):
             raise ValueError(text)
         return text, []
 

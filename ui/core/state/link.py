@@ -18,8 +18,8 @@ from engine.values import MAX_SEED
 from ui.core.format import DIGITS, DIGITS_RANGE
 from ui.core.i18n import LANGUAGES
 from ui.core.state.app import AppState
-from ui.core.state.codecs import (Choice, Codec, ConfigSettings, Edits, GenerationSettings, OneOf, Pixels, Sentence,
-                                  StoredWeights, VisionSizes, Whole)
+from ui.core.state.codecs import (Choice, Codec, ConfigSettings, Edits, GenerationSettings, ModelName, OneOf, Pixels,
+                                  Sentence, StoredWeights, VisionSizes, Whole)
 from ui.core.state.vision import RANDOM, SHIPPED, TEST_IMAGES
 
 ALWAYS = object()  # a field's default that no value has: the part is always written
@@ -79,6 +79,7 @@ LINK = (  # the settings part (cfg) is read after the preset it differs from; th
     Field("edit", Edits(), attribute("edits"), ()),
     Field("gen", GenerationSettings(), attribute("gen"), ()),
     Field("weights", StoredWeights(""), attribute("weights"), ""),
+    Field("model", ModelName(), attribute("model"), ""),
     Field("digits", Choice({str(n): n for n in range(DIGITS_RANGE[0], DIGITS_RANGE[1] + 1)}), attribute("digits"),
           DIGITS),
     Field("present", Choice({"0": False, "1": True}), attribute("present"), False),
