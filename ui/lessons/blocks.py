@@ -203,21 +203,21 @@ def _layer_by_layer(ctx, stack, names):
     if ctx.step_in_view:  # the heading the step scroll brings to the top of the screen
         st.markdown(f"##### {ctx.t('stack.layer_by_layer')}")
     layer = pickers.layer_picker(ctx, f"layer.{stack}_stack")
-    blocks = ctx.config.sublayers[stack].values()
+    sublayers = ctx.config.sublayers[stack].values()
     if not ctx.step_in_view:  # a slide's notes (and a following student's) are under its numbers
-        _path_notes(ctx, stack, layer, blocks)
+        _path_notes(ctx, stack, layer, sublayers)
     _layer_input(ctx, names, layer)
-    for block in blocks:
+    for block in sublayers:
         if block != "ffn":
             _attention_focus(ctx, f"{stack}.{layer}.{block}", SUBLAYER_WORDS[block])
     _layer_output(ctx, stack, names, layer)
     if ctx.step_in_view:
-        _path_notes(ctx, stack, layer, blocks)
+        _path_notes(ctx, stack, layer, sublayers)
 
 
-def _path_notes(ctx, stack, layer, blocks):
+def _path_notes(ctx, stack, layer, sublayers):
     st.caption(ctx.t("stack.path", l=layer + 1,
-                     sublayers=" → ".join(ctx.t(f"sublayer.{SUBLAYER_WORDS[block]}") for block in blocks)))
+                     sublayers=" → ".join(ctx.t(f"sublayer.{SUBLAYER_WORDS[block]}") for block in sublayers)))
     if ctx.config.depth(stack) == 1:
         _more_layers(ctx, stack, ctx.t("stack.one_layer_path"))
 
