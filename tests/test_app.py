@@ -21,6 +21,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import engine  # noqa: E402
+from engine.layers import layer_outputs  # noqa: E402
 import streamlit_privates  # noqa: E402
 from conftest import page_title  # noqa: E402
 from engine.tokens import split  # noqa: E402
@@ -88,10 +89,10 @@ def goto(at, page):
     return at
 
 
-def one_layer(at, page):
-    """Open a stack page's section on one layer (lazy tabs: only the open one is drawn; the page opens on what each
-    layer changes)."""
-    at.session_state[f"{page[:3]}.section"] = (ZH if at.session_state["ctl.lang"] == "zh" else EN)["stack.one_layer"]
+def changes(at, page):
+    """Open a stack page's section on what each layer changes (lazy tabs: only the open one is drawn; the page opens on
+    its layers one by one)."""
+    at.session_state[f"{page[:3]}.section"] = (ZH if at.session_state["ctl.lang"] == "zh" else EN)["stack.changes"]
     at.run()
     assert not at.exception, [e.message for e in at.exception]
     return at
@@ -365,8 +366,6 @@ def test_overview_states_the_example():
 # test_step_coverage: dropout's; the Vision Transformer's pages draw its trace (tests/test_vit_pages.py)
 def test_each_step_shows_the_engines_formula_description_and_numbers(page):
     at = open_page(page)
-    if page in STACK_PAGES:
-        one_layer(at, page)
     trace = engine_trace()
     bodies = latex(at)
     steps = [STEP_HEADER.match(m.value) for m in at.markdown]
@@ -604,8 +603,6 @@ def test_an_edit_changes_the_numbers_of_later_pages(page, leaf, param, head, cel
     assert_clean(at)
     assert at.session_state["state"].edits == ((param, index, typed),)
     goto(at, later)
-    if later in STACK_PAGES:
-        one_layer(at, later)
     assert_clean(at)
     assert shown(at, pick(after[name])), f"{name} does not show the engine's numbers after the edit"
     assert not shown(at, pick(before[name])), f"{name} still shows the numbers from before the edit"
@@ -814,12 +811,13 @@ def drawn_steps(at):
 
 
 def test_layers_are_numbered_from_1_on_screen_and_from_0_in_step_names():
-    at = one_layer(open_page("encoder_stack", cfg="n_layers:2"), "encoder_stack")
+    at = open_page("encoder_stack", cfg="n_layers:2")
     assert_clean(at)
-    assert "**Output of layer 2: the stack's output**" in [m.value for m in at.markdown]
-    assert drawn_steps(at) == ["enc.out"]  # post-norm: the last layer's output is the stack's, drawn once
-    at.button_group(key="layer.enc_stack").set_value(0).run()  # the button "1"
-    assert "**Output of layer 1**" in [m.value for m in at.markdown] and drawn_steps(at) == ["enc.0.ln2"]
+    assert f"**{EN['stack.next_layers_input'].format(l=1, after=2)}**" in [m.value for m in at.markdown]
+    assert drawn_steps(at) == ["src.input", "enc.0.ln2"]  # the stack's input, layer 1's output
+    at.button_group(key="layer.enc_stack").set_value(1).run()  # the button "2"
+    assert f"**{EN['stack.last_output'].format(l=2)}**" in [m.value for m in at.markdown]
+    assert drawn_steps(at) == ["enc.0.ln2", "enc.out"]  # post-norm: the last layer's output is the stack's, drawn once
     assert "enc.0 is layer 1" in at.markdown[0].value
     goto(at, "add_norm")
     picker = at.button_group(key="layer.enc")
@@ -843,7 +841,8 @@ def chart_numbers(at, key):
 def test_a_stack_page_shows_what_each_layer_changes_from_the_trace(stack, cfg):
     """Positions down, layers across: the length of every row after each layer, how far each layer moved it and the
     cosine of the turn, as NumPy computes them from the layers' outputs in the engine's trace."""
-    at = open_page({"enc": "encoder_stack", "dec": "decoder_stack"}[stack], cfg=cfg)
+    page = {"enc": "encoder_stack", "dec": "decoder_stack"}[stack]
+    at = changes(open_page(page, cfg=cfg), page)
     assert_clean(at)
     n_layers = int(cfg.split(",")[0].split(":")[1])
     trace = engine_trace(n_layers=n_layers, **({"norm_placement": "pre"} if "pre" in cfg else {}))
@@ -856,34 +855,88 @@ def test_a_stack_page_shows_what_each_layer_changes_from_the_trace(stack, cfg):
     for measure in ("change", "cosine", "norm"):
         at.button_group(key=f"{stack}.measure").set_value(measure).run()
         np.testing.assert_allclose(chart_numbers(at, f"{stack}.{measure}"), np.array(expected[measure]).T)
-    assert at.button_group(key=f"{stack}.section").options == ["What each layer changes", "One layer in detail"]
+    assert at.button_group(key=f"{stack}.section").options == ["Layer by layer", "What each layer changes"]
 
 
-def test_a_one_layer_stack_says_why_its_changes_are_one_column():
-    one = [c.value for c in open_page("encoder_stack").caption]
-    assert any(EN["stack.one_layer_note"].format(field="n_enc_layers") in text for text in one)  # the worked example: N = 1
-    three = [c.value for c in open_page("encoder_stack", cfg="n_enc_layers:3").caption]
-    assert three and not any("n_enc_layers" in text for text in three)
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("page", STACK_PAGES)
+def test_a_stack_page_opens_where_its_lesson_starts(page, lang):
+    """With the app's own model (the post's, one layer) a stack page opened on what each layer changes: a heatmap of
+    one column. It opens on its layer's path (docs/ARCHITECTURE.md, "Where a page opens"): the stack's input, where
+    the heads look, the output, which is the stack's, and a note that one layer is all."""
+    at = open_page(page, lang=lang)
+    assert_clean(at)
+    t, stack = translator(lang), page[:3]
+    assert at.segmented_control(key=f"{stack}.section").value == t("stack.layer_by_layer")
+    names = [re.search(r"`([^`]+)` · ", m.value)[1] for m in at.markdown if m.value.startswith("##### ")]
+    assert names == [layer_outputs(engine_trace(), stack)[0], f"{stack}.out"]  # tgt.input in the decoder
+    assert len(at.dataframe) == len(engine.PRESETS["hello-world"].sublayers[stack]) - 1  # each attention's heads
+    assert t("stack.one_layer_path") in [c.value for c in at.caption]
+    assert at.button(key=f"{stack}.paper_layers").label == t("stack.paper_layers",
+                                                            n=engine.PRESETS["paper"].depth(stack))
+    assert not [e for e in at.get("plotly_chart") if e.proto.id.endswith(f"-{stack}.change")]
+
+
+@pytest.mark.parametrize("page", STACK_PAGES)
+def test_an_old_link_to_a_stack_pages_section_opens_it_still(page):
+    """Links named the sections by their order before a layer's path came first: section=2 (one layer in detail: where
+    the heads look and the layer's output) and section=1 (what each layer changes, which a link left out as the first
+    section, naming a measure alone) open the same sections now."""
+    stack = page[:3]
+    at = open_link(page, section="2")
+    assert_clean(at)
+    assert at.segmented_control(key=f"{stack}.section").value == EN["stack.layer_by_layer"] and not at.warning
+    assert drawn_steps(at)[-1] == f"{stack}.out" and len(at.dataframe) >= 1
+    assert "section" not in query(at)  # the page's first section now: a link leaves it out
+    at = open_link(page, section="1")
+    assert at.segmented_control(key=f"{stack}.section").value == EN["stack.changes"] and not at.warning
+    assert chart_numbers(at, f"{stack}.change").shape == (len(engine_trace().src_tokens if stack == "enc" else
+                                                                 engine_trace().tgt_tokens), 1)
+    assert query(at)["section"] == "1"
+    at = open_link(page, measure="2")  # the changes section was the first: its links named a measure alone
+    assert at.segmented_control(key=f"{stack}.section").value == EN["stack.changes"] and not at.warning
+    assert at.session_state[f"{stack}.measure"] == "cosine" and query(at) == {**DEFAULT_QUERY, "section": "1",
+                                                                               "measure": "2"}
+
+
+def test_a_one_layer_stack_says_so_and_opens_the_papers_layers_in_one_click():
+    one = open_page("encoder_stack")
+    assert EN["stack.one_layer_path"] in [c.value for c in one.caption]
+    assert any(EN["stack.one_layer_note"].format(field="n_enc_layers") in c.value  # the worked example: N = 1
+               for c in changes(one, "encoder_stack").caption)
+    three = changes(open_page("encoder_stack", cfg="n_enc_layers:3"), "encoder_stack")
+    assert three.caption and not any("n_enc_layers" in c.value for c in three.caption)
+    assert not [b for b in three.main.button if b.key == "enc.paper_layers"]
     deeper_decoder = open_page("encoder_stack", cfg="n_dec_layers:3")  # 4 layers: the encoder's 1, the decoder's 3
     assert deeper_decoder.session_state["state"].config().depth("dec") == 3
     for lang, words in (("en", "This stack has one layer"), ("zh", "这个堆叠只有一层")):
-        note = translator(lang)("stack.one_layer_note", field="n_enc_layers")
-        assert note.startswith(words), lang
-    assert any(EN["stack.one_layer_note"].format(field="n_enc_layers") in c.value for c in deeper_decoder.caption)
+        for key in ("stack.one_layer_note", "stack.one_layer_path"):
+            assert translator(lang)(key, field="n_enc_layers").startswith(words), (lang, key)
+    assert any(EN["stack.one_layer_note"].format(field="n_enc_layers") in c.value
+               for c in changes(deeper_decoder, "encoder_stack").caption)
+    button = one.button(key="enc.paper_layers")
+    paper = engine.PRESETS["paper"].depth("enc")
+    assert button.label == EN["stack.paper_layers"].format(n=paper)
+    button.click().run()
+    assert_clean(one)
+    assert query(one)["preset"] == "paper" and query(one)["src"] == DEFAULT_QUERY["src"]
+    assert chart_numbers(one, "enc.change").shape[1] == paper  # a column per layer, on the section it was clicked on
+    assert not [b for b in one.main.button if b.key == "enc.paper_layers"]
 
 
 def test_a_stack_pages_open_section_is_in_its_link():
-    at = one_layer(open_page("decoder_stack", cfg="n_layers:2"), "decoder_stack")
-    at.button_group(key="layer.dec_stack").set_value(0).run()
-    assert query(at)["section"] == "2" and query(at)["layer"] == "1"
+    at = open_page("decoder_stack", cfg="n_layers:2")
+    at.button_group(key="layer.dec_stack").set_value(1).run()
+    assert query(at)["layer"] == "2" and "section" not in query(at)  # the first section is the default
     student = open_link("decoder_stack", **query(at))
-    assert drawn_steps(student) == ["dec.0.ln3"] and not student.warning
-    assert "section" not in query(open_page("decoder_stack"))  # the first section is the default: not in the link
+    assert drawn_steps(student) == ["dec.0.ln3", "dec.out"] and not student.warning  # layer 2's input and output
+    assert query(changes(at, "decoder_stack"))["section"] == "1"  # its number in links from before (STACK_SECTIONS)
+    assert drawn_steps(open_link("decoder_stack", **query(at))) == []  # the heatmap of changes
 
 
 @pytest.mark.parametrize("layer", [0, 1])
 def test_a_stack_page_names_where_each_head_looks_most_in_the_chosen_layer(layer):
-    at = one_layer(open_page("decoder_stack", cfg="n_layers:2"), "decoder_stack")
+    at = open_page("decoder_stack", cfg="n_layers:2")
     at.button_group(key="layer.dec_stack").set_value(layer).run()
     assert_clean(at)
     trace = engine_trace(n_layers=2)
@@ -902,16 +955,15 @@ def test_a_stack_page_names_where_each_head_looks_most_in_the_chosen_layer(layer
 def test_a_stack_page_draws_no_tensor_twice(page, placement):
     """hello-world has one layer: in post-norm its output (ln2, ln3) is the stack's output, drawn once as enc.out or
     dec.out and said to be the same; in pre-norm the stack's output is one more LayerNorm, a tensor of its own."""
-    at = one_layer(open_page(page, **({"cfg": "norm_placement:pre"} if placement == "pre" else {})), page)
+    at = open_page(page, **({"cfg": "norm_placement:pre"} if placement == "pre" else {}))
     assert_clean(at)
     trace = engine_trace(**({"norm_placement": "pre"} if placement == "pre" else {}))
     drawn = drawn_steps(at)
     stack = page[:3]
-    assert drawn == ([f"{stack}.out"] if placement == "post" else [f"{stack}.0.add{2 if stack == 'enc' else 3}",
-                                                                    f"{stack}.out"])
+    first, last = layer_outputs(trace, stack)  # the stack's input, its one layer's output
+    assert drawn == ([first, f"{stack}.out"] if placement == "post" else [first, last, f"{stack}.out"])
     assert not any(np.array_equal(trace[a], trace[b]) for i, a in enumerate(drawn) for b in drawn[i + 1:])
-    if placement == "post":
-        last = f"{stack}.0.ln{2 if stack == 'enc' else 3}"
+    if placement == "post":  # last: ln2 or ln3
         assert f"{stack}.out is layer 1's output, {last}: the same numbers, drawn once." in [c.value for c in at.caption]
         assert np.array_equal(trace[f"{stack}.out"], trace[last])
 

@@ -16,7 +16,7 @@ import engine
 from engine import vit
 from engine.backward import loss_and_grads
 from engine.vit import VisionTransformer, ViTConfig
-from ui.core.navigation import FLOWS, PAGES, slides, vision_slides, vision_step
+from ui.core.navigation import FLOWS, PAGES, STACK_SECTIONS, slides, vision_slides, vision_step
 from ui.core.state.vision import VisionState, image
 
 SRC, TGT = "Hello World", "hola mundo"
@@ -50,7 +50,7 @@ def test_every_step_of_a_pass_has_one_slide(preset, overrides):
     assert sorted(name for name in shown if name) == sorted(name for name in steps if name not in outputs)
     pages = [(page, view) for (_, page, view), name in zip(deck, shown) if name is None]
     assert pages == ([] if model.config.decoder_only else [("tokens", {})]) + [
-        (STACK_PAGES[out.split(".")[0]], {"section": section}) for out in outputs for section in (0, 1)]
+        (STACK_PAGES[out.split(".")[0]], {"section": section}) for out in outputs for section in STACK_SECTIONS.values()]
 
 
 @pytest.mark.parametrize("settings", [ViTConfig(), ViTConfig(patch=2, n_layers=3)])

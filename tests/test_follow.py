@@ -364,9 +364,9 @@ def test_going_back_is_followed_to_every_default(server):
              ("attention", r"attention\.0", 3), ("attention", r"attention\.0", 0),
              ("add_norm", r"add_norm\.sublayer", 1), ("add_norm", r"add_norm\.sublayer", 0),
              ("positional", r"pos\.tab", 1), ("positional", r"pos\.tab", 0),
-             ("encoder_stack", r"enc\.section", 1), ("encoder_stack", r"layer\.enc_stack", 0),
-             ("encoder_stack", r"layer\.enc_stack", 1), ("encoder_stack", r"enc\.section", 0),
-             ("encoder_stack", r"enc\.measure", 2), ("encoder_stack", r"enc\.measure", 0),
+             ("encoder_stack", r"layer\.enc_stack", 1), ("encoder_stack", r"layer\.enc_stack", 0),
+             ("encoder_stack", r"enc\.section", 1), ("encoder_stack", r"enc\.measure", 2),
+             ("encoder_stack", r"enc\.measure", 0), ("encoder_stack", r"enc\.section", 0),
              ("dropout", r"dropout\.place", 3), ("dropout", r"dropout\.which\.dec", 2), ("dropout", r"dropout\.place", 0),
              ("train", r"train\.tab", 3), ("train", r"train\.tab", 0),
              ("generate", r"gen\.tab", 1), ("generate", r"gen\.tab", 0)]

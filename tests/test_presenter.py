@@ -23,7 +23,8 @@ from ui.classroom.presenter import KEY, PRESENTING
 from ui.core.figures import PROJECTOR, at_scale, bars, curves, heatmap
 from ui.core.i18n import literal, plain_math, translator
 from ui.core.labels import step_name_key
-from ui.core.navigation import CHAIN, PAGES, RAIL, VISION_RAIL, page_file, slide_at, slides, vision_slides, vision_step
+from ui.core.navigation import (CHAIN, PAGES, RAIL, STACK_SECTIONS, VISION_RAIL, page_file, slide_at, slides,
+                                 vision_slides, vision_step)
 from ui.core.state import encode_view
 
 
@@ -602,16 +603,16 @@ def test_a_presenters_step_and_a_following_students_are_scrolled_into_view():
 
 @pytest.mark.parametrize("stack", ["encoder_stack", "decoder_stack"])
 def test_a_following_students_stack_page_has_the_section_heading_its_step_scroll_brings_into_view(stack):
-    """The stack pages' first section ("What each layer changes") drew its heading in presenter mode only: a following
+    """The stack pages' section on what each layer changes drew its heading in presenter mode only: a following
     student's page had no step heading, so it stayed at the page's top (the heatmap cut by the screen's foot) or was
-    scrolled to the last page's heading as it went."""
+    scrolled to the last page's heading as it went. Each section's heading is the first its step scroll finds."""
     from ui.classroom import follow
-    code, key = follow.store().create()
-    open_link(stack, room=code, key=key)  # the teacher's page, in the room
-    student = open_link(stack, room=code)
-    heading = f"##### {EN_T('stack.changes')}"
-    assert [m.value for m in student.markdown if m.value.startswith("#####")] == [heading]
-    assert component(student, "step.scroll") is not None
+    for label, number in STACK_SECTIONS.items():  # the teacher's page, in the room, on each section in turn
+        code, key = follow.store().create()
+        open_link(stack, room=code, key=key, section=str(number + 1))
+        student = open_link(stack, room=code)
+        assert [m.value for m in student.markdown if m.value.startswith("#####")][0] == f"##### {EN_T(label)}"
+        assert component(student, "step.scroll") is not None
 
 
 def test_a_student_who_leaves_the_teachers_page_sees_the_note_at_the_top():

@@ -32,13 +32,13 @@ from test_browser import (ALL_PAGES, LOCALES, OVERFLOWING, SHOTS, TITLE_SOURCE, 
 from ui.core.format import DIGITS, fmt, table
 from ui.core.i18n import CATALOGS
 from ui.core.labels import FIRST
-from ui.core.navigation import PAGES, slides
+from ui.core.navigation import PAGES, STACK_SECTIONS, slides
 from ui.core.state import DEFAULT_SOURCE, DEFAULT_TARGET
 from ui.views.draw import LATEX_CELLS, LATEX_COLS
 
 STEP_PAGES = PAGES["encoder"] + PAGES["decoder"] + ["dropout"]  # the pages that draw steps (ui.views.steps.step)
-VISITS = [(name, {}) for name in ALL_PAGES] + [  # and the stack pages' second section, one layer with its step
-    (name, {"section": "2"}) for name in ("encoder_stack", "decoder_stack")]
+VISITS = [(name, {}) for name in ALL_PAGES] + [  # and the stack pages' second section, what each layer changes
+    (name, {"section": str(STACK_SECTIONS["stack.changes"] + 1)}) for name in ("encoder_stack", "decoder_stack")]
 SCREENS = {"1280x720": {"width": 1280, "height": 720}, "1920x1080": {"width": 1920, "height": 1080}}
 LAPTOP = "1280x720"  # screenshots and presenter mode
 SMALLEST_TEXT = 12  # px, a heatmap cell's number at the default zoom

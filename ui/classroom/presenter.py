@@ -31,8 +31,8 @@ from ui.core import session, session_store, sidebar
 from ui.core.figures import PROJECTOR
 from ui.core.i18n import plain_math
 from ui.core.labels import SUBLAYER_WORDS, step_name_key
-from ui.core.navigation import (ENCODER_SECTIONS, PAGES, RAIL, VISION_RAIL, slide_at, slides, vision_slides,
-                                 vision_step)
+from ui.core.navigation import (ENCODER_SECTIONS, PAGES, RAIL, STACK_SECTIONS, VISION_RAIL, slide_at, slides,
+                                 vision_slides, vision_step)
 from ui.core.session_store import LINK_VIEW, PRESENT_VIEW, STATE
 from ui.core.state import encode, encode_view
 
@@ -354,7 +354,7 @@ def _title(t, slide, config) -> str:
         block = BLOCK.get(page)
         words.append(t(step_name_key(f"{block}.{view['step']}" if block else view["step"])))
     elif "section" in view:
-        words.append(t(("stack.changes", "stack.one_layer")[view["section"]]))
+        words.append(t({number: label for label, number in STACK_SECTIONS.items()}[view["section"]]))
     once = [word for i, word in enumerate(words) if word not in words[:i]]  # a step named as its page: once
     return plain_math(" · ".join(once))
 

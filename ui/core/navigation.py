@@ -17,6 +17,9 @@ PAGES = {
 SECTIONS = {"tokens": "tokens.tab", "positional": "pos.tab", "encoder_stack": "enc.section",
             "decoder_stack": "dec.section", "dropout": "dropout.tab", "generate": "gen.tab", "train": "train.tab",
             "exercises": "ex.tab", "vit_encoder": "vit_encoder.section"}
+# A stack page's sections in the order it shows them, each with its number in the page's link (from 0), which is the
+# order they had before a layer's path came first: a link shared then (section=2, one layer) opens the same section.
+STACK_SECTIONS = {"stack.layer_by_layer": 1, "stack.changes": 0}
 # The step pages, each ending with links to its neighbours here: from the overview's map through the encoder and
 # the decoder to generation, which runs the whole pass again per token. Training, dropout and the comparison
 # are not steps of one forward pass.
@@ -90,7 +93,7 @@ def slides(config) -> list[tuple[str, str, dict]]:
                     sublayer=sublayer - 1 if position is None else position, **view)
 
     def stack(page):
-        return [(page, {"section": 0}), (page, {"section": 1})]
+        return [(page, {"section": number}) for number in STACK_SECTIONS.values()]
 
     def layers(n, one_layer):  # the layer is in a view only where the pages have a layer picker (pickers.layer_picker)
         return [slide for layer in range(n) for slide in one_layer({"layer": layer} if n > 1 else {})]

@@ -182,15 +182,17 @@ def _option_values(state: AppState) -> dict:
 
 
 def _on_preset_change():
-    preset = session_store.widget("ctl.preset")
+    choose_preset(session_store.widget("ctl.preset"))
+
+
+def choose_preset(preset: str) -> None:
+    """From a callback: a preset's model, as the sidebar's list chooses it (a stack page offers the paper's layers),
+    with the sentences, the seed and the language kept."""
     if preset not in engine.PRESETS:  # only a forged message can name another
         return
     old = session_store.get(STATE)
-    fresh = AppState(preset=preset, seed=old.seed, src=session_store.widget("ctl.src"),
-                     tgt=session_store.widget("ctl.tgt"),
-                     lang=old.lang, lang_chosen=old.lang_chosen, gen=old.gen)
-    set_state(fresh)
-    _sync_widgets(fresh)
+    adopt(AppState(preset=preset, seed=old.seed, src=session_store.widget("ctl.src"),
+                   tgt=session_store.widget("ctl.tgt"), lang=old.lang, lang_chosen=old.lang_chosen, gen=old.gen))
 
 
 def whole_number_input(container, label: str, key: str, low: int, high: int, on_change=None, disabled=False, *,

@@ -10,17 +10,21 @@ from engine import attention as att
 from engine import blog
 from engine import dropout as dr
 from engine import layers
+from engine.presets import PRESETS
 
-from ui.core import runs, session
+from ui.core import runs, session, session_store, sidebar
 from ui.core.figures import heatmap
 from ui.core.format import arrow, fmt, fmt_tex
 from ui.core.labels import FIRST, SUBLAYER_WORDS, indices, param_tex, step_axes, step_name_key
+from ui.core.navigation import STACK_SECTIONS
+from ui.core.session_store import LINK_VIEW
 from ui.core.state import CACHE_HASH
 from ui.lessons.formulas import DIGITS, attention_equations, mark_head, side_by_side_tex
 from ui.views import draw, frame, pickers, steps
 
 WQ_ROWS = 16  # a W^Q too big to write out is drawn as a heatmap of its first rows (512 x 512 is 2 MB to send)
 EVEN = 0.01  # cross-attention whose weights are all this close to 1/n_keys is said to weigh the source alike
+PAPER = "paper"  # the preset a one-layer stack offers for its layers to compare
 MEASURES = {"change": layers.CHANGE_TEX, "cosine": layers.COSINE_TEX, "norm": layers.NORM_TEX}  # catalog stack.*
 DROPOUTS = {  # where training drops cells, in the order of the pass: step -> (what, of which sub-layer) or None
     "src": {"src.dropout": None}, "tgt": {"tgt.dropout": None},
@@ -137,12 +141,23 @@ def ffn(ctx, stack: str, layer: int, key: str):
 
 
 def stack_output(ctx, stack: str):
-    """Two sections (pickers.section_tabs, one drawn per rerun): what each layer changes, all layers at a glance; one
-    layer: where its heads look, and its output in full (the last layer's with the stack's, which in post-norm is the same
-    tensor, drawn once)."""
+    """Two sections (pickers.section_tabs, one drawn per rerun), in the order of navigation.STACK_SECTIONS: layer by
+    layer, where the lesson starts (a layer's input, where its heads look, its output, which is the next layer's input
+    or the stack's output); what each layer changes, all layers at a glance."""
     names = layers.layer_outputs(ctx.trace, stack)
-    pickers.section_tabs({"stack.changes": lambda: _layer_changes(ctx, stack, names),
-                          "stack.one_layer": lambda: _one_layer(ctx, stack, names)}, f"{stack}.section", link="section")
+    _measure_names_its_section()
+    draws = {"stack.layer_by_layer": lambda: _layer_by_layer(ctx, stack, names),
+             "stack.changes": lambda: _layer_changes(ctx, stack, names)}
+    pickers.section_tabs({label: draws[label] for label in STACK_SECTIONS}, f"{stack}.section", link="section",
+                         numbers=STACK_SECTIONS)
+
+
+def _measure_names_its_section():
+    """A link from before a layer's path came first left out the section on what each layer changes, the first then:
+    one that names a measure and no section asks for that section (a link now names it)."""
+    asked = session_store.get(LINK_VIEW, {})
+    if "measure" in asked and "section" not in asked:
+        asked["section"] = STACK_SECTIONS["stack.changes"]
 
 
 def _layer_changes(ctx, stack, names):
@@ -154,26 +169,64 @@ def _layer_changes(ctx, stack, names):
                              link="measure")
     values = getattr(layers.layer_changes([ctx.trace[name] for name in names]), measure)  # (layers, positions)
     draw.latex(MEASURES[measure])
-    one_layer = len(names) == 2  # the stack's input and one layer
-    note = ctx.t(f"stack.{measure}_note") + (
-        "\n\n" + ctx.t("stack.one_layer_note", field=f"n_{stack}_layers") if one_layer else "")
     if not ctx.step_in_view:  # a slide's note (and a following student's) is under its numbers
-        st.caption(note)
+        _changes_notes(ctx, stack, measure)
     first = 0 if measure == "norm" else 1  # x^(0), the input, has a length but no change
     columns = [ctx.t("view.input") if l == 0 else ctx.t("stack.layer", l=l) for l in range(first, len(names))]
     chart = heatmap(values.T, step_axes(ctx.trace, names[0])[0], columns, digits=ctx.state.digits,
                     scale=draw.type_scale(ctx))
     draw.plot(chart, f"{stack}.{measure}", width=draw.chart_width(len(columns)))
     if ctx.step_in_view:
+        _changes_notes(ctx, stack, measure)
+
+
+def _changes_notes(ctx, stack, measure):
+    st.caption(ctx.t(f"stack.{measure}_note"))
+    if ctx.config.depth(stack) == 1:
+        _more_layers(ctx, stack, ctx.t("stack.one_layer_note", field=f"n_{stack}_layers"))
+
+
+def _more_layers(ctx, stack, note):
+    """A one-layer stack's note, with the paper preset's layers one click away (the sentences kept); a following
+    student's page is the teacher's to change."""
+    if ctx.reading:
         st.caption(note)
+        return
+    row = st.container(horizontal=True, vertical_alignment="center", gap="small")
+    row.caption(note)
+    row.button(ctx.t("stack.paper_layers", n=PRESETS[PAPER].depth(stack)), key=f"{stack}.paper_layers",
+               icon=":material/layers:", on_click=sidebar.choose_preset, args=(PAPER,))
 
 
-def _one_layer(ctx, stack, names):
-    layer = pickers.layer_picker(ctx, f"layer.{stack}_stack", default=ctx.config.depth(stack) - 1)
-    for block in ctx.config.sublayers[stack].values():
+def _layer_by_layer(ctx, stack, names):
+    """The chosen layer's path: its input, where its attention sub-layers' heads look, and its output."""
+    if ctx.step_in_view:  # the heading the step scroll brings to the top of the screen
+        st.markdown(f"##### {ctx.t('stack.layer_by_layer')}")
+    layer = pickers.layer_picker(ctx, f"layer.{stack}_stack")
+    sublayers = ctx.config.sublayers[stack].values()
+    if not ctx.step_in_view:  # a slide's notes (and a following student's) are under its numbers
+        _path_notes(ctx, stack, layer, sublayers)
+    _layer_input(ctx, names, layer)
+    for block in sublayers:
         if block != "ffn":
             _attention_focus(ctx, f"{stack}.{layer}.{block}", SUBLAYER_WORDS[block])
     _layer_output(ctx, stack, names, layer)
+    if ctx.step_in_view:
+        _path_notes(ctx, stack, layer, sublayers)
+
+
+def _path_notes(ctx, stack, layer, sublayers):
+    st.caption(ctx.t("stack.path", l=layer + 1,
+                     sublayers=" → ".join(ctx.t(f"sublayer.{SUBLAYER_WORDS[block]}") for block in sublayers)))
+    if ctx.config.depth(stack) == 1:
+        _more_layers(ctx, stack, ctx.t("stack.one_layer_path"))
+
+
+def _layer_input(ctx, names, layer):
+    """The layer's input: the stack's (the embeddings and positions), or the layer before's output."""
+    heading = ctx.t("stack.next_input", l=layer + 1, before=layer) if layer else ctx.t("stack.first_input")
+    st.markdown(f"**{heading}**")
+    steps.step(ctx, names[layer], drill=False)
 
 
 def _attention_focus(ctx, block, sublayer):
@@ -193,7 +246,9 @@ def _layer_output(ctx, stack, names, layer):
     """The layer's output; the last layer's is followed by the stack's, or is it (post-norm)."""
     n, post = ctx.config.depth(stack), ctx.config.norm_placement == "post"
     if layer < n - 1 or not post:
-        st.markdown(f"**{ctx.t('stack.layer_output', l=layer + 1)}**")
+        heading = ctx.t("stack.layer_output", l=layer + 1) if layer == n - 1 else \
+            ctx.t("stack.next_layers_input", l=layer + 1, after=layer + 2)
+        st.markdown(f"**{heading}**")
         steps.step(ctx, names[layer + 1], drill=False)
     if layer == n - 1:
         st.markdown(f"**{ctx.t('stack.last_output' if post else 'stack.final_norm', l=n)}**")

@@ -18,14 +18,14 @@ CELL_LIST = 64  # a matrix's cell is picked from one list ("row, column") up to 
 LIST_WIDTH = 200  # px, a list of short names (choice's listed): a name and the list's arrow
 
 
-def layer_picker(ctx, key: str, default: int = 0) -> int:
+def layer_picker(ctx, key: str) -> int:
     n = ctx.config.depth(key.removeprefix("layer.")[:3])  # the key names the stack: "layer.enc", "layer.dec_stack"
     if n == 1:
         return 0
-    restore_from_link(key, "layer", range(n), default)
-    layer = picker(key, ctx.t("ctl.layer"), [str(layer + 1) for layer in range(n)], default,
+    restore_from_link(key, "layer", range(n))
+    layer = picker(key, ctx.t("ctl.layer"), [str(layer + 1) for layer in range(n)], 0,
                    collapsed=False, help=ctx.t("ctl.layer_help"))  # layer 1 is enc.0: the picker gives the index
-    show_in_link("layer", layer, default)
+    show_in_link("layer", layer, 0)
     return layer
 
 
@@ -39,18 +39,20 @@ def head_picker(ctx, key: str) -> int:
     return head
 
 
-def section_tabs(sections: dict, key: str, link: str | None = None):
+def section_tabs(sections: dict, key: str, link: str | None = None, numbers: dict | None = None):
     """A page's sections, {label key: function that draws the section}, picked from a row of buttons; only the chosen
     one is drawn. One widget, where st.tabs sent a block per tab on every rerun. link: the part of the page's link
-    that names the chosen section (by its position). `key` is declared in ui/core/navigation.SECTIONS, whose pages'
+    that names the chosen section (by its position, or by its number in `numbers`, {label key: number}, where the
+    sections were reordered after links named them). `key` is declared in ui/core/navigation.SECTIONS, whose pages'
     sections tests/test_sections.py opens one by one."""
     if key not in SECTIONS.values():
         raise ValueError(f"the section picker {key!r} is not declared in ui/core/navigation.SECTIONS")
     ctx = session.get()
     keys = list(sections)
     labels = [ctx.t(label) for label in keys]
-    if link:
-        restore_from_link(key, link, labels)  # a section is chosen by its label
+    linked = [numbers[label] for label in keys] if numbers else list(range(len(keys)))  # each section's number
+    if link:  # a section is chosen by its label, the link's numbers in their order
+        restore_from_link(key, link, [labels[linked.index(number)] for number in sorted(linked)], linked[0])
     if session_store.get(key) not in labels:  # the first run, another language's label, or a forged one
         session_store.put(key, labels[0])
     if ctx.reading:
@@ -60,7 +62,7 @@ def section_tabs(sections: dict, key: str, link: str | None = None):
                                       label_visibility="collapsed")
     position = labels.index(chosen) if chosen in labels else 0
     if link:
-        show_in_link(link, position, 0)
+        show_in_link(link, linked[position], linked[0])
     sections[keys[position]]()
 
 

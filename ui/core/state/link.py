@@ -130,7 +130,8 @@ FULL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,39}(?:\.[A-Za-z0-9_]{1,40}){0,5}
 def encode_view(view: dict) -> dict[str, str]:
     """A page's view in its link, e.g. {"layer": 1, "head": 1, "step": "scaled", "cell": (2, 0)} (positions from 0)
     as layer=2&head=2&step=scaled&cell=2.0: every part but the step and the cell is a position (a section, a layer,
-    a head, a frame...), numbered as the page shows it, from 1."""
+    a head, a frame...), numbered as the page shows it, from 1 (a stack page's sections as before they were
+    reordered: navigation.STACK_SECTIONS)."""
     query = {}
     for key in VIEW_KEYS:
         if key in view:
