@@ -200,6 +200,15 @@ def test_the_waves_words_describe_the_encoding_the_chart_draws(setting):
     assert pairs_share == (setting == "sinusoidal") and ("a pair shares" in shown[0]) == pairs_share
 
 
+@pytest.mark.parametrize("page", ["animation", "attention", "multihead", "masked_attention", "cross_attention",
+                                  "encoder_stack", "decoder_stack", "output"])  # named here, not read from the app
+def test_every_page_of_predictions_or_attention_patterns_says_which_weights_made_them(page):
+    """The post's random weights, named under the intro of each page that shows what a model predicts or where its
+    heads look (the stack pages' "where each head looks most" too)."""
+    at = open_link(page)
+    assert EN["learned.post"].format(seed=0) in [c.value for c in at.caption], page
+
+
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_prediction_says_which_weights_made_it_and_offers_the_trained_model(lang):
     """The overview wrote "Next token (greedy): c, probability 0.287" with nothing saying the model is untrained. Each

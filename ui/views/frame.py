@@ -105,7 +105,8 @@ def neighbour_links(ctx: Context, page: str):
 
 # The pages that show a model's predictions or attention patterns: each says under its intro which weights made them
 # (the overview says it under its next token, below the room's card a class starts with).
-PREDICTING = ("animation", "attention", "multihead", "masked_attention", "cross_attention", "output")
+PREDICTING = ("animation", "attention", "multihead", "masked_attention", "cross_attention", "encoder_stack",
+              "decoder_stack", "output")
 
 
 def intro(ctx: Context, page: str, model_notes: bool = True):
