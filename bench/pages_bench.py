@@ -575,7 +575,8 @@ def _browser_lines(results: dict, summary: dict) -> list[str]:
              "Headless Chromium types into the page (the last cell of row 0 of the first weight editor, its "
              "number input, or the sidebar's source sentence) and presses Enter, one edit to warm up and "
              f"{results['run']['args']['edits']} timed; the time runs until a script run has started, "
-             "the page's text (without the grids) has changed and the script state is `notRunning` again. Reference: the trivial page, same "
+             "the page's text (without the grids) has changed and the script state is `notRunning` again. "
+             "Reference: the trivial page, same "
              f"kind of input, before and after the pages (medians: grid {ref['grid']['before']:.0f} → "
              f"{ref['grid']['after']:.0f} ms, number input {ref['number']['before']:.0f} → "
              f"{ref['number']['after']:.0f} ms), pooled.", "",
