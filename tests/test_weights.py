@@ -1,5 +1,5 @@
-"""The weights store (ui/stores/weights.py): a model put by one store is found by another on the same directory (or the same
-Redis, against a real redis-server: the `redis_url` fixture), as
+"""The weights store (ui/stores/weights.py): a model put by one store is found by another on the same directory (or the
+same Redis, against a real redis-server: the `redis_url` fixture), as
 another process of a classroom server would find it; the directory stays within its caps (least recently used
 first); a corrupt, truncated or misnamed file is a missing one, and removed; a malformed id never touches the
 disk; concurrent puts leave whole files."""
