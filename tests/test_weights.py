@@ -29,7 +29,8 @@ def small_model(seed=0):
 
 
 def small_vit(seed=0, **sizes):
-    return VisionTransformer.initial(ViTConfig(**{"d_model": 8, "n_heads": 2, "n_layers": 1, "d_ff": 16, **sizes}), seed)
+    return VisionTransformer.initial(ViTConfig(**{"d_model": 8, "n_heads": 2, "n_layers": 1, "d_ff": 16, **sizes}),
+                                     seed)
 
 
 def assert_same_vit(loaded, model):
