@@ -10,7 +10,8 @@ from ui.views.draw import plot
 
 server.configure()  # the process's settings, on the first run only
 
-if not session_store.has(session_store.STATE):  # the browser keeps it: sent on a session's first run, not on every rerun
+# the browser keeps it: sent on a session's first run, not on every rerun
+if not session_store.has(session_store.STATE):
     st.set_page_config(page_title="Transformer, step by step", page_icon="🔢", layout="wide")
 follow.join_from_link()  # before the state writes the link, which keeps its room
 follow.catch_up()  # a following student's page behind the teacher's takes the teacher's link

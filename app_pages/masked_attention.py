@@ -1,3 +1,4 @@
 from ui.lessons import blocks
 
-blocks.decoder_attention_page("masked_attention")  # one page for both decoder attention blocks; this file is its address
+# one page for both decoder attention blocks; this file is its address
+blocks.decoder_attention_page("masked_attention")

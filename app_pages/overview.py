@@ -36,7 +36,8 @@ if not follow.in_room():  # a teacher opens a room, a student joins one
     follow.join_field(ctx.t, top, "overview.room.join", ctx.t("room.section"))
 c, trace = ctx.config, ctx.trace
 st.subheader(ctx.t("overview.flow"))
-st.markdown(ctx.t("overview.shapes.decoder_only" if c.decoder_only else "overview.shapes", n_src=len(trace.src_tokens), n_tgt=len(trace.tgt_tokens), d_model=c.d_model,
+st.markdown(ctx.t("overview.shapes.decoder_only" if c.decoder_only else "overview.shapes",
+                  n_src=len(trace.src_tokens), n_tgt=len(trace.tgt_tokens), d_model=c.d_model,
                   h=c.n_heads, n_enc=c.depth("enc"), n_dec=c.depth("dec")))
 last = trace["probs"][-1]
 best = int(np.argmax(last))

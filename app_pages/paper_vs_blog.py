@@ -19,7 +19,8 @@ for kind in ("blog_table", "blog", "sinusoidal"):
 
 st.subheader(t("compare.weights"))
 left, right = st.columns(2)
-for column, (label, divisor) in zip((left, right), (("compare.divisor_sqrt", math.sqrt(3)), ("compare.divisor_30", 30.0))):
+for column, (label, divisor) in zip((left, right),
+                                    (("compare.divisor_sqrt", math.sqrt(3)), ("compare.divisor_30", 30.0))):
     with column:
         st.markdown(f"**{t(label)}**")
         variant = runs.blog_variant((("attn_divisor", divisor),))

@@ -1,9 +1,10 @@
 """A Marian checkpoint at opus-mt's sizes (d_model 512, 8 heads, d_ff 2048, 6 + 6 layers, 65 001 tokens) with random
 weights (tests/marian_checkpoint.py), in the engine and in transformers (float64, the same weights): the load, the
 forward pass of a 16-token source and a 15-token decoder input (the engine's whole trace to the probabilities; their
-logits and a softmax; new ids each time), and a greedy translation of up to 15 tokens (both keep a cache: the encoder once, one decoder row
-per token; transformers writes as many tokens as the engine did). Ratios are engine / transformers, measured in one run;
-one BLAS thread, as the app's server runs. Wall and CPU time: on a loaded machine the CPU time is what a pass costs.
+logits and a softmax; new ids each time), and a greedy translation of up to 15 tokens (both keep a cache: the encoder
+once, one decoder row per token; transformers writes as many tokens as the engine did). Ratios are engine /
+transformers, measured in one run; one BLAS thread, as the app's server runs. Wall and CPU time: on a loaded machine the
+CPU time is what a pass costs.
 
     .venv/bin/python bench/marian_bench.py [--repeats 5]
 """

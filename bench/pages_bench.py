@@ -521,11 +521,11 @@ def markdown(results: dict, summary: dict, changes: list, record_version: str | 
 
 def _engine_lines(engine: dict) -> list[str]:
     lines = ["### Engine", "",
-             "The traced forward pass (`model.run(...)['probs']`, the whole lazy pass; paper base sizes, 12 + 12 tokens, float64) against PyTorch's "
-             "encoder and decoder layers on the same inputs; median of 15 runs, the engine's on two sentences in "
-             "turn (a model remembers the products of its last run, engine/products.py). Both use 2 threads, which wait for "
-             "each other when another process holds a core: on a shared CPU these times swing by several times "
-             "from run to run.", "",
+             "The traced forward pass (`model.run(...)['probs']`, the whole lazy pass; paper base sizes, "
+             "12 + 12 tokens, float64) against PyTorch's encoder and decoder layers on the same inputs; median of "
+             "15 runs, the engine's on two sentences in turn (a model remembers the products of its last run, "
+             "engine/products.py). Both use 2 threads, which wait for each other when another process holds a "
+             "core: on a shared CPU these times swing by several times from run to run.", "",
              "| environment | NumPy's BLAS | engine | PyTorch | engine / PyTorch |", "|---|---|---|---|---|"]
     lines += [f"| {b['title']} | {b['kernel']} | {b['engine_ms']:.1f} ms | {b['torch_ms']:.1f} ms | "
               f"**{b['ratio']:.2f}×** |" for b in engine["blocks"]]
@@ -574,8 +574,9 @@ def _browser_lines(results: dict, summary: dict) -> list[str]:
     lines = ["### Browser edit-to-update", "",
              "Headless Chromium types into the page (the last cell of row 0 of the first weight editor, its "
              "number input, or the sidebar's source sentence) and presses Enter, one edit to warm up and "
-             f"{results['run']['args']['edits']} timed; the time runs until a script run has started, the page's text (without "
-             "the grids) has changed and the script state is `notRunning` again. Reference: the trivial page, same "
+             f"{results['run']['args']['edits']} timed; the time runs until a script run has started, "
+             "the page's text (without the grids) has changed and the script state is `notRunning` again. "
+             "Reference: the trivial page, same "
              f"kind of input, before and after the pages (medians: grid {ref['grid']['before']:.0f} → "
              f"{ref['grid']['after']:.0f} ms, number input {ref['number']['before']:.0f} → "
              f"{ref['number']['after']:.0f} ms), pooled.", "",
@@ -602,7 +603,8 @@ def _load_lines(load: dict) -> list[str]:
              f"`{load['command']}`: {app['sessions']} sessions edit the attention page's W_Q every "
              f"{app['interval_s'][0]:g}–{app['interval_s'][1]:g} s for {app['duration_s']:g} s, then the same on the "
              "trivial page (see Classroom load above for the method).", "",
-             "| | p50 | p95 | server CPU / rerun | reruns/s | MB / extra session | errors |", "|---|---|---|---|---|---|---|"]
+             "| | p50 | p95 | server CPU / rerun | reruns/s | MB / extra session | errors |",
+             "|---|---|---|---|---|---|---|"]
     for name, result in (("attention page", app), ("trivial page", ref)):
         lines.append(f"| {name} | {result['latency_ms']['p50']:.0f} ms | {result['latency_ms']['p95']:.0f} ms | "
                      f"{result['server_cpu_per_rerun_s'] * 1000:.0f} ms | {result['reruns_per_s']:.1f} | "

@@ -4,9 +4,10 @@ The browser opens `ws://HOST/_stcore/stream` (subprotocol "streamlit") and sends
 answers with `ForwardMsg`s. A script run is asked for with a `rerun_script` BackMsg carrying a
 `ClientState`: the query string, the page (`page_name` = the page's url path, and after the first run the
 `page_script_hash` the server reported in its `navigation` message), `context_info` (locale, timezone,
-url) and the `WidgetStates` of the widgets the user has set (the server keeps the others' values). The server replies with `new_session`, the
-deltas of the run (each element at its `metadata.delta_path`) and `script_finished`. A run ended with
-FINISHED_EARLY_FOR_RERUN is followed by another one (st.rerun()); the rerun is done at the next status.
+url) and the `WidgetStates` of the widgets the user has set (the server keeps the others' values). The server
+replies with `new_session`, the deltas of the run (each element at its `metadata.delta_path`) and `script_finished`.
+A run ended with FINISHED_EARLY_FOR_RERUN is followed by another one (st.rerun()); the rerun is done at the next
+status.
 
 Like the browser, a session keeps the messages the server marked cacheable and lists their hashes in
 `cached_message_hashes`, so the server may send a `ref_hash` instead of the message.

@@ -44,7 +44,8 @@ def main(argv=None) -> int:
     print(f"settings      {ViTConfig()}\n              {settings}")
     print(f"test accuracy {score:.4f} ({round(score * 360)}/360)")
     print(f"time          {seconds:.1f} s (fastest of {args.repeat})")
-    print(f"steps/s       {settings.steps / seconds:.1f} ({settings.steps * settings.batch_size / seconds:.0f} images/s)")
+    print(f"steps/s       {settings.steps / seconds:.1f} "
+          f"({settings.steps * settings.batch_size / seconds:.0f} images/s)")
     print(f"load average  {load_before:.2f} before, {os.getloadavg()[0]:.2f} after (1 min, {os.cpu_count()} cores)")
     return 0
 

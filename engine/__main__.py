@@ -270,7 +270,8 @@ def _vit_train(args) -> int:
     every, start = max(1, settings.steps // 10), time.perf_counter()
     for update in vit_training(model, data, settings):
         if update.step % every == 0:
-            print(f"step {update.step}/{settings.steps}  epoch {update.epoch}  loss {update.loss:.4f}  lr {update.lr:.5f}")
+            print(f"step {update.step}/{settings.steps}  epoch {update.epoch}  "
+                  f"loss {update.loss:.4f}  lr {update.lr:.5f}")
     seconds, test = time.perf_counter() - start, digits.split("test")
     score = accuracy(update.model, *test)
     print(f"test accuracy {score:.4f} ({round(score * len(test.labels))}/{len(test.labels)}) after {seconds:.1f} s")

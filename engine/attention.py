@@ -19,9 +19,11 @@ MASKED_WEIGHTS_TEX = r"A_i = \operatorname{softmax}(S_i'')"
 HEADS_TEX = r"\text{head}_i = A_i V_i"
 CONCAT_TEX = r"\operatorname{Concat}(\text{head}_1, \ldots, \text{head}_h)"
 OUT_TEX = r"\operatorname{MultiHead}(Q,K,V) = \operatorname{Concat}(\text{head}_1, \ldots, \text{head}_h)\, W^O"
-# The paper's whole equations (section 3.2), which the steps above take apart; %s is the divisor, sqrt(d_k) in the paper.
+# The paper's whole equations (section 3.2), which the steps above take apart; %s is the divisor, sqrt(d_k) in the
+# paper.
 ATTENTION_TEX = r"\operatorname{Attention}(Q,K,V) = \operatorname{softmax}\!\left(\frac{QK^\top}{%s}\right) V"
-MASKED_ATTENTION_TEX = r"\operatorname{Attention}(Q,K,V) = \operatorname{softmax}\!\left(\frac{QK^\top}{%s} + M\right) V"
+MASKED_ATTENTION_TEX = (r"\operatorname{Attention}(Q,K,V) = "
+                        r"\operatorname{softmax}\!\left(\frac{QK^\top}{%s} + M\right) V")
 HEAD_TEX = r"\text{head}_i = \operatorname{Attention}(Q W_i^Q%s,\; K W_i^K%s,\; V W_i^V%s)"
 # What Q, K and V stand for in a block (section 3.2.3): one input in self-attention, two in cross-attention.
 SELF_BINDING_TEX = r"Q = K = V = %s \quad (\text{⟦sublayer-input⟧})"

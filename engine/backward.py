@@ -165,7 +165,8 @@ def softmax(trace, step, g):
 def weighted(trace, step, g):
     a_ref, v_ref = step.inputs
     a, v = trace.resolve(a_ref), trace.resolve(v_ref)
-    return [(a_ref, g @ np.swapaxes(v, -1, -2)), (v_ref, np.swapaxes(a, -1, -2) @ g)]  # (..., h, n_q, n_k), (..., h, n_k, d_v)
+    # (..., h, n_q, n_k), (..., h, n_k, d_v)
+    return [(a_ref, g @ np.swapaxes(v, -1, -2)), (v_ref, np.swapaxes(a, -1, -2) @ g)]
 
 
 def concat(trace, step, g):

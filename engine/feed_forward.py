@@ -6,7 +6,8 @@ import numpy as np
 HIDDEN_TEX = r"H = x W_1 + b_1"
 HIDDEN_NO_BIAS_TEX = r"H = x W_1"
 ACT_TEX = {"relu": r"\operatorname{ReLU}(H) = \max(0, H)",
-           "gelu": r"\operatorname{GELU}(H) = H \cdot \Phi(H) = \tfrac{H}{2}\left(1 + \operatorname{erf}(H/\sqrt{2})\right)",
+           "gelu": (r"\operatorname{GELU}(H) = H \cdot \Phi(H) = "
+                    r"\tfrac{H}{2}\left(1 + \operatorname{erf}(H/\sqrt{2})\right)"),
            "swish": r"\operatorname{Swish}(H) = H \cdot \sigma(H) = \frac{H}{1 + e^{-H}}"}
 OUT_TEX = r"\operatorname{FFN}(x) = \operatorname{%s}(x W_1 + b_1) W_2 + b_2"
 OUT_NO_BIAS_TEX = r"\operatorname{FFN}(x) = \operatorname{%s}(x W_1) W_2"

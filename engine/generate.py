@@ -47,7 +47,8 @@ TEMPERATURE_TEX = r"P_T(w) = \frac{e^{z_w / T}}{\sum_{v} e^{z_v / T}}"
 TOP_K_TEX = r"P_k(w) = \frac{P_T(w)\,[w \in \text{top-}k]}{\sum_{v \in \text{top-}k} P_T(v)}"
 TOP_P_TEX = (r"\begin{gathered}P_p(w) = \frac{P_T(w)\,[w \in V_p]}{\sum_{v \in V_p} P_T(v)},\quad "
              r"V_p = \{w_{(1)}, \ldots, w_{(m)}\} \\ "
-             r"P_T(w_{(1)}) \ge P_T(w_{(2)}) \ge \cdots,\quad m = \min\Bigl\{j : \sum_{i \le j} P_T(w_{(i)}) \ge p\Bigr\}"
+             r"P_T(w_{(1)}) \ge P_T(w_{(2)}) \ge \cdots,\quad "
+             r"m = \min\Bigl\{j : \sum_{i \le j} P_T(w_{(i)}) \ge p\Bigr\}"
              r"\end{gathered}")
 SCORE_TEX = {
     "plain": r"\text{score}(y) = \frac{\log P(y \mid x)}{|y|^{\alpha}}",

@@ -1,8 +1,8 @@
 """The training loss (paper section 5.4): cross-entropy of the next token, with teacher forcing and label smoothing.
 
 The decoder reads SOS + target and must predict target + EOS: the target shifted left by one. The loss reads
-the masked logits (the model's "masked_logits" step: <unk> is -inf, P = 0) through a log-softmax that subtracts the row max, whatever the `softmax` option, so a saturated
-model gets a large finite loss rather than log(0).
+the masked logits (the model's "masked_logits" step: <unk> is -inf, P = 0) through a log-softmax that subtracts
+the row max, whatever the `softmax` option, so a saturated model gets a large finite loss rather than log(0).
 """
 from __future__ import annotations
 

@@ -211,7 +211,8 @@ def _image_steps(c: Config):
     return {"patches": Decl(PATCHES, PATCHES_TEX, ("N", "P²C"), "x_p"),
             "embed": Decl(LINEAR, PATCH_EMBED_TEX, ("N", "d_model"), "(x_p E + b_E)"),
             "cls": Decl(PREPEND, CLASS_TOKEN_TEX),
-            "pos": Decl(POS, POSITIONS_TEX, symbol=r"E_{\text{pos}}", meta={"form": "learned", "d_model": c.d_model, "table": (r"E_{\text{pos}}", "E_pos")}),
+            "pos": Decl(POS, POSITIONS_TEX, symbol=r"E_{\text{pos}}",
+                        meta={"form": "learned", "d_model": c.d_model, "table": (r"E_{\text{pos}}", "E_pos")}),
             "input": Decl(ADD, INPUT_TEX, symbol="z_0")}
 
 

@@ -86,7 +86,8 @@ def loss_and_grads(model: VisionTransformer, images, labels) -> LossAndGrads:
 
 def _targets(labels, shape, n_classes):
     labels = np.asarray(labels)
-    if labels.dtype.kind not in "iu" or labels.size != int(np.prod(shape)) or np.any((labels < 0) | (labels >= n_classes)):
+    if (labels.dtype.kind not in "iu" or labels.size != int(np.prod(shape))
+            or np.any((labels < 0) | (labels >= n_classes))):
         raise ConfigError(f"give one class from 0 to {n_classes - 1} per image", "vit_labels", high=n_classes - 1)
     return labels.reshape(shape)  # (b, 1)
 

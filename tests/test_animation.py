@@ -1,5 +1,5 @@
-"""The animation's frames (ui/lessons/animation.py) hold the trace's numbers and the engine's greedy output, unchanged; the
-page (AppTest) sends them to its player in both languages and sends new ones after a weight edit; in Chromium the
+"""The animation's frames (ui/lessons/animation.py) hold the trace's numbers and the engine's greedy output, unchanged;
+the page (AppTest) sends them to its player in both languages and sends new ones after a weight edit; in Chromium the
 player plays the whole forward pass of the opening example by itself, answers its keys and draws the edited numbers.
 Screenshots at its start, middle and end go to build/screenshots/animation-{start,middle,end}-{lang}.png."""
 import json
@@ -22,7 +22,8 @@ from ui.lessons import animation
 EXAMPLES = [  # the opening example; two layers in pre-norm with 4 heads; the paper's sizes, smaller, 3 + 2 layers
     ("hello-world", {}, "Hello World"),
     ("hello-world", {"n_layers": 2, "n_heads": 4, "norm_placement": "pre"}, "hello world how are you"),
-    ("paper", {"d_model": 32, "n_heads": 4, "d_ff": 48, "n_enc_layers": 3, "n_dec_layers": 2}, "the cat sat on the mat"),
+    ("paper", {"d_model": 32, "n_heads": 4, "d_ff": 48, "n_enc_layers": 3, "n_dec_layers": 2},
+     "the cat sat on the mat"),
 ]
 
 
@@ -218,7 +219,8 @@ def screenshot(page, name):
 
 def drawn_weights(page) -> list:
     """The opacities of the lines of the frame shown: its attention weights, as the browser drew them."""
-    return [float(o) for o in page.locator(".anim svg line").evaluate_all("ls => ls.map(l => l.getAttribute('opacity'))")]
+    return [float(o) for o in
+            page.locator(".anim svg line").evaluate_all("ls => ls.map(l => l.getAttribute('opacity'))")]
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -343,7 +345,9 @@ SMALLEST_DRAWN_TYPE = """anim => new Promise((resolve, reject) => {
         const svg = anim.querySelector('svg');
         const width = svg ? svg.getBoundingClientRect().width : 0;
         if (width === 0) {
-            return performance.now() - started > 30000 ? reject(new Error('never laid out')) : requestAnimationFrame(measure);
+            return performance.now() - started > 30000
+                ? reject(new Error('never laid out'))
+                : requestAnimationFrame(measure);
         }
         const scale = width / svg.viewBox.baseVal.width;
         const sizes = [...svg.querySelectorAll('text')].map(t => [parseFloat(t.getAttribute('font-size')) * scale,

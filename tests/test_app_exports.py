@@ -34,7 +34,8 @@ def test_the_export_section_offers_every_file_when_opened(lang):
     at.run()
     assert not at.exception
     assert download_labels(at) == [t(key) for key in LABELS]
-    assert t("export.no_weights", n="") not in "".join(c.value for c in at.caption)  # 84 weights: JSON and CSV hold them
+    # 84 weights: JSON and CSV hold them
+    assert t("export.no_weights", n="") not in "".join(c.value for c in at.caption)
 
 
 def test_the_paper_models_text_files_leave_its_44_million_weights_to_the_npz():

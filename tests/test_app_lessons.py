@@ -27,8 +27,10 @@ def open_tab(at, key, label):
 def test_the_pages_open_on_their_old_view_with_the_lessons_in_closed_tabs():
     for page, key, labels in (("positional", "pos.tab", ["pos.tab.steps", "pos.tab.table", "pos.tab.similarity",
                                                          "pos.tab.rotation", "pos.tab.order"]),
-                              ("tokens", "tokens.tab", ["tokens.tab.lookup", "tokens.tab.product", "tokens.tab.cosine"]),
-                              ("dropout", "dropout.tab", ["dropout.tab.flow", "dropout.tab.mask", "dropout.tab.places"])):
+                              ("tokens", "tokens.tab", ["tokens.tab.lookup", "tokens.tab.product",
+                                                        "tokens.tab.cosine"]),
+                              ("dropout", "dropout.tab", ["dropout.tab.flow", "dropout.tab.mask",
+                                                          "dropout.tab.places"])):
         at = open_page(page)
         assert at.button_group(key=key).options == [EN[label] for label in labels], page
         assert not any(EN["pos.order.text"] in p or EN["tokens.cosine.text"] in p for p in paragraphs(at))
@@ -47,7 +49,8 @@ def test_rotation_tab_says_what_holds_for_each_encoding_with_its_numbers(encodin
 
 
 def test_order_tab_shows_the_reversed_sentence_weights_are_the_permuted_ones():
-    at = open_tab(open_page("positional", src="hello how world", cfg="pos_encoding:sinusoidal"), "pos.tab", "pos.tab.order")
+    at = open_tab(open_page("positional", src="hello how world", cfg="pos_encoding:sinusoidal"),
+                  "pos.tab", "pos.tab.order")
     model = engine.preset("hello-world", pos_encoding="sinusoidal")
     bare = model.without_positions()
     before, after = bare.run("hello how world")["enc.0.attn.weights"], bare.run("world how hello")["enc.0.attn.weights"]
@@ -76,7 +79,8 @@ def test_product_tab_writes_chi_w_e_as_the_lookup(cfg):
     at = open_tab(open_page("tokens", cfg=cfg), "tokens.tab", "tokens.tab.product")
     trace = engine_trace(embed_scale=cfg.endswith("true"))
     product = latex(at)[0]
-    assert product.startswith(r"\chi\, W_E") and r"W_E[\text{hello}] \\ W_E[\text{world}]" in product  # rows named by token
+    # rows named by token
+    assert product.startswith(r"\chi\, W_E") and r"W_E[\text{hello}] \\ W_E[\text{world}]" in product
     assert product.endswith(bmatrix(trace["src.embed"], 4)) and (r"\sqrt{d_{\text{model}}}" in product) == (
         cfg.endswith("true"))
     assert EN["tokens.product.equal"].format(name="src.embed") in [c.value for c in at.caption]
@@ -145,9 +149,11 @@ def test_cross_attentions_even_weights_note_names_the_step_where_the_encoders_ro
         assert (where and where.step) == converged
         expected = t("cross.even", n=n, tolerance=EVEN)
         if where:
-            expected += "\n\n" + t("cross.even.alike", n=n, tolerance="1", name=where.step, title=t(step_name_key(where.step)),
+            expected += "\n\n" + t("cross.even.alike", n=n, tolerance="1", name=where.step,
+                                title=t(step_name_key(where.step)),
                                 spread=fmt(100 * where.spread, 2), before=where.before,
-                                before_title=t(step_name_key(where.before)), spread_before=fmt(100 * where.spread_before, 2))
+                                before_title=t(step_name_key(where.before)),
+                                spread_before=fmt(100 * where.spread_before, 2))
         assert notes == [":material/info: " + expected], src
         assert not re.search("feed-forward|前馈|hello|world", notes[0].split(":", 2)[-1]), notes[0]
 

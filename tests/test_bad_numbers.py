@@ -18,7 +18,8 @@ def test_hostile_weights_do_not_crash(param, value):
         assert trace.nonfinite and "probs" in trace.nonfinite
     assert trace.nonfinite == tuple(name for name in trace if np.isnan(trace[name]).any()
                                     or np.isposinf(trace[name]).any()
-                                    or (np.isneginf(trace[name]).any() and not name.endswith(("mask", "masked", "masked_logits"))))
+                                    or (np.isneginf(trace[name]).any()
+                                        and not name.endswith(("mask", "masked", "masked_logits"))))
 
 
 def test_layer_norm_of_an_overflowing_row_is_nan_not_zero():

@@ -33,7 +33,8 @@ BLAS_AT_EXIT = """
 import atexit, json, sys
 def report():
     from threadpoolctl import threadpool_info
-    print(json.dumps([info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]), file=sys.stderr)
+    print(json.dumps([info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]),
+          file=sys.stderr)
 atexit.register(report)
 """
 

@@ -264,7 +264,8 @@ def test_weights_trained_on_one_process_open_on_the_other(classroom):
     link, [(kept, texts), (dropped, missing_texts)] = in_own_thread(scenario)
     weights = dict(parse_qsl(link)).get("weights")
     stored = sorted(p.name for p in Path(weights_dir).iterdir())
-    assert weights and stored == [f"{weights}.json", f"{weights}.npz"]  # the weights and their origin (ui.stores.weights)
+    # the weights and their origin (ui.stores.weights)
+    assert weights and stored == [f"{weights}.json", f"{weights}.npz"]
     gone = translator("en")
     assert kept == weights and not any(gone("msg.weights_gone", id=weights) in text for text in texts), texts
     assert dropped is None and any(gone("msg.weights_gone", id="0123456789ab") in text for text in missing_texts)

@@ -12,15 +12,17 @@ FORBIDDEN = ("streamlit", "plotly", "pandas", "sympy", "torch", "scipy", "matplo
 STREAMLIT_UI = {"core.runs", "core.session", "core.session_store", "core.sidebar", "core.streamlit_internals",
                 "classroom.follow", "classroom.presenter", "classroom.quiz", "classroom.quiz_views", "classroom.scroll",
                 "classroom.share",
-                "views.draw", "views.drawn", "views.drill", "views.editors", "views.exports", "views.frame", "views.pickers",
-                "views.steps", "views.style", "views.vocabulary",
+                "views.draw", "views.drawn", "views.drill", "views.editors", "views.exports", "views.frame",
+                "views.pickers", "views.steps", "views.style", "views.vocabulary",
                 "lessons.animation_views", "lessons.batch_views", "lessons.blocks", "lessons.derivation_views",
-                "lessons.embedding_views", "lessons.exercise_views", "lessons.generation_views", "lessons.positional_views",
-                "lessons.training_views", "handout.download", "vision.vit_frame", "vision.vit_training",
+                "lessons.embedding_views", "lessons.exercise_views", "lessons.generation_views",
+                "lessons.positional_views", "lessons.training_views", "handout.download",
+                "vision.vit_frame", "vision.vit_training",
                 "vision.vit_evaluation", "vision.vit_encoder_views", "vision.vit_head_views", "vision.pixel_pad",
                 "vision.image_views", "vision.embed_views"}
 MAX_MODULES = 15  # a ui/ package's modules (its __init__ aside): past that, a part hides in a long list
-UI_LAYERS = ("stores", "core", "classroom", "views", "lessons", "handout", "vision")  # a ui/ package imports only those before it
+# a ui/ package imports only those before it
+UI_LAYERS = ("stores", "core", "classroom", "views", "lessons", "handout", "vision")
 # Makes `import playwright` fail in a Python started with this folder first on PYTHONPATH, as where it is not installed.
 NO_PLAYWRIGHT = """
 import importlib.abc, sys

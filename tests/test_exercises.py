@@ -177,7 +177,8 @@ def test_an_experiment_compares_both_sides_whatever_the_current_setting():
     the switch on and off."""
     model = MODELS["hello-world"]
     off = engine.preset("hello-world", residual=False)
-    assert ex.residual_effect(off, "Hello World", "Hola Mundo") == ex.residual_effect(model, "Hello World", "Hola Mundo")
+    assert (ex.residual_effect(off, "Hello World", "Hola Mundo")
+            == ex.residual_effect(model, "Hello World", "Hola Mundo"))
     blind = ex.order_blindness(engine.preset("hello-world", pos_encoding="none"), "Hello World")
     assert blind == ex.order_blindness(model, "Hello World")
     assert blind.value == "same" and blind.evidence["with_pe"] > 0.001

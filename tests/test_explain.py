@@ -20,7 +20,8 @@ def explain(name, index, **overrides):
 
 
 def test_dot_product_of_query_and_key():
-    assert explain("enc.0.attn.scores", (0, 0, 1)).text == "enc.0.attn.scores[0, 0, 1] = 8×6.84 + 3×9.99 + 3×6.84 = 105.21"
+    assert (explain("enc.0.attn.scores", (0, 0, 1)).text
+            == "enc.0.attn.scores[0, 0, 1] = 8×6.84 + 3×9.99 + 3×6.84 = 105.21")
 
 
 def test_projection_term_by_term():
@@ -72,7 +73,8 @@ def test_layer_norm_of_a_constant_row_with_no_epsilon_is_nan_not_an_error(form):
     """d_model = 1 and ε = 0 (both allowed) divide by zero: the pass gives NaN, and so does its explanation."""
     trace = engine.preset("hello-world", d_model=1, n_heads=1, d_ff=2, eps=0.0, layer_norm=form).run("Hello World")
     e = trace.explain("enc.0.ln1", (0, 0))
-    assert math.isnan(e.value) and e.text.endswith("/ 0 ≈ NaN⟦with-end⟧enc.0.ln1[0, 0] = x̂ × γ + β = NaN × 1 + 0 = NaN")
+    assert math.isnan(e.value) and e.text.endswith("/ 0 ≈ NaN⟦with-end⟧"
+                                                   "enc.0.ln1[0, 0] = x̂ × γ + β = NaN × 1 + 0 = NaN")
 
 
 def test_gelu_writes_the_erf_it_uses():

@@ -3,9 +3,9 @@ trained weights and opened a room, 60 students following at the protocol level (
 the teacher's link on the projector. The teacher's process is killed (SIGKILL). Every client on it sees its
 websocket drop and reconnects as Streamlit's browser does: a health check, a new websocket with the same cookie, and
 a run of the page it shows with its address and widget states (Chromium does it by itself, for the page's timer:
-ui/classroom/follow.py, _copy_link_on_a_timer). nginx sends them to the live process, where each view is rebuilt from the link
-and the room from the store. The test prints the recovery time, from the kill to the last client's finished run. The
-protocol students do not poll the room meanwhile (a browser polls once a second, ~8 ms of CPU each).
+ui/classroom/follow.py, _copy_link_on_a_timer). nginx sends them to the live process, where each view is rebuilt from
+the link and the room from the store. The test prints the recovery time, from the kill to the last client's finished
+run. The protocol students do not poll the room meanwhile (a browser polls once a second, ~8 ms of CPU each).
 
 RECOVERY_BOUND: the moved clients' runs (two each for a student: its link opens the teacher's page) queue on the one
 live process. On the 2 cores of the test machine shared with other work (load average 10-18), the last was back

@@ -189,8 +189,8 @@ def test_an_address_of_this_computer_alone_is_no_phones(url):
     assert reach.local_only(url)
 
 
-@pytest.mark.parametrize("url", ["http://192.168.1.20:8501/", "https://class.example.org/attention", "http://[fd00::2]/",
-                                 "", "http://localhostess.org/"])
+@pytest.mark.parametrize("url", ["http://192.168.1.20:8501/", "https://class.example.org/attention",
+                                 "http://[fd00::2]/", "", "http://localhostess.org/"])
 def test_a_network_address_is_a_phones(url):
     assert not reach.local_only(url)
 

@@ -29,7 +29,8 @@ Measured 2026-11-26T12:56 on 2 vCPUs. The app was `c28388b`, served from a copy 
 
 Over the 2.5× target (1 of the 3 cases with the worked example): attention / weight edit (number input) (2.6×).
 
-With the paper preset (reported, not held to the target; × trivial, p50): attention / weight edit (number input) 3.2× (30 ms), dec_ffn / weight edit (number input) 5.6× (56 ms).
+With the paper preset (reported, not held to the target; × trivial, p50): attention / weight edit (number input) \
+3.2× (30 ms), dec_ffn / weight edit (number input) 5.6× (56 ms).
 
 ### Browser edit-to-update
 

@@ -108,7 +108,8 @@ def test_the_rooms_code_is_on_the_rail_for_latecomers(server, new_page, lang):  
     room = page.locator(".present-room")
     expect(room).to_have_text(t("present.room", code=link["room"]))
     box = room.bounding_box()
-    assert box["y"] + box["height"] <= PROJECTOR_SCREEN["height"] and box["x"] + box["width"] <= PROJECTOR_SCREEN["width"]
+    assert (box["y"] + box["height"] <= PROJECTOR_SCREEN["height"]
+            and box["x"] + box["width"] <= PROJECTOR_SCREEN["width"])
     no_exception(page)
     page.screenshot(path=str(SHOTS / f"presenter-room-1280x720-{lang}.png"))
 
@@ -180,8 +181,8 @@ def test_a_teacher_at_localhost_is_told_and_the_qr_code_names_an_address_phones_
 # ---- the animation in view ----------------------------------------------------------------------------------------
 
 ANIMATION_DRAWING = """() => {  // the player's drawing, inside its component's shadow root
-    const host = [...document.querySelectorAll('[data-testid="stMain"] *')].find(e => e.shadowRoot &&
-                                                                                e.shadowRoot.querySelector('.anim svg'));
+    const host = [...document.querySelectorAll('[data-testid="stMain"] *')]
+        .find(e => e.shadowRoot && e.shadowRoot.querySelector('.anim svg'));
     const box = host.shadowRoot.querySelector('.anim svg').getBoundingClientRect();
     return {top: box.top, header: document.querySelector('[data-testid="stHeader"]').getBoundingClientRect().bottom};
 }"""

@@ -195,7 +195,8 @@ def test_sinusoidal_pe_matches_its_closed_form(d_model):
 def test_embedding_scale():
     model = engine.preset("paper", **SMALL)
     trace = model.run("hello")
-    np.testing.assert_allclose(trace["src.embed"][0], model.params["embed.src"][model.vocab.id("hello")] * math.sqrt(12))
+    np.testing.assert_allclose(trace["src.embed"][0],
+                               model.params["embed.src"][model.vocab.id("hello")] * math.sqrt(12))
     off = engine.preset("paper", embed_scale=False, **SMALL).run("hello")
     np.testing.assert_allclose(off["src.embed"][0], model.params["embed.src"][model.vocab.id("hello")])
 
@@ -313,7 +314,8 @@ def test_an_edit_late_in_the_network_computes_as_a_fresh_model(tied):
     base = engine.preset("paper", d_model=8, n_heads=2, d_k=4, d_v=4, d_ff=16, n_layers=2, tied_output=tied,
                          shared_embeddings=tied)
     name = "embed.src" if tied else "unembed.W"
-    for edited in (base.with_cells({name: [((3, 1), 2.5)]}), base.with_cells({"dec.1.self_attn.W_O": [((0, 0), -1.0)]})):
+    for edited in (base.with_cells({name: [((3, 1), 2.5)]}),
+                   base.with_cells({"dec.1.self_attn.W_O": [((0, 0), -1.0)]})):
         fresh = engine.Model(base.name, base.config, base.vocab, edited.params, base.seed)
         for src in ("Hello World", "World Hello"):
             base.run(src, "Hola").steps()
@@ -321,7 +323,8 @@ def test_an_edit_late_in_the_network_computes_as_a_fresh_model(tied):
             assert list(got) == list(want)
             for step in want:
                 np.testing.assert_array_equal(got[step], want[step])
-        assert not np.array_equal(edited.run("Hello World", "Hola")["logits"], base.run("Hello World", "Hola")["logits"])
+        assert not np.array_equal(edited.run("Hello World", "Hola")["logits"],
+                                  base.run("Hello World", "Hola")["logits"])
 
 
 def test_the_words_looked_up_under_another_spelling_are_the_ones_lower_cased():

@@ -284,7 +284,8 @@ def why_not(state):
 # ---- the sidebar: source and target text ----------------------------------------------------------------------
 
 @settings(HOSTILE, max_examples=examples(25, large=60))
-@given(page=st.sampled_from(TEXT_PAGES), side=st.sampled_from(["src", "tgt"]), text=TEXT)  # a ViT page's sidebar has none
+# a ViT page's sidebar has none
+@given(page=st.sampled_from(TEXT_PAGES), side=st.sampled_from(["src", "tgt"]), text=TEXT)
 @example(page="overview", side="src", text="x" * 10_000)
 @example(page="attention", side="src", text="")
 @example(page="tokens", side="src", text='<img src=x onerror="alert(1)">')

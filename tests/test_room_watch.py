@@ -1,5 +1,5 @@
-"""The room watcher (ui/classroom/room_watch.py), without Streamlit or threads: each tick reads each followed room once, and
-wakes the pages that show another version, AT_ONCE at a time, each report bringing the next one's turn."""
+"""The room watcher (ui/classroom/room_watch.py), without Streamlit or threads: each tick reads each followed room once,
+and wakes the pages that show another version, AT_ONCE at a time, each report bringing the next one's turn."""
 import sys
 from pathlib import Path
 

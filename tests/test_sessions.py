@@ -96,7 +96,8 @@ def test_two_sessions_see_only_their_own_edit(server):
             assert scores[own] <= numbers(run.texts()), f"session {own} does not show the scores of its own edit"
 
 
-HOSTILE_PART = "x\n\n[sign in](//ev.il)"  # an empty line and a Markdown link (ui/core/i18n.literal writes it on one line)
+# an empty line and a Markdown link (ui/core/i18n.literal writes it on one line)
+HOSTILE_PART = "x\n\n[sign in](//ev.il)"
 
 
 def test_forged_values_over_the_websocket_keep_the_view(server):

@@ -1,6 +1,6 @@
 """Every step the engine records is drawn on a page a learner reaches from the navigation: for both presets, both
-norm placements, the encoder-decoder and the decoder-only model, with dropout off (every page) and on (the training pass of the dropout page); gradients are the
-training page's, not steps of a pass.
+norm placements, the encoder-decoder and the decoder-only model, with dropout off (every page) and on (the training pass
+of the dropout page); gradients are the training page's, not steps of a pass.
 
 Each page of ui.core.navigation is opened in AppTest and every combination of its rows of buttons (layer, sub-layer,
 where dropout acts...) is pressed, as the browser does. What a page draws is what ui.views.steps records as drawn: each

@@ -1,6 +1,6 @@
-"""The guard of ui/core/streamlit_internals.py: its workarounds run on the Streamlit they were written for only. Why each
-is needed: tests/test_app.py (test_a_session_does_not_keep_the_widgets_it_no_longer_shows, run with the workaround and
-without it) and tests/test_follow.py (students woken by the server). The tests' own uses of Streamlit's privates
+"""The guard of ui/core/streamlit_internals.py: its workarounds run on the Streamlit they were written for only. Why
+each is needed: tests/test_app.py (test_a_session_does_not_keep_the_widgets_it_no_longer_shows, run with the workaround
+and without it) and tests/test_follow.py (students woken by the server). The tests' own uses of Streamlit's privates
 (tests/streamlit_privates.py) are under the same guard."""
 import logging
 import sys

@@ -174,7 +174,8 @@ def cases(draw):
     n_heads = draw(st.integers(1, 8))
     d_k = draw(st.integers(-(-8 // n_heads), 96 // n_heads))  # d_model = n_heads * d_k in 8..96
     sizes = dict(d_model=n_heads * d_k, n_heads=n_heads, d_ff=draw(st.integers(1, 160)),
-                 n_enc_layers=draw(st.integers(1, 3)), n_dec_layers=draw(st.integers(1, 3)), eps=draw(st.sampled_from([1e-5, 1e-6, 1e-3])))
+                 n_enc_layers=draw(st.integers(1, 3)), n_dec_layers=draw(st.integers(1, 3)),
+                 eps=draw(st.sampled_from([1e-5, 1e-6, 1e-3])))
     src = draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=7))
     tgt = draw(st.lists(st.sampled_from(WORDS), min_size=0, max_size=6))  # + SOS: 1..7 decoder positions
     return sizes, src, tgt, draw(st.integers(0, 2**32 - 1))

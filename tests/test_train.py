@@ -215,13 +215,15 @@ def test_stopping_early_leaves_the_model_of_that_step():
 def test_a_diverging_run_stops_with_an_explanation_and_keeps_its_last_good_model():
     updates, settings = [], TrainSettings(optimizer="sgd", lr_scale=1e4, warmup=1, steps=50, batch_size=1)
     with pytest.raises(ValueError, match=r"training diverged at step (\d+): the update made some weights inf or NaN, "
-                                         r"which happens when the learning rate \(([\d.]+) here\) is too large") as raised:
+                                         r"which happens when the learning rate \(([\d.]+) here\) "
+                                         r"is too large") as raised:
         for update in training(start_model(), settings, pairs=[PAIR]):
             updates.append(update)
     # the step itself depends on rounding (BLAS threads, CPU): from step 6 on one thread, 7 on two, here
     step, lr = re.search(r"step (\d+): .*rate \(([\d.]+) here", str(raised.value)).groups()
     assert 3 <= int(step) <= 10
-    assert float(lr) == float(f"{learning_rate(int(step), d_model=start_model().config.d_model, warmup=1, scale=1e4):.3g}")
+    assert float(lr) == float(
+        f"{learning_rate(int(step), d_model=start_model().config.d_model, warmup=1, scale=1e4):.3g}")
     assert [u.step for u in updates] == list(range(1, int(step)))
     assert all(np.all(np.isfinite(value)) for value in updates[-1].model.params.values())
 
@@ -347,47 +349,61 @@ def zip_bytes(**members):
 MALFORMED = {
     "not an npz": (lambda: b"hello, I am a text file", "this is not a NumPy .npz file", "ckpt_not_npz"),
     "empty": (lambda: b"", "this is not a NumPy .npz file", "ckpt_not_npz"),
-    "a single array": (lambda: npy_bytes(np.zeros(3)), "this is a single NumPy array (.npy), not an .npz archive", "ckpt_npy"),
+    "a single array": (lambda: npy_bytes(np.zeros(3)), "this is a single NumPy array (.npy), not an .npz archive",
+                       "ckpt_npy"),
     "a pickle": (lambda: npz_bytes(meta=np.array([{"preset": "paper"}], dtype=object)),
                  "'meta' holds Python objects (a pickle), which are not loaded for safety", "ckpt_pickle"),
     "no meta": (lambda: archive(drop=("meta",)), "the file has no 'meta' entry", "ckpt_no_meta"),
-    "meta not text": (lambda: archive(arrays={"meta": np.zeros(1)}), "'meta' must be one string of JSON text", "ckpt_meta_not_text"),
-    "meta not JSON": (lambda: archive(arrays={"meta": np.array(["{preset: paper"])}), "'meta' is not valid JSON", "ckpt_meta_json"),
+    "meta not text": (lambda: archive(arrays={"meta": np.zeros(1)}), "'meta' must be one string of JSON text",
+                      "ckpt_meta_not_text"),
+    "meta not JSON": (lambda: archive(arrays={"meta": np.array(["{preset: paper"])}), "'meta' is not valid JSON",
+                      "ckpt_meta_json"),
     "meta fields": (lambda: archive(arrays={"meta": np.array(['{"preset": "paper"}'])}),
-                    "'meta' must have exactly the fields format, preset, seed, config, vocabulary", "ckpt_meta_fields"),
-    "format": (lambda: archive(meta={"format": 2}), "this file has format 2; this version reads format 1", "ckpt_format"),
-    "unknown preset": (lambda: archive(meta={"preset": "gpt-2"}), "unknown preset 'gpt-2'; choose one of", "ckpt_preset"),
-    "bad seed": (lambda: archive(meta={"seed": -3}), "the seed must be a whole number from 0 to 4294967295, got -3", "ckpt_seed"),
+                    "'meta' must have exactly the fields format, preset, seed, config, vocabulary",
+                    "ckpt_meta_fields"),
+    "format": (lambda: archive(meta={"format": 2}), "this file has format 2; this version reads format 1",
+               "ckpt_format"),
+    "unknown preset": (lambda: archive(meta={"preset": "gpt-2"}), "unknown preset 'gpt-2'; choose one of",
+                       "ckpt_preset"),
+    "bad seed": (lambda: archive(meta={"seed": -3}), "the seed must be a whole number from 0 to 4294967295, got -3",
+                 "ckpt_seed"),
     "unknown config field": (lambda: archive(meta={"config": {**engine.Config().as_dict(), "dropout": 0.1}}),
-                             "the config does not match this version's settings: unknown ['dropout'], missing []", "ckpt_config_unknown"),
-    "missing config field": (lambda: archive(meta={"config": {"d_model": 8}}), "missing ['activation', ", "ckpt_config_missing"),
+                             "the config does not match this version's settings: unknown ['dropout'], missing []",
+                             "ckpt_config_unknown"),
+    "missing config field": (lambda: archive(meta={"config": {"d_model": 8}}), "missing ['activation', ",
+                             "ckpt_config_missing"),
     "bad config value": (lambda: archive(meta={"config": {**engine.Config().as_dict(), "n_heads": 0}}),
                          "n_heads must be between 1 and 64, got 0", "ckpt_setting"),
     "vocabulary not a list": (lambda: archive(meta={"vocabulary": "hello world"}),
                               "the vocabulary must be a list of non-empty strings", "ckpt_vocabulary_not_list"),
     "vocabulary duplicates": (lambda: archive(meta={"vocabulary": list(PAPER_VOCABULARY[:-1]) + ["HELLO"]}),
-                              "the vocabulary cannot be used: vocabulary tokens must be unique, ignoring case", "ckpt_vocabulary"),
+                              "the vocabulary cannot be used: vocabulary tokens must be unique, ignoring case",
+                              "ckpt_vocabulary"),
     "vocabulary without specials": (lambda: archive(meta={"vocabulary": ["x"] + list(PAPER_VOCABULARY[1:])}),
-                                    "the vocabulary cannot be used: the vocabulary needs the special token <unk>", "ckpt_vocabulary"),
+                                    "the vocabulary cannot be used: the vocabulary needs the special token <unk>",
+                                    "ckpt_vocabulary"),
     "vocabulary of another size": (lambda: archive(meta={"vocabulary": list(PAPER_VOCABULARY[:73])}),
                                    "embed.src must have shape (73, 8) (from the config and a vocabulary of 73 "
                                    "tokens), got (169, 8)", "ckpt_shape"),
     "missing array": (lambda: archive(drop=("enc.0.attn.W_Q",)),
-                      "the parameters do not fit the config and vocabulary: missing ['enc.0.attn.W_Q'], unexpected []", "ckpt_params_missing"),
+                      "the parameters do not fit the config and vocabulary: missing ['enc.0.attn.W_Q'], "
+                      "unexpected []", "ckpt_params_missing"),
     "extra array": (lambda: archive(arrays={"enc.1.attn.W_Q": np.zeros((2, 8, 4))}),
                     "missing [], unexpected ['enc.1.attn.W_Q']", "ckpt_params_extra"),
     "misshapen array": (lambda: archive(arrays={"enc.0.ffn.W_1": np.zeros((8, 9))}),
                         "enc.0.ffn.W_1 must have shape (8, 8) (from the config and a vocabulary of 169 tokens), "
                         "got (8, 9)", "ckpt_shape"),
     "non-finite array": (lambda: archive(arrays={"unembed.b": np.full(169, np.nan)}),
-                         "unembed.b holds inf or NaN; a saved model's weights must be finite numbers", "ckpt_nonfinite"),
+                         "unembed.b holds inf or NaN; a saved model's weights must be finite numbers",
+                         "ckpt_nonfinite"),
     "member not an array": (lambda: zip_bytes(**{"meta.npy": b"plain text"}), "'meta' is not a readable NumPy array",
                             "ckpt_unreadable"),
     "damaged array header": (lambda: archive().replace(b"{'descr'", b"z'descr'", 1),  # NumPy: tokenize.TokenError
                              "'embed.src' is not a readable NumPy array", "ckpt_unreadable"),
     "config not an object": (lambda: archive(meta={"config": [8, 2]}), "the config must be a JSON object",
                              "ckpt_config_not_object"),
-    "text array": (lambda: archive(arrays={"unembed.b": np.array(["0"] * 169)}), "unembed.b must hold real numbers", "ckpt_dtype"),
+    "text array": (lambda: archive(arrays={"unembed.b": np.array(["0"] * 169)}), "unembed.b must hold real numbers",
+                   "ckpt_dtype"),
 }
 
 

@@ -263,7 +263,8 @@ def test_settings_refused_with_codes():
     (np.zeros((8, 8)), "vit_image_shape"), (np.zeros((8, 7, 1)), "vit_image_shape"),
     (np.zeros((0, 8, 8, 1)), "vit_image_shape"), (np.zeros((1, 1, 8, 8, 1)), "vit_image_shape"),
     ([["a"]], "vit_pixels_not_numbers"), (None, "vit_image_shape"), ({"x": 1}, "vit_pixels_not_numbers"),
-    (np.zeros((8, 8, 1), dtype=complex), "vit_pixels_not_numbers"), ([[[1]] * 8] * 7 + [[[1, 2]] * 8], "vit_pixels_not_numbers")])
+    (np.zeros((8, 8, 1), dtype=complex), "vit_pixels_not_numbers"),
+    ([[[1]] * 8] * 7 + [[[1, 2]] * 8], "vit_pixels_not_numbers")])
 def test_hostile_pixels_are_refused_with_codes(image, code):
     model = VisionTransformer.initial(ViTConfig(), seed=0)
     with pytest.raises(ConfigError) as error:
@@ -307,7 +308,8 @@ def test_the_shipped_model_reproduces_its_stated_test_accuracy():
     test = digits.split("test")
     assert facts["test_accuracy"] >= REPRODUCED_ACCURACY and SHIPPED.stat().st_size < 1_000_000
     assert accuracy(model, *test) == facts["test_accuracy"]
-    assert confusion(model, *test).sum() == 360 and np.trace(confusion(model, *test)) == round(360 * accuracy(model, *test))
+    assert (confusion(model, *test).sum() == 360
+            and np.trace(confusion(model, *test)) == round(360 * accuracy(model, *test)))
     assert position_similarity(model).shape == (model.settings.n_patches,) * 2
 
 

@@ -1,6 +1,6 @@
-"""The Vision Transformer's image pages (app_pages/vit_patches.py, app_pages/vit_embed.py): where each pixel goes in x_p, the
-position embeddings' similarity by the patches' places, the pixel pad's strokes (forged ones refused whole), and
-both pages through AppTest in English and Chinese with the trace's numbers, a pixel link and a weight edit; in
+"""The Vision Transformer's image pages (app_pages/vit_patches.py, app_pages/vit_embed.py): where each pixel goes in
+x_p, the position embeddings' similarity by the patches' places, the pixel pad's strokes (forged ones refused whole),
+and both pages through AppTest in English and Chinese with the trace's numbers, a pixel link and a weight edit; in
 Chromium, a digit drawn, greyed and erased on the pad."""
 import base64
 import json

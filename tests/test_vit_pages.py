@@ -49,7 +49,8 @@ def test_a_layer_is_cut_into_its_pre_norm_sublayers(settings):
         attn, mlp = sublayers(list(trace), layer)
         p = f"enc.{layer}"
         assert attn == [f"{p}.ln1", *(f"{p}.attn.{leaf}" for leaf in
-                                      ("q", "k", "v", "scores", "scaled", "weights", "heads", "concat", "out")), f"{p}.add1"]
+                                      ("q", "k", "v", "scores", "scaled", "weights", "heads", "concat", "out")),
+                        f"{p}.add1"]
         assert mlp == [f"{p}.ln2", f"{p}.ffn.hidden", f"{p}.ffn.act", f"{p}.ffn.out", f"{p}.add2"]
     assert sum(len(group) for layer in range(settings.n_layers) for group in sublayers(list(trace), layer)) == len(
         [name for name in trace if name.startswith("enc.")])
@@ -91,7 +92,8 @@ def test_the_overlay_draws_each_heads_weights_over_the_image():
     np.testing.assert_array_equal(typed(images[0]["z"]).reshape(8, 8), picture[..., 0])
     written = [a["text"] for a in wire["layout"]["annotations"] if not a["text"].startswith("t")]
     assert written == [decimals(w, PLACES) for m in maps for w in m.ravel()]
-    assert [a["text"] for a in wire["layout"]["annotations"] if a["text"].startswith("t")] == [f"t{k}" for k in range(5)]
+    assert ([a["text"] for a in wire["layout"]["annotations"] if a["text"].startswith("t")]
+            == [f"t{k}" for k in range(5)])
 
 
 def test_many_patches_are_coloured_not_numbered():
@@ -142,7 +144,8 @@ def test_the_encoder_page_draws_the_class_tokens_attention_of_each_layer(lang):
         assert any(f"enc.{layer}.attn.weights" in m.value for m in at.markdown)
         maps = class_attention(weights, (2, 2)).reshape(5, 4)
         heads = [f"{catalog['view.head']} {h + 1}" for h in range(4)] + [catalog["vit_encoder.mean"]]
-        most = " · ".join(f"{head} → P{row.argmax() + 1} ({decimals(row.max(), PLACES)})" for head, row in zip(heads, maps))
+        most = " · ".join(f"{head} → P{row.argmax() + 1} ({decimals(row.max(), PLACES)})"
+                          for head, row in zip(heads, maps))
         assert any(c.value.startswith(catalog["vit_encoder.most"].format(most=most)) for c in at.caption)
     assert query(at).get("layer") == "2"
 
@@ -245,7 +248,8 @@ def test_a_bias_of_the_head_typed_on_the_scores_step_changes_the_answer():
     type_cells(at, editor_key(at, "head.b_F"), {"0": {"3": 100.0}})  # the column of digit 3
     assert_clean(at)
     assert at.session_state["state"].vit.edits == (("head.b_F", (3,), 100.0),)
-    edited = SHIPPED_MODEL.with_params({"head.b_F": np.where(np.arange(10) == 3, 100.0, SHIPPED_MODEL.params["head.b_F"])})
+    edited = SHIPPED_MODEL.with_params(
+        {"head.b_F": np.where(np.arange(10) == 3, 100.0, SHIPPED_MODEL.params["head.b_F"])})
     probs = edited.run(image(VisionState()))["head.probs"]
     assert prediction(probs, SHIPPED_MODEL.classes).digit == "3"
     np.testing.assert_allclose(typed(chart_spec(at, "vit_head.bars")["data"][0]["x"]), probs[0], rtol=1e-12)
@@ -263,8 +267,8 @@ def test_the_head_page_of_changed_pixels_names_no_right_digit():
 
 def test_a_wrong_answer_is_said_to_be_wrong():
     labels = digits.split("test").labels
-    wrong = next(i for i in range(len(labels)) if prediction(shipped_trace(i)["head.probs"], SHIPPED_MODEL.classes).digit
-                 != str(labels[i]))
+    wrong = next(i for i in range(len(labels))
+                 if prediction(shipped_trace(i)["head.probs"], SHIPPED_MODEL.classes).digit != str(labels[i]))
     at = open_page(lang="en", vimg=str(wrong + 1))
     goto(at, "vit_head")
     assert any(EN["vit_head.wrong"].format(n=wrong + 1, digit=labels[wrong]) in m.value for m in at.markdown)
@@ -312,11 +316,12 @@ def test_no_english_on_the_chinese_pages_of_a_teacher_nor_of_a_following_student
 
 PATCH_LABELS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"] .annotation-text')]
     .map(a => [a.textContent, parseFloat(getComputedStyle(a).fontSize), a.getBoundingClientRect().width])"""
-OVERLAPPING_LABELS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"] .xaxislayer-above')].map(axis => {
-    const boxes = [...axis.querySelectorAll('.xtick text')].map(t => t.getBoundingClientRect())
-        .filter(b => b.width > 0).sort((a, b) => a.left - b.left);
-    return boxes.slice(1).filter((b, i) => b.left < boxes[i].right).length;
-})"""
+OVERLAPPING_LABELS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"] .xaxislayer-above')]
+    .map(axis => {
+        const boxes = [...axis.querySelectorAll('.xtick text')].map(t => t.getBoundingClientRect())
+            .filter(b => b.width > 0).sort((a, b) => a.left - b.left);
+        return boxes.slice(1).filter((b, i) => b.left < boxes[i].right).length;
+    })"""
 PANEL_WIDTHS = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"] .heatmaplayer image')]
     .map(i => i.getBoundingClientRect().width)"""
 

@@ -1,5 +1,5 @@
-"""The weights store (ui/stores/weights.py): a model put by one store is found by another on the same directory (or the same
-Redis, against a real redis-server: the `redis_url` fixture), as
+"""The weights store (ui/stores/weights.py): a model put by one store is found by another on the same directory (or the
+same Redis, against a real redis-server: the `redis_url` fixture), as
 another process of a classroom server would find it; the directory stays within its caps (least recently used
 first); a corrupt, truncated or misnamed file is a missing one, and removed; a malformed id never touches the
 disk; concurrent puts leave whole files."""
@@ -29,7 +29,8 @@ def small_model(seed=0):
 
 
 def small_vit(seed=0, **sizes):
-    return VisionTransformer.initial(ViTConfig(**{"d_model": 8, "n_heads": 2, "n_layers": 1, "d_ff": 16, **sizes}), seed)
+    return VisionTransformer.initial(ViTConfig(**{"d_model": 8, "n_heads": 2, "n_layers": 1, "d_ff": 16, **sizes}),
+                                     seed)
 
 
 def assert_same_vit(loaded, model):

@@ -65,7 +65,8 @@ def store() -> rooms.Rooms:
 
 @st.cache_resource(show_spinner=False)
 def _store_errors() -> tuple:
-    """What a store that does not answer raises (Redis's errors only when Redis is in use, so the package loads then)."""
+    """What a store that does not answer raises (Redis's errors only when Redis is in use, so the package loads
+    then)."""
     if isinstance(store(), rooms.RedisRooms):
         from redis import RedisError
 

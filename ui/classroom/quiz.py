@@ -187,8 +187,8 @@ def send(number: int, q: ex.Question, typed) -> None:
 
 
 def answers_csv(answers: list[Answer], header: tuple[str, str, str]) -> str:
-    """A question's answers as a spreadsheet reads them, in the order they came: the answer, 1 if right else 0 (a column's
-    sum is how many were right), the time in UTC (ISO 8601, to the second)."""
+    """A question's answers as a spreadsheet reads them, in the order they came: the answer, 1 if right else 0 (a
+    column's sum is how many were right), the time in UTC (ISO 8601, to the second)."""
     out = io.StringIO()
     rows = csv.writer(out, lineterminator="\n")
     rows.writerow(header)

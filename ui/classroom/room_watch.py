@@ -3,8 +3,8 @@
 One thread per server process looks at the rooms its students follow WATCH_SECONDS apart, one read of a room's
 version however many of its students the process holds, and wakes each student whose page shows an older version
 (ui/classroom/follow.py gives it a function that reruns the student's page, which then takes the teacher's). A class
-costs the server nothing while the teacher does nothing; a teacher's change made on the same process nudges it to look at
-once. A change then costs one page run per student: they are woken AT_ONCE at a time, each as the one before it
+costs the server nothing while the teacher does nothing; a teacher's change made on the same process nudges it to look
+at once. A change then costs one page run per student: they are woken AT_ONCE at a time, each as the one before it
 reports back, so that the first pages are done early instead of all of them sharing the interpreter until the last
 is done (one process runs one script at a time), and the teacher's own reruns are not crowded out.
 """

@@ -29,7 +29,9 @@ const AGAIN = 250, KEEP = 8000;  // ms: charts mount after the run, above the he
 
 function inMain(selector) {  // the element, in the page or in a component's shadow root (the animation's player)
     const main = document.querySelector(MAIN);
-    const hosts = main ? [main, ...[...main.querySelectorAll("*")].filter(e => e.shadowRoot).map(e => e.shadowRoot)] : [];
+    const hosts = main
+        ? [main, ...[...main.querySelectorAll("*")].filter(e => e.shadowRoot).map(e => e.shadowRoot)]
+        : [];
     return hosts.map(host => host.querySelector(selector)).find(Boolean) || null;
 }
 
@@ -56,7 +58,8 @@ export default function({data}) {
         } else if (data.target && !data.block) {  // under the header (a component's element: its own styles, which the
             // page's scroll margin does not reach)
             const header = document.querySelector(HEADER);
-            main.scrollTop += heading.getBoundingClientRect().top - (header ? header.getBoundingClientRect().bottom : 0);
+            main.scrollTop += heading.getBoundingClientRect().top
+                - (header ? header.getBoundingClientRect().bottom : 0);
         } else {
             heading.scrollIntoView({block: data.block || "start"});
         }

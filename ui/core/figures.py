@@ -66,7 +66,8 @@ def heatmap(matrix, row_labels, col_labels, selected=None, marked=(), digits=DIG
     finite = np.where(np.isfinite(values), values, np.nan)  # −∞ cells are drawn empty and labelled
     signed = bool(np.nanmin(finite) < 0) if np.isfinite(finite).any() else False
     limit = float(np.nanmax(np.abs(finite))) if np.isfinite(finite).any() else 1.0
-    data = [{"type": "heatmap", "z": typed_array(finite), "x": typed_array(np.arange(cols)), "y": typed_array(np.arange(rows)),
+    data = [{"type": "heatmap", "z": typed_array(finite),
+             "x": typed_array(np.arange(cols)), "y": typed_array(np.arange(rows)),
              "colorscale": DIVERGING if signed else SEQUENTIAL, "zmin": -limit if signed else 0, "zmax": limit or 1,
              "hoverinfo": "skip", "colorbar": COLORBAR}]
     if signed:
@@ -150,7 +151,8 @@ def _click_layer(values, row_labels, col_labels, digits, cells) -> list[dict]:
     markers = cell_markers(PLOT_WIDTH / values.shape[1])
     if values.shape[1] <= LABELLED_COLS:
         r, c = np.meshgrid(range(values.shape[0]), range(values.shape[1]), indexing="ij")
-        return [{**markers, "x": typed_array(c.ravel()), "y": typed_array(r.ravel()), "hovertemplate": "%{text}<extra></extra>",
+        return [{**markers, "x": typed_array(c.ravel()), "y": typed_array(r.ravel()),
+                 "hovertemplate": "%{text}<extra></extra>",
                  "text": [f"{row_labels[i]} · {col_labels[j]}: {cells[i][j]}" for i, j in zip(r.ravel(), c.ravel())]}]
     heads = np.array([[f"{label}: ", f"{label}: −"] for label in col_labels], dtype=object)  # a column's, by sign
     return [{**markers, "x0": 0, "dx": 1, "y": typed_array(np.full(len(row), i)), "meta": str(label),

@@ -11,8 +11,8 @@ from engine.values import MAX_SEED
 
 STRATEGIES = ("greedy", "temperature", "top_k", "top_p", "beam")
 MODELS = ("trained", "current")  # the shipped model trained on the corpus (engine.trained), or the pages' model
-DEFAULTS = {"model": "trained", "strategy": "greedy", "temperature": 1.0, "k": 5, "p": 0.9, "width": 3, "alpha": 0.6, "max_len": 10,
-            "seed": 0}
+DEFAULTS = {"model": "trained", "strategy": "greedy", "temperature": 1.0, "k": 5, "p": 0.9, "width": 3, "alpha": 0.6,
+            "max_len": 10, "seed": 0}
 RANGES = {"temperature": (0.05, 5.0), "k": (1, 100), "p": (0.01, 1.0), "width": (1, 5), "alpha": (0.0, 2.0),
           "max_len": (1, 30), "seed": (0, MAX_SEED)}
 WHOLE = tuple(name for name, value in DEFAULTS.items() if isinstance(value, int))  # k, width, max_len, seed

@@ -89,7 +89,8 @@ INTRO_SETTINGS = {
 }
 
 # The pages whose intro is another in a decoder-only model: "intro.<page>.decoder_only" in place of "intro.<page>".
-DECODER_ONLY_INTROS = ("overview", "tokens", "positional", "decoder_input", "dec_add_norm", "dec_ffn", "decoder_stack", "generate")
+DECODER_ONLY_INTROS = ("overview", "tokens", "positional", "decoder_input", "dec_add_norm", "dec_ffn", "decoder_stack",
+                       "generate")
 
 COUNTING = "tokens"  # the page where a learner first meets an index says how the app counts: "intro.counting"
 # The pages that flag the seeds' slips where they teach the step, and the catalog keys of their notes.

@@ -75,7 +75,8 @@ def _pruned_box(search, step, x, labels) -> dict:
     pruned = sorted((n for n in search.at_step(step) if not n.kept), key=lambda n: -n.cum_logprob)
     first = labels["best"].format(token=escape(pruned[0].token), logp=decimals(pruned[0].cum_logprob, 2))
     box = _box(x, step, f"{labels['pruned'].format(n=len(pruned))}<br>{first}", "#f2f2f2", "#aaaaaa", 1, "#555555")
-    return {**box, "hovertext": "<br>".join(f"{escape(n.token)}  {labels['logp']} {decimals(n.cum_logprob, 2)}" for n in pruned)}
+    return {**box, "hovertext": "<br>".join(f"{escape(n.token)}  {labels['logp']} {decimals(n.cum_logprob, 2)}"
+                                            for n in pruned)}
 
 
 def _box(x, y, text, fill, border, border_width, colour=TEXT_COLOUR) -> dict:

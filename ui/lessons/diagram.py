@@ -32,7 +32,8 @@ def boxes(trace) -> list[tuple]:
               ("decoder_input", 1, 2, f"{m}×{d}"), ("masked_attention", 1, 3, f"{h} × {m}×{m}"),
               ("dec_add_norm", 1, 4, ""), ("cross_attention", 1, 5, f"{h} × {m}×{n}"), ("dec_add_norm", 1, 6, ""),
               ("dec_ffn", 1, 7, f"{m}×{c.d_ff}"), ("dec_add_norm", 1, 8, ""),
-              ("decoder_stack", 1, STACK_OUT, f"{m}×{d}"), ("output", 1, STACK_OUT + 1.2, f"{m}×{len(trace.model.vocab)}")]
+              ("decoder_stack", 1, STACK_OUT, f"{m}×{d}"),
+              ("output", 1, STACK_OUT + 1.2, f"{m}×{len(trace.model.vocab)}")]
     placed = _one_stack(placed) if c.decoder_only else placed
     return _norm_first(placed) if c.norm_placement == "pre" else placed
 
@@ -85,7 +86,8 @@ def architecture(t, trace) -> Chart:
     shapes += _sums(placed) if c.norm_placement == "pre" else []
     labels = [_text(x, y, titles[page] + (f"<br><span style='font-size:10px'>{size}</span>" if size else ""))
               for page, x, y, size in placed]
-    labels += [_text(decoder[0], 0, t("overview.tgt")), _beside(decoder, f"{t('section.decoder')} × {c.depth('dec')}", 1)]
+    labels += [_text(decoder[0], 0, t("overview.tgt")),
+               _beside(decoder, f"{t('section.decoder')} × {c.depth('dec')}", 1)]
     pages, ends = [page for page, *_ in placed], [(x, y) for _, x, y, _ in placed]
     arrows = [_arrow(ends[i], ends[i + 1]) for i in range(len(ends) - 1) if ends[i][0] == ends[i + 1][0]]
     arrows.append(_arrow((decoder[0], 0), ends[pages.index("decoder_input")]))
@@ -99,7 +101,8 @@ def architecture(t, trace) -> Chart:
     axis = {"visible": False, "fixedrange": True}
     layout = {"height": 720, "margin": MARGIN, "shapes": shapes, "annotations": labels + arrows, "dragmode": False,
               "clickmode": "event+select", "hovermode": "closest", "hoverdistance": 100,
-              "xaxis": {**axis, "range": [-0.62, 1.62]}, "yaxis": {**axis, "range": [-0.4, max(y for *_, y, _ in placed) + 0.5]}}
+              "xaxis": {**axis, "range": [-0.62, 1.62]},
+              "yaxis": {**axis, "range": [-0.4, max(y for *_, y, _ in placed) + 0.5]}}
     return Chart([click], layout)
 
 

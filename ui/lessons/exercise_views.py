@@ -159,7 +159,8 @@ def _back_to_preset(ctx, key: str) -> None:
     sets them back, so that the other pages do not stay in the exercise's state."""
     fields = PREPARED[key][1]
     preset = engine.PRESETS[ctx.state.preset]
-    changed = {field: getattr(preset, field) for field in fields if getattr(ctx.config, field) != getattr(preset, field)}
+    changed = {field: getattr(preset, field) for field in fields
+               if getattr(ctx.config, field) != getattr(preset, field)}
     if changed:
         st.button(ctx.t("ex.back_to_preset"), key=f"ex.back.{key}", icon=":material/undo:",
                   on_click=sidebar.use_settings, args=(changed,))
@@ -296,7 +297,8 @@ def _d_k_control(ctx):
     sidebar.whole_number_input(row, "d_k", "ex.d_k.value", 1, APP_LIMITS["d_k"], on_change=_use_d_k, width=200)
     row.segmented_control(t("ex.d_k.divide_by"), divisors, key="ex.d_k.divisor", required=True,
                           format_func=lambda divisor: _divisor_label(t, divisor),
-                          on_change=lambda: sidebar.use_settings({"attn_divisor": session_store.widget("ex.d_k.divisor")}))
+                          on_change=lambda: sidebar.use_settings(
+                              {"attn_divisor": session_store.widget("ex.d_k.divisor")}))
     st.markdown(t("ex.d_k.now", d_k=c.d_k, divisor=fmt(c.divisor, 4),
                   peak=fmt(ex.mean_row_max(ctx.trace, ex.first_attention(c)), ctx.state.digits)))
 

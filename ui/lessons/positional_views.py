@@ -45,7 +45,8 @@ def _table():
     draw.plot(heatmap(table, _pos_labels(n), indices(d), digits=ctx.state.digits, scale=draw.type_scale(ctx)),
               "pos.table.chart")
     shown, columns = sorted({0, 1, 2 * (d // 4), d - 1}), indices(d)
-    st.markdown(ctx.t(f"pos.waves.text.{ctx.config.pos_encoding}", columns=ctx.t("list.separator").join(columns[j] for j in shown)))
+    st.markdown(ctx.t(f"pos.waves.text.{ctx.config.pos_encoding}",
+                      columns=ctx.t("list.separator").join(columns[j] for j in shown)))
     draw.plot(curves(range(n), {f"{ctx.t('view.col')} {columns[j]}": table[:, j] for j in shown},
                      ctx.t("pos.axis.position"), ctx.t("pos.axis.value")), "pos.waves.chart")
 

@@ -292,7 +292,8 @@ def _results(ctx):
     st.markdown(ctx.t("train.exact", exact=exact, n=len(after)))
     st.dataframe(arrow({ctx.t("train.col.src"): [a.src for a in after],
                         ctx.t("train.col.tgt"): [" ".join(a.expected) for a in after],
-                        ctx.t("train.col.before"): [b.text for b in before], ctx.t("train.col.after"): [a.text for a in after],
+                        ctx.t("train.col.before"): [b.text for b in before],
+                        ctx.t("train.col.after"): [a.text for a in after],
                         "✓": ["✓" if a.exact else "" for a in after]}), hide_index=True)
     _attention_before_after(ctx, start, result["model"], pairs(settings.corpus)[0])
 
@@ -315,7 +316,8 @@ def save_load():
     ctx = session.get()
     st.markdown(ctx.t("train.files_intro"))
     model = ctx.model
-    st.download_button(ctx.t("train.download"), data=lambda: checkpoint.to_bytes(model), mime="application/octet-stream",
+    st.download_button(ctx.t("train.download"), data=lambda: checkpoint.to_bytes(model),
+                       mime="application/octet-stream",
                        file_name=f"transformer-{ctx.state.weights or model.name}.npz", key="train.download")
     st.file_uploader(ctx.t("train.upload"), type=["npz"], max_upload_size=MAX_UPLOAD_MB, key="train.upload",
                      on_change=_on_upload)

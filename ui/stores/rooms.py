@@ -396,7 +396,8 @@ class SqliteRooms(Rooms):
     def _update(self, code, digest, text, now):
         def update(db, row):
             version = row[1] + (row[2] != text)
-            db.execute("UPDATE rooms SET version = ?, state = ?, touched = ? WHERE code = ?", (version, text, now, code))
+            db.execute("UPDATE rooms SET version = ?, state = ?, touched = ? WHERE code = ?",
+                       (version, text, now, code))
             return version
         return self._write(lambda db: self._teachers(db, code, digest, now, update))
 

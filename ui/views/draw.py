@@ -118,9 +118,9 @@ def full_index(head, row, col, ndim):
 
 
 def derivation(key: str, draw, **values):
-    """A derivation (ui.lessons.derivation_views) in an expander titled by the catalog's f"derive.{key}" (with `values`):
-    `draw` runs only while it is open, so a closed one is one element and costs no sympy; none on a following student's
-    page (Context.reading), which shows the teacher's view."""
+    """A derivation (ui.lessons.derivation_views) in an expander titled by the catalog's f"derive.{key}" (with
+    `values`): `draw` runs only while it is open, so a closed one is one element and costs no sympy; none on a following
+    student's page (Context.reading), which shows the teacher's view."""
     ctx = session.get()
     if ctx.reading:
         return

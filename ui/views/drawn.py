@@ -62,8 +62,8 @@ def recording():
 def from_link(part: str, fits, default=None) -> object | None:
     """What the page's link asks a widget to show (state.decode_view), on the page's first run, if it `fits`;
     else None, and the page says which part of its link it ignored. A link that holds the whole view (a followed
-    teacher's, session_store.WHOLE_VIEW) and does not name the part asks for its `default`: the teacher's link leaves out
-    a part that is back at its default, and the widget must go back too."""
+    teacher's, session_store.WHOLE_VIEW) and does not name the part asks for its `default`: the teacher's link leaves
+    out a part that is back at its default, and the widget must go back too."""
     asked = session_store.get(LINK_VIEW, {})
     if part not in asked:
         return default if session_store.get(WHOLE_VIEW) else None

@@ -83,8 +83,9 @@ def product_chart(x, weight, bias, result, names, chosen: int | None = None) -> 
             zip(panels, names, where), start=1):
         axis = "" if p == 1 else str(p)
         limit = float(np.max(np.abs(matrix))) or 1.0
-        data.append({"type": "heatmap", "z": typed_array(matrix), "colorscale": DIVERGING, "zmin": -limit, "zmax": limit,
-                     "showscale": False, "hoverinfo": "skip", "xaxis": f"x{axis}", "yaxis": f"y{axis}"})
+        data.append({"type": "heatmap", "z": typed_array(matrix), "colorscale": DIVERGING,
+                     "zmin": -limit, "zmax": limit, "showscale": False, "hoverinfo": "skip",
+                     "xaxis": f"x{axis}", "yaxis": f"y{axis}"})
         data.append({**_hover_layer(matrix, lambda r, c, m=matrix, nm=name, lb=labels:
                                     f"{nm}[{lb[r] if lb else r + 1}, {c + 1}] = {fmt(m[r, c])}",
                                     min(PLOT_WIDTH / columns, PRODUCT_CELL)),
@@ -163,7 +164,8 @@ def similarity_maps_chart(maps, names) -> Chart:
     cell = min(MAP_PX / size[0], MAP_PX / size[1])
     data = [{"type": "heatmap", "z": typed_array(picture), "colorscale": DIVERGING, "zmin": -1, "zmax": 1, "zmid": 0,
              "hoverinfo": "skip", "colorbar": COLORBAR},
-            {**cell_markers(cell), "x": typed_array(np.nonzero(texts != "")[1]), "y": typed_array(np.nonzero(texts != "")[0]),
+            {**cell_markers(cell),
+             "x": typed_array(np.nonzero(texts != "")[1]), "y": typed_array(np.nonzero(texts != "")[0]),
              "text": list(texts[texts != ""]), "hovertemplate": "%{text}<extra></extra>"}]
     notes = [{"x": c * (grid_cols + 1) + c, "y": r * (grid_rows + 1) + r, "text": names[r * grid_cols + c],
               "showarrow": False, "font": {"color": "#ffffff", "size": 12}}
@@ -180,7 +182,8 @@ def _hover_layer(values, text, cell_px=None) -> dict:
     """Invisible markers on the cells' centres carrying each cell's hover text, text(row, column); cell_px: a cell's
     width, if not a step heatmap's."""
     r, c = np.meshgrid(range(values.shape[0]), range(values.shape[1]), indexing="ij")
-    return {**cell_markers(cell_px or PLOT_WIDTH / values.shape[1]), "x": typed_array(c.ravel()), "y": typed_array(r.ravel()), "hovertemplate": "%{text}<extra></extra>",
+    return {**cell_markers(cell_px or PLOT_WIDTH / values.shape[1]),
+            "x": typed_array(c.ravel()), "y": typed_array(r.ravel()), "hovertemplate": "%{text}<extra></extra>",
             "text": [text(i, j) for i, j in zip(r.ravel(), c.ravel())]}
 
 

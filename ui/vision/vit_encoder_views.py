@@ -14,8 +14,8 @@ from ui.core.format import decimals
 from ui.core.session_store import STATE
 from ui.core.state.vision import APP_LIMITS, SIZES, image
 from ui.views import draw, pickers, steps
-from ui.vision.vit_charts import (PANELS_PER_ROW, PLACES, attention_over_image, class_attention, self_attention, strongest,
-                                  sublayers)
+from ui.vision.vit_charts import (PANELS_PER_ROW, PLACES, attention_over_image, class_attention, self_attention,
+                                  strongest, sublayers)
 
 SUBLAYER_TEX = {  # eqs. 43–44: pre-norm, LayerNorm inside the residual branch
     "attn": r"z'_\ell = \operatorname{MSA}(\operatorname{LN}(z_{\ell-1})) + z_{\ell-1}",
