@@ -38,8 +38,8 @@ import pytest  # noqa: E402
 from hypothesis import settings  # noqa: E402
 
 FAST_MODULES = {"test_properties.py", "test_explain.py", "test_lazy_trace.py", "test_bad_numbers.py", "test_blog.py",
-                "test_generate.py", "test_incremental.py", "test_cli_and_export.py", "test_lessons.py", "test_ui_pure.py",
-                "test_derivations.py", "test_room_watch.py", "test_rooms.py", "test_weights.py",
+                "test_generate.py", "test_incremental.py", "test_cli_and_export.py", "test_lessons.py",
+                "test_ui_pure.py", "test_derivations.py", "test_room_watch.py", "test_rooms.py", "test_weights.py",
                 "test_engine_imports.py", "test_security.py", "test_streamlit_internals.py", "test_perf_guard.py",
                 "test_handout.py", "test_vision_state.py", "test_declarations.py", "test_following.py",
                 "test_sections.py", "test_models_dir.py"}

@@ -310,8 +310,9 @@ def test_language_switch_and_url_language():
 def test_a_third_language_is_one_catalog_file(tmp_path, monkeypatch):
     """A catalog file as ui/core/i18n.py loads it at start: its language is in the picker and the link; its texts show,
     the engine's formula words and drill-down text among them, and a key it lacks shows in English."""
-    (tmp_path / "xx.toml").write_text('"lang.name" = "Xish"\n"page.attention" = "Xattention"\n"word.later" = ": xlater"\n'
-                                      '"word.comes-after" = "(xx {j} > {i})"\n', encoding="utf-8")
+    (tmp_path / "xx.toml").write_text('"lang.name" = "Xish"\n"page.attention" = "Xattention"\n'
+                                      '"word.later" = ": xlater"\n"word.comes-after" = "(xx {j} > {i})"\n',
+                                      encoding="utf-8")
     catalog = load_catalogs(tmp_path)["xx"]
     monkeypatch.setitem(CATALOGS, "xx", catalog)  # in place: ui.core.sidebar and ui.core.state hold these dicts
     monkeypatch.setitem(LANGUAGES, "xx", catalog["lang.name"])
@@ -361,8 +362,9 @@ def test_overview_states_the_example():
 
 # ---- the engine's formulas and numbers ---------------------------------------------------------------------
 
-@pytest.mark.parametrize("page", [p for p in ALL_PAGES if p not in ("overview", "animation", "paper_vs_blog", "sizes", "generate",
-                                                                    "train", "dropout", "exercises", *PAGES["vision"])])
+@pytest.mark.parametrize("page", [p for p in ALL_PAGES
+                                  if p not in ("overview", "animation", "paper_vs_blog", "sizes", "generate", "train",
+                                               "dropout", "exercises", *PAGES["vision"])])
 # test_step_coverage: dropout's; the Vision Transformer's pages draw its trace (tests/test_vit_pages.py)
 def test_each_step_shows_the_engines_formula_description_and_numbers(page):
     at = open_page(page)
@@ -631,7 +633,8 @@ def test_an_edit_survives_page_moves_and_the_language():
 def test_a_session_does_not_keep_the_widgets_it_no_longer_shows(monkeypatch, workaround):
     """A clickable heatmap gets a new widget id whenever its numbers or its marked cell change; Streamlit 1.67
     forgets the old id's state but keeps its metadata, ~1.4 kB per rerun for as long as the session lives, unless
-    ui/core/streamlit_internals.forget_stale_widgets drops it (docs/streamlit-widget-leak.md). Without it: the growth."""
+    ui/core/streamlit_internals.forget_stale_widgets drops it (docs/streamlit-widget-leak.md).
+    Without it: the growth."""
     if not workaround:
         monkeypatch.setattr(streamlit_internals, "in_use", lambda: False)
     at = open_page("attention")
@@ -706,7 +709,8 @@ def editor_key_single(at, param):
 
 # ---- bad input never crashes and keeps the last good state ---------------------------------------------
 
-@pytest.mark.parametrize("typed", [float("nan"), float("inf"), float("-inf"), 1e300, -2e6, "abc", "[sign in](//ev.il) $x$"])
+@pytest.mark.parametrize("typed", [float("nan"), float("inf"), float("-inf"), 1e300, -2e6, "abc",
+                                   "[sign in](//ev.il) $x$"])
 def test_a_bad_weight_is_refused_and_the_old_value_kept(typed):
     at = open_page("qkv")
     type_cells(at, editor_key(at, "enc.0.attn.W_Q", 0), {"0": {"1": 5.0}})
@@ -847,7 +851,8 @@ def test_a_stack_page_shows_what_each_layer_changes_from_the_trace(stack, cfg):
     n_layers = int(cfg.split(",")[0].split(":")[1])
     trace = engine_trace(n_layers=n_layers, **({"norm_placement": "pre"} if "pre" in cfg else {}))
     last = ("add" if "pre" in cfg else "ln") + ("2" if stack == "enc" else "3")
-    xs = [trace["src.input" if stack == "enc" else "tgt.input"]] + [trace[f"{stack}.{l}.{last}"] for l in range(n_layers)]
+    xs = ([trace["src.input" if stack == "enc" else "tgt.input"]]
+          + [trace[f"{stack}.{l}.{last}"] for l in range(n_layers)])
     expected = {"norm": [np.linalg.norm(x, axis=1) for x in xs],
                 "change": [np.linalg.norm(b - a, axis=1) for a, b in zip(xs, xs[1:])],
                 "cosine": [np.sum(a * b, axis=1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
@@ -964,7 +969,8 @@ def test_a_stack_page_draws_no_tensor_twice(page, placement):
     assert drawn == ([first, f"{stack}.out"] if placement == "post" else [first, last, f"{stack}.out"])
     assert not any(np.array_equal(trace[a], trace[b]) for i, a in enumerate(drawn) for b in drawn[i + 1:])
     if placement == "post":  # last: ln2 or ln3
-        assert f"{stack}.out is layer 1's output, {last}: the same numbers, drawn once." in [c.value for c in at.caption]
+        assert (f"{stack}.out is layer 1's output, {last}: the same numbers, drawn once."
+                in [c.value for c in at.caption])
         assert np.array_equal(trace[f"{stack}.out"], trace[last])
 
 
@@ -1013,7 +1019,8 @@ def test_sizes_within_the_caps_are_accepted():
     assert query(at)["cfg"] == "d_k:50,d_model:100,d_v:50"
     at.number_input(key="ctl.n_enc_layers").set_value(APP_LIMITS["n_enc_layers"]).run()
     assert_clean(at)
-    assert overview_numbers(at)[4:] == (12, 1) and query(at)["cfg"] == "d_k:50,d_model:100,d_v:50,n_dec_layers:1,n_layers:12"
+    assert (overview_numbers(at)[4:] == (12, 1)
+            and query(at)["cfg"] == "d_k:50,d_model:100,d_v:50,n_dec_layers:1,n_layers:12")
     at.number_input(key="ctl.n_dec_layers").set_value(12).run()
     assert_clean(at)
     assert overview_numbers(at)[4:] == (12, 12) and query(at)["cfg"] == "d_k:50,d_model:100,d_v:50,n_layers:12"
@@ -1099,7 +1106,8 @@ def test_the_tokens_page_says_which_words_were_lower_cased(lang):
     """ "Hello World" is looked up as hello, world and "The" as the; the page never said so (issue 30)."""
     t = ZH_T if lang == "zh" else EN_T
     at = open_page("tokens", lang=lang)
-    pairs = t("list.separator").join(f"{literal(a)} → {literal(b)}" for a, b in (("Hello", "hello"), ("World", "world")))
+    pairs = t("list.separator").join(f"{literal(a)} → {literal(b)}"
+                                     for a, b in (("Hello", "hello"), ("World", "world")))
     said = t("tokens.case", words=pairs)
     assert said in [c.value for c in at.caption]
     at = open_page("tokens", lang=lang, preset="paper", cfg="d_model:16,n_heads:2,d_ff:16,n_layers:1",
@@ -1350,7 +1358,8 @@ def test_the_comparison_shows_the_edited_run_minus_the_unedited_one():
     assert EN_T("view.difference", changed=4, total=4, largest=fmt(np.abs(change).max(), DIGITS)) in captions
     assert EN_T("view.unedited_value", value=fmt(before[0, 0], DIGITS), change=fmt(change[0, 0], DIGITS)) in captions
     goto(at, "qkv")  # the answer holds from page to page; W_Q[0, 0, 0] changes column 0 of head 1's q only
-    q_change = engine_trace([("enc.0.attn.W_Q", (0, 0, 0), 0.57)])["enc.0.attn.q"][0] - engine_trace()["enc.0.attn.q"][0]
+    q_change = (engine_trace([("enc.0.attn.W_Q", (0, 0, 0), 0.57)])["enc.0.attn.q"][0]
+                - engine_trace()["enc.0.attn.q"][0])
     assert np.count_nonzero(q_change) == 2 and q_change[:, 1:].tolist() == [[0, 0], [0, 0]]
     assert rf"\Delta Q_{{1}} = {bmatrix(q_change, DIGITS)}" in latex(at)
     assert EN_T("view.difference", changed=2, total=6, largest=fmt(np.abs(q_change).max(), DIGITS)) in [
@@ -1465,7 +1474,8 @@ def test_cross_attention_that_weighs_the_source_alike_says_so():
     at = open_page("cross_attention")
     weights = engine_trace()["dec.0.cross_attn.weights"]
     assert np.all(np.abs(weights - 0.5) < 0.01)
-    assert [m.value for m in at.markdown if m.value.startswith(":material/info: Every weight here is within 0.01 of 1/2")]
+    assert [m.value for m in at.markdown
+            if m.value.startswith(":material/info: Every weight here is within 0.01 of 1/2")]
     other = open_page("cross_attention", src="The cat sat on the mat")
     assert not np.all(np.abs(other.session_state["context"].trace["dec.0.cross_attn.weights"] - 1 / 6) < 0.01)
     assert not [m.value for m in other.markdown if "Every weight here" in m.value]

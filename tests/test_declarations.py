@@ -50,7 +50,8 @@ def test_every_step_of_a_pass_has_one_slide(preset, overrides):
     assert sorted(name for name in shown if name) == sorted(name for name in steps if name not in outputs)
     pages = [(page, view) for (_, page, view), name in zip(deck, shown) if name is None]
     assert pages == ([] if model.config.decoder_only else [("tokens", {})]) + [
-        (STACK_PAGES[out.split(".")[0]], {"section": section}) for out in outputs for section in STACK_SECTIONS.values()]
+        (STACK_PAGES[out.split(".")[0]], {"section": section})
+        for out in outputs for section in STACK_SECTIONS.values()]
 
 
 @pytest.mark.parametrize("settings", [ViTConfig(), ViTConfig(patch=2, n_layers=3)])

@@ -1,6 +1,7 @@
 """engine/ imports nothing but NumPy and the standard library; ui's pure modules import no Streamlit; no module of the
-project imports itself through others (no import cycle) and no ui/ package holds more than MAX_MODULES modules; and
-the tests of the engine run without Playwright (only the browser fixtures import it)."""
+project imports itself through others (no import cycle) and no ui/ package holds more than MAX_MODULES modules; the
+tests of the engine run without Playwright (only the browser fixtures import it); and no line of the project's Python
+is longer than MAX_LINE characters."""
 import ast
 import pathlib
 import subprocess
@@ -21,6 +22,7 @@ STREAMLIT_UI = {"core.runs", "core.session", "core.session_store", "core.sidebar
                 "vision.vit_evaluation", "vision.vit_encoder_views", "vision.vit_head_views", "vision.pixel_pad",
                 "vision.image_views", "vision.embed_views"}
 MAX_MODULES = 15  # a ui/ package's modules (its __init__ aside): past that, a part hides in a long list
+MAX_LINE = 120  # characters, not bytes: a line of Chinese or of math symbols is as wide as its characters (issue 39)
 # a ui/ package imports only those before it
 UI_LAYERS = ("stores", "core", "classroom", "views", "lessons", "handout", "vision")
 # Makes `import playwright` fail in a Python started with this folder first on PYTHONPATH, as where it is not installed.
@@ -210,3 +212,13 @@ def test_session_state_is_reached_through_the_store_alone():
     uses = {name: session_state_uses(path) for name, path in modules.items()}
     assert all(uses[door] for door in SESSION_STATE_DOORS)  # the check sees a use where there is one
     assert {name: lines for name, lines in uses.items() if lines and name not in SESSION_STATE_DOORS} == {}
+
+
+def test_no_line_of_the_projects_python_is_longer_than_max_line():
+    tracked = subprocess.run(["git", "ls-files", "*.py"], cwd=ROOT, capture_output=True, text=True, check=True)
+    paths = tracked.stdout.splitlines()
+    assert "tests/test_engine_imports.py" in paths  # the check reads the project's files
+    too_long = [f"{path}:{number} ({len(line)} characters)" for path in paths
+                for number, line in enumerate((ROOT / path).read_text(encoding="utf-8").split("\n"), 1)
+                if len(line) > MAX_LINE]
+    assert too_long == [], "\n".join(too_long)

@@ -1,9 +1,9 @@
 """Follow the teacher (ui/classroom/follow.py), at the protocol level (bench/protocol.py, no browser): a teacher opens a
 room from the sidebar; a student who opens the room's link is on the teacher's page with the teacher's state, asks
 the server nothing while the room does not move, and after each change of the teacher gets a run the server starts
-itself (ui/classroom/room_watch.py) that shows the teacher's page and view, defaults included; a student who detaches stays
-detached, after a reload too; a following student's own change turns following off, with a note; a forged key and a
-student's own changes never reach the room."""
+itself (ui/classroom/room_watch.py) that shows the teacher's page and view, defaults included; a student who
+detaches stays detached, after a reload too; a following student's own change turns following off, with a note; a
+forged key and a student's own changes never reach the room."""
 import asyncio
 import os
 import random
@@ -274,8 +274,8 @@ def test_when_the_teacher_leaves_the_room_ends_and_its_students_are_told(server)
 
 
 def test_where_the_internals_are_off_a_students_page_polls_the_room(tmp_path):
-    """Another Streamlit version (ui/core/streamlit_internals.py off): no watcher, the sidebar's fragment asks every second
-    (its timer's tick is sent here at once, as the browser's would be a second later)."""
+    """Another Streamlit version (ui/core/streamlit_internals.py off): no watcher, the sidebar's fragment asks every
+    second (its timer's tick is sent here at once, as the browser's would be a second later)."""
     (tmp_path / "sitecustomize.py").write_text("import streamlit\nstreamlit.__version__ = '0.0.0'\n")
     path = os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))
     env = {"TRANSFORMER_ROOMS_DB": str(tmp_path / "rooms.sqlite3"), "PYTHONPATH": path}
@@ -367,12 +367,14 @@ def test_going_back_is_followed_to_every_default(server):
              ("encoder_stack", r"layer\.enc_stack", 1), ("encoder_stack", r"layer\.enc_stack", 0),
              ("encoder_stack", r"enc\.section", 1), ("encoder_stack", r"enc\.measure", 2),
              ("encoder_stack", r"enc\.measure", 0), ("encoder_stack", r"enc\.section", 0),
-             ("dropout", r"dropout\.place", 3), ("dropout", r"dropout\.which\.dec", 2), ("dropout", r"dropout\.place", 0),
+             ("dropout", r"dropout\.place", 3), ("dropout", r"dropout\.which\.dec", 2),
+             ("dropout", r"dropout\.place", 0),
              ("train", r"train\.tab", 3), ("train", r"train\.tab", 0),
              ("generate", r"gen\.tab", 1), ("generate", r"gen\.tab", 0)]
     moves = [(page, press, key, position) for page, key, position in moves] + [
         ("train", type_text, r"train\.grad_step", "grad.dec.0.ffn.hidden"),
-        ("train", toggle, r"train\.grad_param_open", True), ("train", type_text, r"train\.grad_param", "enc.0.attn.W_V"),
+        ("train", toggle, r"train\.grad_param_open", True),
+        ("train", type_text, r"train\.grad_param", "enc.0.attn.W_V"),
         ("train", type_text, r"train\.grad_param_head", "2"), ("train", toggle, r"train\.grad_param_open", False),
         ("train", type_text, r"train\.grad_step", "grad.logits"), ("train", slide, r"train\.view_smoothing", 0.1),
         ("train", slide, r"train\.view_smoothing", 0.0),

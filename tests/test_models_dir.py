@@ -27,7 +27,8 @@ def test_a_folder_or_a_hub_id_is_a_name(directory, typed, name):
 
 
 def test_an_absolute_path_inside_the_directory_is_its_folder(directory):
-    assert models.model_name(str(directory / "Helsinki-NLP" / "opus-mt-en-de"), directory) == "Helsinki-NLP/opus-mt-en-de"
+    assert (models.model_name(str(directory / "Helsinki-NLP" / "opus-mt-en-de"), directory)
+            == "Helsinki-NLP/opus-mt-en-de")
     assert models.model_name(str(directory) + "/x/../opus-mt-en-zh", directory) == "opus-mt-en-zh"
 
 

@@ -1,7 +1,7 @@
-"""Presenter mode (ui/classroom/presenter.py): the link's present=1 and the sidebar's toggle, the slides of the forward pass in
-the order data flows (ui/core/navigation.slides), and moving through them as the rail's keys do, across pages; in
-Chromium, the rail on a projector and on a phone (every slide at a projector's 1280 x 720 in large type with nothing
-wider than the screen: tests/test_readable.py, in its pass at that size)."""
+"""Presenter mode (ui/classroom/presenter.py): the link's present=1 and the sidebar's toggle, the slides of the
+forward pass in the order data flows (ui/core/navigation.slides), and moving through them as the rail's keys do,
+across pages; in Chromium, the rail on a projector and on a phone (every slide at a projector's 1280 x 720 in large
+type with nothing wider than the screen: tests/test_readable.py, in its pass at that size)."""
 import copy
 import itertools
 import json
@@ -653,6 +653,7 @@ def test_the_step_scroll_waits_for_a_long_run_to_end(chromium):
         page.evaluate("document.querySelector('[data-testid=stApp]').dataset.testScriptState = 'notRunning'")
         page.clock.run_for(3_000)
         assert page.evaluate("""() => Math.round(document.querySelector('h5').getBoundingClientRect().top -
-                                      document.querySelector('[data-testid=stMain]').getBoundingClientRect().top)""") == 0
+                                      document.querySelector('[data-testid=stMain]').getBoundingClientRect().top)"""
+                             ) == 0
     finally:
         page.close()

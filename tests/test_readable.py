@@ -168,8 +168,9 @@ def _same_digits(found: dict, trace, digits: int) -> list:
 
 
 def _drill_downs(page, trace) -> list[dict]:
-    """The page's drill-downs (of the steps of `trace`), once the heatmap before each has drawn its numbers (plotly draws a chart's frame
-    first, its cells after; on a loaded machine the pause between can outlast settle's quiet time), or after 5 s."""
+    """The page's drill-downs (of the steps of `trace`), once the heatmap before each has drawn its numbers (plotly
+    draws a chart's frame first, its cells after; on a loaded machine the pause between can outlast settle's quiet
+    time), or after 5 s."""
     try:
         page.wait_for_function(f"() => ({DRILL_DOWNS})().every(found => found.cells.length)", timeout=5_000)
     except PlaywrightTimeoutError:
@@ -449,11 +450,13 @@ def presenter_slide_small_or_too_wide(seen) -> dict:
                                slide["misfit"])
     dots = {slide["first_dot"] for slide in seen["slides"]}
     wrong |= {} if len(dots) == 1 else {"the rail's first dot moved": sorted(dots)}
-    return wrong | ({} if len(seen["slides"]) == len(slides(engine.preset("hello-world").config)) else {"slides seen": len(seen["slides"])})
+    return wrong | ({} if len(seen["slides"]) == len(slides(engine.preset("hello-world").config))
+                    else {"slides seen": len(seen["slides"])})
 
 
 CHECKS = [exceptions_or_warnings, title_navigation_or_link_not_the_readers, wider_than_its_column,
-          katex_error_or_cut_formula, heatmap_number_under_12_px, cell_printed_otherwise_in_drill_down_heatmap_or_matrix]
+          katex_error_or_cut_formula, heatmap_number_under_12_px,
+          cell_printed_otherwise_in_drill_down_heatmap_or_matrix]
 LAPTOP_CHECKS = [screenshot_missing, axe_serious_or_critical, presenter_slide_small_or_too_wide]
 
 

@@ -34,8 +34,9 @@ from ui.lessons.size_tables import parameter_table  # noqa: E402
 from ui.core.labels import (INTRO_SETTINGS, SEED_NOTES, cell_label, indices, intro_keys, param_axes,  # noqa: E402
                             step_axes, top_tokens, unique)
 from ui.core.navigation import PAGE_FOLDER, PAGES, page_file  # noqa: E402
-from ui.core.state import (APP_LIMITS, MAX_CHARS, MAX_EDITS, MAX_TOKENS, MAX_WEIGHT, AppState, LimitError, apply_edits,  # noqa: E402
-                           check_limits, check_weight, decode, decode_view, encode, encode_view)
+from ui.core.state import (APP_LIMITS, MAX_CHARS, MAX_EDITS, MAX_TOKENS, MAX_WEIGHT, AppState,  # noqa: E402
+                           LimitError, apply_edits, check_limits, check_weight, decode, decode_view, encode,
+                           encode_view)
 from ui.core.session import refusal  # noqa: E402
 from ui.core.state.codecs import GenerationSettings  # noqa: E402
 from ui.lessons import beam_tree  # noqa: E402
@@ -64,7 +65,8 @@ def _field_values(field):
 
 
 CONFIG_FIELDS = sorted(engine.Config.__dataclass_fields__)
-PARAM_NAMES = st.one_of(st.sampled_from(sorted(HELLO.params)), st.from_regex(r"[A-Za-z_][A-Za-z0-9_.]{0,24}", fullmatch=True))
+PARAM_NAMES = st.one_of(st.sampled_from(sorted(HELLO.params)),
+                        st.from_regex(r"[A-Za-z_][A-Za-z0-9_.]{0,24}", fullmatch=True))
 WEIGHTS = st.floats(-MAX_WEIGHT, MAX_WEIGHT, allow_nan=False, allow_infinity=False)
 TEXT = st.text(max_size=120)
 
@@ -243,7 +245,8 @@ def test_the_language_is_in_a_link_only_when_chosen():
 
 
 VIEWS = st.fixed_dictionaries({}, optional={
-    "layer": st.integers(0, 7), "sublayer": st.integers(0, 2), "head": st.integers(0, 15), "step": st.sampled_from(["scores", "ln2", "masked_logits"]),
+    "layer": st.integers(0, 7), "sublayer": st.integers(0, 2), "head": st.integers(0, 15),
+    "step": st.sampled_from(["scores", "ln2", "masked_logits"]),
     "cell": st.tuples(st.integers(0, 600), st.integers(0, 2100))})
 
 
@@ -277,7 +280,8 @@ def test_decode_view_of_hostile_links_never_raises(query):
     view, notes = decode_view(query)
     assert len(view) + len(notes) == len(query.keys() - {"junk"})
     assert decode_view(encode_view(view)) == (view, [])
-    assert (language_of("zh-CN"), language_of("zh-TW"), language_of("en-US"), language_of(None)) == ("zh", "zh", "en", "en")
+    assert ((language_of("zh-CN"), language_of("zh-TW"), language_of("en-US"), language_of(None))
+            == ("zh", "zh", "en", "en"))
 
 
 LINK_KEYS = ["section", "sublayer", "layer", "head", "step", "cell", "present", "weights", "cfg", "gen", "edit", "room",
@@ -558,14 +562,16 @@ def test_a_new_language_is_one_file(tmp_path, monkeypatch):
     assert t("ctl.src") == EN["ctl.src"] == "Source sentence"  # a key the file lacks
     trace = engine.preset("hello-world").run("Hello World", "hola")  # the engine's words are the file's too
     assert t.words(trace.step("vocab_mask").formula).endswith(r"0 & \text{xelse} \end{cases}")
-    assert t.words(trace.explain("dec.0.self_attn.mask", (0, 1)).text) == "dec.0.self_attn.mask[0, 1] = −∞ (xx 1 > 0) = −∞"
+    assert (t.words(trace.explain("dec.0.self_attn.mask", (0, 1)).text)
+            == "dec.0.self_attn.mask[0, 1] = −∞ (xx 1 > 0) = −∞")
     assert t.words(trace.explain("enc.0.ln1", (0, 0)).text).startswith("With μ ≈ ")  # a word the file lacks
     assert [language_of(locale) for locale in ("xx-YY", "xx", "zh-CN", "fr")] == ["xx", "xx", "zh", "en"]
 
 
 def test_english_counts_agree_with_their_nouns():
     """{n:token|tokens} writes the count and the noun that agrees with it (the animation's player reads the same
-    form, ui/lessons/animation_player.js); Chinese writes {n} and its noun. No "(s)" is left for a reader to sort out."""
+    form, ui/lessons/animation_player.js); Chinese writes {n} and its noun.
+    No "(s)" is left for a reader to sort out."""
     en, zh = translator("en"), translator("zh")
     assert [en("gen.finished", n=n) for n in (1, 3)] == ["The model wrote EOS after 1 step.",
                                                          "The model wrote EOS after 3 steps."]
@@ -794,7 +800,8 @@ TRACES = [
     ("hello-world", {}, "Hello World", None),
     ("hello-world", {}, "hello hello world mars", "hola mundo hola"),
     ("hello-world", {"n_layers": 2, "norm_placement": "pre", "pos_encoding": "learned"}, "world", "a"),
-    ("paper", {"d_model": 16, "n_heads": 4, "d_ff": 24, "n_layers": 2, "tied_output": False}, "the cat sat on the mat", "el gato"),
+    ("paper", {"d_model": 16, "n_heads": 4, "d_ff": 24, "n_layers": 2, "tied_output": False},
+     "the cat sat on the mat", "el gato"),
 ]
 
 
@@ -853,8 +860,8 @@ def test_top_tokens():
     assert ranked == [("b", 0.6), ("c", 0.3)]
 
 
-@pytest.mark.parametrize("part", ["n_layers:64", "n_layers:13", "n_dec_layers:13", "decoder_only:maybe", "d_model:1000", "attn_divisor:1e9", "eps:5",
-                                  "d_ff:0"])
+@pytest.mark.parametrize("part", ["n_layers:64", "n_layers:13", "n_dec_layers:13", "decoder_only:maybe", "d_model:1000",
+                                  "attn_divisor:1e9", "eps:5", "d_ff:0"])
 def test_link_values_outside_the_app_ranges_are_refused_with_a_note(part):
     state, notes = decode({"preset": "paper", "cfg": part})
     assert state.overrides == () and notes == [part]
@@ -1192,7 +1199,8 @@ def test_a_token_in_the_beam_tree_is_text_not_markup():
 
     search = beam_search(HELLO, "Hello World", width=2, max_len=2)
     nodes = tuple(dataclasses.replace(n, token="<unk>") if n.step else n for n in search.nodes)
-    boxes = beam_tree.beam_tree(dataclasses.replace(search, nodes=nodes), TREE_LABELS).to_dict()["layout"]["annotations"]
+    boxes = (beam_tree.beam_tree(dataclasses.replace(search, nodes=nodes), TREE_LABELS)
+             .to_dict()["layout"]["annotations"])
     assert all("<unk>" not in box["text"] for box in boxes)
     assert boxes[1]["text"].startswith("<b>&lt;unk&gt;</b> · p ") and "best: &lt;unk&gt; " in boxes[-1]["text"]
 
@@ -1206,7 +1214,8 @@ def test_the_beam_tree_text_keeps_its_size_at_any_beam(sizes, width):
     model = engine.preset("paper", **sizes) if sizes else HELLO
     search = beam_search(model, "Hello World", width=width, max_len=10)
     layout = beam_tree.beam_tree(search, TREE_LABELS).to_dict()["layout"]
-    assert beam_tree.TREE_FONT_PX >= 12 and {b["font"]["size"] for b in layout["annotations"]} == {beam_tree.TREE_FONT_PX}
+    assert (beam_tree.TREE_FONT_PX >= 12
+            and {b["font"]["size"] for b in layout["annotations"]} == {beam_tree.TREE_FONT_PX})
     rows = {}
     for box in layout["annotations"]:
         rows.setdefault(box["y"], []).append(box["x"])
@@ -1349,7 +1358,8 @@ def test_every_formula_is_drawn_by_views_latex_which_gives_it_room():
     """st.latex alone lets KaTeX clip a tall first or deep last line (draw.latex); training's and generation's
     formulas used it."""
     root = Path(__file__).resolve().parents[1]
-    callers = [path.relative_to(root).as_posix() for folder in ("ui", PAGE_FOLDER) for path in (root / folder).rglob("*.py")
+    callers = [path.relative_to(root).as_posix()
+               for folder in ("ui", PAGE_FOLDER) for path in (root / folder).rglob("*.py")
                if "st.latex(" in path.read_text(encoding="utf-8")]
     assert callers == ["ui/views/draw.py"]
     assert (root / "ui/views/draw.py").read_text(encoding="utf-8").count("st.latex(") == 1
@@ -1489,7 +1499,8 @@ def test_the_whole_attention_equations_follow_the_model():
                      r"Q = K = V = X \quad (\text{⟦sublayer-input⟧})"]
     masked = attention_equations("30", masked=True, cross=False, bias=True, pre_norm=True)
     assert r"\frac{QK^\top}{30} + M\right)" in masked[0] and masked[1].endswith(r"W^O + b^O")
-    assert masked[2] == r"\text{head}_i = \operatorname{Attention}(Q W_i^Q + b_i^Q,\; K W_i^K + b_i^K,\; V W_i^V + b_i^V)"
+    assert masked[2] == (r"\text{head}_i = \operatorname{Attention}(Q W_i^Q + b_i^Q,\; K W_i^K + b_i^K,\;"
+                         r" V W_i^V + b_i^V)")
     assert masked[3].startswith(r"Q = K = V = \operatorname{LayerNorm}(X) \quad")
     cross = attention_equations(r"\sqrt{d_k}", masked=False, cross=True, bias=False, pre_norm=False)
     assert cross[3] == r"Q = X_{\text{dec}},\; K = V = X_{\text{enc}} \\ (\text{⟦cross-inputs⟧})"
@@ -1498,7 +1509,8 @@ def test_the_whole_attention_equations_follow_the_model():
     assert not any("X W" in line for line in paper + masked + cross)  # the heads project Q, K, V, not X
     for lang, words in (("en", ("X: the sub-layer's input", "Q from the decoder, K and V from the encoder's output")),
                         ("zh", ("X：子层的输入", "Q 来自解码器，K 和 V 来自编码器的输出"))):
-        assert [words[0] in translator(lang).words(paper[3]), words[1] in translator(lang).words(cross[3])] == [True] * 2
+        assert [words[0] in translator(lang).words(paper[3]),
+                words[1] in translator(lang).words(cross[3])] == [True] * 2
     pre = engine.preset("hello-world", norm_placement="pre").run("Hello World", "Hola")
     assert pre.step("enc.0.attn.q").formula == r"Q_i = \operatorname{LayerNorm}(X) W_i^Q"
     assert pre.step("dec.0.cross_attn.q").formula == r"Q_i = \operatorname{LayerNorm}(X_{\text{dec}}) W_i^Q"

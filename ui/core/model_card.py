@@ -4,7 +4,8 @@ from __future__ import annotations
 from engine import blog
 from engine.corpus import pairs
 
-ENCODER_WEIGHTS = ("hello-world",)  # presets whose weights' origin names encoder weights: a decoder-only model's differs
+# presets whose weights' origin names encoder weights: a decoder-only model's differs
+ENCODER_WEIGHTS = ("hello-world",)
 
 
 def describe(t, preset: str, seed: int, config, origin: dict | None, stored: bool) -> str:

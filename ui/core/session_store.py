@@ -30,7 +30,8 @@ URL_NOTES = "url_notes"  # what the link asked that was refused, said once by th
 ADOPT_PENDING = "adopt_pending"  # a model a page's body adopts at the start of the next run (sidebar.adopt_model_later)
 MARIAN_PENDING = "marian_pending"  # a real translator's name, loaded, which the next run's state takes (sidebar.py)
 TEXT_REPLACED = "text.replaced"  # the learner's sentences a trained model's replaced, offered back (ui/core/sidebar.py)
-EDIT_VERSION = "edit_version"  # the weight editors' generation: a new one redraws them from the model (session.set_state)
+# the weight editors' generation: a new one redraws them from the model (session.set_state)
+EDIT_VERSION = "edit_version"
 EDIT_ERROR = "edit_error"  # why the weight typed last was refused, shown once on the next run (ui/views/editors.py)
 EDITOR_FRAMES = "editor_frames"  # each weight editor's table, as it was drawn (ui/views/editors.py)
 

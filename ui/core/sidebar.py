@@ -26,7 +26,8 @@ CHOICE_FIELDS = ("layer_norm", "norm_placement", "pos_encoding", "activation", "
 BOOL_FIELDS = ("embed_scale", "attn_bias", "ffn_bias", "shared_embeddings", "tied_output", "decoder_only",
                "residual")
 WIDGET_FIELDS = SIZE_FIELDS + CHOICE_FIELDS + BOOL_FIELDS + ("eps", "attn_divisor", "n_layers")  # the options drawn
-OPTIONS_DRAWN = "ctl.options_drawn"  # session_state: the model's options were drawn last run (their widgets hold values)
+# session_state: the model's options were drawn last run (their widgets hold values)
+OPTIONS_DRAWN = "ctl.options_drawn"
 
 
 def start():

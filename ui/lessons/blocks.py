@@ -237,7 +237,8 @@ def _attention_focus(ctx, block, sublayer):
     st.caption(ctx.t("stack.focus_note_masked" if sublayer == "masked" else "stack.focus_note", k=len(keys),
                      even=fmt(1 / len(keys), ctx.state.digits)))
     heads = {f"{ctx.t('view.head')} {h + 1}": [f"{keys[k]} · {fmt(w, ctx.state.digits)}"
-                                               for k, w in zip(key, weight)] for h, (key, weight) in enumerate(zip(*focus))}
+                                               for k, w in zip(key, weight)]
+             for h, (key, weight) in enumerate(zip(*focus))}
     st.dataframe(arrow({"": queries, **heads}), hide_index=True,
                  column_config={"": st.column_config.TextColumn(pinned=True)})  # the query positions
 

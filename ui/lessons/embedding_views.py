@@ -33,7 +33,8 @@ def case_note():
     texts = (ctx.state.src, ctx.state.tgt) if ctx.config.decoder_only else (ctx.state.src,)  # input_tokens' words
     respelled = ctx.model.vocab.respelled(*texts)
     if respelled:
-        st.caption(ctx.t("tokens.case", words=ctx.t("list.separator").join(f"{literal(w)} → {literal(token)}" for w, token in respelled)))
+        st.caption(ctx.t("tokens.case", words=ctx.t("list.separator").join(
+            f"{literal(w)} → {literal(token)}" for w, token in respelled)))
 
 
 def pieces():

@@ -88,7 +88,8 @@ def _model_note(ctx) -> str:
     """Which model generates: its sizes and where its weights come from."""
     if session_store.widget("gen.model") == "current":
         note = ctx.t("gen.m.current_note", model=session.model_description(ctx))
-        return note if ctx.state.own_weights else f"{note} {ctx.t('gen.m.untrained')}{_shared_vocabulary(ctx, ctx.model)}"
+        return (note if ctx.state.own_weights
+                else f"{note} {ctx.t('gen.m.untrained')}{_shared_vocabulary(ctx, ctx.model)}")
     return ctx.t("gen.m.trained_note", n=len(pairs(TRAINED_CORPUS)), sizes=model_sizes(ctx.t, shipped_trained().config),
                  file=f"engine/data/{TRAINED_CORPUS}.npz")
 
@@ -200,7 +201,8 @@ def _one_step(ctx, generated, step):
         weights = draw.drawing(step.trace, ("gen.mask", ctx.state.digits, scale), lambda: heatmap(
             step.trace["dec.0.self_attn.weights"][0], tokens, tokens, digits=ctx.state.digits, scale=scale))
         draw.plot(weights, "gen.mask_chart")
-    shown = (("gen.probs", step.probs), ("gen.sampled", step.sampled_from)) if sampling else (("gen.probs", step.probs),)
+    shown = ((("gen.probs", step.probs), ("gen.sampled", step.sampled_from)) if sampling
+             else (("gen.probs", step.probs),))
     for column, (label, distribution) in zip(columns[1:], shown):
         column.markdown(f"**{top_heading(ctx.t, label, len(step.trace.model.vocab))}**")
         chart = draw.drawing(step.trace, (label, distribution.tobytes(), step.token, ctx.state.digits),
@@ -230,7 +232,8 @@ def _open_prefix(prefix_tokens):
 
 def beam(ctx, search):
     best = search.best
-    st.markdown(ctx.t("gen.beam_best", text=best.text or "∅", logp=decimals(best.logprob, 4), score=decimals(best.score, 4)))
+    st.markdown(ctx.t("gen.beam_best", text=best.text or "∅", logp=decimals(best.logprob, 4),
+                      score=decimals(best.score, 4)))
     _tree(ctx, search, "gen.tree")
     st.caption(ctx.t("gen.beam_legend"))
     hypotheses = search.hypotheses
@@ -243,7 +246,8 @@ def beam(ctx, search):
 
 
 def _tree(ctx, search, key):
-    labels = {"logp": "log P", "score": ctx.t("gen.score"), "pruned": ctx.t("gen.pruned"), "best": ctx.t("gen.pruned_best")}
+    labels = {"logp": "log P", "score": ctx.t("gen.score"), "pruned": ctx.t("gen.pruned"),
+              "best": ctx.t("gen.pruned_best")}
     draw.plot(beam_tree.beam_tree(search, labels), key)
 
 
@@ -256,7 +260,8 @@ def disagreement(ctx):
     st.markdown(ctx.t("gen.compare_setup", src=example["src"], width=example["width"]) + _shared_vocabulary(ctx, model))
     answers = (("gen.s.greedy", greedy.tokens, greedy.logprob), ("gen.s.beam", search.best.tokens, search.best.logprob))
     for column, (label, tokens, logprob) in zip(st.columns(2), answers):
-        column.metric(ctx.t(label), " ".join(tokens), f"log P {decimals(logprob, 3)}", delta_color="off", delta_arrow="off")
+        column.metric(ctx.t(label), " ".join(tokens), f"log P {decimals(logprob, 3)}",
+                      delta_color="off", delta_arrow="off")
     st.markdown(ctx.t("gen.compare_why", greedy=_with_probs(greedy.tokens, [s.prob for s in greedy.steps]),
                       beam=_with_probs(search.best.tokens, beam_tree.path_probs(search)),
                       lg=decimals(greedy.logprob, 3), lb=decimals(search.best.logprob, 3)))
@@ -273,8 +278,8 @@ def _open_example():
     state = session_store.get(STATE).replace(
         preset=example["preset"], seed=example["seed"], src=example["src"], tgt="", edits=(),
         overrides=tuple(sorted(example["overrides"].items())),
-        gen=generation.changed({**generation.DEFAULTS, "model": "current", "strategy": "beam", "width": example["width"],
-                                "max_len": example["max_len"], "alpha": example["alpha"]}))
+        gen=generation.changed({**generation.DEFAULTS, "model": "current", "strategy": "beam",
+                                "width": example["width"], "max_len": example["max_len"], "alpha": example["alpha"]}))
     sidebar.adopt(state)
     for name, value in generation.settings(state.gen).items():
         session_store.put(f"gen.{name}", value)

@@ -116,7 +116,8 @@ def cell_list(container, label, rows, cols, key, **callback):
     position (out of range, a fraction, NaN) is clamped like a picker's (see clamped)."""
     t, n = session.get().t, len(rows) * len(cols)
     chosen = container.selectbox(label, range(n), key=key, **callback,
-                                 format_func=lambda i: t("view.cell", row=rows[i // len(cols)], col=cols[i % len(cols)]))
+                                 format_func=lambda i: t("view.cell", row=rows[i // len(cols)],
+                                                         col=cols[i % len(cols)]))
     return divmod(clamped(chosen, n), len(cols))
 
 

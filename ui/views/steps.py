@@ -172,7 +172,8 @@ def _departure_note(ctx, shown, key):
     note, values = st if ctx.reading else st.container(border=True), departures.values(ctx.config)
     settings = [departures.paper_settings(departure, ctx.config) for departure in shown]
     texts = [ctx.t(departures.text_key(departure, ctx.config), **values) + (
-        "" if paper is not None else "\n\n" + ctx.t("depart.no_paper_value")) for departure, paper in zip(shown, settings)]
+        "" if paper is not None else "\n\n" + ctx.t("depart.no_paper_value"))
+        for departure, paper in zip(shown, settings)]
     note.markdown(f":orange-badge[{ctx.t('depart.badge')}] " + "\n\n".join(texts))
     if ctx.reading:  # the buttons change the settings: the teacher's on a following student's page
         return

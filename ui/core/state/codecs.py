@@ -252,7 +252,8 @@ class VisionSizes:
                                   else None)
         try:
             ViTConfig(**sizes)
-        except ConfigError:  # each size in range, not all together (a patch that does not divide 8): the part noted whole
+        # each size in range, not all together (a patch that does not divide 8): the part noted whole
+        except ConfigError:
             return (), bad + [text[:NOTED]]
         default = ViTConfig()
         return tuple(sorted((f, v) for f, v in sizes.items() if getattr(default, f) != v)), bad
