@@ -208,11 +208,12 @@ def test_the_waves_words_describe_the_encoding_the_chart_draws(setting):
 
 @pytest.mark.parametrize("page", ["animation", "attention", "multihead", "masked_attention", "cross_attention",
                                   "encoder_stack", "decoder_stack", "output"])  # named here, not read from the app
-def test_every_page_of_predictions_or_attention_patterns_says_which_weights_made_them(page):
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_page_of_predictions_or_attention_patterns_says_which_weights_made_them(page, lang):
     """The post's random weights, named under the intro of each page that shows what a model predicts or where its
     heads look (the stack pages' "where each head looks most" too)."""
-    at = open_link(page)
-    assert EN["learned.post"].format(seed=0) in [c.value for c in at.caption], page
+    at = open_link(page, lang=lang)
+    assert translator(lang)("learned.post", seed=0) in [c.value for c in at.caption], page
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
