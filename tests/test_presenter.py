@@ -343,11 +343,12 @@ RAIL_ON_TOP = """() => [...document.querySelectorAll('.present-rail button.prese
 
 
 # The sidebar's words cut short (an ellipsis: text wider than its box, formulas' own boxes aside), and the bottom of
-# its last element.
+# its last element a reader sees (a closed expander's content keeps a box below its summary, unseen).
 SIDEBAR_CUT = """() => [...document.querySelectorAll('[data-testid="stSidebar"] :is(span, p, label)')]
     .filter(e => e.innerText.trim() && !e.closest('.katex') && e.scrollWidth > e.clientWidth + 1)
     .map(e => e.innerText.slice(0, 40))"""
 SIDEBAR_FOOT = """() => Math.max(...[...document.querySelectorAll('[data-testid="stSidebarUserContent"] *')]
+    .filter(e => e.checkVisibility({visibilityProperty: true, opacityProperty: true}))
     .map(e => e.getBoundingClientRect().bottom))"""
 
 
