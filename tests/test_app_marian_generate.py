@@ -18,6 +18,7 @@ from ui.core import generation
 from ui.core.i18n import EN, ZH, literal, translator
 from ui.core.runs import marian_model
 from ui.core.state.codecs import GenerationSettings
+from ui.lessons import beam_tree
 
 SRC = "Hello world."
 
@@ -103,9 +104,10 @@ def test_greedy_with_the_translator_forces_the_end_as_generate_does(models_dir, 
     max_len = generation.defaults(checkpoint())["max_len"]
     greedy = generate(marian_model(MODEL)[0], SRC, max_len=max_len, force_end=True)
     assert greedy.tokens != generate(marian_model(MODEL)[0], SRC, max_len=max_len).tokens  # the end is forced
-    line = " ".join(f"`{token}`" for token in greedy.tokens)
-    assert any(m.value.startswith(f"**{EN['gen.sentence']}**") and m.value.split("\n")[0].endswith(line)
-               for m in at.markdown)
+    start = marian_model(MODEL)[0].vocab.tokens[marian_model(MODEL)[0].start_id]
+    assert start == "<pad>"  # Marian's decoder starts from the pad token, which the line shows in SOS's place
+    line = f"**{EN['gen.sentence']}** " + " ".join(f"`{token}`" for token in (start, *greedy.tokens))
+    assert line in [m.value.split("\n")[0] for m in at.markdown]
     assert cli(models_dir / MODEL, "--max-len", str(max_len))["tokens"] == list(greedy.tokens)
     again = open_link("generate", **query(at))  # the link keeps greedy, though greedy is the toy's default
     assert page_settings(again)["strategy"] == "greedy"
@@ -121,3 +123,16 @@ def test_the_toy_model_is_one_click_away(models_dir):
     assert expected.settings["length_norm"] == "plain"
     assert best_tokens(at) == list(expected.best.tokens)
     assert any(c.value.startswith(EN["gen.m.trained_note"].split("{")[0]) for c in at.caption)
+
+
+def test_the_beam_tree_draws_every_box_of_transformers_search():
+    """transformers' search keeps the sentences it finished beside its live beams: a row may hold more than width + 1
+    boxes (the shipped trained model ends "hola mundo" early while its beams go on), and the figure takes them in."""
+    width = 3
+    search = transformers_beam.beam_search(engine.trained(), "Hello World", width=width, max_len=10)
+    chart = beam_tree.beam_tree(search, {"logp": "log P", "score": "s", "pruned": "{n}", "best": "{token} {logp}"})
+    layout = chart.to_dict()["layout"]
+    low, high = layout["xaxis"]["range"]
+    columns = [box["x"] for box in layout["annotations"]]
+    assert max(columns) > width  # the case the range once cut off
+    assert low < min(columns) and max(columns) < high

@@ -11,7 +11,6 @@ import engine
 from engine.corpus import pairs
 from engine.generate import (DISAGREEMENT, GREEDY_TEX, SCORE_TEX, TEMPERATURE_TEX, TOP_K_TEX, TOP_P_TEX,
                              disagreement_example)
-from engine.tokens import SOS
 
 from ui.core import generation, runs, session, session_store, sidebar, streamlit_internals
 from ui.core.runs import TRAINED_CORPUS, shipped_trained
@@ -157,9 +156,11 @@ def result(ctx):
 
 # ---- sampling strategies: one step at a time ---------------------------------------------------------------
 
-def sentence(ctx, tokens, note=""):
-    """The generated tokens as a line of code spans, and a note in small grey type under it (one element)."""
-    line = f"**{ctx.t('gen.sentence')}** `{SOS}` " + " ".join(f"`{t}`" for t in tokens)
+def sentence(ctx, generated, note=""):
+    """The generated tokens after the decoder's start (SOS, a Marian model's <pad>) as a line of code spans, and a
+    note in small grey type under it (one element)."""
+    tokens = (generated.steps[0].prefix_tokens[0], *generated.tokens)
+    line = f"**{ctx.t('gen.sentence')}** " + " ".join(f"`{t}`" for t in tokens)
     st.markdown(line + (f"\n\n:gray[:small[{note}]]" if note else ""))
 
 
@@ -169,7 +170,7 @@ def player(ctx, generated):
     asked = from_link("position", lambda position: position < n, 0)  # the step, counted from 0
     playback = _playback() if asked is None else replace(_playback(), step=asked + 1)
     _save(playback.within(n))
-    sentence(ctx, generated.tokens, ctx.t("gen.finished" if generated.finished else "gen.stopped", n=n))
+    sentence(ctx, generated, ctx.t("gen.finished" if generated.finished else "gen.stopped", n=n))
     buttons = st.container(horizontal=True)  # one block; st.columns would send one per column
     buttons.button(ctx.t("gen.prev"), key="gen.prev", on_click=_move, args=(-1, n), disabled=n == 1)
     buttons.button(ctx.t("gen.next"), key="gen.next", on_click=_move, args=(1, n), disabled=n == 1)
