@@ -219,7 +219,8 @@ def _step_view(generated):
 def _one_step(ctx, generated, step):
     index, tokens = len(step.prefix_ids), list(step.trace.tgt_tokens)  # a decoder-only model's input: source first
     prefix = "gen.prefix.decoder_only" if step.trace.model.config.decoder_only else "gen.prefix"
-    st.markdown(ctx.t(prefix, n=index, m=len(tokens) - index) + " " + " ".join(f"`{t}`" for t in tokens) + "\n\n" +
+    st.markdown(ctx.t(prefix, n=index, m=len(tokens) - index, start=f"`{step.prefix_tokens[0]}`") + " " +
+                " ".join(f"`{t}`" for t in tokens) + "\n\n" +
                 ctx.t("gen.chosen", token=step.token, p=fmt(step.prob, ctx.state.digits),
                       q=fmt(step.sampled_prob, ctx.state.digits)))
     sampling = generated.strategy != "greedy"
