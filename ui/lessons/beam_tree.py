@@ -23,8 +23,9 @@ def beam_tree(search, labels: dict) -> Chart:
     """The beam tree, one step per row from the top down: each kept prefix's box holds its token, the model's
     probability of that token and the prefix's log probability (and its score where a sentence ends); finished
     ones have a thick border, the best sentence's path is red. A step's pruned prefixes are one grey box (how
-    many, the most likely one; all of them on hover). A row holds at most width + 1 boxes side by side and the
-    figure grows a row per step, so its text keeps its size however long the search ran.
+    many, the most likely one; all of them on hover). A row holds width + 1 boxes side by side (transformers' search,
+    engine/transformers_beam.py, also keeps the sentences it finished: up to 2 width + 1) and the figure grows a row
+    per step, so its text keeps its size however long the search ran.
     labels: "logp", "score", "pruned" (with {n}) and "best" (with {token}, {logp}) in the page's language."""
     best = {n.id for n in search.path(search.best.node)}
     ends = {h.node for h in search.hypotheses}
@@ -41,7 +42,7 @@ def beam_tree(search, labels: dict) -> Chart:
     axis = {"visible": False, "fixedrange": True}
     layout = {"height": TREE_ROW_PX * rows + 40, "margin": MARGIN, "annotations": boxes, "showlegend": False,
               "dragmode": False, "hovermode": "closest",
-              "xaxis": {**axis, "range": [-0.5, search.settings["width"] + 0.5]},
+              "xaxis": {**axis, "range": [-0.5, max(search.settings["width"], *x.values()) + 0.5]},
               "yaxis": {**axis, "range": [rows - 0.5, -0.5]}}
     return Chart([_lines(segments, kind) for kind, segments in edges.items() if segments], layout)
 

@@ -3,6 +3,7 @@ the example where greedy and beam search disagree. They only display what the en
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
 import streamlit as st
 
@@ -10,13 +11,13 @@ import engine
 from engine.corpus import pairs
 from engine.generate import (DISAGREEMENT, GREEDY_TEX, SCORE_TEX, TEMPERATURE_TEX, TOP_K_TEX, TOP_P_TEX,
                              disagreement_example)
-from engine.tokens import SOS
 
 from ui.core import generation, runs, session, session_store, sidebar, streamlit_internals
 from ui.core.runs import TRAINED_CORPUS, shipped_trained
 from ui.core.figures import bars, heatmap
 from ui.core.format import arrow, decimals, fmt
 from ui.core.generation import Playback
+from ui.core.i18n import literal
 from ui.core.labels import top_heading, top_tokens
 from ui.core.model_card import model_sizes
 from ui.core.session_store import STATE
@@ -38,7 +39,14 @@ SLIDERS = {"temperature": 0.05, "p": 0.01, "alpha": 0.05, "width": 1}  # the res
 @st.cache_resource(max_entries=32, show_spinner=False, hash_funcs=CACHE_HASH)
 def _generated(model_key, gen):
     """One generation per distinct state and settings, shared by every session."""
-    return generation.run(generating_model(model_key, generation.settings(gen)["model"]), model_key.src, gen)
+    checkpoint = translator_settings(model_key.model)
+    choice = generation.settings(gen, checkpoint)["model"]
+    return generation.run(generating_model(model_key, choice), model_key.src, gen, checkpoint)
+
+
+def translator_settings(name: str) -> dict | None:
+    """The generation settings of the real translator a state names (its generation_config.json), or None."""
+    return runs.marian_model(name)[1] if name else None
 
 
 def generating_model(model_key, choice):
@@ -61,13 +69,11 @@ def _disagreement():
 
 def controls(ctx) -> dict:
     """The strategy and its numbers; a change goes into the state (and so the URL) before the rerun."""
-    values = generation.settings(ctx.state.gen)
-    for name, value in values.items():
-        session_store.setdefault(f"gen.{name}", value)
-    for name, choices in CHOICES.items():
-        if session_store.widget(f"gen.{name}") not in choices:  # see _on_change
-            session_store.put(f"gen.{name}", values[name])
-    st.segmented_control(ctx.t("gen.model"), generation.MODELS, format_func=lambda m: ctx.t(f"gen.m.{m}"),
+    checkpoint = translator_settings(ctx.state.model)
+    for name, value in generation.settings(ctx.state.gen, checkpoint).items():
+        if session_store.get(f"gen.{name}") != value:  # the state's: a translator loaded changes the defaults
+            session_store.put(f"gen.{name}", value)
+    st.segmented_control(ctx.t("gen.model"), generation.MODELS, format_func=partial(_model_label, ctx),
                          key="gen.model", required=True, on_change=_on_change)
     st.caption(_model_note(ctx))
     frame.new_words_note(ctx.t, generating_model(ctx.state.model_key, session_store.widget("gen.model")))
@@ -81,17 +87,36 @@ def controls(ctx) -> dict:
         with numbers:
             _number(ctx, name)
     draw.latex(STRATEGY_TEX[session_store.widget("gen.strategy")])
-    return generation.settings(session_store.get(STATE).gen)
+    return generation.settings(session_store.get(STATE).gen, checkpoint)
+
+
+def _model_label(ctx, choice: str) -> str:
+    """A choice's name; the pages' model, when it is a real translator, by its folder's name."""
+    if choice == "current" and ctx.state.model:
+        return ctx.t("gen.m.translator", name=literal(ctx.state.model))
+    return ctx.t(f"gen.m.{choice}")
 
 
 def _model_note(ctx) -> str:
-    """Which model generates: its sizes and where its weights come from."""
+    """Which model generates: its sizes and where its weights come from (a translator's: its decoding settings)."""
     if session_store.widget("gen.model") == "current":
         note = ctx.t("gen.m.current_note", model=session.model_description(ctx))
+        if ctx.state.model:
+            return f"{note} {_checkpoint_note(ctx.t, translator_settings(ctx.state.model))}"
         return (note if ctx.state.own_weights
                 else f"{note} {ctx.t('gen.m.untrained')}{_shared_vocabulary(ctx, ctx.model)}")
     return ctx.t("gen.m.trained_note", n=len(pairs(TRAINED_CORPUS)), sizes=model_sizes(ctx.t, shipped_trained().config),
                  file=f"engine/data/{TRAINED_CORPUS}.npz")
+
+
+def _checkpoint_note(t, checkpoint: dict) -> str:
+    """The translator's own decoding (generation.defaults), which the page starts from."""
+    opens = generation.defaults(checkpoint)
+    forced = f" {t('gen.m.forced_end')}" if checkpoint["force_end"] else ""
+    return t("gen.m.checkpoint", beams=checkpoint["num_beams"], penalty=checkpoint["length_penalty"],
+             length=checkpoint["max_length"], strategy=t(f"gen.s.{opens['strategy']}"), width=opens["width"],
+             alpha=opens["alpha"],
+             max_len=opens["max_len"]) + forced
 
 
 def _shared_vocabulary(ctx, model) -> str:
@@ -108,13 +133,15 @@ def _number(ctx, name):
 
 
 def _on_change():
-    current = generation.settings(session_store.get(STATE).gen)
+    checkpoint = translator_settings(session_store.get(STATE).model)
+    current = generation.settings(session_store.get(STATE).gen, checkpoint)
     values = {name: session_store.get(f"gen.{name}", value) for name, value in current.items()}
     values |= {name: int(values[name]) for name in generation.WHOLE}  # whole_number_input's value is a float
     for name, choices in CHOICES.items():  # none chosen: only from a forged message, as the browser does not let
         if values[name] not in choices:      # a required control be emptied
             values[name] = current[name]
-    session.set_state(session_store.get(STATE).replace(gen=generation.changed(values)), reset_editors=False)
+    session.set_state(session_store.get(STATE).replace(gen=generation.changed(values, checkpoint)),
+                      reset_editors=False)
     session_store.put(STEP, 1)
 
 
@@ -129,9 +156,11 @@ def result(ctx):
 
 # ---- sampling strategies: one step at a time ---------------------------------------------------------------
 
-def sentence(ctx, tokens, note=""):
-    """The generated tokens as a line of code spans, and a note in small grey type under it (one element)."""
-    line = f"**{ctx.t('gen.sentence')}** `{SOS}` " + " ".join(f"`{t}`" for t in tokens)
+def sentence(ctx, generated, note=""):
+    """The generated tokens after the decoder's start (SOS, a Marian model's <pad>) as a line of code spans, and a
+    note in small grey type under it (one element)."""
+    tokens = (generated.steps[0].prefix_tokens[0], *generated.tokens)
+    line = f"**{ctx.t('gen.sentence')}** " + " ".join(f"`{t}`" for t in tokens)
     st.markdown(line + (f"\n\n:gray[:small[{note}]]" if note else ""))
 
 
@@ -141,7 +170,7 @@ def player(ctx, generated):
     asked = from_link("position", lambda position: position < n, 0)  # the step, counted from 0
     playback = _playback() if asked is None else replace(_playback(), step=asked + 1)
     _save(playback.within(n))
-    sentence(ctx, generated.tokens, ctx.t("gen.finished" if generated.finished else "gen.stopped", n=n))
+    sentence(ctx, generated, ctx.t("gen.finished" if generated.finished else "gen.stopped", n=n))
     buttons = st.container(horizontal=True)  # one block; st.columns would send one per column
     buttons.button(ctx.t("gen.prev"), key="gen.prev", on_click=_move, args=(-1, n), disabled=n == 1)
     buttons.button(ctx.t("gen.next"), key="gen.next", on_click=_move, args=(1, n), disabled=n == 1)
@@ -190,7 +219,8 @@ def _step_view(generated):
 def _one_step(ctx, generated, step):
     index, tokens = len(step.prefix_ids), list(step.trace.tgt_tokens)  # a decoder-only model's input: source first
     prefix = "gen.prefix.decoder_only" if step.trace.model.config.decoder_only else "gen.prefix"
-    st.markdown(ctx.t(prefix, n=index, m=len(tokens) - index) + " " + " ".join(f"`{t}`" for t in tokens) + "\n\n" +
+    st.markdown(ctx.t(prefix, n=index, m=len(tokens) - index, start=f"`{step.prefix_tokens[0]}`") + " " +
+                " ".join(f"`{t}`" for t in tokens) + "\n\n" +
                 ctx.t("gen.chosen", token=step.token, p=fmt(step.prob, ctx.state.digits),
                       q=fmt(step.sampled_prob, ctx.state.digits)))
     sampling = generated.strategy != "greedy"
@@ -219,11 +249,15 @@ def _top_bars(distribution, tokens, chosen, digits):
 
 def _open_prefix(prefix_tokens):
     """Every page then shows this step's forward pass: the target prefix is the tokens after SOS, and the model the
-    shipped trained one if it generated (its weights then become every page's, as trained weights do)."""
+    shipped trained one if it generated (its weights then become every page's, as trained weights do, in place of a
+    translator: the settings are kept, written against the toy's defaults)."""
     text = " ".join(t for t in prefix_tokens[1:])
     session_store.put("ctl.tgt", text)
-    if generation.settings(session_store.get(STATE).gen)["model"] == "trained":
-        sidebar.adopt_model(shipped_trained(), {"kind": "shipped", "corpus": TRAINED_CORPUS}, tgt=text)
+    state = session_store.get(STATE)
+    chosen = generation.settings(state.gen, translator_settings(state.model))
+    if chosen["model"] == "trained":
+        sidebar.adopt_model(shipped_trained(), {"kind": "shipped", "corpus": TRAINED_CORPUS}, tgt=text, model="",
+                            gen=generation.changed(chosen))
     else:
         session.set_state(session_store.get(STATE).replace(tgt=text), reset_editors=False)
 
@@ -276,7 +310,7 @@ def _with_probs(tokens, probs):
 def _open_example():
     example, t = DISAGREEMENT, session.get().t  # before the new state: get() would rerun the app for it
     state = session_store.get(STATE).replace(
-        preset=example["preset"], seed=example["seed"], src=example["src"], tgt="", edits=(),
+        preset=example["preset"], seed=example["seed"], src=example["src"], tgt="", edits=(), weights="", model="",
         overrides=tuple(sorted(example["overrides"].items())),
         gen=generation.changed({**generation.DEFAULTS, "model": "current", "strategy": "beam",
                                 "width": example["width"], "max_len": example["max_len"], "alpha": example["alpha"]}))

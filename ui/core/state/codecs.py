@@ -164,14 +164,16 @@ class ConfigSettings:
 
 class GenerationSettings:
     """The generation settings that differ from the defaults (ui/core/generation.py), e.g.
-    `strategy:top_p,p:0.8,seed:7`: a strategy or model it names, numbers within their ranges, else noted."""
+    `strategy:top_p,p:0.8,seed:7`: a strategy or model it names, numbers within their ranges, else noted. A setting
+    is kept even if it equals the toy's default: the defaults are a loaded translator's when the link names one
+    (model=, read after gen=), and the page drops what equals them (ui/core/generation.changed)."""
 
     def encode(self, pairs: tuple) -> str:
         return ",".join(f"{k}:{v}" for k, v in pairs)
 
     def decode(self, text: str, state):
         values, bad = _named_parts(text, self._parse)
-        return generation.changed(values), bad
+        return tuple(sorted(values.items())), bad
 
     @staticmethod
     def _parse(name: str, raw: str):
