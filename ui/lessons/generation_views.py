@@ -159,9 +159,15 @@ def result(ctx):
 def sentence(ctx, generated, note=""):
     """The generated tokens after the decoder's start (SOS, a Marian model's <pad>) as a line of code spans, and a
     note in small grey type under it (one element)."""
-    tokens = (generated.steps[0].prefix_tokens[0], *generated.tokens)
+    tokens = (_start_token(generated.steps[0]), *generated.tokens)
     line = f"**{ctx.t('gen.sentence')}** " + " ".join(f"`{t}`" for t in tokens)
     st.markdown(line + (f"\n\n:gray[:small[{note}]]" if note else ""))
+
+
+def _start_token(step) -> str:
+    """The decoder's start token (SOS, a Marian model's <pad>); a decoder-only model's prefix begins with the source."""
+    model = step.trace.model
+    return model.vocab.tokens[model.start_id]
 
 
 def player(ctx, generated):
@@ -219,7 +225,7 @@ def _step_view(generated):
 def _one_step(ctx, generated, step):
     index, tokens = len(step.prefix_ids), list(step.trace.tgt_tokens)  # a decoder-only model's input: source first
     prefix = "gen.prefix.decoder_only" if step.trace.model.config.decoder_only else "gen.prefix"
-    st.markdown(ctx.t(prefix, n=index, m=len(tokens) - index, start=f"`{step.prefix_tokens[0]}`") + " " +
+    st.markdown(ctx.t(prefix, n=index, m=len(tokens) - index, start=f"`{_start_token(step)}`") + " " +
                 " ".join(f"`{t}`" for t in tokens) + "\n\n" +
                 ctx.t("gen.chosen", token=step.token, p=fmt(step.prob, ctx.state.digits),
                       q=fmt(step.sampled_prob, ctx.state.digits)))
