@@ -7,6 +7,7 @@ import io
 import threading
 import zipfile
 
+import numpy as np
 import streamlit as st
 
 from engine import checkpoint, optim
@@ -27,7 +28,7 @@ from ui.core.model_card import code
 from ui.core.runs import check_model_limits, run_model
 from ui.core.state import CACHE_HASH, LimitError
 from ui.lessons import derivation_views
-from ui.views import draw
+from ui.views import draw, vocabulary
 from ui.views.drawn import from_link, restore_from_link, show_in_link
 
 PARTIAL, RESULT = "train.partial", "train.result"  # session_state: the run in progress; the run kept
@@ -120,7 +121,8 @@ def backward_section(result):
     step = result.trace.step(name.removeprefix("grad."))
     show_in_link("grad", step.name, first)
     draw.latex(ctx.t.words(backward_formula(step)))
-    _gradient(ctx, result.backward[name], step_axes(result.trace, step.name), "train.grad_step_head", "head")
+    _gradient(ctx, result.trace, result.backward[name], step_axes(result.trace, step.name), "train.grad_step_head",
+              "head")
     asked = from_link("param", result.grads.__contains__, "")  # a parameter's gradient shown, or "" for none
     if asked is not None:
         session_store.put("train.grad_param_open", bool(asked))
@@ -132,17 +134,30 @@ def backward_section(result):
             param = st.selectbox(ctx.t("train.grad_param"), list(result.grads), key="train.grad_param")
             show_in_link("param", param, None)  # in the link whenever the box is open
             value = result.grads[param]
-            _gradient(ctx, value, param_axes(ctx.model, param, value.shape), "train.grad_param_head", "phead")
+            _gradient(ctx, result.trace, value, param_axes(ctx.model, param, value.shape), "train.grad_param_head",
+                      "phead")
 
 
-def _gradient(ctx, value, axes, key, part):
+def _gradient(ctx, trace, value, axes, key, part):
     if value.ndim == 3:
         restore_from_link(key, part, range(value.shape[0]))
         head = st.selectbox(ctx.t("view.head"), range(value.shape[0]), format_func=lambda h: f"{h + FIRST}", key=key)
         show_in_link(part, head, 0)
         value, axes = value[head], axes[1:]
     rows, cols = (axes[0], axes[1]) if value.ndim == 2 else ([""], axes[0])
+    size = len(trace.model.vocab)
+    if vocabulary.is_long(trace) and size in value.shape:  # a real translator's 65,000 tokens: those that matter
+        value, rows, cols = _vocabulary_cut(np.atleast_2d(value), rows, cols, vocabulary.columns(ctx, trace, key), size)
     draw.plot(heatmap(value, rows, cols, digits=ctx.state.digits, scale=draw.type_scale(ctx)), f"{key}.chart")
+
+
+def _vocabulary_cut(value, rows, cols, shown, size):
+    """A gradient's vocabulary axis (the rows of W_E's, the columns of the logits') cut to the tokens `shown`."""
+    if value.shape[0] == size:
+        value, rows = value[shown], [rows[i] for i in shown]
+    if value.shape[1] == size:
+        value, cols = value[:, shown], [cols[j] for j in shown]
+    return value, rows, cols
 
 
 # ---- training on the corpus ---------------------------------------------------------------------------------
