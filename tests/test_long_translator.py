@@ -12,6 +12,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from engine.sizes import parameter_count  # noqa: E402
+from marian.sizes import transformers_count  # noqa: E402
 from marian_checkpoint import write_numpy_checkpoint  # noqa: E402
 from test_app import EN_T, TEXT_PAGES, assert_clean, open_link, query  # noqa: E402
 from ui.core.i18n import EN  # noqa: E402
@@ -87,3 +89,16 @@ def test_the_gradients_of_the_vocabulary_draw_the_drawn_tokens(models_dir, step)
     shapes = [heatmap_shape(c) for c in at.get("plotly_chart") if "train.grad_" in c.proto.id]
     (n, tokens), (rows, d_model) = shapes  # the gradient's, the table's
     assert tokens == rows < LONG and d_model == model.config.d_model
+
+
+def test_the_sizes_page_sets_transformers_count_beside_the_apps(models_dir):
+    """transformers' num_parameters() (marian/sizes.py, held to MarianMTModel by tests/test_marian.py), then each
+    item counted otherwise: the rows add up to this app's count."""
+    at = open_link("sizes", model=MODEL)
+    assert_clean(at)
+    model = marian_model(MODEL)[0]
+    assert EN_T("sizes.marian.text", name=MODEL) in [m.value for m in at.markdown]
+    table = next(frame.value for frame in at.dataframe if frame.value.iloc[0, 0] == EN["sizes.marian.theirs"])
+    numbers = [int(cell.replace(",", "").replace("−", "-")) for cell in table.iloc[:, 1]]
+    assert numbers[0] == transformers_count(model.config, LONG) and numbers[-1] == parameter_count(model.config, LONG)
+    assert sum(numbers[:-1]) == numbers[-1] and numbers[1] == LONG  # the output bias: V numbers
