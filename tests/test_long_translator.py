@@ -102,3 +102,12 @@ def test_the_sizes_page_sets_transformers_count_beside_the_apps(models_dir):
     numbers = [int(cell.replace(",", "").replace("−", "-")) for cell in table.iloc[:, 1]]
     assert numbers[0] == transformers_count(model.config, LONG) and numbers[-1] == parameter_count(model.config, LONG)
     assert sum(numbers[:-1]) == numbers[-1] and numbers[1] == LONG  # the output bias: V numbers
+
+
+def test_the_decoder_input_and_the_sidebar_name_the_translators_start_token(models_dir):
+    """Marian's decoder starts from <pad> (its vocabulary has no SOS): the page and the target's label say so."""
+    at = open_link("decoder_input", model=MODEL)
+    assert_clean(at)
+    intro = at.markdown[0].value
+    assert EN["intro.decoder_input.pad"] in intro and EN["intro.decoder_input.sos"] not in intro
+    assert at.text_input(key="ctl.tgt").label == EN_T("ctl.tgt", start="`<pad>`")
