@@ -111,3 +111,11 @@ def test_the_decoder_input_and_the_sidebar_name_the_translators_start_token(mode
     intro = at.markdown[0].value
     assert EN["intro.decoder_input.pad"] in intro and EN["intro.decoder_input.sos"] not in intro
     assert at.text_input(key="ctl.tgt").label == EN_T("ctl.tgt", start="`<pad>`")
+
+
+def test_the_output_page_names_the_translators_masked_token(models_dir):
+    """Marian masks <pad> (bad_words_ids), not <unk>: the intro says which."""
+    at = open_link("output", model=MODEL)
+    assert_clean(at)
+    intro = at.markdown[0].value
+    assert EN["intro.output.pad"] in intro and EN["intro.output.unk"] not in intro
