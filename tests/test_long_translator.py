@@ -119,3 +119,14 @@ def test_the_output_page_names_the_translators_masked_token(models_dir):
     assert_clean(at)
     intro = at.markdown[0].value
     assert EN["intro.output.pad"] in intro and EN["intro.output.unk"] not in intro
+
+
+def test_teacher_forcing_reads_the_translators_start_and_end_tokens(models_dir):
+    at = open_link("train", model=MODEL)
+    assert_clean(at)
+    forcing = next(f.value for f in at.latex if "t_1, \\ldots, t_m" in f.value)
+    assert r"(\text{\textless{}pad\textgreater{}}, t_1" in forcing
+    assert r"t_m, \text{\textless{}/s\textgreater{}})" in forcing
+    assert "SOS" not in forcing and "EOS" not in forcing
+    preset = next(f.value for f in open_link("train").latex if "t_1, \\ldots, t_m" in f.value)
+    assert r"(\text{SOS}, t_1" in preset and r"t_m, \text{EOS})" in preset  # the presets' own tokens

@@ -13,6 +13,7 @@ import streamlit as st
 from engine import checkpoint, optim
 from engine.backward import GRAD_TEX, backward_formula, loss_and_grads
 from engine.config import ConfigError
+from engine.explain import tex_escape
 from engine.corpus import CORPORA, pairs
 from engine.loss import (CROSS_ENTROPY_TEX, LOGITS_GRAD_TEX, MEAN_LOSS_TEX, SMOOTHED_LOSS_TEX, SMOOTHED_TARGET_TEX,
                          TEACHER_FORCING_TEX)
@@ -89,7 +90,7 @@ def loss_section():
     ctx = session.get()
     st.subheader(ctx.t("train.loss"))
     st.markdown(ctx.t("train.loss_intro"))
-    draw.latex(ctx.t.words(TEACHER_FORCING_TEX))
+    draw.latex(ctx.t.words(_teacher_forcing_tex(ctx.model)))
     asked = from_link("smoothing", lambda text: float(text) in SMOOTHINGS, "0")
     if asked is not None:
         session_store.put("train.view_smoothing", float(asked))
@@ -104,6 +105,12 @@ def loss_section():
     st.table(arrow(dict(zip(header, zip(*rows)))), hide_index=True)
     st.metric(ctx.t("train.mean_loss"), fmt(result.loss, ctx.state.digits))
     return result
+
+
+def _teacher_forcing_tex(model) -> str:
+    """Teacher forcing with the model's own start and end tokens (a Marian translator's <pad> and </s>)."""
+    start, end = (tex_escape(token) for token in (model.vocab.tokens[model.start_id], model.vocab.end))
+    return TEACHER_FORCING_TEX.replace(r"\text{SOS}", rf"\text{{{start}}}").replace(r"\text{EOS}", rf"\text{{{end}}}")
 
 
 def backward_section(result):
