@@ -3,7 +3,8 @@ import streamlit as st
 from engine import sizes
 from ui.core import session
 from ui.core.format import arrow
-from ui.lessons.size_tables import count, parameter_table, product_table, product_totals, torch_note, torch_table
+from ui.lessons.size_tables import (count, parameter_table, product_table, product_totals, torch_note, torch_table,
+                                    transformers_table)
 from ui.views import frame
 
 ctx = session.get()
@@ -17,6 +18,9 @@ st.markdown(t("sizes.parameters_note", n=count(sizes.parameter_count(c, vocab_si
 st.dataframe(arrow(parameter_table(t, c, vocab_size)), hide_index=True, height="content")
 st.markdown(torch_note(t, c, vocab_size))
 st.dataframe(arrow(torch_table(t, c, vocab_size)), hide_index=True, height="content")
+if ctx.state.model:  # a real translator: its count as transformers gives it
+    st.markdown(t("sizes.marian.text", name=ctx.state.model))
+    st.dataframe(arrow(transformers_table(t, c, vocab_size)), hide_index=True, height="content")
 other = c.replace(decoder_only=not c.decoder_only)  # the count of the other kind of model, of the same sizes
 st.markdown(t("sizes.encoder_decoder" if c.decoder_only else "sizes.decoder_only",
               n=count(sizes.parameter_count(other, vocab_size)), d=other.depth("dec"), e=other.depth("enc")))

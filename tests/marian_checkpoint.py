@@ -95,15 +95,16 @@ def write_checkpoint(folder: Path, sizes: dict, vocab_size: int | None = None, s
     return tokenizer
 
 
-def write_numpy_checkpoint(folder: Path, seed: int = 0) -> None:
+def write_numpy_checkpoint(folder: Path, seed: int = 0, vocab_size: int | None = None) -> None:
     """A small checkpoint written with NumPy and safetensors alone (no PyTorch: the fast tier's), random weights under
-    the loader's names and transformers' layouts (tests/test_marian.py holds those names to save_pretrained's)."""
+    the loader's names and transformers' layouts (tests/test_marian.py holds those names to save_pretrained's); its
+    vocabulary filled up to `vocab_size` as write_tokenizer does (a real translator's length at small sizes)."""
     import numpy as np
     from safetensors.numpy import save_file
 
     import marian
 
-    vocab = write_tokenizer(folder)
+    vocab = write_tokenizer(folder, vocab_size)
     hf = marian_config(len(vocab), **SMALL)
     (folder / "config.json").write_text(json.dumps(hf))
     (folder / "generation_config.json").write_text(json.dumps(generation_config(hf)))

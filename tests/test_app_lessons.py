@@ -36,16 +36,24 @@ def test_the_pages_open_on_their_old_view_with_the_lessons_in_closed_tabs():
         assert not any(EN["pos.order.text"] in p or EN["tokens.cosine.text"] in p for p in paragraphs(at))
 
 
-@pytest.mark.parametrize("encoding", ["sinusoidal", "blog", "blog_table", "learned", "none"])
+@pytest.mark.parametrize("encoding", ["sinusoidal", "sinusoidal_halves", "blog", "blog_table", "learned", "none"])
 def test_rotation_tab_says_what_holds_for_each_encoding_with_its_numbers(encoding):
     at = open_tab(open_page("positional", cfg=f"pos_encoding:{encoding}"), "pos.tab", "pos.tab.rotation")
     model = engine.preset("hello-world", pos_encoding=encoding)
     table = pe.positional_encoding(encoding, 100, 4, model.params.get("pos.learned"))  # positions 0..99
+    if encoding == "sinusoidal_halves":  # Marian's sines then cosines, turned as the paper's pairs
+        table = table[:, [0, 2, 1, 3]]
     gap = pe.rotation_gap(table, 0, 1)
     assert EN[f"pos.rotation.{encoding}"].format(gap=fmt(gap, 2), pairs=2) in paragraphs(at)
-    assert (gap < 1e-12) == (encoding in ("sinusoidal", "none"))
+    assert (gap < 1e-12) == (encoding in ("sinusoidal", "sinusoidal_halves", "none"))
     pair = latex(at)[0].split(PAIR_GAP)[0]  # i = 0: (PE_1,0; PE_1,1) = ... \\ R_0(1) (PE_0,0; PE_0,1) = R PE = moved
     assert bmatrix(table[1, :2][:, None], 4) in pair and bmatrix(pe.rotated(table, 0, 1)[:2][:, None], 4) in pair
+
+
+@pytest.mark.parametrize("encoding", ["sinusoidal", "sinusoidal_halves", "blog", "blog_table", "learned", "none"])
+def test_table_tab_says_how_each_encodings_columns_wave(encoding):
+    at = open_tab(open_page("positional", cfg=f"pos_encoding:{encoding}"), "pos.tab", "pos.tab.table")
+    assert EN[f"pos.waves.text.{encoding}"].format(columns="1, 2, 3, 4") in paragraphs(at)
 
 
 def test_order_tab_shows_the_reversed_sentence_weights_are_the_permuted_ones():

@@ -218,12 +218,12 @@ def test_the_option_in_the_sidebar_writes_the_link(app):
     open_options(at)
     at.text_input(key="ctl.tgt").set_value("hola").run()
     assert not at.number_input(key="ctl.n_enc_layers").disabled
-    assert (at.text_input(key="ctl.tgt").label, at.button(key="ctl.tgt_toggle").label) == (EN["ctl.tgt"],
-                                                                                           EN["ctl.tgt_sos"])
+    assert (at.text_input(key="ctl.tgt").label, at.button(key="ctl.tgt_toggle").label) == (
+        EN["ctl.tgt"].format(start=SOS), EN["ctl.tgt_sos"].format(start=SOS))
     at.toggle(key="ctl.decoder_only").set_value(True).run()
     # the decoder reads the source first: the target's label says so in the run that turns the option on
     assert (at.text_input(key="ctl.tgt").label, at.button(key="ctl.tgt_toggle").label) == (
-        EN["ctl.tgt.decoder_only"], EN["ctl.tgt_sos.decoder_only"])
+        EN["ctl.tgt.decoder_only"].format(start=SOS), EN["ctl.tgt_sos.decoder_only"].format(start=SOS))
     at.button(key="ctl.tgt_toggle").click().run()
     assert at.button(key="ctl.tgt_toggle").label == EN["ctl.tgt_default.decoder_only"].format(target="Hola Mundo")
     at.text_input(key="ctl.tgt").set_value("hola").run()

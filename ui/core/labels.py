@@ -86,6 +86,8 @@ INTRO_SETTINGS = {
     "ffn": ("activation", "norm_placement"),
     "dec_ffn": ("norm_placement",),
     "encoder_stack": ("norm_placement",),
+    "decoder_input": ("decoder_start",),
+    "output": ("never_next",),
 }
 
 # The pages whose intro is another in a decoder-only model: "intro.<page>.decoder_only" in place of "intro.<page>".

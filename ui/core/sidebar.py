@@ -9,7 +9,7 @@ import streamlit as st
 
 import engine
 from engine.config import CHOICES, DEPTHS
-from engine.tokens import split
+from engine.tokens import PAD, SOS, split
 from ui.core import model_card, runs, session, session_store, state as app_state
 from ui.core.format import DIGITS_RANGE
 from ui.core.i18n import LANGUAGES, language_of, literal, translator
@@ -28,6 +28,7 @@ BOOL_FIELDS = ("embed_scale", "attn_bias", "ffn_bias", "shared_embeddings", "tie
 WIDGET_FIELDS = SIZE_FIELDS + CHOICE_FIELDS + BOOL_FIELDS + ("eps", "attn_divisor", "n_layers")  # the options drawn
 # session_state: the model's options were drawn last run (their widgets hold values)
 OPTIONS_DRAWN = "ctl.options_drawn"
+START_LABELS = {"sos": SOS, "pad": f"`{PAD}`"}  # Config.decoder_start's token in a label (code: not a tag)
 
 
 def start():
@@ -230,9 +231,10 @@ def _controls(good: AppState, t) -> AppState:
                       key="ctl.preset", on_change=_on_preset_change)
     sidebar.text_input(t("ctl.src"), good.src, key="ctl.src", max_chars=MAX_CHARS)
     own = ".decoder_only" if _decoder_only(good) else ""  # whose decoder reads the source first
-    sidebar.text_input(t(f"ctl.tgt{own}"), good.tgt, key="ctl.tgt", max_chars=MAX_CHARS)
+    start = START_LABELS[good.config().decoder_start]  # the token the decoder reads first
+    sidebar.text_input(t(f"ctl.tgt{own}", start=start), good.tgt, key="ctl.tgt", max_chars=MAX_CHARS)
     sos_only = not split(session_store.widget("ctl.tgt"))  # the post's own decoder step
-    sidebar.button(t(("ctl.tgt_default" if sos_only else "ctl.tgt_sos") + own, target=DEFAULT_TARGET),
+    sidebar.button(t(("ctl.tgt_default" if sos_only else "ctl.tgt_sos") + own, target=DEFAULT_TARGET, start=start),
                    key="ctl.tgt_toggle", on_click=_set_target, args=(DEFAULT_TARGET if sos_only else "",))
     _offer_replaced_text(sidebar, t)
     options = sidebar.expander(t("ctl.options"), key="ctl.options", on_change="rerun")

@@ -14,7 +14,7 @@ from ui.core.figures import heatmap
 from ui.core.format import arrow, bmatrix
 from ui.core.i18n import literal
 from ui.core.labels import input_side, input_tokens
-from ui.views import draw
+from ui.views import draw, vocabulary
 
 LANGUAGE_CHOSEN = "tokens.language_chosen"  # the language picker changed the source: the sidebar shows it again
 COSINE_TOKENS = 24  # the first tokens of a vocabulary whose similarities are drawn: 24 labels fit half the page
@@ -85,8 +85,12 @@ def product():
     scale, scaled = trace.step(name).meta["scale"], ctx.config.embed_scale
     draw.text_and_formula(ctx.t("tokens.product.text", n=len(ids), vocab=table.shape[0]),
                           pe.ONE_HOT_SCALED_TEX if scaled else pe.ONE_HOT_TEX)
-    draw.plot(heatmap(pe.one_hot(ids, table.shape[0]), tokens, list(model.vocab.tokens), digits=1,
-                      scale=draw.type_scale(ctx)), "tokens.onehot.chart")
+    chi, columns = pe.one_hot(ids, table.shape[0]), list(model.vocab.tokens)  # (n, N)
+    if vocabulary.is_long(trace):  # a real translator's 65,000 columns: only the sentence's tokens' hold a 1
+        shown = list(dict.fromkeys(ids))
+        chi, columns = chi[:, shown], [columns[i] for i in shown]
+        st.caption(ctx.t("tokens.product.columns", n=len(shown), rest=table.shape[0] - len(shown)))
+    draw.plot(heatmap(chi, tokens, columns, digits=1, scale=draw.type_scale(ctx)), "tokens.onehot.chart")
     result = pe.embed_as_product(table, ids, scale)  # (n, d_model)
     scale_tex = SCALE_TEX if scaled else ""
     rows = r" \\ ".join(rf"W_E[\text{{{tex_escape(token)}}}]" for token in tokens)  # the drill-down's E[hello, 1]

@@ -1,6 +1,7 @@
 """The positional page's lessons beyond the steps (issue 19): the encoding over many positions, the similarity of
 positions against their distance, PE(pos + k) = R(k) PE(pos) with the numbers, and attention without positions
 when the words are reordered. Each is a section (pickers.section_tabs): only the chosen one is drawn."""
+import numpy as np
 import streamlit as st
 
 from engine import positional as pe
@@ -72,7 +73,7 @@ def _similarity():
 
 def _rotation():
     ctx = session.get()
-    table = _model_table()
+    table = _paper_pairs(ctx, _model_table())
     n, d = table.shape
     draw.text_and_formula(ctx.t("pos.rotation.text"), pe.ROTATION_TEX)
     if d < 2 or n < 2:
@@ -85,6 +86,14 @@ def _rotation():
     draw.latex(PAIR_GAP.join(_pair_line(ctx, table, pos, k, moved, i) for i in range(min(d // 2, PAIRS_SHOWN))))
     gap = fmt(pe.rotation_gap(table, pos, k), 2)
     st.markdown(ctx.t(f"pos.rotation.{ctx.config.pos_encoding}", gap=gap, pairs=d // 2))
+
+
+def _paper_pairs(ctx, table):
+    """Marian's sines-then-cosines put back in the paper's (sin, cos) pairs, the pairs the rotation turns; any other
+    encoding as it is."""
+    if ctx.config.pos_encoding == "sinusoidal_halves":
+        return table[:, np.argsort(pe.halves_order(table.shape[1]))]  # (n, d_model)
+    return table
 
 
 def _pair_line(ctx, table, pos, k, moved, i) -> str:

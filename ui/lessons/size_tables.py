@@ -75,6 +75,20 @@ def torch_table(t, config, vocab_size: int) -> dict[str, list]:
     return {name: [row[i] for row in rows] for i, name in enumerate(columns)}
 
 
+def transformers_table(t, config, vocab_size: int) -> dict[str, list]:
+    """A real translator's count as transformers' MarianMTModel.num_parameters() gives it, each item this app counts
+    otherwise (marian/sizes.py), and this app's count: columns as parameter_table's first and last."""
+    from marian.sizes import transformers_count, transformers_differences  # marian/ is loaded with a translator
+
+    differences = transformers_differences(config, vocab_size)
+    rows = [(t("sizes.marian.theirs"), count(transformers_count(config, vocab_size))),
+            *((t(f"sizes.marian.{item}", max_len=config.max_len, d_model=config.d_model), signed(n))
+              for item, n in differences.items()),
+            (t("sizes.torch.ours"), count(sizes.parameter_count(config, vocab_size)))]
+    columns = [t("sizes.col.part"), t("sizes.col.total", v=count(vocab_size))]
+    return {name: [row[i] for row in rows] for i, name in enumerate(columns)}
+
+
 def product_table(t, products: dict) -> dict[str, list]:
     """A row per step that multiplies two matrices: its name, its operands' shapes, its multiply-adds."""
     return {t("sizes.col.step"): list(products),

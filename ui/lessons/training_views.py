@@ -7,11 +7,13 @@ import io
 import threading
 import zipfile
 
+import numpy as np
 import streamlit as st
 
 from engine import checkpoint, optim
 from engine.backward import GRAD_TEX, backward_formula, loss_and_grads
 from engine.config import ConfigError
+from engine.explain import tex_escape
 from engine.corpus import CORPORA, pairs
 from engine.loss import (CROSS_ENTROPY_TEX, LOGITS_GRAD_TEX, MEAN_LOSS_TEX, SMOOTHED_LOSS_TEX, SMOOTHED_TARGET_TEX,
                          TEACHER_FORCING_TEX)
@@ -27,7 +29,7 @@ from ui.core.model_card import code
 from ui.core.runs import check_model_limits, run_model
 from ui.core.state import CACHE_HASH, LimitError
 from ui.lessons import derivation_views
-from ui.views import draw
+from ui.views import draw, vocabulary
 from ui.views.drawn import from_link, restore_from_link, show_in_link
 
 PARTIAL, RESULT = "train.partial", "train.result"  # session_state: the run in progress; the run kept
@@ -88,7 +90,7 @@ def loss_section():
     ctx = session.get()
     st.subheader(ctx.t("train.loss"))
     st.markdown(ctx.t("train.loss_intro"))
-    draw.latex(ctx.t.words(TEACHER_FORCING_TEX))
+    draw.latex(ctx.t.words(_teacher_forcing_tex(ctx.model)))
     asked = from_link("smoothing", lambda text: float(text) in SMOOTHINGS, "0")
     if asked is not None:
         session_store.put("train.view_smoothing", float(asked))
@@ -103,6 +105,12 @@ def loss_section():
     st.table(arrow(dict(zip(header, zip(*rows)))), hide_index=True)
     st.metric(ctx.t("train.mean_loss"), fmt(result.loss, ctx.state.digits))
     return result
+
+
+def _teacher_forcing_tex(model) -> str:
+    """Teacher forcing with the model's own start and end tokens (a Marian translator's <pad> and </s>)."""
+    start, end = (tex_escape(token) for token in (model.vocab.tokens[model.start_id], model.vocab.end))
+    return TEACHER_FORCING_TEX.replace(r"\text{SOS}", rf"\text{{{start}}}").replace(r"\text{EOS}", rf"\text{{{end}}}")
 
 
 def backward_section(result):
@@ -120,7 +128,8 @@ def backward_section(result):
     step = result.trace.step(name.removeprefix("grad."))
     show_in_link("grad", step.name, first)
     draw.latex(ctx.t.words(backward_formula(step)))
-    _gradient(ctx, result.backward[name], step_axes(result.trace, step.name), "train.grad_step_head", "head")
+    _gradient(ctx, result.trace, result.backward[name], step_axes(result.trace, step.name), "train.grad_step_head",
+              "head")
     asked = from_link("param", result.grads.__contains__, "")  # a parameter's gradient shown, or "" for none
     if asked is not None:
         session_store.put("train.grad_param_open", bool(asked))
@@ -132,17 +141,30 @@ def backward_section(result):
             param = st.selectbox(ctx.t("train.grad_param"), list(result.grads), key="train.grad_param")
             show_in_link("param", param, None)  # in the link whenever the box is open
             value = result.grads[param]
-            _gradient(ctx, value, param_axes(ctx.model, param, value.shape), "train.grad_param_head", "phead")
+            _gradient(ctx, result.trace, value, param_axes(ctx.model, param, value.shape), "train.grad_param_head",
+                      "phead")
 
 
-def _gradient(ctx, value, axes, key, part):
+def _gradient(ctx, trace, value, axes, key, part):
     if value.ndim == 3:
         restore_from_link(key, part, range(value.shape[0]))
         head = st.selectbox(ctx.t("view.head"), range(value.shape[0]), format_func=lambda h: f"{h + FIRST}", key=key)
         show_in_link(part, head, 0)
         value, axes = value[head], axes[1:]
     rows, cols = (axes[0], axes[1]) if value.ndim == 2 else ([""], axes[0])
+    size = len(trace.model.vocab)
+    if vocabulary.is_long(trace) and size in value.shape:  # a real translator's 65,000 tokens: those that matter
+        value, rows, cols = _vocabulary_cut(np.atleast_2d(value), rows, cols, vocabulary.columns(ctx, trace, key), size)
     draw.plot(heatmap(value, rows, cols, digits=ctx.state.digits, scale=draw.type_scale(ctx)), f"{key}.chart")
+
+
+def _vocabulary_cut(value, rows, cols, shown, size):
+    """A gradient's vocabulary axis (the rows of W_E's, the columns of the logits') cut to the tokens `shown`."""
+    if value.shape[0] == size:
+        value, rows = value[shown], [rows[i] for i in shown]
+    if value.shape[1] == size:
+        value, cols = value[:, shown], [cols[j] for j in shown]
+    return value, rows, cols
 
 
 # ---- training on the corpus ---------------------------------------------------------------------------------
