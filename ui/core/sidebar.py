@@ -88,10 +88,11 @@ def use_settings(changes: dict) -> None:
 
 
 def adopt_model(model: engine.Model, origin: dict | None = None, **changes) -> None:
-    """Make trained or uploaded weights the starting point of every page (from a callback); origin: where they came
-    from (ui.stores.weights.ORIGIN_FIELDS), which the sidebar says."""
+    """Make trained or uploaded weights the starting point of every page (from a callback), in place of a loaded
+    translator too; origin: where they came from (ui.stores.weights.ORIGIN_FIELDS), which the sidebar says."""
     weights = runs.weights_store().put(model, origin)
-    adopt(session_store.get(STATE).replace(edits=(), weights=weights, **app_state.model_settings(model), **changes))
+    adopt(session_store.get(STATE).replace(edits=(), weights=weights, model="", **app_state.model_settings(model),
+                                           **changes))
 
 
 def adopt_model_later(model: engine.Model, origin: dict | None = None, **changes) -> None:

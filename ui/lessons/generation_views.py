@@ -262,7 +262,7 @@ def _open_prefix(prefix_tokens):
     state = session_store.get(STATE)
     chosen = generation.settings(state.gen, translator_settings(state.model))
     if chosen["model"] == "trained":
-        sidebar.adopt_model(shipped_trained(), {"kind": "shipped", "corpus": TRAINED_CORPUS}, tgt=text, model="",
+        sidebar.adopt_model(shipped_trained(), {"kind": "shipped", "corpus": TRAINED_CORPUS}, tgt=text,
                             gen=generation.changed(chosen))
     else:
         session.set_state(session_store.get(STATE).replace(tgt=text), reset_editors=False)
