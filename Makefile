@@ -1,5 +1,5 @@
 # `make app` sets up and runs the app; `make test` sets up and runs every test (README's two commands, and CI's);
-# `make test-fast`, the edit-test loop's tier (tests/conftest.py says what it holds; ~40 s, 2 min on a busy machine).
+# `make test-fast`, the edit-test loop's tier (tests/conftest.py says what it holds; ~50 s, 2-4 min on a busy machine).
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
