@@ -59,11 +59,13 @@ def walk(page, base, deck: list, positions: list[int], **query):
     where, previous = page.locator(".present-where"), None
     for turn, position in enumerate(positions):
         if previous is not None and position == previous + 1:
-            page.keyboard.press(KEYS[turn % len(KEYS)])
-        else:
+            page.keyboard.press(KEYS[turn % len(KEYS)])  # the old slide stays until the new run: wait for its number
+            expect(where).to_have_text(re.compile(rf"^{position + 1} / {len(deck)} · "), timeout=30_000)
+            settle(page)
+        else:  # a page opened anew: its first run (a cold server's, on a busy machine: 30 s and more) is settle's wait
             _, name, view = deck[position]
             page.goto(url(base, name, present="1", **query, **encode_view(view)))
-        expect(where).to_have_text(re.compile(rf"^{position + 1} / {len(deck)} · "), timeout=30_000)
-        settle(page)
+            settle(page)
+            expect(where).to_have_text(re.compile(rf"^{position + 1} / {len(deck)} · "))
         previous = position
         yield position

@@ -23,9 +23,17 @@ AGAIN = "step.scroll.again"  # session_state: how many times the same step was a
 JS = """
 const MAIN = "[data-testid='stMain']", HEADING = MAIN + " h5", HEADER = "[data-testid='stHeader']";
 const SETTLED = "[data-testid='stApp'][data-test-script-state='notRunning']";
-const WAIT = 100, GIVE_UP = 30000;  // ms: look for the run's end this often, and no longer (a cold server's first run)
-const AGAIN = 250, KEEP = 8000;  // ms: charts mount after the run, above the heading too, and move it down: put it
-// back this often, for this long after it was first placed
+const UNDRAWN = "[data-testid='stSkeleton'], [data-testid='stPlotlyChart']:not(:has(.main-svg))";
+const WAIT = 100, GIVE_UP = 30000;  // ms: look for the run's end this often; once over, look for the heading this long
+const AGAIN = 250, STILL = 2000, LONGEST = 60000;  // ms: charts mount after the run, above the heading too, and move
+// it down (seconds later on a busy machine): put it back this often, until every chart is drawn and the page has held
+// still this long (or LONGEST after the run's end)
+if (!window.readerWatched) {  // the reader's own scroll (or click, or key) stops the placing
+    window.readerWatched = true;
+    for (const input of ["wheel", "touchmove", "keydown", "mousedown"]) {
+        window.addEventListener(input, () => { window.readerMovedAt = Date.now(); }, {capture: true, passive: true});
+    }
+}
 
 function inMain(selector) {  // the element, in the page or in a component's shadow root (the animation's player)
     const main = document.querySelector(MAIN);
@@ -41,15 +49,17 @@ export default function({data}) {
     }
     window.stepInView = data.view;
     const start = Date.now();
-    let placed = null, first = null;
+    let over = null, layout = null, stillSince = null;
     const show = () => {  // once the run is over and its heading drawn (a new page's first runs are the old page's)
         const main = document.querySelector(MAIN);
         const heading = data.top ? main : (data.target ? inMain(data.target) : document.querySelector(HEADING));
-        if (window.stepInView !== data.view || Date.now() - start > GIVE_UP || !main ||
-            (placed !== null && Math.abs(main.scrollTop - placed) > 2)) {  // a newer step, or the reader scrolled
+        const settled = document.querySelector(SETTLED);
+        over = settled ? over || Date.now() : null;
+        if (window.stepInView !== data.view || !main || (window.readerMovedAt || 0) > start ||
+            (over !== null && Date.now() - over > (heading ? LONGEST : GIVE_UP))) {  // a newer step, or the reader's
             return;
         }
-        if (!document.querySelector(SETTLED) || !heading) {  // a busy server's run lasts seconds
+        if (!settled || !heading) {  // a busy server's run lasts seconds
             setTimeout(show, WAIT);
             return;
         }
@@ -63,9 +73,10 @@ export default function({data}) {
         } else {
             heading.scrollIntoView({block: data.block || "start"});
         }
-        placed = main.scrollTop;
-        first = first === null ? Date.now() : first;
-        if (Date.now() - first < KEEP) {
+        const now = [main.scrollHeight, main.scrollTop, document.querySelectorAll(UNDRAWN).length].join();
+        stillSince = now === layout && !document.querySelector(UNDRAWN) ? stillSince : Date.now();
+        layout = now;
+        if (Date.now() - stillSince < STILL) {
             setTimeout(show, AGAIN);
         }
     };
