@@ -12,41 +12,45 @@ import engine
 import step_inputs_cases
 from conftest import examples
 from engine import attention, layer_norm, layers, positional
+from engine.model import step_table
 from engine.products import Multiplier
 
 SMALL = dict(d_model=12, n_heads=3, d_ff=20, n_layers=2)
 
 
 def expected_shapes(config, n_src, n_dec, vocab):
-    c, h = config, config.n_heads
-    shapes = {}
-    for side, n in (("src", n_src), ("tgt", n_dec)):
-        shapes.update({f"{side}.embed": (n, c.d_model), f"{side}.pos": (n, c.d_model), f"{side}.input": (n, c.d_model)})
+    """Every step of an inference pass of one sentence pair, name -> shape. The blocks of the pass and their names
+    are written here, in the order of the paper's figure; each block's steps and their shapes are the block's
+    declarations (engine.model.step_table), so a step added to a block needs no edit here, while a block or a layer
+    missing from the pass, or one too many, fails."""
+    c, table = config, step_table(config, 0.0)
 
-    def attn(p, n_q, n_k, masked):
-        out = {f"{p}.q": (h, n_q, c.d_k), f"{p}.k": (h, n_k, c.d_k), f"{p}.v": (h, n_k, c.d_v),
-               f"{p}.scores": (h, n_q, n_k), f"{p}.scaled": (h, n_q, n_k), f"{p}.weights": (h, n_q, n_k),
-               f"{p}.heads": (h, n_q, c.d_v), f"{p}.concat": (n_q, h * c.d_v), f"{p}.out": (n_q, c.d_model)}
-        if masked:
-            out.update({f"{p}.mask": (n_q, n_k), f"{p}.masked": (h, n_q, n_k)})
-        return out
+    def block(name, prefix, n, n_k=None, sublayers=None):
+        sizes = axis_sizes(c, vocab, n, n_k or n)
+        return {prefix + short: tuple(numbers(decl.shape, sizes)) for short, decl in table[name].items()
+                if sublayers is None or int(short[-1]) <= sublayers}
 
-    def ffn(p, n):
-        return {f"{p}.hidden": (n, c.d_ff), f"{p}.act": (n, c.d_ff), f"{p}.out": (n, c.d_model)}
-
+    shapes = {**block("embedding", "src.", n_src), **block("embedding", "tgt.", n_dec)}
     for l in range(c.depth("enc")):
-        shapes.update(attn(f"enc.{l}.attn", n_src, n_src, False))
-        shapes.update(ffn(f"enc.{l}.ffn", n_src))
-        shapes.update({f"enc.{l}.{s}{k}": (n_src, c.d_model) for s in ("add", "ln") for k in (1, 2)})
+        shapes.update({**block("attn", f"enc.{l}.attn.", n_src), **block("ffn", f"enc.{l}.ffn.", n_src),
+                       **block("sublayer", f"enc.{l}.", n_src, sublayers=2)})
     for l in range(c.depth("dec")):
-        shapes.update(attn(f"dec.{l}.self_attn", n_dec, n_dec, True))
-        shapes.update(attn(f"dec.{l}.cross_attn", n_dec, n_src, False))
-        shapes.update(ffn(f"dec.{l}.ffn", n_dec))
-        shapes.update({f"dec.{l}.{s}{k}": (n_dec, c.d_model) for s in ("add", "ln") for k in (1, 2, 3)})
-    shapes.update({"enc.out": (n_src, c.d_model), "dec.out": (n_dec, c.d_model),
-                   "logits": (n_dec, vocab), "vocab_mask": (vocab,), "masked_logits": (n_dec, vocab),
-                   "probs": (n_dec, vocab)})
-    return shapes
+        shapes.update({**block("self_attn", f"dec.{l}.self_attn.", n_dec),
+                       **block("cross_attn", f"dec.{l}.cross_attn.", n_dec, n_src),
+                       **block("ffn", f"dec.{l}.ffn.", n_dec), **block("sublayer", f"dec.{l}.", n_dec, sublayers=3)})
+    return {**shapes, **block("stack", "enc.", n_src), **block("stack", "dec.", n_dec), **block("output", "", n_dec)}
+
+
+def axis_sizes(config, vocab, n, n_k) -> dict:
+    """The numbers a declared shape's symbols stand for (engine.steps.Decl.shape): n the step's side's positions, n_q
+    and n_k an attention block's query and key positions."""
+    return {"n": n, "n_q": n, "n_k": n_k, "h": config.n_heads, "d_k": config.d_k, "d_v": config.d_v,
+            "d_model": config.d_model, "d_ff": config.d_ff, "vocab": vocab, "1": 1}
+
+
+def numbers(axes, sizes):
+    """A declared shape in numbers ("h·d_v" a product)."""
+    return (math.prod(sizes[part] for part in axis.split("·")) for axis in axes)
 
 
 @pytest.mark.parametrize("placement", ["post", "pre"])
@@ -67,13 +71,9 @@ SHARED = {"src.pos", "tgt.pos", "vocab_mask"}  # one array for every sentence of
 
 
 def declared_shape(step, config, vocab, n_src, n_dec, batch=None):
-    """A step's declared shape (engine.Step.axes) in numbers: n its side's positions, n_q and n_k an attention block's
-    query and key positions, "h·d_v" a product; a batch's steps have b in front, but the shared ones."""
+    """A step's declared shape (engine.Step.axes) in numbers; a batch's steps have b in front, but the shared ones."""
     n = n_src if step.name.split(".")[0] in ("src", "enc") else n_dec
-    sizes = {"n": n, "n_q": n, "n_k": n_src if ".cross_attn." in step.name else n, "h": config.n_heads,
-             "d_k": config.d_k, "d_v": config.d_v, "d_model": config.d_model, "d_ff": config.d_ff, "vocab": vocab,
-             "1": 1}
-    shape = tuple(math.prod(sizes[part] for part in axis.split("·")) for axis in step.axes)
+    shape = tuple(numbers(step.axes, axis_sizes(config, vocab, n, n_src if ".cross_attn." in step.name else n)))
     return shape if batch is None or step.name in SHARED else (batch, *shape)
 
 
