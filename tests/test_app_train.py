@@ -1,8 +1,10 @@
 """The training page through AppTest: the loss table and gradients are the engine's, training adopts its weights
 on every page and in the URL, a link to trained weights opens them in another session of the same server, a
 stopped run keeps what it learned, and uploads (good and malformed) load or are refused with a message."""
+import copy
 import io
 import re
+import types
 
 import numpy as np
 import pytest
@@ -294,7 +296,7 @@ def test_the_batch_tab_draws_the_recorded_trainings_only_while_asked(lang):
     at.session_state["batch.vs_loop"] = True
     at.run()
     assert_clean(at)
-    from ui.lessons.batch_views import training_record
+    from ui.lessons.batch_views import reading, training_record
     record, t = training_record(), translator(lang)
     table = at.table[-1].value
     es = record["corpora"]["en-es"]
@@ -311,3 +313,23 @@ def test_the_batch_tab_draws_the_recorded_trainings_only_while_asked(lang):
         np.testing.assert_array_equal(curve(at, key, 2), np.abs(loop - padded))
         np.testing.assert_array_equal(curve(at, key, 3), np.abs(nudged - padded))
     assert t("batch.vs_loop_intro", nudged=f"`{record['nudged']}`") in paragraphs(at)
+    assert reading(reader_context(lang), record) in paragraphs(at)
+
+
+def reader_context(lang):
+    """What reading() reads of a page's context: its translator."""
+    return types.SimpleNamespace(t=translator(lang))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_charts_reading_says_what_the_record_shows(lang):
+    """It said the trainings part where a loss jumps back up near 0, and that the nudged one parts at the same
+    stretch, while the shipped record's trainings agree to 1e-9 all 300 steps (2.25e-12 apart at most): it says
+    what the record holds, and the step where a record's trainings first part."""
+    from ui.lessons.batch_views import reading, training_record
+    record, t = training_record(), translator(lang)
+    assert reading(reader_context(lang), record) == t("batch.vs_loop_read.together", steps=300, gap="2.2×10⁻¹²",
+                                             nudged="1.4×10⁻¹³")
+    parted = copy.deepcopy(record)
+    parted["corpora"]["en-zh"]["agree_until"]["nudged"] = 212
+    assert reading(reader_context(lang), parted) == t("batch.vs_loop_read.parted", step=213)

@@ -93,10 +93,22 @@ def against_the_loop(ctx, record):
         st.markdown(f"**{names[corpus]}**")
         draw.plot(curves(range(1, len(losses["padded"]) + 1), series, ctx.t("train.step"), ctx.t("batch.axis"),
                          log_y=True), f"batch.vs_loop.{corpus}")
-    st.markdown(ctx.t("batch.vs_loop_read"))
+    st.markdown(reading(ctx, record))
     settings = ", ".join(f"{name} = {value}" for name, value in record["settings"].items())
     st.caption(ctx.t("batch.vs_loop_source", measured=record["measured"], commit=record["commit"],
                      machine=record["machine"], settings=settings))
+
+
+def reading(ctx, record) -> str:
+    """How to read the charts, as this record has it: the trainings on one line all along (and how close), or the
+    step where one first parts from the padded batches' (record["agree_until"], each run's)."""
+    steps = record["settings"]["steps"]
+    parted = min(until for runs in record["corpora"].values() for until in runs["agree_until"].values())
+    if parted < steps:
+        return ctx.t("batch.vs_loop_read.parted", step=parted + 1)
+    gaps = {run: max(float(np.max(np.abs(np.asarray(runs[run]["losses"]) - runs["padded"]["losses"])))
+                     for runs in record["corpora"].values()) for run in RUNS[1:]}
+    return ctx.t("batch.vs_loop_read.together", steps=steps, gap=fmt(gaps["per_pair"], 2), nudged=fmt(gaps["nudged"], 2))
 
 
 def _comparison_rows(ctx, record) -> list:
