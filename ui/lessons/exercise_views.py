@@ -178,11 +178,14 @@ def prepared_state(state, key: str):
     settings = PREPARED[key][1]
     prepared = state.with_settings(**settings) if settings else state
     gen = PREPARED_GENERATION.get(key)
-    if gen is None:
-        return prepared
-    checkpoint = translator_settings(prepared.model)  # a translator's defaults, which the link leaves out
-    asked = {**generation.settings(prepared.gen, checkpoint), **gen}
-    return prepared.replace(gen=generation.changed(asked, checkpoint))
+    return prepared if gen is None else _with_generation(prepared, gen)
+
+
+def _with_generation(state, gen: dict):
+    """The state with these generation settings, written against its model's defaults (a translator's own, which a
+    link leaves out)."""
+    checkpoint = translator_settings(state.model)
+    return state.replace(gen=generation.changed({**generation.settings(state.gen, checkpoint), **gen}, checkpoint))
 
 
 def _answer(ctx, key: str) -> ex.Answer | None:
@@ -220,9 +223,8 @@ def _generation_answer(key: str, prepared) -> ex.Answer:
     written = decoded(prepared.model_key, prepared.gen)
     if key == "decoder_passes":
         return ex.decoder_passes(written)
-    checkpoint = translator_settings(prepared.model)
-    greedy = generation.changed({**generation.settings(prepared.gen, checkpoint), "strategy": "greedy"}, checkpoint)
-    return ex.greedy_optimal(decoded(prepared.model_key, greedy), written)
+    greedy = _with_generation(prepared, {"strategy": "greedy"})
+    return ex.greedy_optimal(decoded(greedy.model_key, greedy.gen), written)
 
 
 def _evidence(ctx, key: str, evidence: dict) -> dict:

@@ -51,8 +51,8 @@ def translator_settings(name: str) -> dict | None:
 
 
 def chosen_model(ctx):
-    """The model the state has generate: the pages' model or the shipped trained one (the page's intro names its
-    start and end tokens)."""
+    """The model the state's generation settings choose: the pages' model or the shipped trained one (the page's
+    intro names its start and end tokens)."""
     choice = generation.settings(ctx.state.gen, translator_settings(ctx.state.model))["model"]
     return generating_model(ctx.state.model_key, choice)
 
