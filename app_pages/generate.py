@@ -15,7 +15,8 @@ def decode(ctx):
 
 
 ctx = session.get()
-frame.intro(ctx, "generate", model_notes=False)  # the controls say which words are new to the generating model
+frame.intro(ctx, "generate", model_notes=False,  # the controls say which words are new to the generating model
+            model=generation_views.chosen_model(ctx))
 frame.linked(lambda: pickers.section_tabs({"gen.tab.run": partial(decode, ctx),
                                            "gen.tab.compare": partial(generation_views.disagreement, ctx)},
                                           "gen.tab", link="section"))

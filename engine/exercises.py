@@ -14,7 +14,6 @@ from typing import NamedTuple
 import numpy as np
 
 from .attention import softmax
-from .generate import beam_search, generate
 from .presets import PRESETS, preset
 from .tokens import split
 
@@ -327,11 +326,12 @@ def ffn_weights(model) -> Answer:
                   {"shapes": shapes, "d_model": model.config.d_model, "d_ff": model.config.d_ff})
 
 
-def decoder_passes(model, src: str) -> Answer:
-    """Greedy translation of the source: the encoder runs once, the decoder once per token it writes."""
-    written = generate(model, src, "greedy", max_len=GENERATED)
+def decoder_passes(written) -> Answer:
+    """A greedy translation (an engine.generate.Generation of at most GENERATED tokens): the encoder runs once, the
+    decoder once per token it writes."""
+    decoder_only = written.steps[0].trace.model.config.decoder_only
     return Answer("number", len(written.steps), {"tokens": written.tokens, "finished": written.finished,
-                                                 "encoder": 0 if model.config.decoder_only else 1})
+                                                 "encoder": 0 if decoder_only else 1})
 
 
 def residual_effect(model, src: str, tgt: str) -> Answer:
@@ -356,13 +356,14 @@ def next_token(trace) -> Answer:
                                             "logit": float(trace["masked_logits"][-1][top[0]])})
 
 
-def greedy_optimal(model, src: str) -> Answer:
-    """Is greedy decoding's sentence the most probable one beam search (ranked by log P) finds?"""
-    greedy = generate(model, src, "greedy", max_len=GENERATED)
-    beam = beam_search(model, src, width=BEAM_WIDTH, max_len=GENERATED, alpha=0.0)
+def greedy_optimal(greedy, beam) -> Answer:
+    """Is greedy decoding's sentence (a Generation) the most probable one beam search (a BeamSearch of width
+    BEAM_WIDTH, at most GENERATED tokens, ranked by log P: alpha 0) finds?"""
     best = max(beam.hypotheses, key=lambda h: h.logprob)
-    better = best.logprob > greedy.logprob + ROUNDING
-    return Answer("choice", "no" if better else "yes", {"greedy": (greedy.tokens, greedy.logprob),
+    # a forced end token counts log 1 in both, as transformers' processor makes it (engine/transformers_beam.py)
+    logprob = greedy.logprob - (greedy.steps[-1].logprob if greedy.forced_end else 0.0)
+    better = best.logprob > logprob + ROUNDING
+    return Answer("choice", "no" if better else "yes", {"greedy": (greedy.tokens, logprob),
                                                         "beam": (best.tokens, best.logprob)})
 
 

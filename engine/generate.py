@@ -121,6 +121,11 @@ class Generation:
         """log P(tokens | src) under the model (not under the sampled distributions)."""
         return float(sum(s.logprob for s in self.steps))
 
+    @property
+    def forced_end(self) -> bool:
+        """Whether its last token was forced to be the end token (force_end, at max_len)."""
+        return bool(self.settings["force_end"]) and len(self.steps) == self.settings["max_len"]
+
     def score(self, alpha: float = 0.6, length_norm: str = "plain") -> float:
         """The length-normalised log probability beam search ranks by, for comparing with it."""
         return sequence_score(self.logprob, len(self.steps), alpha, length_norm)

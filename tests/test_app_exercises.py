@@ -17,6 +17,7 @@ if str(ROOT) not in sys.path:
 
 import engine  # noqa: E402
 from engine import exercises as ex  # noqa: E402
+from engine.generate import beam_search, generate  # noqa: E402
 from streamlit_privates import forged_state, send  # noqa: E402
 from test_app import CJK, assert_clean, open_link, query  # noqa: E402
 from ui.core.format import DIGITS, fmt  # noqa: E402
@@ -29,10 +30,13 @@ SRC, TGT = "Hello World", "Hola Mundo"
 MODEL = engine.preset("hello-world")
 TRACE = MODEL.run(SRC, TGT)
 TRAINED = engine.with_words(engine.trained(TRAINED_CORPUS), SRC)  # what the generation page runs by default
+GREEDY = generate(TRAINED, SRC, max_len=ex.GENERATED)
 ANSWERS = {"positions": ex.order_blindness(MODEL, SRC), "attentions": ex.cross_attention_keys(TRACE),
            "d_k": ex.saturation(2), "ffn": ex.ffn_weights(MODEL),
-           "decoder_passes": ex.decoder_passes(TRAINED, SRC), "residual": ex.residual_effect(MODEL, SRC, TGT),
-           "probabilities": ex.next_token(TRACE), "greedy": ex.greedy_optimal(TRAINED, SRC)}
+           "decoder_passes": ex.decoder_passes(GREEDY), "residual": ex.residual_effect(MODEL, SRC, TGT),
+           "probabilities": ex.next_token(TRACE),
+           "greedy": ex.greedy_optimal(GREEDY, beam_search(TRAINED, SRC, width=ex.BEAM_WIDTH, max_len=ex.GENERATED,
+                                                           alpha=0.0))}
 
 
 def page(lang, **link):

@@ -48,7 +48,7 @@ def test_greedy_is_the_engines_and_the_player_steps():
     assert_clean(at)
     expected = generate(small_model(), SMALL["src"], max_len=10)
     assert sentence_line(at) == expected_sentence(expected.tokens)
-    ending = T("gen.finished" if expected.finished else "gen.stopped", n=len(expected.steps))
+    ending = T("gen.finished" if expected.finished else "gen.stopped", n=len(expected.steps), end=expected.end)
     assert f":gray[:small[{ending}]]" in paragraphs(at)  # under the sentence, in the same element
     assert chosen_line(at) == expected_chosen(expected.steps[0])
     at.button(key="gen.next").click().run()

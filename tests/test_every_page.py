@@ -11,6 +11,7 @@ from test_app import ALL_PAGES, CJK, DEFAULT_QUERY, assert_clean, open_page, que
 from test_counting import other_sections, shown_zeros
 from test_no_english import english_in_choices
 from ui.core.i18n import EN, ZH, translator
+from ui.core.labels import intro_values
 from ui.core.navigation import PAGES
 
 
@@ -28,8 +29,9 @@ def test_every_page_runs_cleanly(page, lang):
     assert not at.warning, [w.value for w in at.warning]
     catalog = ZH if lang == "zh" else EN
     assert page_title(at) == catalog[f"page.{page}"]
-    assert any(m.value.startswith(f"# {catalog[f'page.{page}']}\n\n{catalog[f'intro.{page}']}")
-               for m in at.markdown)  # with the settings' sentences
+    intro = translator(lang)(f"intro.{page}", **intro_values(page, at.session_state["context"].model))
+    assert any(m.value.startswith(f"# {catalog[f'page.{page}']}\n\n{intro}")
+               for m in at.markdown)  # with the settings' sentences (and the model's start and end tokens)
     if lang == "zh":
         assert CJK.search(page_title(at))
     sidebar = [w.label for w in at.sidebar.text_input] + [c.value for c in at.sidebar.caption]

@@ -8,7 +8,7 @@ import pytest
 
 import engine
 from engine import exercises as ex
-from engine.generate import generate
+from engine.generate import beam_search, generate
 
 SMALL = dict(d_model=12, n_heads=3, d_ff=20, n_layers=2)
 MODELS = {"hello-world": engine.preset("hello-world"), "paper-small": engine.preset("paper", **SMALL),
@@ -135,11 +135,12 @@ def test_the_posts_exercises_have_the_engines_answers(name):
     assert ex.cross_attention_keys(trace).value == len(trace.src_tokens) == 2
     d, f = model.config.d_model, model.config.d_ff
     assert ex.ffn_weights(model).value == 2 * d * f + f + d
-    assert ex.decoder_passes(model, src).value == len(generate(model, src, max_len=ex.GENERATED).steps)
+    written = generate(model, src, max_len=ex.GENERATED)
+    assert ex.decoder_passes(written).value == len(written.steps)
     residual = ex.residual_effect(model, src, tgt)
     assert residual.value == "alone" and residual.evidence["gaps"]["on"] > 0.1
     assert ex.next_token(trace).value == model.vocab.tokens[int(np.argmax(trace["probs"][-1]))]
-    greedy = ex.greedy_optimal(model, src)
+    greedy = ex.greedy_optimal(written, beam_search(model, src, width=ex.BEAM_WIDTH, max_len=ex.GENERATED, alpha=0.0))
     (_, greedy_lp), (_, beam_lp) = greedy.evidence["greedy"], greedy.evidence["beam"]
     assert greedy.value == ("no" if beam_lp > greedy_lp + 1e-9 else "yes") and beam_lp >= greedy_lp - 1e-9
 
@@ -168,7 +169,7 @@ def test_a_decoder_only_model_has_its_exercises_but_cross_attention():
     trace = model.run("Hello World", "Hola Mundo")
     assert ex.cross_attention_keys(trace) is None
     assert ex.residual_effect(model, "Hello World", "Hola Mundo").value == "alone"
-    assert ex.decoder_passes(model, "Hello World").evidence["encoder"] == 0
+    assert ex.decoder_passes(generate(model, "Hello World", max_len=ex.GENERATED)).evidence["encoder"] == 0
     assert ex.ffn_weights(model).value == 2 * 12 * 20 + 20 + 12
 
 

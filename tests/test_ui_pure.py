@@ -573,12 +573,13 @@ def test_english_counts_agree_with_their_nouns():
     form, ui/lessons/animation_player.js); Chinese writes {n} and its noun.
     No "(s)" is left for a reader to sort out."""
     en, zh = translator("en"), translator("zh")
-    assert [en("gen.finished", n=n) for n in (1, 3)] == ["The model wrote EOS after 1 step.",
-                                                         "The model wrote EOS after 3 steps."]
+    assert [en("gen.finished", n=n, end="EOS") for n in (1, 3)] == ["The model wrote EOS after 1 step.",
+                                                                    "The model wrote EOS after 3 steps."]
     assert en("overview.shapes", n_src=1, n_tgt=2, d_model=4, h=1, n_enc=0, n_dec=1) == (
         "1 source token, 2 decoder positions, d_model = 4, 1 head, 0 encoder layers and 1 decoder layer")
     assert en("msg.edits_dropped", n=np.int64(1)) == "Dropped 1 edit that no longer fit the model's sizes."
-    assert zh("gen.finished", n=1) == ZH["gen.finished"].format(n=1) and "1" in zh("gen.finished", n=1)
+    assert zh("gen.finished", n=1, end="EOS") == ZH["gen.finished"].format(n=1, end="EOS")
+    assert "1" in zh("gen.finished", n=1, end="EOS")
     assert en("nav.next", page="a|b") == "Next: a|b"  # a "|" in a value is text
     assert [key for key, text in EN.items() if "(s)" in text] == []
 

@@ -55,12 +55,17 @@ def changed(values: dict, checkpoint: dict | None = None) -> tuple:
     return tuple(sorted((k, v) for k, v in values.items() if defaults(checkpoint).get(k) != v))
 
 
+def translator_generates(pairs: tuple, checkpoint: dict | None = None) -> bool:
+    """Whether the settings have the loaded translator generate, which decodes as transformers' generate() does."""
+    return checkpoint is not None and settings(pairs, checkpoint)["model"] == "current"
+
+
 def run(model, src: str, pairs: tuple, checkpoint: dict | None = None):
     """The engine's Generation (or BeamSearch, for "beam") that the settings ask for. checkpoint: the loaded
     translator's generation settings; when the pages' model (the translator) generates, it decodes as transformers'
     generate() does: its beam search (engine/transformers_beam.py) and forced </s> at the last token."""
     s = settings(pairs, checkpoint)
-    own = checkpoint if s["model"] == "current" else None
+    own = checkpoint if translator_generates(pairs, checkpoint) else None
     max_len = min(s["max_len"], model.config.max_len - 1, *([own["max_length"] - 1] if own else []))
     force_end = bool(own and own["force_end"])
     if s["strategy"] == "beam" and own:

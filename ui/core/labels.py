@@ -102,6 +102,29 @@ SEED_NOTES = {"qkv": ("seednote.qkv", "seednote.qkv.shapes"), "multihead": ("see
               "train": ("seednote.train",)}
 
 
+# The pages whose intro names the decoder's start and end tokens: {start} and {end}, from the model's own (the paper's
+# SOS and EOS; a Marian translator's <pad> and </s>).
+TOKEN_INTROS = ("animation", "generate", "train")
+
+
+def decoder_tokens(model) -> dict:
+    """{"start": the token the decoder reads first, "end": the one that ends its sentence}, as the model names them."""
+    return {"start": model.vocab.tokens[model.start_id], "end": model.vocab.end}
+
+
+def token_in_text(token: str) -> str:
+    """A special token in Markdown: a word as the paper writes it (SOS), else code (Markdown reads <pad> and </s> as
+    tags)."""
+    return token if token.isalnum() else f"`{token}`"
+
+
+def intro_values(page: str, model) -> dict:
+    """The values of a page's intro text: the decoder's start and end tokens (decoder_tokens) where it names them."""
+    if page not in TOKEN_INTROS:
+        return {}
+    return {name: token_in_text(token) for name, token in decoder_tokens(model).items()}
+
+
 def intro_keys(page: str, config) -> list[str]:
     """The catalog keys of a page's intro in the current settings, e.g. ["intro.ffn", "intro.ffn.gelu"]."""
     fields = INTRO_SETTINGS.get(page, ())

@@ -29,6 +29,14 @@ def describe(t, preset: str, seed: int, config, origin: dict | None, stored: boo
     return t("model.card", sizes=sizes, origin=t(f"model.from.{kind}", **values))
 
 
+def preset_name(t, preset: str, origin: dict | None) -> str:
+    """What a table of settings calls the model (Markdown): a real translator by its name (it runs on the paper
+    preset's settings with Marian's), else the preset."""
+    if origin and origin["kind"] == "marian":
+        return t("preset.translator", name=code(origin["name"]))
+    return t(f"preset.{preset}")
+
+
 def translator_origin(name: str, model) -> dict:
     """A real translator's origin (ui.stores.models): its name, and the memory its float64 weights take in each
     server process."""

@@ -29,6 +29,8 @@ WIDGET_FIELDS = SIZE_FIELDS + CHOICE_FIELDS + BOOL_FIELDS + ("eps", "attn_diviso
 # session_state: the model's options were drawn last run (their widgets hold values)
 OPTIONS_DRAWN = "ctl.options_drawn"
 START_LABELS = {"sos": SOS, "pad": f"`{PAD}`"}  # Config.decoder_start's token in a label (code: not a tag)
+TRANSLATOR = ":translator"  # the preset list's entry for a loaded translator: neither a preset's nor a model's name
+# (ui/stores/models.NAME has no ":")
 
 
 def start():
@@ -167,7 +169,7 @@ def _sync_widgets(state: AppState):
     """Put the state's values into the control widgets (at the start and after a preset change). The option
     widgets get theirs when they are drawn: a value kept for a widget not on the page is one more entry that
     Streamlit copies for every keyed widget of every rerun."""
-    session_store.update({"ctl.lang": state.lang, "ctl.preset": state.preset, "ctl.src": state.src,
+    session_store.update({"ctl.lang": state.lang, "ctl.preset": _preset_choice(state), "ctl.src": state.src,
                              "ctl.tgt": state.tgt, "ctl.present": state.present})
     if session_store.get(OPTIONS_DRAWN):
         session_store.update(_option_values(state))
@@ -182,6 +184,16 @@ def _option_values(state: AppState) -> dict:
     values["ctl.divisor_kind"] = "sqrt" if config.attn_divisor == "sqrt_dk" else "number"
     values["ctl.divisor"] = 30.0 if config.attn_divisor == "sqrt_dk" else float(config.attn_divisor)
     return values
+
+
+def _preset_choice(state: AppState) -> str:
+    """What the preset list shows: the loaded translator, which is what runs (though its settings are the paper
+    preset's with Marian's overrides), else the preset."""
+    return TRANSLATOR if state.model else state.preset
+
+
+def _preset_label(t, choice: str, model: str) -> str:
+    return t("preset.translator", name=model) if choice == TRANSLATOR else t(f"preset.{choice}")
 
 
 def _on_preset_change():
@@ -228,8 +240,12 @@ def _controls(good: AppState, t) -> AppState:
     """The state the sidebar's widgets ask for."""
     sidebar = st.sidebar
     _own_controls(t)
-    sidebar.selectbox(t("ctl.preset"), list(engine.PRESETS), format_func=lambda p: t(f"preset.{p}"),
-                      key="ctl.preset", on_change=_on_preset_change)
+    choice = _preset_choice(good)  # a preset chosen unloads the translator (choose_preset)
+    if session_store.get("ctl.preset") != choice:  # the options dropped a translator (_asked): its entry goes
+        session_store.put("ctl.preset", choice)
+    sidebar.selectbox(t("ctl.preset"), list(engine.PRESETS) + ([TRANSLATOR] if good.model else []),
+                      format_func=lambda p: _preset_label(t, p, good.model), key="ctl.preset",
+                      on_change=_on_preset_change)
     sidebar.text_input(t("ctl.src"), good.src, key="ctl.src", max_chars=MAX_CHARS)
     own = ".decoder_only" if _decoder_only(good) else ""  # whose decoder reads the source first
     start = START_LABELS[good.config().decoder_start]  # the token the decoder reads first
@@ -257,7 +273,7 @@ def _read_only_controls(good: AppState, t) -> AppState:
     draw), and the widgets that edit it cost every run its time: they are not drawn, and are given the state's values
     for when they are again (after Follow off, on a text model's page)."""
     _own_controls(t)
-    session_store.update({"ctl.preset": good.preset, "ctl.src": good.src, "ctl.tgt": good.tgt,
+    session_store.update({"ctl.preset": _preset_choice(good), "ctl.src": good.src, "ctl.tgt": good.tgt,
                              "ctl.options_drawn": False})  # the options' widgets take the state's when next drawn
     return _asked(good, good.digits, good.seed, good.overrides)
 

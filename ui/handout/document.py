@@ -16,7 +16,7 @@ from ui.core import departures
 from ui.core.format import LATEX_MAX, fmt
 from ui.core.i18n import literal
 from ui.core.labels import FIRST, description_key, indices, step_axes, step_name_key, step_tex, top_tokens, unique
-from ui.core.model_card import describe
+from ui.core.model_card import describe, preset_name
 from ui.handout.heatmap import Heatmap, heatmap
 
 PAGE_CHARS = 80  # a table's characters that fit an A4 page's width in print (680 px, 8.1 px a digit: render.STYLE)
@@ -66,7 +66,7 @@ def _settings(t, settings: Settings, trace) -> list[Block]:
     preset's marked), edited weights, stored weights and the link."""
     config, preset = trace.model.config, PRESETS[settings.preset]
     tokens = " · ".join(literal(" ".join(side)) for side in (trace.src_tokens, trace.tgt_tokens))
-    rows = [(t("ctl.preset"), t(f"preset.{settings.preset}")), (t("ctl.seed"), str(settings.seed)),
+    rows = [(t("ctl.preset"), preset_name(t, settings.preset, settings.origin)), (t("ctl.seed"), str(settings.seed)),
             (t("ctl.src"), literal(settings.src)), (t("handout.target"), literal(settings.tgt or "")),
             (t("handout.tokens"), tokens), (t("ctl.digits"), str(settings.digits))]
     options = [(field.name, getattr(config, field.name), getattr(preset, field.name))

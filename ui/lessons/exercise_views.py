@@ -16,7 +16,7 @@ from ui.core.i18n import literal
 from ui.core.labels import FIRST, step_name_key
 from ui.core.session_store import STATE
 from ui.core.state import APP_LIMITS, CACHE_HASH, encode, encode_view
-from ui.lessons.generation_views import generating_model
+from ui.lessons.generation_views import decoded, translator_settings
 from ui.views import frame, pickers
 from ui.views.draw import TABLE_COLS, as_table, latex, numbers, plot
 from ui.views.drawn import from_link, show_in_link
@@ -106,10 +106,11 @@ PREPARED = {
     "probabilities": ("output", {}, {"step": "probs"}),
     "greedy": ("generate", {}, {}),
 }
-# The generation settings of the generation exercises' links, which their checker reads too (at most GENERATED
-# tokens; the greedy exercise's beam as the checker's: its width, ranked by log P alone).
+# The generation settings of the generation exercises' links, whose page's generation their checker grades (at most
+# GENERATED tokens, greedy: a translator's default is its beam search; the greedy exercise's beam as the checker's:
+# its width, ranked by log P alone).
 PREPARED_GENERATION = {
-    "decoder_passes": {"max_len": ex.GENERATED},
+    "decoder_passes": {"strategy": "greedy", "max_len": ex.GENERATED},
     "greedy": {"strategy": "beam", "width": ex.BEAM_WIDTH, "alpha": 0.0, "max_len": ex.GENERATED},
 }
 
@@ -177,9 +178,14 @@ def prepared_state(state, key: str):
     settings = PREPARED[key][1]
     prepared = state.with_settings(**settings) if settings else state
     gen = PREPARED_GENERATION.get(key)
-    if gen is None:
-        return prepared
-    return prepared.replace(gen=generation.changed({**generation.settings(prepared.gen), **gen}))
+    return prepared if gen is None else _with_generation(prepared, gen)
+
+
+def _with_generation(state, gen: dict):
+    """The state with these generation settings, written against its model's defaults (a translator's own, which a
+    link leaves out)."""
+    checkpoint = translator_settings(state.model)
+    return state.replace(gen=generation.changed({**generation.settings(state.gen, checkpoint), **gen}, checkpoint))
 
 
 def _answer(ctx, key: str) -> ex.Answer | None:
@@ -190,9 +196,8 @@ def _answer(ctx, key: str) -> ex.Answer | None:
         return ex.next_token(ctx.trace)
     if key == "ffn":
         return ex.ffn_weights(ctx.model)
-    if key in PREPARED_GENERATION:  # graded on the model the generation page of the exercise's link runs
-        prepared = prepared_state(ctx.state, key)
-        return _generation_experiment(key, prepared.model_key, generation.settings(prepared.gen)["model"])
+    if key in PREPARED_GENERATION:
+        return _generation_answer(key, prepared_state(ctx.state, key))
     if key == "d_k":
         return _saturation(ctx.trace[f"{ex.first_attention(ctx.config)}.weights"].shape[-1])
     return _experiment(key, ctx.state.model_key)
@@ -211,11 +216,15 @@ def _experiment(key: str, model_key) -> ex.Answer:
             "residual": lambda: ex.residual_effect(model, src, tgt)}[key]()
 
 
-@st.cache_resource(max_entries=16, show_spinner=False, hash_funcs=CACHE_HASH)
-def _generation_experiment(key: str, model_key, choice: str) -> ex.Answer:
-    model = generating_model(model_key, choice)
-    answer = ex.decoder_passes if key == "decoder_passes" else ex.greedy_optimal
-    return answer(model, model_key.src)
+def _generation_answer(key: str, prepared) -> ex.Answer:
+    """Graded on what the generation page of the exercise's link writes, its own generation (the model, the
+    translator's decoding: its beam search, length penalty, forced end, masked <pad>); the greedy exercise's greedy
+    sentence as the page writes it with that strategy."""
+    written = decoded(prepared.model_key, prepared.gen)
+    if key == "decoder_passes":
+        return ex.decoder_passes(written)
+    greedy = _with_generation(prepared, {"strategy": "greedy"})
+    return ex.greedy_optimal(decoded(greedy.model_key, greedy.gen), written)
 
 
 def _evidence(ctx, key: str, evidence: dict) -> dict:

@@ -18,7 +18,7 @@ from ui.core.figures import bars, heatmap
 from ui.core.format import arrow, decimals, fmt
 from ui.core.generation import Playback
 from ui.core.i18n import literal
-from ui.core.labels import top_heading, top_tokens
+from ui.core.labels import decoder_tokens, token_in_text, top_heading, top_tokens
 from ui.core.model_card import model_sizes
 from ui.core.session_store import STATE
 from ui.core.state import CACHE_HASH
@@ -37,8 +37,9 @@ SLIDERS = {"temperature": 0.05, "p": 0.01, "alpha": 0.05, "width": 1}  # the res
 
 
 @st.cache_resource(max_entries=32, show_spinner=False, hash_funcs=CACHE_HASH)
-def _generated(model_key, gen):
-    """One generation per distinct state and settings, shared by every session."""
+def decoded(model_key, gen):
+    """One generation per distinct state and settings, shared by every session (the page's, and the exercises'
+    that grade what the page of their link writes)."""
     checkpoint = translator_settings(model_key.model)
     choice = generation.settings(gen, checkpoint)["model"]
     return generation.run(generating_model(model_key, choice), model_key.src, gen, checkpoint)
@@ -47,6 +48,13 @@ def _generated(model_key, gen):
 def translator_settings(name: str) -> dict | None:
     """The generation settings of the real translator a state names (its generation_config.json), or None."""
     return runs.marian_model(name)[1] if name else None
+
+
+def chosen_model(ctx):
+    """The model the state's generation settings choose: the pages' model or the shipped trained one (the page's
+    intro names its start and end tokens)."""
+    choice = generation.settings(ctx.state.gen, translator_settings(ctx.state.model))["model"]
+    return generating_model(ctx.state.model_key, choice)
 
 
 def generating_model(model_key, choice):
@@ -148,7 +156,7 @@ def _on_change():
 def result(ctx):
     """The engine's Generation or BeamSearch for the current state, or None with a message."""
     try:
-        return _generated(ctx.state.model_key, ctx.state.gen)
+        return decoded(ctx.state.model_key, ctx.state.gen)
     except ValueError as error:
         st.error(ctx.t("gen.failed", error=session.refusal(ctx.t, error)))
         return None
@@ -166,8 +174,7 @@ def sentence(ctx, generated, note=""):
 
 def _start_token(step) -> str:
     """The decoder's start token (SOS, a Marian model's <pad>); a decoder-only model's prefix begins with the source."""
-    model = step.trace.model
-    return model.vocab.tokens[model.start_id]
+    return decoder_tokens(step.trace.model)["start"]
 
 
 def player(ctx, generated):
@@ -176,7 +183,8 @@ def player(ctx, generated):
     asked = from_link("position", lambda position: position < n, 0)  # the step, counted from 0
     playback = _playback() if asked is None else replace(_playback(), step=asked + 1)
     _save(playback.within(n))
-    sentence(ctx, generated, ctx.t("gen.finished" if generated.finished else "gen.stopped", n=n))
+    sentence(ctx, generated, ctx.t("gen.finished" if generated.finished else "gen.stopped", n=n,
+                                   end=token_in_text(generated.end)))
     buttons = st.container(horizontal=True)  # one block; st.columns would send one per column
     buttons.button(ctx.t("gen.prev"), key="gen.prev", on_click=_move, args=(-1, n), disabled=n == 1)
     buttons.button(ctx.t("gen.next"), key="gen.next", on_click=_move, args=(1, n), disabled=n == 1)
@@ -275,14 +283,17 @@ def beam(ctx, search):
     st.markdown(ctx.t("gen.beam_best", text=best.text or "∅", logp=decimals(best.logprob, 4),
                       score=decimals(best.score, 4)))
     _tree(ctx, search, "gen.tree")
-    st.caption(ctx.t("gen.beam_legend"))
+    transformers = generation.translator_generates(ctx.state.gen, translator_settings(ctx.state.model))
+    st.caption(ctx.t("gen.beam_legend.transformers" if transformers else "gen.beam_legend",
+                     end=token_in_text(best.end)))  # the search engine/transformers_beam.py runs, or the app's
     hypotheses = search.hypotheses
     st.dataframe(arrow({ctx.t("gen.col.rank"): range(1, len(hypotheses) + 1),
                         ctx.t("gen.col.text"): [" ".join(h.tokens) for h in hypotheses],
                         "log P": [round(h.logprob, 4) for h in hypotheses],
                         ctx.t("gen.col.length"): [len(h.tokens) for h in hypotheses],
                         ctx.t("gen.score"): [round(h.score, 4) for h in hypotheses],
-                        ctx.t("gen.col.finished"): ["✓" if h.finished else "" for h in hypotheses]}), hide_index=True)
+                        ctx.t("gen.col.finished", end=best.end): ["✓" if h.finished else "" for h in hypotheses]}),
+                 hide_index=True)
 
 
 def _tree(ctx, search, key):

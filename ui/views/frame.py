@@ -9,7 +9,7 @@ import streamlit as st
 from ui.classroom import follow, presenter, scroll
 from ui.core import model_card, runs, session, session_store, sidebar, streamlit_internals
 from ui.core.i18n import literal
-from ui.core.labels import SEED_NOTES, intro_keys
+from ui.core.labels import SEED_NOTES, intro_keys, intro_values
 from ui.core.navigation import ENCODER_DECODER_ONLY, HOME, neighbours
 from ui.core.session import Context
 from ui.core.session_store import EDIT_ERROR, LINK_VIEW, WHOLE_VIEW
@@ -109,8 +109,9 @@ PREDICTING = ("animation", "attention", "multihead", "masked_attention", "cross_
               "decoder_stack", "output")
 
 
-def intro(ctx: Context, page: str, model_notes: bool = True):
-    """The page's title and intro: the text true in every setting, then the sentences on the current settings
+def intro(ctx: Context, page: str, model_notes: bool = True, model=None):
+    """The page's title and intro: the text true in every setting (with the decoder's start and end tokens of the
+    `model` the page runs, the pages' by default: labels.intro_values), then the sentences on the current settings
     (labels.intro_keys), and the notes on the seeds' slips where the page teaches their step (labels.SEED_NOTES).
     model_notes=False: the page says itself which words are new to the model it uses (generation)."""
     drawn = current()
@@ -119,7 +120,7 @@ def intro(ctx: Context, page: str, model_notes: bool = True):
     first, *settings = intro_keys(page, ctx.config)
     c = ctx.config  # the title, the intro, the sentences on the settings and the seeds' note: one element
     seed_note = [f":gray[:small[{ctx.t(key)}]]" for key in SEED_NOTES.get(page, ())]
-    text = "\n\n".join([f"# {ctx.t(f'page.{page}')}", ctx.t(first)]
+    text = "\n\n".join([f"# {ctx.t(f'page.{page}')}", ctx.t(first, **intro_values(page, model or ctx.model))]
                        + [ctx.t(key, d_k=c.d_k, divisor=f"{c.divisor:.4g}") for key in settings] + seed_note)
     element = st.markdown(text)
     if model_notes:
