@@ -25,7 +25,7 @@ follow.sidebar(ctx.t, page, room_slot)  # a student following the teacher may go
 exports.sidebar(ctx)  # the trace's files and the PyTorch check, at the sidebar's foot
 with st.sidebar:
     style.sheet()  # the page's style sheet: a wide formula's cue that it scrolls
-teachers_quiz = quiz_views.quiz_panel(exercise_views.question_prompt, plot)  # a room's quiz question, above the page
+teachers_quiz = quiz_views.quiz_panel(ctx, exercise_views.question_prompt, plot)  # a room's quiz question, on top
 frame.run(ctx, page)  # a decoder-only model's page without an encoder says so; presenter mode's rail on every page
 teachers_quiz()  # the teacher's panel above the page, if the page did not draw it where the question was asked
 follow.publish(ctx.t)  # a teacher's page and link, after the page wrote its view

@@ -6,7 +6,7 @@ from ui.views import frame, pickers
 def page(ctx):
     frame.intro(ctx, "add_norm")
     blocks.add_norm(ctx, "enc", pickers.layer_picker(ctx, "layer.enc"), key="add_norm")
-    derivation_views.layer_norm()
+    derivation_views.layer_norm(ctx)
 
 
 page()

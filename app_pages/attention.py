@@ -11,7 +11,7 @@ def page(ctx):
     head = pickers.head_picker(ctx, f"heads.attention.{layer}")
     steps.flow(ctx, steps.page_steps(ctx, "attention", block), head, key="attention",
                edits=(f"{block}.W_Q", f"{block}.W_K"))  # the scores' Q and K come from these
-    derivation_views.softmax()
+    derivation_views.softmax(ctx)
 
 
 page()

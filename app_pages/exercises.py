@@ -1,4 +1,5 @@
+from ui.core import session
 from ui.lessons import exercise_views
 from ui.views import frame
 
-frame.linked(exercise_views.body)
+frame.linked(session.get(), exercise_views.body)

@@ -1,5 +1,3 @@
-from functools import partial
-
 from ui.core import session
 from ui.lessons import generation_views
 from ui.views import frame, pickers
@@ -17,7 +15,7 @@ def decode(ctx):
 ctx = session.get()
 frame.intro(ctx, "generate", model_notes=False,  # the controls say which words are new to the generating model
             model=generation_views.chosen_model(ctx))
-frame.linked(lambda: pickers.section_tabs({"gen.tab.run": partial(decode, ctx),
-                                           "gen.tab.compare": partial(generation_views.disagreement, ctx)},
-                                          "gen.tab", link="section"))
+frame.linked(ctx, lambda ctx: pickers.section_tabs(ctx, {"gen.tab.run": decode,
+                                                         "gen.tab.compare": generation_views.disagreement},
+                                                    "gen.tab", link="section"))
 frame.neighbour_links(ctx, "generate")

@@ -13,13 +13,13 @@ def page(ctx):
     steps.flow(ctx, steps.page_steps(ctx, "output", ""), key="output")
     st.subheader(top_heading(ctx.t, "output.top", len(ctx.model.vocab)))
     positions = list(range(len(trace.tgt_tokens)))
-    restore_from_link("output.position", "position", positions, default=positions[-1])
+    restore_from_link(ctx.t, "output.position", "position", positions, default=positions[-1])
     position = st.selectbox(ctx.t("output.position"), positions, index=positions[-1],
                             format_func=lambda i: f"{i + FIRST}: {trace.tgt_tokens[i]}", key="output.position")
     show_in_link("position", position, positions[-1])
     ranked = top_tokens(trace["probs"][position], ctx.model.vocab.tokens)
-    draw.plot(bars([t for t, _ in ranked], [p for _, p in ranked], highlight=ranked[0][0], digits=ctx.state.digits),
-              "output.bars")
+    draw.plot(ctx, bars([t for t, _ in ranked], [p for _, p in ranked], highlight=ranked[0][0],
+                        digits=ctx.state.digits), "output.bars")
 
 
 page()

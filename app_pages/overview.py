@@ -30,7 +30,7 @@ joining = follow.join_card(ctx.t, st)  # for the room's teacher: how students jo
 if ctx.state.present:  # the first slide, as the rail's → opens it; in the room's row if there is one, so that a
     start_at = joining or top  # projector's first screen holds the code and Start above the rail
     start_at.button(ctx.t("present.start"), key="present.start", type="primary", icon=":material/play_arrow:",
-                    on_click=presenter.open_slide, args=(0,))
+                    on_click=presenter.open_slide, args=(ctx, 0))
 if not follow.in_room():  # a teacher opens a room, a student joins one
     follow.open_room_button(ctx.t, top, "overview.room.open", width="content")
     follow.join_field(ctx.t, top, "overview.room.join", ctx.t("room.section"))
@@ -48,6 +48,7 @@ right.metric(ctx.t("overview.next"), ctx.model.vocab.tokens[best], f"{ctx.t('ove
              delta_color="off", delta_arrow="off")
 frame.learned_note(ctx, "overview")  # which weights made that prediction, and what they have learned
 diagram, hint = st.columns([3, 2])
-draw.plot(architecture(ctx.t, trace), "overview.diagram", where=diagram, on_select=open_box, selection_mode="points")
+draw.plot(ctx, architecture(ctx.t, trace), "overview.diagram", where=diagram, on_select=open_box,
+          selection_mode="points")
 hint.caption(ctx.t("overview.steps.decoder_only" if c.decoder_only else "overview.steps"))
 handout_buttons(ctx, where=hint)

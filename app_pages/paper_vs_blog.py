@@ -15,7 +15,7 @@ st.subheader(t("compare.pe"))
 for kind in ("blog_table", "blog", "sinusoidal"):
     row = runs.blog_variant((("pos_encoding", kind),))["src.pos"][1]
     st.markdown(f"**{t(f'choice.{kind}')}**")
-    draw.numbers(row, [""], indices(len(row)))
+    draw.numbers(ctx, row, [""], indices(len(row)))
 
 st.subheader(t("compare.weights"))
 left, right = st.columns(2)
@@ -25,14 +25,14 @@ for column, (label, divisor) in zip((left, right),
         st.markdown(f"**{t(label)}**")
         variant = runs.blog_variant((("attn_divisor", divisor),))
         _, rows, cols = step_axes(variant, "enc.0.attn.weights")
-        draw.numbers(variant["enc.0.attn.weights"][0], rows, cols)
+        draw.numbers(ctx, variant["enc.0.attn.weights"][0], rows, cols)
 
 st.subheader(t("compare.ln"))
 for label, overrides in (("compare.form_blog", ()), ("compare.form_paper", (("eps", 1e-5), ("layer_norm", "paper")))):
     st.markdown(f"**{t(label)}**")
     variant = runs.blog_variant(overrides)
     rows, cols = step_axes(variant, "enc.0.ln1")
-    draw.numbers(variant["enc.0.ln1"][:1], rows[:1], cols, digits=10)
+    draw.numbers(ctx, variant["enc.0.ln1"][:1], rows[:1], cols, digits=10)
 
 for difference in DIFFERENCES:  # one markdown each, display math in $$ (a message per element sent on every rerun)
     key = difference["key"]

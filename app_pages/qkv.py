@@ -10,7 +10,7 @@ def page(ctx):
     head = pickers.head_picker(ctx, f"heads.qkv.{layer}")
     blocks.weights_side_by_side(ctx, block, head)
     steps.flow(ctx, steps.page_steps(ctx, "qkv", block), head, key="qkv")
-    derivation_views.qkv(block, head)
+    derivation_views.qkv(ctx, block, head)
 
 
 page()

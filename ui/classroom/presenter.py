@@ -21,6 +21,7 @@ presenting teacher) keeps the normal type, and its rail is one line: the moves a
 Which page's rail was drawn and the slide a key asked for are one value, ui/classroom/presenting.py's `Presenting`,
 whose pure functions the callbacks here (`_go`, `open_slide`, `_leave`) and `follow` (at the start of a page) call.
 """
+import functools
 from itertools import groupby
 
 import streamlit as st
@@ -316,7 +317,7 @@ def rail(ctx, page: str, shown: dict, room_code: str | None = None) -> None:
                          "count": len(deck), "where": where, "back": t("present.back"), "next": t("present.next"),
                          "leave": t("present.leave"), "typing": t("present.typing"),
                          "room": t("present.room", code=room_code) if room_code else ""},
-          on_go_change=_go, on_leave_change=_leave)
+          on_go_change=functools.partial(_go, ctx), on_leave_change=_leave)
 
 
 def _deck(ctx) -> list[tuple[str, str, dict]]:
@@ -390,19 +391,19 @@ def _sent(event: str):
     return (session_store.get(KEY) or {}).get(event)
 
 
-def _go():
-    """A key or a click on the rail: open its slide, on this page or (follow) on another; a forged position (not a
-    whole number within the pass) is ignored."""
+def _go(ctx):
+    """A key or a click on the rail drawn from the page's context ctx: open its slide, on this page or (follow) on
+    another; a forged position (not a whole number within the pass) is ignored."""
     position = _sent("go")
-    if isinstance(position, bool) or not isinstance(position, int) or not 0 <= position < len(_deck(session.get())):
+    if isinstance(position, bool) or not isinstance(position, int) or not 0 <= position < len(_deck(ctx)):
         return
-    open_slide(position)
+    open_slide(ctx, position)
 
 
-def open_slide(position: int) -> None:
-    """From a callback: open the slide at this position of the deck of the page's model (the rail's keys, the
-    overview's Start)."""
-    slide, presenting = _deck(session.get())[position], _presenting()
+def open_slide(ctx, position: int) -> None:
+    """From a callback: open the slide at this position of the deck of the model of the page's context ctx (the
+    rail's keys, the overview's Start)."""
+    slide, presenting = _deck(ctx)[position], _presenting()
     session_store.put(PRESENTING, moves.asked(presenting, slide))  # follow() opens it
     if moves.leaves_page(presenting, slide):
         sidebar.adopt(session_store.get(STATE))  # st.switch_page's run starts the sidebar's inputs empty: refill them
@@ -416,10 +417,10 @@ def _leave():
     session_store.put(PRESENTING, moves.exited(_presenting()))
 
 
-def follow() -> None:
+def follow(t) -> None:
     """At the start of a step page: after the rail's exit, the whole app again (the sidebar's toggle); after a move,
     its view for this page's widgets, or a switch to its page, with the view (sidebar.start hands it to that page's
-    widgets) and the link that page will show."""
+    widgets) and the link that page will show; t: the translator, whose words name the navigation's pages."""
     presenting, opening = moves.opened(_presenting())
     session_store.put(PRESENTING, presenting)
     if opening == RERUN:
@@ -430,5 +431,5 @@ def follow() -> None:
         session_store.put(LINK_VIEW, opening.view)  # this page's widgets take it (ui/views/drawn.py)
         return
     session_store.put(PRESENT_VIEW, opening.view)  # (ui/core/sidebar.py: start)
-    st.switch_page(session.page_entry(session.get().t, opening.page),
+    st.switch_page(session.page_entry(t, opening.page),
                    query_params=encode(session_store.get(STATE)) | encode_view(opening.view))

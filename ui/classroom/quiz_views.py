@@ -6,7 +6,7 @@ import streamlit as st
 
 from engine import exercises as ex
 from ui.classroom import quiz, scroll
-from ui.core import session, session_store
+from ui.core import session_store
 from ui.core.figures import bars
 from ui.core.format import fmt
 
@@ -15,12 +15,12 @@ ASKED = "quiz.asked"  # session_state: (number, state, question id, whether the 
 # changed it) of the room's question, while this run of the teacher's has not drawn its panel
 
 
-def quiz_panel(prompt, plot):
+def quiz_panel(ctx, prompt, plot):
     """The room's question at the top of the page: a student's view; for the teacher, a place kept for its panel.
     Nothing outside a room or while the room has no question. It draws with what the layers above the classroom hand
-    it: prompt(ctx, q), a by-hand question's prompt (the exercises page's), and plot(chart, where=...), a chart at
-    the type's scale (ui/views/draw.py). Returns what app.py calls after the page: the teacher's panel in the place
-    kept, if the page did not draw it where the question was asked."""
+    it: the page's context ctx, prompt(ctx, q), a by-hand question's prompt (the exercises page's), and plot(ctx,
+    chart, where=...), a chart at the type's scale (ui/views/draw.py). Returns what app.py calls after the page: the
+    teacher's panel in the place kept, if the page did not draw it where the question was asked."""
     session_store.pop(ASKED)
     moved, asked = session_store.pop(quiz.MOVED, False), quiz.current()
     if asked is None:
@@ -31,31 +31,31 @@ def quiz_panel(prompt, plot):
     if held.state == "put_away":
         return lambda: None
     if not quiz.teaching():
-        _students_quiz(held, q, prompt, plot)
+        _students_quiz(ctx, held, q, prompt, plot)
         return lambda: None
     above = st.container()
 
     def unless_drawn():
         if session_store.pop(ASKED) is not None:
             with above:
-                _teachers_panel(held.number, held.state, plot)
+                _teachers_panel(ctx, held.number, held.state, plot)
     return unless_drawn
 
 
-def ask_or_answers(t, q: ex.Question, plot, card: str) -> None:
+def ask_or_answers(ctx, q: ex.Question, plot, card: str) -> None:
     """Under a by-hand question on the teacher's exercises page (in the container of key `card`): the class's answers
     and the buttons if it is the question asked (where the teacher just pressed "Ask the class"), else the button that
     asks it. A run after the teacher's click keeps in view what it changed: the panel, or the question put away."""
     asked = session_store.get(ASKED)
     if asked is None or asked[2] != q.id:
-        _ask_button(t, q)
+        _ask_button(ctx.t, q)
         return
     session_store.pop(ASKED)
     number, state, _, moved = asked
     if state == "put_away":
-        _ask_button(t, q)
+        _ask_button(ctx.t, q)
     else:
-        _teachers_panel(number, state, plot)
+        _teachers_panel(ctx, number, state, plot)
     if moved:
         scroll.to_panel(f"{q.id}.{number}.{state}", card if state == "put_away" else TEACHERS_BOX,
                         "start" if state == "put_away" else "nearest")
@@ -65,20 +65,21 @@ def _ask_button(t, q: ex.Question) -> None:
     st.button(t("quiz.ask"), key=f"quiz.ask.{q.id}", on_click=quiz.ask, args=(q,), icon=":material/campaign:")
 
 
-def _teachers_panel(number: int, state: str, plot) -> None:
-    """The teacher's view of question `number`, read again every second while it is open."""
+def _teachers_panel(ctx, number: int, state: str, plot) -> None:
+    """The teacher's view of question `number`, read again every second while it is open (the room's answers; the
+    page's context ctx is the one it was drawn with: a change of language or settings runs the whole app)."""
     live = quiz.TALLY_SECONDS if state == "open" else None
-    st.fragment(run_every=live)(_teachers_quiz)(number, state, plot)
+    st.fragment(run_every=live)(_teachers_quiz)(ctx, number, state, plot)
 
 
 def _quiz_title(t, number: int, q: ex.Question, state: str) -> str:
     return t("quiz.title", n=number, question=t(f"hand.{q.kind}.title"), state=t(f"quiz.state.{state}"))
 
 
-def _teachers_quiz(number: int, drawn: str, plot) -> None:
+def _teachers_quiz(ctx, number: int, drawn: str, plot) -> None:
     """How many answered and the spread of their answers; the buttons to close, reveal and put the question away.
     Drawn (with its timer, while open) in state `drawn`: another state runs the whole app again."""
-    ctx, asked = session.get(), quiz.current()
+    asked = quiz.current()
     if asked is None or asked[0].number != number or asked[0].state != drawn:
         st.rerun(scope="app")
     held, q = asked
@@ -100,10 +101,9 @@ def _teachers_quiz(number: int, drawn: str, plot) -> None:
                         file_name=f"quiz-{number}.csv", mime="text/csv", on_click="ignore", icon=":material/download:")
 
 
-def _students_quiz(held, q: ex.Question, prompt, plot) -> None:
+def _students_quiz(ctx, held, q: ex.Question, prompt, plot) -> None:
     """The question and a field for the answer while it is open and unanswered; then the answer sent; once revealed,
     the right answer, whether this student's was right, and the class's answers."""
-    ctx = session.get()
     t, mine = ctx.t, quiz.mine(held.number)
     box = st.container(border=True, key="quiz.students_box")  # its field's label is the exercises' fields' too
     box.markdown(_quiz_title(t, held.number, q, held.state))
@@ -139,6 +139,6 @@ def _class_answers(box, ctx, answers, q: ex.Question, revealed: bool, plot) -> N
     if shown:
         home = next((label for label, _, contains in shown if contains), None) if revealed else None
         box.caption(t("quiz.spread.revealed" if revealed else "quiz.spread"))
-        plot(bars([label for label, _, _ in shown], [n for _, n, _ in shown], highlight=home, digits=3,
+        plot(ctx, bars([label for label, _, _ in shown], [n for _, n, _ in shown], highlight=home, digits=3,
                   counts=True), where=box)
 

@@ -1,5 +1,6 @@
 """A session's context: the state (the one truth, session_store.STATE), the run it names and the translator,
-which every page gets with `get()`; the address bar that shows the state; and the navigation's pages.
+which a page's entry or frame gets with `get()` and hands to the views it draws; the address bar that shows the
+state; and the navigation's pages.
 
 The sidebar (ui/core/sidebar.py) makes the context once per run of app.py; a step page's fragment, whose reruns
 skip app.py, makes it here from a state its own widgets changed.

@@ -37,8 +37,7 @@ def frames(model_key, _trace) -> list[dict]:
     return animation.payload(animation.frames(_trace, generated))
 
 
-def player() -> None:
-    ctx = session.get()
+def player(ctx) -> None:
     n = len(ctx.trace.src_tokens)
     if n > animation.MAX_TOKENS:
         st.info(ctx.t("anim.too_long", n=n, high=animation.MAX_TOKENS))
@@ -49,7 +48,7 @@ def player() -> None:
         st.error(ctx.t("gen.failed", error=session.refusal(ctx.t, error)))
         return
     c = ctx.config
-    asked = from_link("frame", lambda frame: frame < len(shown), 0)
+    asked = from_link(ctx.t, "frame", lambda frame: frame < len(shown), 0)
     if asked is not None:
         session_store.put(GOTO, (session_store.get(GOTO, (0, 0))[0] + 1, asked))
         session_store.put(FRAME, asked)

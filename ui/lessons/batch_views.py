@@ -14,7 +14,6 @@ from engine.corpus import CORPORA, pairs
 from engine.presets import with_words
 from engine.train import BATCH_MEAN_TEX
 
-from ui.core import session
 from ui.core.figures import curves, heatmap
 from ui.core.format import arrow, fmt
 from ui.core.labels import indices
@@ -37,8 +36,7 @@ def _batch(model_key):
     return model.run_batch(pairs), model.run(*pairs[0])
 
 
-def padding():
-    ctx = session.get()
+def padding(ctx):
     trace, alone = _batch(ctx.state.model_key)
     st.markdown(ctx.t("batch.intro"))
     for side in ("src", "tgt"):
@@ -49,8 +47,8 @@ def padding():
     st.caption(ctx.t("batch.shapes", q=_shape(trace[f"{BLOCK}.q"]), weights=_shape(trace[f"{BLOCK}.weights"]),
                      pad=_shape(trace["tgt.pad_mask"])))
     numbers = indices(len(tokens))
-    sentence = pickers.choice("batch.sentence", ctx.t("batch.sentence"), list(range(len(tokens))), numbers.__getitem__,
-                              link="sentence")
+    sentence = pickers.choice(ctx, "batch.sentence", ctx.t("batch.sentence"), list(range(len(tokens))),
+                              numbers.__getitem__, link="sentence")
     labels = list(trace.tgt_tokens[sentence])
     n = len(labels)
     pad = trace["tgt.pad_mask"][sentence, 0]  # (1, n): one row, broadcast over the queries
@@ -91,7 +89,7 @@ def against_the_loop(ctx, record):
         series = {**{ctx.t(f"batch.run.{run}"): losses[run] for run in RUNS[:2]},
                   **{ctx.t(f"batch.gap.{run}"): np.abs(losses[run] - losses["padded"]) for run in RUNS[1:]}}
         st.markdown(f"**{names[corpus]}**")
-        draw.plot(curves(range(1, len(losses["padded"]) + 1), series, ctx.t("train.step"), ctx.t("batch.axis"),
+        draw.plot(ctx, curves(range(1, len(losses["padded"]) + 1), series, ctx.t("train.step"), ctx.t("batch.axis"),
                          log_y=True), f"batch.vs_loop.{corpus}")
     st.markdown(reading(ctx, record))
     settings = ", ".join(f"{name} = {value}" for name, value in record["settings"].items())
@@ -133,4 +131,4 @@ def _shape(value) -> str:
 
 def _heatmap(ctx, matrix, labels, key):
     chart = heatmap(matrix, labels, labels, digits=ctx.state.digits)
-    draw.plot(chart, key, width=draw.chart_width(len(labels)))
+    draw.plot(ctx, chart, key, width=draw.chart_width(len(labels)))

@@ -12,7 +12,7 @@ from engine import dropout as dr
 from engine import layers
 from engine.presets import PRESETS
 
-from ui.core import runs, session, session_store, sidebar
+from ui.core import runs, session_store, sidebar
 from ui.core.figures import heatmap
 from ui.core.format import arrow, fmt, fmt_tex
 from ui.core.labels import FIRST, SUBLAYER_WORDS, indices, param_tex, step_axes, step_name_key
@@ -42,7 +42,7 @@ def equations(ctx, block: str):
     lines = attention_equations(divisor, block.endswith(".self_attn"), block.endswith(".cross_attn"),
                                 ctx.config.attn_bias, ctx.config.norm_placement == "pre")
     draw.latex(ctx.t.words(r" \\ ".join(lines)))
-    steps.paper_form(("scale", "proj"), block)
+    steps.paper_form(ctx, ("scale", "proj"), block)
 
 
 def weights_side_by_side(ctx, block: str, head: int):
@@ -61,7 +61,7 @@ def weights_side_by_side(ctx, block: str, head: int):
     st.caption(ctx.t("formulas.first_rows", rows=rows, d_model=d_model))
     chart = heatmap(att.heads_side_by_side(W)[:rows], indices(rows), indices(h * d_k), digits=ctx.state.digits,
                     scale=draw.type_scale(ctx))
-    draw.plot(mark_head(chart, head, d_k, h), f"wq.{block}.{head}")
+    draw.plot(ctx, mark_head(chart, head, d_k, h), f"wq.{block}.{head}")
 
 
 def _posts_printed_rows(ctx, block: str):
@@ -101,7 +101,6 @@ def decoder_attention_page(page: str):
         layer = pickers.layer_picker(ctx, "layer.dec")
         block = f"dec.{layer}.{part}"
         equations(ctx, block)
-        ctx = session.get()
         if part == "cross_attn":
             _evenly_spread_note(ctx, ctx.trace[f"{block}.weights"])
         head = pickers.head_picker(ctx, f"heads.{key}.{layer}")
@@ -130,7 +129,7 @@ def _evenly_spread_note(ctx, weights):
 def add_norm(ctx, stack: str, layer: int, key: str):
     """A sub-layer's residual add and LayerNorm, in the order of the norm placement; the sub-layer is chosen."""
     blocks = ctx.config.sublayers[stack]  # by number: a decoder-only layer has no cross-attention, sub-layer 2
-    sublayer = pickers.choice(f"{key}.sublayer", ctx.t("add_norm.sublayer"), list(blocks),
+    sublayer = pickers.choice(ctx, f"{key}.sublayer", ctx.t("add_norm.sublayer"), list(blocks),
                                lambda k: ctx.t(f"sublayer.{SUBLAYER_WORDS[blocks[k]]}"), link="sublayer")
     order = ("add", "ln") if ctx.config.norm_placement == "post" else ("ln", "add")
     steps.flow(ctx, [f"{stack}.{layer}.{kind}{sublayer}" for kind in order], key=f"{key}.{sublayer}")
@@ -146,9 +145,9 @@ def stack_output(ctx, stack: str):
     or the stack's output); what each layer changes, all layers at a glance."""
     names = layers.layer_outputs(ctx.trace, stack)
     _measure_names_its_section()
-    draws = {"stack.layer_by_layer": lambda: _layer_by_layer(ctx, stack, names),
-             "stack.changes": lambda: _layer_changes(ctx, stack, names)}
-    pickers.section_tabs({label: draws[label] for label in STACK_SECTIONS}, f"{stack}.section", link="section",
+    draws = {"stack.layer_by_layer": lambda ctx: _layer_by_layer(ctx, stack, names),
+             "stack.changes": lambda ctx: _layer_changes(ctx, stack, names)}
+    pickers.section_tabs(ctx, {label: draws[label] for label in STACK_SECTIONS}, f"{stack}.section", link="section",
                          numbers=STACK_SECTIONS)
 
 
@@ -165,8 +164,8 @@ def _layer_changes(ctx, stack, names):
     across."""
     if ctx.step_in_view:  # the heading the step scroll brings to the top of the screen
         st.markdown(f"##### {ctx.t('stack.changes')}")
-    measure = pickers.choice(f"{stack}.measure", ctx.t("stack.measure"), list(MEASURES), lambda m: ctx.t(f"stack.{m}"),
-                             link="measure")
+    measure = pickers.choice(ctx, f"{stack}.measure", ctx.t("stack.measure"), list(MEASURES),
+                             lambda m: ctx.t(f"stack.{m}"), link="measure")
     values = getattr(layers.layer_changes([ctx.trace[name] for name in names]), measure)  # (layers, positions)
     draw.latex(MEASURES[measure])
     if not ctx.step_in_view:  # a slide's note (and a following student's) is under its numbers
@@ -175,7 +174,7 @@ def _layer_changes(ctx, stack, names):
     columns = [ctx.t("view.input") if l == 0 else ctx.t("stack.layer", l=l) for l in range(first, len(names))]
     chart = heatmap(values.T, step_axes(ctx.trace, names[0])[0], columns, digits=ctx.state.digits,
                     scale=draw.type_scale(ctx))
-    draw.plot(chart, f"{stack}.{measure}", width=draw.chart_width(len(columns)))
+    draw.plot(ctx, chart, f"{stack}.{measure}", width=draw.chart_width(len(columns)))
     if ctx.step_in_view:
         _changes_notes(ctx, stack, measure)
 
@@ -271,22 +270,22 @@ def dropout(ctx):
     seed = row.number_input(ctx.t("train.seed"), min_value=0.0, max_value=float(2**32 - 1), step=1.0, format="%g",
                             key="dropout.seed")  # a float input: a forged NaN or inf puts the default back
     places = _dropouts(ctx.config)
-    place = pickers.choice("dropout.place", ctx.t("dropout.place"), list(places),
+    place = pickers.choice(ctx, "dropout.place", ctx.t("dropout.place"), list(places),
                            lambda where: ctx.t(f"dropout.place.{where}"), link="place")
     drops = places[place]
     drop = next(iter(drops))
     if len(drops) > 1:
         layer = pickers.layer_picker(ctx, f"layer.{place}")
         drop = f"{place}.{layer}." + pickers.choice(
-            f"dropout.which.{place}", ctx.t("dropout.which"), list(drops),
+            ctx, f"dropout.which.{place}", ctx.t("dropout.which"), list(drops),
             lambda d: ctx.t(f"dropout.{drops[d][0]}", sublayer=ctx.t(f"sublayer.{drops[d][1]}")), link="dropout")
     trace = _training_pass(ctx.state.model_key, p, int(seed))
     names = [trace.step(drop).inputs[0], drop]  # before, after
     head = pickers.head_picker(ctx, "heads.dropout") if trace[drop].ndim == 3 else None
-    pickers.section_tabs({"dropout.tab.flow": lambda: steps.flow(ctx, names, head, key=f"dropout.{drop}", trace=trace),
-                          "dropout.tab.mask": lambda: _dropout_mask(ctx, trace, names, head),
-                          "dropout.tab.places": lambda: _dropout_places(ctx, place, drop)},
-                         "dropout.tab", link="section")
+    pickers.section_tabs(ctx, {
+        "dropout.tab.flow": lambda ctx: steps.flow(ctx, names, head, key=f"dropout.{drop}", trace=trace),
+        "dropout.tab.mask": lambda ctx: _dropout_mask(ctx, trace, names, head),
+        "dropout.tab.places": lambda ctx: _dropout_places(ctx, place, drop)}, "dropout.tab", link="section")
 
 
 def _dropout_mask(ctx, trace, names, head):
@@ -297,7 +296,7 @@ def _dropout_mask(ctx, trace, names, head):
     mask = keep if head is None else keep[head]  # (rows, cols)
     st.markdown(ctx.t("dropout.mask.text", kept=int(mask.sum()), cells=mask.size, seed=s.meta["seed"], name=drop))
     axes = step_axes(trace, drop)
-    draw.plot(heatmap(mask.astype(float), axes[-2], axes[-1], digits=1, scale=draw.type_scale(ctx)),
+    draw.plot(ctx, heatmap(mask.astype(float), axes[-2], axes[-1], digits=1, scale=draw.type_scale(ctx)),
               "dropout.mask.chart", width=draw.chart_width(mask.shape[1]))
     scale, digits = dr.keep_scale(p), ctx.state.digits
     formula = rf"\frac{{1}}{{1 - p}} = \frac{{1}}{{1 - {fmt_tex(p, digits)}}} = {fmt_tex(scale, digits)}"

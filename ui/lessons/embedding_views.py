@@ -7,7 +7,7 @@ import streamlit as st
 from engine import blog, positional as pe
 from engine.explain import tex_escape
 
-from ui.core import runs, session, session_store, sidebar
+from ui.core import runs, session_store, sidebar
 from ui.core.runs import TRAINED_CORPUS, shipped_trained
 from ui.core.session_store import STATE
 from ui.core.figures import heatmap
@@ -22,14 +22,13 @@ SCALE_TEX = r" \cdot \sqrt{d_{\text{model}}}"
 
 
 def sections():
-    """The page's sections after the lookup: {label key: draw}."""
+    """The page's sections after the lookup: {label key: draw(ctx)}."""
     return {"tokens.tab.product": product, "tokens.tab.cosine": cosine}
 
 
-def case_note():
+def case_note(ctx):
     """Under the token table: which words of the sentence were looked up under another spelling (the vocabulary
     ignores case, "The" is the token "the"), when any was."""
-    ctx = session.get()
     texts = (ctx.state.src, ctx.state.tgt) if ctx.config.decoder_only else (ctx.state.src,)  # input_tokens' words
     respelled = ctx.model.vocab.respelled(*texts)
     if respelled:
@@ -37,10 +36,9 @@ def case_note():
             f"{literal(w)} → {literal(token)}" for w, token in respelled)))
 
 
-def pieces():
+def pieces(ctx):
     """A real translator's lookup: the source's SentencePiece pieces, the id of each in vocab.json (<unk>'s for a
     piece it lacks) and, for a multilingual model, the language it writes, as a token before the source."""
-    ctx = session.get()
     if session_store.pop(LANGUAGE_CHOSEN):
         st.rerun(scope="app")  # the page is a fragment; the sidebar's source box shows the new sentence
     vocab, trace = ctx.model.vocab, ctx.trace
@@ -76,9 +74,8 @@ def _choose_language(languages):
     session_store.put(LANGUAGE_CHOSEN, True)
 
 
-def product():
+def product(ctx):
     """chi (n, N) times W_E (N, d_model), the rows it picks, and the product: the lookup's numbers."""
-    ctx = session.get()
     trace, model, side = ctx.trace, ctx.model, input_side(ctx.config)
     tokens, ids = (list(sequence) for sequence in input_tokens(trace))
     table, name = model.params[model.embed_names[side]], f"{side}.embed"
@@ -90,7 +87,7 @@ def product():
         shown = list(dict.fromkeys(ids))
         chi, columns = chi[:, shown], [columns[i] for i in shown]
         st.caption(ctx.t("tokens.product.columns", n=len(shown), rest=table.shape[0] - len(shown)))
-    draw.plot(heatmap(chi, tokens, columns, digits=1, scale=draw.type_scale(ctx)), "tokens.onehot.chart")
+    draw.plot(ctx, heatmap(chi, tokens, columns, digits=1, scale=draw.type_scale(ctx)), "tokens.onehot.chart")
     result = pe.embed_as_product(table, ids, scale)  # (n, d_model)
     scale_tex = SCALE_TEX if scaled else ""
     rows = r" \\ ".join(rf"W_E[\text{{{tex_escape(token)}}}]" for token in tokens)  # the drill-down's E[hello, 1]
@@ -114,10 +111,9 @@ def _untrained_caption(t, model, which: str) -> str:
     return t(f"tokens.cosine.post_{which}", seed=model.seed, words=" ".join(f"`{w}`" for w in words))
 
 
-def cosine():
+def cosine(ctx):
     """The first COSINE_TOKENS tokens' cosine similarities, of the model in use and of the other one: the trained
     weights' untrained start, or the shipped trained model if the pages use random weights."""
-    ctx = session.get()
     draw.text_and_formula(ctx.t("tokens.cosine.text"), pe.COSINE_TEX)
     trained = ctx.state.own_weights
     other = (runs.run_model(ctx.state.replace(weights="", model="", edits=()).model_key) if trained
@@ -131,5 +127,5 @@ def cosine():
         column.caption(ctx.t("tokens.cosine.caption", model=caption, shown=len(tokens), vocab=len(model.vocab)))
         table = _embedding_table(model)
         similarity = pe.cosine_similarity(table[:COSINE_TOKENS])
-        draw.plot(heatmap(similarity, tokens, tokens, digits=ctx.state.digits, scale=draw.type_scale(ctx)),
+        draw.plot(ctx, heatmap(similarity, tokens, tokens, digits=ctx.state.digits, scale=draw.type_scale(ctx)),
                   f"tokens.cosine.{key}", where=column)

@@ -26,21 +26,20 @@ PROGRESS = "ex.progress"  # {question id: answered right}, the session's
 QUESTION_SET = "ex.qset"  # the by-hand questions' set, from 1: kept while its section is not drawn
 
 
-def body():
-    ctx = session.get()
+def body(ctx):
     frame.intro(ctx, "exercises")
     progress = _progress(ctx.t)
-    linked = from_link("qset", lambda position: position < ex.MAX_SET)
+    linked = from_link(ctx.t, "qset", lambda position: position < ex.MAX_SET)
     if linked is not None:
         session_store.put(QUESTION_SET, linked + 1)
-    pickers.section_tabs({"ex.tab.post": _post_exercises, "ex.tab.hand": _by_hand}, "ex.tab", link="section")
+    pickers.section_tabs(ctx, {"ex.tab.post": _post_exercises, "ex.tab.hand": _by_hand}, "ex.tab", link="section")
     show_in_link("done", ex.encode_progress(progress), "")
     show_in_link("qset", session_store.get(QUESTION_SET, 1) - 1, 0)
 
 
 def _progress(t) -> dict:
     """The session's answers: the link's on the page's first run (each refused part said), else those kept."""
-    linked = from_link("done", lambda text: True)
+    linked = from_link(t, "done", lambda text: True)
     if linked is not None:
         progress, refused = ex.decode_progress(linked)
         session_store.put(PROGRESS, progress)
@@ -115,8 +114,7 @@ PREPARED_GENERATION = {
 }
 
 
-def _post_exercises():
-    ctx = session.get()
+def _post_exercises(ctx):
     for number, key in enumerate(ex.POST_EXERCISES, start=FIRST):
         title = ctx.t("ex.title", n=number, question=ctx.t(f"ex.{key}.question"))
         box = st.expander(title, key=f"ex.open.{key}", on_change="rerun")
@@ -287,9 +285,9 @@ def _positions_control(ctx):
 def _labelled(ctx, matrix, words, columns, key):
     """A matrix whose rows are words: a table with the words as row labels, or a heatmap where it is too wide."""
     if as_table(matrix) and matrix.shape[1] > TABLE_COLS:
-        plot(heatmap(matrix, list(words), columns, digits=ctx.state.digits), key)
+        plot(ctx, heatmap(matrix, list(words), columns, digits=ctx.state.digits), key)
     else:
-        numbers(matrix, list(words), columns, labelled=True)
+        numbers(ctx, matrix, list(words), columns, labelled=True)
 
 
 @st.cache_resource(max_entries=16, show_spinner=False, hash_funcs=CACHE_HASH)
@@ -344,8 +342,7 @@ CONTROLS = {"positions": _positions_control, "d_k": _d_k_control, "residual": _r
 
 # ---- compute it by hand -------------------------------------------------------------------------------------------
 
-def _by_hand():
-    ctx = session.get()
+def _by_hand(ctx):
     t = ctx.t
     session_store.put("hand.set", session_store.get(QUESTION_SET, 1))
     number = sidebar.whole_number_input(st, t("hand.set"), "hand.set", 1, ex.MAX_SET, width=200, on_change=lambda: (
@@ -369,7 +366,7 @@ def _hand_question(ctx, q: ex.Question):
             q.id, ex.check(q, session_store.get(widget)), widget, shown))
     _verdict_line(ctx, q.id, widget, shown)
     if quiz.teaching():  # a room's teacher
-        quiz_views.ask_or_answers(t, q, plot, card=f"hand.card.{q.id}")
+        quiz_views.ask_or_answers(ctx, q, plot, card=f"hand.card.{q.id}")
     hint = st.expander(t("hand.hint"), key=f"hand.hint.{q.id}", on_change="rerun")
     if hint.open:  # the cell's arithmetic, as the drill-down writes it
         with hint:
@@ -419,4 +416,4 @@ def _given_vector(ctx, q: ex.Question, name: str):
     first = q.given.get("from", 0) + FIRST
     cols = list(ctx.model.vocab.tokens) if name == "logits" else [str(i) for i in range(first, len(values) + first)]
     label = ctx.t(f"hand.given.{name}")
-    numbers(values, [label], cols, label=label if name in ("q", "k", "x") else f"\\text{{{label}}}")
+    numbers(ctx, values, [label], cols, label=label if name in ("q", "k", "x") else f"\\text{{{label}}}")

@@ -180,7 +180,7 @@ def _start_token(step) -> str:
 def player(ctx, generated):
     """Previous / next / play, and the chosen step drawn by a fragment that advances itself while playing."""
     n = len(generated.steps)
-    asked = from_link("position", lambda position: position < n, 0)  # the step, counted from 0
+    asked = from_link(ctx.t, "position", lambda position: position < n, 0)  # the step, counted from 0
     playback = _playback() if asked is None else replace(_playback(), step=asked + 1)
     _save(playback.within(n))
     sentence(ctx, generated, ctx.t("gen.finished" if generated.finished else "gen.stopped", n=n,
@@ -191,7 +191,7 @@ def player(ctx, generated):
     playing = playback.playing
     buttons.button(ctx.t("gen.pause" if playing else "gen.play"), key="gen.play", on_click=_toggle_play, args=(n,),
                    disabled=n == 1)
-    st.fragment(run_every=PLAY_SECONDS if playing else None)(_step_view)(generated)
+    frame.fragment(_step_view, run_every=PLAY_SECONDS if playing else None)(generated)
 
 
 def _playback() -> Playback:
@@ -210,14 +210,13 @@ def _toggle_play(n):
     _save(_playback().toggled(n))
 
 
-def _step_view(generated):
+def _step_view(ctx, generated):
     n, playback = len(generated.steps), _playback()
     ticked = playback.ticked(n)
     if ticked != playback:
         _save(ticked)
     if playback.playing and not ticked.playing:
         st.rerun(scope="app")  # drop the timer and show the play button again
-    ctx = session.get()
     if n > 1:
         st.slider(ctx.t("gen.step_label"), 1, n, key=STEP)
     position = session_store.get(STEP) - 1
@@ -226,7 +225,7 @@ def _step_view(generated):
     elif not ticked.playing:
         # the slider moved this fragment alone: the page's end, which writes the link, does not run. A step played
         # is not written: the followers' pages would run every PLAY_SECONDS; the end of the play is written
-        frame.fragment_link({"position": position} if position else {})
+        frame.fragment_link(ctx, {"position": position} if position else {})
     _one_step(ctx, generated, generated.steps[position])
 
 
@@ -244,7 +243,7 @@ def _one_step(ctx, generated, step):
         scale = draw.type_scale(ctx)
         weights = draw.drawing(step.trace, ("gen.mask", ctx.state.digits, scale), lambda: heatmap(
             step.trace["dec.0.self_attn.weights"][0], tokens, tokens, digits=ctx.state.digits, scale=scale))
-        draw.plot(weights, "gen.mask_chart")
+        draw.plot(ctx, weights, "gen.mask_chart")
     shown = ((("gen.probs", step.probs), ("gen.sampled", step.sampled_from)) if sampling
              else (("gen.probs", step.probs),))
     for column, (label, distribution) in zip(columns[1:], shown):
@@ -252,7 +251,7 @@ def _one_step(ctx, generated, step):
         chart = draw.drawing(step.trace, (label, distribution.tobytes(), step.token, ctx.state.digits),
                              lambda: _top_bars(distribution, step.trace.model.vocab.tokens, step.token,
                                                ctx.state.digits))
-        draw.plot(chart, f"{label}_chart", where=column)
+        draw.plot(ctx, chart, f"{label}_chart", where=column)
     st.button(ctx.t("gen.open_step"), key="gen.open_step", on_click=_open_prefix, args=(step.prefix_tokens,))
 
 
@@ -299,7 +298,7 @@ def beam(ctx, search):
 def _tree(ctx, search, key):
     labels = {"logp": "log P", "score": ctx.t("gen.score"), "pruned": ctx.t("gen.pruned"),
               "best": ctx.t("gen.pruned_best")}
-    draw.plot(beam_tree.beam_tree(search, labels), key)
+    draw.plot(ctx, beam_tree.beam_tree(search, labels), key)
 
 
 # ---- greedy vs beam ----------------------------------------------------------------------------------------
@@ -317,15 +316,15 @@ def disagreement(ctx):
                       beam=_with_probs(search.best.tokens, beam_tree.path_probs(search)),
                       lg=decimals(greedy.logprob, 3), lb=decimals(search.best.logprob, 3)))
     _tree(ctx, search, "gen.compare_tree")
-    st.button(ctx.t("gen.compare_open"), key="gen.compare_open", on_click=_open_example)
+    st.button(ctx.t("gen.compare_open"), key="gen.compare_open", on_click=_open_example, args=(ctx.t,))
 
 
 def _with_probs(tokens, probs):
     return " → ".join(f"`{t}` ({p:.4f})" for t, p in zip(tokens, probs))
 
 
-def _open_example():
-    example, t = DISAGREEMENT, session.get().t  # before the new state: get() would rerun the app for it
+def _open_example(t):
+    example = DISAGREEMENT
     state = session_store.get(STATE).replace(
         preset=example["preset"], seed=example["seed"], src=example["src"], tgt="", edits=(), weights="", model="",
         overrides=tuple(sorted(example["overrides"].items())),

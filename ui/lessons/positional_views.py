@@ -7,7 +7,7 @@ import streamlit as st
 from engine import positional as pe
 from engine.tokens import split
 
-from ui.core import runs, session, state as app_state
+from ui.core import runs, state as app_state
 from ui.core.figures import curves, heatmap
 from ui.core.format import bmatrix, fmt, fmt_tex
 from ui.core.labels import indices
@@ -21,14 +21,13 @@ ROUNDING = 1e-9  # weights in [0, 1] reordered without PE differ by rounding (~1
 
 
 def sections():
-    """The page's tabs after the steps: {label key: draw}."""
+    """The page's tabs after the steps: {label key: draw(ctx)}."""
     return {"pos.tab.table": _table, "pos.tab.similarity": _similarity, "pos.tab.rotation": _rotation,
             "pos.tab.order": _order}
 
 
-def _model_table():
+def _model_table(ctx):
     """The model's encoding over positions 0..n-1 (its setting, its learned table if it has one): (n, d_model)."""
-    ctx = session.get()
     c = ctx.config
     n = min(POSITIONS, c.max_len)
     return pe.positional_encoding(c.pos_encoding, n, c.d_model, ctx.model.params.get("pos.learned"))
@@ -38,17 +37,16 @@ def _setting(ctx) -> str:
     return ctx.t(f"choice.{ctx.config.pos_encoding}")
 
 
-def _table():
-    ctx = session.get()
-    table = _model_table()
+def _table(ctx):
+    table = _model_table(ctx)
     n, d = table.shape
     st.markdown(ctx.t("pos.table.text", last=n - 1, d_model=d, setting=_setting(ctx)))
-    draw.plot(heatmap(table, _pos_labels(n), indices(d), digits=ctx.state.digits, scale=draw.type_scale(ctx)),
+    draw.plot(ctx, heatmap(table, _pos_labels(n), indices(d), digits=ctx.state.digits, scale=draw.type_scale(ctx)),
               "pos.table.chart")
     shown, columns = sorted({0, 1, 2 * (d // 4), d - 1}), indices(d)
     st.markdown(ctx.t(f"pos.waves.text.{ctx.config.pos_encoding}",
                       columns=ctx.t("list.separator").join(columns[j] for j in shown)))
-    draw.plot(curves(range(n), {f"{ctx.t('view.col')} {columns[j]}": table[:, j] for j in shown},
+    draw.plot(ctx, curves(range(n), {f"{ctx.t('view.col')} {columns[j]}": table[:, j] for j in shown},
                      ctx.t("pos.axis.position"), ctx.t("pos.axis.value")), "pos.waves.chart")
 
 
@@ -57,23 +55,21 @@ def _pos_labels(n) -> list[str]:
     return [f"pos = {p}" for p in range(n)]
 
 
-def _similarity():
-    ctx = session.get()
-    table = _model_table()
+def _similarity(ctx):
+    table = _model_table(ctx)
     n = table.shape[0]
     st.markdown(ctx.t("pos.similarity.text", last=n - 1, setting=_setting(ctx)))
     labels = _pos_labels(n)
-    draw.plot(heatmap(pe.position_similarity(table), labels, labels, digits=ctx.state.digits,
+    draw.plot(ctx, heatmap(pe.position_similarity(table), labels, labels, digits=ctx.state.digits,
                       scale=draw.type_scale(ctx)), "pos.similarity.chart")
     by_distance = pe.dot_by_distance(table, [s for s in STARTS if s < n])
     st.markdown(ctx.t("pos.distance.text"))
-    draw.plot(curves(range(n), {f"pos = {s}": curve for s, curve in by_distance.items()},
+    draw.plot(ctx, curves(range(n), {f"pos = {s}": curve for s, curve in by_distance.items()},
                      ctx.t("pos.axis.distance"), ctx.t("pos.axis.dot")), "pos.distance.chart")
 
 
-def _rotation():
-    ctx = session.get()
-    table = _paper_pairs(ctx, _model_table())
+def _rotation(ctx):
+    table = _paper_pairs(ctx, _model_table(ctx))
     n, d = table.shape
     draw.text_and_formula(ctx.t("pos.rotation.text"), pe.ROTATION_TEX)
     if d < 2 or n < 2:
@@ -117,8 +113,7 @@ def _reordered(model_key):
     return bare.run(model_key.src), bare.run(backwards), model.run(backwards)
 
 
-def _order():
-    ctx = session.get()
+def _order(ctx):
     if ctx.config.decoder_only:
         st.markdown(ctx.t("pos.order.causal"))
         return
@@ -129,7 +124,7 @@ def _order():
     for trace, key in ((before, "before"), (after, "after")):  # one above the other: half the page cramps numbers
         tokens = list(trace.src_tokens)
         st.caption(ctx.t(f"pos.order.{key}", sentence=" ".join(tokens)))
-        draw.plot(heatmap(trace[name][head], tokens, tokens, digits=ctx.state.digits, scale=draw.type_scale(ctx)),
+        draw.plot(ctx, heatmap(trace[name][head], tokens, tokens, digits=ctx.state.digits, scale=draw.type_scale(ctx)),
                   f"pos.order.{key}.chart", width=draw.chart_width(len(tokens)))
     order = list(range(len(before.src_tokens)))[::-1]
     gap = pe.permutation_gap(before[name], after[name], order)

@@ -86,12 +86,11 @@ def _finished_runs() -> FinishedRuns:
 SMOOTHINGS = tuple(round(0.05 * i, 2) for i in range(7))  # the label smoothing the loss is shown with: 0 to 0.3
 
 
-def loss_section():
-    ctx = session.get()
+def loss_section(ctx):
     st.subheader(ctx.t("train.loss"))
     st.markdown(ctx.t("train.loss_intro"))
     draw.latex(ctx.t.words(_teacher_forcing_tex(ctx.model)))
-    asked = from_link("smoothing", lambda text: float(text) in SMOOTHINGS, "0")
+    asked = from_link(ctx.t, "smoothing", lambda text: float(text) in SMOOTHINGS, "0")
     if asked is not None:
         session_store.put("train.view_smoothing", float(asked))
     smoothing = st.slider(ctx.t("train.label_smoothing"), 0.0, SMOOTHINGS[-1], step=0.05, key="train.view_smoothing")
@@ -113,15 +112,14 @@ def _teacher_forcing_tex(model) -> str:
     return TEACHER_FORCING_TEX.replace(r"\text{SOS}", rf"\text{{{start}}}").replace(r"\text{EOS}", rf"\text{{{end}}}")
 
 
-def backward_section(result):
-    ctx = session.get()
+def backward_section(ctx, result):
     st.subheader(ctx.t("train.backward"))
     st.markdown(ctx.t("train.backward_intro"))
     draw.latex(GRAD_TEX + r",\qquad " + LOGITS_GRAD_TEX)
-    derivation_views.cross_entropy()
+    derivation_views.cross_entropy(ctx)
     names = list(result.backward)  # grad.<step>: the gradient of the step's output; the link names the step
     first = names[0].removeprefix("grad.")
-    asked = from_link("grad", lambda step: f"grad.{step}" in result.backward, first)
+    asked = from_link(ctx.t, "grad", lambda step: f"grad.{step}" in result.backward, first)
     if asked is not None:
         session_store.put("train.grad_step", f"grad.{asked}")
     name = st.selectbox(ctx.t("train.grad_step"), names, key="train.grad_step")
@@ -130,7 +128,7 @@ def backward_section(result):
     draw.latex(ctx.t.words(backward_formula(step)))
     _gradient(ctx, result.trace, result.backward[name], step_axes(result.trace, step.name), "train.grad_step_head",
               "head")
-    asked = from_link("param", result.grads.__contains__, "")  # a parameter's gradient shown, or "" for none
+    asked = from_link(ctx.t, "param", result.grads.__contains__, "")  # a parameter's gradient shown, or "" for none
     if asked is not None:
         session_store.put("train.grad_param_open", bool(asked))
     if asked:
@@ -147,7 +145,7 @@ def backward_section(result):
 
 def _gradient(ctx, trace, value, axes, key, part):
     if value.ndim == 3:
-        restore_from_link(key, part, range(value.shape[0]))
+        restore_from_link(ctx.t, key, part, range(value.shape[0]))
         head = st.selectbox(ctx.t("view.head"), range(value.shape[0]), format_func=lambda h: f"{h + FIRST}", key=key)
         show_in_link(part, head, 0)
         value, axes = value[head], axes[1:]
@@ -155,7 +153,7 @@ def _gradient(ctx, trace, value, axes, key, part):
     size = len(trace.model.vocab)
     if vocabulary.is_long(trace) and size in value.shape:  # a real translator's 65,000 tokens: those that matter
         value, rows, cols = _vocabulary_cut(np.atleast_2d(value), rows, cols, vocabulary.columns(ctx, trace, key), size)
-    draw.plot(heatmap(value, rows, cols, digits=ctx.state.digits, scale=draw.type_scale(ctx)), f"{key}.chart")
+    draw.plot(ctx, heatmap(value, rows, cols, digits=ctx.state.digits, scale=draw.type_scale(ctx)), f"{key}.chart")
 
 
 def _vocabulary_cut(value, rows, cols, shown, size):
@@ -169,8 +167,7 @@ def _vocabulary_cut(value, rows, cols, shown, size):
 
 # ---- training on the corpus ---------------------------------------------------------------------------------
 
-def trainer():
-    ctx = session.get()
+def trainer(ctx):
     setup = TRAINING_SETUP["overrides"]
     st.markdown(ctx.t("train.corpus_intro", **setup))
     corpus = st.segmented_control(ctx.t("train.corpus"), list(CORPORA), default="en-es", required=True,
@@ -224,7 +221,7 @@ def schedule(ctx, settings, d_model: int, key: str, optimizer: str = "adam"):
         draw.latex(optim.ADAM_TEX if optimizer == "adam" else optim.MOMENTUM_TEX)
         draw.latex(optim.SCHEDULE_TEX)
     steps, rates = optim.schedule(settings.steps, d_model=d_model, warmup=settings.warmup, scale=settings.lr_scale)
-    draw.plot(curves(steps, {"η": rates}, ctx.t("train.step"), ctx.t("train.lr")), key, where=right)
+    draw.plot(ctx, curves(steps, {"η": rates}, ctx.t("train.step"), ctx.t("train.lr")), key, where=right)
 
 
 def start_and_stop(ctx, prefix: str) -> bool:
@@ -273,7 +270,7 @@ def train_live(ctx, updates, settings, partial: str) -> None:
 
 def loss_curve(ctx, losses, key: str | None = None, where=st):
     """The training's loss by step, on a log scale."""
-    draw.plot(curves(range(1, len(losses) + 1), {"loss": losses}, ctx.t("train.step"), ctx.t("train.loss_axis"),
+    draw.plot(ctx, curves(range(1, len(losses) + 1), {"loss": losses}, ctx.t("train.step"), ctx.t("train.loss_axis"),
                      log_y=True), key, where=where)
 
 
@@ -328,31 +325,30 @@ def _attention_before_after(ctx, before, after, pair):
         trace = model.run(src, tgt)
         axes = step_axes(trace, block)
         column.markdown(f"**{ctx.t(label)}**")
-        draw.plot(heatmap(trace[block][0], axes[1], axes[2], digits=ctx.state.digits, scale=draw.type_scale(ctx)),
+        draw.plot(ctx, heatmap(trace[block][0], axes[1], axes[2], digits=ctx.state.digits, scale=draw.type_scale(ctx)),
                   f"train.attention.{label}", where=column)
 
 
 # ---- saving and loading weights -----------------------------------------------------------------------------
 
-def save_load():
-    ctx = session.get()
+def save_load(ctx):
     st.markdown(ctx.t("train.files_intro"))
     model = ctx.model
     st.download_button(ctx.t("train.download"), data=lambda: checkpoint.to_bytes(model),
                        mime="application/octet-stream",
                        file_name=f"transformer-{ctx.state.weights or model.name}.npz", key="train.download")
     st.file_uploader(ctx.t("train.upload"), type=["npz"], max_upload_size=MAX_UPLOAD_MB, key="train.upload",
-                     on_change=_on_upload)
+                     on_change=_on_upload, args=(ctx.t,))
     error = session_store.pop(UPLOAD_ERROR)
     if error:
         st.error(error)
 
 
-def _on_upload():
+def _on_upload(t):
     uploaded = session_store.get("train.upload")
     if uploaded is None:
         return
-    t, data = session.get().t, uploaded.getvalue()
+    data = uploaded.getvalue()
     try:
         _check_unpacked_size(data)
         model = checkpoint.load(io.BytesIO(data))

@@ -6,7 +6,7 @@ import weakref
 
 import streamlit as st
 
-from ui.core import session, session_store
+from ui.core import session_store
 from ui.core.figures import CELL_WIDTH, PROJECTOR, TEXT_COLS, at_scale
 from ui.core.format import arrow, bmatrix, table
 from ui.core.labels import unique
@@ -55,10 +55,9 @@ def drawing(trace, what: tuple, draw):
     return drawings[what]
 
 
-def numbers(matrix, rows, cols, label=None, digits=None, labelled=False):
+def numbers(ctx, matrix, rows, cols, label=None, digits=None, labelled=False):
     """A matrix as a bmatrix when small (unless its rows must be labelled), as a table when wider; the widest are
-    left to the heatmap. digits: the reader's setting unless given."""
-    ctx = session.get()
+    left to the heatmap. digits: the reader's setting (the page's context, ctx) unless given."""
     digits = digits or ctx.state.digits
     matrix = matrix if matrix.ndim == 2 else matrix[None, :]
     if not (labelled or as_table(matrix)):
@@ -81,10 +80,9 @@ def type_scale(ctx) -> float:
     return PROJECTOR if ctx.state.present else 1.0
 
 
-def plot(chart, key: str | None = None, where=st, **options):
-    """A chart in `where` (the page, a column, a placeholder), its type presenter mode's size when presenting, with
-    plotly's mode bar on hover reduced to its download button."""
-    ctx = session.get()
+def plot(ctx, chart, key: str | None = None, where=st, **options):
+    """A chart in `where` (the page, a column, a placeholder), its type presenter mode's size when presenting (the
+    page's context, ctx, says), with plotly's mode bar on hover reduced to its download button."""
     config = chart_config(ctx.t, ctx.state.lang, key)
     return where.plotly_chart(at_scale(chart, type_scale(ctx)), key=key, config=config, **options)
 
@@ -117,11 +115,10 @@ def full_index(head, row, col, ndim):
     return ((head,) if head is not None else ()) + ((row, col) if slice_ndim > 1 else (col,))
 
 
-def derivation(key: str, draw, **values):
+def derivation(ctx, key: str, draw, **values):
     """A derivation (ui.lessons.derivation_views) in an expander titled by the catalog's f"derive.{key}" (with
     `values`): `draw` runs only while it is open, so a closed one is one element and costs no sympy; none on a following
     student's page (Context.reading), which shows the teacher's view."""
-    ctx = session.get()
     if ctx.reading:
         return
     box = st.expander(ctx.t(f"derive.{key}", **values), key=f"derive.{key}", icon=":material/function:",

@@ -7,7 +7,7 @@ import contextvars
 
 import streamlit as st
 
-from ui.core import session, session_store
+from ui.core import session_store
 from ui.core.i18n import literal
 from ui.core.session_store import LINK_VIEW, WHOLE_VIEW
 from ui.core.state import encode_view
@@ -59,33 +59,33 @@ def recording():
         _DRAWN.reset(token)
 
 
-def from_link(part: str, fits, default=None) -> object | None:
+def from_link(t, part: str, fits, default=None) -> object | None:
     """What the page's link asks a widget to show (state.decode_view), on the page's first run, if it `fits`;
-    else None, and the page says which part of its link it ignored. A link that holds the whole view (a followed
-    teacher's, session_store.WHOLE_VIEW) and does not name the part asks for its `default`: the teacher's link leaves
-    out a part that is back at its default, and the widget must go back too."""
+    else None, and the page says in the words of `t` (the translator) which part of its link it ignored. A link that
+    holds the whole view (a followed teacher's, session_store.WHOLE_VIEW) and does not name the part asks for its
+    `default`: the teacher's link leaves out a part that is back at its default, and the widget must go back too."""
     asked = session_store.get(LINK_VIEW, {})
     if part not in asked:
         return default if session_store.get(WHOLE_VIEW) else None
     value = asked.pop(part)
     if fits(value):
         return value
-    link_note(session.get(), part, value)
+    link_note(t, part, value)
     return None
 
 
-def restore_from_link(key: str, part: str, options, default: int = 0) -> None:
+def restore_from_link(t, key: str, part: str, options, default: int = 0) -> None:
     """Give the widget `key` the option at the position the page's link names for `part`, if it has one there (the
     `default` position if the link holds the whole view)."""
-    asked = from_link(part, lambda position: position < len(options), default)
+    asked = from_link(t, part, lambda position: position < len(options), default)
     if asked is not None:
         session_store.put(key, options[asked])
 
 
-def link_note(ctx, part, value):
+def link_note(t, part, value):
     drawn = current()
     notes = drawn.notes() if drawn is not None and drawn.intro is not None else st
-    notes.warning(ctx.t("msg.url", detail=literal(f"{part}={encode_view({part: value})[part]!r}")))
+    notes.warning(t("msg.url", detail=literal(f"{part}={encode_view({part: value})[part]!r}")))
 
 
 def show_in_link(part: str, value, default) -> None:

@@ -15,9 +15,9 @@ from ui.views.drawn import from_link, show_in_link
 from ui.views.pickers import CELL_LIST, as_position, cell_list, clamped, position_picker, row_of_widgets
 
 
-def selection(key, n_rows, n_cols):
+def selection(t, key, n_rows, n_cols):
     """The drill-down's cell, within the matrix (see pickers.clamped), or the one the page's link asks for."""
-    asked = from_link("cell", lambda cell: cell[0] < n_rows and cell[1] < n_cols, (0, 0))
+    asked = from_link(t, "cell", lambda cell: cell[0] < n_rows and cell[1] < n_cols, (0, 0))
     if asked is not None:
         _pick(key, *asked)
     row, col = (clamped(session_store.get(f"{axis}.{key}"), n) for axis, n in (("row", n_rows), ("col", n_cols)))
@@ -99,7 +99,7 @@ def _drill_cell(ctx, key, rows, cols):
                 position_picker(pickers, ctx.t("view.col"), cols, f"col.{key}"))
     row, col = session_store.widget(f"row.{key}"), session_store.widget(f"col.{key}")  # (selection)
     session_store.put(f"cell.{key}", row * len(cols) + col)
-    cell_list(st, title, rows, cols, f"cell.{key}", on_change=_on_cell_pick, args=(key, len(rows), len(cols)))
+    cell_list(ctx.t, st, title, rows, cols, f"cell.{key}", on_change=_on_cell_pick, args=(key, len(rows), len(cols)))
     return row, col
 
 

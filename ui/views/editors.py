@@ -20,12 +20,12 @@ from ui.views.pickers import CELL_LIST, POSITION_LIST, as_position, cell_list, p
 SLIDER_WIDTH = 160  # a grid row's sliders, side by side, in pixels (wrapped onto more lines when many)
 
 
-def edit_param(name: str, head: int | None = None, rows: list[int] | None = None, one_cell: bool = False):
+def edit_param(ctx, name: str, head: int | None = None, rows: list[int] | None = None, one_cell: bool = False):
     """An editor for a parameter (one head's slice, optionally only some rows) in an expander, with a reset
     button: a grid with a slider per cell of a chosen row, or one cell at a time (the cell, a number and a slider)
     for wide matrices and where one_cell asks for the lighter widget (an edit then redraws a number input, not a
-    grid). Either shows the matrix with its chosen cell boxed."""
-    ctx = session.get()
+    grid). Either shows the matrix with its chosen cell boxed. ctx: the page's context, whose model it edits; its
+    callbacks are given it too (they make no context of their own: the next run does, from the state they write)."""
     value = ctx.model.params[name]
     axes = param_axes(ctx.model, name, value.shape)
     matrix = value[head] if head is not None else value  # per-head weights and biases: one head's slice
@@ -47,7 +47,7 @@ def edit_param(name: str, head: int | None = None, rows: list[int] | None = None
             st.caption(ctx.t("view.edit_hint") + " " + ctx.t("view.slide_hint"))
             frame = _editor_frame(key, lambda: pd.DataFrame(matrix[row_ids], index=unique(row_labels), columns=columns))
             st.data_editor(frame, key=key, disabled=["_index"],  # the row labels are tokens or positions, not weights
-                           on_change=_on_edit, args=(key, name, head, row_ids, columns, value.ndim))
+                           on_change=_on_edit, args=(ctx, key, name, head, row_ids, columns, value.ndim))
             _row_sliders(ctx, editor, row_labels, axes[-1])
             _marked_matrix(ctx, editor, matrix[row_ids], *_chosen(key, (len(row_ids), matrix.shape[1])), row_labels,
                            axes[-1])
@@ -82,8 +82,8 @@ def _editor_frame(key, make):
     return frames[key]
 
 
-def _on_edit(key, name, head, row_ids, columns, ndim):
-    ctx, state, refused = session.get(), session_store.get(STATE), False
+def _on_edit(ctx, key, name, head, row_ids, columns, ndim):
+    state, refused = session_store.get(STATE), False
     for row, cells in session_store.widget(key)["edited_rows"].items():
         for column, typed in cells.items():
             position = as_position(row, len(row_ids))
@@ -106,9 +106,8 @@ def _report_bad_edit(t, name, index, typed):
         "msg.edit_bad", param=name, index=",".join(map(str, index)), value=literal(repr(typed))))
 
 
-def _take_edit(name, index, typed):
+def _take_edit(ctx, name, index, typed):
     """One typed or slid weight into the state, or a message and the editors redrawn from the model."""
-    ctx = session.get()
     try:
         state = ctx.with_edit(session_store.get(STATE), name, index, check_weight(typed))
         session.set_state(state, reset_editors=False)
@@ -122,7 +121,7 @@ def _single_cell_editor(ctx, editor, matrix, row_labels, col_labels):
     it (boxed), and its number typed or slid."""
     hint = ctx.t("view.edit_hint_cell") + " " + ctx.t("view.slide_hint")
     if len(row_labels) * len(col_labels) <= CELL_LIST:
-        r, c = cell_list(st, hint, row_labels, col_labels, f"{editor.key}.cell")
+        r, c = cell_list(ctx.t, st, hint, row_labels, col_labels, f"{editor.key}.cell")
     else:
         st.caption(hint)
         cell = row_of_widgets()
@@ -133,8 +132,9 @@ def _single_cell_editor(ctx, editor, matrix, row_labels, col_labels):
     typed_key = f"{editor.key}.v.{index}"
     number = row_of_widgets()
     number.number_input(f"${param_tex(editor.name, editor.head)}$", value=float(ctx.model.params[editor.name][index]),
-                        key=typed_key, format="%.6g", on_change=_on_cell_edit, args=(typed_key, editor.name, index))
-    _weight_slider(number, ctx.t("view.slider"), editor, index, typed_key)
+                        key=typed_key, format="%.6g", on_change=_on_cell_edit,
+                        args=(ctx, typed_key, editor.name, index))
+    _weight_slider(ctx, number, ctx.t("view.slider"), editor, index, typed_key)
 
 
 def _marked_matrix(ctx, editor, matrix, r, c, row_labels, col_labels):
@@ -175,7 +175,7 @@ def _row_sliders(ctx, editor, row_labels, col_labels):
         return
     sliders = row_of_widgets()
     for c, label in enumerate(col_labels):
-        _weight_slider(sliders, f"{ctx.t('view.col')} {_plain(label)}", editor, editor.index(r, c), editor.key,
+        _weight_slider(ctx, sliders, f"{ctx.t('view.col')} {_plain(label)}", editor, editor.index(r, c), editor.key,
                        width=SLIDER_WIDTH, cell=(r, c))
 
 
@@ -186,25 +186,25 @@ def _on_row_pick(key, n_rows):
         session_store.put(_chosen_key(key), (r, 0))
 
 
-def _weight_slider(container, label, editor, index, typed_key, width="stretch", cell=None):
+def _weight_slider(ctx, container, label, editor, index, typed_key, width="stretch", cell=None):
     """A slider for one weight, around its value (state.slider_range). A new value is a new range, so a new
     slider that starts at it. A forged NaN, ±inf or number outside the range is replaced by Streamlit with the
     value the slider was drawn with, before any callback: nothing changes. cell: a grid's (row, column) of it,
     which a slide makes the chosen one."""
-    low, high, step, start, decimals = slider_range(session.get().model.params[editor.name][index])
+    low, high, step, start, decimals = slider_range(ctx.model.params[editor.name][index])
     key = f"{editor.key}.slider.{index}"  # ends in ")": not a typed editor's key (bench/pages_bench.py)
     container.slider(label, min_value=low, max_value=high, value=start, step=step, format=f"%.{decimals}f",
                      key=key, width=width, on_change=_on_slide,
-                     args=(key, typed_key, cell, editor.name, index, decimals))
+                     args=(ctx, key, typed_key, cell, editor.name, index, decimals))
 
 
-def _on_slide(key, typed_key, cell, name, index, decimals):
+def _on_slide(ctx, key, typed_key, cell, name, index, decimals):
     """A released slider: its number, rounded to the slider's steps, is taken as if typed, and the typed editor
     shows it: the number input is given it (the browser keeps an input's own number otherwise), the grid is
     drawn anew from the edited model. (Written on purpose: .streamlit/config.toml silences Streamlit's warning
     about a widget given both a value and a number through session state.)"""
     slid = round(session_store.widget(key), decimals)
-    _take_edit(name, index, slid)
+    _take_edit(ctx, name, index, slid)
     if cell is not None:  # a grid's
         session_store.put(_chosen_key(typed_key), cell)
         session_store.pop(typed_key, None)
@@ -218,5 +218,5 @@ def _plain(label: str) -> str:
     return re.sub(r"([!-/:-@\[-`{-~])", r"\\\1", label)
 
 
-def _on_cell_edit(widget_key, name, index):
-    _take_edit(name, index, session_store.widget(widget_key))
+def _on_cell_edit(ctx, widget_key, name, index):
+    _take_edit(ctx, name, index, session_store.widget(widget_key))

@@ -20,18 +20,21 @@ from ui.views.drawn import current, link_note, recording
 def page(body, vision: bool = False):
     """A step page's body, as a fragment, drawn from the page's context (`body(ctx)`; vision: the Vision
     Transformer's, ui/vision/vit_frame.page): its own widgets (editors, pickers, drill-down) rerun the page alone, not
-    app.py and the sidebar (see session.get). The forward pass runs only as far as the steps the page draws
-    (engine.Trace is lazy), and the page warns of inf or NaN only up to those steps. It ends with links to the
-    steps before and after it."""
+    app.py and the sidebar. The forward pass runs only as far as the steps the page draws (engine.Trace is lazy),
+    and the page warns of inf or NaN only up to those steps. It ends with links to the steps before and after it."""
     @st.fragment
     @functools.wraps(body)
     def run():
         streamlit_internals.forget_stale_widgets()
         follow.catch_up_on_page()  # a following student's page woken alone takes the teacher's link here
-        presenter.follow()  # a presenter's key moved to another page
+        # The one place a step page reads its context, on every run of the fragment: an edit made on the page (a
+        # weight typed, a setting's button) is a callback that wrote the new state before this run, and
+        # session.get makes its context here (or reruns the whole app if the sidebar no longer holds). Everything
+        # the page draws is given this ctx; nothing below reads it again.
+        ctx = session.use_vision(True) if vision else session.get()
+        presenter.follow(ctx.t)  # a presenter's key moved to another page
         with recording() as drawn:
-            body(session.use_vision(True) if vision else session.get())
-        ctx = session.get()
+            body(ctx)
         drawn.note_nonfinite(ctx)
         _write_view(ctx, drawn)
         follow.publish(ctx.t)  # this fragment's own reruns do not reach app.py's
@@ -43,19 +46,29 @@ def page(body, vision: bool = False):
     return run
 
 
-def linked(body) -> None:
+def linked(ctx: Context, body) -> None:
     """The part of a page that is not a step page (its widgets rerun the whole app: training, generation, the
-    animation) whose widgets show a view: `body`, with what they show in the page's link (pickers.section_tabs'
+    animation) whose widgets show a view: `body(ctx)`, with what they show in the page's link (pickers.section_tabs'
     link=...), as a step page's view is, so that the link reopens it and following the teacher takes it."""
     with recording() as drawn:
-        body()
-    _write_view(session.get(), drawn)
+        body(ctx)
+    _write_view(ctx, drawn)
 
 
-def fragment_link(view: dict) -> None:
+def fragment(body, run_every=None):
+    """A part of a linked page drawn as a fragment that reruns alone (generation's step player): `body(ctx, *args)`.
+    Its runs skip the page's entry, and a button in it may change the state (a step opened on every page, with the
+    shipped trained model): its context is read here on every run of it (session.get makes the new state's, or
+    reruns the whole app if the sidebar no longer holds), not where it was first drawn."""
+    @functools.wraps(body)
+    def run(*args):
+        body(session.get(), *args)
+    return st.fragment(run_every=run_every)(run)
+
+
+def fragment_link(ctx: Context, view: dict) -> None:
     """In a run of a linked page's fragment alone (its own widget moved; the page's end, which writes the link, does
     not run): the page's whole `view`, as that fragment shows it, into the link and to the room."""
-    ctx = session.get()
     session.write_link(ctx.state, view)
     follow.publish(ctx.t)
 
@@ -63,7 +76,7 @@ def fragment_link(view: dict) -> None:
 def _write_view(ctx, drawn) -> None:
     """What the page's widgets showed into its link, once the link's own view has been given to them."""
     for part, value in session_store.pop(LINK_VIEW, {}).items():  # parts of the link no widget here took
-        link_note(ctx, part, value)
+        link_note(ctx.t, part, value)
     session_store.pop(WHOLE_VIEW)
     session.write_link(ctx.state, drawn.view)
 
@@ -75,12 +88,12 @@ def run(ctx: Context, page) -> None:
     move there (a step page's fragment draws its own rail and takes its own moves)."""
     present = ctx.state.present
     if present:
-        presenter.follow()  # a key pressed on this page's rail: another page's slide
+        presenter.follow(ctx.t)  # a key pressed on this page's rail: another page's slide
         session_store.pop(presenter.DRAWN, None)
     if not refuse_page(ctx, page):
         page.run()
-    if present and not session_store.get(presenter.DRAWN):  # the page's model's rail (a ViT page's context is
-        presenter.rail(session.get(), page.url_path or HOME, {},  # the ViT's)
+    if present and not session_store.get(presenter.DRAWN):  # the page's model's rail: read again, as a ViT page
+        presenter.rail(session.get(), page.url_path or HOME, {},  # made its context the ViT's (session.use_vision)
                        follow.room().code)
 
 

@@ -8,7 +8,7 @@ import math
 
 import streamlit as st
 
-from ui.core import session, session_store
+from ui.core import session_store
 from ui.core.labels import FIRST, indices
 from ui.core.navigation import SECTIONS
 from ui.views.drawn import restore_from_link, show_in_link
@@ -22,8 +22,8 @@ def layer_picker(ctx, key: str) -> int:
     n = ctx.config.depth(key.removeprefix("layer.")[:3])  # the key names the stack: "layer.enc", "layer.dec_stack"
     if n == 1:
         return 0
-    restore_from_link(key, "layer", range(n))
-    layer = picker(key, ctx.t("ctl.layer"), [str(layer + 1) for layer in range(n)], 0,
+    restore_from_link(ctx.t, key, "layer", range(n))
+    layer = picker(ctx, key, ctx.t("ctl.layer"), [str(layer + 1) for layer in range(n)], 0,
                    collapsed=False, help=ctx.t("ctl.layer_help"))  # layer 1 is enc.0: the picker gives the index
     show_in_link("layer", layer, 0)
     return layer
@@ -33,26 +33,25 @@ def head_picker(ctx, key: str) -> int:
     """The head whose steps the page draws, from a row of buttons: one widget, where tabs sent a block per head
     (nine messages on every rerun with the paper's eight heads)."""
     n = ctx.config.n_heads
-    restore_from_link(key, "head", range(n))
-    head = picker(key, ctx.t("view.head"), [f"{ctx.t('view.head')} {h + 1}" for h in range(n)])
+    restore_from_link(ctx.t, key, "head", range(n))
+    head = picker(ctx, key, ctx.t("view.head"), [f"{ctx.t('view.head')} {h + 1}" for h in range(n)])
     show_in_link("head", head, 0)
     return head
 
 
-def section_tabs(sections: dict, key: str, link: str | None = None, numbers: dict | None = None):
-    """A page's sections, {label key: function that draws the section}, picked from a row of buttons; only the chosen
-    one is drawn. One widget, where st.tabs sent a block per tab on every rerun. link: the part of the page's link
-    that names the chosen section (by its position, or by its number in `numbers`, {label key: number}, where the
-    sections were reordered after links named them). `key` is declared in ui/core/navigation.SECTIONS, whose pages'
-    sections tests/test_sections.py opens one by one."""
+def section_tabs(ctx, sections: dict, key: str, link: str | None = None, numbers: dict | None = None):
+    """A page's sections, {label key: function that draws the section from the page's context, ctx}, picked from a
+    row of buttons; only the chosen one is drawn. One widget, where st.tabs sent a block per tab on every rerun. link:
+    the part of the page's link that names the chosen section (by its position, or by its number in `numbers`, {label
+    key: number}, where the sections were reordered after links named them). `key` is declared in
+    ui/core/navigation.SECTIONS, whose pages' sections tests/test_sections.py opens one by one."""
     if key not in SECTIONS.values():
         raise ValueError(f"the section picker {key!r} is not declared in ui/core/navigation.SECTIONS")
-    ctx = session.get()
     keys = list(sections)
     labels = [ctx.t(label) for label in keys]
     linked = [numbers[label] for label in keys] if numbers else list(range(len(keys)))  # each section's number
     if link:  # a section is chosen by its label, the link's numbers in their order
-        restore_from_link(key, link, [labels[linked.index(number)] for number in sorted(linked)], linked[0])
+        restore_from_link(ctx.t, key, link, [labels[linked.index(number)] for number in sorted(linked)], linked[0])
     if session_store.get(key) not in labels:  # the first run, another language's label, or a forged one
         session_store.put(key, labels[0])
     if ctx.reading:
@@ -63,16 +62,16 @@ def section_tabs(sections: dict, key: str, link: str | None = None, numbers: dic
     position = labels.index(chosen) if chosen in labels else 0
     if link:
         show_in_link(link, linked[position], linked[0])
-    sections[keys[position]]()
+    sections[keys[position]](ctx)
 
 
-def choice(key, label, options, format_func, link=None, listed=False):
+def choice(ctx, key, label, options, format_func, link=None, listed=False):
     """A row of buttons, or a list (listed: options too many for a row, one line of the page whatever their number);
     the first option if a forged message empties it or names no option. link: the part of the page's link that names
     the chosen option (by its position). On a following student's page a row names every option, a list the chosen."""
     if link:
-        restore_from_link(key, link, options)
-    if session.get().reading:
+        restore_from_link(ctx.t, key, link, options)
+    if ctx.reading:
         kept = session_store.get(key)
         kept = kept if kept in options else options[0]
         shown = [kept] if listed else options
@@ -88,10 +87,11 @@ def choice(key, label, options, format_func, link=None, listed=False):
     return chosen
 
 
-def picker(key: str, label: str, choices: list[str], default: int = 0, collapsed: bool = True,
+def picker(ctx, key: str, label: str, choices: list[str], default: int = 0, collapsed: bool = True,
            help: str | None = None) -> int:
-    """The position of the chosen button of a row (a segmented control)."""
-    if session.get().reading:
+    """The position of the chosen button of a row (a segmented control), or, on a following student's page, the
+    line of text that names it."""
+    if ctx.reading:
         return _read_only(key, None if collapsed else label, choices, clamped(session_store.get(key, default),
                                                                               len(choices)), range(len(choices)))
     chosen = st.segmented_control(label, range(len(choices)), format_func=choices.__getitem__, default=default,
@@ -111,10 +111,10 @@ def _read_only(key: str, label: str | None, labels: list[str], chosen, options=N
     return chosen
 
 
-def cell_list(container, label, rows, cols, key, **callback):
+def cell_list(t, container, label, rows, cols, key, **callback):
     """(row, col) of a cell picked from one list of a matrix's cells, each named by its row and column label. A forged
     position (out of range, a fraction, NaN) is clamped like a picker's (see clamped)."""
-    t, n = session.get().t, len(rows) * len(cols)
+    n = len(rows) * len(cols)
     chosen = container.selectbox(label, range(n), key=key, **callback,
                                  format_func=lambda i: t("view.cell", row=rows[i // len(cols)],
                                                          col=cols[i % len(cols)]))

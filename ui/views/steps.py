@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from ui.core import departures, runs, session, session_store, sidebar
+from ui.core import departures, runs, session_store, sidebar
 from ui.core.figures import heatmap, writes_numbers
 from ui.core.format import bmatrix, difference, fmt, printed_width
 from ui.core.labels import description_key, param_key, step_axes, step_name_key, step_tex
@@ -44,10 +44,10 @@ def flow(ctx, names: list[str], head: int | None = None, key: str = "flow", trac
                        lambda: _glance(ctx, trace, names, matrices, head)))
     labels = [f"{i + 1}. {ctx.t(step_name_key(name))}" for i, name in enumerate(names)]
     leaves = [name.rsplit(".", 1)[-1] for name in names]
-    asked = from_link("step", leaves.__contains__, leaves[0])
+    asked = from_link(ctx.t, "step", leaves.__contains__, leaves[0])
     if asked is not None:
         session_store.put(f"{key}.{head}", leaves.index(asked))
-    chosen = picker(f"{key}.{head}", ctx.t("view.step"), labels)
+    chosen = picker(ctx, f"{key}.{head}", ctx.t("view.step"), labels)
     show_in_link("step", leaves[chosen], leaves[0])  # the step's name, the same in every language
     step(ctx, names[chosen], head, show_numbers=not glance, trace=trace, edits=edits)
 
@@ -102,28 +102,28 @@ def step(ctx, name: str, head: int | None = None, drill: bool = True, show_numbe
     shown = vocabulary.columns(ctx, trace, key) if s.axes[-1] == "vocab" and vocabulary.is_long(trace) else None
     below = ctx.state.present  # a presenter's screen: the formula, then its heatmap (projector type is tall); a
     if not below:  # table of its numbers, the departure's note and the editors under them
-        paper_form((s.kind, name.rsplit(".", 1)[-1]), name)
+        paper_form(ctx, (s.kind, name.rsplit(".", 1)[-1]), name)
         _editors(ctx, s, head, edits, shown)
     axes = step_axes(trace, name)
     values = head_matrix(s.value, head)  # (rows, cols)
     rows, cols = (axes[-2], axes[-1]) if s.value.ndim > 1 else ([""], axes[-1])
     if shown is not None:  # a real model's vocabulary: the columns that matter here
         values, cols = values[:, shown], [cols[j] for j in shown]
-    selected = selection(key, len(rows), len(cols)) if drill else None  # no drill-down: no cell to mark or click
+    selected = selection(ctx.t, key, len(rows), len(cols)) if drill else None  # no drill-down: no cell to mark or click
     scale = type_scale(ctx)
     chart = drawing(trace, ("heatmap", name, head, selected, ctx.state.digits, scale, shown and tuple(shown)),
                     lambda: heatmap(values, rows, cols, selected, digits=ctx.state.digits, scale=scale))
     repeated = writes_numbers(chart) and (as_table(values) or ctx.state.present)  # a table would repeat the cells'
     written = show_numbers and not repeated  # text; a presenter's screen holds the heatmap with its numbers, not both
     if written and not below:
-        numbers(values, rows, cols, label=_tex_name(ctx.t, s, head))
+        numbers(ctx, values, rows, cols, label=_tex_name(ctx.t, s, head))
     clicks = drill and not ctx.reading
-    plot(chart, f"chart.{key}", on_select=on_click(key, len(rows), len(cols)) if clicks else "ignore",
+    plot(ctx, chart, f"chart.{key}", on_select=on_click(key, len(rows), len(cols)) if clicks else "ignore",
          selection_mode="points", width=chart_width(len(cols)))
     if below:
         if written:
-            numbers(values, rows, cols, label=_tex_name(ctx.t, s, head))
-        paper_form((s.kind, name.rsplit(".", 1)[-1]), name)
+            numbers(ctx, values, rows, cols, label=_tex_name(ctx.t, s, head))
+        paper_form(ctx, (s.kind, name.rsplit(".", 1)[-1]), name)
         _editors(ctx, s, head, edits, shown)
     comparable = ctx.edits and trace is ctx.trace and not ctx.reading  # comparing: the reader's own choice
     unedited = _compared(ctx, name, head, values, rows, cols, key, shown) if comparable else None
@@ -142,7 +142,7 @@ def _editors(ctx, s, head, edits, shown=None):
     for ref in _edited(ctx, s, edits):
         per_head = ctx.model.params[ref].ndim == 3 or param_key(ref) in ("b_Q", "b_K", "b_V")
         rows = used_rows if ref.startswith("embed.") and ref not in edits else None
-        edit_param(ref, head=head if per_head else None, rows=rows, one_cell=ref in edits)
+        edit_param(ctx, ref, head=head if per_head else None, rows=rows, one_cell=ref in edits)
 
 
 def _edited(ctx, s, edits) -> list[str]:
@@ -150,12 +150,12 @@ def _edited(ctx, s, edits) -> list[str]:
     return [ref for ref in s.inputs if ref in ctx.model.params] + list(edits)
 
 
-def paper_form(steps: tuple, key: str):
+def paper_form(ctx, steps: tuple, key: str):
     """Next to a formula: where the current settings make its steps (kinds or last names, ui.core.departures) depart
     from the paper, what the paper does, and a button per option that sets the paper's value. Each option once per
     page, the options of one place in one box. None on a Vision Transformer's page: its pre-norm, GELU and learned
     positions are the ViT's own (its intro says so), and the buttons would set the text model's options."""
-    ctx, drawn = session.get(), current()
+    drawn = current()
     if ctx.vision:
         return
     shown = [d for d in departures.for_steps(steps, ctx.config) if drawn is None or d.field not in drawn.departures]
@@ -225,8 +225,8 @@ def _compared(ctx, name, head, values, rows, cols, key, shown=None):
                      largest=fmt(np.nanmax(np.abs(change)) if np.isfinite(change).any() else np.nan,
                                  ctx.state.digits)))
     if change.shape[1] <= TABLE_COLS:
-        numbers(change, rows, cols, label=r"\Delta " + _tex_name(ctx.t, ctx.trace.step(name), head))
+        numbers(ctx, change, rows, cols, label=r"\Delta " + _tex_name(ctx.t, ctx.trace.step(name), head))
     outlined = [(int(i), int(j)) for i, j in changed] if len(changed) <= OUTLINED_CELLS else ()
-    plot(heatmap(change, rows, cols, marked=outlined, digits=ctx.state.digits, scale=type_scale(ctx)),
+    plot(ctx, heatmap(change, rows, cols, marked=outlined, digits=ctx.state.digits, scale=type_scale(ctx)),
          f"difference.{key}", width=chart_width(len(cols)))
     return before

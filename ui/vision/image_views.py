@@ -15,19 +15,18 @@ from ui.vision import pictures, pixel_pad, pixels
 GREY_STEP = 1 / 16  # the digits' grey levels: 0, 1/16, ..., 1
 
 
-def image_and_pad() -> int:
+def image_and_pad(ctx) -> int:
     """The image with its patches (the chosen one outlined, its pixels numbered by their column in x_p^i) beside the
     pad to draw on and the buttons to clear it or go back to the test image. Returns the chosen patch."""
-    ctx = session.get()
     t, model, vision = ctx.t, ctx.model, ctx.state.vit
     settings, names = model.settings, model.tokens[1:]
-    chosen = pickers.choice("vit.patch", t("vit.patch"), list(range(settings.n_patches)), names.__getitem__,
+    chosen = pickers.choice(ctx, "vit.patch", t("vit.patch"), list(range(settings.n_patches)), names.__getitem__,
                             link="position", listed=True)  # 4, 16 or 64 patches: one line
     picture = image(vision)[..., 0]  # (H, W): one channel
     shown, drawing = st.columns([3, 2]) if not ctx.reading else (st.container(), None)
     chart = pictures.image_chart(picture, settings.patch, names, chosen, vit.patch_pixels(settings, chosen))
     shown.markdown(t("vit.image_caption", patch=settings.patch, n=settings.n_patches, name=names[chosen]))
-    draw.plot(chart, "vit.image", where=shown, width="content")
+    draw.plot(ctx, chart, "vit.image", where=shown, width="content")
     if drawing is not None:
         with drawing:
             _drawing_side(t, picture, vision, settings)
@@ -38,7 +37,7 @@ def _drawing_side(t, picture, vision, settings):
     st.markdown(t("vit.pad.title"))
     st.caption(t("vit.pad.style"))  # why a 1 drawn as a thin bar may read as 7
     pixel_pad.refused_note(t)
-    pixel_pad.pad(picture)
+    pixel_pad.pad(t, picture)
     row = st.container(horizontal=True)
     row.button(t("vit.pad.clear"), key="vit.pad.clear", on_click=_clear, args=(settings.height, settings.width))
     row.button(t("vit.pad.reset"), key="vit.pad.reset", on_click=_reset, disabled=not vision.pixels)
@@ -85,12 +84,11 @@ def _reset():
     session.set_state(state.replace(vit=state.vit.replace(pixels=())))
 
 
-def patch_row(chosen: int):
+def patch_row(ctx, chosen: int):
     """Patch `chosen`'s flattened row x_p^i, each number under its column's number and the pixel it is."""
-    ctx = session.get()
     names = ctx.model.tokens[1:]
     columns = vit.patch_pixels(ctx.model.settings, chosen)
     st.markdown(ctx.t("vit.row_caption", name=names[chosen], row=f"x_p^{{{chosen + 1}}}",
                       p=ctx.model.settings.patch, size=len(columns)))
     chart = pictures.patch_row_chart(ctx.trace["img.patches"][chosen], columns, f"x_p^{chosen + 1}", names[chosen])
-    draw.plot(chart, "vit.patch_row")
+    draw.plot(ctx, chart, "vit.patch_row")

@@ -85,9 +85,8 @@ HTML = "<div class='pad'></div><div class='tools'></div>"
 _pad = st.components.v2.component("pixel_pad", html=HTML, css=CSS, js=JS)
 
 
-def pad(image) -> None:
+def pad(t, image) -> None:
     """The pad showing the image (H, W) the pages read, with its tools: ink (1), grey (0.5) and erase (0)."""
-    t = session.get().t
     words = {tool: t(f"vit.pad.{tool}") for tool in ("ink", "grey", "erase", "help")}
     _pad(key=KEY, data={"pixels": [[float(v) for v in row] for row in image], **words}, on_drawn_change=_drawn)
 

@@ -23,11 +23,10 @@ SUBLAYER_TEX = {  # eqs. 43–44: pre-norm, LayerNorm inside the residual branch
 REFUSED = {"vit_patch_divides": "vit_encoder.refused.patch", "not_divisible": "vit_encoder.refused.heads"}
 
 
-def sizes():
+def sizes(ctx):
     """The ViT's sizes, each a number input, in an expander; a change runs random weights of those sizes (the
     shipped model has the defaults), a size that does not fit is refused with why. A following student's page
     names them."""
-    ctx = session.get()
     t, vit = ctx.t, ctx.state.vit
     chosen = vit.settings()
     said = " · ".join(t(f"vit_encoder.size.{field}", n=getattr(chosen, field)) for field in SIZES)
@@ -45,7 +44,7 @@ def sizes():
         low, high = APP_LIMITS[field]
         key = f"vit.size.{field}.{value}"  # keyed by the size: a refused number goes back to the state's
         sidebar.whole_number_input(row, t(f"vit_encoder.size_label.{field}"), key, low, high,
-                                   functools.partial(_take_size, field, key), value=value, width=130)
+                                   functools.partial(_take_size, t, field, key), value=value, width=130)
     refused = session_store.pop("vit.size.refused", None)
     if refused:
         box.error(refused)
@@ -54,7 +53,7 @@ def sizes():
                   **{field: getattr(default, field) for field in SIZES}))
 
 
-def _take_size(field, key):
+def _take_size(t, field, key):
     number = session_store.get(key)
     state = session_store.get(STATE)
     low, high = APP_LIMITS[field]
@@ -64,35 +63,32 @@ def _take_size(field, key):
         session.set_state(state.replace(vit=state.vit.with_sizes(**{field: number})))
     except ConfigError as error:
         session_store.put(key, getattr(state.vit.settings(), field))  # the field shows the size in use again
-        t = session.get().t
         key = REFUSED.get(error.code)
         session_store.put("vit.size.refused", t(key, **error.values) if key else session.refusal(t, error))
 
 
-def layer():
+def layer(ctx):
     """The layer picked, as sections: the class token's attention over the image, then each sub-layer's steps."""
-    ctx = session.get()
     chosen = pickers.layer_picker(ctx, "layer.enc")
     names = sublayers(ctx.trace, chosen)
     blocks = ctx.config.sublayers["enc"]  # {1: "attn", 2: "ffn"}
-    sections = {"vit_encoder.section.image": lambda: class_token_looks(chosen)}
+    sections = {"vit_encoder.section.image": lambda ctx: class_token_looks(ctx, chosen)}
     for block, flow in zip(blocks.values(), names):
-        sections[f"vit_encoder.section.{block}"] = lambda block=block, flow=flow: sublayer(block, flow, chosen)
-    pickers.section_tabs(sections, "vit_encoder.section", link="section")
+        sections[f"vit_encoder.section.{block}"] = lambda ctx, block=block, flow=flow: sublayer(ctx, block, flow,
+                                                                                             chosen)
+    pickers.section_tabs(ctx, sections, "vit_encoder.section", link="section")
 
 
-def sublayer(block: str, names: list[str], chosen: int):
+def sublayer(ctx, block: str, names: list[str], chosen: int):
     """A sub-layer's equation (43 or 44) and its steps, LayerNorm first, as one flow (an attention's per head)."""
-    ctx = session.get()
     draw.text_and_formula(ctx.t(f"vit_encoder.{block}.text", l=chosen + 1), SUBLAYER_TEX[block])
     head = pickers.head_picker(ctx, f"heads.vit_encoder.{chosen}") if block == "attn" else None
     steps.flow(ctx, names, head, key=f"vit_encoder.{block}")
 
 
-def class_token_looks(chosen: int):
+def class_token_looks(ctx, chosen: int):
     """Per head and their mean: the class token's attention weights to the patches of layer `chosen`, laid over
     the image, with a sentence on what they show and what the class token keeps for itself."""
-    ctx = session.get()
     t, s = ctx.t, ctx.model.settings
     name = f"enc.{chosen}.attn.weights"
     weights = ctx.trace[name]  # (h, n, n)
@@ -106,7 +102,7 @@ def class_token_looks(chosen: int):
     chart = draw.drawing(ctx.trace, ("class_attention", chosen, ctx.state.digits, draw.type_scale(ctx), t.lang),
                          lambda: attention_over_image(image(ctx.state.vit), maps, titles, ctx.model.tokens[1:],
                                                       ctx.state.digits, draw.type_scale(ctx), per_row))
-    draw.plot(chart, f"vit_encoder.looks.{chosen}")
+    draw.plot(ctx, chart, f"vit_encoder.looks.{chosen}")
     most = " · ".join(f"{head} → {ctx.model.tokens[1 + k]} ({decimals(w, PLACES)})"
                       for head, (k, w) in zip(heads, strongest(maps)))
     st.caption(t("vit_encoder.most", most=most) + "\n\n" + t("vit_encoder.looks.note"))

@@ -36,8 +36,7 @@ def evaluation_of(model_state: VisionState, _model) -> Evaluation:
                       vit_train.predict(_model, test.images))
 
 
-def evaluation():
-    ctx = session.get()
+def evaluation(ctx):
     t, vit = ctx.t, ctx.state.vit
     result = evaluation_of(vit.replace(image=0, pixels=()), ctx.model)
     n = len(result.predicted)
@@ -47,7 +46,7 @@ def evaluation():
     st.metric(t("vit_train.accuracy"), t("vit_train.accuracy_value", percent=f"{100 * result.accuracy:.2f}",
                                          right=int(np.trace(result.confusion)), n=n))
     st.markdown(t("vit_train.confusion_intro"))
-    draw.plot(confusion_chart(result.confusion, ctx.model.classes, t("vit_train.true"), t("vit_train.predicted"),
+    draw.plot(ctx, confusion_chart(result.confusion, ctx.model.classes, t("vit_train.true"), t("vit_train.predicted"),
                               draw.type_scale(ctx)), "vit_train.confusion", width="content")
     _misclassified(ctx, result)
 

@@ -24,10 +24,9 @@ PARTIAL, RESULT = "vit_train.partial", "vit_train.result"  # session_state: the 
 SHIPPED_FILE = "engine/data/vit-digits.npz"
 
 
-def shipped_facts():
+def shipped_facts(ctx):
     """The model the app ships: the command that made it, its test accuracy (the file's own facts) and what the
     command reproduces where."""
-    ctx = session.get()
     model, facts = runs.shipped_vit()
     n = len(digits.split("test").labels)
     st.markdown(ctx.t("vit_train.shipped", percent=f"{100 * facts['test_accuracy']:.2f}",
@@ -38,9 +37,8 @@ def shipped_facts():
                       band=f"{100 * vit_train.REPRODUCED_ACCURACY:g}"))
 
 
-def trainer():
+def trainer(ctx):
     """The settings, Train and Stop; a run's progress and loss curve; then what the run kept."""
-    ctx = session.get()
     t, vit = ctx.t, ctx.state.vit
     s = vit.settings()
     st.subheader(t("vit_train.train_title"))
