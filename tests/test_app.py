@@ -278,14 +278,6 @@ def test_the_paper_models_total_stands_beside_pytorchs(lang):
         [t("sizes.torch.attention_biases"), "−2,048", "18", "−36,864"], [t("sizes.torch.ours"), "", "", "63,082,632"]]
 
 
-@pytest.mark.parametrize("page", ALL_PAGES)
-def test_every_page_runs_with_the_paper_model(page):
-    """The 512-d model: wide matrices are heatmaps only and big parameters get the single-cell editor."""
-    at = open_page(page, preset="paper", tgt="hola mundo")
-    assert_clean(at)
-    assert query(at)["preset"] == "paper"
-
-
 def without_words(formulas: list[str]) -> list[str]:
     """Formulas without their words (\\text{…}, which the language translates: "X: the sub-layer's input")."""
     return [re.sub(r"\\text\{[^}]*\}", "", formula) for formula in formulas]
