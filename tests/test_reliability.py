@@ -1066,7 +1066,11 @@ def open_place(place: Place) -> AppTest:
     at = open_page(place.page)
     if place.section is not None:
         at.segmented_control(key=SECTIONS[place.page]).set_value(place.section)
-    for key in place.expanders:
+    return open_expanders(at, place.expanders)
+
+
+def open_expanders(at, keys) -> AppTest:
+    for key in keys:
         at.session_state[key] = True
     at.run()
     assert not at.exception, [e.message for e in at.exception]
@@ -1095,7 +1099,7 @@ def whole_number_places() -> dict:
         for section in sections:
             at = open_place(Place(page, section))
             place = Place(page, section, keyed_expanders(at))
-            at = open_place(place)
+            open_expanders(at, place.expanders)  # in the same session: the place as open_place(place) opens it
             keys = [w.key for w in whole_numbers(at) if w.key not in seen]
             if keys:
                 found[place] = keys
