@@ -6,12 +6,12 @@ Tiers. `make test` (CI) runs every test. `make test-fast`, for the edit-test loo
 the modules of FAST_MODULES (the engine without PyTorch or training, the pure UI, the import and security source
 checks, the internals guard, `make perf`'s regression guard, what follows from the step tables: the presenter's
 rail and backpropagation, test_declarations.py) and one app run of every page in English, each section counted
-from 1 (test_every_page.py), less any test marked `browser` (it uses Chromium), `server` (it starts a server:
-Streamlit, Redis, nginx), `slow` or `hostile`. The `browser` and `server` marks are given here, from the fixtures a
-test uses; `slow` and `hostile` where the tests are. Hypothesis runs with the profile of its tier: "full" (`make
-test`: a test's own number of examples, sized for a pull request), or "fast" (--hypothesis-profile=fast: at most
-FAST_EXAMPLES each); on demand, "large" (--hypothesis-profile=large: the larger number a test gives for a deeper
-search, `examples(n, large=…)`).
+from 1, a step page's steps and editors those of the engine (test_every_page.py), less any test marked `browser` (it
+uses Chromium), `server` (it starts a server: Streamlit, Redis, nginx), `slow` or `hostile`. The `browser` and
+`server` marks are given here, from the fixtures a test uses; `slow` and `hostile` where the tests are. Hypothesis
+runs with the profile of its tier: "full" (`make test`: a test's own number of examples, sized for a pull request),
+or "fast" (--hypothesis-profile=fast: at most FAST_EXAMPLES each); on demand, "large" (--hypothesis-profile=large:
+the larger number a test gives for a deeper search, `examples(n, large=…)`).
 
 Threads. Every BLAS and OpenMP pool of the run is one thread (THREADS, set here before NumPy or PyTorch is imported,
 so the processes a test starts inherit it too; an explicit setting wins): four pytest-xdist workers on 2 cores, each

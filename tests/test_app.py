@@ -278,14 +278,6 @@ def test_the_paper_models_total_stands_beside_pytorchs(lang):
         [t("sizes.torch.attention_biases"), "−2,048", "18", "−36,864"], [t("sizes.torch.ours"), "", "", "63,082,632"]]
 
 
-@pytest.mark.parametrize("page", ALL_PAGES)
-def test_every_page_runs_with_the_paper_model(page):
-    """The 512-d model: wide matrices are heatmaps only and big parameters get the single-cell editor."""
-    at = open_page(page, preset="paper", tgt="hola mundo")
-    assert_clean(at)
-    assert query(at)["preset"] == "paper"
-
-
 def without_words(formulas: list[str]) -> list[str]:
     """Formulas without their words (\\text{…}, which the language translates: "X: the sub-layer's input")."""
     return [re.sub(r"\\text\{[^}]*\}", "", formula) for formula in formulas]
@@ -362,12 +354,15 @@ def test_overview_states_the_example():
 
 # ---- the engine's formulas and numbers ---------------------------------------------------------------------
 
-@pytest.mark.parametrize("page", [p for p in ALL_PAGES
-                                  if p not in ("overview", "animation", "paper_vs_blog", "sizes", "generate", "train",
-                                               "dropout", "exercises", *PAGES["vision"])])
-# test_step_coverage: dropout's; the Vision Transformer's pages draw its trace (tests/test_vit_pages.py)
-def test_each_step_shows_the_engines_formula_description_and_numbers(page):
-    at = open_page(page)
+# The pages whose steps are the text model's pass, checked against it as they open (tests/test_every_page.py's English
+# run of every page); test_step_coverage: dropout's; the Vision Transformer's pages draw its trace (test_vit_pages.py)
+PASS_PAGES = [p for p in ALL_PAGES if p not in ("overview", "animation", "paper_vs_blog", "sizes", "generate", "train",
+                                                 "dropout", "exercises", *PAGES["vision"])]
+
+
+def assert_steps_are_the_engines(at):
+    """Each step an English page at the first settings shows: its name, description and shape, its formula with the
+    words in English, and the engine's numbers."""
     trace = engine_trace()
     bodies = latex(at)
     steps = [STEP_HEADER.match(m.value) for m in at.markdown]
@@ -1448,9 +1443,9 @@ def _editor_places(at):
 NO_EDITORS = ("multihead", "add_norm", "encoder_stack", "dec_add_norm", "decoder_stack")
 
 
-@pytest.mark.parametrize("page", STEP_PAGES)
-def test_every_pages_editors_sit_under_the_formula_of_the_step_they_feed(page):
-    at = open_page(page)
+def assert_editors_under_their_formulas(at, page):
+    """Every weight editor of a step page, as it opens in English at the first settings, sits under the formula of the
+    step it feeds (tests/test_every_page.py's run of every page)."""
     places = _editor_places(at)
     assert bool(places) == (page not in NO_EDITORS), "a page whose first step reads weights shows their editors"
     trace = engine_trace()

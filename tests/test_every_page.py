@@ -3,11 +3,13 @@ the one run: it runs cleanly, with its title, intro and sidebar in the reader's 
 (tests/test_app.py's helpers); it opens on the first choice of each of its rows of buttons; in each of its sections
 nothing a reader sees counts from 0 (tests/test_counting.py's `shown_zeros`); on a Chinese screen, no English in any
 choice of its rows of buttons (tests/test_no_english.py's `english_in_choices`; its other settings are its own
-tests). In English, the fast tier's app run of every page."""
+tests). In English, the fast tier's app run of every page, also checking a step page's steps against the engine and
+its editors' places (tests/test_app.py's `assert_steps_are_the_engines`, `assert_editors_under_their_formulas`)."""
 import pytest
 
 from conftest import page_title
-from test_app import ALL_PAGES, CJK, DEFAULT_QUERY, assert_clean, open_page, query
+from test_app import (ALL_PAGES, CJK, DEFAULT_QUERY, PASS_PAGES, STEP_PAGES, assert_clean,
+                      assert_editors_under_their_formulas, assert_steps_are_the_engines, open_page, query)
 from test_counting import other_sections, shown_zeros
 from test_no_english import english_in_choices
 from ui.core.i18n import EN, ZH, translator
@@ -42,6 +44,10 @@ def test_every_page_runs_cleanly(page, lang):
     assert query(at) == {**DEFAULT_QUERY, "lang": lang}
     assert not_on_first_choice(at) == {}
     assert shown_zeros(at) == {}
+    if lang == "en" and page in PASS_PAGES:
+        assert_steps_are_the_engines(at)
+    if lang == "en" and page in STEP_PAGES:
+        assert_editors_under_their_formulas(at, page)
     if lang == "zh":  # from the page as it opened: each other choice of each row
         assert english_in_choices(at, page) == {}
     for key, label in other_sections(at, translator(lang)("view.section")):

@@ -295,11 +295,12 @@ def test_a_forged_size_is_ignored(forged):
     assert "vcfg" not in query(at)
 
 
-@pytest.mark.parametrize("vcfg", ["", "patch:2,n_heads:2"])
-def test_no_english_on_the_chinese_pages_of_a_teacher_nor_of_a_following_student(vcfg):
+def test_no_english_on_the_chinese_pages_of_a_teacher_nor_of_a_following_student():
+    """At sizes other than the shipped model's (at those, every ViT page of a teacher in a room and of a following
+    student: tests/test_no_english.py's room, IN_A_ROOM)."""
     from test_no_english import english_in_choices, english_on
 
-    at = open_page("overview", lang="zh", **({"vcfg": vcfg} if vcfg else {}))
+    at = open_page("overview", lang="zh", vcfg="patch:2,n_heads:2")
     at.button(key="room.open").click().run()
     found = {}
     for page in ("vit_encoder", "vit_head"):
