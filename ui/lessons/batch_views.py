@@ -106,7 +106,8 @@ def reading(ctx, record) -> str:
         return ctx.t("batch.vs_loop_read.parted", step=parted + 1)
     gaps = {run: max(float(np.max(np.abs(np.asarray(runs[run]["losses"]) - runs["padded"]["losses"])))
                      for runs in record["corpora"].values()) for run in RUNS[1:]}
-    return ctx.t("batch.vs_loop_read.together", steps=steps, gap=fmt(gaps["per_pair"], 2), nudged=fmt(gaps["nudged"], 2))
+    return ctx.t("batch.vs_loop_read.together", steps=steps, gap=fmt(gaps["per_pair"], 2),
+                 nudged=fmt(gaps["nudged"], 2))
 
 
 def _comparison_rows(ctx, record) -> list:
