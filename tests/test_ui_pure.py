@@ -1251,6 +1251,39 @@ def test_a_heatmap_writes_its_numbers_only_where_they_fit(shape, digits, written
     cells = heatmap(matrix, indices(shape[0]), indices(shape[1]), digits=digits).to_dict()["data"][0]
     assert ("text" in cells) is written
 
+TAGGED = ["▁Hello", "</s>", "<pad>", "a&b<br>"]  # a translator's tokens: plotly reads <s>, <br> as its tags
+
+
+@pytest.mark.parametrize("cols", [2, 300])  # a narrow step's hover texts, a wide one's rows (figures._click_layer)
+def test_a_heatmap_and_bars_write_a_tokens_tags_as_text(cols):
+    """Plotly reads tags and entities in every text: a translator's end token "</s>" closed a strikethrough never
+    opened, and the axis lost it (its margin grew at each redraw: a blank band over the heatmap in Chromium). Every
+    label goes as entities that plotly writes back as the token."""
+    import html
+
+    from ui.core.figures import bars, heatmap
+
+    def as_written(text):
+        assert "<" not in text.replace("<extra></extra>", "")
+        return html.unescape(text)
+
+    labels = TAGGED[:2] + [TAGGED[2 + j % 2] for j in range(cols)]  # rows, then columns
+    chart = heatmap(np.ones((2, cols)), labels[:2], labels[2:]).to_dict()
+    for axis, shown in (("yaxis", labels[:2]), ("xaxis", labels[2:])):
+        ticks = chart["layout"][axis]
+        assert [as_written(text) for text in ticks["ticktext"]] == [shown[i] for i in ticks["tickvals"]]
+    hovers = chart["data"][1:]
+    if cols <= 128:
+        assert [as_written(text) for text in hovers[0]["text"]] == [
+            f"{row} · {col}: 1" for row in labels[:2] for col in labels[2:]]
+    else:
+        assert [as_written(row["meta"]) for row in hovers] == labels[:2]
+        assert {as_written(text) for text in hovers[0]["text"]} == {f"{col}: " for col in TAGGED[2:]}
+    names = bars(TAGGED, [0.4, 0.3, 0.2, 0.1], highlight="</s>").to_dict()["data"]
+    assert [as_written(name) for name in names[0]["y"]] == TAGGED == [as_written(name) for name in names[1]["y"]]
+    assert names[0]["marker"]["color"][1] != names[0]["marker"]["color"][0]  # the highlighted token still found
+
+
 @pytest.mark.parametrize("matrix", [np.array([[1.0, -2.0], [3.0, -np.inf]]), np.array([[0.25, 0.75]]),
                                     np.zeros((3, 40)), np.full((2, 2), np.nan)])
 def test_an_unvalidated_heatmap_is_a_valid_plotly_figure(matrix):

@@ -1,5 +1,6 @@
 """Plotly figures, built from arrays and labels only (pure: no Streamlit)."""
 import base64
+import html
 import re
 
 import numpy as np
@@ -153,9 +154,11 @@ def _click_layer(values, row_labels, col_labels, digits, cells) -> list[dict]:
         r, c = np.meshgrid(range(values.shape[0]), range(values.shape[1]), indexing="ij")
         return [{**markers, "x": typed_array(c.ravel()), "y": typed_array(r.ravel()),
                  "hovertemplate": "%{text}<extra></extra>",
-                 "text": [f"{row_labels[i]} · {col_labels[j]}: {cells[i][j]}" for i, j in zip(r.ravel(), c.ravel())]}]
-    heads = np.array([[f"{label}: ", f"{label}: −"] for label in col_labels], dtype=object)  # a column's, by sign
-    return [{**markers, "x0": 0, "dx": 1, "y": typed_array(np.full(len(row), i)), "meta": str(label),
+                 "text": [f"{as_text(row_labels[i])} · {as_text(col_labels[j])}: {cells[i][j]}"
+                          for i, j in zip(r.ravel(), c.ravel())]}]
+    heads = np.array([[f"{as_text(label)}: ", f"{as_text(label)}: −"] for label in col_labels],
+                     dtype=object)  # a column's, by sign
+    return [{**markers, "x0": 0, "dx": 1, "y": typed_array(np.full(len(row), i)), "meta": as_text(label),
              **_browser_row(row, heads, digits)} for i, (label, row) in enumerate(zip(row_labels, values))]
 
 
@@ -193,7 +196,16 @@ def _ticks(labels) -> dict:
         positions = [0] * (step > 2) + list(range(step - 1, n, step))  # 1 too, where it stands apart
     else:
         positions = list(range(0, n, max(1, n // 24)))
-    return {"tickvals": positions, "ticktext": [labels[i] for i in positions], "showgrid": False, "zeroline": False}
+    return {"tickvals": positions, "ticktext": [as_text(labels[i]) for i in positions], "showgrid": False,
+            "zeroline": False}
+
+
+def as_text(label) -> str:
+    """A label as plotly writes it: plotly reads <b>, <s>, <br>, ... and entities in every text, so a translator's
+    end token "</s>" closed a strikethrough never opened, which left the axis without it and made its margin's
+    measure grow at each redraw (a blank band of 250 px over a heatmap): <, > and & go as entities, which plotly
+    writes as the characters. (plotly knows no &quot;: quotes stay.)"""
+    return html.escape(str(label), quote=False)
 
 
 def _round_step(least: float) -> int:
@@ -214,8 +226,9 @@ def bars(labels, values, highlight=None, digits=DIGITS, counts=False) -> Chart:
     hide the axis, whose ticks would read 0.2 of an answer: each bar's number says it."""
     colours = ["#1f77b4" if label != highlight else "#d62728" for label in labels]
     x = _numbers(values)
-    data = [{"type": "bar", "x": x, "y": list(labels), "orientation": "h", "marker": {"color": colours}},
-            {"type": "scatter", "mode": "text", "x": x, "y": list(labels), "textposition": "middle right",
+    names = [as_text(label) for label in labels]
+    data = [{"type": "bar", "x": x, "y": names, "orientation": "h", "marker": {"color": colours}},
+            {"type": "scatter", "mode": "text", "x": x, "y": names, "textposition": "middle right",
              "text": [fmt(v, digits) for v in values], "hoverinfo": "skip", "showlegend": False,
              "cliponaxis": False}]
     finite = np.asarray(values, dtype=float)[np.isfinite(values)]  # NaN where the naive softmax overflowed
