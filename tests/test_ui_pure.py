@@ -1254,7 +1254,7 @@ def test_a_heatmap_writes_its_numbers_only_where_they_fit(shape, digits, written
 TAGGED = ["▁Hello", "</s>", "<pad>", "a&b<br>"]  # a translator's tokens: plotly reads <s>, <br> as its tags
 
 
-@pytest.mark.parametrize("cols", [2, 300])  # a narrow step's hover texts, a wide one's rows (figures._click_layer)
+@pytest.mark.parametrize("cols", [2, 200])  # a narrow step's hover texts, a wide one's rows (figures._click_layer)
 def test_a_heatmap_and_bars_write_a_tokens_tags_as_text(cols):
     """Plotly reads tags and entities in every text: a translator's end token "</s>" closed a strikethrough never
     opened, and the axis lost it (its margin grew at each redraw: a blank band over the heatmap in Chromium). Every
@@ -1313,20 +1313,41 @@ def typed_array(spec):
 def test_a_wide_heatmap_has_one_click_trace_per_row_whose_hover_the_browser_writes(col_labels):
     import plotly.graph_objects as go
 
-    from ui.core.figures import heatmap
+    from ui.core.figures import MARKED_COLS, heatmap
 
     matrix = np.arange(600.0).reshape(2, 300) / 7 - 20  # signed: −20 … 65.57
     validated = go.Figure(heatmap(matrix, ["Hello", "World"], col_labels, digits=5).to_dict())
     cells, rows = validated.data[0], validated.data[1:]
     assert cells.text is None and cells.texttemplate is None  # no numbers drawn in 600 cells, none sent
     assert [row.meta for row in rows] == ["Hello", "World"]
+    step = -(-300 // MARKED_COLS)  # every step-th column marked (test_a_wide_rows_markers_...)
     for i, row in enumerate(rows):
-        np.testing.assert_array_equal(typed_array(row.customdata), np.abs(matrix[i]))  # the size; the sign in text
-        assert list(row.text) == [f"{label}: {'−' if v < 0 else ''}" for label, v in zip(col_labels, matrix[i])]
-        assert (row.x, row.x0, row.dx) == (None, 0, 1)  # cell (i, j) at x=j, y=i
-        np.testing.assert_array_equal(typed_array(row.y), np.full(300, i))
+        np.testing.assert_array_equal(typed_array(row.customdata), np.abs(matrix[i, ::step]))  # the size; the sign
+        assert list(row.text) == [f"{label}: {'−' if v < 0 else ''}"  # in text
+                                  for label, v in zip(col_labels[::step], matrix[i, ::step])]
+        assert (row.x, row.x0, row.dx) == (None, 0, step)  # cell (i, j) at x=j, y=i
+        np.testing.assert_array_equal(typed_array(row.y), np.full(len(range(0, 300, step)), i))
         assert row.hovertemplate == "%{meta} · %{text}%{customdata:.5~g}<extra></extra>"  # the reader's digits
-    assert rows[0].text[0] == f"{col_labels[0]}: −" and rows[1].text[-1] == f"{col_labels[-1]}: "
+    assert rows[0].text[0] == f"{col_labels[0]}: −" and rows[1].text[-1] == f"{col_labels[-1 - (299 % step)]}: "
+
+
+@pytest.mark.parametrize("cols", [256, 257, 512, 2048])
+def test_a_wide_rows_markers_are_a_few_hundred_each_on_columns_they_name(cols):
+    """Each marker is an SVG node plotly draws at every redraw: a 10 x 2048 step's 20,480 kept Chromium busy for a
+    minute. A row marks at most MARKED_COLS columns, evenly from the first, each where its cell is (x0 + k dx) and
+    its hover naming that column and its number; the drill-down's column box reaches the others."""
+    from ui.core.figures import MARKED_COLS, heatmap
+
+    rng = np.random.default_rng(cols)
+    matrix = rng.choice([-1.0, 1.0], (10, cols)) * rng.uniform(0.01, 9, (10, cols))  # no 10⁻⁴ (its own hover text)
+    rows = heatmap(matrix, indices(10), indices(cols)).to_dict()["data"][1:]
+    assert len(rows) == 10
+    for i, row in enumerate(rows):
+        marked = row["x0"] + row["dx"] * np.arange(len(typed_array(row["y"])))  # the columns, from 0
+        assert len(marked) <= MARKED_COLS and marked[-1] + row["dx"] >= cols > marked[-1]  # spread to the end
+        assert [text.split(":")[0] for text in row["text"]] == [str(j + 1) for j in marked]
+        np.testing.assert_array_equal(typed_array(row["customdata"]), np.abs(matrix[i, marked]))
+    assert (rows[0]["dx"] == 1) is (cols <= MARKED_COLS)
 
 
 @pytest.mark.parametrize("digits", [4, 5])
