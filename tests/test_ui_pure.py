@@ -858,6 +858,9 @@ def test_param_axes_match_every_parameter(preset, overrides, src, tgt):
 def test_top_tokens():
     ranked = top_tokens([0.1, 0.6, 0.3], ["a", "b", "c"], k=2)
     assert ranked == [("b", 0.6), ("c", 0.3)]
+    assert top_tokens([0.2, 0.5, 0.2, 0.5], list("abcd"), k=4) == [("b", 0.5), ("d", 0.5), ("a", 0.2), ("c", 0.2)]
+    ranked = top_tokens([np.nan, 0.1, 0.6, np.nan], list("abcd"), k=3)  # the naive softmax's overflow: NaN last
+    assert ranked[:2] == [("c", 0.6), ("b", 0.1)] and ranked[2][0] == "a" and math.isnan(ranked[2][1])
 
 
 @pytest.mark.parametrize("part", ["n_layers:64", "n_layers:13", "n_dec_layers:13", "decoder_only:maybe", "d_model:1000",
