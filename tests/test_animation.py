@@ -73,18 +73,31 @@ def test_the_decoder_writes_the_engines_greedy_tokens(made):
     assert last["top"][0] == (greedy.tokens[-1], pytest.approx(greedy.steps[-1].prob))
 
 
-def test_each_decoder_frame_shows_the_newest_positions_row_of_its_steps_trace(made):
+def test_each_decoder_frame_shows_the_newest_positions_row_of_its_step(made):
+    """A step's frame is the last step's pass at the step's position: its own pass's newest row (the mask hides the
+    later tokens), which the frames do not compute: one decoder pass, not one a step."""
     model, trace, generated, frames = made
+    last = generated.steps[-1].trace
     for layer in range(model.config.depth("dec")):
         for kind, keys in (("self_attn", None), ("cross_attn", list(trace.src_tokens))):
             shown = by_block(frames, f"dec.{layer}.{kind}")
             assert len(shown) == len(generated.steps)
-            for frame, step in zip(shown, generated.steps):
-                weights = step.trace[f"dec.{layer}.{kind}.weights"]  # (h, t, n_k)
-                assert np.array_equal(frame["weights"], weights[:, -1:, :])
+            for row, (frame, step) in enumerate(zip(shown, generated.steps)):
                 assert frame["queries"] == [step.prefix_tokens[-1]]
                 assert frame["keys"] == (keys or list(step.prefix_tokens))
+                name = f"dec.{layer}.{kind}.weights"  # (h, t, n_k)
+                assert np.array_equal(frame["weights"], last[name][:, row:row + 1, :len(frame["keys"])])
+                assert np.allclose(frame["weights"], step.trace[name][:, -1:, :], rtol=0, atol=1e-12)
                 assert np.allclose(frame["weights"].sum(axis=-1), 1.0)
+
+
+def test_the_decoder_frames_cost_one_forward_pass(made):
+    """Each step's trace is lazy: the frames run the last one's decoder only (a translator's pass is 0.5 s)."""
+    model, trace, generated, _ = made
+    fresh = animation.greedy(model, generated.src)  # traces no test has read yet
+    animation.frames(trace, fresh)
+    ran = [any(name.startswith("dec.") for name in step.trace._recorded()) for step in fresh.steps]
+    assert ran == [False] * (len(ran) - 1) + [True]
 
 
 def test_what_the_captions_say_about_reuse_is_true(made):

@@ -16,6 +16,7 @@ from engine.sizes import parameter_count  # noqa: E402
 from marian.sizes import transformers_count  # noqa: E402
 from marian_checkpoint import write_numpy_checkpoint  # noqa: E402
 from test_app import EN_T, TEXT_PAGES, assert_clean, open_link, query  # noqa: E402
+from ui.core.figures import as_text  # noqa: E402
 from ui.core.i18n import EN  # noqa: E402
 from ui.core.navigation import SECTIONS  # noqa: E402
 from ui.core.runs import marian_model  # noqa: E402
@@ -74,7 +75,7 @@ def test_the_one_hot_product_draws_the_sentences_columns_only(models_dir):
     assert_clean(at)
     tokens = marian_model(MODEL)[0].run(at.session_state["ctl.src"]).src_tokens
     chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith("tokens.onehot.chart"))
-    assert json.loads(chart.proto.spec)["layout"]["xaxis"]["ticktext"] == list(dict.fromkeys(tokens))
+    assert json.loads(chart.proto.spec)["layout"]["xaxis"]["ticktext"] == [as_text(t) for t in dict.fromkeys(tokens)]
     shown = len(set(tokens))
     assert EN_T("tokens.product.columns", n=shown, rest=LONG - shown) in [c.value for c in at.caption]
 

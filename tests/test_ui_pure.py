@@ -859,6 +859,9 @@ def test_param_axes_match_every_parameter(preset, overrides, src, tgt):
 def test_top_tokens():
     ranked = top_tokens([0.1, 0.6, 0.3], ["a", "b", "c"], k=2)
     assert ranked == [("b", 0.6), ("c", 0.3)]
+    assert top_tokens([0.2, 0.5, 0.2, 0.5], list("abcd"), k=4) == [("b", 0.5), ("d", 0.5), ("a", 0.2), ("c", 0.2)]
+    ranked = top_tokens([np.nan, 0.1, 0.6, np.nan], list("abcd"), k=3)  # the naive softmax's overflow: NaN last
+    assert ranked[:2] == [("c", 0.6), ("b", 0.1)] and ranked[2][0] == "a" and math.isnan(ranked[2][1])
 
 
 @pytest.mark.parametrize("part", ["n_layers:64", "n_layers:13", "n_dec_layers:13", "decoder_only:maybe", "d_model:1000",
@@ -1252,6 +1255,39 @@ def test_a_heatmap_writes_its_numbers_only_where_they_fit(shape, digits, written
     cells = heatmap(matrix, indices(shape[0]), indices(shape[1]), digits=digits).to_dict()["data"][0]
     assert ("text" in cells) is written
 
+TAGGED = ["▁Hello", "</s>", "<pad>", "a&b<br>"]  # a translator's tokens: plotly reads <s>, <br> as its tags
+
+
+@pytest.mark.parametrize("cols", [2, 200])  # a narrow step's hover texts, a wide one's rows (figures._click_layer)
+def test_a_heatmap_and_bars_write_a_tokens_tags_as_text(cols):
+    """Plotly reads tags and entities in every text: a translator's end token "</s>" closed a strikethrough never
+    opened, and the axis lost it (its margin grew at each redraw: a blank band over the heatmap in Chromium). Every
+    label goes as entities that plotly writes back as the token."""
+    import html
+
+    from ui.core.figures import bars, heatmap
+
+    def as_written(text):
+        assert "<" not in text.replace("<extra></extra>", "")
+        return html.unescape(text)
+
+    labels = TAGGED[:2] + [TAGGED[2 + j % 2] for j in range(cols)]  # rows, then columns
+    chart = heatmap(np.ones((2, cols)), labels[:2], labels[2:]).to_dict()
+    for axis, shown in (("yaxis", labels[:2]), ("xaxis", labels[2:])):
+        ticks = chart["layout"][axis]
+        assert [as_written(text) for text in ticks["ticktext"]] == [shown[i] for i in ticks["tickvals"]]
+    hovers = chart["data"][1:]
+    if cols <= 128:
+        assert [as_written(text) for text in hovers[0]["text"]] == [
+            f"{row} · {col}: 1" for row in labels[:2] for col in labels[2:]]
+    else:
+        assert [as_written(row["meta"]) for row in hovers] == labels[:2]
+        assert {as_written(text) for text in hovers[0]["text"]} == {f"{col}: " for col in TAGGED[2:]}
+    names = bars(TAGGED, [0.4, 0.3, 0.2, 0.1], highlight="</s>").to_dict()["data"]
+    assert [as_written(name) for name in names[0]["y"]] == TAGGED == [as_written(name) for name in names[1]["y"]]
+    assert names[0]["marker"]["color"][1] != names[0]["marker"]["color"][0]  # the highlighted token still found
+
+
 @pytest.mark.parametrize("matrix", [np.array([[1.0, -2.0], [3.0, -np.inf]]), np.array([[0.25, 0.75]]),
                                     np.zeros((3, 40)), np.full((2, 2), np.nan)])
 def test_an_unvalidated_heatmap_is_a_valid_plotly_figure(matrix):
@@ -1281,20 +1317,41 @@ def typed_array(spec):
 def test_a_wide_heatmap_has_one_click_trace_per_row_whose_hover_the_browser_writes(col_labels):
     import plotly.graph_objects as go
 
-    from ui.core.figures import heatmap
+    from ui.core.figures import MARKED_COLS, heatmap
 
     matrix = np.arange(600.0).reshape(2, 300) / 7 - 20  # signed: −20 … 65.57
     validated = go.Figure(heatmap(matrix, ["Hello", "World"], col_labels, digits=5).to_dict())
     cells, rows = validated.data[0], validated.data[1:]
     assert cells.text is None and cells.texttemplate is None  # no numbers drawn in 600 cells, none sent
     assert [row.meta for row in rows] == ["Hello", "World"]
+    step = -(-300 // MARKED_COLS)  # every step-th column marked (test_a_wide_rows_markers_...)
     for i, row in enumerate(rows):
-        np.testing.assert_array_equal(typed_array(row.customdata), np.abs(matrix[i]))  # the size; the sign in text
-        assert list(row.text) == [f"{label}: {'−' if v < 0 else ''}" for label, v in zip(col_labels, matrix[i])]
-        assert (row.x, row.x0, row.dx) == (None, 0, 1)  # cell (i, j) at x=j, y=i
-        np.testing.assert_array_equal(typed_array(row.y), np.full(300, i))
+        np.testing.assert_array_equal(typed_array(row.customdata), np.abs(matrix[i, ::step]))  # the size; the sign
+        assert list(row.text) == [f"{label}: {'−' if v < 0 else ''}"  # in text
+                                  for label, v in zip(col_labels[::step], matrix[i, ::step])]
+        assert (row.x, row.x0, row.dx) == (None, 0, step)  # cell (i, j) at x=j, y=i
+        np.testing.assert_array_equal(typed_array(row.y), np.full(len(range(0, 300, step)), i))
         assert row.hovertemplate == "%{meta} · %{text}%{customdata:.5~g}<extra></extra>"  # the reader's digits
-    assert rows[0].text[0] == f"{col_labels[0]}: −" and rows[1].text[-1] == f"{col_labels[-1]}: "
+    assert rows[0].text[0] == f"{col_labels[0]}: −" and rows[1].text[-1] == f"{col_labels[-1 - (299 % step)]}: "
+
+
+@pytest.mark.parametrize("cols", [256, 257, 512, 2048])
+def test_a_wide_rows_markers_are_a_few_hundred_each_on_columns_they_name(cols):
+    """Each marker is an SVG node plotly draws at every redraw: a 10 x 2048 step's 20,480 kept Chromium busy for a
+    minute. A row marks at most MARKED_COLS columns, evenly from the first, each where its cell is (x0 + k dx) and
+    its hover naming that column and its number; the drill-down's column box reaches the others."""
+    from ui.core.figures import MARKED_COLS, heatmap
+
+    rng = np.random.default_rng(cols)
+    matrix = rng.choice([-1.0, 1.0], (10, cols)) * rng.uniform(0.01, 9, (10, cols))  # no 10⁻⁴ (its own hover text)
+    rows = heatmap(matrix, indices(10), indices(cols)).to_dict()["data"][1:]
+    assert len(rows) == 10
+    for i, row in enumerate(rows):
+        marked = row["x0"] + row["dx"] * np.arange(len(typed_array(row["y"])))  # the columns, from 0
+        assert len(marked) <= MARKED_COLS and marked[-1] + row["dx"] >= cols > marked[-1]  # spread to the end
+        assert [text.split(":")[0] for text in row["text"]] == [str(j + 1) for j in marked]
+        np.testing.assert_array_equal(typed_array(row["customdata"]), np.abs(matrix[i, marked]))
+    assert (rows[0]["dx"] == 1) is (cols <= MARKED_COLS)
 
 
 @pytest.mark.parametrize("digits", [4, 5])

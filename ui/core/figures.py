@@ -1,5 +1,6 @@
 """Plotly figures, built from arrays and labels only (pure: no Streamlit)."""
 import base64
+import html
 import re
 
 import numpy as np
@@ -27,6 +28,7 @@ SLIDE_FRAME = 66  # px, FRAME on a slide: what the column labels and margins tak
 CELL_WIDTH = 200  # px a column of numbers asks for (draw.chart_width): 2.5 times a short row's height
 CLICK_CELLS = 30000  # above this many cells the click layer is left out (pickers still work)
 LABELLED_COLS = 128  # up to this many columns the server writes each cell's hover text
+MARKED_COLS = 256  # at most this many markers a row: wider rows mark every k-th column, 2.7 px apart at PLOT_WIDTH
 BAR_ROOM = 1.35  # a bar chart's axis runs this many times its longest bar: room for that bar's number after it
 MARGIN = {"l": 10, "r": 10, "t": 10, "b": 10}
 MARKERS = {"type": "scatter", "mode": "markers", "marker": {"symbol": "square", "size": 24, "opacity": 0},
@@ -146,17 +148,24 @@ def _click_layer(values, row_labels, col_labels, digits, cells) -> list[dict]:
     columns each marker has its text; in wider matrices one trace per row names the row and its columns, and the
     browser writes the number (a text per cell of a (2, 2048) step cost ~10 ms of every rerun and 120 kB sent;
     a trace per row costs ~0.2 ms, too much for matrices of many short rows). A row's columns are placed by x0/dx
-    (its y, the row, sets the number of markers: one byte each). cells: the values as text, up to LABELLED_COLS
-    columns."""
-    markers = cell_markers(PLOT_WIDTH / values.shape[1])
-    if values.shape[1] <= LABELLED_COLS:
-        r, c = np.meshgrid(range(values.shape[0]), range(values.shape[1]), indexing="ij")
-        return [{**markers, "x": typed_array(c.ravel()), "y": typed_array(r.ravel()),
+    (its y, the row, sets the number of markers: one byte each). A row wider than MARKED_COLS marks every k-th
+    column only (the hover names the column it writes, the drill-down's column box reaches the others): every
+    marker is an SVG node that plotly draws again at each of its redraws, and a 10 x 2048 step's 20,480 kept
+    Chromium busy for a minute (a 2048-wide cell is a third of a pixel: no mouse picks one). cells: the values as
+    text, up to LABELLED_COLS columns."""
+    cols = values.shape[1]
+    if cols <= LABELLED_COLS:
+        r, c = np.meshgrid(range(values.shape[0]), range(cols), indexing="ij")
+        return [{**cell_markers(PLOT_WIDTH / cols), "x": typed_array(c.ravel()), "y": typed_array(r.ravel()),
                  "hovertemplate": "%{text}<extra></extra>",
-                 "text": [f"{row_labels[i]} · {col_labels[j]}: {cells[i][j]}" for i, j in zip(r.ravel(), c.ravel())]}]
-    heads = np.array([[f"{label}: ", f"{label}: −"] for label in col_labels], dtype=object)  # a column's, by sign
-    return [{**markers, "x0": 0, "dx": 1, "y": typed_array(np.full(len(row), i)), "meta": str(label),
-             **_browser_row(row, heads, digits)} for i, (label, row) in enumerate(zip(row_labels, values))]
+                 "text": [f"{as_text(row_labels[i])} · {as_text(col_labels[j])}: {cells[i][j]}"
+                          for i, j in zip(r.ravel(), c.ravel())]}]
+    step = -(-cols // MARKED_COLS)  # ceil: 1 up to MARKED_COLS columns, 2 for 512, 8 for 2048
+    markers = cell_markers(PLOT_WIDTH * step / cols)
+    heads = np.array([[f"{as_text(label)}: ", f"{as_text(label)}: −"] for label in col_labels[::step]],
+                     dtype=object)  # a column's, by sign
+    return [{**markers, "x0": 0, "dx": step, "y": typed_array(np.full(len(heads), i)), "meta": as_text(label),
+             **_browser_row(row[::step], heads, digits)} for i, (label, row) in enumerate(zip(row_labels, values))]
 
 
 def _browser_row(row, heads, digits) -> dict:
@@ -193,7 +202,16 @@ def _ticks(labels) -> dict:
         positions = [0] * (step > 2) + list(range(step - 1, n, step))  # 1 too, where it stands apart
     else:
         positions = list(range(0, n, max(1, n // 24)))
-    return {"tickvals": positions, "ticktext": [labels[i] for i in positions], "showgrid": False, "zeroline": False}
+    return {"tickvals": positions, "ticktext": [as_text(labels[i]) for i in positions], "showgrid": False,
+            "zeroline": False}
+
+
+def as_text(label) -> str:
+    """A label as plotly writes it: plotly reads <b>, <s>, <br>, ... and entities in every text, so a translator's
+    end token "</s>" closed a strikethrough never opened, which left the axis without it and made its margin's
+    measure grow at each redraw (a blank band of 250 px over a heatmap): <, > and & go as entities, which plotly
+    writes as the characters. (plotly knows no &quot;: quotes stay.)"""
+    return html.escape(str(label), quote=False)
 
 
 def _round_step(least: float) -> int:
@@ -214,8 +232,9 @@ def bars(labels, values, highlight=None, digits=DIGITS, counts=False) -> Chart:
     hide the axis, whose ticks would read 0.2 of an answer: each bar's number says it."""
     colours = ["#1f77b4" if label != highlight else "#d62728" for label in labels]
     x = _numbers(values)
-    data = [{"type": "bar", "x": x, "y": list(labels), "orientation": "h", "marker": {"color": colours}},
-            {"type": "scatter", "mode": "text", "x": x, "y": list(labels), "textposition": "middle right",
+    names = [as_text(label) for label in labels]
+    data = [{"type": "bar", "x": x, "y": names, "orientation": "h", "marker": {"color": colours}},
+            {"type": "scatter", "mode": "text", "x": x, "y": names, "textposition": "middle right",
              "text": [fmt(v, digits) for v in values], "hoverinfo": "skip", "showlegend": False,
              "cliponaxis": False}]
     finite = np.asarray(values, dtype=float)[np.isfinite(values)]  # NaN where the naive softmax overflowed

@@ -4,6 +4,8 @@ import re
 from collections import Counter
 from functools import lru_cache
 
+import numpy as np
+
 from ui.core.format import fmt
 from ui.core.i18n import plain_math
 
@@ -246,8 +248,11 @@ def top_heading(t, key: str, n: int) -> str:
 
 
 def top_tokens(row, tokens, k=TOP_K):
-    """The k most probable (token, probability) pairs of a row, most probable first."""
-    order = sorted(range(len(row)), key=lambda i: -row[i])[:k]
+    """The k most probable (token, probability) pairs of a row, most probable first (a tie in the vocabulary's order,
+    NaN, where the naive softmax overflowed, last). NumPy's sort: Python's took 0.27 s a row of 65,001 tokens, on
+    every rerun of the output and generation pages and six times in the animation's frames."""
+    row = np.asarray(row, dtype=float)
+    order = np.argsort(-row, kind="stable")[:k]  # (k,)
     return [(tokens[i], float(row[i])) for i in order]
 
 

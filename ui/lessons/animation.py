@@ -6,7 +6,11 @@ A frame is a dict: its `kind` (tokens, embed, attention, vectors, output), its `
 (tokens, embed, enc.<l>, enc.out, dec.<l>, output), and its numbers as arrays taken from the trace unchanged:
 
     frames(trace, generated)[2]["weights"] is trace["enc.0.attn.weights"]          # (h, n, n), every head
-    decoder frames of step s read generated.steps[s].trace, the newest position's row only: (h, 1, t) or (h, 1, n)
+    decoder frames of step s read the last step's trace, its row s - 1 only: (h, 1, s) or (h, 1, n)
+
+A step's newest row is the row the last step's pass computes at its position (the mask hides every later token from
+it: tests/test_animation.py holds them equal within 1e-12), so the decoder's frames cost one forward pass, not one a
+step (each a whole encoder and decoder: 0.5 s with a full-size translator).
 
 `payload` turns them into the component's JSON: numbers rounded, vectors cut to their first MAX_DIMS components.
 """
@@ -46,30 +50,31 @@ def frames(trace, generated) -> list[dict]:
               "pos": trace["src.pos"], "input": trace["src.input"]}]
     shown += [_attention(trace, f"enc.{l}.attn", f"enc.{l}", src, src) for l in range(config.depth("enc"))]
     shown.append({"kind": "vectors", "stage": "enc.out", "tokens": src, "values": trace["enc.out"]})
+    passes = generated.steps[-1].trace if generated.steps else None  # the longest prefix's, lazy
     for step_number, step in enumerate(generated.steps, start=1):
-        shown += _decoder_step(step, step_number, src, config.depth("dec"))
+        shown += _decoder_step(passes, step, step_number, src, config.depth("dec"))
     return shown
 
 
-def _decoder_step(step, step_number: int, src: list, layers: int) -> list[dict]:
-    prefix, newest = list(step.prefix_tokens), [step.prefix_tokens[-1]]
+def _decoder_step(passes, step, step_number: int, src: list, layers: int) -> list[dict]:
+    """The frames of a step: its newest position's rows, read from `passes` (the last step's trace)."""
+    prefix, newest, row = list(step.prefix_tokens), [step.prefix_tokens[-1]], step_number - 1
     written = {"step": step_number, "written": prefix}
     shown = []
     for l in range(layers):
-        shown += [{**_attention(step.trace, f"dec.{l}.self_attn", f"dec.{l}", newest, prefix, newest_only=True),
-                   **written},
-                  {**_attention(step.trace, f"dec.{l}.cross_attn", f"dec.{l}", newest, src, newest_only=True),
-                   **written}]
+        shown += [{**_attention(passes, f"dec.{l}.self_attn", f"dec.{l}", newest, prefix, row), **written},
+                  {**_attention(passes, f"dec.{l}.cross_attn", f"dec.{l}", newest, src, row), **written}]
     top = top_tokens(step.probs, step.trace.model.vocab.tokens, TOP)
     shown.append({"kind": "output", "stage": "output", "top": top, "chosen": step.token, "prob": step.prob,
                   **written, "written": prefix + [step.token]})
     return shown
 
 
-def _attention(trace, block: str, stage: str, queries: list, keys: list, newest_only: bool = False) -> dict:
+def _attention(trace, block: str, stage: str, queries: list, keys: list, row: int | None = None) -> dict:
+    """An attention block's weights: all of them, or one query's `row` over its keys (a later one's are masked)."""
     weights = trace[f"{block}.weights"]  # (h, n_q, n_k)
     return {"kind": "attention", "stage": stage, "block": block, "queries": queries, "keys": keys,
-            "weights": weights[:, -1:, :] if newest_only else weights}  # (h, 1, n_k): the row that decides
+            "weights": weights if row is None else weights[:, row:row + 1, :len(keys)]}  # (h, 1, n_k): the row
 
 
 def payload(shown: list[dict]) -> list[dict]:
