@@ -87,7 +87,8 @@ def test_the_generation_page_writes_the_engines_translations(translator_server, 
     opened(page, base, "generate", src=urllib.parse.quote_plus(SRC), gen="strategy:greedy")
     greedy = generation.run(model, SRC, (("strategy", "greedy"),), own)
     line = page.locator('[data-testid="stMarkdownContainer"]').filter(has_text=EN["gen.sentence"]).first
-    assert line.locator("code").all_text_contents() == [model.vocab.tokens[model.start_id], *greedy.tokens]
+    written = line.locator("p").first.locator("code")  # the sentence's paragraph: the note under it names </s> too
+    assert written.all_text_contents() == [model.vocab.tokens[model.start_id], *greedy.tokens]
 
 
 def test_a_following_student_is_shown_the_teachers_translator_page(translator_server, screen):
