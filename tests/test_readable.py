@@ -9,8 +9,11 @@ checks every page for everything below and reports every failure of every page a
 * every page that draws steps: nothing overflows (OVERFLOW, more precise), no formula is a KaTeX error or cut at
   its top or bottom, the numbers in heatmap cells are at least 12 px, and the drill-down's cell is printed the same
   way (the digits rule, ui.core.format) in the drill-down, in the heatmap's cell and in the page's matrices;
-* presenter mode walked with the clicker's keys from the tokens to the probabilities, each slide in large type and
-  nothing wider than the page;
+* presenter mode walked with the clicker's keys from the tokens to the probabilities, on the paper preset's slides
+  of its stacks' first layers (every view of its deck once, the same views as the opening example's deck:
+  test_slide_fit.py; its large matrices are what must fit a projector): each slide in large type, nothing wider
+  than the page, the step's heading, formula and numbers between the header and the rail (slide_fit.misfit), and
+  the rail's dots staying put;
 * every page (and section): axe-core's WCAG 2.1 A and AA rules find no serious or critical violation in the app's
   own markup; Streamlit's own (STREAMLIT_MARKUP) are excluded by rule and element, each with its report;
 * with SCREENSHOTS=1 in the environment, for someone to look at: a full-page screenshot of every page,
@@ -30,7 +33,7 @@ from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 import engine
-from slide_fit import FIRST_DOT, misfit, walk
+from slide_fit import FIRST_DOT, first_layers, misfit, walk
 from test_browser import (ALL_PAGES, LOCALES, OVERFLOWING, SCREENSHOTS, SHOTS, TITLE_SOURCE,  # noqa: F401
                           fit_viewport_to_content, server, settle, url)  # server: a fixture
 from ui.core.format import DIGITS, fmt, table
@@ -45,6 +48,7 @@ VISITS = [(name, {}) for name in ALL_PAGES] + [  # and the stack pages' second s
     (name, {"section": str(STACK_SECTIONS["stack.changes"] + 1)}) for name in ("encoder_stack", "decoder_stack")]
 SCREEN = {"width": 1280, "height": 720}
 SMALLEST_TEXT = 12  # px, a heatmap cell's number at the default zoom
+SLIDES = "paper"  # the preset whose slides the pass walks
 
 # Overflow, precisely: in the main column, (1) an element that clips or scrolls sideways (overflow-x not visible)
 # whose content is wider than it by more than 4 px (scrollWidth > clientWidth + 4: a glyph's overhang is not), or
@@ -327,16 +331,21 @@ def _visit(page, base, name, view, trace, screenshot: Path | None) -> dict:
     return seen
 
 
+def _deck() -> list:
+    return slides(engine.preset(SLIDES).config)
+
+
 def _walk_the_slides(page, base, normal) -> list[dict]:
-    """Presenter mode from the tokens to the probabilities, moved with the clicker's keys; each slide's facts."""
-    deck, seen = slides(engine.preset("hello-world").config), []
-    for _ in walk(page, base, deck, list(range(len(deck)))):
+    """Presenter mode from the tokens to the probabilities, the slides of SLIDES's first layers moved through with
+    the clicker's keys (each layer's run opened by its first slide's link); each slide's facts."""
+    deck, seen = _deck(), []
+    for position in walk(page, base, deck, first_layers(deck), preset=SLIDES):
         try:
             page.wait_for_function(LARGE_TYPE, arg=normal, timeout=10_000)
         except PlaywrightTimeoutError:
             pass  # measured as it is, and reported
         fit = misfit(page)  # first: it waits for the step scroll
-        seen.append({"where": page.locator(".present-where").inner_text(), "url": page.url,
+        seen.append({"position": position, "where": page.locator(".present-where").inner_text(), "url": page.url,
                      "type": page.evaluate(SMALLEST_TYPE), "wide": page.evaluate(SLIDE_OVERFLOWING),
                      "exceptions": page.evaluate(FACTS)["exceptions"], "misfit": fit,
                      "first_dot": page.evaluate(FIRST_DOT)})
@@ -425,23 +434,22 @@ def axe_serious_or_critical(seen) -> dict:
 
 
 def presenter_slide_small_or_too_wide(seen) -> dict:
-    """At 1280 x 720, walked with the clicker's keys from the tokens to the probabilities: each slide's smallest
-    formula, paragraph, widget's words, chart label and heatmap number is at least 1.5 times its normal size (the
-    attention page's, measured in the same pass), nothing is wider than the page, the step's heading, formula and
-    numbers lie between the header and the rail (slide_fit.misfit), and the rail's dots stay put."""
+    """Walked with the clicker's keys from the tokens to the probabilities (SLIDES's first layers): each slide's
+    smallest formula, paragraph, widget's words, chart label and heatmap number is at least 1.5 times its normal size
+    (the attention page's, measured in the same pass), nothing is wider than the page, the step's heading, formula
+    and numbers lie between the header and the rail (slide_fit.misfit), and the rail's dots stay put."""
     normal = seen["pages"]["attention"]["type"]
     wrong = {} if normal == NORMAL_TYPE else {"normal": normal}
-    for position, slide in enumerate(seen["slides"]):
+    for slide in seen["slides"]:
         small = {part: size for part, size in slide["type"].items() if size is not None and size < 1.5 * normal[part]}
         missing = [part for part in ("formula", "text", "control") if not slide["type"][part]]
         if small or missing or slide["wide"] or slide["exceptions"] or slide["misfit"] or \
-                not slide["where"].startswith(f"{position + 1} / "):
-            wrong[position] = (slide["where"], slide["url"], small, missing, slide["wide"], slide["exceptions"],
-                               slide["misfit"])
+                not slide["where"].startswith(f"{slide['position'] + 1} / "):
+            wrong[slide["position"]] = (slide["where"], slide["url"], small, missing, slide["wide"],
+                                        slide["exceptions"], slide["misfit"])
     dots = {slide["first_dot"] for slide in seen["slides"]}
     wrong |= {} if len(dots) == 1 else {"the rail's first dot moved": sorted(dots)}
-    return wrong | ({} if len(seen["slides"]) == len(slides(engine.preset("hello-world").config))
-                    else {"slides seen": len(seen["slides"])})
+    return wrong | ({} if len(seen["slides"]) == len(first_layers(_deck())) else {"slides seen": len(seen["slides"])})
 
 
 CHECKS = [exceptions_or_warnings, title_navigation_or_link_not_the_readers, wider_than_its_column,
