@@ -2,7 +2,9 @@
 1280 x 720, against a real `streamlit run` server (test_browser's), one Chromium.
 
 A pass, one test, opens every page once (and the stack pages' second section), collects what each page shows, then
-checks every page for everything below and reports every failure of every page at once, not only the first:
+checks every page for everything below and reports every failure of every page at once, not only the first. It opens
+a page as a reader goes on to it, by its link in the navigation, in the session the first page's link began (a page
+opened by its URL loads the whole app again: three times the CPU); a section, by its URL.
 
 * every page: no exception and no warning, its title in the reader's language, the navigation, no `lang=` added
   to the link, nothing wider than its column (test_browser.OVERFLOWING);
@@ -311,12 +313,27 @@ LARGE_TYPE = SMALLEST_TYPE.replace("() => {", "normal => {", 1).replace(
 }"""
 
 
-def _visit(page, base, name, view, trace, screenshot: Path | None) -> dict:
+def _open(page, base, name, view, title):
+    """The page, settled: by its link in the navigation once the app is loaded (and the page's title, its catalog's,
+    shown, or after a minute: the checks then say what it shows), by its URL for the first page or a view."""
+    links = page.locator(f'[data-testid="stSidebarNav"] a[href$="/{name}"]')
+    if view or not links.count():
+        page.goto(url(base, name, **view))
+    else:
+        links.first.click()
+        try:
+            shows = f"title => (h => Boolean(h) && ({TITLE_SOURCE})(h) === title)(document.querySelector('h1'))"
+            page.wait_for_function(shows, arg=title, polling=100, timeout=60_000)
+        except PlaywrightTimeoutError:
+            pass  # reported by title_navigation_or_link_not_the_readers
+    settle(page)
+
+
+def _visit(page, base, name, view, trace, screenshot: Path | None, title: str) -> dict:
     """What a page shows: FACTS, its URL, what is wider than its column, axe-core's violations (_axe), on a page of
     steps its readable checks (_check_page), on the attention page its smallest type; the size of its full-page
     screenshot when one is asked."""
-    page.goto(url(base, name, **view))
-    settle(page)
+    _open(page, base, name, view, title)
     seen = page.evaluate(FACTS) | {"url": page.url, "wide": page.evaluate(OVERFLOWING), "axe": _axe(page)}
     if name in STEP_PAGES:
         seen["readable"], seen["cells"], seen["drills"] = _check_page(page, trace)
@@ -363,7 +380,8 @@ def _pass(base, chromium, lang, trace, training_trace) -> dict:
         for name, view in VISITS:
             shot = None if view or not SCREENSHOTS else SHOTS / f"{name}-{lang}.png"
             label = f"{name} {view}" if view else name
-            seen["pages"][label] = _visit(page, base, name, view, training_trace if name == "dropout" else trace, shot)
+            seen["pages"][label] = _visit(page, base, name, view, training_trace if name == "dropout" else trace, shot,
+                                          CATALOGS[lang][f"page.{name}"])
         seen["slides"] = _walk_the_slides(page, base, seen["pages"]["attention"]["type"])
         if SCREENSHOTS:
             page.screenshot(path=str(SHOTS / f"presenter-end-1280x720-{lang}.png"))
