@@ -49,7 +49,19 @@ def misfit(page) -> dict | None:
 FIRST_DOT = "() => Math.round(document.querySelector('.present-dots button').getBoundingClientRect().x)"
 
 
+RAIL = 60_000  # ms: how long a slide's rail may take to say it (settle's time: a page opened by its link on a loaded
+# machine, its first run of a model, drew its rail after more than 30 s)
 KEYS = ["ArrowRight", "PageDown", " "]  # a clicker's, and a keyboard's: each moves to the next slide
+
+
+def first_layers(deck: list) -> list[int]:
+    """The positions of a deck's slides outside a stack's layers and in its first layer: every view of the deck once
+    (its other layers' slides show the same views)."""
+    return [i for i, (_, _, view) in enumerate(deck) if view.get("layer", 0) == 0]
+
+
+def views_but_the_layer(deck: list) -> set:
+    return {(page, tuple(sorted((k, v) for k, v in view.items() if k != "layer"))) for _, page, view in deck}
 
 
 def walk(page, base, deck: list, positions: list[int], **query):
@@ -60,7 +72,7 @@ def walk(page, base, deck: list, positions: list[int], **query):
     for turn, position in enumerate(positions):
         if previous is not None and position == previous + 1:
             page.keyboard.press(KEYS[turn % len(KEYS)])  # the old slide stays until the new run: wait for its number
-            expect(where).to_have_text(re.compile(rf"^{position + 1} / {len(deck)} · "), timeout=30_000)
+            expect(where).to_have_text(re.compile(rf"^{position + 1} / {len(deck)} · "), timeout=RAIL)
             settle(page)
         else:  # a page opened anew: its first run (a cold server's, on a busy machine: 30 s and more) is settle's wait
             _, name, view = deck[position]

@@ -1,20 +1,29 @@
-"""Every page in Chromium, one pass per language: English and Chinese browsers, each page seen at a laptop's
-1280 x 720 and a projector's 1920 x 1080, against a real `streamlit run` server (test_browser's), one Chromium.
+"""Every page in Chromium, one pass per language: English and Chinese browsers at a laptop's and a common projector's
+1280 x 720, against a real `streamlit run` server (test_browser's), one Chromium.
 
-A pass, one test, opens every page once (and the stack pages' second section), collects what each page shows at each
-screen size (the window resized, not the page opened again), then checks every page at each size for everything
-below and reports every failure of every page at once, not only the first:
+A pass, one test, opens every page once (and the stack pages' second section), collects what each page shows, then
+checks every page for everything below and reports every failure of every page at once, not only the first. It opens
+a page as a reader goes on to it, by its link in the navigation, in the session the first page's link began (a page
+opened by its URL loads the whole app again: three times the CPU); a section, by its URL.
 
 * every page: no exception and no warning, its title in the reader's language, the navigation, no `lang=` added
   to the link, nothing wider than its column (test_browser.OVERFLOWING);
 * every page that draws steps: nothing overflows (OVERFLOW, more precise), no formula is a KaTeX error or cut at
   its top or bottom, the numbers in heatmap cells are at least 12 px, and the drill-down's cell is printed the same
   way (the digits rule, ui.core.format) in the drill-down, in the heatmap's cell and in the page's matrices;
-* at 1280 x 720: a full-page screenshot of every page, build/screenshots/{page}-{lang}.png, and presenter mode
-  walked with the clicker's keys from the tokens to the probabilities (a common projector's size), each slide in
-  large type and nothing wider than the page;
-* at 1280 x 720, every page (and section): axe-core's WCAG 2.1 A and AA rules find no serious or critical violation
-  in the app's own markup; Streamlit's own (STREAMLIT_MARKUP) are excluded by rule and element, each with its report.
+* presenter mode walked with the clicker's keys from the tokens to the probabilities, on the paper preset's slides
+  of its stacks' first layers (every view of its deck once, the same views as the opening example's deck:
+  test_slide_fit.py; its large matrices are what must fit a projector): each slide in large type, nothing wider
+  than the page, the step's heading, formula and numbers between the header and the rail (slide_fit.misfit), and
+  the rail's dots staying put;
+* every page (and section): axe-core's WCAG 2.1 A and AA rules find no serious or critical violation in the app's
+  own markup; Streamlit's own (STREAMLIT_MARKUP) are excluded by rule and element, each with its report;
+* with SCREENSHOTS=1 in the environment, for someone to look at: a full-page screenshot of every page,
+  build/screenshots/{page}-{lang}.png, and of presenter mode's last slide.
+
+One screen size: in normal mode the app's layout has no breakpoint above 640 px (the only media queries wider than a
+phone are presenter mode's) and a heatmap's numbers have a fixed size, so a wider window only widens the main column,
+and what overflows, scrolls sideways or is cut at 1920 x 1080 does so at 1280 x 720 first.
 """
 import pprint
 import re
@@ -26,9 +35,9 @@ from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 import engine
-from slide_fit import FIRST_DOT, misfit, walk
-from test_browser import (ALL_PAGES, LOCALES, OVERFLOWING, SHOTS, TITLE_SOURCE, fit_viewport_to_content,  # noqa: F401
-                          server, settle, url)  # server: a fixture
+from slide_fit import FIRST_DOT, first_layers, misfit, walk
+from test_browser import (ALL_PAGES, LOCALES, OVERFLOWING, SCREENSHOTS, SHOTS, TITLE_SOURCE,  # noqa: F401
+                          fit_viewport_to_content, server, settle, url)  # server: a fixture
 from ui.core.format import DIGITS, fmt, table
 from ui.core.i18n import CATALOGS
 from ui.core.labels import FIRST
@@ -39,9 +48,9 @@ from ui.views.draw import LATEX_CELLS, LATEX_COLS
 STEP_PAGES = PAGES["encoder"] + PAGES["decoder"] + ["dropout"]  # the pages that draw steps (ui.views.steps.step)
 VISITS = [(name, {}) for name in ALL_PAGES] + [  # and the stack pages' second section, what each layer changes
     (name, {"section": str(STACK_SECTIONS["stack.changes"] + 1)}) for name in ("encoder_stack", "decoder_stack")]
-SCREENS = {"1280x720": {"width": 1280, "height": 720}, "1920x1080": {"width": 1920, "height": 1080}}
-LAPTOP = "1280x720"  # screenshots and presenter mode
+SCREEN = {"width": 1280, "height": 720}
 SMALLEST_TEXT = 12  # px, a heatmap cell's number at the default zoom
+SLIDES = "paper"  # the preset whose slides the pass walks
 
 # Overflow, precisely: in the main column, (1) an element that clips or scrolls sideways (overflow-x not visible)
 # whose content is wider than it by more than 4 px (scrollWidth > clientWidth + 4: a glyph's overhang is not), or
@@ -214,7 +223,7 @@ def _check_page(page, trace, digits=DIGITS) -> tuple[list, int, int]:
 @pytest.mark.parametrize("digits", [2, 7])
 def test_the_digits_setting_prints_every_number_its_way(server, chromium, trace, digits):  # noqa: F811 (server)
     """The link's digits: the attention page's matrices, heatmap and drill-down all follow it."""
-    context = chromium.new_context(viewport={"width": 1280, "height": 720}, locale=LOCALES["en"])
+    context = chromium.new_context(viewport=SCREEN, locale=LOCALES["en"])
     try:
         page = context.new_page()
         page.goto(url(server, "attention", digits=digits))
@@ -233,7 +242,7 @@ def test_the_checks_see_what_they_look_for(server, chromium, trace):  # noqa: F8
     """Each check fails where it should: a formula made too wide, one pushed out of its box, a heatmap cell's number
     printed with other digits, and a paragraph too pale to read (axe-core), made so in the page itself; axe-core sees
     Streamlit's markup that STREAMLIT_MARKUP excuses, and nothing of the app's, before."""
-    context = chromium.new_context(viewport={"width": 1280, "height": 720}, locale=LOCALES["en"])
+    context = chromium.new_context(viewport=SCREEN, locale=LOCALES["en"])
     try:
         page = context.new_page()
         page.goto(url(server, "attention"))
@@ -304,25 +313,28 @@ LARGE_TYPE = SMALLEST_TYPE.replace("() => {", "normal => {", 1).replace(
 }"""
 
 
-def _visit(page, base, name, view, trace, screenshot: Path | None) -> dict:
-    """What a page shows at each screen size, by size: the page opened once, the window resized to each size in
-    turn, from the one it has (so a pass resizes once a page)."""
-    page.goto(url(base, name, **view))
-    seen = {}
-    for screen in sorted(SCREENS, key=lambda screen: SCREENS[screen] != page.viewport_size):
-        page.set_viewport_size(SCREENS[screen])
-        settle(page)
-        seen[screen] = _look(page, name, view, trace, screenshot if screen == LAPTOP else None, audit=screen == LAPTOP)
-    return seen
+def _open(page, base, name, view, title):
+    """The page, settled: by its link in the navigation once the app is loaded (and the page's title, its catalog's,
+    shown, or after a minute: the checks then say what it shows), by its URL for the first page or a view."""
+    links = page.locator(f'[data-testid="stSidebarNav"] a[href$="/{name}"]')
+    if view or not links.count():
+        page.goto(url(base, name, **view))
+    else:
+        links.first.click()
+        try:
+            shows = f"title => (h => Boolean(h) && ({TITLE_SOURCE})(h) === title)(document.querySelector('h1'))"
+            page.wait_for_function(shows, arg=title, polling=100, timeout=60_000)
+        except PlaywrightTimeoutError:
+            pass  # reported by title_navigation_or_link_not_the_readers
+    settle(page)
 
 
-def _look(page, name, view, trace, screenshot: Path | None, audit: bool) -> dict:
-    """What a page shows: FACTS, its URL, what is wider than its column, on a page of steps its readable checks
-    (_check_page), on the attention page its smallest type; when audited, axe-core's violations (_axe); the size of
-    its full-page screenshot when one is asked."""
-    seen = page.evaluate(FACTS) | {"url": page.url, "wide": page.evaluate(OVERFLOWING)}
-    if audit:
-        seen["axe"] = _axe(page)
+def _visit(page, base, name, view, trace, screenshot: Path | None, title: str) -> dict:
+    """What a page shows: FACTS, its URL, what is wider than its column, axe-core's violations (_axe), on a page of
+    steps its readable checks (_check_page), on the attention page its smallest type; the size of its full-page
+    screenshot when one is asked."""
+    _open(page, base, name, view, title)
+    seen = page.evaluate(FACTS) | {"url": page.url, "wide": page.evaluate(OVERFLOWING), "axe": _axe(page)}
     if name in STEP_PAGES:
         seen["readable"], seen["cells"], seen["drills"] = _check_page(page, trace)
     if name == "attention" and not view:
@@ -336,16 +348,21 @@ def _look(page, name, view, trace, screenshot: Path | None, audit: bool) -> dict
     return seen
 
 
+def _deck() -> list:
+    return slides(engine.preset(SLIDES).config)
+
+
 def _walk_the_slides(page, base, normal) -> list[dict]:
-    """Presenter mode from the tokens to the probabilities, moved with the clicker's keys; each slide's facts."""
-    deck, seen = slides(engine.preset("hello-world").config), []
-    for _ in walk(page, base, deck, list(range(len(deck)))):
+    """Presenter mode from the tokens to the probabilities, the slides of SLIDES's first layers moved through with
+    the clicker's keys (each layer's run opened by its first slide's link); each slide's facts."""
+    deck, seen = _deck(), []
+    for position in walk(page, base, deck, first_layers(deck), preset=SLIDES):
         try:
             page.wait_for_function(LARGE_TYPE, arg=normal, timeout=10_000)
         except PlaywrightTimeoutError:
             pass  # measured as it is, and reported
         fit = misfit(page)  # first: it waits for the step scroll
-        seen.append({"where": page.locator(".present-where").inner_text(), "url": page.url,
+        seen.append({"position": position, "where": page.locator(".present-where").inner_text(), "url": page.url,
                      "type": page.evaluate(SMALLEST_TYPE), "wide": page.evaluate(SLIDE_OVERFLOWING),
                      "exceptions": page.evaluate(FACTS)["exceptions"], "misfit": fit,
                      "first_dot": page.evaluate(FIRST_DOT)})
@@ -353,22 +370,21 @@ def _walk_the_slides(page, base, normal) -> list[dict]:
 
 
 def _pass(base, chromium, lang, trace, training_trace) -> dict:
-    """One pass: a browser of one language, every page opened once and seen at each screen size; by screen size,
-    what each page showed, by page (and section), and at 1280 x 720 the presenter's slides."""
-    context = chromium.new_context(viewport=SCREENS[LAPTOP], locale=LOCALES[lang])
+    """One pass: a browser of one language, every page opened once; what each page showed, by page (and section),
+    and the presenter's slides."""
+    context = chromium.new_context(viewport=SCREEN, locale=LOCALES[lang])
     try:
         page = context.new_page()
-        seen = {screen: {"lang": lang, "pages": {}, "slides": None} for screen in SCREENS}
+        seen = {"lang": lang, "pages": {}, "slides": None}
         SHOTS.mkdir(parents=True, exist_ok=True)
         for name, view in VISITS:
-            shot = None if view else SHOTS / f"{name}-{lang}.png"
+            shot = None if view or not SCREENSHOTS else SHOTS / f"{name}-{lang}.png"
             label = f"{name} {view}" if view else name
-            shown = _visit(page, base, name, view, training_trace if name == "dropout" else trace, shot)
-            for screen, facts in shown.items():
-                seen[screen]["pages"][label] = facts
-        page.set_viewport_size(SCREENS[LAPTOP])
-        seen[LAPTOP]["slides"] = _walk_the_slides(page, base, seen[LAPTOP]["pages"]["attention"]["type"])
-        page.screenshot(path=str(SHOTS / f"presenter-end-1280x720-{lang}.png"))
+            seen["pages"][label] = _visit(page, base, name, view, training_trace if name == "dropout" else trace, shot,
+                                          CATALOGS[lang][f"page.{name}"])
+        seen["slides"] = _walk_the_slides(page, base, seen["pages"]["attention"]["type"])
+        if SCREENSHOTS:
+            page.screenshot(path=str(SHOTS / f"presenter-end-1280x720-{lang}.png"))
     finally:
         context.close()
     return seen
@@ -421,8 +437,9 @@ def cell_printed_otherwise_in_drill_down_heatmap_or_matrix(seen) -> dict:
 
 
 def screenshot_missing(seen) -> dict:
+    """With SCREENSHOTS=1: each page's screenshot written, and more than a blank page's bytes."""
     sizes = {label: page.get("shot") for label, page in seen["pages"].items() if " " not in label}
-    return {label: size for label, size in sizes.items() if not size or size <= 10_000}
+    return {label: size for label, size in sizes.items() if SCREENSHOTS and (not size or size <= 10_000)}
 
 
 def axe_serious_or_critical(seen) -> dict:
@@ -435,36 +452,34 @@ def axe_serious_or_critical(seen) -> dict:
 
 
 def presenter_slide_small_or_too_wide(seen) -> dict:
-    """At 1280 x 720, walked with the clicker's keys from the tokens to the probabilities: each slide's smallest
-    formula, paragraph, widget's words, chart label and heatmap number is at least 1.5 times its normal size (the
-    attention page's, measured in the same pass), nothing is wider than the page, the step's heading, formula and
-    numbers lie between the header and the rail (slide_fit.misfit), and the rail's dots stay put."""
+    """Walked with the clicker's keys from the tokens to the probabilities (SLIDES's first layers): each slide's
+    smallest formula, paragraph, widget's words, chart label and heatmap number is at least 1.5 times its normal size
+    (the attention page's, measured in the same pass), nothing is wider than the page, the step's heading, formula
+    and numbers lie between the header and the rail (slide_fit.misfit), and the rail's dots stay put."""
     normal = seen["pages"]["attention"]["type"]
     wrong = {} if normal == NORMAL_TYPE else {"normal": normal}
-    for position, slide in enumerate(seen["slides"]):
+    for slide in seen["slides"]:
         small = {part: size for part, size in slide["type"].items() if size is not None and size < 1.5 * normal[part]}
         missing = [part for part in ("formula", "text", "control") if not slide["type"][part]]
         if small or missing or slide["wide"] or slide["exceptions"] or slide["misfit"] or \
-                not slide["where"].startswith(f"{position + 1} / "):
-            wrong[position] = (slide["where"], slide["url"], small, missing, slide["wide"], slide["exceptions"],
-                               slide["misfit"])
+                not slide["where"].startswith(f"{slide['position'] + 1} / "):
+            wrong[slide["position"]] = (slide["where"], slide["url"], small, missing, slide["wide"],
+                                        slide["exceptions"], slide["misfit"])
     dots = {slide["first_dot"] for slide in seen["slides"]}
     wrong |= {} if len(dots) == 1 else {"the rail's first dot moved": sorted(dots)}
-    return wrong | ({} if len(seen["slides"]) == len(slides(engine.preset("hello-world").config))
-                    else {"slides seen": len(seen["slides"])})
+    return wrong | ({} if len(seen["slides"]) == len(first_layers(_deck())) else {"slides seen": len(seen["slides"])})
 
 
 CHECKS = [exceptions_or_warnings, title_navigation_or_link_not_the_readers, wider_than_its_column,
           katex_error_or_cut_formula, heatmap_number_under_12_px,
-          cell_printed_otherwise_in_drill_down_heatmap_or_matrix]
-LAPTOP_CHECKS = [screenshot_missing, axe_serious_or_critical, presenter_slide_small_or_too_wide]
+          cell_printed_otherwise_in_drill_down_heatmap_or_matrix, screenshot_missing, axe_serious_or_critical,
+          presenter_slide_small_or_too_wide]
 
 
 @pytest.mark.parametrize("lang", LOCALES)
 def test_every_page_in_one_pass(server, chromium, trace, training_trace, lang):  # noqa: F811 (server)
-    """One pass of a language, then every check over every page it saw at each screen size: the failures of every
-    check, every page and every size, reported at once."""
+    """One pass of a language, then every check over every page it saw: the failures of every check and every page,
+    reported at once."""
     seen = _pass(server, chromium, lang, trace, training_trace)
-    failures = {f"{screen} {check.__name__}": found for screen, at in seen.items()
-                for check in CHECKS + (LAPTOP_CHECKS if screen == LAPTOP else []) if (found := check(at))}
+    failures = {check.__name__: found for check in CHECKS if (found := check(seen))}
     assert not failures, pprint.pformat(failures, width=120)
