@@ -2,16 +2,17 @@
 Playwright cannot start while the first one's event loop is running). Playwright is imported by the browser
 fixtures only, so the tests that use no browser run where it is not installed (tests/test_engine_imports.py).
 
-Tiers. `make test` (CI) runs every test. `make test-fast`, for the edit-test loop, runs the tests marked `fast`:
-the modules of FAST_MODULES (the engine without PyTorch or training, the pure UI, the import and security source
-checks, the internals guard, `make perf`'s regression guard, what follows from the step tables: the presenter's
-rail and backpropagation, test_declarations.py) and one app run of every page in English, each section counted
-from 1, a step page's steps and editors those of the engine (test_every_page.py), less any test marked `browser` (it
-uses Chromium), `server` (it starts a server: Streamlit, Redis, nginx), `slow` or `hostile`. The `browser` and
-`server` marks are given here, from the fixtures a test uses; `slow` and `hostile` where the tests are. Hypothesis
-runs with the profile of its tier: "full" (`make test`: a test's own number of examples, sized for a pull request),
-or "fast" (--hypothesis-profile=fast: at most FAST_EXAMPLES each); on demand, "large" (--hypothesis-profile=large:
-the larger number a test gives for a deeper search, `examples(n, large=…)`).
+Tiers. `make test` (CI) runs every test. `make test-fast`, for the edit-test loop, runs the tests marked `fast`: the
+modules of FAST_MODULES (the engine without PyTorch or training, the pure UI, the import and security source checks,
+the internals guard, `make perf`'s regression guard, what follows from the step tables: the presenter's rail and
+backpropagation, test_declarations.py) and one app run of every page in English, each section counted from 1, a step
+page's steps and editors those of the engine (test_every_page.py), less any test marked `browser` (it uses
+Chromium), `server` (it starts a server: Streamlit, Redis, nginx), `slow` or `hostile`; the pure UI's diagram at its
+narrowest and widest screens only. The `browser` and `server` marks are given here, from the fixtures a test uses;
+`slow` and `hostile` where the tests are. Hypothesis runs with the profile of its tier: "full" (`make test`: a
+test's own number of examples, sized for a pull request), or "fast" (--hypothesis-profile=fast: at most
+FAST_EXAMPLES each); on demand, "large" (--hypothesis-profile=large: the larger number a test gives for a deeper
+search, `examples(n, large=…)`).
 
 Threads. Every BLAS and OpenMP pool of the run is one thread (THREADS, set here before NumPy or PyTorch is imported,
 so the processes a test starts inherit it too; an explicit setting wins): four pytest-xdist workers on 2 cores, each
@@ -69,6 +70,8 @@ def _fast(item) -> bool:
         return item.originalname == "test_every_kind_of_drill_down_counts_from_one"
     if item.path.name == "test_marian.py":  # the Marian loader's refusals and command line; not transformers' models
         return not any(name.endswith("reference") for name in item.fixturenames)
+    if item.originalname == "test_no_arrow_of_the_diagram_crosses_a_label":  # 0.45 s each: the narrowest and the
+        return item.callspec.params["width_px"] in (320, 1200)  # widest screens; the four between in `make test`
     return item.path.name in FAST_MODULES
 
 
