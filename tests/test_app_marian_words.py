@@ -104,6 +104,24 @@ def test_the_preset_list_shows_the_translator_and_a_preset_unloads_it(models_dir
     assert box.value == "paper" and t("preset.translator", name=MODEL) not in box.options
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_target_button_claims_neither_the_posts_step_nor_its_three_positions(models_dir, lang):
+    """The sidebar's target button called the start token alone "the post's first decoding step" and the default
+    target "three decoder positions": a translator starts from <pad> and cuts "Hola Mundo" into its own pieces."""
+    t = translator(lang)
+    at = open_link("overview", model=MODEL, src=SRC, lang=lang)
+    assert uses_translator(at)
+    assert at.button(key="ctl.tgt_toggle").label == t("ctl.tgt_sos.translator", start=MARIAN_TOKENS["start"])
+    at.button(key="ctl.tgt_toggle").click().run()
+    assert_clean(at)
+    assert at.session_state["state"].tgt == ""
+    assert at.button(key="ctl.tgt_toggle").label == t("ctl.tgt_default.translator", target="Hola Mundo")
+    assert list(at.session_state["context"].trace.tgt_tokens) == ["<pad>"]
+    at.button(key="ctl.tgt_toggle").click().run()
+    tokens = at.session_state["context"].trace.tgt_tokens  # <pad> and the pieces of "Hola Mundo": not the post's 3
+    assert tokens[0] == "<pad>" and len(tokens) != 3, tokens
+
+
 @pytest.mark.parametrize("drop", ["button", "option"])
 def test_the_preset_list_follows_a_translator_dropped_otherwise(models_dir, drop):
     """The sidebar's "back to the preset" button, or another seed (sidebar._asked: the translator's weights fit only

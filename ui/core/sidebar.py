@@ -251,7 +251,8 @@ def _controls(good: AppState, t) -> AppState:
     start = START_LABELS[good.config().decoder_start]  # the token the decoder reads first
     sidebar.text_input(t(f"ctl.tgt{own}", start=start), good.tgt, key="ctl.tgt", max_chars=MAX_CHARS)
     sos_only = not split(session_store.widget("ctl.tgt"))  # the post's own decoder step
-    sidebar.button(t(("ctl.tgt_default" if sos_only else "ctl.tgt_sos") + own, target=DEFAULT_TARGET, start=start),
+    button = ".translator" if good.model else own  # a translator's pieces: neither the post's step nor its 3 positions
+    sidebar.button(t(("ctl.tgt_default" if sos_only else "ctl.tgt_sos") + button, target=DEFAULT_TARGET, start=start),
                    key="ctl.tgt_toggle", on_click=_set_target, args=(DEFAULT_TARGET if sos_only else "",))
     _offer_replaced_text(sidebar, t)
     options = sidebar.expander(t("ctl.options"), key="ctl.options", on_change="rerun")
